@@ -1,0 +1,84 @@
+# cctrace build.  One module per directory; cli -> policy -> tracer, symbols, disasm.
+#
+#   make            ./cctrace (and the samples)
+#   make deps       Debian packages (apt-get; idempotent)
+#   make test       the whole Criterion suite, built with ASan + UBSan
+#   make bench      side-by-side cost measurements (not part of make test)
+
+CC       ?= gcc
+PKGS     := libunwind-ptrace libdw libelf capstone
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+WARN     := -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers
+CFLAGS   ?= -O2 -g
+CFLAGS   += -std=gnu11 $(WARN) -I. $(PKG_CFLAGS) -MMD -MP
+LDLIBS   += $(PKG_LIBS) -ledit -lpthread
+
+BUILD    ?= build
+MODULES  := tracer disasm symbols policy cli
+LIB_SRCS := $(filter-out cli/main.c,$(wildcard $(addsuffix /*.c,$(MODULES))))
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
+MAIN_OBJ := $(BUILD)/cli/main.o
+
+TEST_SRCS := $(wildcard tests/test_*.c)
+TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
+CRITERION_LIBS := $(shell pkg-config --libs criterion 2>/dev/null)
+
+SAMPLE_DIRS := $(patsubst %/,%,$(dir $(wildcard samples/*/Makefile.inc)))
+SAMPLE_CFLAGS := -std=gnu11 -g -O0 -pthread -Wall -Wextra -Werror
+FIXTURE_SRCS := $(wildcard tests/fixtures/*.c)
+FIXTURE_BINS := $(FIXTURE_SRCS:%.c=%)
+
+.PHONY: all deps samples fixtures test check-asan bench clean format lint
+all: cctrace samples
+
+cctrace: $(BUILD)/cctrace
+	cp $< $@
+
+$(BUILD)/cctrace: $(LIB_OBJS) $(MAIN_OBJ)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/tests/%: tests/%.c $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(LIB_OBJS) $(LDLIBS) $(CRITERION_LIBS)
+
+# Samples and fixtures are targets, not part of cctrace: no sanitizers, -O0 so
+# that lines and variables are where the source says.
+include $(wildcard samples/*/Makefile.inc)
+samples: $(SAMPLE_BINS)
+fixtures: $(FIXTURE_BINS)
+tests/fixtures/%: tests/fixtures/%.c
+	$(CC) $(SAMPLE_CFLAGS) -o $@ $<
+
+SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+test: samples fixtures
+	$(MAKE) BUILD=build-asan CFLAGS="-O1 -g $(SAN)" LDFLAGS="$(SAN)" build-asan/cctrace test-bins
+	CCTRACE=$(CURDIR)/build-asan/cctrace tests/run-all build-asan/tests
+check-asan: test
+
+test-bins: $(TEST_BINS)
+
+bench: all fixtures
+	bench/run
+
+deps:
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+	  build-essential pkg-config libunwind-dev libcapstone-dev libelf-dev libdw-dev \
+	  libcriterion-dev libedit-dev gdb tmux
+
+format:
+	clang-format -i $(wildcard $(addsuffix /*.[ch],$(MODULES))) $(TEST_SRCS)
+
+lint:
+	cppcheck --quiet --enable=warning,performance,portability --error-exitcode=1 \
+	  -I. --suppress=missingIncludeSystem $(MODULES)
+
+clean:
+	rm -rf build build-asan cctrace $(SAMPLE_BINS) $(FIXTURE_BINS)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
