@@ -1,0 +1,164 @@
+/*
+ * decode: one instruction's bytes to a struct dis_insn.
+ *
+ * Capstone does the decoding; this file only sorts the result into the few
+ * kinds the tracer cares about (decided from the instruction id, the operand
+ * type and capstone's "branch_relative" group) and derives the access flags
+ * of the explicit memory operands.
+ *
+ * Capstone 4's per-operand access flags are wrong for a number of common
+ * instructions (cmpxchg reads only, test/bt "write", SSE and AVX stores
+ * "read", setae reads, lea and nop "read" an operand they never touch).
+ * dis_cs_op_access() corrects those by instruction family before trusting
+ * what capstone says; everything not listed keeps capstone's flags.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "disasm/internal.h"
+
+static bool in_group(const cs_insn *ci, uint8_t group)
+{
+	for (int i = 0; i < ci->detail->groups_count; i++)
+		if (ci->detail->groups[i] == group)
+			return true;
+	return false;
+}
+
+/* The mnemonic without prefixes: "lock cmpxchg" -> "cmpxchg". */
+static const char *base_mnemonic(const cs_insn *ci)
+{
+	const char *sp = strrchr(ci->mnemonic, ' ');
+
+	return sp ? sp + 1 : ci->mnemonic;
+}
+
+static bool starts_with(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+static bool is_one_of(const char *s, const char *const *list)
+{
+	for (; *list; list++)
+		if (strcmp(s, *list) == 0)
+			return true;
+	return false;
+}
+
+/* Operand i of a store: "mov*"/"vmov*"/"pextr*" with memory first and a
+ * register source.  None of these reads its destination. */
+static bool is_store_form(const cs_insn *ci, int i)
+{
+	static const char *const prefixes[] = {"mov",	 "vmov",      "pextr",
+					       "vpextr", "extractps", "vextract"};
+	const cs_x86 *x = &ci->detail->x86;
+	const char *mn = base_mnemonic(ci);
+
+	if (i != 0 || x->op_count < 2 || x->operands[1].type != X86_OP_REG)
+		return false;
+	for (size_t k = 0; k < sizeof(prefixes) / sizeof(prefixes[0]); k++)
+		if (starts_with(mn, prefixes[k]))
+			return true;
+	return false;
+}
+
+static const char *const no_access[] = {"lea", "nop", "clflush", "clflushopt", "clwb", NULL};
+static const char *const read_only[] = {"cmp", "test", "bt", NULL};
+static const char *const read_write[] = {"cmpxchg", "cmpxchg8b", "cmpxchg16b",
+					 "xadd",    "xchg",	 NULL};
+static const char *const x87_store[] = {"fst",	  "fstp",     "fist",	 "fistp",  "fisttp",
+					"fnstcw", "fnstsw",   "fnstenv", "fnsave", "fbstp",
+					"fxsave", "fxsave64", NULL};
+
+unsigned dis_cs_op_access(const cs_insn *ci, int i)
+{
+	const char *mn = base_mnemonic(ci);
+	uint8_t ac = ci->detail->x86.operands[i].access;
+	unsigned access = 0;
+
+	if (is_one_of(mn, no_access) || starts_with(mn, "prefetch"))
+		return 0;
+	if (is_one_of(mn, read_only))
+		return DIS_READ;
+	if (is_one_of(mn, read_write))
+		return DIS_READ | DIS_WRITE;
+	if (starts_with(mn, "set") || is_one_of(mn, x87_store) || is_store_form(ci, i))
+		return DIS_WRITE;
+	if (ac & CS_AC_READ)
+		access |= DIS_READ;
+	if (ac & CS_AC_WRITE)
+		access |= DIS_WRITE;
+	return access ? access : DIS_READ; /* unknown: it touches memory somehow */
+}
+
+static enum dis_kind classify(const cs_insn *ci)
+{
+	const cs_x86 *x = &ci->detail->x86;
+	bool imm = x->op_count > 0 && x->operands[0].type == X86_OP_IMM;
+
+	switch (ci->id) {
+	case X86_INS_SYSCALL:
+		return DIS_SYSCALL;
+	case X86_INS_RET:
+		return DIS_RET;
+	case X86_INS_JMP:
+		return imm ? DIS_JUMP : DIS_INDIRECT;
+	case X86_INS_CALL:
+		return imm ? DIS_CALL : DIS_INDIRECT;
+	case X86_INS_LJMP:
+	case X86_INS_LCALL:
+		return DIS_INDIRECT;
+	default:
+		return in_group(ci, CS_GRP_BRANCH_RELATIVE) ? DIS_JCC : DIS_OTHER;
+	}
+}
+
+static void fill_operands(const cs_insn *ci, struct dis_insn *out)
+{
+	const cs_x86 *x = &ci->detail->x86;
+
+	for (int i = 0; i < x->op_count; i++) {
+		const cs_x86_op *op = &x->operands[i];
+
+		if (op->type != X86_OP_MEM)
+			continue;
+		out->mem_access |= dis_cs_op_access(ci, i);
+		if (op->mem.base == X86_REG_RIP && x->encoding.disp_size == 4) {
+			out->rip_relative = true;
+			out->disp_offset = x->encoding.disp_offset;
+		}
+	}
+	if (out->kind == DIS_JUMP || out->kind == DIS_CALL || out->kind == DIS_JCC)
+		out->target = (uint64_t)x->operands[0].imm;
+}
+
+/* "mnemonic op_str", with "..." at the end if it had to be cut. */
+static void set_text(const cs_insn *ci, struct dis_insn *out)
+{
+	size_t size = sizeof(out->text);
+	int n =
+	    snprintf(out->text, size, "%s%s%s", ci->mnemonic, ci->op_str[0] ? " " : "", ci->op_str);
+
+	if (n >= (int)size)
+		memcpy(out->text + size - 4, "...", 4);
+}
+
+int dis_decode(const uint8_t *code, size_t n, uint64_t addr, struct dis_insn *out)
+{
+	const cs_insn *ci;
+
+	memset(out, 0, sizeof(*out));
+	out->addr = addr;
+	ci = dis_cs_decode(code, n, addr);
+	if (!ci) {
+		out->kind = DIS_INVALID;
+		snprintf(out->text, sizeof(out->text), "(bad)");
+		return -1;
+	}
+	out->len = ci->size;
+	out->kind = classify(ci);
+	fill_operands(ci, out);
+	set_text(ci, out);
+	return 0;
+}
