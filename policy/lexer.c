@@ -1,0 +1,394 @@
+/*
+ * lexer: schedule text -> tokens.
+ *
+ * Design: a pull lexer over a NUL-terminated buffer.  lexer_next() skips
+ * blanks and `#` comments and returns one token that points into the source
+ * (no allocation, nothing to free).  Newlines end statements, so they are
+ * tokens (T_NEWLINE) except inside '(' or '[' where the lexer counts the
+ * nesting depth and skips them, which lets long conditions wrap.
+ *
+ * Numbers: decimal, 0x hex and 'c' character literals are T_INT; a decimal
+ * immediately followed by ms, s or m is a T_DURATION in milliseconds.  Any
+ * other letters glued to a number are an error rather than two tokens, so
+ * `2x` is reported as a bad duration and not as "2" followed by "x".
+ *
+ * Errors are returned as a T_ERROR token carrying the position; the message
+ * is left in lx->msg for the parser to turn into a diagnostic.  The lexer
+ * knows nothing about keywords: they are identifiers to it.
+ */
+#include "policy/lexer.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+void lexer_init(struct lexer *lx, const char *src)
+{
+	memset(lx, 0, sizeof(*lx));
+	lx->src = src;
+	lx->line = 1;
+}
+
+static struct src_loc loc_at(const struct lexer *lx, size_t pos)
+{
+	struct src_loc l = {lx->line, (int)(pos - lx->line_start) + 1};
+	return l;
+}
+
+static struct token make(const struct lexer *lx, int kind, size_t start)
+{
+	struct token t = {0};
+	t.kind = kind;
+	t.loc = loc_at(lx, start);
+	t.text = lx->src + start;
+	t.len = lx->pos - start;
+	return t;
+}
+
+static struct token lex_error(struct lexer *lx, size_t start, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static struct token lex_error(struct lexer *lx, size_t start, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(lx->msg, sizeof(lx->msg), fmt, ap);
+	va_end(ap);
+	return make(lx, T_ERROR, start);
+}
+
+static bool is_ident_start(int c)
+{
+	return isalpha(c) || c == '_';
+}
+
+static bool is_ident_char(int c)
+{
+	return isalnum(c) || c == '_';
+}
+
+/* Skips blanks and comments, but not the newline that ends a comment. */
+static void skip_blanks(struct lexer *lx)
+{
+	const char *s = lx->src;
+	for (;;) {
+		char c = s[lx->pos];
+		if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v') {
+			lx->pos++;
+		} else if (c == '#') {
+			while (s[lx->pos] && s[lx->pos] != '\n')
+				lx->pos++;
+		} else if (c == '\n' && lx->depth > 0) {
+			lx->pos++;
+			lx->line++;
+			lx->line_start = lx->pos;
+		} else {
+			return;
+		}
+	}
+}
+
+/* The end of file is reported just after the last non-blank byte, so that
+ * "found end of file" points at real text rather than an empty last line. */
+static struct token lex_eof(struct lexer *lx)
+{
+	size_t end = lx->pos;
+	struct token t = {0};
+	while (end > 0 && isspace((unsigned char)lx->src[end - 1]))
+		end--;
+	t.kind = T_EOF;
+	t.text = lx->src + lx->pos;
+	t.loc.line = 1;
+	t.loc.col = 1;
+	for (size_t i = 0; i < end; i++) {
+		if (lx->src[i] == '\n') {
+			t.loc.line++;
+			t.loc.col = 1;
+		} else {
+			t.loc.col++;
+		}
+	}
+	return t;
+}
+
+static int64_t duration_scale(const char *unit, size_t len)
+{
+	if (len == 2 && !memcmp(unit, "ms", 2))
+		return 1;
+	if (len == 1 && unit[0] == 's')
+		return 1000;
+	if (len == 1 && unit[0] == 'm')
+		return 60000;
+	return 0;
+}
+
+static struct token lex_hex(struct lexer *lx, size_t start)
+{
+	uint64_t v = 0;
+	bool overflow = false, any = false;
+	const char *s = lx->src;
+	lx->pos = start + 2;
+	while (isxdigit((unsigned char)s[lx->pos])) {
+		int c = tolower((unsigned char)s[lx->pos++]);
+		int d = isdigit(c) ? c - '0' : c - 'a' + 10;
+		if (v > (UINT64_MAX >> 4))
+			overflow = true;
+		v = (v << 4) | (uint64_t)d;
+		any = true;
+	}
+	if (!any || is_ident_char((unsigned char)s[lx->pos])) {
+		while (is_ident_char((unsigned char)s[lx->pos]))
+			lx->pos++;
+		return lex_error(lx, start, "bad hex literal '%.*s'", (int)(lx->pos - start),
+				 s + start);
+	}
+	if (overflow)
+		return lex_error(lx, start, "integer literal too large");
+	struct token t = make(lx, T_INT, start);
+	t.ival = (int64_t)v; /* 0x8000000000000000 and up wrap, as in C */
+	return t;
+}
+
+static struct token lex_number(struct lexer *lx, size_t start)
+{
+	const char *s = lx->src;
+	if (s[start] == '0' && (s[start + 1] == 'x' || s[start + 1] == 'X'))
+		return lex_hex(lx, start);
+	int64_t v = 0;
+	bool overflow = false;
+	while (isdigit((unsigned char)s[lx->pos])) {
+		int d = s[lx->pos++] - '0';
+		if (v > (INT64_MAX - d) / 10)
+			overflow = true;
+		else
+			v = v * 10 + d;
+	}
+	size_t digits_end = lx->pos;
+	while (is_ident_char((unsigned char)s[lx->pos]))
+		lx->pos++;
+	size_t ulen = lx->pos - digits_end;
+	if (ulen == 0 && s[start] == '0' && digits_end - start > 1)
+		return lex_error(lx, start, "leading zero in '%.*s': octal is not supported",
+				 (int)ulen + (int)(digits_end - start), s + start);
+	if (overflow)
+		return lex_error(lx, start, "integer literal too large");
+	if (ulen == 0) {
+		struct token t = make(lx, T_INT, start);
+		t.ival = v;
+		return t;
+	}
+	int64_t scale = duration_scale(s + digits_end, ulen);
+	if (scale == 0)
+		return lex_error(lx, start, "bad duration '%.*s': use ms, s or m",
+				 (int)(lx->pos - start), s + start);
+	if (v > INT64_MAX / scale)
+		return lex_error(lx, start, "duration too large");
+	struct token t = make(lx, T_DURATION, start);
+	t.ival = v * scale;
+	return t;
+}
+
+/* Decodes the escape after a backslash at s[*i]; -1 if unknown. */
+static int char_escape(const char *s, size_t *i)
+{
+	static const char from[] = "ntr0\\'\"abfv";
+	static const char to[] = "\n\t\r\0\\'\"\a\b\f\v";
+	char c = s[*i];
+	const char *p = c ? strchr(from, c) : NULL;
+	if (p) {
+		(*i)++;
+		return (unsigned char)to[p - from];
+	}
+	if (c == 'x' && isxdigit((unsigned char)s[*i + 1])) {
+		int v = 0;
+		(*i)++;
+		for (int n = 0; n < 2 && isxdigit((unsigned char)s[*i]); n++, (*i)++) {
+			int d = tolower((unsigned char)s[*i]);
+			v = v * 16 + (isdigit(d) ? d - '0' : d - 'a' + 10);
+		}
+		return v;
+	}
+	return -1;
+}
+
+static struct token lex_char(struct lexer *lx, size_t start)
+{
+	const char *s = lx->src;
+	size_t i = start + 1;
+	int v;
+	if (s[i] == '\'') {
+		lx->pos = i + 1;
+		return lex_error(lx, start, "empty character literal");
+	}
+	if (s[i] == '\0' || s[i] == '\n')
+		return lex_error(lx, start, "unterminated character literal");
+	if (s[i] == '\\') {
+		i++;
+		v = char_escape(s, &i);
+		if (v < 0) {
+			lx->pos = i;
+			return lex_error(lx, i - 1, "unknown escape '\\%c' in character literal",
+					 isprint((unsigned char)s[i]) ? s[i] : '?');
+		}
+	} else {
+		v = (unsigned char)s[i++];
+	}
+	if (s[i] != '\'')
+		return lex_error(lx, start, "unterminated character literal");
+	lx->pos = i + 1;
+	struct token t = make(lx, T_INT, start);
+	t.ival = v;
+	return t;
+}
+
+static int two_char_op(char a, char b)
+{
+	static const struct {
+		char a, b;
+		int kind;
+	} ops[] = {
+	    {'|', '|', T_OROR}, {'&', '&', T_ANDAND}, {'=', '=', T_EQ},
+	    {'!', '=', T_NE},	{'<', '=', T_LE},     {'>', '=', T_GE},
+	    {'<', '<', T_SHL},	{'>', '>', T_SHR},    {'-', '>', T_ARROW},
+	};
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+		if (ops[i].a == a && ops[i].b == b)
+			return ops[i].kind;
+	return 0;
+}
+
+static struct token lex_punct(struct lexer *lx, size_t start)
+{
+	const char *s = lx->src;
+	int kind = two_char_op(s[start], s[start + 1]);
+	if (kind) {
+		lx->pos = start + 2;
+		return make(lx, kind, start);
+	}
+	unsigned char c = (unsigned char)s[start];
+	lx->pos = start + 1;
+	if (!strchr("(){},;.[]+-*/%<>!~&|^=:", c)) {
+		if (isprint(c))
+			return lex_error(lx, start, "unexpected character '%c'", c);
+		return lex_error(lx, start, "unexpected byte 0x%02x", c);
+	}
+	if (c == '(' || c == '[')
+		lx->depth++;
+	else if ((c == ')' || c == ']') && lx->depth > 0)
+		lx->depth--;
+	return make(lx, c, start);
+}
+
+struct token lexer_next(struct lexer *lx)
+{
+	skip_blanks(lx);
+	size_t start = lx->pos;
+	unsigned char c = (unsigned char)lx->src[start];
+	if (c == '\0')
+		return lex_eof(lx);
+	if (c == '\n') {
+		struct token t;
+		lx->pos++;
+		t = make(lx, T_NEWLINE, start);
+		lx->line++;
+		lx->line_start = lx->pos;
+		return t;
+	}
+	if (is_ident_start(c)) {
+		while (is_ident_char((unsigned char)lx->src[lx->pos]))
+			lx->pos++;
+		return make(lx, T_IDENT, start);
+	}
+	if (isdigit(c))
+		return lex_number(lx, start);
+	if (c == '\'')
+		return lex_char(lx, start);
+	return lex_punct(lx, start);
+}
+
+static bool location_error(struct lexer *lx, struct token *file, size_t at, const char *what,
+			   size_t len)
+{
+	file->loc = loc_at(lx, at);
+	if (len)
+		snprintf(lx->msg, sizeof(lx->msg),
+			 "expected a file:line location inside at(...), found '%.*s'", (int)len,
+			 what);
+	else
+		snprintf(lx->msg, sizeof(lx->msg), "expected a file:line location inside at(...)");
+	return false;
+}
+
+bool lexer_location(struct lexer *lx, struct token *file, struct token *line)
+{
+	const char *s = lx->src;
+	while (s[lx->pos] == ' ' || s[lx->pos] == '\t')
+		lx->pos++;
+	size_t start = lx->pos, end = start, colon = 0;
+	while (s[end] && !strchr(")\n \t\r", s[end]))
+		if (s[end++] == ':')
+			colon = end - 1;
+	size_t len = end - start;
+	if (colon <= start || colon + 1 == end)
+		return location_error(lx, file, start, s + start, len);
+	int64_t v = 0;
+	for (size_t i = colon + 1; i < end; i++) {
+		if (!isdigit((unsigned char)s[i]))
+			return location_error(lx, file, start, s + start, len);
+		v = v * 10 + (s[i] - '0');
+		if (v > 1000000000) {
+			file->loc = loc_at(lx, colon + 1);
+			snprintf(lx->msg, sizeof(lx->msg), "line number too large");
+			return false;
+		}
+	}
+	if (v == 0) {
+		file->loc = loc_at(lx, colon + 1);
+		snprintf(lx->msg, sizeof(lx->msg), "line numbers start at 1");
+		return false;
+	}
+	*file = (struct token){.kind = T_IDENT, .loc = loc_at(lx, start), .text = s + start};
+	file->len = colon - start;
+	*line = (struct token){.kind = T_INT, .loc = loc_at(lx, colon + 1), .text = s + colon + 1};
+	line->len = end - colon - 1;
+	line->ival = v;
+	lx->pos = end;
+	return true;
+}
+
+void token_describe(const struct token *t, char *buf, size_t len)
+{
+	if (t->kind == T_EOF)
+		snprintf(buf, len, "end of file");
+	else if (t->kind == T_NEWLINE)
+		snprintf(buf, len, "end of line");
+	else if (t->len > 40)
+		snprintf(buf, len, "'%.37s...'", t->text);
+	else
+		snprintf(buf, len, "'%.*s'", (int)t->len, t->text);
+}
+
+int edit_distance(const char *a, size_t alen, const char *b, size_t blen)
+{
+	int row[101];
+	if (alen > 100 || blen > 100)
+		return 100;
+	for (size_t j = 0; j <= blen; j++)
+		row[j] = (int)j;
+	for (size_t i = 1; i <= alen; i++) {
+		int diag = row[0];
+		row[0] = (int)i;
+		for (size_t j = 1; j <= blen; j++) {
+			int up = row[j];
+			int best = diag + (a[i - 1] != b[j - 1]);
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[blen];
+}

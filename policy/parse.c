@@ -1,0 +1,1445 @@
+/*
+ * parse: schedule text -> struct schedule (see ast.h and
+ * docs/schedule-language.md for the grammar).
+ *
+ * Design: a hand-written recursive descent parser with one token of
+ * lookahead pulled from the lexer on demand (the lexer must not run ahead,
+ * because at(FILE:LINE) switches it into a raw mode).  Statements are parsed
+ * by one function each; expressions by precedence climbing over the C binary
+ * operators, then unary, postfix and primary (which also parses event atoms
+ * and thread conditions).
+ *
+ * Errors: the first error wins.  perr() formats the complete diagnostic
+ * (message, source line, caret) into the caller's buffer and marks the parser
+ * failed; from then on advance() only returns T_EOF so every loop ends, and
+ * every parse function returns NULL after freeing what it built.  Each node
+ * records the position of its first token.
+ *
+ * The file also holds the diagnostic formatter shared with later stages
+ * (schedule_diag) and a pretty-printer (expr_format, schedule_dump) used by
+ * tests and trace messages.
+ */
+#include "policy/ast.h"
+#include "policy/lexer.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_NESTING 200 /* expression depth */
+#define MAX_BLOCKS  100 /* statement depth */
+
+struct parser {
+	struct lexer lx;
+	struct token tok;
+	const char *path, *text;
+	char *err;
+	size_t errlen;
+	bool failed;
+	int nesting;	  /* expression depth */
+	int stmt_nesting; /* statement depth */
+};
+
+/* ---- diagnostics ------------------------------------------------------ */
+
+struct outbuf {
+	char *buf;
+	size_t len, used;
+};
+
+static void out_printf(struct outbuf *o, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void out_printf(struct outbuf *o, const char *fmt, ...)
+{
+	va_list ap;
+	if (o->used >= o->len)
+		return;
+	va_start(ap, fmt);
+	int n = vsnprintf(o->buf + o->used, o->len - o->used, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		o->used = o->used + (size_t)n < o->len ? o->used + (size_t)n : o->len;
+}
+
+/* Finds line `line` (1-based) of text; returns its start and sets *len. */
+static const char *find_line(const char *text, int line, size_t *len)
+{
+	const char *s = text;
+	for (int i = 1; i < line && s; i++) {
+		s = strchr(s, '\n');
+		if (s)
+			s++;
+	}
+	if (!s)
+		return NULL;
+	*len = strcspn(s, "\n");
+	if (*len > 0 && s[*len - 1] == '\r')
+		(*len)--;
+	return s;
+}
+
+static void diag_v(const char *path, const char *text, struct src_loc loc, char *buf, size_t len,
+		   const char *fmt, va_list ap)
+{
+	struct outbuf o = {buf, len, 0};
+	char msg[512];
+	size_t llen = 0;
+	if (!buf || !len)
+		return;
+	buf[0] = '\0';
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	out_printf(&o, "%s:%d:%d: error: %s\n", path, loc.line, loc.col, msg);
+	const char *src = text ? find_line(text, loc.line, &llen) : NULL;
+	if (!src)
+		return;
+	out_printf(&o, "    %.*s\n    ", (int)llen, src);
+	for (int i = 0; i < loc.col - 1; i++)
+		out_printf(&o, "%c", (size_t)i < llen && src[i] == '\t' ? '\t' : ' ');
+	out_printf(&o, "^\n");
+}
+
+void schedule_diag(const struct schedule *s, struct src_loc loc, char *buf, size_t len,
+		   const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	diag_v(s->path, s->text, loc, buf, len, fmt, ap);
+	va_end(ap);
+}
+
+static void perr(struct parser *p, struct src_loc loc, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void perr(struct parser *p, struct src_loc loc, const char *fmt, ...)
+{
+	va_list ap;
+	if (p->failed)
+		return;
+	p->failed = true;
+	va_start(ap, fmt);
+	diag_v(p->path, p->text, loc, p->err, p->errlen, fmt, ap);
+	va_end(ap);
+}
+
+/* ---- tokens ----------------------------------------------------------- */
+
+static const char *const keywords[] = {
+    "thread", "wait",	"any",	  "distinct", "run", "until",	"if",	"else",
+    "while",  "repeat", "assert", "release",  "all", "timeout", "true", "false",
+};
+
+static const char *const stmt_keywords[] = {
+    "thread", "wait", "run", "if", "while", "repeat", "assert", "release", "timeout",
+};
+
+static void advance(struct parser *p)
+{
+	if (p->failed) {
+		p->tok.kind = T_EOF;
+		return;
+	}
+	p->tok = lexer_next(&p->lx);
+	if (p->tok.kind == T_ERROR) {
+		perr(p, p->tok.loc, "%s", p->lx.msg);
+		p->tok.kind = T_EOF;
+	}
+}
+
+static bool tok_is(const struct token *t, const char *word)
+{
+	return t->kind == T_IDENT && t->len == strlen(word) && !memcmp(t->text, word, t->len);
+}
+
+static bool is_keyword(const struct token *t)
+{
+	for (size_t i = 0; i < sizeof(keywords) / sizeof(keywords[0]); i++)
+		if (tok_is(t, keywords[i]))
+			return true;
+	return false;
+}
+
+/* 'text' or "end of line": for "found X" in messages. */
+static const char *found(struct parser *p)
+{
+	static _Thread_local char buf[64];
+	token_describe(&p->tok, buf, sizeof(buf));
+	return buf;
+}
+
+static bool at_stmt_end(const struct parser *p)
+{
+	int k = p->tok.kind;
+	return k == T_NEWLINE || k == ';' || k == '}' || k == T_EOF;
+}
+
+static void skip_newlines(struct parser *p)
+{
+	while (p->tok.kind == T_NEWLINE)
+		advance(p);
+}
+
+/* The closest word within a small edit distance, or NULL. */
+static const char *suggest(const struct token *t, const char *const *words, size_t n)
+{
+	const char *best = NULL;
+	int best_d = t->len <= 3 ? 2 : 3;
+	for (size_t i = 0; i < n; i++) {
+		int d = edit_distance(t->text, t->len, words[i], strlen(words[i]));
+		if (d < best_d && (size_t)d < t->len) {
+			best_d = d;
+			best = words[i];
+		}
+	}
+	return best;
+}
+
+static char *tok_strdup(struct parser *p, const struct token *t)
+{
+	char *s = strndup(t->text, t->len);
+	if (!s)
+		perr(p, t->loc, "out of memory");
+	return s;
+}
+
+/* Consumes a closing ')' or ']' matching the opener at `open`. */
+static bool expect_close(struct parser *p, int kind, struct src_loc open)
+{
+	if (p->tok.kind == kind) {
+		advance(p);
+		return true;
+	}
+	perr(p, p->tok.loc, "expected '%c' to close '%c' at %d:%d, found %s", kind,
+	     kind == ')' ? '(' : '[', open.line, open.col, found(p));
+	return false;
+}
+
+/* ---- expressions ------------------------------------------------------ */
+
+static struct expr *parse_expr(struct parser *p);
+static struct expr *parse_unary(struct parser *p);
+
+static struct expr *new_expr(struct parser *p, enum expr_kind kind, struct src_loc loc)
+{
+	struct expr *e = calloc(1, sizeof(*e));
+	if (!e) {
+		perr(p, loc, "out of memory");
+		return NULL;
+	}
+	e->kind = kind;
+	e->loc = loc;
+	e->slot = -1;
+	return e;
+}
+
+static void expr_free(struct expr *e)
+{
+	if (!e)
+		return;
+	expr_free(e->lhs);
+	expr_free(e->rhs);
+	free(e->name);
+	free(e->func);
+	free(e);
+}
+
+/* An identifier node (E_NAME and the like) whose name is the current token. */
+static struct expr *name_expr(struct parser *p, enum expr_kind kind, struct src_loc loc)
+{
+	struct expr *e = new_expr(p, kind, loc);
+	if (e && !(e->name = tok_strdup(p, &p->tok))) {
+		free(e);
+		return NULL;
+	}
+	return e;
+}
+
+/* Requires an identifier; `what` names it in the error ("enter(...) expects a
+ * function name").  Keywords are accepted when any_word (function names such
+ * as `wait` are legal). */
+static char *expect_word(struct parser *p, const char *what, bool any_word)
+{
+	if (p->tok.kind != T_IDENT || (!any_word && is_keyword(&p->tok))) {
+		perr(p, p->tok.loc, "%s, found %s", what, found(p));
+		return NULL;
+	}
+	char *s = tok_strdup(p, &p->tok);
+	advance(p);
+	return s;
+}
+
+static int signal_number(const struct token *t)
+{
+	static const struct {
+		const char *name;
+		int num;
+	} sigs[] = {
+	    {"SIGHUP", SIGHUP},	      {"SIGINT", SIGINT},   {"SIGQUIT", SIGQUIT},
+	    {"SIGILL", SIGILL},	      {"SIGTRAP", SIGTRAP}, {"SIGABRT", SIGABRT},
+	    {"SIGBUS", SIGBUS},	      {"SIGFPE", SIGFPE},   {"SIGKILL", SIGKILL},
+	    {"SIGUSR1", SIGUSR1},     {"SIGSEGV", SIGSEGV}, {"SIGUSR2", SIGUSR2},
+	    {"SIGPIPE", SIGPIPE},     {"SIGALRM", SIGALRM}, {"SIGTERM", SIGTERM},
+	    {"SIGCHLD", SIGCHLD},     {"SIGCONT", SIGCONT}, {"SIGSTOP", SIGSTOP},
+	    {"SIGTSTP", SIGTSTP},     {"SIGTTIN", SIGTTIN}, {"SIGTTOU", SIGTTOU},
+	    {"SIGURG", SIGURG},	      {"SIGXCPU", SIGXCPU}, {"SIGXFSZ", SIGXFSZ},
+	    {"SIGVTALRM", SIGVTALRM}, {"SIGPROF", SIGPROF}, {"SIGWINCH", SIGWINCH},
+	    {"SIGIO", SIGIO},	      {"SIGSYS", SIGSYS},
+	};
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		if (tok_is(t, sigs[i].name))
+			return sigs[i].num;
+	return 0;
+}
+
+static const char *signal_name(int num)
+{
+	switch (num) {
+	case SIGSEGV:
+		return "SIGSEGV";
+	case SIGABRT:
+		return "SIGABRT";
+	case SIGBUS:
+		return "SIGBUS";
+	case SIGFPE:
+		return "SIGFPE";
+	case SIGILL:
+		return "SIGILL";
+	case SIGTRAP:
+		return "SIGTRAP";
+	case SIGKILL:
+		return "SIGKILL";
+	case SIGTERM:
+		return "SIGTERM";
+	case SIGINT:
+		return "SIGINT";
+	case SIGUSR1:
+		return "SIGUSR1";
+	case SIGUSR2:
+		return "SIGUSR2";
+	case SIGPIPE:
+		return "SIGPIPE";
+	case SIGALRM:
+		return "SIGALRM";
+	default:
+		return NULL;
+	}
+}
+
+/* signal or signal(SIGNAME) / signal(N); the current token is `signal`. */
+static struct expr *parse_signal(struct parser *p)
+{
+	struct expr *e = new_expr(p, E_EV_SIGNAL, p->tok.loc);
+	if (!e)
+		return NULL;
+	advance(p);
+	if (p->tok.kind != '(')
+		return e;
+	struct src_loc open = p->tok.loc;
+	advance(p);
+	if (p->tok.kind == T_INT && p->tok.ival >= 1 && p->tok.ival <= 64) {
+		e->ival = p->tok.ival;
+	} else if (p->tok.kind == T_IDENT && (e->ival = signal_number(&p->tok)) != 0) {
+		;
+	} else if (p->tok.kind == T_IDENT || p->tok.kind == T_INT) {
+		perr(p, p->tok.loc,
+		     "unknown signal %s: use a name such as SIGSEGV or a number 1-64", found(p));
+		goto fail;
+	} else {
+		perr(p, p->tok.loc, "signal(...) expects a signal name such as SIGSEGV, found %s",
+		     found(p));
+		goto fail;
+	}
+	advance(p);
+	if (!expect_close(p, ')', open))
+		goto fail;
+	return e;
+fail:
+	expr_free(e);
+	return NULL;
+}
+
+static bool is_lvalue(const struct expr *e)
+{
+	return e->kind == E_NAME || e->kind == E_MEMBER || e->kind == E_ARROW ||
+	       e->kind == E_INDEX || (e->kind == E_UNARY && e->op == '*');
+}
+
+/* enter(F), return(F) */
+static bool parse_func_arg(struct parser *p, struct expr *e, const char *what)
+{
+	char msg[64];
+	snprintf(msg, sizeof(msg), "%s(...) expects a function name", what);
+	e->name = expect_word(p, msg, true);
+	return e->name != NULL;
+}
+
+/* at(FILE:LINE), read in raw mode by the lexer. */
+static bool parse_at_arg(struct parser *p, struct expr *e)
+{
+	struct token file, line;
+	if (!lexer_location(&p->lx, &file, &line)) {
+		perr(p, file.loc, "%s", p->lx.msg);
+		return false;
+	}
+	e->ival = line.ival;
+	e->name = tok_strdup(p, &file);
+	advance(p);
+	return e->name != NULL;
+}
+
+/* read(LVALUE), write(LVALUE) */
+static bool parse_access_arg(struct parser *p, struct expr *e, const char *what)
+{
+	e->lhs = parse_expr(p);
+	if (!e->lhs)
+		return false;
+	if (!is_lvalue(e->lhs)) {
+		perr(p, e->lhs->loc,
+		     "%s(...) needs a variable, field, array element or *pointer to watch", what);
+		return false;
+	}
+	return true;
+}
+
+/* in(T, F) */
+static bool parse_in_args(struct parser *p, struct expr *e)
+{
+	e->name = expect_word(p, "in(...) expects a thread name", false);
+	if (!e->name)
+		return false;
+	if (p->tok.kind != ',') {
+		perr(p, p->tok.loc,
+		     "expected ',' between the thread and the function in in(T, F), found %s",
+		     found(p));
+		return false;
+	}
+	advance(p);
+	e->func = expect_word(p, "in(...) expects a function name after ','", true);
+	return e->func != NULL;
+}
+
+static const char *const call_words[] = {"enter", "return", "at", "read",
+					 "write", "ended",  "in", "signal"};
+
+/* WORD(...): an event or condition; the current token is the '('. */
+static struct expr *parse_call(struct parser *p, const struct token *word)
+{
+	static const struct {
+		const char *word;
+		enum expr_kind kind;
+	} calls[] = {
+	    {"enter", E_EV_ENTER}, {"return", E_EV_RETURN}, {"at", E_EV_AT}, {"read", E_EV_READ},
+	    {"write", E_EV_WRITE}, {"ended", E_ENDED},	    {"in", E_IN},
+	};
+	size_t i = 0, n = sizeof(calls) / sizeof(calls[0]);
+	while (i < n && !tok_is(word, calls[i].word))
+		i++;
+	if (i == n) {
+		const char *hint =
+		    suggest(word, call_words, sizeof(call_words) / sizeof(call_words[0]));
+		if (hint)
+			perr(p, word->loc,
+			     "unknown event or condition '%.*s(...)'; did you mean '%s'?",
+			     (int)word->len, word->text, hint);
+		else
+			perr(p, word->loc,
+			     "unknown event or condition '%.*s(...)': function calls are not "
+			     "supported; events are enter, return, at, read, write, signal and "
+			     "conditions ended, in",
+			     (int)word->len, word->text);
+		return NULL;
+	}
+	struct src_loc open = p->tok.loc;
+	struct expr *e = new_expr(p, calls[i].kind, word->loc);
+	bool ok = false;
+	if (!e)
+		return NULL;
+	if (e->kind == E_EV_AT) {
+		ok = parse_at_arg(p, e);
+	} else {
+		advance(p);
+		if (e->kind == E_EV_ENTER || e->kind == E_EV_RETURN)
+			ok = parse_func_arg(p, e, calls[i].word);
+		else if (e->kind == E_EV_READ || e->kind == E_EV_WRITE)
+			ok = parse_access_arg(p, e, calls[i].word);
+		else if (e->kind == E_ENDED)
+			ok = (e->name = expect_word(p, "ended(...) expects a thread name", false));
+		else
+			ok = parse_in_args(p, e);
+	}
+	if (!ok || !expect_close(p, ')', open))
+		goto fail;
+	return e;
+fail:
+	expr_free(e);
+	return NULL;
+}
+
+/* An identifier in expression position. */
+static struct expr *parse_word(struct parser *p)
+{
+	struct token word = p->tok;
+	if (tok_is(&word, "true") || tok_is(&word, "false")) {
+		struct expr *e = new_expr(p, E_INT, word.loc);
+		if (e)
+			e->ival = tok_is(&word, "true");
+		advance(p);
+		return e;
+	}
+	if (is_keyword(&word)) {
+		perr(p, word.loc, "expected an expression, found keyword %s", found(p));
+		return NULL;
+	}
+	if (tok_is(&word, "start") || tok_is(&word, "exit")) {
+		struct expr *e =
+		    new_expr(p, tok_is(&word, "start") ? E_EV_START : E_EV_EXIT, word.loc);
+		advance(p);
+		return e;
+	}
+	if (tok_is(&word, "signal"))
+		return parse_signal(p);
+	struct expr *e = name_expr(p, E_NAME, word.loc);
+	if (!e)
+		return NULL;
+	advance(p);
+	if (p->tok.kind == '(') {
+		expr_free(e);
+		return parse_call(p, &word);
+	}
+	if (tok_is(&word, "return")) {
+		perr(p, word.loc, "'return' needs a function: 'return(F)'");
+		expr_free(e);
+		return NULL;
+	}
+	return e;
+}
+
+static struct expr *parse_primary(struct parser *p)
+{
+	struct token t = p->tok;
+	if (t.kind == T_INT) {
+		struct expr *e = new_expr(p, E_INT, t.loc);
+		if (e)
+			e->ival = t.ival;
+		advance(p);
+		return e;
+	}
+	if (t.kind == T_IDENT)
+		return parse_word(p);
+	if (t.kind == '(') {
+		advance(p);
+		struct expr *e = parse_expr(p);
+		if (e && !expect_close(p, ')', t.loc)) {
+			expr_free(e);
+			return NULL;
+		}
+		return e;
+	}
+	if (t.kind == T_DURATION)
+		perr(p, t.loc, "a duration such as %s is only allowed after 'timeout'", found(p));
+	else
+		perr(p, t.loc, "expected an expression, found %s", found(p));
+	return NULL;
+}
+
+/* One postfix step (.name, ->name, [index]) applied to *lhs. */
+static bool parse_postfix_step(struct parser *p, struct expr **lhs)
+{
+	struct token op = p->tok;
+	struct expr *e = new_expr(p,
+				  op.kind == '['   ? E_INDEX
+				  : op.kind == '.' ? E_MEMBER
+						   : E_ARROW,
+				  (*lhs)->loc);
+	if (!e)
+		return false;
+	e->lhs = *lhs;
+	*lhs = e;
+	advance(p);
+	if (op.kind == '[') {
+		e->rhs = parse_expr(p);
+		return e->rhs && expect_close(p, ']', op.loc);
+	}
+	e->name = expect_word(p,
+			      op.kind == '.' ? "expected a field name after '.'"
+					     : "expected a field name after '->'",
+			      true);
+	return e->name != NULL;
+}
+
+static struct expr *parse_postfix(struct parser *p)
+{
+	struct expr *e = parse_primary(p);
+	if (!e || e->kind > E_INDEX) /* no postfix on conditions and events */
+		return e;
+	while (p->tok.kind == '.' || p->tok.kind == T_ARROW || p->tok.kind == '[') {
+		if (!parse_postfix_step(p, &e)) {
+			expr_free(e);
+			return NULL;
+		}
+	}
+	return e;
+}
+
+static struct expr *parse_unary(struct parser *p)
+{
+	struct token op = p->tok;
+	if (op.kind != '-' && op.kind != '!' && op.kind != '~' && op.kind != '*' && op.kind != '&')
+		return parse_postfix(p);
+	struct expr *e = NULL;
+	if (++p->nesting > MAX_NESTING)
+		perr(p, op.loc, "expression nested too deeply");
+	else
+		e = new_expr(p, E_UNARY, op.loc);
+	if (e) {
+		e->op = op.kind;
+		advance(p);
+		e->lhs = parse_unary(p);
+		if (!e->lhs) {
+			free(e);
+			e = NULL;
+		}
+	}
+	p->nesting--;
+	return e;
+}
+
+static int binary_prec(int kind)
+{
+	switch (kind) {
+	case T_OROR:
+		return 1;
+	case T_ANDAND:
+		return 2;
+	case '|':
+		return 3;
+	case '^':
+		return 4;
+	case '&':
+		return 5;
+	case T_EQ:
+	case T_NE:
+		return 6;
+	case '<':
+	case '>':
+	case T_LE:
+	case T_GE:
+		return 7;
+	case T_SHL:
+	case T_SHR:
+		return 8;
+	case '+':
+	case '-':
+		return 9;
+	case '*':
+	case '/':
+	case '%':
+		return 10;
+	default:
+		return 0;
+	}
+}
+
+static struct expr *parse_binary(struct parser *p, int min_prec)
+{
+	struct expr *lhs = NULL;
+	if (++p->nesting > MAX_NESTING) {
+		perr(p, p->tok.loc, "expression nested too deeply");
+		goto fail;
+	}
+	if (!(lhs = parse_unary(p)))
+		goto fail;
+	for (;;) {
+		int prec = binary_prec(p->tok.kind);
+		if (p->tok.kind == '=') {
+			perr(p, p->tok.loc, "'=' is assignment; use '==' to compare");
+			goto fail;
+		}
+		if (prec == 0 || prec < min_prec)
+			break;
+		struct expr *e = new_expr(p, E_BINARY, lhs->loc);
+		if (!e)
+			goto fail;
+		e->op = p->tok.kind;
+		e->lhs = lhs;
+		lhs = e;
+		advance(p);
+		if (!(e->rhs = parse_binary(p, prec + 1)))
+			goto fail;
+	}
+	p->nesting--;
+	return lhs;
+fail:
+	p->nesting--;
+	expr_free(lhs);
+	return NULL;
+}
+
+static struct expr *parse_expr(struct parser *p)
+{
+	return parse_binary(p, 1);
+}
+
+/* A predicate or condition that must be present: `what` says after what. */
+static struct expr *parse_required_expr(struct parser *p, const char *what)
+{
+	if (at_stmt_end(p)) {
+		perr(p, p->tok.loc, "expected %s, found %s", what, found(p));
+		return NULL;
+	}
+	return parse_expr(p);
+}
+
+/* ---- statements ------------------------------------------------------- */
+
+static struct stmt *parse_stmts(struct parser *p, bool in_block, struct src_loc open);
+
+static void stmt_free(struct stmt *s)
+{
+	while (s) {
+		struct stmt *next = s->next;
+		for (int i = 0; i < s->n_names; i++)
+			free(s->names[i]);
+		free(s->names);
+		free(s->name_locs);
+		expr_free(s->pred);
+		expr_free(s->cond);
+		stmt_free(s->body);
+		stmt_free(s->else_body);
+		free(s);
+		s = next;
+	}
+}
+
+static struct stmt *new_stmt(struct parser *p, enum stmt_kind kind)
+{
+	struct stmt *s = calloc(1, sizeof(*s));
+	if (!s) {
+		perr(p, p->tok.loc, "out of memory");
+		return NULL;
+	}
+	s->kind = kind;
+	s->loc = p->tok.loc;
+	return s;
+}
+
+static bool add_name(struct parser *p, struct stmt *s)
+{
+	for (int i = 0; i < s->n_names; i++) {
+		if (strlen(s->names[i]) == p->tok.len &&
+		    !memcmp(s->names[i], p->tok.text, p->tok.len)) {
+			perr(p, p->tok.loc, "thread '%s' is listed twice", s->names[i]);
+			return false;
+		}
+	}
+	char **names = realloc(s->names, (size_t)(s->n_names + 1) * sizeof(*names));
+	if (names)
+		s->names = names;
+	struct src_loc *locs = realloc(s->name_locs, (size_t)(s->n_names + 1) * sizeof(*locs));
+	if (locs)
+		s->name_locs = locs;
+	if (!names || !locs) {
+		perr(p, p->tok.loc, "out of memory");
+		return false;
+	}
+	if (!(s->names[s->n_names] = tok_strdup(p, &p->tok)))
+		return false;
+	s->name_locs[s->n_names++] = p->tok.loc;
+	advance(p);
+	return true;
+}
+
+/* NAME {, NAME} */
+static bool parse_names(struct parser *p, struct stmt *s)
+{
+	for (;;) {
+		if (p->tok.kind != T_IDENT || is_keyword(&p->tok)) {
+			perr(p, p->tok.loc, "thread list expects a name, found %s", found(p));
+			return false;
+		}
+		if (!add_name(p, s))
+			return false;
+		if (p->tok.kind != ',')
+			return true;
+		advance(p);
+	}
+}
+
+/* After `wait`: N distinct PRED | any PRED. */
+static bool parse_wait_rest(struct parser *p, struct stmt *s)
+{
+	struct token count = p->tok;
+	if (count.kind == T_INT) {
+		if (count.ival < 1) {
+			perr(p, count.loc, "'wait' needs a count of at least 1");
+			return false;
+		}
+		s->count = count.ival;
+		advance(p);
+		s->distinct = tok_is(&p->tok, "distinct");
+		if (s->distinct) {
+			advance(p);
+		} else if (s->count > 1) {
+			perr(p, p->tok.loc,
+			     "expected 'distinct' after 'wait %lld': 'wait N distinct PRED', found "
+			     "%s",
+			     (long long)s->count, found(p));
+			return false;
+		}
+	} else if (tok_is(&count, "any")) {
+		s->count = 1;
+		advance(p);
+		if (tok_is(&p->tok, "distinct")) {
+			perr(p, p->tok.loc,
+			     "'wait any' waits for one thread: drop 'distinct', or "
+			     "write 'wait N distinct PRED'");
+			return false;
+		}
+	} else {
+		perr(p, count.loc,
+		     "'wait' needs a count: 'wait N distinct PRED' or 'wait any PRED'");
+		return false;
+	}
+	if (s->n_names > 0 && s->n_names != s->count) {
+		perr(p, count.loc, "the thread list has %d name%s but 'wait' binds %lld thread%s",
+		     s->n_names, s->n_names == 1 ? "" : "s", (long long)s->count,
+		     s->count == 1 ? "" : "s");
+		return false;
+	}
+	s->pred = parse_required_expr(p, "a predicate after 'wait'");
+	return s->pred != NULL;
+}
+
+static bool parse_thread(struct parser *p, struct stmt *s)
+{
+	advance(p);
+	if (!parse_names(p, s))
+		return false;
+	if (p->tok.kind != '=') {
+		perr(p, p->tok.loc, "expected '=' after thread list, found %s", found(p));
+		return false;
+	}
+	advance(p);
+	if (!tok_is(&p->tok, "wait")) {
+		perr(p, p->tok.loc, "'thread' declarations must have '= wait ...', found %s",
+		     found(p));
+		return false;
+	}
+	advance(p);
+	return parse_wait_rest(p, s);
+}
+
+static bool parse_run(struct parser *p, struct stmt *s)
+{
+	advance(p);
+	if (!parse_names(p, s))
+		return false;
+	if (!tok_is(&p->tok, "until")) {
+		perr(p, p->tok.loc, "expected 'until' after thread list, found %s", found(p));
+		return false;
+	}
+	advance(p);
+	s->pred = parse_required_expr(p, "a predicate after 'until'");
+	return s->pred != NULL;
+}
+
+/* { stmts } ; newlines before the '{' are allowed. */
+static bool parse_block(struct parser *p, struct stmt **body, const char *owner)
+{
+	skip_newlines(p);
+	if (p->tok.kind != '{') {
+		perr(p, p->tok.loc, "expected '{' to open the body of '%s', found %s", owner,
+		     found(p));
+		return false;
+	}
+	struct src_loc open = p->tok.loc;
+	advance(p);
+	*body = parse_stmts(p, true, open);
+	if (p->failed)
+		return false;
+	advance(p); /* the '}' */
+	return true;
+}
+
+/* ( cond ) */
+static bool parse_paren_cond(struct parser *p, struct stmt *s, const char *owner)
+{
+	if (p->tok.kind != '(') {
+		perr(p, p->tok.loc, "expected '(' after '%s', found %s", owner, found(p));
+		return false;
+	}
+	struct src_loc open = p->tok.loc;
+	advance(p);
+	if (p->tok.kind == ')') {
+		perr(p, p->tok.loc, "expected a condition inside '%s (...)', found ')'", owner);
+		return false;
+	}
+	s->cond = parse_expr(p);
+	return s->cond && expect_close(p, ')', open);
+}
+
+/* True if the next non-newline token is `else`; consumes the newlines only
+ * then, so that the statement terminator is still there otherwise. */
+static bool else_follows(struct parser *p)
+{
+	if (tok_is(&p->tok, "else"))
+		return true;
+	if (p->tok.kind != T_NEWLINE)
+		return false;
+	struct lexer copy = p->lx;
+	struct token t = lexer_next(&copy);
+	while (t.kind == T_NEWLINE)
+		t = lexer_next(&copy);
+	if (!tok_is(&t, "else"))
+		return false;
+	p->lx = copy;
+	p->tok = t;
+	return true;
+}
+
+static struct stmt *parse_stmt(struct parser *p);
+
+static bool parse_if(struct parser *p, struct stmt *s)
+{
+	advance(p);
+	if (!parse_paren_cond(p, s, "if") || !parse_block(p, &s->body, "if"))
+		return false;
+	if (!else_follows(p))
+		return true;
+	advance(p);
+	skip_newlines(p);
+	if (tok_is(&p->tok, "if")) {
+		s->else_body = parse_stmt(p);
+		return s->else_body != NULL;
+	}
+	return parse_block(p, &s->else_body, "else");
+}
+
+static bool parse_while(struct parser *p, struct stmt *s)
+{
+	advance(p);
+	return parse_paren_cond(p, s, "while") && parse_block(p, &s->body, "while");
+}
+
+static bool parse_repeat(struct parser *p, struct stmt *s)
+{
+	advance(p);
+	if (p->tok.kind != T_INT) {
+		perr(p, p->tok.loc, "'repeat' needs a count: 'repeat N { ... }', found %s",
+		     found(p));
+		return false;
+	}
+	s->count = p->tok.ival;
+	advance(p);
+	return parse_block(p, &s->body, "repeat");
+}
+
+static bool parse_assert(struct parser *p, struct stmt *s)
+{
+	advance(p);
+	s->cond = parse_required_expr(p, "a condition after 'assert'");
+	return s->cond != NULL;
+}
+
+static bool parse_release(struct parser *p, struct stmt *s)
+{
+	advance(p);
+	if (tok_is(&p->tok, "all")) {
+		s->all = true;
+		advance(p);
+		return true;
+	}
+	if (at_stmt_end(p)) {
+		perr(p, p->tok.loc, "'release' needs threads: 'release A, B' or 'release all'");
+		return false;
+	}
+	return parse_names(p, s);
+}
+
+static bool parse_timeout(struct parser *p, struct stmt *s)
+{
+	advance(p);
+	if (p->tok.kind == T_INT) {
+		perr(p, p->tok.loc, "'timeout' needs a unit: '%lldms', '%llds' or '%lldm'",
+		     (long long)p->tok.ival, (long long)p->tok.ival, (long long)p->tok.ival);
+		return false;
+	}
+	if (p->tok.kind != T_DURATION) {
+		perr(p, p->tok.loc, "'timeout' needs a duration such as '2s' or '500ms', found %s",
+		     found(p));
+		return false;
+	}
+	s->timeout_ms = p->tok.ival;
+	advance(p);
+	return true;
+}
+
+static const struct {
+	const char *word;
+	enum stmt_kind kind;
+	bool (*parse)(struct parser *, struct stmt *);
+} stmt_table[] = {
+    {"thread", S_WAIT, parse_thread},
+    {"run", S_RUN, parse_run},
+    {"if", S_IF, parse_if},
+    {"while", S_WHILE, parse_while},
+    {"repeat", S_REPEAT, parse_repeat},
+    {"assert", S_ASSERT, parse_assert},
+    {"release", S_RELEASE, parse_release},
+    {"timeout", S_TIMEOUT, parse_timeout},
+};
+
+static void unknown_stmt(struct parser *p)
+{
+	struct token word = p->tok;
+	if (word.kind != T_IDENT) {
+		perr(p, word.loc, "expected a statement, found %s", found(p));
+		return;
+	}
+	if (tok_is(&word, "else")) {
+		perr(p, word.loc, "'else' without 'if'");
+		return;
+	}
+	if (is_keyword(&word)) {
+		perr(p, word.loc, "expected a statement, found keyword %s", found(p));
+		return;
+	}
+	const char *hint =
+	    suggest(&word, stmt_keywords, sizeof(stmt_keywords) / sizeof(stmt_keywords[0]));
+	if (hint) {
+		perr(p, word.loc, "unknown statement '%.*s'; did you mean '%s'?", (int)word.len,
+		     word.text, hint);
+		return;
+	}
+	advance(p);
+	if (p->tok.kind == '=' || p->tok.kind == ',')
+		perr(p, word.loc,
+		     "unknown statement '%.*s'; to bind threads write 'thread %.*s = wait ...'",
+		     (int)word.len, word.text, (int)word.len, word.text);
+	else
+		perr(p, word.loc, "unknown statement '%.*s'", (int)word.len, word.text);
+}
+
+static struct stmt *parse_stmt(struct parser *p)
+{
+	size_t i = 0, n = sizeof(stmt_table) / sizeof(stmt_table[0]);
+	struct stmt *s = NULL;
+	if (++p->stmt_nesting > MAX_BLOCKS) {
+		perr(p, p->tok.loc, "statements nested too deeply");
+		goto out;
+	}
+	if (tok_is(&p->tok, "wait")) {
+		if ((s = new_stmt(p, S_WAIT))) {
+			advance(p);
+			if (!parse_wait_rest(p, s))
+				goto fail;
+		}
+		goto out;
+	}
+	while (i < n && !tok_is(&p->tok, stmt_table[i].word))
+		i++;
+	if (i == n) {
+		unknown_stmt(p);
+		goto out;
+	}
+	if ((s = new_stmt(p, stmt_table[i].kind)) && !stmt_table[i].parse(p, s))
+		goto fail;
+	goto out;
+fail:
+	stmt_free(s);
+	s = NULL;
+out:
+	p->stmt_nesting--;
+	return s;
+}
+
+static const char *stmt_word(const struct stmt *s)
+{
+	static const char *const words[] = {
+	    [S_TIMEOUT] = "timeout", [S_WAIT] = "wait",	      [S_RUN] = "run",
+	    [S_IF] = "if",	     [S_WHILE] = "while",     [S_REPEAT] = "repeat",
+	    [S_ASSERT] = "assert",   [S_RELEASE] = "release",
+	};
+	return words[s->kind];
+}
+
+/* After a statement: newline, ';', '}' or end of file. */
+static bool stmt_end(struct parser *p, const struct stmt *s)
+{
+	if (at_stmt_end(p))
+		return true;
+	if (s->kind == S_IF || s->kind == S_WHILE || s->kind == S_REPEAT)
+		perr(p, p->tok.loc, "expected a new line or ';' after the '}' of '%s', found %s",
+		     stmt_word(s), found(p));
+	else
+		perr(p, p->tok.loc, "expected end of '%s' statement, found %s", stmt_word(s),
+		     found(p));
+	return false;
+}
+
+/* Statements up to '}' (in_block, left as the current token) or EOF. */
+static struct stmt *parse_stmts(struct parser *p, bool in_block, struct src_loc open)
+{
+	struct stmt *head = NULL, **tail = &head;
+	for (;;) {
+		while (p->tok.kind == T_NEWLINE || p->tok.kind == ';')
+			advance(p);
+		if (p->failed)
+			goto fail;
+		if (p->tok.kind == T_EOF && in_block) {
+			perr(p, p->tok.loc, "unterminated block: '{' opened at %d:%d has no '}'",
+			     open.line, open.col);
+			goto fail;
+		}
+		if (p->tok.kind == T_EOF || (p->tok.kind == '}' && in_block))
+			return head;
+		if (p->tok.kind == '}') {
+			perr(p, p->tok.loc, "'}' without a matching '{'");
+			goto fail;
+		}
+		struct stmt *s = parse_stmt(p);
+		if (!s)
+			goto fail;
+		*tail = s;
+		tail = &s->next;
+		if (!stmt_end(p, s))
+			goto fail;
+	}
+fail:
+	stmt_free(head);
+	return NULL;
+}
+
+/* ---- entry points ----------------------------------------------------- */
+
+/* "# run: ARGS" on the first line -> "ARGS" (trimmed), else NULL. */
+static char *run_comment(const char *text)
+{
+	const char *s = text;
+	if (*s++ != '#')
+		return NULL;
+	s += strspn(s, " \t");
+	if (strncmp(s, "run:", 4) != 0)
+		return NULL;
+	s += 4;
+	s += strspn(s, " \t");
+	size_t len = strcspn(s, "\n");
+	while (len > 0 && strchr(" \t\r", s[len - 1]))
+		len--;
+	return len ? strndup(s, len) : NULL;
+}
+
+void schedule_free(struct schedule *s)
+{
+	if (!s)
+		return;
+	stmt_free(s->body);
+	free(s->path);
+	free(s->text);
+	free(s->run_comment);
+	free(s);
+}
+
+struct schedule *schedule_parse(const char *path, const char *text, char *err, size_t errlen)
+{
+	struct parser p = {.path = path, .text = text, .err = err, .errlen = errlen};
+	struct src_loc none = {1, 1};
+	struct schedule *s = calloc(1, sizeof(*s));
+	if (err && errlen)
+		err[0] = '\0';
+	if (!s || !(s->path = strdup(path)) || !(s->text = strdup(text))) {
+		perr(&p, none, "out of memory");
+		goto fail;
+	}
+	p.text = s->text;
+	lexer_init(&p.lx, s->text);
+	advance(&p);
+	s->body = parse_stmts(&p, false, none);
+	if (p.failed)
+		goto fail;
+	s->run_comment = run_comment(s->text);
+	return s;
+fail:
+	schedule_free(s);
+	return NULL;
+}
+
+/* Reads a whole file; NULL with errno set on failure (EINVAL: a NUL byte). */
+static char *read_file(const char *path)
+{
+	char *buf = NULL;
+	size_t len = 0, n;
+	char chunk[4096];
+	int saved = 0;
+	FILE *mem = NULL, *f = fopen(path, "r");
+	if (!f)
+		return NULL;
+	if (!(mem = open_memstream(&buf, &len)))
+		goto fail;
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		fwrite(chunk, 1, n, mem);
+	if (ferror(f))
+		goto fail;
+	if (fclose(mem) != 0) {
+		mem = NULL;
+		goto fail;
+	}
+	mem = NULL;
+	if (strlen(buf) != len) {
+		errno = EINVAL;
+		goto fail;
+	}
+	fclose(f);
+	return buf;
+fail:
+	saved = errno ? errno : EIO;
+	if (mem)
+		fclose(mem);
+	free(buf);
+	fclose(f);
+	errno = saved;
+	return NULL;
+}
+
+struct schedule *schedule_load(const char *path, char *err, size_t errlen)
+{
+	char *text = read_file(path);
+	if (!text) {
+		if (err && errlen)
+			snprintf(err, errlen, "%s: cannot read schedule: %s\n", path,
+				 errno == EINVAL ? "file contains a NUL byte" : strerror(errno));
+		return NULL;
+	}
+	struct schedule *s = schedule_parse(path, text, err, errlen);
+	free(text);
+	return s;
+}
+
+/* ---- pretty-printing -------------------------------------------------- */
+
+static void fmt_expr(struct outbuf *o, const struct expr *e, bool top);
+
+static const char *op_text(int op)
+{
+	static char one[2];
+	switch (op) {
+	case T_OROR:
+		return "||";
+	case T_ANDAND:
+		return "&&";
+	case T_EQ:
+		return "==";
+	case T_NE:
+		return "!=";
+	case T_LE:
+		return "<=";
+	case T_GE:
+		return ">=";
+	case T_SHL:
+		return "<<";
+	case T_SHR:
+		return ">>";
+	default:
+		one[0] = (char)op;
+		one[1] = '\0';
+		return one;
+	}
+}
+
+static void fmt_operand(struct outbuf *o, const struct expr *e)
+{
+	bool wrap = e->kind == E_UNARY || e->kind == E_BINARY;
+	if (wrap)
+		out_printf(o, "(");
+	fmt_expr(o, e, true);
+	if (wrap)
+		out_printf(o, ")");
+}
+
+static void fmt_event(struct outbuf *o, const struct expr *e)
+{
+	switch (e->kind) {
+	case E_ENDED:
+		out_printf(o, "ended(%s)", e->name);
+		break;
+	case E_IN:
+		out_printf(o, "in(%s, %s)", e->name, e->func);
+		break;
+	case E_EV_START:
+		out_printf(o, "start");
+		break;
+	case E_EV_EXIT:
+		out_printf(o, "exit");
+		break;
+	case E_EV_ENTER:
+		out_printf(o, "enter(%s)", e->name);
+		break;
+	case E_EV_RETURN:
+		out_printf(o, "return(%s)", e->name);
+		break;
+	case E_EV_AT:
+		out_printf(o, "at(%s:%lld)", e->name, (long long)e->ival);
+		break;
+	case E_EV_READ:
+	case E_EV_WRITE:
+		out_printf(o, "%s(", e->kind == E_EV_READ ? "read" : "write");
+		fmt_expr(o, e->lhs, true);
+		out_printf(o, ")");
+		break;
+	case E_EV_SIGNAL:
+		if (e->ival == 0)
+			out_printf(o, "signal");
+		else if (signal_name((int)e->ival))
+			out_printf(o, "signal(%s)", signal_name((int)e->ival));
+		else
+			out_printf(o, "signal(%lld)", (long long)e->ival);
+		break;
+	default:
+		break;
+	}
+}
+
+static void fmt_expr(struct outbuf *o, const struct expr *e, bool top)
+{
+	switch (e->kind) {
+	case E_INT: /* negative values only come from hex literals */
+		out_printf(o, e->ival < 0 ? "0x%llx" : "%lld", (long long)e->ival);
+		break;
+	case E_NAME:
+		out_printf(o, "%s", e->name);
+		break;
+	case E_UNARY:
+		out_printf(o, "%c", e->op);
+		fmt_operand(o, e->lhs);
+		break;
+	case E_BINARY:
+		out_printf(o, top ? "" : "(");
+		fmt_expr(o, e->lhs, false);
+		out_printf(o, " %s ", op_text(e->op));
+		fmt_expr(o, e->rhs, false);
+		out_printf(o, top ? "" : ")");
+		break;
+	case E_MEMBER:
+	case E_ARROW:
+		fmt_operand(o, e->lhs);
+		out_printf(o, "%s%s", e->kind == E_MEMBER ? "." : "->", e->name);
+		break;
+	case E_INDEX:
+		fmt_operand(o, e->lhs);
+		out_printf(o, "[");
+		fmt_expr(o, e->rhs, true);
+		out_printf(o, "]");
+		break;
+	default:
+		fmt_event(o, e);
+		break;
+	}
+}
+
+size_t expr_format(const struct expr *e, char *buf, size_t len)
+{
+	struct outbuf o = {buf, len, 0};
+	if (!buf || !len)
+		return 0;
+	buf[0] = '\0';
+	fmt_expr(&o, e, true);
+	return o.used < len ? o.used : len - 1;
+}
+
+static void dump_stmts(FILE *out, const struct stmt *s, int depth);
+
+static void dump_names(FILE *out, const struct stmt *s)
+{
+	for (int i = 0; i < s->n_names; i++)
+		fprintf(out, "%s%s", i ? ", " : "", s->names[i]);
+}
+
+static void dump_expr(FILE *out, const struct expr *e)
+{
+	char buf[1024];
+	expr_format(e, buf, sizeof(buf));
+	fputs(buf, out);
+}
+
+static void dump_block(FILE *out, const struct stmt *body, int depth)
+{
+	fprintf(out, "{\n");
+	dump_stmts(out, body, depth + 1);
+	fprintf(out, "%*s}", depth * 8, "");
+}
+
+static void dump_wait(FILE *out, const struct stmt *s)
+{
+	if (s->n_names) {
+		fprintf(out, "thread ");
+		dump_names(out, s);
+		fprintf(out, " = ");
+	}
+	if (s->distinct)
+		fprintf(out, "wait %lld distinct ", (long long)s->count);
+	else if (s->count == 1)
+		fprintf(out, "wait any ");
+	else
+		fprintf(out, "wait %lld ", (long long)s->count);
+	dump_expr(out, s->pred);
+}
+
+static void dump_stmt(FILE *out, const struct stmt *s, int depth)
+{
+	switch (s->kind) {
+	case S_TIMEOUT:
+		fprintf(out, "timeout %lldms", (long long)s->timeout_ms);
+		break;
+	case S_WAIT:
+		dump_wait(out, s);
+		break;
+	case S_RUN:
+		fprintf(out, "run ");
+		dump_names(out, s);
+		fprintf(out, " until ");
+		dump_expr(out, s->pred);
+		break;
+	case S_IF:
+	case S_WHILE:
+		fprintf(out, "%s (", s->kind == S_IF ? "if" : "while");
+		dump_expr(out, s->cond);
+		fprintf(out, ") ");
+		dump_block(out, s->body, depth);
+		if (s->else_body) {
+			fprintf(out, " else ");
+			dump_block(out, s->else_body, depth);
+		}
+		break;
+	case S_REPEAT:
+		fprintf(out, "repeat %lld ", (long long)s->count);
+		dump_block(out, s->body, depth);
+		break;
+	case S_ASSERT:
+		fprintf(out, "assert ");
+		dump_expr(out, s->cond);
+		break;
+	case S_RELEASE:
+		fprintf(out, "release ");
+		if (s->all)
+			fprintf(out, "all");
+		dump_names(out, s);
+		break;
+	}
+}
+
+static void dump_stmts(FILE *out, const struct stmt *s, int depth)
+{
+	for (; s; s = s->next) {
+		fprintf(out, "%*s", depth * 8, "");
+		dump_stmt(out, s, depth);
+		fprintf(out, "\n");
+	}
+}
+
+void schedule_dump(const struct schedule *s, FILE *out)
+{
+	dump_stmts(out, s->body, 0);
+}

@@ -1,0 +1,1165 @@
+/*
+ * Tests for the schedule parser (policy/lexer.c, policy/parse.c).
+ *
+ * Success cases check the tree shape directly (kinds, names, counts,
+ * locations) and through expr_format/schedule_dump, which print binary
+ * operations fully parenthesised so precedence is visible.  Error cases check
+ * the whole first line of the diagnostic and that the source line and caret
+ * lines match it.
+ */
+#include "policy/ast.h"
+
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define PATH "t.sched"
+
+static struct schedule *parse_ok(const char *text)
+{
+	char err[2048];
+	struct schedule *s = schedule_parse(PATH, text, err, sizeof(err));
+	cr_assert(s != NULL, "unexpected parse error for <<%s>>:\n%s", text, err);
+	cr_assert_str_eq(err, "");
+	return s;
+}
+
+static char *dump(const struct schedule *s)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	cr_assert(f);
+	schedule_dump(s, f);
+	fclose(f);
+	return buf;
+}
+
+/* Parses text, dumps it, compares; then checks the dump parses back to itself. */
+static void dumps_as(const char *text, const char *expected)
+{
+	struct schedule *s = parse_ok(text);
+	char *out = dump(s);
+	cr_assert_str_eq(out, expected, "for <<%s>>", text);
+	struct schedule *again = parse_ok(out);
+	char *out2 = dump(again);
+	cr_assert_str_eq(out2, out, "dump does not round-trip");
+	free(out2);
+	schedule_free(again);
+	free(out);
+	schedule_free(s);
+}
+
+/* The predicate or condition of the only statement of "assert EXPR". */
+static void expr_is(const char *expr, const char *expected)
+{
+	char text[512], buf[512];
+	snprintf(text, sizeof(text), "assert %s\n", expr);
+	struct schedule *s = parse_ok(text);
+	cr_assert_eq(s->body->kind, S_ASSERT);
+	expr_format(s->body->cond, buf, sizeof(buf));
+	cr_assert_str_eq(buf, expected, "for <<%s>>", expr);
+	schedule_free(s);
+}
+
+/* Checks a diagnostic: first line exactly, then the source line of the
+ * position named in it, then a caret under that column (tabs mirrored). */
+static void check_diag(const char *text, const char *err, const char *first)
+{
+	size_t flen = strlen(first);
+	cr_assert(strncmp(err, first, flen) == 0 && err[flen] == '\n',
+		  "for <<%s>>\nexpected: %s\n     got: %s", text, first, err);
+	int line = 0, col = 0;
+	const char *p = strchr(err, ':');
+	cr_assert(p && sscanf(p, ":%d:%d:", &line, &col) == 2, "no position in %s", first);
+	const char *src = text;
+	for (int i = 1; i < line; i++) {
+		src = strchr(src, '\n');
+		cr_assert(src, "line %d beyond text", line);
+		src++;
+	}
+	size_t slen = strcspn(src, "\n");
+	if (slen && src[slen - 1] == '\r')
+		slen--;
+	char expect[1024];
+	int n = snprintf(expect, sizeof(expect), "    %.*s\n    ", (int)slen, src);
+	for (int i = 0; i < col - 1; i++)
+		expect[n++] = (size_t)i < slen && src[i] == '\t' ? '\t' : ' ';
+	strcpy(expect + n, "^\n");
+	cr_assert_str_eq(err + flen + 1, expect, "source/caret lines for <<%s>>", text);
+}
+
+static void fails(const char *text, const char *first)
+{
+	char err[2048];
+	struct schedule *s = schedule_parse(PATH, text, err, sizeof(err));
+	cr_assert(s == NULL, "<<%s>> parsed but should fail with %s", text, first);
+	check_diag(text, err, first);
+}
+
+/* ---- statements ------------------------------------------------------- */
+
+Test(parser, empty_schedules)
+{
+	const char *texts[] = {"", "\n\n", "# just a comment\n", "  ;;  \n ; # x", "\t\r\n"};
+	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+		struct schedule *s = parse_ok(texts[i]);
+		cr_assert_null(s->body);
+		cr_assert_null(s->run_comment);
+		cr_assert_str_eq(s->path, PATH);
+		cr_assert_str_eq(s->text, texts[i]);
+		schedule_free(s);
+	}
+}
+
+Test(parser, full_example)
+{
+	const char *text =
+	    "# run: cctrace run samples/bank/lost-update.sched -- samples/bank/bank\n"
+	    "timeout 2s\n"
+	    "thread A, B = wait 2 distinct enter(withdraw)\n"
+	    "thread M = wait any start\n"
+	    "wait any enter(init)\n"
+	    "run A, B until enter(audit)\n"
+	    "run A until write(balance)\n"
+	    "run B until at(bank.c:41)\n"
+	    "run A until return(withdraw) || exit\n"
+	    "run A until read(acct->balance) && balance < 0\n"
+	    "if (balance != 100) { run A until exit } else { run B until exit }\n"
+	    "while (!ended(A)) { run A until enter(step) }\n"
+	    "while (in(A, withdraw)) { run A until exit }\n"
+	    "repeat 1000 { run T until enter(hook) }\n"
+	    "assert balance == 80\n"
+	    "assert accounts[1].balance >= 0 && p->next == 0\n"
+	    "release all\n"
+	    "release A, B\n"
+	    "run A until signal\n"
+	    "run A until signal(SIGSEGV)\n";
+	dumps_as(text, "timeout 2000ms\n"
+		       "thread A, B = wait 2 distinct enter(withdraw)\n"
+		       "thread M = wait any start\n"
+		       "wait any enter(init)\n"
+		       "run A, B until enter(audit)\n"
+		       "run A until write(balance)\n"
+		       "run B until at(bank.c:41)\n"
+		       "run A until return(withdraw) || exit\n"
+		       "run A until read(acct->balance) && (balance < 0)\n"
+		       "if (balance != 100) {\n"
+		       "        run A until exit\n"
+		       "} else {\n"
+		       "        run B until exit\n"
+		       "}\n"
+		       "while (!ended(A)) {\n"
+		       "        run A until enter(step)\n"
+		       "}\n"
+		       "while (in(A, withdraw)) {\n"
+		       "        run A until exit\n"
+		       "}\n"
+		       "repeat 1000 {\n"
+		       "        run T until enter(hook)\n"
+		       "}\n"
+		       "assert balance == 80\n"
+		       "assert (accounts[1].balance >= 0) && (p->next == 0)\n"
+		       "release all\n"
+		       "release A, B\n"
+		       "run A until signal\n"
+		       "run A until signal(SIGSEGV)\n");
+	struct schedule *s = parse_ok(text);
+	cr_assert_str_eq(s->run_comment,
+			 "cctrace run samples/bank/lost-update.sched -- samples/bank/bank");
+	schedule_free(s);
+}
+
+Test(parser, timeout_units)
+{
+	struct schedule *s = parse_ok("timeout 500ms\ntimeout 2s\ntimeout 1m\ntimeout 0s\n");
+	const struct stmt *t = s->body;
+	int64_t want[] = {500, 2000, 60000, 0};
+	for (int i = 0; i < 4; i++, t = t->next) {
+		cr_assert_eq(t->kind, S_TIMEOUT);
+		cr_assert_eq(t->timeout_ms, want[i]);
+		cr_assert_eq(t->loc.line, i + 1);
+		cr_assert_eq(t->loc.col, 1);
+	}
+	cr_assert_null(t);
+	schedule_free(s);
+}
+
+Test(parser, thread_wait)
+{
+	struct schedule *s = parse_ok("thread A, B = wait 2 distinct enter(withdraw)\n");
+	const struct stmt *w = s->body;
+	cr_assert_eq(w->kind, S_WAIT);
+	cr_assert_eq(w->n_names, 2);
+	cr_assert_str_eq(w->names[0], "A");
+	cr_assert_str_eq(w->names[1], "B");
+	cr_assert_eq(w->name_locs[0].line, 1);
+	cr_assert_eq(w->name_locs[0].col, 8);
+	cr_assert_eq(w->name_locs[1].col, 11);
+	cr_assert_eq(w->count, 2);
+	cr_assert(w->distinct);
+	cr_assert_eq(w->loc.col, 1);
+	cr_assert_eq(w->pred->kind, E_EV_ENTER);
+	cr_assert_str_eq(w->pred->name, "withdraw");
+	cr_assert_eq(w->pred->loc.col, 31);
+	cr_assert_null(w->next);
+	schedule_free(s);
+}
+
+Test(parser, wait_forms)
+{
+	struct schedule *s = parse_ok("thread M = wait any start\n"
+				      "wait any enter(init)\n"
+				      "wait 1 exit\n"
+				      "wait 3 distinct start\n"
+				      "thread X = wait 1 distinct start\n");
+	const struct stmt *w = s->body;
+	cr_assert_eq(w->kind, S_WAIT);
+	cr_assert_eq(w->n_names, 1);
+	cr_assert_str_eq(w->names[0], "M");
+	cr_assert_eq(w->count, 1);
+	cr_assert(!w->distinct);
+	cr_assert_eq(w->pred->kind, E_EV_START);
+	w = w->next;
+	cr_assert_eq(w->kind, S_WAIT);
+	cr_assert_eq(w->n_names, 0);
+	cr_assert_null(w->names);
+	cr_assert_eq(w->count, 1);
+	cr_assert_eq(w->loc.line, 2);
+	cr_assert_eq(w->pred->kind, E_EV_ENTER);
+	cr_assert_str_eq(w->pred->name, "init");
+	w = w->next;
+	cr_assert_eq(w->count, 1);
+	cr_assert(!w->distinct);
+	cr_assert_eq(w->pred->kind, E_EV_EXIT);
+	w = w->next;
+	cr_assert_eq(w->count, 3);
+	cr_assert(w->distinct);
+	cr_assert_eq(w->n_names, 0);
+	w = w->next;
+	cr_assert_eq(w->count, 1);
+	cr_assert(w->distinct);
+	cr_assert_eq(w->n_names, 1);
+	schedule_free(s);
+}
+
+Test(parser, run)
+{
+	struct schedule *s = parse_ok("run A, B until enter(audit)\n  run  C until exit");
+	const struct stmt *r = s->body;
+	cr_assert_eq(r->kind, S_RUN);
+	cr_assert_eq(r->n_names, 2);
+	cr_assert_str_eq(r->names[0], "A");
+	cr_assert_str_eq(r->names[1], "B");
+	cr_assert_eq(r->name_locs[0].col, 5);
+	cr_assert_eq(r->name_locs[1].col, 8);
+	cr_assert_eq(r->pred->kind, E_EV_ENTER);
+	cr_assert_str_eq(r->pred->name, "audit");
+	cr_assert_eq(r->pred->loc.col, 16);
+	r = r->next;
+	cr_assert_eq(r->kind, S_RUN);
+	cr_assert_eq(r->loc.line, 2);
+	cr_assert_eq(r->loc.col, 3);
+	cr_assert_eq(r->name_locs[0].line, 2);
+	cr_assert_eq(r->name_locs[0].col, 8);
+	cr_assert_eq(r->pred->kind, E_EV_EXIT);
+	cr_assert_eq(r->pred->loc.col, 16);
+	schedule_free(s);
+}
+
+Test(parser, at_locations)
+{
+	struct schedule *s = parse_ok("run B until at(bank.c:41)\n"
+				      "run B until at( src/x/bank.c:7 )\n"
+				      "run B until at(my-file.v2.c:123456)\n"
+				      "run B until at(C:/w/a.c:9)\n");
+	const struct stmt *r = s->body;
+	const char *files[] = {"bank.c", "src/x/bank.c", "my-file.v2.c", "C:/w/a.c"};
+	int64_t lines[] = {41, 7, 123456, 9};
+	for (int i = 0; i < 4; i++, r = r->next) {
+		cr_assert_eq(r->pred->kind, E_EV_AT);
+		cr_assert_str_eq(r->pred->name, files[i]);
+		cr_assert_eq(r->pred->ival, lines[i]);
+		cr_assert_eq(r->pred->loc.col, 13);
+	}
+	schedule_free(s);
+}
+
+Test(parser, events)
+{
+	struct schedule *s = parse_ok("run A until return(withdraw) || exit\n"
+				      "run A until read(acct->balance) && balance < 0\n"
+				      "run A until signal\n"
+				      "run A until signal(SIGSEGV)\n"
+				      "run A until signal(9)\n"
+				      "run A until signal(SIGABRT) || signal(SIGBUS)\n"
+				      "run A until write(*p) || write(a[2].x) || read(s.f)\n");
+	const struct stmt *r = s->body;
+	const struct expr *e = r->pred;
+	cr_assert_eq(e->kind, E_BINARY);
+	cr_assert_eq(e->op, T_OROR);
+	cr_assert_eq(e->lhs->kind, E_EV_RETURN);
+	cr_assert_str_eq(e->lhs->name, "withdraw");
+	cr_assert_eq(e->rhs->kind, E_EV_EXIT);
+	cr_assert_eq(e->loc.col, 13);
+	cr_assert_eq(e->rhs->loc.col, 33);
+	r = r->next;
+	e = r->pred;
+	cr_assert_eq(e->op, T_ANDAND);
+	cr_assert_eq(e->lhs->kind, E_EV_READ);
+	cr_assert_eq(e->lhs->lhs->kind, E_ARROW);
+	cr_assert_str_eq(e->lhs->lhs->name, "balance");
+	cr_assert_str_eq(e->lhs->lhs->lhs->name, "acct");
+	cr_assert_eq(e->rhs->kind, E_BINARY);
+	cr_assert_eq(e->rhs->op, '<');
+	cr_assert_eq(e->rhs->lhs->kind, E_NAME);
+	cr_assert_eq(e->rhs->rhs->kind, E_INT);
+	cr_assert_eq(e->rhs->rhs->ival, 0);
+	r = r->next;
+	cr_assert_eq(r->pred->kind, E_EV_SIGNAL);
+	cr_assert_eq(r->pred->ival, 0);
+	r = r->next;
+	cr_assert_eq(r->pred->kind, E_EV_SIGNAL);
+	cr_assert_eq(r->pred->ival, SIGSEGV);
+	r = r->next;
+	cr_assert_eq(r->pred->ival, 9);
+	r = r->next;
+	cr_assert_eq(r->pred->lhs->ival, SIGABRT);
+	cr_assert_eq(r->pred->rhs->ival, SIGBUS);
+	char buf[256];
+	expr_format(r->next->pred, buf, sizeof(buf));
+	cr_assert_str_eq(buf, "(write(*p) || write(a[2].x)) || read(s.f)");
+	schedule_free(s);
+}
+
+Test(parser, conditions)
+{
+	struct schedule *s = parse_ok("while (!ended(A)) { run A until enter(step) }\n"
+				      "while (in(A, withdraw)) { run A until exit }\n");
+	const struct stmt *w = s->body;
+	cr_assert_eq(w->kind, S_WHILE);
+	cr_assert_eq(w->cond->kind, E_UNARY);
+	cr_assert_eq(w->cond->op, '!');
+	cr_assert_eq(w->cond->loc.col, 8);
+	cr_assert_eq(w->cond->lhs->kind, E_ENDED);
+	cr_assert_str_eq(w->cond->lhs->name, "A");
+	cr_assert_eq(w->cond->lhs->loc.col, 9);
+	cr_assert_eq(w->body->kind, S_RUN);
+	cr_assert_eq(w->body->loc.col, 21);
+	cr_assert_null(w->body->next);
+	w = w->next;
+	cr_assert_eq(w->cond->kind, E_IN);
+	cr_assert_str_eq(w->cond->name, "A");
+	cr_assert_str_eq(w->cond->func, "withdraw");
+	cr_assert_eq(w->body->pred->kind, E_EV_EXIT);
+	schedule_free(s);
+}
+
+Test(parser, if_else_chains)
+{
+	struct schedule *s = parse_ok("if (x) {\n"
+				      "  run A until exit\n"
+				      "} else if (y) {\n"
+				      "  run B until exit\n"
+				      "  run C until exit\n"
+				      "} else {\n"
+				      "}\n"
+				      "if (z) { }\n");
+	const struct stmt *i = s->body;
+	cr_assert_eq(i->kind, S_IF);
+	cr_assert_str_eq(i->cond->name, "x");
+	cr_assert_eq(i->body->kind, S_RUN);
+	cr_assert_null(i->body->next);
+	const struct stmt *e = i->else_body;
+	cr_assert_eq(e->kind, S_IF);
+	cr_assert_eq(e->loc.line, 3);
+	cr_assert_eq(e->loc.col, 8);
+	cr_assert_null(e->next);
+	cr_assert_str_eq(e->cond->name, "y");
+	cr_assert_str_eq(e->body->names[0], "B");
+	cr_assert_str_eq(e->body->next->names[0], "C");
+	cr_assert_null(e->else_body); /* `else { }` is empty */
+	i = i->next;
+	cr_assert_eq(i->kind, S_IF);
+	cr_assert_eq(i->loc.line, 8);
+	cr_assert_null(i->body);
+	cr_assert_null(i->else_body);
+	cr_assert_null(i->next);
+	schedule_free(s);
+}
+
+Test(parser, newlines_before_braces_and_else)
+{
+	dumps_as("if (x)\n{\n run A until exit\n}\n\nelse\n{\n run B until exit }\n"
+		 "while (y)\n\n{ }\nrepeat 2\n{}\nif (a) {}\nelse\nif (b) {}\n",
+		 "if (x) {\n"
+		 "        run A until exit\n"
+		 "} else {\n"
+		 "        run B until exit\n"
+		 "}\n"
+		 "while (y) {\n"
+		 "}\n"
+		 "repeat 2 {\n"
+		 "}\n"
+		 "if (a) {\n"
+		 "} else {\n"
+		 "        if (b) {\n"
+		 "        }\n"
+		 "}\n");
+}
+
+Test(parser, if_without_else_keeps_following_statement)
+{
+	dumps_as("if (x) { run A until exit }\n\n\nrun B until exit\n",
+		 "if (x) {\n        run A until exit\n}\nrun B until exit\n");
+	dumps_as("if (x) { run A until exit }; run B until exit",
+		 "if (x) {\n        run A until exit\n}\nrun B until exit\n");
+}
+
+Test(parser, repeat_assert_release)
+{
+	struct schedule *s = parse_ok("repeat 1000 { run T until enter(hook) }\n"
+				      "assert balance == 80\n"
+				      "release all\n"
+				      "release A, B\n");
+	const struct stmt *r = s->body;
+	cr_assert_eq(r->kind, S_REPEAT);
+	cr_assert_eq(r->count, 1000);
+	cr_assert_eq(r->body->kind, S_RUN);
+	r = r->next;
+	cr_assert_eq(r->kind, S_ASSERT);
+	cr_assert_eq(r->cond->op, T_EQ);
+	cr_assert_eq(r->cond->loc.col, 8);
+	r = r->next;
+	cr_assert_eq(r->kind, S_RELEASE);
+	cr_assert(r->all);
+	cr_assert_eq(r->n_names, 0);
+	r = r->next;
+	cr_assert_eq(r->kind, S_RELEASE);
+	cr_assert(!r->all);
+	cr_assert_eq(r->n_names, 2);
+	cr_assert_str_eq(r->names[1], "B");
+	cr_assert_eq(r->name_locs[1].line, 4);
+	cr_assert_eq(r->name_locs[1].col, 12);
+	schedule_free(s);
+}
+
+Test(parser, separators_and_comments)
+{
+	dumps_as("run A until exit; run B until exit # c ; run C until exit\n"
+		 ";;\n"
+		 "if (a) { run A until exit; run B until exit }  # trailing\n"
+		 "assert (a ||\n"
+		 "        b) && c[1 +\n"
+		 "  2]   # comment inside parens\n",
+		 "run A until exit\n"
+		 "run B until exit\n"
+		 "if (a) {\n"
+		 "        run A until exit\n"
+		 "        run B until exit\n"
+		 "}\n"
+		 "assert (a || b) && c[1 + 2]\n");
+	struct schedule *s = parse_ok("assert (a ||\n        b) && c\nrun A until exit\n");
+	cr_assert_eq(s->body->cond->rhs->loc.line, 2);
+	cr_assert_eq(s->body->cond->rhs->loc.col, 15);
+	cr_assert_eq(s->body->next->loc.line, 3);
+	schedule_free(s);
+}
+
+Test(parser, crlf_and_tabs)
+{
+	struct schedule *s = parse_ok("run A until exit\r\n\trun B until\texit\r\n");
+	cr_assert_eq(s->body->next->loc.line, 2);
+	cr_assert_eq(s->body->next->loc.col, 2);
+	cr_assert_eq(s->body->next->pred->loc.col, 14);
+	schedule_free(s);
+}
+
+Test(parser, soft_keywords_as_names)
+{
+	/* start/exit/signal are events only in expressions; function names may be
+	 * keywords; enter/in/at without '(' are plain names. */
+	struct schedule *s = parse_ok("thread start, signal = wait 2 distinct enter(wait)\n"
+				      "run start until return(run) || in(signal, until)\n"
+				      "assert in + at + enter == 0\n");
+	cr_assert_str_eq(s->body->names[0], "start");
+	cr_assert_str_eq(s->body->pred->name, "wait");
+	cr_assert_str_eq(s->body->next->pred->lhs->name, "run");
+	cr_assert_str_eq(s->body->next->pred->rhs->func, "until");
+	char buf[128];
+	expr_format(s->body->next->next->cond, buf, sizeof(buf));
+	cr_assert_str_eq(buf, "((in + at) + enter) == 0");
+	schedule_free(s);
+}
+
+Test(parser, run_comment)
+{
+	struct {
+		const char *text, *want;
+	} cases[] = {
+	    {"# run: cctrace run x.sched -- ./x a b  \t\nrun A until exit\n",
+	     "cctrace run x.sched -- ./x a b"},
+	    {"#run:   y\n", "y"},
+	    {"# run: z", "z"},
+	    {"# run:\n", NULL},
+	    {"\n# run: x\n", NULL},
+	    {"# running\n", NULL},
+	    {" # run: x\n", NULL},
+	    {"# rerun: x\n", NULL},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct schedule *s = parse_ok(cases[i].text);
+		if (cases[i].want)
+			cr_assert_str_eq(s->run_comment, cases[i].want);
+		else
+			cr_assert_null(s->run_comment, "case %zu", i);
+		schedule_free(s);
+	}
+}
+
+/* ---- expressions ------------------------------------------------------ */
+
+Test(parser, precedence)
+{
+	expr_is("a || b && !c", "a || (b && !c)");
+	expr_is("a && b || c", "(a && b) || c");
+	expr_is("a | b ^ c & d", "a | (b ^ (c & d))");
+	expr_is("a & b == c", "a & (b == c)");
+	expr_is("a == b < c", "a == (b < c)");
+	expr_is("a != b >= c", "a != (b >= c)");
+	expr_is("a < b << 1", "a < (b << 1)");
+	expr_is("a <= b >> 1", "a <= (b >> 1)");
+	expr_is("a << 1 + 2", "a << (1 + 2)");
+	expr_is("a + b * c - d / e % f", "(a + (b * c)) - ((d / e) % f)");
+	expr_is("a - b - c", "(a - b) - c");
+	expr_is("a || b || c", "(a || b) || c");
+	expr_is("-a * b", "-a * b");
+	expr_is("!a == b", "!a == b");
+	expr_is("(a || b) && c", "(a || b) && c");
+	expr_is("((a))", "a");
+	expr_is("~x & 0xff", "~x & 255");
+	expr_is("*p->x", "*p->x");
+	expr_is("&a[1]", "&a[1]");
+	expr_is("*(p->x)", "*p->x");
+	expr_is("(*p)->x", "(*p)->x");
+	expr_is("- -a", "-(-a)");
+	expr_is("!!a", "!(!a)");
+	expr_is("(*p).f", "(*p).f");
+	expr_is("a.b.c->d[1][2]", "a.b.c->d[1][2]");
+	expr_is("a[i + 1].f", "a[i + 1].f");
+	expr_is("a > b > c", "(a > b) > c");
+}
+
+Test(parser, precedence_tree_shape)
+{
+	struct schedule *s = parse_ok("assert a || b && !c");
+	const struct expr *e = s->body->cond;
+	cr_assert_eq(e->kind, E_BINARY);
+	cr_assert_eq(e->op, T_OROR);
+	cr_assert_eq(e->loc.col, 8);
+	cr_assert_eq(e->lhs->kind, E_NAME);
+	cr_assert_str_eq(e->lhs->name, "a");
+	cr_assert_eq(e->rhs->kind, E_BINARY);
+	cr_assert_eq(e->rhs->op, T_ANDAND);
+	cr_assert_eq(e->rhs->loc.col, 13);
+	cr_assert_str_eq(e->rhs->lhs->name, "b");
+	cr_assert_eq(e->rhs->rhs->kind, E_UNARY);
+	cr_assert_eq(e->rhs->rhs->op, '!');
+	cr_assert_eq(e->rhs->rhs->loc.col, 18);
+	cr_assert_str_eq(e->rhs->rhs->lhs->name, "c");
+	cr_assert_eq(e->rhs->rhs->lhs->loc.col, 19);
+	cr_assert_eq(e->slot, -1);
+	schedule_free(s);
+}
+
+Test(parser, postfix_shape)
+{
+	struct schedule *s = parse_ok("assert accounts[1].balance >= 0 && p->next == 0");
+	const struct expr *e = s->body->cond;
+	cr_assert_eq(e->op, T_ANDAND);
+	const struct expr *ge = e->lhs;
+	cr_assert_eq(ge->op, T_GE);
+	const struct expr *m = ge->lhs;
+	cr_assert_eq(m->kind, E_MEMBER);
+	cr_assert_str_eq(m->name, "balance");
+	cr_assert_eq(m->loc.col, 8);
+	cr_assert_eq(m->lhs->kind, E_INDEX);
+	cr_assert_str_eq(m->lhs->lhs->name, "accounts");
+	cr_assert_eq(m->lhs->rhs->ival, 1);
+	const struct expr *a = e->rhs->lhs;
+	cr_assert_eq(a->kind, E_ARROW);
+	cr_assert_str_eq(a->name, "next");
+	cr_assert_str_eq(a->lhs->name, "p");
+	cr_assert_eq(a->loc.col, 36);
+	schedule_free(s);
+}
+
+Test(parser, unary_binds_looser_than_postfix)
+{
+	struct schedule *s = parse_ok("assert *p->x + &a[1]");
+	const struct expr *e = s->body->cond;
+	cr_assert_eq(e->lhs->kind, E_UNARY);
+	cr_assert_eq(e->lhs->op, '*');
+	cr_assert_eq(e->lhs->lhs->kind, E_ARROW);
+	cr_assert_eq(e->rhs->kind, E_UNARY);
+	cr_assert_eq(e->rhs->op, '&');
+	cr_assert_eq(e->rhs->lhs->kind, E_INDEX);
+	cr_assert_eq(e->rhs->loc.col, 16);
+	cr_assert_eq(e->rhs->lhs->loc.col, 17);
+	schedule_free(s);
+}
+
+Test(parser, unary_ops)
+{
+	struct schedule *s = parse_ok("assert -a + ~b + *c + &d + !e");
+	int ops[] = {'!', '&', '*', '~', '-'};
+	const struct expr *e = s->body->cond;
+	for (int i = 0; i < 4; i++, e = e->lhs) {
+		cr_assert_eq(e->op, '+');
+		cr_assert_eq(e->rhs->kind, E_UNARY);
+		cr_assert_eq(e->rhs->op, ops[i]);
+	}
+	cr_assert_eq(e->kind, E_UNARY);
+	cr_assert_eq(e->op, '-');
+	schedule_free(s);
+}
+
+Test(parser, literals)
+{
+	expr_is("0", "0");
+	expr_is("42", "42");
+	expr_is("0x1F + 0Xa", "31 + 10");
+	expr_is("'a'", "97");
+	expr_is("'\\n' + '\\0' + '\\\\' + '\\''", "((10 + 0) + 92) + 39");
+	expr_is("'\\x41'", "65");
+	expr_is("true || false", "1 || 0");
+	expr_is("9223372036854775807", "9223372036854775807");
+	expr_is("0x7fffffffffffffff", "9223372036854775807");
+	expr_is("0xffffffffffffffff", "0xffffffffffffffff");
+	expr_is("0x8000000000000000 + -1", "0x8000000000000000 + -1");
+	expr_is("'#'", "35");
+}
+
+Test(parser, expr_format_truncates)
+{
+	struct schedule *s = parse_ok("assert alpha + beta");
+	char buf[8];
+	size_t n = expr_format(s->body->cond, buf, sizeof(buf));
+	cr_assert_str_eq(buf, "alpha +");
+	cr_assert_eq(n, 7);
+	cr_assert_eq(expr_format(s->body->cond, buf, 1), 0);
+	cr_assert_str_eq(buf, "");
+	schedule_free(s);
+}
+
+/* ---- errors ----------------------------------------------------------- */
+
+Test(parser_errors, lexical)
+{
+	fails("run A until x == 0x\n", "t.sched:1:18: error: bad hex literal '0x'");
+	fails("assert 0x1g\n", "t.sched:1:8: error: bad hex literal '0x1g'");
+	fails("assert 99999999999999999999\n", "t.sched:1:8: error: integer literal too large");
+	fails("assert 9223372036854775808\n", "t.sched:1:8: error: integer literal too large");
+	fails("assert 0x10000000000000000\n", "t.sched:1:8: error: integer literal too large");
+	fails("assert x == 010\n",
+	      "t.sched:1:13: error: leading zero in '010': octal is not supported");
+	fails("timeout 2x\n", "t.sched:1:9: error: bad duration '2x': use ms, s or m");
+	fails("timeout 5sec\n", "t.sched:1:9: error: bad duration '5sec': use ms, s or m");
+	fails("timeout 9999999999999999m\n", "t.sched:1:9: error: duration too large");
+	fails("assert c == ''\n", "t.sched:1:13: error: empty character literal");
+	fails("assert c == 'a\n", "t.sched:1:13: error: unterminated character literal");
+	fails("assert c == 'ab'\n", "t.sched:1:13: error: unterminated character literal");
+	fails("assert c == '", "t.sched:1:13: error: unterminated character literal");
+	fails("assert c == '\\q'\n",
+	      "t.sched:1:14: error: unknown escape '\\q' in character literal");
+	fails("run A until @x\n", "t.sched:1:13: error: unexpected character '@'");
+	fails("run A until $\n", "t.sched:1:13: error: unexpected character '$'");
+	fails("run A until \x01\n", "t.sched:1:13: error: unexpected byte 0x01");
+	fails("run A\xc3\xa9 until exit\n", "t.sched:1:6: error: unexpected byte 0xc3");
+}
+
+Test(parser_errors, at_location)
+{
+	fails("run B until at()\n",
+	      "t.sched:1:16: error: expected a file:line location inside at(...)");
+	fails("run B until at(bank.c)\n", "t.sched:1:16: error: expected a file:line location "
+					  "inside at(...), found 'bank.c'");
+	fails("run B until at(:41)\n", "t.sched:1:16: error: expected a file:line location "
+				       "inside at(...), found ':41'");
+	fails("run B until at(bank.c:)\n", "t.sched:1:16: error: expected a file:line location "
+					   "inside at(...), found 'bank.c:'");
+	fails("run B until at(bank.c:4x)\n", "t.sched:1:16: error: expected a file:line "
+					     "location inside at(...), found 'bank.c:4x'");
+	fails("run B until at(bank.c : 41)\n", "t.sched:1:16: error: expected a file:line "
+					       "location inside at(...), found 'bank.c'");
+	fails("run B until at(bank.c:0)\n", "t.sched:1:23: error: line numbers start at 1");
+	fails("run B until at(bank.c:99999999999)\n", "t.sched:1:23: error: line number too large");
+	fails("run B until at(bank.c:4 x)\n",
+	      "t.sched:1:25: error: expected ')' to close '(' at 1:15, found 'x'");
+	fails("run B until at(bank.c:4", "t.sched:1:24: error: expected ')' to close '(' at "
+					 "1:15, found end of file");
+}
+
+Test(parser_errors, brackets)
+{
+	fails("if (x { run A until exit }\n",
+	      "t.sched:1:7: error: expected ')' to close '(' at 1:4, found '{'");
+	fails("assert (a + b\n\n",
+	      "t.sched:1:14: error: expected ')' to close '(' at 1:8, found end of file");
+	fails("assert a[1 + 2 == 3\nrun A until exit\n",
+	      "t.sched:2:1: error: expected ']' to close '[' at 1:9, found 'run'");
+	fails("run A until enter(f\n",
+	      "t.sched:1:20: error: expected ')' to close '(' at 1:18, found end of file");
+	fails("assert x)\n", "t.sched:1:9: error: expected end of 'assert' statement, found ')'");
+}
+
+Test(parser_errors, event_arguments)
+{
+	fails("run A until enter(5)\n",
+	      "t.sched:1:19: error: enter(...) expects a function name, found '5'");
+	fails("run A until return()\n",
+	      "t.sched:1:20: error: return(...) expects a function name, found ')'");
+	fails("run A until enter(a, b)\n",
+	      "t.sched:1:20: error: expected ')' to close '(' at 1:18, found ','");
+	fails("run A until read(a + 1)\n", "t.sched:1:18: error: read(...) needs a variable, "
+					   "field, array element or *pointer to watch");
+	fails("run A until write(3)\n", "t.sched:1:19: error: write(...) needs a variable, "
+					"field, array element or *pointer to watch");
+	fails("run A until read()\n", "t.sched:1:18: error: expected an expression, found ')'");
+	fails("while (ended(3)) {}\n",
+	      "t.sched:1:14: error: ended(...) expects a thread name, found '3'");
+	fails("while (ended(all)) {}\n",
+	      "t.sched:1:14: error: ended(...) expects a thread name, found 'all'");
+	fails("while (in(A)) {}\n", "t.sched:1:12: error: expected ',' between the thread and "
+				    "the function in in(T, F), found ')'");
+	fails("while (in(, f)) {}\n",
+	      "t.sched:1:11: error: in(...) expects a thread name, found ','");
+	fails("while (in(A, )) {}\n",
+	      "t.sched:1:14: error: in(...) expects a function name after ',', found ')'");
+	fails("run A until signal(SIGFOO)\n", "t.sched:1:20: error: unknown signal 'SIGFOO': use "
+					      "a name such as SIGSEGV or a number 1-64");
+	fails("run A until signal(99)\n", "t.sched:1:20: error: unknown signal '99': use a name "
+					  "such as SIGSEGV or a number 1-64");
+	fails("run A until signal()\n", "t.sched:1:20: error: signal(...) expects a signal name "
+					"such as SIGSEGV, found ')'");
+	fails("run A until signal(SIGSEGV\n", "t.sched:1:27: error: expected ')' to close '(' at "
+					      "1:19, found end of file");
+}
+
+Test(parser_errors, unknown_calls)
+{
+	fails("run A until entr(f)\n",
+	      "t.sched:1:13: error: unknown event or condition 'entr(...)'; did you mean 'enter'?");
+	fails(
+	    "run A until wirte(x)\n",
+	    "t.sched:1:13: error: unknown event or condition 'wirte(...)'; did you mean 'write'?");
+	fails("while (ende(A)) {}\n",
+	      "t.sched:1:8: error: unknown event or condition 'ende(...)'; did you mean 'ended'?");
+	fails("assert strlen(s) == 0\n",
+	      "t.sched:1:8: error: unknown event or condition 'strlen(...)': function calls are "
+	      "not supported; events are enter, return, at, read, write, signal and conditions "
+	      "ended, in");
+}
+
+Test(parser_errors, expressions)
+{
+	fails("run A until until\n",
+	      "t.sched:1:13: error: expected an expression, found keyword 'until'");
+	fails("assert any\n", "t.sched:1:8: error: expected an expression, found keyword 'any'");
+	fails("run A until return\n",
+	      "t.sched:1:13: error: 'return' needs a function: 'return(F)'");
+	fails("run A until return || exit\n",
+	      "t.sched:1:13: error: 'return' needs a function: 'return(F)'");
+	fails("assert x < 2s\n",
+	      "t.sched:1:12: error: a duration such as '2s' is only allowed after 'timeout'");
+	fails("assert x + \n", "t.sched:1:12: error: expected an expression, found end of line");
+	fails("assert x +", "t.sched:1:11: error: expected an expression, found end of file");
+	fails("assert x + }\n", "t.sched:1:12: error: expected an expression, found '}'");
+	fails("assert a.\n",
+	      "t.sched:1:10: error: expected a field name after '.', found end of line");
+	fails("assert a->3\n", "t.sched:1:11: error: expected a field name after '->', found '3'");
+	fails("assert a = 1\n", "t.sched:1:10: error: '=' is assignment; use '==' to compare");
+	fails("if (a = 1) {}\n", "t.sched:1:7: error: '=' is assignment; use '==' to compare");
+	fails("run A until\n", "t.sched:1:12: error: expected a predicate after 'until', found end "
+			       "of line");
+	fails("run A until ; run B until exit\n",
+	      "t.sched:1:13: error: expected a predicate after 'until', found ';'");
+	fails("wait any\n",
+	      "t.sched:1:9: error: expected a predicate after 'wait', found end of line");
+	fails("assert\n",
+	      "t.sched:1:7: error: expected a condition after 'assert', found end of line");
+	fails("run A until exit exit\n",
+	      "t.sched:1:18: error: expected end of 'run' statement, found 'exit'");
+	fails("run A until enter(f) foo\n",
+	      "t.sched:1:22: error: expected end of 'run' statement, found 'foo'");
+	fails("run A until start.x\n",
+	      "t.sched:1:18: error: expected end of 'run' statement, found '.'");
+	fails("assert a b\n", "t.sched:1:10: error: expected end of 'assert' statement, found 'b'");
+}
+
+Test(parser_errors, nesting_limits)
+{
+	char text[4096];
+	size_t n = 0;
+	n += (size_t)sprintf(text, "assert ");
+	for (int i = 0; i < 1000; i++)
+		text[n++] = '(';
+	text[n++] = 'x';
+	for (int i = 0; i < 1000; i++)
+		text[n++] = ')';
+	text[n] = '\0';
+	char err[2048];
+	cr_assert_null(schedule_parse(PATH, text, err, sizeof(err)));
+	cr_assert(strstr(err, "error: expression nested too deeply\n"), "%s", err);
+	n = (size_t)sprintf(text, "assert ");
+	for (int i = 0; i < 1000; i++)
+		text[n++] = '!';
+	strcpy(text + n, "x");
+	cr_assert_null(schedule_parse(PATH, text, err, sizeof(err)));
+	cr_assert(strstr(err, "error: expression nested too deeply\n"), "%s", err);
+	n = 0;
+	for (int i = 0; i < 300; i++)
+		n += (size_t)sprintf(text + n, "if(x){");
+	cr_assert_null(schedule_parse(PATH, text, err, sizeof(err)));
+	cr_assert(strstr(err, "error: statements nested too deeply\n"), "%s", err);
+	/* Moderate nesting is fine. */
+	n = (size_t)sprintf(text, "assert ");
+	for (int i = 0; i < 50; i++)
+		text[n++] = '(';
+	text[n++] = 'x';
+	for (int i = 0; i < 50; i++)
+		text[n++] = ')';
+	text[n] = '\0';
+	schedule_free(parse_ok(text));
+}
+
+Test(parser_errors, thread_lists)
+{
+	fails("run A,, B until exit\n",
+	      "t.sched:1:7: error: thread list expects a name, found ','");
+	fails("run , A until exit\n", "t.sched:1:5: error: thread list expects a name, found ','");
+	fails("run until exit\n", "t.sched:1:5: error: thread list expects a name, found 'until'");
+	fails("run A, until exit\n",
+	      "t.sched:1:8: error: thread list expects a name, found 'until'");
+	fails("run\n", "t.sched:1:4: error: thread list expects a name, found end of line");
+	fails("release A,\n", "t.sched:1:11: error: thread list expects a name, found end of line");
+	fails("run A, B, A until exit\n", "t.sched:1:11: error: thread 'A' is listed twice");
+	fails("thread A, A = wait 2 distinct start\n",
+	      "t.sched:1:11: error: thread 'A' is listed twice");
+	fails("run A, B untl enter(audit)\n",
+	      "t.sched:1:10: error: expected 'until' after thread list, found 'untl'");
+	fails("run A B until exit\n",
+	      "t.sched:1:7: error: expected 'until' after thread list, found 'B'");
+	fails("run A\n",
+	      "t.sched:1:6: error: expected 'until' after thread list, found end of line");
+	fails("release\n",
+	      "t.sched:1:8: error: 'release' needs threads: 'release A, B' or 'release all'");
+	fails("release all, A\n",
+	      "t.sched:1:12: error: expected end of 'release' statement, found ','");
+}
+
+Test(parser_errors, wait)
+{
+	fails("wait enter(x)\n", "t.sched:1:6: error: 'wait' needs a count: 'wait N distinct PRED' "
+				 "or 'wait any PRED'");
+	fails("thread A = wait\n", "t.sched:1:16: error: 'wait' needs a count: 'wait N distinct "
+				   "PRED' or 'wait any PRED'");
+	fails("wait 0 distinct start\n", "t.sched:1:6: error: 'wait' needs a count of at least 1");
+	fails("wait 2 start\n", "t.sched:1:8: error: expected 'distinct' after 'wait 2': 'wait N "
+				"distinct PRED', found 'start'");
+	fails("wait any distinct start\n", "t.sched:1:10: error: 'wait any' waits for one thread: "
+					   "drop 'distinct', or write 'wait N distinct PRED'");
+	fails("thread A, B = wait any start\n",
+	      "t.sched:1:20: error: the thread list has 2 names but 'wait' binds 1 thread");
+	fails("thread A = wait 3 distinct start\n",
+	      "t.sched:1:17: error: the thread list has 1 name but 'wait' binds 3 threads");
+	fails("thread A wait any start\n",
+	      "t.sched:1:10: error: expected '=' after thread list, found 'wait'");
+	fails("thread A = run A until exit\n",
+	      "t.sched:1:12: error: 'thread' declarations must have '= wait ...', found 'run'");
+	fails("thread A =\n", "t.sched:1:11: error: 'thread' declarations must have '= wait ...', "
+			      "found end of line");
+	fails("thread = wait any start\n",
+	      "t.sched:1:8: error: thread list expects a name, found '='");
+}
+
+Test(parser_errors, blocks)
+{
+	fails("if x { }\n", "t.sched:1:4: error: expected '(' after 'if', found 'x'");
+	fails("while { }\n", "t.sched:1:7: error: expected '(' after 'while', found '{'");
+	fails("if () { }\n",
+	      "t.sched:1:5: error: expected a condition inside 'if (...)', found ')'");
+	fails("while () { }\n",
+	      "t.sched:1:8: error: expected a condition inside 'while (...)', found ')'");
+	fails("if (x) run A until exit\n",
+	      "t.sched:1:8: error: expected '{' to open the body of 'if', found 'run'");
+	fails("if (x) { } else run A until exit\n",
+	      "t.sched:1:17: error: expected '{' to open the body of 'else', found 'run'");
+	fails("while (x)\n", "t.sched:1:10: error: expected '{' to open the body of 'while', found "
+			     "end of file");
+	fails("repeat 3 run A until exit\n",
+	      "t.sched:1:10: error: expected '{' to open the body of 'repeat', found 'run'");
+	fails("repeat { }\n",
+	      "t.sched:1:8: error: 'repeat' needs a count: 'repeat N { ... }', found '{'");
+	fails("repeat n { }\n",
+	      "t.sched:1:8: error: 'repeat' needs a count: 'repeat N { ... }', found 'n'");
+	fails("if (x) {\n  run A until exit\n",
+	      "t.sched:2:19: error: unterminated block: '{' opened at 1:8 has no '}'");
+	fails("run A until exit\nwhile (y) {\n\t\trepeat 2 { run A until exit }\n\n\n",
+	      "t.sched:3:32: error: unterminated block: '{' opened at 2:11 has no '}'");
+	fails("if (x) {", "t.sched:1:9: error: unterminated block: '{' opened at 1:8 has no '}'");
+	fails("run A until exit\n}\n", "t.sched:2:1: error: '}' without a matching '{'");
+	fails("if (x) { } }\n", "t.sched:1:12: error: '}' without a matching '{'");
+	fails("if (x) { } run A until exit\n",
+	      "t.sched:1:12: error: expected a new line or ';' after the '}' of 'if', found 'run'");
+	fails(
+	    "repeat 2 { } x\n",
+	    "t.sched:1:14: error: expected a new line or ';' after the '}' of 'repeat', found 'x'");
+	fails(
+	    "if (x) { } else { } else { }\n",
+	    "t.sched:1:21: error: expected a new line or ';' after the '}' of 'if', found 'else'");
+}
+
+Test(parser_errors, statements)
+{
+	fails("rn A until exit\n",
+	      "t.sched:1:1: error: unknown statement 'rn'; did you mean 'run'?");
+	fails("  wiat any start\n",
+	      "t.sched:1:3: error: unknown statement 'wiat'; did you mean 'wait'?");
+	fails("relase all\n",
+	      "t.sched:1:1: error: unknown statement 'relase'; did you mean 'release'?");
+	fails("timout 2s\n",
+	      "t.sched:1:1: error: unknown statement 'timout'; did you mean 'timeout'?");
+	fails("asert x\n", "t.sched:1:1: error: unknown statement 'asert'; did you mean 'assert'?");
+	fails("whle (x) {}\n",
+	      "t.sched:1:1: error: unknown statement 'whle'; did you mean 'while'?");
+	fails("A = wait any start\n", "t.sched:1:1: error: unknown statement 'A'; to bind threads "
+				      "write 'thread A = wait ...'");
+	fails("foo, B = wait 2 distinct start\n", "t.sched:1:1: error: unknown statement 'foo'; "
+						  "to bind threads write 'thread foo = wait ...'");
+	fails("balance == 3\n", "t.sched:1:1: error: unknown statement 'balance'");
+	fails("x\n", "t.sched:1:1: error: unknown statement 'x'");
+	fails("else { }\n", "t.sched:1:1: error: 'else' without 'if'");
+	fails("if (x) { }\nrun A until exit\nelse { }\n",
+	      "t.sched:3:1: error: 'else' without 'if'");
+	fails("until exit\n", "t.sched:1:1: error: expected a statement, found keyword 'until'");
+	fails("distinct\n", "t.sched:1:1: error: expected a statement, found keyword 'distinct'");
+	fails("(x)\n", "t.sched:1:1: error: expected a statement, found '('");
+	fails("42\n", "t.sched:1:1: error: expected a statement, found '42'");
+	fails(
+	    "timeout\n",
+	    "t.sched:1:8: error: 'timeout' needs a duration such as '2s' or '500ms', found end of "
+	    "line");
+	fails("timeout x\n", "t.sched:1:9: error: 'timeout' needs a duration such as '2s' or "
+			     "'500ms', found 'x'");
+	fails("timeout 2\n", "t.sched:1:9: error: 'timeout' needs a unit: '2ms', '2s' or '2m'");
+	fails("timeout 2s 3s\n",
+	      "t.sched:1:12: error: expected end of 'timeout' statement, found '3s'");
+}
+
+Test(parser_errors, positions_on_later_lines_and_tabs)
+{
+	fails("timeout 1s\n\n# comment\n\trun A,\tB untl exit\n",
+	      "t.sched:4:11: error: expected 'until' after thread list, found 'untl'");
+	fails("if (a) {\n\twhile (b) {\n\t\trn A until exit\n\t}\n}\n",
+	      "t.sched:3:3: error: unknown statement 'rn'; did you mean 'run'?");
+	fails("run A until exit\r\nrun B untl exit\r\n",
+	      "t.sched:2:7: error: expected 'until' after thread list, found 'untl'");
+}
+
+Test(parser_errors, long_token_is_shortened)
+{
+	fails("run A xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n",
+	      "t.sched:1:7: error: expected 'until' after thread list, found "
+	      "'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...'");
+}
+
+Test(parser_errors, small_error_buffers)
+{
+	char err[16];
+	cr_assert_null(schedule_parse(PATH, "rn A until exit", err, sizeof(err)));
+	cr_assert_str_eq(err, "t.sched:1:1: er");
+	cr_assert_null(schedule_parse(PATH, "rn A until exit", NULL, 0));
+	cr_assert_null(schedule_parse(PATH, "rn A until exit", err, 0));
+}
+
+Test(parser_errors, first_error_wins)
+{
+	char err[2048];
+	cr_assert_null(schedule_parse(PATH, "rn A\nfoo bar\n@", err, sizeof(err)));
+	cr_assert_str_eq(err, "t.sched:1:1: error: unknown statement 'rn'; did you mean 'run'?\n"
+			      "    rn A\n"
+			      "    ^\n");
+}
+
+/* ---- schedule_diag ---------------------------------------------------- */
+
+Test(parser, schedule_diag_format)
+{
+	struct schedule *s = parse_ok("timeout 1s\n\trun A,\tB until enter(nosuch)\n");
+	char buf[512];
+	const struct expr *e = s->body->next->pred;
+	schedule_diag(s, e->loc, buf, sizeof(buf), "no function '%s' in %s", e->name, "./prog");
+	cr_assert_str_eq(buf, "t.sched:2:17: error: no function 'nosuch' in ./prog\n"
+			      "    \trun A,\tB until enter(nosuch)\n"
+			      "    \t      \t        ^\n");
+	check_diag(s->text, buf, "t.sched:2:17: error: no function 'nosuch' in ./prog");
+	struct src_loc l = s->body->next->name_locs[1];
+	schedule_diag(s, l, buf, sizeof(buf), "thread '%s' is not bound", "B");
+	check_diag(s->text, buf, "t.sched:2:9: error: thread 'B' is not bound");
+	/* A position past the end of the text still gives the first line. */
+	struct src_loc far = {99, 3};
+	schedule_diag(s, far, buf, sizeof(buf), "x");
+	cr_assert_str_eq(buf, "t.sched:99:3: error: x\n");
+	char tiny[10];
+	schedule_diag(s, l, tiny, sizeof(tiny), "thread");
+	cr_assert_str_eq(tiny, "t.sched:2");
+	schedule_free(s);
+}
+
+/* ---- schedule_load ---------------------------------------------------- */
+
+static char *write_temp(const char *text, size_t len)
+{
+	char *path = strdup("/tmp/test_parser_XXXXXX");
+	int fd = mkstemp(path);
+	cr_assert(fd >= 0);
+	cr_assert_eq(write(fd, text, len), (ssize_t)len);
+	close(fd);
+	return path;
+}
+
+Test(parser, load)
+{
+	char *path = write_temp("# run: cctrace run x -- ./y\nrun A until exit\n", 44);
+	char err[512];
+	struct schedule *s = schedule_load(path, err, sizeof(err));
+	cr_assert(s, "%s", err);
+	cr_assert_str_eq(s->path, path);
+	cr_assert_str_eq(s->run_comment, "cctrace run x -- ./y");
+	cr_assert_eq(s->body->kind, S_RUN);
+	cr_assert_eq(s->body->loc.line, 2);
+	schedule_free(s);
+	unlink(path);
+	free(path);
+}
+
+Test(parser, load_errors)
+{
+	char err[512];
+	cr_assert_null(schedule_load("/nonexistent/x.sched", err, sizeof(err)));
+	cr_assert_str_eq(err,
+			 "/nonexistent/x.sched: cannot read schedule: No such file or directory\n");
+	cr_assert_null(schedule_load("/tmp", err, sizeof(err)));
+	cr_assert_str_eq(err, "/tmp: cannot read schedule: Is a directory\n");
+	char *path = write_temp("run A\0 until exit\n", 18);
+	cr_assert_null(schedule_load(path, err, sizeof(err)));
+	char want[256];
+	snprintf(want, sizeof(want), "%s: cannot read schedule: file contains a NUL byte\n", path);
+	cr_assert_str_eq(err, want);
+	unlink(path);
+	free(path);
+	path = write_temp("run A untl exit\n", 16);
+	cr_assert_null(schedule_load(path, err, sizeof(err)));
+	snprintf(want, sizeof(want),
+		 "%s:1:7: error: expected 'until' after thread list, found 'untl'\n"
+		 "    run A untl exit\n"
+		 "          ^\n",
+		 path);
+	cr_assert_str_eq(err, want);
+	unlink(path);
+	free(path);
+}
+
+/* ---- robustness ------------------------------------------------------- */
+
+static const char *const corpus[] = {
+    "# run: cctrace run samples/bank/lost-update.sched -- samples/bank/bank\n"
+    "timeout 2s\n"
+    "thread A, B = wait 2 distinct enter(withdraw)\n"
+    "run A, B until enter(audit)\n"
+    "run B until at(bank.c:41)\n"
+    "run A until read(acct->balance) && balance < 0\n"
+    "if (balance != 100) { run A until exit } else if (x) { release A } else { run B "
+    "until exit }\n"
+    "while (!ended(A) && in(B, withdraw)) {\n"
+    "\trun A until return(withdraw) || signal(SIGSEGV) || signal\n"
+    "}\n"
+    "repeat 10 { run A until write(a[1].b) }\n"
+    "assert accounts[1].balance >= 0 && p->next == 0x10 && c == 'x'\n"
+    "release all\n",
+    "thread M = wait any start; wait any enter(init)\n"
+    "assert (a ||\n  b) && -~!*&x[(1 + 2) * 3 % 4 << 5 >> 6 | 7 ^ 8 & 9] != true\n"
+    "release A, B  # done\n",
+    "if (a)\n{\n}\n\nelse\n{\n  run A until exit ; run B until exit\n}\n",
+};
+
+static void parse_prefixes(const char *text)
+{
+	size_t len = strlen(text);
+	char *buf = malloc(len + 1);
+	char err[1024];
+	for (size_t n = 0; n <= len; n++) {
+		memcpy(buf, text, n);
+		buf[n] = '\0';
+		struct schedule *s = schedule_parse(PATH, buf, err, sizeof(err));
+		if (s) {
+			cr_assert_str_eq(err, "");
+			schedule_free(s);
+			continue;
+		}
+		cr_assert(strncmp(err, PATH ":", strlen(PATH) + 1) == 0, "prefix %zu: %s", n, err);
+		cr_assert(strstr(err, ": error: "), "prefix %zu: %s", n, err);
+		cr_assert(strchr(err, '^'), "prefix %zu has no caret: %s", n, err);
+		int line, col;
+		cr_assert_eq(sscanf(err, PATH ":%d:%d:", &line, &col), 2);
+		cr_assert(line >= 1 && col >= 1);
+	}
+	free(buf);
+}
+
+Test(parser, every_prefix)
+{
+	for (size_t i = 0; i < sizeof(corpus) / sizeof(corpus[0]); i++)
+		parse_prefixes(corpus[i]);
+}
+
+Test(parser, every_single_byte_mutation)
+{
+	/* Replace each byte of a schedule by a few troublesome characters. */
+	const char *text = corpus[0];
+	const char subs[] = "(){}[],;:#'\n\\@0x";
+	size_t len = strlen(text);
+	char *buf = malloc(len + 1);
+	char err[1024];
+	for (size_t i = 0; i < len; i++) {
+		for (size_t j = 0; subs[j]; j++) {
+			memcpy(buf, text, len + 1);
+			buf[i] = subs[j];
+			struct schedule *s = schedule_parse(PATH, buf, err, sizeof(err));
+			if (s)
+				schedule_free(s);
+			else
+				cr_assert(strncmp(err, PATH ":", strlen(PATH) + 1) == 0, "%s", err);
+		}
+	}
+	free(buf);
+}
+
+Test(parser, corpus_round_trips)
+{
+	for (size_t i = 0; i < sizeof(corpus) / sizeof(corpus[0]); i++) {
+		struct schedule *s = parse_ok(corpus[i]);
+		char *out = dump(s);
+		struct schedule *again = parse_ok(out);
+		char *out2 = dump(again);
+		cr_assert_str_eq(out, out2);
+		free(out);
+		free(out2);
+		schedule_free(s);
+		schedule_free(again);
+	}
+}
