@@ -11,7 +11,7 @@ PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 WARN     := -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers
 CFLAGS   ?= -O2 -g
-CFLAGS   += -std=gnu11 $(WARN) -I. $(PKG_CFLAGS) -MMD -MP
+CFLAGS   += -std=gnu11 -D_GNU_SOURCE $(WARN) -I. $(PKG_CFLAGS) -MMD -MP
 LDLIBS   += $(PKG_LIBS) -ledit -lpthread
 
 BUILD    ?= build

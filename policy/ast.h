@@ -1,0 +1,137 @@
+/*
+ * ast: the parsed form of a schedule file (internal to policy/).
+ *
+ * The parser (parse.c) turns text into this tree and reports syntax errors;
+ * the checker (check.c) resolves names against the program's symbols; the
+ * interpreter (interp.c) walks it.  Every node carries the source position
+ * it came from so that any later stage can point a caret at it.
+ *
+ * Predicates and conditions share one expression type.  Event atoms
+ * (E_EV_*) may appear only in the predicate of `run ... until` and `wait`;
+ * the checker enforces that.
+ */
+#ifndef CCTRACE_POLICY_AST_H
+#define CCTRACE_POLICY_AST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct src_loc {
+	int line;   /* 1-based */
+	int col;    /* 1-based, in bytes */
+};
+
+enum expr_kind {
+	/* values */
+	E_INT,       /* ival */
+	E_NAME,      /* name: a schedule thread variable, program variable or enumerator */
+	E_UNARY,     /* op in {'-', '!', '~', '*' (deref), '&' (address-of)}, lhs */
+	E_BINARY,    /* op is a token kind (T_OROR, T_EQ, '+', ...), lhs, rhs */
+	E_MEMBER,    /* lhs.name */
+	E_ARROW,     /* lhs->name */
+	E_INDEX,     /* lhs[rhs] */
+	/* thread conditions */
+	E_ENDED,     /* ended(name) */
+	E_IN,        /* in(name, func) : thread `name` has `func` on its stack */
+	/* event atoms */
+	E_EV_START,  /* start */
+	E_EV_EXIT,   /* exit */
+	E_EV_ENTER,  /* enter(func) */
+	E_EV_RETURN, /* return(func) */
+	E_EV_AT,     /* at(file:line) */
+	E_EV_READ,   /* read(lhs)  lhs is an lvalue expression */
+	E_EV_WRITE,  /* write(lhs) */
+	E_EV_SIGNAL, /* signal, or signal(SIGNAME) with ival = signal number */
+};
+
+struct expr {
+	enum expr_kind kind;
+	struct src_loc loc;
+	int op;             /* E_UNARY, E_BINARY */
+	int64_t ival;       /* E_INT; E_EV_SIGNAL (0 = any); E_EV_AT line */
+	char *name;         /* E_NAME, member, thread of E_ENDED/E_IN, func, file of E_EV_AT */
+	char *func;         /* E_IN: the function */
+	struct expr *lhs, *rhs;
+	/* filled in by the checker */
+	int slot;           /* index into the run's resolved tables (threads, points, watches) */
+	int ref;            /* E_NAME: what the name denotes (enum name_ref in policy/internal.h) */
+	int64_t enum_value; /* E_NAME that is an enumerator */
+};
+
+enum stmt_kind {
+	S_TIMEOUT,   /* timeout_ms */
+	S_WAIT,      /* [thread A, B =] wait N distinct PRED | wait any PRED */
+	S_RUN,       /* run A, B until PRED */
+	S_IF,        /* if (cond) {body} [else {else_body}] ; else if chains nest an S_IF */
+	S_WHILE,     /* while (cond) {body} */
+	S_REPEAT,    /* repeat N {body} */
+	S_ASSERT,    /* assert cond */
+	S_RELEASE,   /* release all | release A, B */
+};
+
+struct stmt {
+	enum stmt_kind kind;
+	struct src_loc loc;
+	struct stmt *next;
+	/* S_WAIT binds names[0..n_names) (may be 0); S_RUN and S_RELEASE use them */
+	char **names;
+	struct src_loc *name_locs;
+	int n_names;
+	bool all;              /* release all */
+	int64_t count;         /* S_WAIT: N (1 for `any`); S_REPEAT: N */
+	bool distinct;         /* S_WAIT: `distinct` was written */
+	int64_t timeout_ms;    /* S_TIMEOUT */
+	struct expr *pred;     /* S_WAIT, S_RUN: the until/wait predicate */
+	struct expr *cond;     /* S_IF, S_WHILE, S_ASSERT */
+	struct stmt *body, *else_body;
+};
+
+struct schedule {
+	char *path;           /* as given by the user */
+	char *text;           /* the whole file, NUL-terminated */
+	struct stmt *body;
+	char *run_comment;    /* text after "# run:" on the first line, or NULL */
+};
+
+/* Token kinds beyond single characters (single-character tokens use their
+ * ASCII value: '(' ')' '{' '}' ',' ';' '.' '[' ']' '+' '-' '*' '/' '%' '<' '>'
+ * '!' '~' '&' '|' '^' '=' ':' ). */
+enum {
+	T_EOF = 256,
+	T_NEWLINE,
+	T_IDENT,
+	T_INT,
+	T_DURATION,   /* 2s, 500ms, 1m : value in milliseconds */
+	T_OROR, T_ANDAND, T_EQ, T_NE, T_LE, T_GE, T_SHL, T_SHR, T_ARROW,
+};
+
+/*
+ * Parse a schedule.  On success returns a schedule (free with
+ * schedule_free).  On a syntax error returns NULL and writes to err a
+ * complete, printable diagnostic:
+ *     sched.txt:3:17: error: expected 'until' after thread list
+ *         run A, B untl enter(audit)
+ *                  ^
+ */
+struct schedule *schedule_parse(const char *path, const char *text, char *err, size_t errlen);
+struct schedule *schedule_load(const char *path, char *err, size_t errlen);  /* reads the file */
+void schedule_free(struct schedule *s);
+
+/* Format "path:line:col: error: msg" plus the source line and a caret into
+ * buf, the same way the parser does, for errors found by later stages. */
+void schedule_diag(const struct schedule *s, struct src_loc loc, char *buf, size_t len,
+		   const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/* Writes e as C-like text into buf (always NUL-terminated when len > 0):
+ * nested binary operations are fully parenthesised, e.g. "a || (b && !c)",
+ * events print as written ("enter(f)", "at(bank.c:41)").  Returns the length
+ * written (truncated to len - 1).  For traces, messages and tests. */
+size_t expr_format(const struct expr *e, char *buf, size_t len);
+
+/* Pretty-prints the statements of s, one per line, blocks indented by 8
+ * spaces; the output parses back to the same tree.  For tests and debugging. */
+void schedule_dump(const struct schedule *s, FILE *out);
+
+#endif

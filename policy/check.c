@@ -1,0 +1,327 @@
+/*
+ * check.c: everything that can be wrong with a schedule, found before the
+ * program runs.
+ *
+ * One walk over the tree, in program order, so that a thread variable is
+ * known only after the statement that binds it.  Each name is resolved once:
+ * functions and source lines against the symbol tables (the offline view of
+ * the program to launch, or the maps of the process to attach to), program
+ * variables and enumerators through DWARF, and every expression is typed by
+ * running the evaluator without a process.  The first error stops the walk
+ * and is reported with file:line:col and a caret.
+ */
+#include "policy/internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct checker {
+	struct policy *pol;
+	struct sym_space *syms;
+	char *err;
+	size_t errlen;
+	int watches;                 /* distinct watched lvalues in the current predicate */
+	char watch_text[MAX_WATCH_PER_WAIT + 1][128];
+	bool in_predicate;
+};
+
+static int fail(struct checker *k, struct src_loc loc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(struct checker *k, struct src_loc loc, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	schedule_diag(k->pol->sched, loc, k->err, k->errlen, "%s", msg);
+	return -1;
+}
+
+static int intern(char ***names, int *n, const char *name)
+{
+	int i;
+	char **grown;
+
+	for (i = 0; i < *n; i++)
+		if (strcmp((*names)[i], name) == 0)
+			return i;
+	grown = realloc(*names, sizeof(**names) * (size_t)(*n + 1));
+	if (!grown)
+		return -1;
+	*names = grown;
+	grown[*n] = strdup(name);
+	return (*n)++;
+}
+
+static int thread_index(struct checker *k, const char *name)
+{
+	int i;
+
+	for (i = 0; i < k->pol->nthreads; i++)
+		if (strcmp(k->pol->threads[i], name) == 0)
+			return i;
+	return -1;
+}
+
+static int unknown_thread(struct checker *k, struct src_loc loc, const char *name)
+{
+	char known[256] = "";
+	int i;
+
+	for (i = 0; i < k->pol->nthreads; i++) {
+		strncat(known, i ? ", " : "", sizeof(known) - strlen(known) - 1);
+		strncat(known, k->pol->threads[i], sizeof(known) - strlen(known) - 1);
+	}
+	if (!k->pol->nthreads)
+		return fail(k, loc, "unknown thread '%s': no thread has been bound yet "
+			    "(bind one with 'thread %s = wait any start')", name, name);
+	return fail(k, loc, "unknown thread '%s'; threads bound so far: %s", name, known);
+}
+
+static int resolve_function(struct checker *k, const struct expr *e, const char *name)
+{
+	uint64_t addr;
+	const char *near;
+
+	if (sym_function(k->syms, name, &addr) == 0)
+		return intern(&k->pol->funcs, &k->pol->nfuncs, name);
+	near = sym_suggest_function(k->syms, name);
+	if (near)
+		return fail(k, e->loc, "no function '%s'; did you mean '%s'?", name, near);
+	return fail(k, e->loc, "no function '%s' in the program or its libraries", name);
+}
+
+static int resolve_location(struct checker *k, struct expr *e)
+{
+	uint64_t addr;
+	size_t n = 0;
+	struct at_loc *grown;
+	int i;
+
+	if (sym_line(k->syms, e->name, (int)e->ival, &addr, 1, &n) < 0 || n == 0)
+		return fail(k, e->loc, "no code at %s:%ld (unknown file, or a line without "
+			    "statements)", e->name, (long)e->ival);
+	for (i = 0; i < k->pol->nlocs; i++)
+		if (strcmp(k->pol->locs[i].file, e->name) == 0 && k->pol->locs[i].line == e->ival)
+			return i;
+	grown = realloc(k->pol->locs, sizeof(*grown) * (size_t)(k->pol->nlocs + 1));
+	if (!grown)
+		return -1;
+	k->pol->locs = grown;
+	grown[k->pol->nlocs] = (struct at_loc){strdup(e->name), (int)e->ival};
+	return k->pol->nlocs++;
+}
+
+static int resolve_name(struct checker *k, struct expr *e)
+{
+	struct sym_var var;
+	const char *near;
+
+	if (thread_index(k, e->name) >= 0) {
+		e->ref = REF_THREAD;
+		return 0;
+	}
+	if (sym_variable(k->syms, e->name, &var) == 0) {
+		e->ref = REF_VAR;
+		return 0;
+	}
+	if (sym_enumerator(k->syms, e->name, &e->enum_value) == 0) {
+		e->ref = REF_ENUM;
+		return 0;
+	}
+	near = sym_suggest_variable(k->syms, e->name);
+	if (near)
+		return fail(k, e->loc, "no variable '%s'; did you mean '%s'?", e->name, near);
+	return fail(k, e->loc, "no variable or enumerator '%s' in the program", e->name);
+}
+
+static int check_watch(struct checker *k, struct expr *e)
+{
+	struct eval_ctx c = {.syms = k->syms, .sched = k->pol->sched, .err = k->err,
+			     .errlen = k->errlen};
+	uint64_t addr, size;
+	char text[128];
+	int i;
+
+	if (eval_lvalue(&c, e->lhs, &addr, &size) < 0)
+		return -1;
+	if (size != 1 && size != 2 && size != 4 && size != 8)
+		return fail(k, e->lhs->loc, "cannot watch '%s': it is %lu bytes, and a hardware "
+			    "watchpoint covers 1, 2, 4 or 8", (expr_format(e->lhs, text, sizeof(text)),
+			    text), (unsigned long)size);
+	expr_format(e->lhs, text, sizeof(text));
+	for (i = 0; i < k->watches; i++)
+		if (strcmp(k->watch_text[i], text) == 0)
+			return 0;
+	if (k->watches == MAX_WATCH_PER_WAIT)
+		return fail(k, e->loc, "too many watched variables in one predicate: '%s' would be "
+			    "the fifth, and x86-64 has only 4 debug registers", text);
+	snprintf(k->watch_text[k->watches++], sizeof(k->watch_text[0]), "%s", text);
+	return 0;
+}
+
+static int check_expr(struct checker *k, struct expr *e);
+
+static int check_children(struct checker *k, struct expr *e)
+{
+	if (e->lhs && check_expr(k, e->lhs) < 0)
+		return -1;
+	if (e->rhs && check_expr(k, e->rhs) < 0)
+		return -1;
+	return 0;
+}
+
+static int check_event(struct checker *k, struct expr *e)
+{
+	char text[128];
+
+	if (!k->in_predicate) {
+		expr_format(e, text, sizeof(text));
+		return fail(k, e->loc, "the event '%s' can only be used after 'until' or 'wait'",
+			    text);
+	}
+	switch (e->kind) {
+	case E_EV_ENTER:
+	case E_EV_RETURN:
+		e->slot = resolve_function(k, e, e->name);
+		return e->slot < 0 ? -1 : 0;
+	case E_EV_AT:
+		e->slot = resolve_location(k, e);
+		return e->slot < 0 ? -1 : 0;
+	case E_EV_READ:
+	case E_EV_WRITE:
+		if (check_children(k, e) < 0)
+			return -1;
+		return check_watch(k, e);
+	default:
+		return 0;
+	}
+}
+
+static int check_expr(struct checker *k, struct expr *e)
+{
+	switch (e->kind) {
+	case E_NAME:
+		return resolve_name(k, e);
+	case E_ENDED:
+		if (thread_index(k, e->name) < 0)
+			return unknown_thread(k, e->loc, e->name);
+		return 0;
+	case E_IN:
+		if (thread_index(k, e->name) < 0)
+			return unknown_thread(k, e->loc, e->name);
+		e->slot = resolve_function(k, e, e->func);
+		return e->slot < 0 ? -1 : 0;
+	default:
+		if (e->kind >= E_EV_START)
+			return check_event(k, e);
+		return check_children(k, e);
+	}
+}
+
+/* Names must resolve, then the whole expression must type-check. */
+static int check_typed(struct checker *k, struct expr *e)
+{
+	struct eval_ctx c = {.syms = k->syms, .sched = k->pol->sched, .err = k->err,
+			     .errlen = k->errlen};
+	int64_t ignored;
+
+	if (check_expr(k, e) < 0)
+		return -1;
+	return eval_int(&c, e, &ignored);
+}
+
+static int check_predicate(struct checker *k, struct expr *pred)
+{
+	int rc;
+
+	if (!expr_has_event(pred))
+		return fail(k, pred->loc, "this predicate has no event to wait for; add one such "
+			    "as enter(F), at(FILE:LINE), write(VAR) or exit");
+	k->in_predicate = true;
+	k->watches = 0;
+	rc = check_typed(k, pred);
+	k->in_predicate = false;
+	return rc;
+}
+
+static int check_thread_list(struct checker *k, struct stmt *s)
+{
+	int i;
+
+	for (i = 0; i < s->n_names; i++)
+		if (thread_index(k, s->names[i]) < 0)
+			return unknown_thread(k, s->name_locs[i], s->names[i]);
+	return 0;
+}
+
+static int check_block(struct checker *k, struct stmt *s);
+
+static int check_wait(struct checker *k, struct stmt *s)
+{
+	int i;
+
+	if (s->count < 1)
+		return fail(k, s->loc, "'wait' needs a count of at least 1");
+	if (s->n_names && s->n_names != s->count)
+		return fail(k, s->loc, "%d thread name%s for %ld thread%s", s->n_names,
+			    s->n_names == 1 ? "" : "s", (long)s->count, s->count == 1 ? "" : "s");
+	if (check_predicate(k, s->pred) < 0)
+		return -1;
+	for (i = 0; i < s->n_names; i++) {
+		if (thread_index(k, s->names[i]) >= 0)
+			continue; /* rebinding in a loop is fine */
+		if (intern(&k->pol->threads, &k->pol->nthreads, s->names[i]) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int check_stmt(struct checker *k, struct stmt *s)
+{
+	switch (s->kind) {
+	case S_TIMEOUT:
+		return 0;
+	case S_WAIT:
+		return check_wait(k, s);
+	case S_RUN:
+		if (check_thread_list(k, s) < 0)
+			return -1;
+		return check_predicate(k, s->pred);
+	case S_IF:
+		if (check_typed(k, s->cond) < 0 || check_block(k, s->body) < 0)
+			return -1;
+		return check_block(k, s->else_body);
+	case S_WHILE:
+		if (check_typed(k, s->cond) < 0)
+			return -1;
+		return check_block(k, s->body);
+	case S_REPEAT:
+		return check_block(k, s->body);
+	case S_ASSERT:
+		return check_typed(k, s->cond);
+	case S_RELEASE:
+		return s->all ? 0 : check_thread_list(k, s);
+	}
+	return 0;
+}
+
+static int check_block(struct checker *k, struct stmt *s)
+{
+	for (; s; s = s->next)
+		if (check_stmt(k, s) < 0)
+			return -1;
+	return 0;
+}
+
+int policy_check(struct policy *pol, struct sym_space *syms, char *err, size_t errlen)
+{
+	struct checker k = {.pol = pol, .syms = syms, .err = err, .errlen = errlen};
+
+	return check_block(&k, pol->sched->body);
+}

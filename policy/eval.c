@@ -1,0 +1,317 @@
+/*
+ * eval.c: expressions over the target's memory.
+ *
+ * One evaluator serves two masters.  The checker runs it with no process:
+ * every name, member, index and dereference is typed through DWARF and
+ * nothing is read, so type errors surface before launch.  The interpreter
+ * runs it on a live process, where lvalues are read through the tracer.
+ * Values are either rvalues (a 64-bit integer) or lvalues (an address and
+ * a DWARF type); an lvalue becomes an rvalue when an operator needs its
+ * contents.  Event atoms and thread conditions are delegated to hooks.
+ */
+#include "policy/internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static int fail(struct eval_ctx *c, const struct expr *e, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(struct eval_ctx *c, const struct expr *e, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (c->sched)
+		schedule_diag(c->sched, e->loc, c->err, c->errlen, "%s", msg);
+	else
+		snprintf(c->err, c->errlen, "%s", msg);
+	return -1;
+}
+
+static bool is_scalar(const struct sym_type *t)
+{
+	switch (sym_type_kind(t)) {
+	case SYM_T_BOOL:
+	case SYM_T_SIGNED:
+	case SYM_T_UNSIGNED:
+	case SYM_T_POINTER:
+	case SYM_T_ENUM:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Load an lvalue of scalar type as a 64-bit integer, sign-extending where
+ * the type is signed. */
+static int load(struct eval_ctx *c, const struct expr *e, const struct value *v, int64_t *out)
+{
+	uint64_t size = sym_type_size(v->type), raw = 0;
+
+	if (!is_scalar(v->type))
+		return fail(c, e, "'%s' is a %s, not a number", e->name ? e->name : "expression",
+			    sym_type_name(v->type));
+	if (size == 0 || size > 8)
+		return fail(c, e, "cannot read a %lu-byte %s as a number", (unsigned long)size,
+			    sym_type_name(v->type));
+	if (!c->proc) {
+		*out = 0;
+		return 0;
+	}
+	if (tracer_read(c->proc, v->addr, &raw, size) < 0)
+		return fail(c, e, "cannot read %lu bytes at %#lx in the target",
+			    (unsigned long)size, (unsigned long)v->addr);
+	if (sym_type_kind(v->type) == SYM_T_SIGNED && size < 8) {
+		uint64_t sign = 1ull << (size * 8 - 1);
+
+		raw = (raw ^ sign) - sign;
+	}
+	*out = (int64_t)raw;
+	return 0;
+}
+
+static int rvalue(struct eval_ctx *c, const struct expr *e, struct value *v)
+{
+	int64_t i;
+
+	if (!v->lvalue)
+		return 0;
+	if (load(c, e, v, &i) < 0)
+		return -1;
+	v->lvalue = false;
+	v->i = i;
+	return 0;
+}
+
+static int eval_name(struct eval_ctx *c, const struct expr *e, struct value *out)
+{
+	struct sym_var var;
+
+	switch (e->ref) {
+	case REF_ENUM:
+		*out = (struct value){.i = e->enum_value};
+		return 0;
+	case REF_THREAD:
+		return fail(c, e, "'%s' is a thread; use it in ended(%s), in(%s, F) or run",
+			    e->name, e->name, e->name);
+	default:
+		break;
+	}
+	if (!c->syms || sym_variable(c->syms, e->name, &var) < 0)
+		return fail(c, e, "no variable '%s' in the program", e->name);
+	*out = (struct value){.lvalue = true, .addr = var.addr, .type = var.type};
+	return 0;
+}
+
+static int eval_member(struct eval_ctx *c, const struct expr *e, struct value *out)
+{
+	const struct sym_type *member;
+	struct value base;
+	uint64_t offset;
+
+	if (eval_value(c, e->lhs, &base) < 0)
+		return -1;
+	if (e->kind == E_ARROW) {
+		if (!base.type || sym_type_kind(base.type) != SYM_T_POINTER)
+			return fail(c, e, "'->' needs a pointer to a struct; use '.' on a struct");
+		if (rvalue(c, e->lhs, &base) < 0)
+			return -1;
+		base = (struct value){.lvalue = true, .addr = (uint64_t)base.i,
+				      .type = sym_type_target(base.type)};
+		if (!base.type)
+			return fail(c, e, "cannot follow a void pointer");
+	} else if (!base.lvalue) {
+		return fail(c, e, "'.' needs a struct");
+	}
+	if (sym_type_kind(base.type) != SYM_T_STRUCT)
+		return fail(c, e, "'%s' is not a struct or union", sym_type_name(base.type));
+	member = sym_type_member(base.type, e->name, &offset);
+	if (!member)
+		return fail(c, e, "%s has no member '%s'", sym_type_name(base.type), e->name);
+	*out = (struct value){.lvalue = true, .addr = base.addr + offset, .type = member};
+	return 0;
+}
+
+static int eval_index(struct eval_ctx *c, const struct expr *e, struct value *out)
+{
+	struct value base;
+	const struct sym_type *elem;
+	int64_t index;
+
+	if (eval_value(c, e->lhs, &base) < 0 || eval_int(c, e->rhs, &index) < 0)
+		return -1;
+	if (!base.type)
+		return fail(c, e, "cannot index a plain number");
+	if (sym_type_kind(base.type) == SYM_T_ARRAY) {
+		uint64_t count = sym_type_count(base.type);
+
+		if (c->proc && count && (index < 0 || (uint64_t)index >= count))
+			return fail(c, e, "index %ld is outside [0, %lu)", (long)index,
+				    (unsigned long)count);
+	} else if (sym_type_kind(base.type) == SYM_T_POINTER) {
+		if (rvalue(c, e->lhs, &base) < 0)
+			return -1;
+		base.addr = (uint64_t)base.i;
+	} else {
+		return fail(c, e, "cannot index a %s", sym_type_name(base.type));
+	}
+	elem = sym_type_target(base.type);
+	if (!elem)
+		return fail(c, e, "cannot index through void");
+	*out = (struct value){.lvalue = true,
+			      .addr = base.addr + (uint64_t)index * sym_type_size(elem),
+			      .type = elem};
+	return 0;
+}
+
+static int eval_unary(struct eval_ctx *c, const struct expr *e, struct value *out)
+{
+	struct value v;
+
+	if (eval_value(c, e->lhs, &v) < 0)
+		return -1;
+	if (e->op == '&') {
+		if (!v.lvalue)
+			return fail(c, e, "'&' needs a variable");
+		*out = (struct value){.i = (int64_t)v.addr};
+		return 0;
+	}
+	if (e->op == '*') {
+		if (!v.type || sym_type_kind(v.type) != SYM_T_POINTER || !sym_type_target(v.type))
+			return fail(c, e, "'*' needs a typed pointer");
+		if (rvalue(c, e->lhs, &v) < 0)
+			return -1;
+		*out = (struct value){.lvalue = true, .addr = (uint64_t)v.i,
+				      .type = sym_type_target(v.type)};
+		return 0;
+	}
+	if (rvalue(c, e->lhs, &v) < 0)
+		return -1;
+	*out = (struct value){.i = e->op == '-' ? -v.i : e->op == '!' ? !v.i : ~v.i};
+	return 0;
+}
+
+static int arith(struct eval_ctx *c, const struct expr *e, int64_t a, int64_t b, int64_t *r)
+{
+	switch (e->op) {
+	case '+': *r = (int64_t)((uint64_t)a + (uint64_t)b); return 0;
+	case '-': *r = (int64_t)((uint64_t)a - (uint64_t)b); return 0;
+	case '*': *r = (int64_t)((uint64_t)a * (uint64_t)b); return 0;
+	case '/':
+	case '%':
+		if (b == 0)
+			return c->proc ? fail(c, e, "division by zero") : (*r = 0, 0);
+		if (a == INT64_MIN && b == -1)
+			return fail(c, e, "division overflows");
+		*r = e->op == '/' ? a / b : a % b;
+		return 0;
+	case '&': *r = a & b; return 0;
+	case '|': *r = a | b; return 0;
+	case '^': *r = a ^ b; return 0;
+	case T_SHL: *r = (b < 0 || b > 63) ? 0 : (int64_t)((uint64_t)a << b); return 0;
+	case T_SHR: *r = (b < 0 || b > 63) ? 0 : a >> b; return 0;
+	case T_EQ: *r = a == b; return 0;
+	case T_NE: *r = a != b; return 0;
+	case '<': *r = a < b; return 0;
+	case '>': *r = a > b; return 0;
+	case T_LE: *r = a <= b; return 0;
+	case T_GE: *r = a >= b; return 0;
+	default:
+		return fail(c, e, "unknown operator");
+	}
+}
+
+static int eval_binary(struct eval_ctx *c, const struct expr *e, struct value *out)
+{
+	int64_t a, b, r;
+
+	if (eval_int(c, e->lhs, &a) < 0)
+		return -1;
+	/* && and || short-circuit, but checking must still see both sides. */
+	if (c->proc && e->op == T_ANDAND && !a)
+		return *out = (struct value){.i = 0}, 0;
+	if (c->proc && e->op == T_OROR && a)
+		return *out = (struct value){.i = 1}, 0;
+	if (eval_int(c, e->rhs, &b) < 0)
+		return -1;
+	if (e->op == T_ANDAND || e->op == T_OROR)
+		r = e->op == T_ANDAND ? (a && b) : (a || b);
+	else if (arith(c, e, a, b, &r) < 0)
+		return -1;
+	*out = (struct value){.i = r};
+	return 0;
+}
+
+static int eval_hooked(struct eval_ctx *c, const struct expr *e, struct value *out)
+{
+	bool b = false;
+	int rc;
+
+	if (e->kind == E_ENDED || e->kind == E_IN)
+		rc = c->thread_cond ? c->thread_cond(c->hook, e, &b) : 0;
+	else
+		rc = c->event_atom ? c->event_atom(c->hook, e, &b) : 0;
+	if (rc < 0)
+		return -1;
+	*out = (struct value){.i = b};
+	return 0;
+}
+
+int eval_value(struct eval_ctx *c, const struct expr *e, struct value *out)
+{
+	switch (e->kind) {
+	case E_INT:
+		*out = (struct value){.i = e->ival};
+		return 0;
+	case E_NAME:
+		return eval_name(c, e, out);
+	case E_UNARY:
+		return eval_unary(c, e, out);
+	case E_BINARY:
+		return eval_binary(c, e, out);
+	case E_MEMBER:
+	case E_ARROW:
+		return eval_member(c, e, out);
+	case E_INDEX:
+		return eval_index(c, e, out);
+	default:
+		return eval_hooked(c, e, out);
+	}
+}
+
+int eval_int(struct eval_ctx *c, const struct expr *e, int64_t *out)
+{
+	struct value v;
+
+	if (eval_value(c, e, &v) < 0 || rvalue(c, e, &v) < 0)
+		return -1;
+	*out = v.i;
+	return 0;
+}
+
+int eval_lvalue(struct eval_ctx *c, const struct expr *e, uint64_t *addr, uint64_t *size)
+{
+	struct value v;
+
+	if (eval_value(c, e, &v) < 0)
+		return -1;
+	if (!v.lvalue)
+		return fail(c, e, "a watchpoint needs a variable, a member or an element");
+	*addr = v.addr;
+	*size = sym_type_size(v.type);
+	return 0;
+}
+
+bool expr_has_event(const struct expr *e)
+{
+	if (!e)
+		return false;
+	if (e->kind >= E_EV_START)
+		return true;
+	return expr_has_event(e->lhs) || expr_has_event(e->rhs);
+}

@@ -1,0 +1,65 @@
+/*
+ * Private declarations shared by the files of policy/.
+ */
+#ifndef CCTRACE_POLICY_INTERNAL_H
+#define CCTRACE_POLICY_INTERNAL_H
+
+#include "policy/ast.h"
+#include "policy/policy.h"
+#include "symbols/symbols.h"
+#include "tracer/tracer.h"
+
+#define MAX_WATCH_PER_WAIT 4
+#define DEFAULT_TIMEOUT_MS 10000
+
+enum name_ref { REF_NONE, REF_THREAD, REF_VAR, REF_ENUM };
+
+/* Names the checker collected; expr->slot indexes these. */
+struct policy {
+	struct schedule *sched;
+	char **funcs;          /* enter/return/in functions */
+	int nfuncs;
+	struct at_loc {
+		char *file;
+		int line;
+	} *locs;
+	int nlocs;
+	char **threads;        /* thread variables, in declaration order */
+	int nthreads;
+};
+
+/* --- check.c --- */
+int policy_check(struct policy *pol, struct sym_space *syms, char *err, size_t errlen);
+
+/* --- eval.c --- */
+struct value {
+	bool lvalue;                  /* addr/type name an object in target memory */
+	int64_t i;                    /* rvalue */
+	uint64_t addr;
+	const struct sym_type *type;  /* NULL: a plain integer */
+};
+
+struct eval_ctx {
+	struct sym_space *syms;
+	struct tr_process *proc;      /* NULL while checking: types only, no memory */
+	/* Event atoms and thread conditions are the interpreter's business. */
+	int (*event_atom)(void *hook, const struct expr *e, bool *out);
+	int (*thread_cond)(void *hook, const struct expr *e, bool *out);
+	void *hook;
+	const struct schedule *sched;
+	char *err;
+	size_t errlen;
+};
+
+int eval_value(struct eval_ctx *c, const struct expr *e, struct value *out);
+int eval_int(struct eval_ctx *c, const struct expr *e, int64_t *out);
+/* Address and size of an lvalue expression (for watchpoints). */
+int eval_lvalue(struct eval_ctx *c, const struct expr *e, uint64_t *addr, uint64_t *size);
+bool expr_has_event(const struct expr *e);
+
+/* --- interp.c --- */
+struct run_report;
+enum policy_outcome interp_execute(struct policy *pol, struct tracer *t,
+				   const struct policy_options *opt, bool launched);
+
+#endif

@@ -1,0 +1,596 @@
+/*
+ * interp.c: executing a schedule.
+ *
+ * Statements run in order against a live tracer.  The heart is one wait
+ * loop, shared by `wait` and `run`: candidate threads are released, every
+ * other stop is resumed at once, and each stop of a candidate is checked
+ * against the predicate; a thread that satisfies it stays held.  `wait N
+ * distinct P` has every unbound thread (including threads born during the
+ * wait) as candidates and binds the first N to match; `run A, B until P`
+ * has A and B and returns when each has matched.
+ *
+ * A run ends with one outcome, recorded once by report_outcome(): the
+ * first bug, timeout or error wins, and the end of the schedule means
+ * "completed" unless the program then misbehaves on its way out.
+ */
+#include "policy/run.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum flow { FLOW_NEXT, FLOW_STOP };
+
+static enum flow exec_block(struct run *r, const struct stmt *s);
+
+static void where_text(struct run *r, const struct stmt *s, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s:%d:%d", r->pol->sched->path, s->loc.line, s->loc.col);
+}
+
+static void resume(struct run *r, struct tr_thread *th)
+{
+	(void)r;
+	if (th->state == TR_HELD)
+		tracer_resume(th);
+}
+
+/* Unbound threads run freely: anything of theirs still held goes. */
+static void release_free_threads(struct run *r)
+{
+	struct tr_thread *th;
+
+	for (th = tracer_threads(r->t); th; th = th->next) {
+		struct thread_ctx *tc = run_thread(r, th);
+
+		if (th->state == TR_HELD && tc->bound < 0 && !tc->matched &&
+		    !tracer_event_pending(th))
+			tracer_resume(th);
+	}
+}
+
+static void crash(struct run *r, const struct tr_event *ev)
+{
+	struct proc_ctx *pc = run_proc(r, ev->thread->proc);
+	struct sym_loc loc = {0};
+
+	if (pc && pc->syms)
+		sym_describe(pc->syms, ev->pc, &loc);
+	report_outcome(r, OUTCOME_BUG, "%s (tid %d) received %s (%s) in %s%s%s:%d", ev->thread->name,
+		       ev->thread->tid, sigabbrev_np(ev->signo), strsignal(ev->signo),
+		       loc.func ? loc.func : "??", loc.file ? " at " : "",
+		       loc.file ? loc.file : "", loc.line);
+	report_stack(r, ev->thread);
+}
+
+static enum flow program_ended(struct run *r, const struct tr_event *ev, const char *during)
+{
+	struct tr_process *p;
+
+	for (p = tracer_processes(r->t); p; p = tracer_process_next(p))
+		if (tracer_process_alive(p))
+			return FLOW_NEXT;
+	if (ev->signo)
+		report_outcome(r, tracer_signal_crashes(ev->signo) ? OUTCOME_BUG : OUTCOME_UNREALIZABLE,
+			       "the program was killed by %s%s%s", sigabbrev_np(ev->signo),
+			       during ? " " : "", during ? during : "");
+	else if (ev->status && r->opt->fail_on_exit)
+		report_outcome(r, OUTCOME_BUG, "the program exited with status %d%s%s",
+			       ev->status, during ? " " : "", during ? during : "");
+	else if (during)
+		report_outcome(r, OUTCOME_UNREALIZABLE, "the program exited with status %d %s",
+			       ev->status, during);
+	return FLOW_STOP;
+}
+
+static void exec_happened(struct run *r, struct tr_process *p)
+{
+	struct proc_ctx *pc = tracer_process_user(p);
+
+	if (pc) {
+		sym_close(pc->syms);
+		free(pc->func_addr);
+		free(pc->locs);
+		free(pc);
+		tracer_process_set_user(p, NULL);
+	}
+	(void)r;
+}
+
+/* A forked child inherits our int3s in its copy of the text: account for
+ * them so that disarming removes them there too. */
+static void fork_happened(struct run *r, const struct tr_event *ev)
+{
+	int i, n = r->narmed;
+
+	if (!ev->child)
+		return;
+	for (i = 0; i < n; i++) {
+		if (r->armed[i].proc != ev->thread->proc)
+			continue;
+		if (r->narmed == r->armed_cap) {
+			int cap = r->armed_cap * 2;
+			struct armed_bp *grown = realloc(r->armed, sizeof(*grown) * (size_t)cap);
+
+			if (!grown)
+				return;
+			r->armed = grown;
+			r->armed_cap = cap;
+		}
+		r->armed[r->narmed++] = (struct armed_bp){ev->child, r->armed[i].addr};
+	}
+}
+
+static int predicate_holds(struct run *r, const struct tr_event *ev, bool *holds)
+{
+	char err[1024];
+	struct eval_ctx c = points_eval_ctx(r, ev->thread->proc, err, sizeof(err));
+	int64_t v;
+
+	r->event = ev;
+	r->matched_atom = NULL;
+	if (eval_int(&c, r->pred, &v) < 0) {
+		report_outcome(r, OUTCOME_ERROR, "%s", err);
+		return -1;
+	}
+	*holds = v != 0;
+	return 0;
+}
+
+/* Returns FLOW_STOP when the run is over. */
+static enum flow handle_event(struct run *r, const struct tr_event *ev, bool new_are_candidates,
+			      struct tr_thread **matched, int *nmatched)
+{
+	struct tr_thread *th = ev->thread;
+	struct thread_ctx *tc = run_thread(r, th);
+	char where[200], text[256];
+	bool holds = false;
+
+	switch (ev->kind) {
+	case TR_EV_PROCESS_EXIT:
+		where_text(r, r->stmt, where, sizeof(where));
+		snprintf(text, sizeof(text), "while the schedule waited at %s", where);
+		return program_ended(r, ev, text);
+	case TR_EV_SIGNAL:
+		if (ev->fatal) {
+			crash(r, ev);
+			return FLOW_STOP;
+		}
+		break;
+	case TR_EV_EXEC:
+		exec_happened(r, th->proc);
+		points_arm(r, r->pred);
+		break;
+	case TR_EV_FORK:
+		fork_happened(r, ev);
+		break;
+	case TR_EV_START:
+		if (new_are_candidates && tc->bound < 0)
+			tc->candidate = true;
+		break;
+	default:
+		break;
+	}
+	if (!tc->candidate || tc->matched) {
+		resume(r, th);
+		return FLOW_NEXT;
+	}
+	if (ev->kind == TR_EV_BREAK)
+		points_note_break(r, th, ev);
+	if (predicate_holds(r, ev, &holds) < 0)
+		return FLOW_STOP;
+	if (holds) {
+		tc->matched = true;
+		matched[(*nmatched)++] = th;
+		report_event(r, ev);
+		return FLOW_NEXT;
+	}
+	if (ev->kind == TR_EV_EXIT && !new_are_candidates) {
+		where_text(r, r->stmt, where, sizeof(where));
+		expr_format(r->pred, text, sizeof(text));
+		report_outcome(r, OUTCOME_UNREALIZABLE, "%s exited before reaching '%s' (%s)",
+			       th->name, text, where);
+		return FLOW_STOP;
+	}
+	resume(r, th);
+	return FLOW_NEXT;
+}
+
+static void capture_kernel_states(struct run *r)
+{
+	struct tr_thread *th;
+
+	for (th = tracer_threads(r->t); th; th = th->next) {
+		struct thread_ctx *tc = run_thread(r, th);
+
+		tracer_describe_kernel_state(th, tc->kernel_state, sizeof(tc->kernel_state));
+		if (strcmp(tc->kernel_state, "held") == 0)
+			tc->kernel_state[0] = 0;
+	}
+}
+
+static void timed_out(struct run *r, const struct stmt *s)
+{
+	char where[256], text[256];
+
+	where_text(r, s, where, sizeof(where));
+	expr_format(s->pred, text, sizeof(text));
+	capture_kernel_states(r);
+	tracer_stop_all(r->t);
+	report_outcome(r, OUTCOME_UNREALIZABLE,
+		       "no thread reached '%s' within %ld ms (%s); where the threads were:", text,
+		       (long)r->timeout_ms, where);
+	report_threads(r);
+}
+
+static void interrupted(struct run *r, int signo)
+{
+	report_outcome(r, OUTCOME_ERROR, "interrupted by %s; %s", sigabbrev_np(signo),
+		       r->launched ? "the program was killed"
+				   : "detached, and the process keeps running");
+}
+
+static void clear_wait_marks(struct run *r)
+{
+	struct tr_thread *th;
+
+	for (th = tracer_threads(r->t); th; th = th->next) {
+		struct thread_ctx *tc = run_thread(r, th);
+
+		tc->candidate = false;
+		tc->matched = false;
+		tc->nframes = 0;
+	}
+}
+
+/*
+ * Release targets (or, with no targets, every unbound thread) and wait until
+ * `need` of them satisfy the predicate.  Matched threads are stored in
+ * matched[] in the order they matched, and are held.
+ */
+static enum flow wait_for(struct run *r, const struct stmt *s, struct tr_thread **targets,
+			  int ntargets, int need, struct tr_thread **matched)
+{
+	int64_t deadline = tracer_now_ms() + r->timeout_ms;
+	struct tr_thread *th;
+	struct tr_event ev;
+	enum flow flow = FLOW_NEXT;
+	int i, nmatched = 0, signo = 0;
+
+	r->stmt = s;
+	for (th = tracer_threads(r->t); th; th = th->next)
+		if (th->state != TR_EXITED && !targets && run_thread(r, th)->bound < 0)
+			run_thread(r, th)->candidate = true;
+	for (i = 0; i < ntargets; i++)
+		run_thread(r, targets[i])->candidate = true;
+	if (points_arm(r, s->pred) < 0) {
+		flow = FLOW_STOP;
+		goto out;
+	}
+	for (i = 0; i < ntargets; i++) {
+		points_seed_frames(r, targets[i]);
+		tracer_pin(targets[i], true);
+		resume(r, targets[i]);
+	}
+	release_free_threads(r);
+	while (flow == FLOW_NEXT && nmatched < need) {
+		switch (tracer_wait(r->t, &ev, deadline, &signo)) {
+		case TR_WAIT_EVENT:
+			flow = handle_event(r, &ev, !targets, matched, &nmatched);
+			break;
+		case TR_WAIT_TIMEOUT:
+			timed_out(r, s);
+			flow = FLOW_STOP;
+			break;
+		case TR_WAIT_INTERRUPTED:
+			interrupted(r, signo);
+			flow = FLOW_STOP;
+			break;
+		case TR_WAIT_NO_TASKS:
+		case TR_WAIT_ERROR:
+			report_outcome(r, OUTCOME_ERROR, "lost every traced process");
+			flow = FLOW_STOP;
+			break;
+		}
+	}
+out:
+	points_disarm(r);
+	clear_wait_marks(r);
+	return flow;
+}
+
+static enum flow exec_wait(struct run *r, const struct stmt *s)
+{
+	struct tr_thread *matched[64];
+	int i, need = (int)(s->count < 64 ? s->count : 64);
+
+	if (wait_for(r, s, NULL, 0, need, matched) == FLOW_STOP)
+		return FLOW_STOP;
+	for (i = 0; i < s->n_names && i < need; i++) {
+		int var;
+
+		for (var = 0; var < r->pol->nthreads; var++)
+			if (strcmp(r->pol->threads[var], s->names[i]) == 0)
+				break;
+		if (r->bindings[var])
+			run_thread(r, r->bindings[var])->bound = -1;
+		r->bindings[var] = matched[i];
+		run_thread(r, matched[i])->bound = var;
+		tracer_pin(matched[i], true);
+	}
+	/* `wait any P` without names: the thread was only waited for. */
+	for (i = s->n_names; i < need; i++)
+		resume(r, matched[i]);
+	return FLOW_NEXT;
+}
+
+static struct tr_thread *binding(struct run *r, const char *name)
+{
+	int i;
+
+	for (i = 0; i < r->pol->nthreads; i++)
+		if (strcmp(r->pol->threads[i], name) == 0)
+			return r->bindings[i];
+	return NULL;
+}
+
+static enum flow exec_run(struct run *r, const struct stmt *s)
+{
+	struct tr_thread *targets[64], *matched[64];
+	char where[256];
+	int i, n = s->n_names < 64 ? s->n_names : 64;
+
+	for (i = 0; i < n; i++) {
+		targets[i] = binding(r, s->names[i]);
+		where_text(r, s, where, sizeof(where));
+		if (!targets[i]) {
+			report_outcome(r, OUTCOME_UNREALIZABLE, "thread %s was never bound (%s)",
+				       s->names[i], where);
+			return FLOW_STOP;
+		}
+		if (targets[i]->state == TR_EXITED) {
+			report_outcome(r, OUTCOME_UNREALIZABLE, "thread %s (%s) has already ended (%s)",
+				       s->names[i], targets[i]->name, where);
+			return FLOW_STOP;
+		}
+	}
+	return wait_for(r, s, targets, n, n, matched);
+}
+
+static int eval_condition(struct run *r, const struct expr *e, bool *out)
+{
+	char err[1024];
+	struct eval_ctx c = points_eval_ctx(r, run_main_process(r), err, sizeof(err));
+	int64_t v;
+
+	r->event = NULL;
+	if (eval_int(&c, e, &v) < 0) {
+		report_outcome(r, OUTCOME_ERROR, "%s", err);
+		return -1;
+	}
+	*out = v != 0;
+	return 0;
+}
+
+static void print_variables(struct run *r, const struct expr *e)
+{
+	char err[256], text[128];
+	struct eval_ctx c;
+	int64_t v;
+
+	if (!e || !r->opt->report)
+		return;
+	if (e->kind == E_NAME || e->kind == E_MEMBER || e->kind == E_ARROW ||
+	    e->kind == E_INDEX) {
+		if (e->kind == E_NAME && e->ref != REF_VAR)
+			return;
+		c = points_eval_ctx(r, run_main_process(r), err, sizeof(err));
+		expr_format(e, text, sizeof(text));
+		if (eval_int(&c, e, &v) == 0)
+			fprintf(r->opt->report, "  %s = %ld\n", text, (long)v);
+		return;
+	}
+	print_variables(r, e->lhs);
+	print_variables(r, e->rhs);
+}
+
+static enum flow exec_assert(struct run *r, const struct stmt *s)
+{
+	char text[256], where[256];
+	bool ok;
+
+	if (eval_condition(r, s->cond, &ok) < 0)
+		return FLOW_STOP;
+	if (ok)
+		return FLOW_NEXT;
+	expr_format(s->cond, text, sizeof(text));
+	where_text(r, s, where, sizeof(where));
+	report_outcome(r, OUTCOME_BUG, "assertion failed at %s: assert %s", where, text);
+	print_variables(r, s->cond);
+	return FLOW_STOP;
+}
+
+static void unbind(struct run *r, int var)
+{
+	struct tr_thread *th = r->bindings[var];
+
+	if (!th)
+		return;
+	run_thread(r, th)->bound = -1;
+	r->bindings[var] = NULL;
+	tracer_pin(th, false);
+	resume(r, th);
+}
+
+static enum flow exec_release(struct run *r, const struct stmt *s)
+{
+	int i, var;
+
+	for (var = 0; var < r->pol->nthreads; var++) {
+		if (s->all) {
+			unbind(r, var);
+			continue;
+		}
+		for (i = 0; i < s->n_names; i++)
+			if (strcmp(s->names[i], r->pol->threads[var]) == 0)
+				unbind(r, var);
+	}
+	return FLOW_NEXT;
+}
+
+static bool stop_requested(struct run *r)
+{
+	sigset_t pending;
+	int signo = 0;
+
+	sigpending(&pending);
+	if (sigismember(&pending, SIGINT))
+		signo = SIGINT;
+	else if (sigismember(&pending, SIGTERM))
+		signo = SIGTERM;
+	if (!signo)
+		return false;
+	interrupted(r, signo);
+	return true;
+}
+
+static enum flow exec_loop(struct run *r, const struct stmt *s)
+{
+	int64_t i;
+	bool go = true;
+
+	for (i = 0; s->kind == S_REPEAT ? i < s->count : go; i++) {
+		if (s->kind == S_WHILE && eval_condition(r, s->cond, &go) < 0)
+			return FLOW_STOP;
+		if (!go)
+			break;
+		if (exec_block(r, s->body) == FLOW_STOP || stop_requested(r))
+			return FLOW_STOP;
+	}
+	return FLOW_NEXT;
+}
+
+static enum flow exec_stmt(struct run *r, const struct stmt *s)
+{
+	bool cond;
+
+	switch (s->kind) {
+	case S_TIMEOUT:
+		r->timeout_ms = s->timeout_ms;
+		return FLOW_NEXT;
+	case S_WAIT:
+		return exec_wait(r, s);
+	case S_RUN:
+		return exec_run(r, s);
+	case S_IF:
+		if (eval_condition(r, s->cond, &cond) < 0)
+			return FLOW_STOP;
+		return exec_block(r, cond ? s->body : s->else_body);
+	case S_WHILE:
+	case S_REPEAT:
+		return exec_loop(r, s);
+	case S_ASSERT:
+		return exec_assert(r, s);
+	case S_RELEASE:
+		return exec_release(r, s);
+	}
+	return FLOW_NEXT;
+}
+
+static enum flow exec_block(struct run *r, const struct stmt *s)
+{
+	for (; s; s = s->next)
+		if (exec_stmt(r, s) == FLOW_STOP)
+			return FLOW_STOP;
+	return FLOW_NEXT;
+}
+
+static void release_everything(struct run *r)
+{
+	struct tr_thread *th;
+	int var;
+
+	for (var = 0; var < r->pol->nthreads; var++)
+		unbind(r, var);
+	for (th = tracer_threads(r->t); th; th = th->next)
+		if (!tracer_event_pending(th))
+			resume(r, th);
+}
+
+/* After the schedule: let a launched program run to its end, still
+ * watching for crashes and, with --fail-on-exit, a bad exit status. */
+static void drain(struct run *r)
+{
+	struct tr_event ev;
+	int signo;
+
+	for (;;) {
+		switch (tracer_wait(r->t, &ev, -1, &signo)) {
+		case TR_WAIT_EVENT:
+			if (ev.kind == TR_EV_SIGNAL && ev.fatal)
+				crash(r, &ev);
+			if (ev.kind == TR_EV_PROCESS_EXIT) {
+				if (program_ended(r, &ev, NULL) == FLOW_STOP)
+					return;
+				continue;
+			}
+			resume(r, ev.thread);
+			continue;
+		case TR_WAIT_INTERRUPTED:
+			interrupted(r, signo);
+			return;
+		default:
+			return;
+		}
+	}
+}
+
+static void free_contexts(struct run *r)
+{
+	struct tr_thread *th;
+	struct tr_process *p;
+
+	for (th = tracer_threads(r->t); th; th = th->next) {
+		free(th->user);
+		th->user = NULL;
+	}
+	for (p = tracer_processes(r->t); p; p = tracer_process_next(p))
+		exec_happened(r, p);
+}
+
+enum policy_outcome interp_execute(struct policy *pol, struct tracer *t,
+				   const struct policy_options *opt, bool launched)
+{
+	struct run r = {
+		.pol = pol,
+		.t = t,
+		.opt = opt,
+		.launched = launched,
+		.timeout_ms = opt->timeout_ms > 0 ? opt->timeout_ms : DEFAULT_TIMEOUT_MS,
+		.t0_ms = tracer_now_ms(),
+	};
+
+	r.bindings = calloc((size_t)pol->nthreads + 1, sizeof(*r.bindings));
+	if (!r.bindings)
+		return OUTCOME_ERROR;
+	exec_block(&r, pol->sched->body);
+	if (launched) {
+		/* The program may still crash or fail on its way out. */
+		if (!r.finished || r.outcome == OUTCOME_BUG) {
+			release_everything(&r);
+			drain(&r);
+		}
+		report_outcome(&r, OUTCOME_COMPLETED,
+			       "the schedule ran to its end and the program exited normally");
+		tracer_kill_launched(t);
+	} else {
+		tracer_detach_all(t);
+		report_outcome(&r, OUTCOME_COMPLETED,
+			       "the schedule ran to its end; detached, and the process keeps running");
+	}
+	free_contexts(&r);
+	free(r.bindings);
+	free(r.armed);
+	return r.outcome;
+}

@@ -1,0 +1,407 @@
+/*
+ * points.c: from the events a predicate names to stops in the target.
+ *
+ * Only what the current wait can match is armed: enter(F) and at(L) become
+ * breakpoints, read(X)/write(X) become debug-register watchpoints, and
+ * return(F) becomes a breakpoint at F's entry (to learn the return address
+ * of each new call) plus one at the return address of every frame of F the
+ * waiting threads are already in.  A return is recognised by its address
+ * and the stack pointer after it, so recursion and tail calls are matched
+ * to the right frame.  Everything is disarmed when the wait ends, so a
+ * schedule costs no stops where it is not looking.
+ *
+ * Names are resolved per process, lazily, against that process's live
+ * symbols: a forked child or an exec'd image gets its own addresses.
+ */
+#include "policy/run.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct proc_ctx *run_proc(struct run *r, struct tr_process *p)
+{
+	struct proc_ctx *pc = tracer_process_user(p);
+	char err[256];
+
+	if (pc)
+		return pc;
+	pc = calloc(1, sizeof(*pc));
+	if (!pc)
+		return NULL;
+	pc->func_addr = calloc((size_t)r->pol->nfuncs + 1, sizeof(*pc->func_addr));
+	pc->locs = calloc((size_t)r->pol->nlocs + 1, sizeof(*pc->locs));
+	pc->syms = sym_open_pid(tracer_process_pid(p), err, sizeof(err));
+	tracer_process_set_user(p, pc);
+	return pc;
+}
+
+struct thread_ctx *run_thread(struct run *r, struct tr_thread *th)
+{
+	struct thread_ctx *tc = th->user;
+
+	(void)r;
+	if (tc)
+		return tc;
+	tc = calloc(1, sizeof(*tc));
+	if (!tc)
+		abort();
+	tc->bound = -1;
+	tc->returned_func = -1;
+	th->user = tc;
+	return tc;
+}
+
+struct tr_process *run_main_process(struct run *r)
+{
+	struct tr_process *p;
+
+	for (p = tracer_processes(r->t); p; p = tracer_process_next(p))
+		if (tracer_process_alive(p))
+			return p;
+	return tracer_processes(r->t);
+}
+
+static uint64_t func_addr(struct run *r, struct tr_process *p, int func)
+{
+	struct proc_ctx *pc = run_proc(r, p);
+	uint64_t addr;
+
+	if (!pc || !pc->syms)
+		return 0;
+	if (pc->func_addr[func] == 0) {
+		if (sym_function(pc->syms, r->pol->funcs[func], &addr) == 0)
+			pc->func_addr[func] = addr;
+		else
+			pc->func_addr[func] = 1;
+	}
+	return pc->func_addr[func] == 1 ? 0 : pc->func_addr[func];
+}
+
+static struct loc_addrs *loc_addrs(struct run *r, struct tr_process *p, int loc)
+{
+	struct proc_ctx *pc = run_proc(r, p);
+	struct loc_addrs *la;
+
+	if (!pc || !pc->syms)
+		return NULL;
+	la = &pc->locs[loc];
+	if (!la->resolved) {
+		la->resolved = true;
+		if (sym_line(pc->syms, r->pol->locs[loc].file, r->pol->locs[loc].line, la->addrs,
+			     sizeof(la->addrs) / sizeof(la->addrs[0]), &la->n) < 0)
+			la->n = 0;
+	}
+	return la;
+}
+
+static int arm_bp(struct run *r, struct tr_process *p, uint64_t addr)
+{
+	char err[256];
+
+	if (!addr)
+		return 0;
+	if (r->narmed == r->armed_cap) {
+		int cap = r->armed_cap ? r->armed_cap * 2 : 16;
+		struct armed_bp *grown = realloc(r->armed, sizeof(*grown) * (size_t)cap);
+
+		if (!grown)
+			return -1;
+		r->armed = grown;
+		r->armed_cap = cap;
+	}
+	if (tracer_break_insert(p, addr, err, sizeof(err)) < 0) {
+		report_outcome(r, OUTCOME_ERROR, "cannot plant a breakpoint: %s", err);
+		return -1;
+	}
+	r->armed[r->narmed++] = (struct armed_bp){p, addr};
+	return 0;
+}
+
+static int arm_watch(struct run *r, struct tr_process *p, const struct expr *e)
+{
+	struct eval_ctx c;
+	char err[512];
+	uint64_t addr, size;
+	int slot;
+	enum tr_watch_kind kind = e->kind == E_EV_WRITE ? TR_WATCH_WRITE : TR_WATCH_ACCESS;
+
+	if (r->nwatches == MAX_ARMED_WATCH)
+		return 0;
+	c = points_eval_ctx(r, p, err, sizeof(err));
+	if (eval_lvalue(&c, e->lhs, &addr, &size) < 0) {
+		report_outcome(r, OUTCOME_ERROR, "%s", err);
+		return -1;
+	}
+	slot = tracer_watch_insert(p, addr, (int)size, kind, err, sizeof(err));
+	if (slot < 0 && kind == TR_WATCH_WRITE)
+		slot = tracer_watch_insert(p, addr, (int)size, TR_WATCH_ACCESS, err, sizeof(err));
+	if (slot < 0) {
+		report_outcome(r, OUTCOME_ERROR, "cannot watch %s: %s", e->lhs->name ? e->lhs->name
+			       : "variable", err);
+		return -1;
+	}
+	r->watches[r->nwatches++] = (struct armed_watch){e, p, addr, slot};
+	return 0;
+}
+
+/* Read watches go first so that a variable both read and written gets one
+ * access watchpoint, not a write one that a read would slip past. */
+static int arm_expr(struct run *r, struct tr_process *p, const struct expr *e, int pass)
+{
+	struct loc_addrs *la;
+	size_t i;
+
+	if (!e)
+		return 0;
+	switch (e->kind) {
+	case E_EV_ENTER:
+	case E_EV_RETURN:
+		return pass == 0 ? arm_bp(r, p, func_addr(r, p, e->slot)) : 0;
+	case E_EV_AT:
+		la = pass == 0 ? loc_addrs(r, p, e->slot) : NULL;
+		for (i = 0; la && i < la->n; i++)
+			if (arm_bp(r, p, la->addrs[i]) < 0)
+				return -1;
+		return 0;
+	case E_EV_READ:
+		return pass == 0 ? arm_watch(r, p, e) : 0;
+	case E_EV_WRITE:
+		return pass == 1 ? arm_watch(r, p, e) : 0;
+	default:
+		if (arm_expr(r, p, e->lhs, pass) < 0)
+			return -1;
+		return arm_expr(r, p, e->rhs, pass);
+	}
+}
+
+static bool has_kind(const struct expr *e, enum expr_kind k)
+{
+	return e && (e->kind == k || has_kind(e->lhs, k) || has_kind(e->rhs, k));
+}
+
+int points_arm(struct run *r, const struct expr *pred)
+{
+	struct tr_process *p;
+
+	r->pred = pred;
+	r->pred_has_return = has_kind(pred, E_EV_RETURN);
+	for (p = tracer_processes(r->t); p; p = tracer_process_next(p)) {
+		if (!tracer_process_alive(p))
+			continue;
+		if (arm_expr(r, p, pred, 0) < 0 || arm_expr(r, p, pred, 1) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+void points_disarm(struct run *r)
+{
+	int i;
+
+	for (i = 0; i < r->narmed; i++)
+		if (tracer_process_alive(r->armed[i].proc))
+			tracer_break_remove(r->armed[i].proc, r->armed[i].addr);
+	r->narmed = 0;
+	for (i = 0; i < r->nwatches; i++)
+		if (tracer_process_alive(r->watches[i].proc))
+			tracer_watch_remove(r->watches[i].proc, r->watches[i].slot);
+	r->nwatches = 0;
+	r->pred = NULL;
+}
+
+/* --- return(F) --- */
+
+static void push_frame(struct run *r, struct tr_thread *th, int func, uint64_t ret,
+		       uint64_t sp_after)
+{
+	struct thread_ctx *tc = run_thread(r, th);
+
+	if (tc->nframes == MAX_FRAMES)
+		return;
+	tc->frames[tc->nframes++] = (struct ret_frame){func, ret, sp_after};
+	arm_bp(r, th->proc, ret);
+}
+
+static void return_funcs(const struct expr *e, bool *want, int nfuncs)
+{
+	if (!e)
+		return;
+	if (e->kind == E_EV_RETURN && e->slot >= 0 && e->slot < nfuncs)
+		want[e->slot] = true;
+	return_funcs(e->lhs, want, nfuncs);
+	return_funcs(e->rhs, want, nfuncs);
+}
+
+void points_seed_frames(struct run *r, struct tr_thread *th)
+{
+	struct thread_ctx *tc = run_thread(r, th);
+	struct proc_ctx *pc = run_proc(r, th->proc);
+	struct sym_frame frames[MAX_FRAMES];
+	bool want[64] = {false};
+	int n, i, f;
+	uint64_t ret;
+
+	tc->nframes = 0;
+	if (!r->pred_has_return || th->state != TR_HELD || !pc || !pc->syms)
+		return;
+	return_funcs(r->pred, want, r->pol->nfuncs < 64 ? r->pol->nfuncs : 64);
+	for (f = 0; f < r->pol->nfuncs && f < 64; f++) {
+		/* At the very entry the unwinder is not needed: [rsp] is it. */
+		if (want[f] && tracer_regs(th)->rip == func_addr(r, th->proc, f) &&
+		    tracer_read(th->proc, tracer_regs(th)->rsp, &ret, sizeof(ret)) == 0) {
+			push_frame(r, th, f, ret, tracer_regs(th)->rsp + 8);
+			return;
+		}
+	}
+	n = sym_backtrace(pc->syms, th->tid, frames, MAX_FRAMES);
+	for (i = n - 2; i >= 0; i--) {
+		for (f = 0; f < r->pol->nfuncs && f < 64; f++)
+			if (want[f] && frames[i].loc.func &&
+			    strcmp(frames[i].loc.func, r->pol->funcs[f]) == 0)
+				push_frame(r, th, f, frames[i + 1].pc, frames[i + 1].sp);
+	}
+}
+
+void points_note_break(struct run *r, struct tr_thread *th, const struct tr_event *ev)
+{
+	struct thread_ctx *tc = run_thread(r, th);
+	const struct user_regs_struct *regs = tracer_regs(th);
+	uint64_t ret;
+	bool want[64] = {false};
+	int f, i;
+
+	tc->returned_func = -1;
+	if (!r->pred_has_return)
+		return;
+	for (i = tc->nframes - 1; i >= 0; i--) {
+		if (tc->frames[i].ret_addr == ev->addr && tc->frames[i].sp_after == regs->rsp) {
+			tc->returned_func = tc->frames[i].func;
+			tc->nframes = i;
+			return;
+		}
+	}
+	return_funcs(r->pred, want, r->pol->nfuncs < 64 ? r->pol->nfuncs : 64);
+	for (f = 0; f < r->pol->nfuncs && f < 64; f++)
+		if (want[f] && ev->addr == func_addr(r, th->proc, f) &&
+		    tracer_read(th->proc, regs->rsp, &ret, sizeof(ret)) == 0)
+			push_frame(r, th, f, ret, regs->rsp + 8);
+}
+
+/* --- evaluating atoms against the event at hand --- */
+
+static bool watch_matches(struct run *r, const struct expr *e, const struct tr_event *ev)
+{
+	int i;
+	unsigned need = e->kind == E_EV_READ ? 1u /* DIS_READ */ : 2u /* DIS_WRITE */;
+
+	for (i = 0; i < r->nwatches; i++) {
+		const struct armed_watch *w = &r->watches[i];
+
+		if (w->atom == e && w->proc == ev->thread->proc && w->addr == ev->addr)
+			return ev->access == 0 || (ev->access & need);
+	}
+	return false;
+}
+
+static bool atom_matches(struct run *r, const struct expr *e, const struct tr_event *ev)
+{
+	struct tr_process *p = ev->thread->proc;
+	struct loc_addrs *la;
+	size_t i;
+
+	switch (e->kind) {
+	case E_EV_START:
+		return ev->kind == TR_EV_START;
+	case E_EV_EXIT:
+		return ev->kind == TR_EV_EXIT;
+	case E_EV_SIGNAL:
+		return ev->kind == TR_EV_SIGNAL && (e->ival == 0 || e->ival == ev->signo);
+	case E_EV_ENTER:
+		return ev->kind == TR_EV_BREAK && ev->addr == func_addr(r, p, e->slot);
+	case E_EV_RETURN:
+		return ev->kind == TR_EV_BREAK &&
+		       run_thread(r, ev->thread)->returned_func == e->slot;
+	case E_EV_AT:
+		if (ev->kind != TR_EV_BREAK)
+			return false;
+		la = loc_addrs(r, p, e->slot);
+		for (i = 0; la && i < la->n; i++)
+			if (la->addrs[i] == ev->addr)
+				return true;
+		return false;
+	case E_EV_READ:
+	case E_EV_WRITE:
+		return ev->kind == TR_EV_WATCH && watch_matches(r, e, ev);
+	default:
+		return false;
+	}
+}
+
+int points_event_atom(void *hook, const struct expr *e, bool *out)
+{
+	struct run *r = hook;
+
+	*out = r->event && atom_matches(r, e, r->event);
+	if (*out && !r->matched_atom)
+		r->matched_atom = e;
+	return 0;
+}
+
+static struct tr_thread *bound_thread(struct run *r, const char *name)
+{
+	int i;
+
+	for (i = 0; i < r->pol->nthreads; i++)
+		if (strcmp(r->pol->threads[i], name) == 0)
+			return r->bindings[i];
+	return NULL;
+}
+
+static bool thread_in(struct run *r, struct tr_thread *th, const char *func)
+{
+	struct proc_ctx *pc = run_proc(r, th->proc);
+	struct sym_frame frames[MAX_FRAMES];
+	int n, i;
+
+	if (!pc || !pc->syms)
+		return false;
+	n = sym_backtrace(pc->syms, th->tid, frames, MAX_FRAMES);
+	for (i = 0; i < n; i++)
+		if (frames[i].loc.func && strcmp(frames[i].loc.func, func) == 0)
+			return true;
+	return false;
+}
+
+int points_thread_cond(void *hook, const struct expr *e, bool *out)
+{
+	struct run *r = hook;
+	struct tr_thread *th = bound_thread(r, e->name);
+
+	if (!th) {
+		*out = e->kind == E_ENDED; /* never bound: nothing to wait for */
+		return 0;
+	}
+	if (e->kind == E_ENDED) {
+		*out = th->state == TR_EXITED || th->last_event == TR_EV_EXIT;
+		return 0;
+	}
+	*out = th->state == TR_HELD && thread_in(r, th, e->func);
+	return 0;
+}
+
+struct eval_ctx points_eval_ctx(struct run *r, struct tr_process *p, char *err, size_t errlen)
+{
+	struct proc_ctx *pc = run_proc(r, p);
+
+	return (struct eval_ctx){
+		.syms = pc ? pc->syms : NULL,
+		.proc = p,
+		.event_atom = points_event_atom,
+		.thread_cond = points_thread_cond,
+		.hook = r,
+		.sched = r->pol->sched,
+		.err = err,
+		.errlen = errlen,
+	};
+}

@@ -1,0 +1,168 @@
+/*
+ * report.c: what a run says.
+ *
+ * The trace has one line per scheduling event, the moment a thread is held
+ * because it satisfied a wait: time, thread, the event as the schedule
+ * names it, and where in the source it happened.  --trace-json writes the
+ * same records as JSON lines for tools.  The outcome goes to the report
+ * stream (stderr) once, with whatever explains it: the stack of a crashing
+ * thread, or where every thread was when a wait timed out.
+ */
+#include "policy/run.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+double run_elapsed_ms(const struct run *r)
+{
+	return (double)(tracer_now_ms() - r->t0_ms);
+}
+
+static void describe_pc(struct run *r, struct tr_thread *th, uint64_t pc, struct sym_loc *loc)
+{
+	struct proc_ctx *pc_ctx = run_proc(r, th->proc);
+
+	memset(loc, 0, sizeof(*loc));
+	if (pc_ctx && pc_ctx->syms)
+		sym_describe(pc_ctx->syms, pc, loc);
+}
+
+static void json_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; s && *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fputc('\\', f);
+		if ((unsigned char)*s < 0x20)
+			fprintf(f, "\\u%04x", *s);
+		else
+			fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+static void event_text(struct run *r, const struct tr_event *ev, char *buf, size_t len)
+{
+	static const char *const names[] = {
+		[TR_EV_START] = "start", [TR_EV_BREAK] = "breakpoint", [TR_EV_WATCH] = "watch",
+		[TR_EV_STEP] = "step", [TR_EV_SIGNAL] = "signal", [TR_EV_EXIT] = "exit",
+		[TR_EV_PROCESS_EXIT] = "process-exit", [TR_EV_FORK] = "fork",
+		[TR_EV_EXEC] = "exec", [TR_EV_INTERRUPT] = "interrupt",
+	};
+
+	if (r->matched_atom)
+		expr_format(r->matched_atom, buf, len);
+	else
+		snprintf(buf, len, "%s", names[ev->kind] ? names[ev->kind] : "event");
+	if (ev->kind == TR_EV_SIGNAL)
+		snprintf(buf + strlen(buf), len - strlen(buf), "(%s)", sigabbrev_np(ev->signo));
+}
+
+void report_event(struct run *r, const struct tr_event *ev)
+{
+	char what[160], where[160] = "";
+	struct sym_loc loc;
+
+	event_text(r, ev, what, sizeof(what));
+	describe_pc(r, ev->thread, ev->pc, &loc);
+	if (loc.file)
+		snprintf(where, sizeof(where), "%s:%d", loc.file, loc.line);
+	if (r->opt->trace)
+		fprintf(r->opt->trace, "[%9.3f ms] %-8s %-28s %-24s %s\n", run_elapsed_ms(r),
+			ev->thread->name, what, loc.func ? loc.func : "??", where);
+	if (r->opt->trace_json) {
+		FILE *f = r->opt->trace_json;
+
+		fprintf(f, "{\"ms\":%.3f,\"thread\":", run_elapsed_ms(r));
+		json_string(f, ev->thread->name);
+		fprintf(f, ",\"tid\":%d,\"event\":", ev->thread->tid);
+		json_string(f, what);
+		fprintf(f, ",\"pc\":\"%#lx\",\"func\":", (unsigned long)ev->pc);
+		json_string(f, loc.func);
+		fprintf(f, ",\"file\":");
+		json_string(f, loc.file);
+		fprintf(f, ",\"line\":%d}\n", loc.line);
+	}
+}
+
+void report_outcome(struct run *r, enum policy_outcome o, const char *fmt, ...)
+{
+	va_list ap;
+	FILE *f = r->opt->report;
+
+	if (r->finished)
+		return;
+	r->finished = true;
+	r->outcome = o;
+	if (!f)
+		return;
+	fprintf(f, "cctrace: %s: ", policy_outcome_name(o));
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+	fputc('\n', f);
+}
+
+void report_stack(struct run *r, struct tr_thread *th)
+{
+	struct proc_ctx *pc = run_proc(r, th->proc);
+	struct sym_frame frames[MAX_FRAMES];
+	FILE *f = r->opt->report;
+	int n, i;
+
+	if (!f || !pc || !pc->syms || th->state != TR_HELD)
+		return;
+	n = sym_backtrace(pc->syms, th->tid, frames, MAX_FRAMES);
+	fprintf(f, "  stack of %s (tid %d):\n", th->name, th->tid);
+	for (i = 0; i < n; i++) {
+		const struct sym_loc *l = &frames[i].loc;
+
+		fprintf(f, "    #%-2d %#014lx %s+%lu", i, (unsigned long)frames[i].pc,
+			l->func ? l->func : "??", (unsigned long)l->func_offset);
+		if (l->file)
+			fprintf(f, " (%s:%d)", l->file, l->line);
+		else if (l->module)
+			fprintf(f, " [%s]", l->module);
+		fputc('\n', f);
+	}
+}
+
+static const char *binding_of(struct run *r, struct tr_thread *th)
+{
+	int i;
+
+	for (i = 0; i < r->pol->nthreads; i++)
+		if (r->bindings[i] == th)
+			return r->pol->threads[i];
+	return NULL;
+}
+
+/* Where every thread is; running threads must have been stopped first. */
+void report_threads(struct run *r)
+{
+	FILE *f = r->opt->report;
+	struct tr_thread *th;
+	struct sym_loc loc;
+	char state[64];
+
+	if (!f)
+		return;
+	fprintf(f, "  threads:\n");
+	for (th = tracer_threads(r->t); th; th = th->next) {
+		const char *var = binding_of(r, th);
+
+		if (th->state == TR_EXITED) {
+			fprintf(f, "    %-8s %-4s exited\n", th->name, var ? var : "");
+			continue;
+		}
+		snprintf(state, sizeof(state), "%s", run_thread(r, th)->kernel_state[0]
+			 ? run_thread(r, th)->kernel_state : var ? "held" : "free");
+		describe_pc(r, th, tracer_regs(th)->rip, &loc);
+		fprintf(f, "    %-8s %-4s %-18s at %s+%lu", th->name, var ? var : "", state,
+			loc.func ? loc.func : "??", (unsigned long)loc.func_offset);
+		if (loc.file)
+			fprintf(f, " (%s:%d)", loc.file, loc.line);
+		fputc('\n', f);
+	}
+}

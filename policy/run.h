@@ -1,0 +1,104 @@
+/*
+ * run.h: the state of one execution of a schedule (internal to policy/).
+ *
+ * interp.c walks statements and owns the wait loop, points.c turns the
+ * events of a predicate into armed breakpoints and watchpoints in every
+ * process and tells which event atom a stop satisfies, report.c writes the
+ * trace and the outcome.
+ */
+#ifndef CCTRACE_POLICY_RUN_H
+#define CCTRACE_POLICY_RUN_H
+
+#include "policy/internal.h"
+
+#define MAX_FRAMES 64
+#define MAX_ARMED_WATCH 16
+
+/* Per traced process: its symbols and the addresses the schedule's names
+ * resolve to there (resolved on first use, reset on exec). */
+struct proc_ctx {
+	struct sym_space *syms;
+	uint64_t *func_addr;      /* [pol->nfuncs]; 0 = not resolved yet, 1 = absent */
+	struct loc_addrs {
+		bool resolved;
+		size_t n;
+		uint64_t addrs[16];
+	} *locs;                  /* [pol->nlocs] */
+};
+
+/* A frame of a function whose return the current wait is waiting for. */
+struct ret_frame {
+	int func;
+	uint64_t ret_addr;
+	uint64_t sp_after;        /* rsp once it has returned */
+};
+
+/* Per traced thread. */
+struct thread_ctx {
+	int bound;                /* thread variable index, -1 if unbound */
+	bool candidate;           /* may satisfy the current wait */
+	bool matched;             /* satisfied it (and is held) */
+	int returned_func;        /* the func whose return this stop is, -1 if none */
+	struct ret_frame frames[MAX_FRAMES];
+	int nframes;
+	char kernel_state[40];    /* captured for reports before threads are stopped */
+};
+
+struct armed_bp {
+	struct tr_process *proc;
+	uint64_t addr;
+};
+
+struct armed_watch {
+	const struct expr *atom;
+	struct tr_process *proc;
+	uint64_t addr;
+	int slot;
+};
+
+struct run {
+	struct policy *pol;
+	struct tracer *t;
+	const struct policy_options *opt;
+	bool launched;
+	struct tr_thread **bindings;     /* [pol->nthreads] */
+	int64_t timeout_ms;
+	int64_t t0_ms;
+	enum policy_outcome outcome;
+	bool finished;
+	/* the wait in progress */
+	const struct stmt *stmt;
+	const struct expr *pred;
+	bool pred_has_return;
+	const struct tr_event *event;    /* being evaluated */
+	const struct expr *matched_atom; /* first atom the event satisfied */
+	struct armed_bp *armed;
+	int narmed, armed_cap;
+	struct armed_watch watches[MAX_ARMED_WATCH];
+	int nwatches;
+};
+
+/* points.c */
+struct proc_ctx *run_proc(struct run *r, struct tr_process *p);
+struct thread_ctx *run_thread(struct run *r, struct tr_thread *th);
+int points_arm(struct run *r, const struct expr *pred);
+void points_disarm(struct run *r);
+/* Bookkeeping at a breakpoint stop of a candidate: push a frame at entry
+ * of a function whose return is awaited, recognise a return. */
+void points_note_break(struct run *r, struct tr_thread *th, const struct tr_event *ev);
+/* Frames of functions in the predicate that th is inside now. */
+void points_seed_frames(struct run *r, struct tr_thread *th);
+int points_event_atom(void *hook, const struct expr *e, bool *out);
+int points_thread_cond(void *hook, const struct expr *e, bool *out);
+struct eval_ctx points_eval_ctx(struct run *r, struct tr_process *p, char *err, size_t errlen);
+struct tr_process *run_main_process(struct run *r);
+
+/* report.c */
+void report_event(struct run *r, const struct tr_event *ev);
+void report_outcome(struct run *r, enum policy_outcome o, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void report_stack(struct run *r, struct tr_thread *th);
+void report_threads(struct run *r);
+double run_elapsed_ms(const struct run *r);
+
+#endif

@@ -1,0 +1,148 @@
+/*
+ * session.c: a schedule from file to outcome.
+ *
+ * Loading parses the file and checks it against the symbols of the program
+ * that is about to run (offline) or of the process about to be attached
+ * (its maps), so that every mistake is reported before anything is touched.
+ * Running creates the tracer, gets hold of the program, executes, and
+ * leaves: a launched program is run to its end (or killed), an attached one
+ * is detached with its original code and debug registers.
+ */
+#include "policy/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const outcome_names[] = {
+	[OUTCOME_COMPLETED] = "completed",
+	[OUTCOME_BUG] = "bug",
+	[OUTCOME_UNREALIZABLE] = "unrealizable",
+	[OUTCOME_ERROR] = "error",
+};
+
+static const int outcome_codes[] = {
+	[OUTCOME_COMPLETED] = EXIT_COMPLETED,
+	[OUTCOME_BUG] = EXIT_BUG,
+	[OUTCOME_UNREALIZABLE] = EXIT_UNREALIZABLE,
+	[OUTCOME_ERROR] = EXIT_ERROR,
+};
+
+const char *policy_outcome_name(enum policy_outcome o)
+{
+	return outcome_names[o];
+}
+
+int policy_outcome_exit_code(enum policy_outcome o)
+{
+	return outcome_codes[o];
+}
+
+int policy_outcome_parse(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(outcome_names) / sizeof(outcome_names[0]); i++)
+		if (strcmp(outcome_names[i], name) == 0)
+			return (int)i;
+	return -1;
+}
+
+void policy_free(struct policy *pol)
+{
+	int i;
+
+	if (!pol)
+		return;
+	schedule_free(pol->sched);
+	for (i = 0; i < pol->nfuncs; i++)
+		free(pol->funcs[i]);
+	for (i = 0; i < pol->nlocs; i++)
+		free(pol->locs[i].file);
+	for (i = 0; i < pol->nthreads; i++)
+		free(pol->threads[i]);
+	free(pol->funcs);
+	free(pol->locs);
+	free(pol->threads);
+	free(pol);
+}
+
+struct policy *policy_load(const char *path, const char *program, pid_t pid, char *err,
+			   size_t errlen)
+{
+	struct policy *pol = calloc(1, sizeof(*pol));
+	struct sym_space *syms = NULL;
+	char why[512];
+
+	if (!pol) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	pol->sched = schedule_load(path, err, errlen);
+	if (!pol->sched)
+		goto fail;
+	syms = program ? sym_open_program(program, why, sizeof(why))
+		       : sym_open_pid(pid, why, sizeof(why));
+	if (!syms) {
+		if (program)
+			snprintf(err, errlen, "cannot read symbols of '%s': %s", program, why);
+		else
+			snprintf(err, errlen, "cannot read symbols of pid %d: %s", pid, why);
+		goto fail;
+	}
+	if (policy_check(pol, syms, err, errlen) < 0)
+		goto fail;
+	sym_close(syms);
+	return pol;
+fail:
+	sym_close(syms);
+	policy_free(pol);
+	return NULL;
+}
+
+static struct tracer *new_tracer(const struct policy_options *opt)
+{
+	struct tracer_options topt = {.pin_cpu = opt->pin_cpu};
+
+	return tracer_new(&topt);
+}
+
+enum policy_outcome policy_run_program(struct policy *pol, char *const argv[],
+				       const struct policy_options *opt)
+{
+	struct tracer *t = new_tracer(opt);
+	enum policy_outcome o;
+	char err[512];
+
+	if (!t)
+		return OUTCOME_ERROR;
+	if (tracer_launch(t, argv, err, sizeof(err)) < 0) {
+		if (opt->report)
+			fprintf(opt->report, "cctrace: error: %s\n", err);
+		tracer_free(t);
+		return OUTCOME_ERROR;
+	}
+	o = interp_execute(pol, t, opt, true);
+	tracer_free(t);
+	return o;
+}
+
+enum policy_outcome policy_run_attached(struct policy *pol, pid_t pid,
+					const struct policy_options *opt)
+{
+	struct tracer *t = new_tracer(opt);
+	enum policy_outcome o;
+	char err[512];
+
+	if (!t)
+		return OUTCOME_ERROR;
+	if (tracer_attach(t, pid, err, sizeof(err)) < 0) {
+		if (opt->report)
+			fprintf(opt->report, "cctrace: error: %s\n", err);
+		tracer_detach_all(t);
+		tracer_free(t);
+		return OUTCOME_ERROR;
+	}
+	o = interp_execute(pol, t, opt, false);
+	tracer_free(t);
+	return o;
+}

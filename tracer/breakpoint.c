@@ -1,0 +1,192 @@
+/*
+ * breakpoint.c: int3 breakpoints that never come out while threads run.
+ *
+ * Planting a breakpoint decodes the instruction under it once.  If the
+ * instruction's meaning depends on where it sits (relative jmp/call, ret)
+ * it will be emulated on the registers of the thread that resumes over it;
+ * otherwise a copy, with any rip-relative displacement rebased, is written
+ * to a scratch slot near the original code, followed by a jmp back.  A
+ * thread held at the breakpoint resumes at the slot (or with the emulated
+ * effect) and no second trap is taken, so a breakpoint costs one stop per
+ * hit and another thread passing the same address in the meantime still
+ * stops there.
+ *
+ * A removed breakpoint stays in the list as dormant (refs == 0, original
+ * byte back in place): its slot may still be in use by a thread, and
+ * re-planting it, which schedules do at every `run`, costs one write.
+ */
+#include "tracer/internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const uint8_t int3 = 0xcc;
+
+static struct tr_breakpoint *find_any(struct tr_process *p, uint64_t addr)
+{
+	struct tr_breakpoint *bp;
+
+	for (bp = p->breakpoints; bp; bp = bp->next)
+		if (bp->addr == addr)
+			return bp;
+	return NULL;
+}
+
+struct tr_breakpoint *tr_break_find(struct tr_process *p, uint64_t addr)
+{
+	struct tr_breakpoint *bp = find_any(p, addr);
+
+	return bp && bp->refs > 0 ? bp : NULL;
+}
+
+bool tracer_break_at(struct tr_process *p, uint64_t addr)
+{
+	return tr_break_find(p, addr) != NULL;
+}
+
+static int prepare_displacement(struct tr_process *p, struct tr_breakpoint *bp, char *err,
+				size_t errlen)
+{
+	uint8_t slot[DIS_SLOT_SIZE];
+	int n;
+
+	if (dis_needs_emulation(&bp->insn))
+		return 0;
+	bp->slot = tr_scratch_alloc(p, bp->addr, DIS_SLOT_SIZE, err, errlen);
+	if (!bp->slot)
+		return -1;
+	n = dis_build_slot(&bp->insn, bp->code, bp->slot, slot);
+	if (n < 0) {
+		snprintf(err, errlen, "cannot relocate '%s' at %#lx for out-of-line execution",
+			 bp->insn.text, (unsigned long)bp->addr);
+		return -1;
+	}
+	if (tracer_write(p, bp->slot, slot, (size_t)n) < 0) {
+		snprintf(err, errlen, "cannot write scratch slot at %#lx: %s",
+			 (unsigned long)bp->slot, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int tracer_break_insert(struct tr_process *p, uint64_t addr, char *err, size_t errlen)
+{
+	struct tr_breakpoint *bp = find_any(p, addr);
+
+	if (bp && bp->refs++ > 0)
+		return 0;
+	if (bp) {
+		if (tracer_write(p, addr, &int3, 1) == 0)
+			return 0;
+		bp->refs = 0;
+		snprintf(err, errlen, "cannot write a breakpoint at %#lx: %s", (unsigned long)addr,
+			 strerror(errno));
+		return -1;
+	}
+	bp = calloc(1, sizeof(*bp));
+	if (!bp)
+		goto oom;
+	bp->addr = addr;
+	bp->refs = 1;
+	if (tracer_read(p, addr, bp->code, sizeof(bp->code)) < 0) {
+		snprintf(err, errlen, "cannot read code at %#lx: %s", (unsigned long)addr,
+			 strerror(errno));
+		goto fail;
+	}
+	if (dis_decode(bp->code, sizeof(bp->code), addr, &bp->insn) < 0) {
+		snprintf(err, errlen, "cannot decode the instruction at %#lx", (unsigned long)addr);
+		goto fail;
+	}
+	if (prepare_displacement(p, bp, err, errlen) < 0)
+		goto fail;
+	bp->orig = bp->code[0];
+	if (tracer_write(p, addr, &int3, 1) < 0) {
+		snprintf(err, errlen, "cannot write a breakpoint at %#lx: %s", (unsigned long)addr,
+			 strerror(errno));
+		goto fail;
+	}
+	bp->next = p->breakpoints;
+	p->breakpoints = bp;
+	return 0;
+oom:
+	snprintf(err, errlen, "out of memory");
+fail:
+	free(bp);
+	return -1;
+}
+
+void tracer_break_remove(struct tr_process *p, uint64_t addr)
+{
+	struct tr_breakpoint *bp = tr_break_find(p, addr);
+
+	if (!bp || --bp->refs > 0)
+		return;
+	if (p->alive)
+		tracer_write(p, addr, &bp->orig, 1);
+}
+
+void tr_break_remove_all(struct tr_process *p, bool restore_bytes)
+{
+	while (p->breakpoints) {
+		struct tr_breakpoint *bp = p->breakpoints;
+
+		if (restore_bytes && p->alive && bp->refs > 0)
+			tracer_write(p, bp->addr, &bp->orig, 1);
+		p->breakpoints = bp->next;
+		free(bp);
+	}
+}
+
+int tr_break_step_over(struct tr_thread *th)
+{
+	struct tr_breakpoint *bp = tr_break_find(th->proc, th->regs.rip);
+
+	if (!bp)
+		return 1;
+	if (bp->slot) {
+		th->regs.rip = bp->slot;
+	} else if (dis_emulate(&bp->insn, &th->regs, tr_peek_fn, tr_poke_fn, th->proc) < 0) {
+		return -1;
+	}
+	th->regs_dirty = true;
+	return 0;
+}
+
+void tr_break_fix_pc_in_slot(struct tr_thread *th)
+{
+	struct tr_breakpoint *bp;
+	uint64_t pc = th->regs.rip;
+
+	for (bp = th->proc->breakpoints; bp; bp = bp->next) {
+		if (!bp->slot || pc < bp->slot || pc >= bp->slot + DIS_SLOT_SIZE)
+			continue;
+		th->regs.rip = pc == bp->slot ? bp->addr : bp->addr + bp->insn.len;
+		th->regs_dirty = true;
+		return;
+	}
+}
+
+void tr_break_inherit(struct tr_process *parent, struct tr_process *child)
+{
+	struct tr_breakpoint *bp, *copy;
+	struct tr_scratch *s, *scopy;
+
+	for (bp = parent->breakpoints; bp; bp = bp->next) {
+		copy = malloc(sizeof(*copy));
+		if (!copy)
+			return;
+		*copy = *bp;
+		copy->next = child->breakpoints;
+		child->breakpoints = copy;
+	}
+	for (s = parent->scratch; s; s = s->next) {
+		scopy = malloc(sizeof(*scopy));
+		if (!scopy)
+			return;
+		*scopy = *s;
+		scopy->next = child->scratch;
+		child->scratch = scopy;
+	}
+}

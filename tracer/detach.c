@@ -1,0 +1,76 @@
+/*
+ * detach.c: leaving every process as it was found.
+ *
+ * Every exit path of cctrace ends here.  All threads are first brought to a
+ * stop (a thread cannot be detached, nor its registers written, while it
+ * runs).  Then, per process: threads inside a scratch slot are moved back
+ * to the equivalent original pc, debug registers are cleared, the original
+ * bytes go back under every int3, the scratch pages are unmapped, and each
+ * thread is detached with any signal it still had coming.
+ */
+#include "tracer/internal.h"
+
+#include <signal.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+
+static void restore_thread(struct tr_thread *th)
+{
+	tr_break_fix_pc_in_slot(th);
+	tr_flush_regs(th);
+	tr_watch_clear(th);
+	tracer_pin(th, false);
+}
+
+static int detach_process(struct tracer *t, struct tr_process *p)
+{
+	struct tr_thread *th;
+	int failed = 0;
+
+	for (th = t->threads; th; th = th->next)
+		if (th->proc == p && th->state == TR_HELD)
+			restore_thread(th);
+	tr_break_remove_all(p, true);
+	tr_scratch_release_all(p, tr_any_held_thread(p));
+	for (th = t->threads; th; th = th->next) {
+		if (th->proc != p || th->state == TR_EXITED)
+			continue;
+		if (ptrace(PTRACE_DETACH, th->tid, 0, (void *)(long)th->pending_signal) < 0)
+			failed = -1;
+		th->state = TR_EXITED;
+	}
+	p->alive = false;
+	return failed;
+}
+
+int tracer_detach_all(struct tracer *t)
+{
+	struct tr_process *p;
+	int rc = 0;
+
+	tracer_stop_all(t);
+	for (p = t->processes; p; p = p->next)
+		if (p->alive && detach_process(t, p) < 0)
+			rc = -1;
+	return rc;
+}
+
+void tracer_kill_launched(struct tracer *t)
+{
+	struct tr_process *p;
+	struct tr_thread *th;
+	int status;
+
+	for (p = t->processes; p; p = p->next) {
+		if (!p->alive || !p->launched)
+			continue;
+		kill(p->pid, SIGKILL);
+		for (th = t->threads; th; th = th->next) {
+			if (th->proc != p || th->state == TR_EXITED)
+				continue;
+			while (waitpid(th->tid, &status, __WALL) == th->tid && WIFSTOPPED(status))
+				;
+			tr_thread_gone(th);
+		}
+	}
+}

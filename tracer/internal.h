@@ -1,0 +1,110 @@
+/*
+ * Private declarations shared by the files of tracer/.
+ */
+#ifndef CCTRACE_TRACER_INTERNAL_H
+#define CCTRACE_TRACER_INTERNAL_H
+
+#include "tracer/tracer.h"
+#include "disasm/disasm.h"
+
+#include <signal.h>
+
+#define TR_MAX_WATCH 4
+
+/* One int3 we own.  `slot` is where its instruction runs out of line, 0 if
+ * it is emulated instead (insn.kind says how). */
+struct tr_breakpoint {
+	uint64_t addr;
+	int refs;
+	uint8_t orig;              /* the byte under the int3 */
+	uint8_t code[DIS_MAX_INSN];/* original bytes of the instruction */
+	struct dis_insn insn;
+	uint64_t slot;
+	struct tr_breakpoint *next;
+};
+
+/* A page in the target that holds displaced instructions. */
+struct tr_scratch {
+	uint64_t addr;
+	size_t used;
+	struct tr_scratch *next;
+};
+
+struct tr_watch {
+	bool used;
+	uint64_t addr;
+	int len;
+	enum tr_watch_kind kind;
+};
+
+struct tr_process {
+	pid_t pid;
+	int index;              /* creation order, 1-based */
+	int next_thread_index;
+	bool launched;          /* we started it, so we may kill it */
+	bool alive;
+	int mem_fd;             /* /proc/PID/mem */
+	uint64_t syscall_gadget;/* address of a 0f 05 pair in its text, 0 = not found yet */
+	struct tr_breakpoint *breakpoints;
+	struct tr_scratch *scratch;
+	struct tr_watch watch[TR_MAX_WATCH];
+	int dr_generation;      /* bumped when watch[] changes */
+	void *user;
+	struct tracer *tracer;
+	struct tr_process *next;
+};
+
+struct tracer {
+	struct tracer_options opt;
+	struct tr_thread *threads, **threads_tail;
+	struct tr_process *processes, **processes_tail;
+	int next_process_index;
+	int cpu;                  /* the CPU cctrace pinned itself to, -1 if not */
+	sigset_t wait_signals;    /* SIGCHLD + the ones that stop cctrace */
+	sigset_t saved_mask;
+	struct tr_event queued;   /* one synthetic event (launch's START) */
+	bool has_queued;
+};
+
+/* task.c */
+struct tr_process *tr_process_new(struct tracer *t, pid_t pid);
+struct tr_thread *tr_thread_new(struct tracer *t, struct tr_process *p, pid_t tid);
+void tr_thread_gone(struct tr_thread *th);
+int tr_fetch_regs(struct tr_thread *th);
+int tr_flush_regs(struct tr_thread *th);
+/* Resume with PTRACE_CONT (or SINGLESTEP), flushing regs and signals. */
+int tr_continue(struct tr_thread *th, int request);
+
+/* mem.c */
+int tr_mem_open(struct tr_process *p);
+int tr_peek_fn(void *proc, uint64_t addr, uint64_t *value);
+int tr_poke_fn(void *proc, uint64_t addr, uint64_t value);
+
+/* breakpoint.c */
+struct tr_breakpoint *tr_break_find(struct tr_process *p, uint64_t addr);
+/* Advance a held thread past the instruction under the breakpoint at its pc
+ * without a trap: point it at the slot, or emulate.  Returns 0, 1 if it
+ * was not at a breakpoint, -1 on error. */
+int tr_break_step_over(struct tr_thread *th);
+/* Put the original bytes back and forget every breakpoint (detach/exec). */
+void tr_break_remove_all(struct tr_process *p, bool restore_bytes);
+/* If th's pc lies in a scratch slot, move it to the equivalent original pc. */
+void tr_break_fix_pc_in_slot(struct tr_thread *th);
+void tr_break_inherit(struct tr_process *parent, struct tr_process *child);
+
+/* scratch.c */
+uint64_t tr_scratch_alloc(struct tr_process *p, uint64_t near, size_t len, char *err,
+			  size_t errlen);
+void tr_scratch_release_all(struct tr_process *p, struct tr_thread *held);
+long tr_inject_syscall(struct tr_thread *th, long nr, const long args[6], bool *ok);
+struct tr_thread *tr_any_held_thread(struct tr_process *p);
+
+/* watch.c */
+int tr_watch_sync(struct tr_thread *th);
+int tr_watch_hit(struct tr_thread *th, int *slot);
+void tr_watch_clear(struct tr_thread *th);
+
+/* wait.c */
+int tr_wait_for_stop(struct tracer *t, struct tr_thread *th);
+
+#endif

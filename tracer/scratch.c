@@ -1,0 +1,246 @@
+/*
+ * scratch.c: pages cctrace owns inside the target, and system calls made on
+ * the target's behalf.
+ *
+ * Displaced instructions need executable memory within +-2 GiB of the code
+ * they came from (rip-relative operands and the jmp back are 32-bit).  The
+ * page is mapped by making the target itself call mmap: a held thread's
+ * registers are saved, pointed at a `syscall` instruction that already
+ * exists in the target's text (any 0f 05 byte pair executes as one when
+ * jumped to, so no code is written), single-stepped once, and restored.
+ * The hole for the page is picked from /proc/PID/maps, close to the code.
+ * At detach the pages are unmapped the same way.
+ */
+#include "tracer/internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#define PAGE 4096ul
+#define REACH (1ul << 30) /* well inside the +-2 GiB a rel32 reaches */
+
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0x100000
+#endif
+
+struct tr_thread *tr_any_held_thread(struct tr_process *p)
+{
+	struct tr_thread *th;
+
+	for (th = p->tracer->threads; th; th = th->next)
+		if (th->proc == p && th->state == TR_HELD && !th->exiting)
+			return th;
+	return NULL;
+}
+
+static uint64_t scan_for_syscall(struct tr_process *p, uint64_t start, uint64_t end)
+{
+	uint8_t buf[65536];
+	uint64_t at;
+
+	for (at = start; at < end; at += sizeof(buf) - 1) {
+		size_t n = end - at < sizeof(buf) ? end - at : sizeof(buf);
+		uint8_t *hit;
+
+		if (tracer_read(p, at, buf, n) < 0)
+			return 0;
+		hit = memmem(buf, n, "\x0f\x05", 2);
+		if (hit)
+			return at + (uint64_t)(hit - buf);
+	}
+	return 0;
+}
+
+static uint64_t find_syscall_gadget(struct tr_process *p)
+{
+	char path[64], line[512];
+	FILE *f;
+	uint64_t gadget = 0;
+
+	if (p->syscall_gadget)
+		return p->syscall_gadget;
+	snprintf(path, sizeof(path), "/proc/%d/maps", p->pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (!gadget && fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+		char perms[5];
+
+		if (sscanf(line, "%lx-%lx %4s", &lo, &hi, perms) != 3 || perms[2] != 'x')
+			continue;
+		if (strstr(line, "[vsyscall]"))
+			continue;
+		gadget = scan_for_syscall(p, lo, hi);
+	}
+	fclose(f);
+	p->syscall_gadget = gadget;
+	return gadget;
+}
+
+long tr_inject_syscall(struct tr_thread *th, long nr, const long args[6], bool *ok)
+{
+	struct user_regs_struct saved = th->regs, regs = th->regs;
+	uint64_t gadget = find_syscall_gadget(th->proc);
+	int status;
+	long ret = -ENOSYS;
+
+	*ok = false;
+	if (!gadget || th->state != TR_HELD)
+		return ret;
+	regs.rax = (unsigned long)nr;
+	regs.orig_rax = (unsigned long)-1; /* no syscall restart for the stop we are in */
+	regs.rdi = (unsigned long)args[0];
+	regs.rsi = (unsigned long)args[1];
+	regs.rdx = (unsigned long)args[2];
+	regs.r10 = (unsigned long)args[3];
+	regs.r8 = (unsigned long)args[4];
+	regs.r9 = (unsigned long)args[5];
+	regs.rip = gadget;
+	if (ptrace(PTRACE_SETREGS, th->tid, 0, &regs) < 0)
+		return ret;
+	if (ptrace(PTRACE_SINGLESTEP, th->tid, 0, 0) < 0)
+		goto restore;
+	for (;;) {
+		if (waitpid(th->tid, &status, __WALL) < 0)
+			goto restore;
+		if (!WIFSTOPPED(status))
+			return ret; /* died; the caller's wait loop sees nothing more of it */
+		if (WSTOPSIG(status) == SIGTRAP && (status >> 16) == 0)
+			break;
+		/* A signal arrived first: keep it for later and step again. */
+		if ((status >> 16) == 0)
+			th->pending_signal = WSTOPSIG(status);
+		if (ptrace(PTRACE_SINGLESTEP, th->tid, 0, 0) < 0)
+			goto restore;
+	}
+	if (ptrace(PTRACE_GETREGS, th->tid, 0, &regs) == 0 && regs.rip == gadget + 2) {
+		ret = (long)regs.rax;
+		*ok = true;
+	}
+restore:
+	ptrace(PTRACE_SETREGS, th->tid, 0, &saved);
+	th->regs = saved;
+	th->regs_dirty = false;
+	return ret;
+}
+
+/* The free hole nearest to `near` that leaves a page between it and any
+ * neighbour, or 0. */
+static uint64_t find_hole(struct tr_process *p, uint64_t near)
+{
+	char path[64], line[512];
+	uint64_t best = 0, prev_end = PAGE * 16, dist, best_dist = ~0ul;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", p->pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+		uint64_t cand;
+
+		if (sscanf(line, "%lx-%lx", &lo, &hi) != 2)
+			continue;
+		if (lo >= prev_end + 3 * PAGE) {
+			/* Candidates: just below lo, just above prev_end. */
+			cand = near < lo ? lo - 2 * PAGE : prev_end + PAGE;
+			if (near > prev_end && near < lo)
+				cand = near & ~(PAGE - 1);
+			dist = cand > near ? cand - near : near - cand;
+			if (dist < best_dist) {
+				best_dist = dist;
+				best = cand;
+			}
+		}
+		if (hi > prev_end)
+			prev_end = hi;
+	}
+	fclose(f);
+	return best_dist < REACH ? best : 0;
+}
+
+static struct tr_scratch *map_scratch_page(struct tr_process *p, uint64_t near, char *err,
+					   size_t errlen)
+{
+	struct tr_thread *th = tr_any_held_thread(p);
+	uint64_t hole = find_hole(p, near);
+	struct tr_scratch *s;
+	long args[6] = {0, PAGE, PROT_READ | PROT_EXEC,
+			MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0};
+	long addr;
+	bool ok;
+
+	if (!th) {
+		snprintf(err, errlen, "no held thread in pid %d to map a scratch page", p->pid);
+		return NULL;
+	}
+	if (!hole) {
+		snprintf(err, errlen, "no free address range within reach of %#lx",
+			 (unsigned long)near);
+		return NULL;
+	}
+	args[0] = (long)hole;
+	addr = tr_inject_syscall(th, SYS_mmap, args, &ok);
+	if (!ok || addr < 0 || (uint64_t)addr != hole) {
+		snprintf(err, errlen, "cannot map a scratch page in pid %d: %s", p->pid,
+			 ok ? strerror((int)-addr) : "system call injection failed");
+		return NULL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	s->addr = hole;
+	s->next = p->scratch;
+	p->scratch = s;
+	return s;
+}
+
+static bool reaches(uint64_t a, uint64_t b)
+{
+	return (a > b ? a - b : b - a) < REACH;
+}
+
+uint64_t tr_scratch_alloc(struct tr_process *p, uint64_t near, size_t len, char *err,
+			  size_t errlen)
+{
+	struct tr_scratch *s;
+	uint64_t at;
+
+	for (s = p->scratch; s; s = s->next)
+		if (s->used + len <= PAGE && reaches(s->addr, near))
+			break;
+	if (!s)
+		s = map_scratch_page(p, near, err, errlen);
+	if (!s)
+		return 0;
+	at = s->addr + s->used;
+	s->used += len;
+	return at;
+}
+
+void tr_scratch_release_all(struct tr_process *p, struct tr_thread *held)
+{
+	long args[6] = {0, PAGE, 0, 0, 0, 0};
+	bool ok;
+
+	while (p->scratch) {
+		struct tr_scratch *s = p->scratch;
+
+		if (held && p->alive) {
+			args[0] = (long)s->addr;
+			tr_inject_syscall(held, SYS_munmap, args, &ok);
+		}
+		p->scratch = s->next;
+		free(s);
+	}
+}

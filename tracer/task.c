@@ -1,0 +1,349 @@
+/*
+ * task.c: the thread and process tables.
+ *
+ * Threads and processes live in creation-ordered lists and are never freed
+ * before tracer_free(), so a pointer the caller holds stays valid after the
+ * thread exits (its state just becomes TR_EXITED).  Names are given in
+ * creation order, "p<process>.t<thread>", so that the same program run the
+ * same way gets the same names.  Registers are fetched once per stop and
+ * written back only if something changed them.
+ */
+#include "tracer/internal.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <time.h>
+#include <unistd.h>
+
+struct tracer *tracer_new(const struct tracer_options *opt)
+{
+	struct tracer *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	if (opt)
+		t->opt = *opt;
+	t->threads_tail = &t->threads;
+	t->processes_tail = &t->processes;
+	t->cpu = -1;
+	sigemptyset(&t->wait_signals);
+	sigaddset(&t->wait_signals, SIGCHLD);
+	sigaddset(&t->wait_signals, SIGINT);
+	sigaddset(&t->wait_signals, SIGTERM);
+	sigaddset(&t->wait_signals, SIGHUP);
+	sigprocmask(SIG_BLOCK, &t->wait_signals, &t->saved_mask);
+	if (t->opt.pin_cpu) {
+		int cpu = sched_getcpu();
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(cpu, &set);
+		if (cpu >= 0 && sched_setaffinity(0, sizeof(set), &set) == 0)
+			t->cpu = cpu;
+	}
+	return t;
+}
+
+void tracer_free(struct tracer *t)
+{
+	if (!t)
+		return;
+	while (t->threads) {
+		struct tr_thread *th = t->threads;
+
+		t->threads = th->next;
+		free(th);
+	}
+	while (t->processes) {
+		struct tr_process *p = t->processes;
+
+		t->processes = p->next;
+		tr_break_remove_all(p, false);
+		while (p->scratch) {
+			struct tr_scratch *s = p->scratch;
+
+			p->scratch = s->next;
+			free(s);
+		}
+		if (p->mem_fd >= 0)
+			close(p->mem_fd);
+		free(p);
+	}
+	sigprocmask(SIG_SETMASK, &t->saved_mask, NULL);
+	free(t);
+}
+
+int64_t tracer_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+struct tr_process *tr_process_new(struct tracer *t, pid_t pid)
+{
+	struct tr_process *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	p->index = ++t->next_process_index;
+	p->alive = true;
+	p->tracer = t;
+	p->mem_fd = -1;
+	p->dr_generation = 0;
+	tr_mem_open(p);
+	*t->processes_tail = p;
+	t->processes_tail = &p->next;
+	return p;
+}
+
+struct tr_thread *tr_thread_new(struct tracer *t, struct tr_process *p, pid_t tid)
+{
+	struct tr_thread *th = calloc(1, sizeof(*th));
+
+	if (!th)
+		return NULL;
+	th->tid = tid;
+	th->proc = p;
+	th->state = TR_RUNNING;
+	th->dr_generation = -1;
+	snprintf(th->name, sizeof(th->name), "p%d.t%d", p->index, ++p->next_thread_index);
+	*t->threads_tail = th;
+	t->threads_tail = &th->next;
+	return th;
+}
+
+void tr_thread_gone(struct tr_thread *th)
+{
+	struct tracer *t = th->proc->tracer;
+	struct tr_thread *other;
+
+	th->state = TR_EXITED;
+	for (other = t->threads; other; other = other->next)
+		if (other->proc == th->proc && other->state != TR_EXITED)
+			return;
+	th->proc->alive = false;
+}
+
+struct tr_thread *tracer_threads(struct tracer *t)
+{
+	return t->threads;
+}
+
+struct tr_thread *tracer_thread_by_tid(struct tracer *t, pid_t tid)
+{
+	struct tr_thread *th;
+
+	for (th = t->threads; th; th = th->next)
+		if (th->tid == tid && th->state != TR_EXITED)
+			return th;
+	return NULL;
+}
+
+struct tr_thread *tracer_thread_by_name(struct tracer *t, const char *name)
+{
+	struct tr_thread *th;
+
+	for (th = t->threads; th; th = th->next)
+		if (strcmp(th->name, name) == 0)
+			return th;
+	return NULL;
+}
+
+struct tr_process *tracer_processes(struct tracer *t)
+{
+	return t->processes;
+}
+
+struct tr_process *tracer_process_next(struct tr_process *p)
+{
+	return p->next;
+}
+
+pid_t tracer_process_pid(const struct tr_process *p)
+{
+	return p->pid;
+}
+
+int tracer_process_index(const struct tr_process *p)
+{
+	return p->index;
+}
+
+bool tracer_process_alive(const struct tr_process *p)
+{
+	return p->alive;
+}
+
+void *tracer_process_user(const struct tr_process *p)
+{
+	return p->user;
+}
+
+void tracer_process_set_user(struct tr_process *p, void *user)
+{
+	p->user = user;
+}
+
+int tr_fetch_regs(struct tr_thread *th)
+{
+	if (ptrace(PTRACE_GETREGS, th->tid, 0, &th->regs) < 0)
+		return -1;
+	th->regs_dirty = false;
+	return 0;
+}
+
+int tr_flush_regs(struct tr_thread *th)
+{
+	if (!th->regs_dirty)
+		return 0;
+	if (ptrace(PTRACE_SETREGS, th->tid, 0, &th->regs) < 0)
+		return -1;
+	th->regs_dirty = false;
+	return 0;
+}
+
+const struct user_regs_struct *tracer_regs(struct tr_thread *th)
+{
+	return &th->regs;
+}
+
+int tracer_set_regs(struct tr_thread *th, const struct user_regs_struct *regs)
+{
+	if (th->state != TR_HELD)
+		return -1;
+	th->regs = *regs;
+	th->regs_dirty = true;
+	return 0;
+}
+
+int tr_continue(struct tr_thread *th, int request)
+{
+	int sig = th->pending_signal;
+
+	if (tr_flush_regs(th) < 0 && errno == ESRCH)
+		goto gone;
+	if (th->dr_generation != th->proc->dr_generation)
+		tr_watch_sync(th);
+	if (ptrace(request, th->tid, 0, (void *)(long)sig) < 0) {
+		if (errno == ESRCH)
+			goto gone;
+		return -1;
+	}
+	th->pending_signal = 0;
+	th->at_break = false;
+	th->stepping = request == PTRACE_SINGLESTEP;
+	th->state = TR_RUNNING;
+	return 0;
+gone:
+	/* Killed under us (SIGKILL, or its process exec'd); its exit status
+	 * will still arrive through waitpid. */
+	th->state = TR_RUNNING;
+	return 0;
+}
+
+int tracer_resume(struct tr_thread *th)
+{
+	int rc;
+
+	if (th->state != TR_HELD)
+		return th->state == TR_RUNNING ? 0 : -1;
+	if (th->at_break && th->pending_signal == 0) {
+		rc = tr_break_step_over(th);
+		if (rc < 0)
+			return -1;
+	}
+	return tr_continue(th, PTRACE_CONT);
+}
+
+int tracer_interrupt(struct tr_thread *th)
+{
+	if (th->state != TR_RUNNING)
+		return 0;
+	th->report_interrupt = true;
+	if (th->interrupting)
+		return 0;
+	if (ptrace(PTRACE_INTERRUPT, th->tid, 0, 0) < 0)
+		return -1;
+	th->interrupting = true;
+	return 0;
+}
+
+void tracer_pin(struct tr_thread *th, bool pin)
+{
+	struct tracer *t = th->proc->tracer;
+	cpu_set_t set;
+
+	if (t->cpu < 0 || th->state == TR_EXITED)
+		return;
+	if (pin) {
+		if (th->affinity_saved)
+			return;
+		_Static_assert(sizeof(cpu_set_t) <= sizeof(th->saved_affinity), "cpu_set_t");
+		if (sched_getaffinity(th->tid, sizeof(cpu_set_t),
+				      (cpu_set_t *)th->saved_affinity) < 0)
+			return;
+		CPU_ZERO(&set);
+		CPU_SET(t->cpu, &set);
+		if (sched_setaffinity(th->tid, sizeof(set), &set) == 0)
+			th->affinity_saved = true;
+		return;
+	}
+	if (!th->affinity_saved)
+		return;
+	sched_setaffinity(th->tid, sizeof(cpu_set_t), (cpu_set_t *)th->saved_affinity);
+	th->affinity_saved = false;
+}
+
+void tracer_describe_kernel_state(struct tr_thread *th, char *buf, size_t len)
+{
+	static const struct {
+		long nr;
+		const char *name;
+	} names[] = {
+		{0, "read"},   {1, "write"},   {7, "poll"},        {23, "select"},
+		{35, "nanosleep"}, {43, "accept"}, {61, "wait4"}, {202, "futex"},
+		{232, "epoll_wait"}, {230, "clock_nanosleep"}, {270, "pselect6"},
+		{271, "ppoll"}, {281, "epoll_pwait"}, {288, "accept4"}, {3, "close"},
+		{44, "sendto"}, {45, "recvfrom"}, {46, "sendmsg"}, {47, "recvmsg"},
+	};
+	char path[64], line[256];
+	FILE *f;
+	long nr;
+	size_t i;
+
+	if (th->state == TR_EXITED) {
+		snprintf(buf, len, "exited");
+		return;
+	}
+	if (th->state == TR_HELD) {
+		snprintf(buf, len, "held");
+		return;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", th->proc->pid, th->tid);
+	f = fopen(path, "r");
+	if (!f || !fgets(line, sizeof(line), f)) {
+		snprintf(buf, len, "running");
+		goto out;
+	}
+	if (strncmp(line, "running", 7) == 0 || sscanf(line, "%ld", &nr) != 1 || nr < 0) {
+		snprintf(buf, len, "running");
+		goto out;
+	}
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (names[i].nr == nr) {
+			snprintf(buf, len, "blocked in %s", names[i].name);
+			goto out;
+		}
+	}
+	snprintf(buf, len, "blocked in syscall %ld", nr);
+out:
+	if (f)
+		fclose(f);
+}

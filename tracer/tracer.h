@@ -1,0 +1,196 @@
+/*
+ * tracer: the ptrace engine of cctrace.
+ *
+ * It owns every traced task.  One struct tr_thread per task (strace's tcb),
+ * one struct tr_process per thread group.  A thread is either running, held
+ * (in a ptrace stop that the caller has not resumed yet) or exited.  The
+ * tracer turns raw wait statuses into a small set of events (a thread
+ * started, hit a breakpoint, tripped a watchpoint, got a signal, is about to
+ * exit...) and hands each to the caller with the thread held.  The caller
+ * decides when to resume it.  Bookkeeping stops (clone notifications,
+ * interrupts it asked for itself, group-stops) never reach the caller.
+ *
+ * Breakpoints are int3 bytes.  A thread resumed from a breakpoint executes
+ * the displaced instruction out of line from a scratch slot (or has it
+ * emulated), so the int3 stays in place and no other thread that passes the
+ * address meanwhile is missed, and the resume costs no extra trap.
+ * Watchpoints use DR0-DR3 and are kept in sync in every thread of a process,
+ * including threads created later.
+ *
+ * It knows nothing of schedules, symbols or source lines.  Every exit path
+ * of the program goes through tracer_detach_all() or tracer_kill_all(),
+ * which put back the original code bytes and debug registers.
+ */
+#ifndef CCTRACE_TRACER_H
+#define CCTRACE_TRACER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/user.h>
+
+struct tracer;
+struct tr_process;
+
+enum tr_state {
+	TR_RUNNING,   /* resumed; may be blocked in a system call */
+	TR_HELD,      /* in a ptrace stop, waiting for tracer_resume() */
+	TR_EXITED,    /* gone */
+};
+
+enum tr_event_kind {
+	TR_EV_NONE,
+	TR_EV_START,        /* first stop of a new thread, or a launched program at its entry */
+	TR_EV_BREAK,        /* hit the int3 at addr; the pc has been moved back to addr */
+	TR_EV_WATCH,        /* watchpoint `watch` fired just after an access to addr */
+	TR_EV_STEP,         /* a single-step finished */
+	TR_EV_SIGNAL,       /* signal-delivery stop; delivered on resume */
+	TR_EV_EXIT,         /* thread about to exit (status is its exit status) */
+	TR_EV_PROCESS_EXIT, /* the whole process ended (thread is its last thread) */
+	TR_EV_FORK,         /* thread created a new process, child */
+	TR_EV_EXEC,         /* the process executed a new program */
+	TR_EV_INTERRUPT,    /* stopped on the caller's tracer_interrupt() */
+};
+
+struct tr_thread {
+	pid_t tid;
+	struct tr_process *proc;
+	char name[24];         /* "p1.t3": process and thread creation order */
+	enum tr_state state;
+	enum tr_event_kind last_event;
+	uint64_t last_pc;      /* pc at the last event */
+	void *user;            /* for the caller; the tracer never touches it */
+	/* --- private to tracer/ --- */
+	struct tr_thread *next;        /* all threads, creation order */
+	struct user_regs_struct regs;  /* valid while held */
+	bool regs_dirty;
+	bool stepping;                 /* a PTRACE_SINGLESTEP is in flight */
+	bool at_break;                 /* held by a TR_EV_BREAK: resume steps over it */
+	bool interrupting;             /* we sent PTRACE_INTERRUPT */
+	bool report_interrupt;         /* ...on behalf of the caller */
+	bool started;                  /* its first stop has been seen */
+	bool exiting;                  /* PTRACE_EVENT_EXIT seen */
+	bool listening;                /* in group-stop under PTRACE_LISTEN */
+	int pending_signal;            /* delivered on next resume */
+	int dr_generation;             /* debug registers last written */
+	bool affinity_saved;
+	unsigned char saved_affinity[128];  /* cpu_set_t, kept opaque here */
+};
+
+enum tr_watch_kind { TR_WATCH_WRITE = 1, TR_WATCH_ACCESS = 3 };
+
+struct tr_event {
+	enum tr_event_kind kind;
+	struct tr_thread *thread;
+	uint64_t pc;
+	uint64_t addr;        /* BREAK: breakpoint address; WATCH: watched address */
+	int watch;            /* WATCH: slot 0..3 */
+	unsigned access;      /* WATCH: DIS_READ | DIS_WRITE of the instruction, 0 if unknown */
+	int signo;            /* SIGNAL; PROCESS_EXIT: killing signal or 0 */
+	bool fatal;           /* SIGNAL: the default action kills and the program has no handler */
+	int status;           /* EXIT / PROCESS_EXIT: exit status */
+	struct tr_process *child;  /* FORK */
+};
+
+enum tr_wait_result {
+	TR_WAIT_EVENT,
+	TR_WAIT_TIMEOUT,
+	TR_WAIT_INTERRUPTED,  /* SIGINT, SIGTERM or SIGHUP reached cctrace; *signo says which */
+	TR_WAIT_NO_TASKS,     /* nothing left to trace */
+	TR_WAIT_ERROR,
+};
+
+struct tracer_options {
+	bool pin_cpu;   /* run cctrace and the threads it drives on one CPU */
+};
+
+struct tracer *tracer_new(const struct tracer_options *opt);
+/* Frees the tables; call tracer_detach_all or tracer_kill_all first. */
+void tracer_free(struct tracer *t);
+
+/*
+ * Start argv under trace (PTRACE_O_EXITKILL) and run it to its ELF entry
+ * point, where the dynamic loader has mapped every needed library.  The
+ * main thread p1.t1 is then held, with a TR_EV_START event queued.
+ * Returns 0, or -1 with a message in err ("cannot run 'prog': ...").
+ */
+int tracer_launch(struct tracer *t, char *const argv[], char *err, size_t errlen);
+
+/*
+ * PTRACE_SEIZE every thread of pid, until no new thread appears, then hold
+ * them all (PTRACE_INTERRUPT).  No events are queued for them.  On failure
+ * returns -1 and explains why in err: no such process, permission (uid,
+ * ptrace_scope, capabilities), already traced (and by whom).
+ */
+int tracer_attach(struct tracer *t, pid_t pid, char *err, size_t errlen);
+
+/*
+ * Wait for the next event, until deadline_ms on CLOCK_MONOTONIC (or forever
+ * if negative).  The event's thread is held when this returns.
+ */
+enum tr_wait_result tracer_wait(struct tracer *t, struct tr_event *ev, int64_t deadline_ms,
+				int *signo);
+
+/* Signals whose default action dumps core (SIGSEGV, SIGABRT, ...): crashes. */
+bool tracer_signal_crashes(int sig);
+
+/* Milliseconds on CLOCK_MONOTONIC, the clock of tracer_wait deadlines. */
+int64_t tracer_now_ms(void);
+
+/* Is an event for th queued and not yet returned by tracer_wait? */
+bool tracer_event_pending(struct tr_thread *th);
+
+int tracer_resume(struct tr_thread *th);
+int tracer_singlestep(struct tr_thread *th);
+/* Ask a running thread to stop; a TR_EV_INTERRUPT event follows. */
+int tracer_interrupt(struct tr_thread *th);
+/* Hold every running thread now (synchronously), without events; returns 0. */
+int tracer_stop_all(struct tracer *t);
+
+/* Registers of a held thread (cached until it is resumed). */
+const struct user_regs_struct *tracer_regs(struct tr_thread *th);
+int tracer_set_regs(struct tr_thread *th, const struct user_regs_struct *regs);
+
+/* Pin a thread to cctrace's CPU while it is driven, or restore its mask. */
+void tracer_pin(struct tr_thread *th, bool pin);
+
+/* What the thread is doing in the kernel: fills buf with e.g. "futex" or
+ * "running" from /proc; for reports. */
+void tracer_describe_kernel_state(struct tr_thread *th, char *buf, size_t len);
+
+/* Iteration over threads and processes, in creation order. */
+struct tr_thread *tracer_threads(struct tracer *t);
+struct tr_thread *tracer_thread_by_name(struct tracer *t, const char *name);
+struct tr_thread *tracer_thread_by_tid(struct tracer *t, pid_t tid);
+struct tr_process *tracer_processes(struct tracer *t);
+struct tr_process *tracer_process_next(struct tr_process *p);
+pid_t tracer_process_pid(const struct tr_process *p);
+int tracer_process_index(const struct tr_process *p);   /* 1 for p1 */
+bool tracer_process_alive(const struct tr_process *p);
+/* The caller's per-process data (e.g. its symbol table). */
+void *tracer_process_user(const struct tr_process *p);
+void tracer_process_set_user(struct tr_process *p, void *user);
+
+/* Target memory; usable while threads run. Returns 0 or -1. */
+int tracer_read(struct tr_process *p, uint64_t addr, void *buf, size_t len);
+int tracer_write(struct tr_process *p, uint64_t addr, const void *buf, size_t len);
+
+/* Software breakpoints, reference counted per address. */
+int tracer_break_insert(struct tr_process *p, uint64_t addr, char *err, size_t errlen);
+void tracer_break_remove(struct tr_process *p, uint64_t addr);
+bool tracer_break_at(struct tr_process *p, uint64_t addr);
+
+/* Hardware watchpoints: len 1, 2, 4 or 8 and addr aligned to len.  Returns
+ * the slot (0..3), or -1 with a message (the limit of 4 is named). */
+int tracer_watch_insert(struct tr_process *p, uint64_t addr, int len, enum tr_watch_kind kind,
+			char *err, size_t errlen);
+void tracer_watch_remove(struct tr_process *p, int slot);
+
+/* Undo everything in every process and let all threads go.  Safe on any
+ * path, including after errors; returns 0 if everything was restored. */
+int tracer_detach_all(struct tracer *t);
+/* Kill every launched process (attached ones are detached instead). */
+void tracer_kill_launched(struct tracer *t);
+
+#endif

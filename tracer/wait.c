@@ -1,0 +1,439 @@
+/*
+ * wait.c: turning wait statuses into events.
+ *
+ * cctrace blocks SIGCHLD, SIGINT, SIGTERM and SIGHUP and sleeps in
+ * sigtimedwait() between non-blocking waitpid() calls.  That gives one
+ * place where a stop, a timeout and the user's Ctrl-C all arrive, with no
+ * signal handler and no race between checking a flag and blocking.
+ *
+ * Each stop is decoded into one of: an event for the caller (the thread
+ * stays held), or bookkeeping done here, after which the thread is resumed
+ * at once.  The decoding is table-like: ptrace event first, then the signal,
+ * then for SIGTRAP which of our mechanisms (step, int3, debug register)
+ * caused it.
+ */
+#include "tracer/internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+#include <time.h>
+
+enum decoded { SILENT_RESUME, REPORT, ALREADY_HANDLED };
+
+static pid_t thread_group_of(pid_t tid)
+{
+	char path[64], line[256];
+	pid_t tgid = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", tid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid;
+}
+
+static struct tr_process *process_by_pid(struct tracer *t, pid_t pid)
+{
+	struct tr_process *p;
+
+	for (p = t->processes; p; p = p->next)
+		if (p->pid == pid && p->alive)
+			return p;
+	return NULL;
+}
+
+/* A task we have not heard of: a new thread or process whose creation
+ * event has not been decoded yet.  Its first stop is its start. */
+static struct tr_thread *adopt_task(struct tracer *t, pid_t tid, struct tr_process *parent)
+{
+	pid_t tgid = thread_group_of(tid);
+	struct tr_process *p = process_by_pid(t, tgid);
+
+	if (!p) {
+		p = tr_process_new(t, tgid);
+		if (!p)
+			return NULL;
+		if (parent)
+			tr_break_inherit(parent, p);
+	}
+	return tr_thread_new(t, p, tid);
+}
+
+static bool signal_is_caught(pid_t pid, int sig)
+{
+	char path[64], line[256];
+	unsigned long long mask = 0;
+	bool caught = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "SigCgt: %llx", &mask) == 1 ||
+		    sscanf(line, "SigIgn: %llx", &mask) == 1) {
+			if (mask & (1ull << (sig - 1)))
+				caught = true;
+		}
+	}
+	fclose(f);
+	return caught;
+}
+
+bool tracer_signal_crashes(int sig)
+{
+	switch (sig) {
+	case SIGSEGV: case SIGBUS: case SIGILL: case SIGFPE: case SIGABRT:
+	case SIGSYS: case SIGTRAP: case SIGQUIT: case SIGXCPU: case SIGXFSZ:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static void new_child_task(struct tracer *t, struct tr_thread *th, bool new_process,
+			   struct tr_event *ev)
+{
+	unsigned long msg = 0;
+	struct tr_thread *child;
+
+	ptrace(PTRACE_GETEVENTMSG, th->tid, 0, &msg);
+	child = tracer_thread_by_tid(t, (pid_t)msg);
+	if (!child) {
+		if (new_process) {
+			struct tr_process *p = tr_process_new(t, (pid_t)msg);
+
+			if (!p)
+				return;
+			tr_break_inherit(th->proc, p);
+			child = tr_thread_new(t, p, (pid_t)msg);
+		} else {
+			child = tr_thread_new(t, th->proc, (pid_t)msg);
+		}
+	}
+	if (child && new_process)
+		ev->child = child->proc;
+}
+
+static void process_exec(struct tracer *t, struct tr_thread *th)
+{
+	struct tr_process *p = th->proc;
+	struct tr_thread *other;
+
+	for (other = t->threads; other; other = other->next)
+		if (other->proc == p && other != th && other->state != TR_EXITED)
+			other->state = TR_EXITED;
+	/* The new image has none of our bytes, pages or debug registers. */
+	tr_break_remove_all(p, false);
+	tr_scratch_release_all(p, NULL);
+	memset(p->watch, 0, sizeof(p->watch));
+	p->dr_generation++;
+	p->syscall_gadget = 0;
+	tr_mem_open(p);
+}
+
+static enum decoded decode_trap(struct tr_thread *th, struct tr_event *ev)
+{
+	struct tr_process *p = th->proc;
+	int slot;
+
+	if (th->stepping) {
+		th->stepping = false;
+		tr_break_fix_pc_in_slot(th);
+		ev->kind = TR_EV_STEP;
+		return REPORT;
+	}
+	if (tr_break_find(p, th->regs.rip - 1)) {
+		th->regs.rip -= 1;
+		th->regs_dirty = true;
+		th->at_break = true;
+		ev->kind = TR_EV_BREAK;
+		ev->addr = th->regs.rip;
+		return REPORT;
+	}
+	if (tr_watch_hit(th, &slot)) {
+		uint8_t window[DIS_MAX_INSN];
+		struct dis_insn insn;
+
+		if (!p->watch[slot].used)
+			return SILENT_RESUME;
+		ev->kind = TR_EV_WATCH;
+		ev->watch = slot;
+		ev->addr = p->watch[slot].addr;
+		if (tracer_read(p, th->regs.rip - sizeof(window), window, sizeof(window)) == 0)
+			dis_access_before(window, sizeof(window), th->regs.rip, &th->regs, ev->addr,
+					  &insn, &ev->access);
+		return REPORT;
+	}
+	/* A SIGTRAP the program raised or an int3 of its own: it is the
+	 * program's signal, deliver it. */
+	th->pending_signal = SIGTRAP;
+	ev->kind = TR_EV_SIGNAL;
+	ev->signo = SIGTRAP;
+	ev->fatal = !signal_is_caught(p->pid, SIGTRAP);
+	return REPORT;
+}
+
+static enum decoded decode_event_stop(struct tr_thread *th, int sig, struct tr_event *ev)
+{
+	if (!th->started) {
+		th->started = true;
+		ev->kind = TR_EV_START;
+		return REPORT;
+	}
+	if (th->interrupting) {
+		th->interrupting = false;
+		if (!th->report_interrupt)
+			return SILENT_RESUME;
+		th->report_interrupt = false;
+		ev->kind = TR_EV_INTERRUPT;
+		return REPORT;
+	}
+	if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU) {
+		/* Group-stop: stay stopped as the program asked, but keep
+		 * getting notifications. */
+		ptrace(PTRACE_LISTEN, th->tid, 0, 0);
+		th->listening = true;
+		th->state = TR_RUNNING;
+		return ALREADY_HANDLED;
+	}
+	return SILENT_RESUME;
+}
+
+static enum decoded decode_stop(struct tracer *t, struct tr_thread *th, int status,
+				struct tr_event *ev)
+{
+	int sig = WSTOPSIG(status), event = status >> 16;
+	unsigned long msg = 0;
+
+	switch (event) {
+	case PTRACE_EVENT_CLONE:
+		new_child_task(t, th, false, ev);
+		return SILENT_RESUME;
+	case PTRACE_EVENT_FORK:
+	case PTRACE_EVENT_VFORK:
+		new_child_task(t, th, true, ev);
+		ev->kind = TR_EV_FORK;
+		return REPORT;
+	case PTRACE_EVENT_VFORK_DONE:
+		return SILENT_RESUME;
+	case PTRACE_EVENT_EXEC:
+		process_exec(t, th);
+		ev->kind = TR_EV_EXEC;
+		return REPORT;
+	case PTRACE_EVENT_EXIT:
+		ptrace(PTRACE_GETEVENTMSG, th->tid, 0, &msg);
+		th->exiting = true;
+		ev->kind = TR_EV_EXIT;
+		ev->status = (int)msg;
+		return REPORT;
+	case PTRACE_EVENT_STOP:
+		return decode_event_stop(th, sig, ev);
+	case 0:
+		break;
+	default:
+		return SILENT_RESUME;
+	}
+	if (sig == SIGTRAP)
+		return decode_trap(th, ev);
+	th->pending_signal = sig;
+	ev->kind = TR_EV_SIGNAL;
+	ev->signo = sig;
+	ev->fatal = tracer_signal_crashes(sig) && !signal_is_caught(th->proc->pid, sig);
+	return REPORT;
+}
+
+/* A task is gone for good.  Only the last one of a process is news. */
+static enum decoded task_ended(struct tracer *t, struct tr_thread *th, int status,
+			       struct tr_event *ev)
+{
+	struct tr_process *p = th->proc;
+
+	(void)t;
+	tr_thread_gone(th);
+	if (p->alive)
+		return ALREADY_HANDLED;
+	ev->kind = TR_EV_PROCESS_EXIT;
+	ev->thread = th;
+	ev->status = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
+	ev->signo = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+	return REPORT;
+}
+
+static enum decoded decode(struct tracer *t, pid_t tid, int status, struct tr_event *ev)
+{
+	struct tr_thread *th = tracer_thread_by_tid(t, tid);
+	enum decoded d;
+
+	memset(ev, 0, sizeof(*ev));
+	if (!th) {
+		if (!WIFSTOPPED(status))
+			return ALREADY_HANDLED; /* not ours, or already buried */
+		th = adopt_task(t, tid, NULL);
+		if (!th)
+			return ALREADY_HANDLED;
+	}
+	ev->thread = th;
+	if (!WIFSTOPPED(status))
+		return task_ended(t, th, status, ev);
+	th->state = TR_HELD;
+	th->listening = false;
+	if (tr_fetch_regs(th) < 0 && errno == ESRCH)
+		return ALREADY_HANDLED; /* killed while stopping; its exit follows */
+	d = decode_stop(t, th, status, ev);
+	if (d == REPORT) {
+		ev->pc = th->regs.rip;
+		th->last_event = ev->kind;
+		th->last_pc = ev->pc;
+	}
+	return d;
+}
+
+static struct timespec *time_left(int64_t deadline_ms, struct timespec *ts)
+{
+	int64_t left;
+
+	if (deadline_ms < 0)
+		return NULL;
+	left = deadline_ms - tracer_now_ms();
+	if (left < 0)
+		left = 0;
+	ts->tv_sec = left / 1000;
+	ts->tv_nsec = (left % 1000) * 1000000;
+	return ts;
+}
+
+enum tr_wait_result tracer_wait(struct tracer *t, struct tr_event *ev, int64_t deadline_ms,
+				int *signo)
+{
+	struct timespec ts;
+	siginfo_t info;
+	int status, sig;
+	pid_t tid;
+
+	if (t->has_queued) {
+		*ev = t->queued;
+		t->has_queued = false;
+		return TR_WAIT_EVENT;
+	}
+	for (;;) {
+		tid = waitpid(-1, &status, __WALL | WNOHANG);
+		if (tid > 0) {
+			switch (decode(t, tid, status, ev)) {
+			case REPORT:
+				return TR_WAIT_EVENT;
+			case SILENT_RESUME:
+				tr_continue(ev->thread, PTRACE_CONT);
+				break;
+			case ALREADY_HANDLED:
+				break;
+			}
+			continue;
+		}
+		if (tid < 0) {
+			if (errno == ECHILD)
+				return TR_WAIT_NO_TASKS;
+			if (errno != EINTR)
+				return TR_WAIT_ERROR;
+			continue;
+		}
+		if (deadline_ms >= 0 && tracer_now_ms() >= deadline_ms)
+			return TR_WAIT_TIMEOUT;
+		sig = sigtimedwait(&t->wait_signals, &info, time_left(deadline_ms, &ts));
+		if (sig < 0 && errno == EAGAIN)
+			return TR_WAIT_TIMEOUT;
+		if (sig > 0 && sig != SIGCHLD) {
+			if (signo)
+				*signo = sig;
+			return TR_WAIT_INTERRUPTED;
+		}
+	}
+}
+
+int tracer_singlestep(struct tr_thread *th)
+{
+	struct tr_breakpoint *bp;
+
+	if (th->state != TR_HELD)
+		return -1;
+	bp = th->at_break ? tr_break_find(th->proc, th->regs.rip) : NULL;
+	if (bp && !bp->slot) {
+		/* Emulated: the step is done without running the thread. */
+		if (dis_emulate(&bp->insn, &th->regs, tr_peek_fn, tr_poke_fn, th->proc) < 0)
+			return -1;
+		th->regs_dirty = true;
+		th->at_break = false;
+		th->proc->tracer->queued = (struct tr_event){
+			.kind = TR_EV_STEP, .thread = th, .pc = th->regs.rip};
+		th->proc->tracer->has_queued = true;
+		return 0;
+	}
+	if (bp) {
+		th->regs.rip = bp->slot;
+		th->regs_dirty = true;
+	}
+	return tr_continue(th, PTRACE_SINGLESTEP);
+}
+
+/* Wait for th alone to stop (after we interrupted it), keeping what the
+ * stop means: a real event is re-queued as a pending signal or kept as a
+ * breakpoint position. */
+int tr_wait_for_stop(struct tracer *t, struct tr_thread *th)
+{
+	struct tr_event ev;
+	int status;
+
+	for (;;) {
+		if (waitpid(th->tid, &status, __WALL) < 0)
+			return -1;
+		switch (decode(t, th->tid, status, &ev)) {
+		case REPORT:
+		case SILENT_RESUME:
+			th->interrupting = false;
+			th->report_interrupt = false;
+			return th->state == TR_HELD ? 0 : -1;
+		case ALREADY_HANDLED:
+			if (th->state == TR_EXITED)
+				return -1;
+			if (th->listening)
+				return 0;
+			break;
+		}
+	}
+}
+
+int tracer_stop_all(struct tracer *t)
+{
+	struct tr_thread *th;
+
+	for (th = t->threads; th; th = th->next) {
+		if (th->state != TR_RUNNING)
+			continue;
+		if (!th->interrupting) {
+			if (ptrace(PTRACE_INTERRUPT, th->tid, 0, 0) < 0)
+				continue;
+			th->interrupting = true;
+		}
+	}
+	for (th = t->threads; th; th = th->next)
+		if (th->state == TR_RUNNING)
+			tr_wait_for_stop(t, th);
+	return 0;
+}
+
+bool tracer_event_pending(struct tr_thread *th)
+{
+	struct tracer *t = th->proc->tracer;
+
+	return t->has_queued && t->queued.thread == th;
+}
