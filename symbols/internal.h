@@ -1,0 +1,142 @@
+/*
+ * Declarations shared by the files of the symbols module.  Nothing here is
+ * visible outside symbols/.
+ *
+ * A sym_space owns one Dwfl session (plus any sessions retired by
+ * sym_refresh, kept so that strings and types handed out earlier stay
+ * valid), an arena for everything it hands out, and a few lazily built
+ * indexes: variables and enumerators by name, sym_type objects by DIE, and
+ * a direct-mapped cache of sym_describe results.
+ */
+#ifndef CCTRACE_SYMBOLS_INTERNAL_H
+#define CCTRACE_SYMBOLS_INTERNAL_H
+
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <gelf.h>
+#include <stdbool.h>
+
+#include "symbols/symbols.h"
+
+/* --- arena: bump allocator, freed all at once by sym_close --- */
+
+struct arena_chunk;
+
+struct symi_arena {
+	struct arena_chunk *head;
+};
+
+void *symi_arena_alloc(struct symi_arena *a, size_t size);
+char *symi_arena_strdup(struct symi_arena *a, const char *s);
+void symi_arena_free(struct symi_arena *a);
+
+/* --- string map: open addressing, keys are not copied --- */
+
+struct strmap_ent {
+	const char *key;
+	void *val;
+};
+
+struct strmap {
+	struct strmap_ent *slots;
+	size_t cap, len;
+};
+
+void *symi_strmap_get(const struct strmap *m, const char *key);
+int symi_strmap_put(struct strmap *m, const char *key, void *val);
+void symi_strmap_free(struct strmap *m);
+
+/* --- one ELF module of the space --- */
+
+struct sym_mod {
+	Dwfl_Module *mod;
+	const char *name;     /* path as reported to dwfl */
+	const char *base;     /* basename of name */
+	Dwarf_Addr low, high; /* dwfl address range */
+	bool is_exe;
+	bool indexed; /* DWARF globals and enumerators indexed */
+};
+
+/* --- sym_type: a DWARF type (or a synthetic one for ELF-only symbols) --- */
+
+struct sym_type {
+	Dwarf_Die die;	/* as referenced: may be a typedef or qualifier */
+	Dwarf_Die real; /* die with typedefs and qualifiers looked through */
+	Dwarf *dbg;	/* with off and dim: the interning key */
+	Dwarf_Off off;
+	bool has_die; /* false: synthetic type, see kind/size below */
+	bool is_void; /* DW_AT_type absent or DW_TAG_unspecified_type */
+	unsigned dim; /* arrays: index of the first subrange this covers */
+	enum sym_type_kind kind;
+	uint64_t size;
+	uint64_t count;
+	const struct sym_type *elem; /* synthetic arrays only */
+	char *name;		     /* built on first sym_type_name */
+	struct sym_space *space;
+};
+
+struct type_map {
+	struct sym_type **slots;
+	size_t cap, len;
+};
+
+/* --- sym_describe cache --- */
+
+#define DESC_CACHE_SIZE 4096
+
+struct desc_ent {
+	uint64_t addr;
+	int rc;
+	bool valid;
+	struct sym_loc loc;
+};
+
+struct retired {
+	Dwfl *dwfl;
+	struct retired *next;
+};
+
+struct sym_space {
+	Dwfl *dwfl;
+	pid_t pid;	      /* 0 for an offline view */
+	char *path;	      /* offline: the program */
+	struct sym_mod *mods; /* the executable first */
+	size_t nmods;
+	struct retired *retired;
+	struct symi_arena arena;
+
+	struct strmap vars;  /* name -> struct var_ent */
+	struct strmap enums; /* name -> int64_t */
+	struct strmap plain; /* "name@@VER" -> "name" */
+	bool exe_indexed, all_indexed;
+
+	struct type_map types;
+	struct sym_type *void_type;
+	struct desc_ent *desc; /* DESC_CACHE_SIZE entries */
+
+	void *unw_as; /* unw_addr_space_t, created on first backtrace */
+};
+
+/* space.c */
+int symi_space_load_modules(struct sym_space *s);
+Dwarf_Addr symi_mod_elf_bias(const struct sym_mod *m);
+uint64_t symi_space_out_addr(const struct sym_space *s, const struct sym_mod *m, Dwarf_Addr a);
+void symi_space_reset_caches(struct sym_space *s);
+
+/* lookup.c */
+const char *symi_plain_name(struct sym_space *s, const char *name);
+unsigned symi_edit_distance(const char *a, const char *b, unsigned limit);
+bool symi_suggest_consider(const char *query, const char *cand, unsigned *best_d,
+			   const char **best);
+typedef int (*symtab_cb)(struct sym_mod *m, const char *name, const GElf_Sym *sym, GElf_Addr addr,
+			 void *arg);
+int symi_space_each_symbol(struct sym_space *s, struct sym_mod *m, symtab_cb cb, void *arg);
+
+/* types.c */
+void symi_types_free(struct sym_space *s);
+
+/* unwind.c */
+void symi_unwind_flush(struct sym_space *s);
+void symi_unwind_free(struct sym_space *s);
+
+#endif

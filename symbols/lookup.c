@@ -1,0 +1,546 @@
+/*
+ * Names and lines: sym_function, sym_line, sym_describe, sym_suggest_function.
+ *
+ * Symbol lookups walk the symbol tables libdwfl gives us (.symtab when the
+ * file or its separate debug file has one, .dynsym otherwise), module by
+ * module, the executable first.  sym_function is called a handful of times
+ * per run, so a linear scan is cheaper than building an index of libc.
+ * Undefined symbols (PLT stubs, imports) are skipped through their section
+ * index, and a versioned symbol that is not the default version (such as
+ * the compat pthread_cond_wait@GLIBC_2.2.5) is skipped through .gnu.version
+ * or, in a .symtab, through its "name@VERSION" spelling.
+ *
+ * sym_line reads the DWARF line tables of every CU (libdw) and keeps, for
+ * each contiguous run of rows on the requested line, the first is_stmt row.
+ *
+ * sym_describe may run once per traced event, so its answers are kept in a
+ * direct-mapped cache indexed by address, cleared by sym_refresh.  In an
+ * offline view the address is a link-time address; modules are tried in
+ * order (executable first) and the first whose range contains it answers.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <stdlib.h>
+#include <string.h>
+
+#include "symbols/internal.h"
+
+/* --- edit distance (optimal string alignment: Damerau with adjacent swaps) --- */
+
+#define MAX_NAME 64
+
+static unsigned min3(unsigned a, unsigned b, unsigned c)
+{
+	unsigned m = a < b ? a : b;
+
+	return m < c ? m : c;
+}
+
+static unsigned osa(const char *a, size_t la, const char *b, size_t lb)
+{
+	unsigned d[MAX_NAME + 1][MAX_NAME + 1];
+	size_t i, j;
+
+	for (i = 0; i <= la; i++)
+		d[i][0] = (unsigned)i;
+	for (j = 0; j <= lb; j++)
+		d[0][j] = (unsigned)j;
+	for (i = 1; i <= la; i++) {
+		for (j = 1; j <= lb; j++) {
+			unsigned cost = a[i - 1] != b[j - 1];
+
+			d[i][j] = min3(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    d[i - 2][j - 2] + 1 < d[i][j])
+				d[i][j] = d[i - 2][j - 2] + 1;
+		}
+	}
+	return d[la][lb];
+}
+
+/* Distance between A and B (B up to its first '@'), or UINT_MAX beyond LIMIT. */
+unsigned symi_edit_distance(const char *a, const char *b, unsigned limit)
+{
+	size_t la = strlen(a), lb = strcspn(b, "@");
+
+	if (la > MAX_NAME || lb > MAX_NAME)
+		return -1u;
+	if ((la > lb ? la - lb : lb - la) > limit)
+		return -1u;
+	return osa(a, la, b, lb);
+}
+
+/* Is CAND a better suggestion for QUERY than *BEST?  Updates *BEST if so. */
+bool symi_suggest_consider(const char *query, const char *cand, unsigned *best_d, const char **best)
+{
+	size_t lq = strlen(query);
+	unsigned limit = lq / 3 > 2 ? (unsigned)(lq / 3) : 2, d;
+	const char *at = strchr(cand, '@');
+
+	if (at && at[1] != '@')
+		return false;
+	if (cand[0] == '_' && query[0] != '_')
+		return false;
+	d = symi_edit_distance(query, cand, limit);
+	if (d == 0 || d > limit || d >= *best_d)
+		return false;
+	*best_d = d;
+	*best = cand;
+	return true;
+}
+
+/* --- symbol tables --- */
+
+struct verinfo {
+	Elf *elf;
+	Elf_Data *versym, *dynsym;
+	size_t count;
+};
+
+static void verinfo_load(struct verinfo *v, Elf *elf)
+{
+	Elf_Scn *scn = NULL, *versym = NULL, *dynsym = NULL;
+	GElf_Shdr sh;
+
+	memset(v, 0, sizeof(*v));
+	v->elf = elf;
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type == SHT_SYMTAB)
+			return; /* dwfl uses .symtab: versions are in the names */
+		if (sh.sh_type == SHT_GNU_versym)
+			versym = scn;
+		if (sh.sh_type == SHT_DYNSYM) {
+			dynsym = scn;
+			v->count = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
+		}
+	}
+	if (!versym || !dynsym)
+		return;
+	v->versym = elf_getdata(versym, NULL);
+	v->dynsym = elf_getdata(dynsym, NULL);
+}
+
+/* A .dynsym entry whose version is hidden (not the default one)? */
+static bool version_hidden(struct verinfo *v, Elf *elf, int ndx, const GElf_Sym *sym)
+{
+	GElf_Versym vs;
+	GElf_Sym ds;
+
+	if (v->elf != elf)
+		verinfo_load(v, elf);
+	if (!v->versym || !v->dynsym || (size_t)ndx >= v->count)
+		return false;
+	if (!gelf_getversym(v->versym, ndx, &vs) || !gelf_getsym(v->dynsym, ndx, &ds))
+		return false;
+	if (ds.st_name != sym->st_name || ds.st_size != sym->st_size)
+		return false; /* dwfl's numbering is not .dynsym's */
+	return (vs & 0x8000) != 0;
+}
+
+static bool wanted_type(const GElf_Sym *sym)
+{
+	switch (GELF_ST_TYPE(sym->st_info)) {
+	case STT_FUNC:
+	case STT_OBJECT:
+	case STT_GNU_IFUNC:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Call CB for every defined function or object symbol of M; stops at nonzero. */
+int symi_space_each_symbol(struct sym_space *s, struct sym_mod *m, symtab_cb cb, void *arg)
+{
+	struct verinfo v = {0};
+	int i, n = dwfl_module_getsymtab(m->mod), rc;
+	GElf_Sym sym;
+	GElf_Addr addr;
+	GElf_Word shndx;
+	Elf *elf;
+	Dwarf_Addr bias;
+	const char *name;
+
+	(void)s;
+	for (i = 1; i < n; i++) {
+		name = dwfl_module_getsym_info(m->mod, i, &sym, &addr, &shndx, &elf, &bias);
+		if (!name || !*name || shndx == SHN_UNDEF || !wanted_type(&sym))
+			continue;
+		if (version_hidden(&v, elf, i, &sym))
+			continue;
+		rc = cb(m, name, &sym, addr, arg);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* "name" or "name@@VERSION" matches NAME; "name@VERSION" does not. */
+static bool name_matches(const char *symname, const char *name)
+{
+	size_t n = strlen(name);
+
+	if (strncmp(symname, name, n) != 0)
+		return false;
+	return symname[n] == '\0' || (symname[n] == '@' && symname[n + 1] == '@');
+}
+
+static int bind_rank(const GElf_Sym *sym)
+{
+	switch (GELF_ST_BIND(sym->st_info)) {
+	case STB_GLOBAL:
+	case STB_GNU_UNIQUE:
+		return 0;
+	case STB_WEAK:
+		return 1;
+	default:
+		return 2;
+	}
+}
+
+struct find_ctx {
+	const char *name;
+	int rank; /* of the best match so far, 3 when none */
+	GElf_Addr addr;
+};
+
+static int find_cb(struct sym_mod *m, const char *name, const GElf_Sym *sym, GElf_Addr addr,
+		   void *arg)
+{
+	struct find_ctx *c = arg;
+	int rank = bind_rank(sym);
+
+	(void)m;
+	if (!name_matches(name, c->name) || rank >= c->rank)
+		return 0;
+	c->rank = rank;
+	c->addr = addr;
+	return rank == 0;
+}
+
+int sym_function(struct sym_space *s, const char *name, uint64_t *addr)
+{
+	struct find_ctx c = {.name = name};
+	size_t i;
+
+	for (i = 0; i < s->nmods; i++) {
+		c.rank = 3;
+		symi_space_each_symbol(s, &s->mods[i], find_cb, &c);
+		if (c.rank < 3) {
+			*addr = symi_space_out_addr(s, &s->mods[i], c.addr);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* NAME without its "@@VERSION", as a string that lives as long as S. */
+const char *symi_plain_name(struct sym_space *s, const char *name)
+{
+	const char *at = strchr(name, '@');
+	char *copy;
+
+	if (!at)
+		return name;
+	copy = symi_strmap_get(&s->plain, name);
+	if (copy)
+		return copy;
+	copy = symi_arena_strdup(&s->arena, name);
+	if (!copy)
+		return name;
+	copy[at - name] = '\0';
+	symi_strmap_put(&s->plain, name, copy);
+	return copy;
+}
+
+struct suggest_ctx {
+	const char *query;
+	unsigned best_d;
+	const char *best;
+};
+
+static int suggest_cb(struct sym_mod *m, const char *name, const GElf_Sym *sym, GElf_Addr addr,
+		      void *arg)
+{
+	struct suggest_ctx *c = arg;
+
+	(void)m;
+	(void)addr;
+	if (GELF_ST_TYPE(sym->st_info) != STT_OBJECT)
+		symi_suggest_consider(c->query, name, &c->best_d, &c->best);
+	return 0;
+}
+
+const char *sym_suggest_function(struct sym_space *s, const char *name)
+{
+	struct suggest_ctx c = {.query = name, .best_d = -1u};
+	size_t i;
+
+	for (i = 0; i < s->nmods; i++)
+		symi_space_each_symbol(s, &s->mods[i], suggest_cb, &c);
+	return c.best ? symi_plain_name(s, c.best) : NULL;
+}
+
+/* --- source lines --- */
+
+static bool file_matches(const char *path, const char *want)
+{
+	size_t lp = strlen(path), lw;
+	const char *slash;
+
+	while (!strncmp(want, "./", 2))
+		want += 2;
+	if (!strchr(want, '/')) {
+		slash = strrchr(path, '/');
+		return !strcmp(slash ? slash + 1 : path, want);
+	}
+	lw = strlen(want);
+	if (lp < lw || strcmp(path + lp - lw, want) != 0)
+		return false;
+	return lp == lw || path[lp - lw - 1] == '/' || want[0] == '/';
+}
+
+struct addr_vec {
+	uint64_t *v;
+	size_t n, cap;
+};
+
+static int vec_push(struct addr_vec *a, uint64_t x)
+{
+	if (a->n == a->cap) {
+		size_t cap = a->cap ? a->cap * 2 : 16;
+		uint64_t *p = realloc(a->v, cap * sizeof(*p));
+
+		if (!p)
+			return -1;
+		a->v = p;
+		a->cap = cap;
+	}
+	a->v[a->n++] = x;
+	return 0;
+}
+
+struct line_query {
+	const char *file;
+	int line;
+	const char *last_src; /* file-match cache, by libdw's string pointer */
+	bool last_match;
+};
+
+static bool row_on_line(struct line_query *q, Dwarf_Line *l)
+{
+	const char *src;
+	int lineno;
+
+	if (dwarf_lineno(l, &lineno) != 0 || lineno != q->line)
+		return false;
+	src = dwarf_linesrc(l, NULL, NULL);
+	if (!src)
+		return false;
+	if (src != q->last_src) {
+		q->last_src = src;
+		q->last_match = file_matches(src, q->file);
+	}
+	return q->last_match;
+}
+
+/* Scan one CU's line table, pushing dwfl addresses of line starts. */
+static int scan_cu_lines(Dwarf_Die *cu, Dwarf_Addr bias, struct line_query *q, struct addr_vec *out)
+{
+	Dwarf_Lines *lines;
+	size_t i, n;
+	bool in_run = false, emitted = false, stmt, end;
+	Dwarf_Addr a;
+
+	if (dwarf_getsrclines(cu, &lines, &n) != 0)
+		return 0;
+	for (i = 0; i < n; i++) {
+		Dwarf_Line *l = dwarf_onesrcline(lines, i);
+
+		if (!l || dwarf_lineendsequence(l, &end) != 0 || end || !row_on_line(q, l)) {
+			in_run = false;
+			continue;
+		}
+		if (!in_run)
+			emitted = false;
+		in_run = true;
+		if (emitted || dwarf_linebeginstatement(l, &stmt) != 0 || !stmt)
+			continue;
+		if (dwarf_lineaddr(l, &a) != 0)
+			continue;
+		emitted = true;
+		if (vec_push(out, a + bias) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int scan_module_lines(struct sym_space *s, struct sym_mod *m, struct line_query *q,
+			     struct addr_vec *out)
+{
+	Dwarf_Die *cu = NULL;
+	Dwarf_Addr bias;
+	size_t first = out->n, i;
+
+	while ((cu = dwfl_module_nextcu(m->mod, cu, &bias)))
+		if (scan_cu_lines(cu, bias, q, out) < 0)
+			return -1;
+	for (i = first; i < out->n; i++)
+		out->v[i] = symi_space_out_addr(s, m, out->v[i]);
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static size_t sort_unique(uint64_t *v, size_t n)
+{
+	size_t i, k = 0;
+
+	if (n == 0)
+		return 0;
+	qsort(v, n, sizeof(*v), cmp_u64);
+	for (i = 0; i < n; i++)
+		if (k == 0 || v[k - 1] != v[i])
+			v[k++] = v[i];
+	return k;
+}
+
+int sym_line(struct sym_space *s, const char *file, int line, uint64_t *addrs, size_t max,
+	     size_t *n)
+{
+	struct line_query q = {.file = file, .line = line};
+	struct addr_vec found = {0};
+	size_t i, count;
+	int rc = -1;
+
+	*n = 0;
+	for (i = 0; i < s->nmods; i++)
+		if (scan_module_lines(s, &s->mods[i], &q, &found) < 0)
+			goto out;
+	count = sort_unique(found.v, found.n);
+	if (count == 0)
+		goto out;
+	*n = count < max ? count : max;
+	if (*n)
+		memcpy(addrs, found.v, *n * sizeof(*addrs));
+	rc = 0;
+out:
+	free(found.v);
+	return rc;
+}
+
+/* --- describing an address --- */
+
+static const char *base_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+/* The module covering ADDR and ADDR in dwfl's address space. */
+static Dwfl_Module *find_module(struct sym_space *s, uint64_t addr, Dwarf_Addr *daddr)
+{
+	size_t i;
+	Dwarf_Addr a;
+
+	*daddr = addr;
+	if (s->pid)
+		return dwfl_addrmodule(s->dwfl, addr);
+	for (i = 0; i < s->nmods; i++) {
+		a = addr + symi_mod_elf_bias(&s->mods[i]);
+		if (a >= s->mods[i].low && a < s->mods[i].high) {
+			*daddr = a;
+			return s->mods[i].mod;
+		}
+	}
+	return NULL;
+}
+
+struct alias_ctx {
+	GElf_Addr addr;
+	const char *name;
+};
+
+static int alias_cb(struct sym_mod *m, const char *name, const GElf_Sym *sym, GElf_Addr addr,
+		    void *arg)
+{
+	struct alias_ctx *c = arg;
+
+	(void)m;
+	if (addr != c->addr || name[0] == '_' || GELF_ST_TYPE(sym->st_info) == STT_OBJECT)
+		return 0;
+	c->name = name;
+	return 1;
+}
+
+/* "close" rather than "__close" when both name the same address. */
+static const char *public_alias(struct sym_space *s, Dwfl_Module *mod, const char *name,
+				GElf_Addr start)
+{
+	struct alias_ctx c = {.addr = start};
+	size_t i;
+
+	if (name[0] != '_')
+		return name;
+	for (i = 0; i < s->nmods && s->mods[i].mod != mod; i++)
+		;
+	if (i == s->nmods)
+		return name;
+	symi_space_each_symbol(s, &s->mods[i], alias_cb, &c);
+	return c.name ? c.name : name;
+}
+
+static int describe_uncached(struct sym_space *s, uint64_t addr, struct sym_loc *out)
+{
+	Dwarf_Addr a, symbias;
+	Dwfl_Module *mod = find_module(s, addr, &a);
+	const char *name, *src;
+	GElf_Off off;
+	GElf_Sym sym;
+	GElf_Word shndx;
+	Elf *elf;
+	Dwfl_Line *l;
+
+	memset(out, 0, sizeof(*out));
+	if (!mod)
+		return -1;
+	name = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+	out->module = name ? base_of(name) : NULL;
+	name = dwfl_module_addrinfo(mod, a, &off, &sym, &shndx, &elf, &symbias);
+	if (name) {
+		name = public_alias(s, mod, name, a - off);
+		out->func = symi_plain_name(s, name);
+		out->func_offset = off;
+	}
+	l = dwfl_module_getsrc(mod, a);
+	src = l ? dwfl_lineinfo(l, NULL, &out->line, NULL, NULL, NULL) : NULL;
+	if (src)
+		out->file = base_of(src);
+	else
+		out->line = 0;
+	return 0;
+}
+
+int sym_describe(struct sym_space *s, uint64_t addr, struct sym_loc *out)
+{
+	struct desc_ent *e = &s->desc[(addr ^ (addr >> 12)) % DESC_CACHE_SIZE];
+
+	if (e->valid && e->addr == addr) {
+		*out = e->loc;
+		return e->rc;
+	}
+	e->rc = describe_uncached(s, addr, out);
+	e->addr = addr;
+	e->loc = *out;
+	e->valid = true;
+	return e->rc;
+}

@@ -1,0 +1,865 @@
+/*
+ * Variables, enumerators and types, from DWARF (libdw).
+ *
+ * Nothing is read at open time.  The first sym_variable, sym_enumerator or
+ * sym_suggest_variable walks the executable's DWARF once and builds two
+ * name indexes: CU-level variables whose DW_AT_location is a single
+ * DW_OP_addr (globals and file statics; an external definition wins over a
+ * static one of the same name), and every enumerator.  Libraries are
+ * indexed the same way, but only when a name is missing from the executable
+ * (a library without debug info costs nothing).  When no DWARF knows a
+ * variable, its ELF object symbol is used and its type is synthesised: an
+ * unsigned integer of the symbol's size when that is 1, 2, 4 or 8 bytes,
+ * otherwise an array of that many unsigned chars.
+ *
+ * A sym_type wraps a DIE and is interned by (Dwarf, DIE offset, dim), so
+ * asking for the same member a million times allocates one object.  "dim"
+ * handles multi-dimensional arrays, which DWARF describes as one array DIE
+ * with several subranges: the element type of int[2][3] is the same DIE
+ * with dim 1.  Typedefs and cv-qualifiers are looked through everywhere,
+ * except that a typedef naming an anonymous struct, union or enum gives
+ * its name to sym_type_name.  Bit-field members report the offset of the
+ * byte holding their first bit.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dwarf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "symbols/internal.h"
+
+#define MAX_DEPTH 32
+
+struct var_ent {
+	Dwarf_Die die;
+	uint64_t addr;
+	size_t modrank;
+	bool external;
+};
+
+/* --- small DIE helpers --- */
+
+static bool die_type(Dwarf_Die *die, Dwarf_Die *out)
+{
+	Dwarf_Attribute at;
+
+	return dwarf_attr_integrate(die, DW_AT_type, &at) && dwarf_formref_die(&at, out);
+}
+
+static const char *die_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute at;
+
+	return dwarf_attr_integrate(die, DW_AT_name, &at) ? dwarf_formstring(&at) : NULL;
+}
+
+static bool die_udata(Dwarf_Die *die, unsigned name, Dwarf_Word *v)
+{
+	Dwarf_Attribute at;
+
+	return dwarf_attr_integrate(die, name, &at) && dwarf_formudata(&at, v) == 0;
+}
+
+static bool is_transparent(int tag)
+{
+	return tag == DW_TAG_typedef || tag == DW_TAG_const_type || tag == DW_TAG_volatile_type ||
+	       tag == DW_TAG_restrict_type || tag == DW_TAG_atomic_type;
+}
+
+/* Look through typedefs and qualifiers; false if that ends at void. */
+static bool strip(Dwarf_Die *die, Dwarf_Die *out)
+{
+	int depth = 0;
+
+	*out = *die;
+	while (is_transparent(dwarf_tag(out)) && depth++ < MAX_DEPTH)
+		if (!die_type(out, out))
+			return false;
+	return dwarf_tag(out) != DW_TAG_unspecified_type;
+}
+
+/* --- the variable and enumerator index --- */
+
+/* The static address of a DW_OP_addr (or DW_OP_addrx) location. */
+static bool static_address(Dwarf_Die *var, Dwarf_Addr *addr)
+{
+	Dwarf_Attribute at, res;
+	Dwarf_Op *ops;
+	size_t n;
+
+	if (!dwarf_attr(var, DW_AT_location, &at) || dwarf_getlocation(&at, &ops, &n) != 0 ||
+	    n != 1)
+		return false;
+	if (ops[0].atom == DW_OP_addr) {
+		*addr = ops[0].number;
+		return true;
+	}
+	if (ops[0].atom != DW_OP_addrx && ops[0].atom != DW_OP_GNU_addr_index)
+		return false;
+	return dwarf_getlocation_attr(&at, ops, &res) == 0 && dwarf_formaddr(&res, addr) == 0;
+}
+
+static void index_variable(struct sym_space *s, struct sym_mod *m, size_t rank, Dwarf_Die *die,
+			   Dwarf_Addr bias)
+{
+	const char *name = die_name(die);
+	struct var_ent *old, *e;
+	Dwarf_Addr a;
+	bool ext;
+
+	if (!name || !static_address(die, &a))
+		return;
+	ext = dwarf_hasattr_integrate(die, DW_AT_external);
+	old = symi_strmap_get(&s->vars, name);
+	if (old && (old->modrank < rank || (old->modrank == rank && (old->external || !ext))))
+		return;
+	e = symi_arena_alloc(&s->arena, sizeof(*e));
+	if (!e)
+		return;
+	e->die = *die;
+	e->addr = symi_space_out_addr(s, m, a + bias);
+	e->modrank = rank;
+	e->external = ext;
+	symi_strmap_put(&s->vars, name, e);
+}
+
+static void index_enumerators(struct sym_space *s, Dwarf_Die *type)
+{
+	Dwarf_Die c;
+	Dwarf_Attribute at;
+	Dwarf_Sword v;
+	const char *name;
+	int64_t *slot;
+
+	if (dwarf_child(type, &c) != 0)
+		return;
+	do {
+		if (dwarf_tag(&c) != DW_TAG_enumerator || !(name = die_name(&c)))
+			continue;
+		if (symi_strmap_get(&s->enums, name))
+			continue;
+		if (!dwarf_attr(&c, DW_AT_const_value, &at) || dwarf_formsdata(&at, &v) != 0)
+			continue;
+		slot = symi_arena_alloc(&s->arena, sizeof(*slot));
+		if (!slot)
+			return;
+		*slot = v;
+		symi_strmap_put(&s->enums, name, slot);
+	} while (dwarf_siblingof(&c, &c) == 0);
+}
+
+/* Enumerators anywhere below DIE; variables only at CU level (DEPTH 0). */
+static void index_children(struct sym_space *s, struct sym_mod *m, size_t rank, Dwarf_Die *die,
+			   Dwarf_Addr bias, int depth)
+{
+	Dwarf_Die c;
+
+	if (depth > MAX_DEPTH || dwarf_child(die, &c) != 0)
+		return;
+	do {
+		int tag = dwarf_tag(&c);
+
+		if (tag == DW_TAG_variable && depth == 0)
+			index_variable(s, m, rank, &c, bias);
+		else if (tag == DW_TAG_enumeration_type)
+			index_enumerators(s, &c);
+		else if (dwarf_haschildren(&c) > 0 && tag != DW_TAG_enumeration_type)
+			index_children(s, m, rank, &c, bias, depth + 1);
+	} while (dwarf_siblingof(&c, &c) == 0);
+}
+
+static void index_module(struct sym_space *s, size_t rank)
+{
+	struct sym_mod *m = &s->mods[rank];
+	Dwarf_Addr bias;
+	Dwarf *dw;
+	Dwarf_CU *cu = NULL;
+	Dwarf_Die cudie;
+	Dwarf_Half version;
+	uint8_t unit_type;
+
+	if (m->indexed)
+		return;
+	m->indexed = true;
+	dw = dwfl_module_getdwarf(m->mod, &bias);
+	if (!dw)
+		return;
+	while (dwarf_get_units(dw, cu, &cu, &version, &unit_type, &cudie, NULL) == 0)
+		if (dwarf_tag(&cudie) == DW_TAG_compile_unit)
+			index_children(s, m, rank, &cudie, bias, 0);
+}
+
+static void ensure_index(struct sym_space *s, bool all)
+{
+	size_t i;
+
+	if (!s->exe_indexed && s->nmods) {
+		index_module(s, 0);
+		s->exe_indexed = true;
+	}
+	if (all && !s->all_indexed) {
+		for (i = 1; i < s->nmods; i++)
+			index_module(s, i);
+		s->all_indexed = true;
+	}
+}
+
+/* --- sym_type construction --- */
+
+static size_t type_hash(Dwarf *dbg, Dwarf_Off off, unsigned dim)
+{
+	uint64_t h = (uint64_t)(uintptr_t)dbg * 0x9e3779b97f4a7c15ull;
+
+	h ^= off * 0xc2b2ae3d27d4eb4full + dim;
+	return (size_t)(h ^ (h >> 29));
+}
+
+static struct sym_type **type_slot(struct sym_type **slots, size_t cap, Dwarf *dbg, Dwarf_Off off,
+				   unsigned dim)
+{
+	size_t i = type_hash(dbg, off, dim) & (cap - 1);
+
+	while (slots[i] && !(slots[i]->dbg == dbg && slots[i]->off == off && slots[i]->dim == dim))
+		i = (i + 1) & (cap - 1);
+	return &slots[i];
+}
+
+static int type_map_grow(struct type_map *m)
+{
+	size_t cap = m->cap ? m->cap * 2 : 256, i;
+	struct sym_type **slots = calloc(cap, sizeof(*slots));
+	struct sym_type *t;
+
+	if (!slots)
+		return -1;
+	for (i = 0; i < m->cap; i++)
+		if ((t = m->slots[i]))
+			*type_slot(slots, cap, t->dbg, t->off, t->dim) = t;
+	free(m->slots);
+	m->slots = slots;
+	m->cap = cap;
+	return 0;
+}
+
+void symi_types_free(struct sym_space *s)
+{
+	free(s->types.slots);
+	s->types.slots = NULL;
+	s->types.cap = s->types.len = 0;
+}
+
+static struct sym_type *synthetic(struct sym_space *s, enum sym_type_kind kind, uint64_t size)
+{
+	struct sym_type *t = symi_arena_alloc(&s->arena, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->space = s;
+	t->kind = kind;
+	t->size = size;
+	t->is_void = kind == SYM_T_VOID;
+	return t;
+}
+
+static struct sym_type *void_type(struct sym_space *s)
+{
+	if (!s->void_type)
+		s->void_type = synthetic(s, SYM_T_VOID, 0);
+	return s->void_type;
+}
+
+static enum sym_type_kind base_kind(Dwarf_Die *die)
+{
+	Dwarf_Word enc = 0;
+
+	die_udata(die, DW_AT_encoding, &enc);
+	switch (enc) {
+	case DW_ATE_boolean:
+		return SYM_T_BOOL;
+	case DW_ATE_float:
+	case DW_ATE_complex_float:
+		return SYM_T_FLOAT;
+	case DW_ATE_signed:
+	case DW_ATE_signed_char:
+		return SYM_T_SIGNED;
+	default:
+		return SYM_T_UNSIGNED;
+	}
+}
+
+static enum sym_type_kind die_kind(Dwarf_Die *die)
+{
+	switch (dwarf_tag(die)) {
+	case DW_TAG_base_type:
+		return base_kind(die);
+	case DW_TAG_pointer_type:
+	case DW_TAG_reference_type:
+	case DW_TAG_rvalue_reference_type:
+		return SYM_T_POINTER;
+	case DW_TAG_array_type:
+		return SYM_T_ARRAY;
+	case DW_TAG_structure_type:
+	case DW_TAG_union_type:
+	case DW_TAG_class_type:
+		return SYM_T_STRUCT;
+	case DW_TAG_enumeration_type:
+		return SYM_T_ENUM;
+	case DW_TAG_subroutine_type:
+		return SYM_T_FUNCTION;
+	default:
+		return SYM_T_VOID;
+	}
+}
+
+/* The DIM-th subrange of an array; false if there is none. */
+static bool subrange(Dwarf_Die *array, unsigned dim, Dwarf_Die *out)
+{
+	unsigned i = 0;
+
+	if (dwarf_child(array, out) != 0)
+		return false;
+	do {
+		if (dwarf_tag(out) == DW_TAG_subrange_type && i++ == dim)
+			return true;
+	} while (dwarf_siblingof(out, out) == 0);
+	return false;
+}
+
+static uint64_t subrange_count(Dwarf_Die *sr)
+{
+	Dwarf_Word count, upper, lower = 0;
+	Dwarf_Attribute at;
+
+	if (die_udata(sr, DW_AT_count, &count))
+		return count;
+	if (!dwarf_attr(sr, DW_AT_upper_bound, &at) || dwarf_formudata(&at, &upper) != 0)
+		return 0;
+	if (dwarf_whatform(&at) == DW_FORM_exprloc)
+		return 0;
+	die_udata(sr, DW_AT_lower_bound, &lower);
+	return upper >= lower ? upper - lower + 1 : 0;
+}
+
+static const struct sym_type *type_get(struct sym_space *s, Dwarf_Die *die, unsigned dim);
+
+static void type_fill(struct sym_type *t)
+{
+	Dwarf_Die sr;
+	Dwarf_Word size = 0;
+	const struct sym_type *elem;
+
+	t->is_void = !strip(&t->die, &t->real);
+	t->kind = t->is_void ? SYM_T_VOID : die_kind(&t->real);
+	if (t->kind == SYM_T_ARRAY) {
+		t->count = subrange(&t->real, t->dim, &sr) ? subrange_count(&sr) : 0;
+		elem = sym_type_target(t);
+		t->size = elem ? t->count * sym_type_size(elem) : 0;
+	} else if (t->kind != SYM_T_VOID && t->kind != SYM_T_FUNCTION &&
+		   dwarf_aggregate_size(&t->real, &size) == 0) {
+		t->size = size;
+	}
+}
+
+static const struct sym_type *type_get(struct sym_space *s, Dwarf_Die *die, unsigned dim)
+{
+	Dwarf *dbg = dwarf_cu_getdwarf(die->cu);
+	Dwarf_Off off = dwarf_dieoffset(die);
+	struct sym_type **slot, *t;
+
+	if (s->types.cap && *(slot = type_slot(s->types.slots, s->types.cap, dbg, off, dim)))
+		return *slot;
+	if ((s->types.len + 1) * 2 > s->types.cap && type_map_grow(&s->types) < 0)
+		return NULL;
+	t = symi_arena_alloc(&s->arena, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->space = s;
+	t->has_die = true;
+	t->die = *die;
+	t->dbg = dbg;
+	t->off = off;
+	t->dim = dim;
+	*type_slot(s->types.slots, s->types.cap, dbg, off, dim) = t;
+	s->types.len++;
+	type_fill(t);
+	return t;
+}
+
+/* The type DIE refers to with DW_AT_type, void when it has none. */
+static const struct sym_type *type_of(struct sym_space *s, Dwarf_Die *die)
+{
+	Dwarf_Die t;
+
+	if (!die_type(die, &t))
+		return void_type(s);
+	return type_get(s, &t, 0);
+}
+
+/* --- accessors --- */
+
+enum sym_type_kind sym_type_kind(const struct sym_type *t)
+{
+	return t ? t->kind : SYM_T_VOID;
+}
+
+uint64_t sym_type_size(const struct sym_type *t)
+{
+	return t ? t->size : 0;
+}
+
+uint64_t sym_type_count(const struct sym_type *t)
+{
+	return t && t->kind == SYM_T_ARRAY ? t->count : 0;
+}
+
+const struct sym_type *sym_type_target(const struct sym_type *t)
+{
+	Dwarf_Die real, sr, target;
+
+	if (!t || (t->kind != SYM_T_POINTER && t->kind != SYM_T_ARRAY))
+		return NULL;
+	if (!t->has_die)
+		return t->elem;
+	real = t->real;
+	if (t->kind == SYM_T_ARRAY && subrange(&real, t->dim + 1, &sr))
+		return type_get(t->space, &real, t->dim + 1);
+	if (!die_type(&real, &target) || !strip(&target, &sr))
+		return NULL; /* void * */
+	return type_get(t->space, &target, 0);
+}
+
+static bool member_offset(Dwarf_Die *m, uint64_t *off)
+{
+	Dwarf_Attribute at;
+	Dwarf_Word v;
+	Dwarf_Op *ops;
+	size_t n;
+
+	*off = 0;
+	if (dwarf_attr(m, DW_AT_data_member_location, &at)) {
+		if (dwarf_formudata(&at, &v) == 0) {
+			*off = v;
+			return true;
+		}
+		if (dwarf_getlocation(&at, &ops, &n) == 0 && n == 1 &&
+		    ops[0].atom == DW_OP_plus_uconst) {
+			*off = ops[0].number;
+			return true;
+		}
+		return false;
+	}
+	if (die_udata(m, DW_AT_data_bit_offset, &v))
+		*off = v / 8;
+	return true; /* union members have no location */
+}
+
+static const struct sym_type *find_member(struct sym_space *s, Dwarf_Die *agg, const char *name,
+					  uint64_t *offset, int depth)
+{
+	Dwarf_Die c, t, real;
+	const struct sym_type *found;
+	const char *cname;
+	uint64_t off, inner;
+
+	if (depth > MAX_DEPTH || dwarf_child(agg, &c) != 0)
+		return NULL;
+	do {
+		if (dwarf_tag(&c) != DW_TAG_member || !member_offset(&c, &off))
+			continue;
+		cname = die_name(&c);
+		if (cname && !strcmp(cname, name)) {
+			*offset = off;
+			return type_of(s, &c);
+		}
+		if (cname || !die_type(&c, &t) || !strip(&t, &real) ||
+		    die_kind(&real) != SYM_T_STRUCT)
+			continue;
+		found = find_member(s, &real, name, &inner, depth + 1);
+		if (found) {
+			*offset = off + inner;
+			return found;
+		}
+	} while (dwarf_siblingof(&c, &c) == 0);
+	return NULL;
+}
+
+const struct sym_type *sym_type_member(const struct sym_type *t, const char *name, uint64_t *offset)
+{
+	Dwarf_Die real;
+	uint64_t off = 0;
+	const struct sym_type *m;
+
+	if (!t || !t->has_die || t->kind != SYM_T_STRUCT)
+		return NULL;
+	real = t->real;
+	m = find_member(t->space, &real, name, &off, 0);
+	if (m && offset)
+		*offset = off;
+	return m;
+}
+
+/* --- names --- */
+
+static char *decl_name(Dwarf_Die *die, bool has, unsigned dim, const char *inner, int depth);
+
+/* "BASE" or "BASE INNER"; frees nothing. */
+static char *join(const char *base, const char *inner)
+{
+	char *out = NULL;
+
+	if (asprintf(&out, "%s%s%s", base, *inner ? " " : "", inner) < 0)
+		return NULL;
+	return out;
+}
+
+/* Wrap "*..." in parentheses before appending [] or (). */
+static char *wrap(const char *inner, const char *suffix)
+{
+	char *out = NULL;
+	bool paren = inner[0] == '*';
+
+	if (asprintf(&out, "%s%s%s%s", paren ? "(" : "", inner, paren ? ")" : "", suffix) < 0)
+		return NULL;
+	return out;
+}
+
+static char *aggregate_name(Dwarf_Die *die, const char *inner)
+{
+	const char *kw = "", *name = die_name(die);
+	char *base = NULL, *out;
+
+	switch (dwarf_tag(die)) {
+	case DW_TAG_structure_type:
+		kw = "struct ";
+		break;
+	case DW_TAG_union_type:
+		kw = "union ";
+		break;
+	case DW_TAG_enumeration_type:
+		kw = "enum ";
+		break;
+	default:
+		break;
+	}
+	if (asprintf(&base, "%s%s", kw, name ? name : "<anonymous>") < 0)
+		return NULL;
+	out = join(base, inner);
+	free(base);
+	return out;
+}
+
+static char *array_name(Dwarf_Die *die, unsigned dim, const char *inner, int depth)
+{
+	char dims[256] = "", *in, *out;
+	size_t len = 0;
+	Dwarf_Die sr, elem;
+	uint64_t n;
+	bool has;
+
+	while (subrange(die, dim++, &sr) && len < sizeof(dims) - 32) {
+		n = subrange_count(&sr);
+		if (n)
+			len += (size_t)snprintf(dims + len, sizeof(dims) - len, "[%llu]",
+						(unsigned long long)n);
+		else
+			len += (size_t)snprintf(dims + len, sizeof(dims) - len, "[]");
+	}
+	in = wrap(inner, dims);
+	if (!in)
+		return NULL;
+	has = die_type(die, &elem);
+	out = decl_name(&elem, has, 0, in, depth + 1);
+	free(in);
+	return out;
+}
+
+static char *params_name(Dwarf_Die *fn, int depth)
+{
+	char *list = strdup(""), *p, *next;
+	Dwarf_Die c, t;
+	bool has;
+
+	if (!list || dwarf_child(fn, &c) != 0)
+		return list;
+	do {
+		int tag = dwarf_tag(&c);
+
+		if (tag == DW_TAG_formal_parameter) {
+			has = die_type(&c, &t);
+			p = decl_name(&t, has, 0, "", depth + 1);
+		} else if (tag == DW_TAG_unspecified_parameters) {
+			p = strdup("...");
+		} else {
+			continue;
+		}
+		next = NULL;
+		if (p && asprintf(&next, "%s%s%s", list, *list ? ", " : "", p) < 0)
+			next = NULL;
+		free(p);
+		free(list);
+		list = next;
+	} while (list && dwarf_siblingof(&c, &c) == 0);
+	return list;
+}
+
+static char *function_name(Dwarf_Die *die, const char *inner, int depth)
+{
+	char *params = params_name(die, depth), *suffix = NULL, *in, *out;
+	Dwarf_Die ret;
+	bool has;
+
+	if (!params)
+		return NULL;
+	if (asprintf(&suffix, "(%s)", *params ? params : "void") < 0)
+		suffix = NULL;
+	free(params);
+	in = suffix ? wrap(inner, suffix) : NULL;
+	free(suffix);
+	if (!in)
+		return NULL;
+	has = die_type(die, &ret);
+	out = decl_name(&ret, has, 0, in, depth + 1);
+	free(in);
+	return out;
+}
+
+/* gcc spells "long" as "long int"; use the short C spellings. */
+static const char *short_base_name(const char *name)
+{
+	static const char *const map[][2] = {
+	    {"short int", "short"},	    {"short unsigned int", "unsigned short"},
+	    {"long int", "long"},	    {"long unsigned int", "unsigned long"},
+	    {"long long int", "long long"}, {"long long unsigned int", "unsigned long long"},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (!strcmp(name, map[i][0]))
+			return map[i][1];
+	return name;
+}
+
+/* Skip qualifiers and typedefs, except a typedef of an anonymous type. */
+static bool name_strip(Dwarf_Die *die, const char **tdname)
+{
+	Dwarf_Die next, real;
+
+	*tdname = NULL;
+	for (int i = 0; i < MAX_DEPTH && is_transparent(dwarf_tag(die)); i++) {
+		if (!die_type(die, &next))
+			return false;
+		if (dwarf_tag(die) == DW_TAG_typedef && strip(&next, &real) &&
+		    die_kind(&real) >= SYM_T_STRUCT && die_kind(&real) <= SYM_T_ENUM &&
+		    !die_name(&real)) {
+			*tdname = die_name(die);
+			return true;
+		}
+		*die = next;
+	}
+	return dwarf_tag(die) != DW_TAG_unspecified_type;
+}
+
+/* C declaration of type DIE (void if !HAS) around declarator INNER. */
+static char *decl_name(Dwarf_Die *die, bool has, unsigned dim, const char *inner, int depth)
+{
+	Dwarf_Die d, target;
+	const char *tdname, *name;
+	char *in, *out;
+
+	d = has ? *die : (Dwarf_Die){0};
+	if (depth > MAX_DEPTH)
+		return strdup("?");
+	if (!has || !name_strip(&d, &tdname))
+		return join("void", inner);
+	if (tdname)
+		return join(tdname, inner);
+	switch (dwarf_tag(&d)) {
+	case DW_TAG_pointer_type:
+	case DW_TAG_reference_type:
+	case DW_TAG_rvalue_reference_type:
+		if (asprintf(&in, "*%s", inner) < 0)
+			return NULL;
+		has = die_type(&d, &target);
+		out = decl_name(&target, has, 0, in, depth + 1);
+		free(in);
+		return out;
+	case DW_TAG_array_type:
+		return array_name(&d, dim, inner, depth);
+	case DW_TAG_subroutine_type:
+		return function_name(&d, inner, depth);
+	case DW_TAG_base_type:
+		name = die_name(&d);
+		return join(name ? short_base_name(name) : "?", inner);
+	default:
+		return aggregate_name(&d, inner);
+	}
+}
+
+static char *synthetic_name(const struct sym_type *t)
+{
+	char *out = NULL;
+
+	switch (t->kind) {
+	case SYM_T_VOID:
+		return strdup("void");
+	case SYM_T_ARRAY:
+		if (asprintf(&out, "unsigned char [%llu]", (unsigned long long)t->count) < 0)
+			return NULL;
+		return out;
+	default:
+		break;
+	}
+	switch (t->size) {
+	case 1:
+		return strdup("unsigned char");
+	case 2:
+		return strdup("unsigned short");
+	case 4:
+		return strdup("unsigned int");
+	default:
+		return strdup("unsigned long");
+	}
+}
+
+const char *sym_type_name(const struct sym_type *type)
+{
+	struct sym_type *t = (struct sym_type *)type;
+	Dwarf_Die die;
+	char *name;
+
+	if (!t)
+		return "void";
+	if (t->name)
+		return t->name;
+	die = t->die;
+	name = t->has_die ? decl_name(&die, true, t->dim, "", 0) : synthetic_name(t);
+	if (!name)
+		return "?";
+	t->name = symi_arena_strdup(&t->space->arena, name);
+	free(name);
+	return t->name ? t->name : "?";
+}
+
+/* --- variables and enumerators --- */
+
+static const struct sym_type *elf_object_type(struct sym_space *s, uint64_t size)
+{
+	struct sym_type *t;
+
+	if (size == 1 || size == 2 || size == 4 || size == 8)
+		return synthetic(s, SYM_T_UNSIGNED, size);
+	t = synthetic(s, SYM_T_ARRAY, size);
+	if (!t)
+		return NULL;
+	t->count = size;
+	t->elem = synthetic(s, SYM_T_UNSIGNED, 1);
+	return t;
+}
+
+struct obj_ctx {
+	const char *name;
+	bool found;
+	GElf_Addr addr;
+	uint64_t size;
+};
+
+static int object_cb(struct sym_mod *m, const char *name, const GElf_Sym *sym, GElf_Addr addr,
+		     void *arg)
+{
+	struct obj_ctx *c = arg;
+	size_t n = strlen(c->name);
+
+	(void)m;
+	if (GELF_ST_TYPE(sym->st_info) != STT_OBJECT || strncmp(name, c->name, n) != 0)
+		return 0;
+	if (name[n] != '\0' && strncmp(name + n, "@@", 2) != 0)
+		return 0;
+	c->found = true;
+	c->addr = addr;
+	c->size = sym->st_size;
+	return 1;
+}
+
+static int elf_variable(struct sym_space *s, const char *name, struct sym_var *out)
+{
+	struct obj_ctx c = {.name = name};
+	size_t i;
+
+	for (i = 0; i < s->nmods; i++) {
+		symi_space_each_symbol(s, &s->mods[i], object_cb, &c);
+		if (!c.found)
+			continue;
+		out->addr = symi_space_out_addr(s, &s->mods[i], c.addr);
+		out->type = elf_object_type(s, c.size);
+		return out->type ? 0 : -1;
+	}
+	return -1;
+}
+
+int sym_variable(struct sym_space *s, const char *name, struct sym_var *out)
+{
+	struct var_ent *e;
+
+	ensure_index(s, false);
+	e = symi_strmap_get(&s->vars, name);
+	if (!e) {
+		ensure_index(s, true);
+		e = symi_strmap_get(&s->vars, name);
+	}
+	if (!e)
+		return elf_variable(s, name, out);
+	out->addr = e->addr;
+	out->type = type_of(s, &e->die);
+	return out->type ? 0 : -1;
+}
+
+int sym_enumerator(struct sym_space *s, const char *name, int64_t *value)
+{
+	int64_t *v;
+
+	ensure_index(s, false);
+	v = symi_strmap_get(&s->enums, name);
+	if (!v) {
+		ensure_index(s, true);
+		v = symi_strmap_get(&s->enums, name);
+	}
+	if (!v)
+		return -1;
+	*value = *v;
+	return 0;
+}
+
+struct vsuggest_ctx {
+	const char *query;
+	unsigned best_d;
+	const char *best;
+};
+
+static int vsuggest_cb(struct sym_mod *m, const char *name, const GElf_Sym *sym, GElf_Addr addr,
+		       void *arg)
+{
+	struct vsuggest_ctx *c = arg;
+
+	(void)m;
+	(void)addr;
+	if (GELF_ST_TYPE(sym->st_info) == STT_OBJECT)
+		symi_suggest_consider(c->query, name, &c->best_d, &c->best);
+	return 0;
+}
+
+const char *sym_suggest_variable(struct sym_space *s, const char *name)
+{
+	struct vsuggest_ctx c = {.query = name, .best_d = -1u};
+	size_t i;
+
+	ensure_index(s, true);
+	for (i = 0; i < s->vars.cap; i++)
+		if (s->vars.slots[i].key)
+			symi_suggest_consider(name, s->vars.slots[i].key, &c.best_d, &c.best);
+	for (i = 0; i < s->nmods; i++)
+		symi_space_each_symbol(s, &s->mods[i], vsuggest_cb, &c);
+	return c.best ? symi_plain_name(s, c.best) : NULL;
+}

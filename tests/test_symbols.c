@@ -1,0 +1,533 @@
+/*
+ * Tests of symbols/ against tests/fixtures/symfix (make fixtures).
+ *
+ * Expected line numbers come from LINE: markers in the fixture's source and
+ * expected struct layouts from the fixture itself (symfix --layout), so
+ * editing the fixture does not break the test.  The live tests start the
+ * fixture under PTRACE_TRACEME, follow its threads with PTRACE_O_TRACECLONE
+ * and wait for the worker thread to stop on the SIGUSR1 it raises at a
+ * known depth; synchronisation is waitpid and a pipe only.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "symbols/symbols.h"
+
+/* --- fixture helpers --- */
+
+static char root[PATH_MAX];
+
+static const char *repo_root(void)
+{
+	char exe[PATH_MAX];
+	ssize_t n;
+
+	if (root[0])
+		return root;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	cr_assert(n > 0);
+	exe[n] = '\0';
+	/* BUILD/tests/test_symbols -> repository root */
+	snprintf(root, sizeof(root), "%s", dirname(dirname(dirname(exe))));
+	return root;
+}
+
+static const char *fixture(void)
+{
+	static char path[PATH_MAX + 32];
+
+	snprintf(path, sizeof(path), "%s/tests/fixtures/symfix", repo_root());
+	cr_assert(access(path, X_OK) == 0, "%s missing: run make fixtures", path);
+	return path;
+}
+
+/* The line of the fixture carrying the marker LINE:name. */
+static int marker_line(const char *name)
+{
+	char path[PATH_MAX + 32], buf[512], tag[128];
+	FILE *f;
+	int line = 0, found = 0;
+
+	snprintf(path, sizeof(path), "%s/tests/fixtures/symfix.c", repo_root());
+	snprintf(tag, sizeof(tag), "/* LINE:%s */", name);
+	f = fopen(path, "r");
+	cr_assert_not_null(f);
+	while (!found && fgets(buf, sizeof(buf), f)) {
+		line++;
+		found = strstr(buf, tag) != NULL;
+	}
+	fclose(f);
+	cr_assert(found, "marker %s not found", name);
+	return line;
+}
+
+/* A value printed by symfix --layout. */
+static uint64_t layout(const char *key)
+{
+	char cmd[PATH_MAX + 64], buf[256];
+	size_t klen = strlen(key);
+	uint64_t v = 0;
+	bool found = false;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "%s --layout", fixture());
+	p = popen(cmd, "r");
+	cr_assert_not_null(p);
+	while (fgets(buf, sizeof(buf), p))
+		if (!strncmp(buf, key, klen) && buf[klen] == '=') {
+			v = strtoull(buf + klen + 1, NULL, 10);
+			found = true;
+		}
+	pclose(p);
+	cr_assert(found, "layout key %s missing", key);
+	return v;
+}
+
+static struct sym_space *open_offline(void)
+{
+	char err[256] = "";
+	struct sym_space *s = sym_open_program(fixture(), err, sizeof(err));
+
+	cr_assert_not_null(s, "sym_open_program: %s", err);
+	return s;
+}
+
+/* --- offline view --- */
+
+Test(symbols, open_errors)
+{
+	char err[256] = "";
+
+	cr_assert_null(sym_open_program("/nonexistent/prog", err, sizeof(err)));
+	cr_assert(strstr(err, "/nonexistent/prog") != NULL, "err: %s", err);
+	err[0] = '\0';
+	cr_assert_null(sym_open_program("/etc/passwd", err, sizeof(err)));
+	cr_assert(err[0] != '\0');
+	cr_assert_null(sym_open_pid(999999999, err, sizeof(err)));
+}
+
+Test(symbols, function_in_executable)
+{
+	struct sym_space *s = open_offline();
+	struct sym_loc loc;
+	uint64_t a;
+
+	cr_assert_eq(sym_function(s, "worker", &a), 0);
+	cr_assert_lt(a, 0x10000000, "PIE link-time address expected, got %#lx", (long)a);
+	cr_assert_eq(sym_describe(s, a, &loc), 0);
+	cr_assert_str_eq(loc.func, "worker");
+	cr_assert_eq(loc.func_offset, 0);
+	cr_assert_str_eq(loc.file, "symfix.c");
+	cr_assert_str_eq(loc.module, "symfix");
+	cr_assert_eq(sym_describe(s, a + 4, &loc), 0);
+	cr_assert_str_eq(loc.func, "worker");
+	cr_assert_eq(loc.func_offset, 4);
+	sym_close(s);
+}
+
+Test(symbols, function_in_libc)
+{
+	static const char *const names[] = {"close", "read", "pthread_mutex_lock",
+					    "pthread_cond_wait"};
+	struct sym_space *s = open_offline();
+	struct sym_loc loc;
+	uint64_t a;
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		cr_assert_eq(sym_function(s, names[i], &a), 0, "%s", names[i]);
+		cr_assert_eq(sym_describe(s, a, &loc), 0);
+		cr_assert_str_eq(loc.module, "libc.so.6", "%s in %s", names[i], loc.module);
+		cr_assert_str_eq(loc.func, names[i]);
+		cr_assert_eq(loc.func_offset, 0);
+	}
+	sym_close(s);
+}
+
+Test(symbols, unknown_names_and_suggestions)
+{
+	struct sym_space *s = open_offline();
+	struct sym_var v;
+	int64_t e;
+	uint64_t a;
+	const char *sug;
+
+	cr_assert_eq(sym_function(s, "wrokr", &a), -1);
+	sug = sym_suggest_function(s, "wrokr");
+	cr_assert_not_null(sug);
+	cr_assert_str_eq(sug, "worker");
+	sug = sym_suggest_function(s, "midle");
+	cr_assert_not_null(sug);
+	cr_assert_str_eq(sug, "middle");
+	cr_assert_null(sym_suggest_function(s, "zqxjvkwpz"));
+	cr_assert_eq(sym_variable(s, "countr", &v), -1);
+	sug = sym_suggest_variable(s, "countr");
+	cr_assert_not_null(sug);
+	cr_assert_str_eq(sug, "counter");
+	cr_assert_null(sym_suggest_variable(s, "zqxjvkwpz"));
+	cr_assert_eq(sym_enumerator(s, "PURPLE", &e), -1);
+	sym_close(s);
+}
+
+static void check_line(struct sym_space *s, const char *file, int line, const char *func,
+		       size_t min)
+{
+	uint64_t addrs[16];
+	struct sym_loc loc;
+	size_t n = 0, i;
+
+	cr_assert_eq(sym_line(s, file, line, addrs, 16, &n), 0, "%s:%d", file, line);
+	cr_assert_geq(n, min, "%s:%d: %zu addresses", file, line, n);
+	for (i = 0; i < n; i++) {
+		cr_assert_eq(sym_describe(s, addrs[i], &loc), 0);
+		cr_assert_str_eq(loc.file, "symfix.c");
+		cr_assert_eq(loc.line, line, "%#lx is line %d, not %d", (long)addrs[i], loc.line,
+			     line);
+		cr_assert_str_eq(loc.func, func);
+		if (i)
+			cr_assert_gt(addrs[i], addrs[i - 1]);
+	}
+}
+
+Test(symbols, lines)
+{
+	struct sym_space *s = open_offline();
+	int sum = marker_line("worker_sum");
+	uint64_t addrs[4], w;
+	size_t n = 99;
+
+	check_line(s, "symfix.c", sum, "worker", 1);
+	check_line(s, "fixtures/symfix.c", sum, "worker", 1);
+	check_line(s, "tests/fixtures/symfix.c", sum, "worker", 1);
+	check_line(s, "symfix.c", sum + 2, "worker", 2); /* for: init and step/test */
+	check_line(s, "symfix.c", marker_line("deep_raise"), "deep", 1);
+	cr_assert_eq(sym_line(s, "nosuch.c", sum, addrs, 4, &n), -1);
+	cr_assert_eq(n, 0);
+	cr_assert_eq(sym_line(s, "xsymfix.c", sum, addrs, 4, &n), -1);
+	cr_assert_eq(sym_line(s, "symfix.c", sum + 1, addrs, 4, &n), -1); /* blank */
+	cr_assert_eq(sym_line(s, "symfix.c", 1, addrs, 4, &n), -1);	  /* comment */
+	/* The first line of worker's body is past its entry (the prologue). */
+	cr_assert_eq(sym_line(s, "symfix.c", sum, addrs, 4, &n), 0);
+	cr_assert_eq(sym_function(s, "worker", &w), 0);
+	cr_assert_gt(addrs[0], w);
+	sym_close(s);
+}
+
+Test(symbols, scalar_variables)
+{
+	struct sym_space *s = open_offline();
+	struct sym_var v;
+	uint64_t a;
+
+	cr_assert_eq(sym_variable(s, "counter", &v), 0);
+	cr_assert_eq(sym_type_kind(v.type), SYM_T_SIGNED);
+	cr_assert_eq(sym_type_size(v.type), 4);
+	cr_assert_str_eq(sym_type_name(v.type), "int");
+	cr_assert_eq(sym_function(s, "counter", &a), 0);
+	cr_assert_eq(v.addr, a, "DWARF %#lx vs ELF %#lx", (long)v.addr, (long)a);
+
+	cr_assert_eq(sym_variable(s, "hidden", &v), 0); /* file static */
+	cr_assert_eq(sym_type_kind(v.type), SYM_T_SIGNED);
+	cr_assert_eq(sym_type_size(v.type), 8);
+	cr_assert_str_eq(sym_type_name(v.type), "long");
+	cr_assert_neq(v.addr, 0);
+
+	cr_assert_eq(sym_variable(s, "flags", &v), 0);
+	cr_assert_eq(sym_type_kind(v.type), SYM_T_ARRAY);
+	cr_assert_eq(sym_type_count(v.type), 16);
+	cr_assert_str_eq(sym_type_name(v.type), "unsigned char [16]");
+	cr_assert_eq(sym_type_kind(sym_type_target(v.type)), SYM_T_UNSIGNED);
+
+	cr_assert_eq(sym_variable(s, "fnptr", &v), 0);
+	cr_assert_eq(sym_type_kind(v.type), SYM_T_POINTER);
+	cr_assert_str_eq(sym_type_name(v.type), "int (*)(int)");
+	cr_assert_eq(sym_type_kind(sym_type_target(v.type)), SYM_T_FUNCTION);
+
+	cr_assert_eq(sym_variable(s, "anon_var", &v), 0);
+	cr_assert_str_eq(sym_type_name(v.type), "anon_t");
+	cr_assert_eq(sym_type_kind(v.type), SYM_T_STRUCT);
+	sym_close(s);
+}
+
+static uint64_t member(const struct sym_type *t, const char *name, const struct sym_type **mt)
+{
+	uint64_t off = 12345;
+
+	*mt = sym_type_member(t, name, &off);
+	cr_assert_not_null(*mt, "member %s", name);
+	return off;
+}
+
+Test(symbols, struct_layout)
+{
+	struct sym_space *s = open_offline();
+	const struct sym_type *t, *m, *sub;
+	struct sym_var v;
+
+	cr_assert_eq(sym_variable(s, "bank", &v), 0);
+	t = v.type;
+	cr_assert_eq(sym_type_kind(t), SYM_T_STRUCT);
+	cr_assert_str_eq(sym_type_name(t), "struct account");
+	cr_assert_eq(sym_type_size(t), layout("sizeof_account"));
+
+	cr_assert_eq(member(t, "id", &m), 0);
+	cr_assert_str_eq(sym_type_name(m), "long");
+	cr_assert_eq(member(t, "in", &m), layout("in"));
+	cr_assert_str_eq(sym_type_name(m), "struct inner");
+	cr_assert_eq(member(m, "tag", &sub), layout("in.tag"));
+	cr_assert_str_eq(sym_type_name(sub), "char [3]");
+	cr_assert_eq(member(t, "hist", &m), layout("hist"));
+	cr_assert_str_eq(sym_type_name(m), "int [4]");
+	cr_assert_eq(sym_type_count(m), 4);
+	cr_assert_eq(sym_type_size(m), 16);
+	cr_assert_str_eq(sym_type_name(sym_type_target(m)), "int");
+	cr_assert_eq(member(t, "u_d", &m), layout("u_d")); /* anonymous union */
+	cr_assert_eq(sym_type_kind(m), SYM_T_FLOAT);
+	cr_assert_eq(member(t, "u_i", &m), layout("u_d"));
+	cr_assert_eq(member(t, "s2", &m), layout("s2")); /* anonymous struct */
+	cr_assert_str_eq(sym_type_name(m), "short");
+	cr_assert_eq(member(t, "col", &m), layout("col"));
+	cr_assert_eq(sym_type_kind(m), SYM_T_ENUM);
+	cr_assert_str_eq(sym_type_name(m), "enum color");
+	cr_assert_eq(sym_type_size(m), layout("sizeof_color"));
+	cr_assert_eq(member(t, "next", &m), layout("next"));
+	cr_assert_str_eq(sym_type_name(m), "struct account *");
+	cr_assert_eq(sym_type_target(m), t, "types are interned");
+	cr_assert_eq(member(t, "grid", &m), layout("grid"));
+	cr_assert_str_eq(sym_type_name(m), "int [2][3]");
+	cr_assert_eq(sym_type_count(m), 2);
+	cr_assert_eq(sym_type_size(m), 24);
+	sub = sym_type_target(m);
+	cr_assert_str_eq(sym_type_name(sub), "int [3]");
+	cr_assert_eq(sym_type_count(sub), 3);
+	cr_assert_eq(sym_type_size(sub), 12);
+	cr_assert_str_eq(sym_type_name(sym_type_target(sub)), "int");
+	cr_assert_null(sym_type_member(t, "nosuch", NULL));
+	cr_assert_null(sym_type_member(m, "x", NULL));
+
+	cr_assert_eq(sym_variable(s, "bank_ptr", &v), 0);
+	cr_assert_str_eq(sym_type_name(v.type), "struct account *");
+	cr_assert_eq(sym_type_size(v.type), 8);
+	cr_assert_eq(sym_type_target(v.type), t);
+	cr_assert_eq(sym_variable(s, "const_bank", &v), 0); /* const account_t * */
+	cr_assert_str_eq(sym_type_name(v.type), "struct account *");
+	cr_assert_eq(sym_type_kind(sym_type_target(v.type)), SYM_T_STRUCT);
+	cr_assert_eq(sym_type_size(sym_type_target(v.type)), layout("sizeof_account"));
+	cr_assert_not_null(sym_type_member(sym_type_target(v.type), "grid", NULL));
+	sym_close(s);
+}
+
+Test(symbols, enums)
+{
+	struct sym_space *s = open_offline();
+	struct sym_var v;
+	int64_t e = 99;
+
+	cr_assert_eq(sym_enumerator(s, "RED", &e), 0);
+	cr_assert_eq(e, 0);
+	cr_assert_eq(sym_enumerator(s, "GREEN", &e), 0);
+	cr_assert_eq(e, 5);
+	cr_assert_eq(sym_enumerator(s, "BLUE", &e), 0);
+	cr_assert_eq(e, 6);
+	cr_assert_eq(sym_enumerator(s, "NEGATIVE", &e), 0);
+	cr_assert_eq(e, -3);
+	cr_assert_eq(sym_variable(s, "shade", &v), 0);
+	cr_assert_eq(sym_type_kind(v.type), SYM_T_ENUM);
+	cr_assert_eq(sym_type_size(v.type), 4);
+	sym_close(s);
+}
+
+Test(symbols, elf_only_variable)
+{
+	struct sym_space *s = open_offline();
+	struct sym_var v;
+	struct sym_loc loc;
+
+	/* libc has no DWARF here: the ELF symbol gives address and size. */
+	cr_assert_eq(sym_variable(s, "stdout", &v), 0);
+	cr_assert_eq(sym_type_size(v.type), 8);
+	cr_assert_eq(sym_describe(s, v.addr, &loc), 0);
+	cr_assert_str_eq(loc.module, "libc.so.6");
+	sym_close(s);
+}
+
+/* --- live view --- */
+
+struct live {
+	pid_t pid, tid;
+	void *worker, *counter, *hidden, *bank, *close;
+};
+
+static void cont(pid_t tid, int sig)
+{
+	cr_assert_eq(ptrace(PTRACE_CONT, tid, 0, (void *)(long)sig), 0, "PTRACE_CONT: %s",
+		     strerror(errno));
+}
+
+/* Run until the worker thread stops on its SIGUSR1. */
+static void wait_for_usr1(struct live *l)
+{
+	int st, sig;
+	pid_t w;
+
+	for (;;) {
+		w = waitpid(-1, &st, __WALL);
+		cr_assert(w > 0, "waitpid: %s", strerror(errno));
+		cr_assert(!(w == l->pid && (WIFEXITED(st) || WIFSIGNALED(st))), "fixture died");
+		if (!WIFSTOPPED(st))
+			continue;
+		sig = WSTOPSIG(st);
+		if (sig == SIGUSR1) {
+			l->tid = w;
+			return;
+		}
+		if (sig == SIGTRAP && (st >> 16) == PTRACE_EVENT_CLONE)
+			cont(w, 0);
+		else if (sig == SIGSTOP || sig == SIGTRAP)
+			cont(w, 0); /* new thread's first stop */
+		else
+			cont(w, sig);
+	}
+}
+
+static void start_live(struct live *l)
+{
+	int fds[2], st, n;
+	char buf[512];
+	FILE *f;
+
+	memset(l, 0, sizeof(*l));
+	cr_assert_eq(pipe(fds), 0);
+	l->pid = fork();
+	cr_assert_geq(l->pid, 0);
+	if (l->pid == 0) {
+		dup2(fds[1], 1);
+		close(fds[0]);
+		close(fds[1]);
+		ptrace(PTRACE_TRACEME, 0, 0, 0);
+		execl(fixture(), "symfix", "--live", (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	cr_assert_eq(waitpid(l->pid, &st, 0), l->pid);
+	cr_assert(WIFSTOPPED(st) && WSTOPSIG(st) == SIGTRAP, "no exec stop");
+	cr_assert_eq(ptrace(PTRACE_SETOPTIONS, l->pid, 0,
+			    (void *)(long)(PTRACE_O_TRACECLONE | PTRACE_O_EXITKILL)),
+		     0);
+	cont(l->pid, 0);
+	wait_for_usr1(l);
+	f = fdopen(fds[0], "r");
+	cr_assert_not_null(fgets(buf, sizeof(buf), f));
+	fclose(f);
+	n = sscanf(buf, "worker=%p counter=%p hidden=%p bank=%p close=%p", &l->worker, &l->counter,
+		   &l->hidden, &l->bank, &l->close);
+	cr_assert_eq(n, 5, "bad line: %s", buf);
+}
+
+static void stop_live(struct live *l)
+{
+	kill(l->pid, SIGKILL);
+	while (waitpid(-1, NULL, __WALL) > 0 || errno == EINTR)
+		;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+Test(symbols, live_addresses)
+{
+	struct live l;
+	struct sym_space *s;
+	struct sym_var v;
+	struct sym_loc loc;
+	char err[256] = "";
+	uint64_t a, b;
+	double t0, dt;
+
+	start_live(&l);
+	t0 = now();
+	s = sym_open_pid(l.pid, err, sizeof(err));
+	cr_assert_not_null(s, "sym_open_pid: %s", err);
+	cr_assert_eq(sym_function(s, "worker", &a), 0);
+	cr_assert_eq(sym_function(s, "close", &b), 0);
+	dt = now() - t0;
+	cr_assert_lt(dt, 2.0, "open + two lookups took %.3fs", dt);
+	cr_assert_eq(a, (uint64_t)(uintptr_t)l.worker, "worker %#lx vs %p", (long)a, l.worker);
+	cr_assert_eq(b, (uint64_t)(uintptr_t)l.close, "close %#lx vs %p", (long)b, l.close);
+	cr_assert_eq(sym_variable(s, "counter", &v), 0);
+	cr_assert_eq(v.addr, (uint64_t)(uintptr_t)l.counter);
+	cr_assert_eq(sym_variable(s, "hidden", &v), 0);
+	cr_assert_eq(v.addr, (uint64_t)(uintptr_t)l.hidden);
+	cr_assert_eq(sym_variable(s, "bank", &v), 0);
+	cr_assert_eq(v.addr, (uint64_t)(uintptr_t)l.bank);
+	cr_assert_eq(sym_describe(s, a, &loc), 0);
+	cr_assert_str_eq(loc.func, "worker");
+	cr_assert_str_eq(loc.module, "symfix");
+	cr_assert_eq(sym_describe(s, b, &loc), 0);
+	cr_assert_str_eq(loc.func, "close");
+	cr_assert_str_eq(loc.module, "libc.so.6");
+	cr_assert_eq(sym_describe(s, 8, &loc), -1);
+	cr_assert_null(loc.func);
+	cr_assert_null(loc.module);
+
+	cr_assert_eq(sym_refresh(s), 0);
+	cr_assert_str_eq(loc.func == NULL ? "" : "x", ""); /* old strings stay valid */
+	cr_assert_eq(sym_function(s, "worker", &a), 0);
+	cr_assert_eq(a, (uint64_t)(uintptr_t)l.worker);
+	sym_close(s);
+	stop_live(&l);
+}
+
+Test(symbols, live_backtrace)
+{
+	static const char *const want[] = {"deep", "middle", "outer", "thread_main"};
+	struct sym_frame frames[32];
+	struct live l;
+	struct sym_space *s;
+	char err[256] = "";
+	size_t k = 0;
+	int n, i, deep = -1;
+
+	start_live(&l);
+	s = sym_open_pid(l.pid, err, sizeof(err));
+	cr_assert_not_null(s, "sym_open_pid: %s", err);
+	n = sym_backtrace(s, l.tid, frames, 32);
+	cr_assert_gt(n, 4, "only %d frames", n);
+	for (i = 0; i < n && k < 4; i++) {
+		if (!frames[i].loc.func || strcmp(frames[i].loc.func, want[k]) != 0)
+			continue;
+		if (k == 0)
+			deep = i;
+		cr_assert_neq(frames[i].sp, 0);
+		cr_assert_str_eq(frames[i].loc.module, "symfix");
+		k++;
+	}
+	cr_assert_eq(k, 4, "found %zu of the expected frames in order", k);
+	cr_assert_eq(frames[deep].loc.line, marker_line("deep_raise"));
+	cr_assert_eq(frames[deep + 1].loc.line, marker_line("middle_call"));
+	cr_assert_eq(frames[deep + 2].loc.line, marker_line("outer_call"));
+	cr_assert_gt(frames[deep + 1].sp, frames[deep].sp);
+	/* Twice, through the cached address space. */
+	cr_assert_eq(sym_backtrace(s, l.tid, frames, 32), n);
+	cr_assert_eq(sym_backtrace(s, l.tid, frames, 2), 2);
+	sym_close(s);
+	stop_live(&l);
+}
