@@ -57,6 +57,9 @@ static void crash(struct run *r, const struct tr_event *ev)
 
 	if (pc && pc->syms)
 		sym_describe(pc->syms, ev->pc, &loc);
+	if (r->finished && r->opt->report)
+		fprintf(r->opt->report, "cctrace: then %s received %s in %s\n", ev->thread->name,
+			sigabbrev_np(ev->signo), loc.func ? loc.func : "??");
 	report_outcome(r, OUTCOME_BUG, "%s (tid %d) received %s (%s) in %s%s%s:%d", ev->thread->name,
 		       ev->thread->tid, sigabbrev_np(ev->signo), strsignal(ev->signo),
 		       loc.func ? loc.func : "??", loc.file ? " at " : "",

@@ -13,10 +13,14 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 double run_elapsed_ms(const struct run *r)
 {
-	return (double)(tracer_now_ms() - r->t0_ms);
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)now.tv_sec * 1e3 + (double)now.tv_nsec / 1e6 - (double)r->t0_ms;
 }
 
 static void describe_pc(struct run *r, struct tr_thread *th, uint64_t pc, struct sym_loc *loc)

@@ -24,7 +24,7 @@
 
 static const uint8_t int3 = 0xcc;
 
-static struct tr_breakpoint *find_any(struct tr_process *p, uint64_t addr)
+struct tr_breakpoint *tr_break_find_any(struct tr_process *p, uint64_t addr)
 {
 	struct tr_breakpoint *bp;
 
@@ -36,7 +36,7 @@ static struct tr_breakpoint *find_any(struct tr_process *p, uint64_t addr)
 
 struct tr_breakpoint *tr_break_find(struct tr_process *p, uint64_t addr)
 {
-	struct tr_breakpoint *bp = find_any(p, addr);
+	struct tr_breakpoint *bp = tr_break_find_any(p, addr);
 
 	return bp && bp->refs > 0 ? bp : NULL;
 }
@@ -73,7 +73,7 @@ static int prepare_displacement(struct tr_process *p, struct tr_breakpoint *bp, 
 
 int tracer_break_insert(struct tr_process *p, uint64_t addr, char *err, size_t errlen)
 {
-	struct tr_breakpoint *bp = find_any(p, addr);
+	struct tr_breakpoint *bp = tr_break_find_any(p, addr);
 
 	if (bp && bp->refs++ > 0)
 		return 0;

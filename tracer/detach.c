@@ -68,8 +68,9 @@ void tracer_kill_launched(struct tracer *t)
 		for (th = t->threads; th; th = th->next) {
 			if (th->proc != p || th->state == TR_EXITED)
 				continue;
+			/* A killed task may still stop once, at PTRACE_EVENT_EXIT. */
 			while (waitpid(th->tid, &status, __WALL) == th->tid && WIFSTOPPED(status))
-				;
+				ptrace(PTRACE_CONT, th->tid, 0, 0);
 			tr_thread_gone(th);
 		}
 	}

@@ -82,6 +82,8 @@ int tr_poke_fn(void *proc, uint64_t addr, uint64_t value);
 
 /* breakpoint.c */
 struct tr_breakpoint *tr_break_find(struct tr_process *p, uint64_t addr);
+/* Also a dormant one (removed, original byte back). */
+struct tr_breakpoint *tr_break_find_any(struct tr_process *p, uint64_t addr);
 /* Advance a held thread past the instruction under the breakpoint at its pc
  * without a trap: point it at the slot, or emulate.  Returns 0, 1 if it
  * was not at a breakpoint, -1 on error. */

@@ -151,7 +151,7 @@ static uint64_t find_hole(struct tr_process *p, uint64_t near)
 			continue;
 		if (lo >= prev_end + 3 * PAGE) {
 			/* Candidates: just below lo, just above prev_end. */
-			cand = near < lo ? lo - 2 * PAGE : prev_end + PAGE;
+			cand = near >= lo ? lo - 2 * PAGE : prev_end + PAGE;
 			if (near > prev_end && near < lo)
 				cand = near & ~(PAGE - 1);
 			dist = cand > near ? cand - near : near - cand;

@@ -145,6 +145,7 @@ static void process_exec(struct tracer *t, struct tr_thread *th)
 static enum decoded decode_trap(struct tr_thread *th, struct tr_event *ev)
 {
 	struct tr_process *p = th->proc;
+	struct tr_breakpoint *bp;
 	int slot;
 
 	if (th->stepping) {
@@ -153,7 +154,15 @@ static enum decoded decode_trap(struct tr_thread *th, struct tr_event *ev)
 		ev->kind = TR_EV_STEP;
 		return REPORT;
 	}
-	if (tr_break_find(p, th->regs.rip - 1)) {
+	bp = tr_break_find_any(p, th->regs.rip - 1);
+	if (bp && bp->refs == 0) {
+		/* It hit the int3 just before we took it out: the original
+		 * instruction is back, so run it as if nothing happened. */
+		th->regs.rip -= 1;
+		th->regs_dirty = true;
+		return SILENT_RESUME;
+	}
+	if (bp) {
 		th->regs.rip -= 1;
 		th->regs_dirty = true;
 		th->at_break = true;

@@ -1,0 +1,231 @@
+/*
+ * main.c: the cctrace command line.
+ *
+ *   cctrace run [OPTIONS] SCHEDULE -- PROGRAM [ARGS...]
+ *   cctrace attach [OPTIONS] PID SCHEDULE
+ *
+ * Subcommands are a table; each parses its own operands and hands a loaded
+ * schedule to policy/.  The exit code is the outcome's (0 completed, 1 bug,
+ * 2 unrealizable, 3 error), or with --expect, 0 when the outcome is the
+ * expected one and 4 when it is not.
+ */
+#include "policy/policy.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct cli {
+	struct policy_options opt;
+	int expect;              /* an outcome, or -1 */
+	const char *trace_json_path;
+};
+
+static void usage(FILE *f)
+{
+	fputs("usage: cctrace run [OPTIONS] SCHEDULE -- PROGRAM [ARGS...]\n"
+	      "       cctrace attach [OPTIONS] PID SCHEDULE\n"
+	      "\n"
+	      "Drive the threads of a program along a schedule file.\n"
+	      "\n"
+	      "options:\n"
+	      "  --timeout DURATION   default limit of every wait (e.g. 500ms, 2s; default 10s)\n"
+	      "  --expect OUTCOME     exit 0 if the outcome is OUTCOME (bug, completed,\n"
+	      "                       unrealizable, error) and 4 otherwise\n"
+	      "  --fail-on-exit       a non-zero exit status of the program is a bug\n"
+	      "  --trace-json FILE    also write the trace as JSON lines to FILE\n"
+	      "  -q, --quiet          no trace lines, only the outcome\n"
+	      "  --no-pin             do not pin cctrace and driven threads to one CPU\n"
+	      "  -h, --help           this text\n"
+	      "\n"
+	      "exit codes: 0 completed, 1 bug, 2 unrealizable, 3 error, 4 unexpected outcome\n",
+	      f);
+}
+
+static int parse_duration(const char *s, int64_t *ms)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || v < 0 || end == s)
+		return -1;
+	if (strcmp(end, "ms") == 0)
+		*ms = v;
+	else if (strcmp(end, "s") == 0 || *end == 0)
+		*ms = v * 1000;
+	else if (strcmp(end, "m") == 0)
+		*ms = v * 60000;
+	else
+		return -1;
+	return 0;
+}
+
+static int parse_options(int argc, char **argv, struct cli *c)
+{
+	enum { O_TIMEOUT = 256, O_EXPECT, O_FAIL_ON_EXIT, O_TRACE_JSON, O_NO_PIN };
+	static const struct option longopts[] = {
+		{"timeout", required_argument, NULL, O_TIMEOUT},
+		{"expect", required_argument, NULL, O_EXPECT},
+		{"fail-on-exit", no_argument, NULL, O_FAIL_ON_EXIT},
+		{"trace-json", required_argument, NULL, O_TRACE_JSON},
+		{"quiet", no_argument, NULL, 'q'},
+		{"no-pin", no_argument, NULL, O_NO_PIN},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	int ch;
+
+	while ((ch = getopt_long(argc, argv, "+qh", longopts, NULL)) != -1) {
+		switch (ch) {
+		case O_TIMEOUT:
+			if (parse_duration(optarg, &c->opt.timeout_ms) < 0) {
+				fprintf(stderr, "cctrace: bad --timeout '%s': use e.g. 500ms or 2s\n",
+					optarg);
+				return -1;
+			}
+			break;
+		case O_EXPECT:
+			c->expect = policy_outcome_parse(optarg);
+			if (c->expect < 0) {
+				fprintf(stderr, "cctrace: bad --expect '%s': use bug, completed, "
+					"unrealizable or error\n", optarg);
+				return -1;
+			}
+			break;
+		case O_FAIL_ON_EXIT:
+			c->opt.fail_on_exit = true;
+			break;
+		case O_TRACE_JSON:
+			c->trace_json_path = optarg;
+			break;
+		case 'q':
+			c->opt.trace = NULL;
+			break;
+		case O_NO_PIN:
+			c->opt.pin_cpu = false;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int open_trace_json(struct cli *c)
+{
+	if (!c->trace_json_path)
+		return 0;
+	c->opt.trace_json = fopen(c->trace_json_path, "w");
+	if (!c->opt.trace_json) {
+		fprintf(stderr, "cctrace: cannot write %s: %s\n", c->trace_json_path,
+			strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int finish(struct cli *c, enum policy_outcome o)
+{
+	if (c->opt.trace_json)
+		fclose(c->opt.trace_json);
+	if (c->expect >= 0)
+		return (int)o == c->expect ? 0 : EXIT_UNEXPECTED;
+	return policy_outcome_exit_code(o);
+}
+
+static int cmd_run(int argc, char **argv, struct cli *c)
+{
+	char err[4096];
+	struct policy *pol;
+	enum policy_outcome o;
+
+	if (argc < 3 || strcmp(argv[1], "--") != 0) {
+		fprintf(stderr, "cctrace run: expected SCHEDULE -- PROGRAM [ARGS...]\n");
+		return EXIT_ERROR;
+	}
+	pol = policy_load(argv[0], argv[2], 0, err, sizeof(err));
+	if (!pol) {
+		fprintf(stderr, "%s\n", err);
+		return c->expect == OUTCOME_ERROR ? 0 : EXIT_ERROR;
+	}
+	if (open_trace_json(c) < 0) {
+		policy_free(pol);
+		return EXIT_ERROR;
+	}
+	o = policy_run_program(pol, argv + 2, &c->opt);
+	policy_free(pol);
+	return finish(c, o);
+}
+
+static int cmd_attach(int argc, char **argv, struct cli *c)
+{
+	char err[4096], *end;
+	struct policy *pol;
+	enum policy_outcome o;
+	long pid;
+
+	if (argc != 2) {
+		fprintf(stderr, "cctrace attach: expected PID SCHEDULE\n");
+		return EXIT_ERROR;
+	}
+	errno = 0;
+	pid = strtol(argv[0], &end, 10);
+	if (errno || *end || pid <= 0 || pid > 0x3fffffff) {
+		fprintf(stderr, "cctrace attach: '%s' is not a process id\n", argv[0]);
+		return EXIT_ERROR;
+	}
+	pol = policy_load(argv[1], NULL, (pid_t)pid, err, sizeof(err));
+	if (!pol) {
+		fprintf(stderr, "%s\n", err);
+		return c->expect == OUTCOME_ERROR ? 0 : EXIT_ERROR;
+	}
+	if (open_trace_json(c) < 0) {
+		policy_free(pol);
+		return EXIT_ERROR;
+	}
+	o = policy_run_attached(pol, (pid_t)pid, &c->opt);
+	policy_free(pol);
+	return finish(c, o);
+}
+
+static const struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv, struct cli *c);
+} commands[] = {
+	{"run", cmd_run},
+	{"attach", cmd_attach},
+};
+
+int main(int argc, char **argv)
+{
+	struct cli c = {.expect = -1};
+	size_t i;
+
+	c.opt.trace = stderr;
+	c.opt.report = stderr;
+	c.opt.pin_cpu = true;
+	setvbuf(stderr, NULL, _IOLBF, 0);
+	if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+		usage(argc < 2 ? stderr : stdout);
+		return argc < 2 ? EXIT_ERROR : 0;
+	}
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		if (strcmp(argv[1], commands[i].name) != 0)
+			continue;
+		optind = 1;
+		if (parse_options(argc - 1, argv + 1, &c) < 0)
+			return EXIT_ERROR;
+		return commands[i].fn(argc - 1 - optind, argv + 1 + optind, &c);
+	}
+	fprintf(stderr, "cctrace: unknown command '%s'\n", argv[1]);
+	usage(stderr);
+	return EXIT_ERROR;
+}
