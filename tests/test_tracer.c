@@ -1,0 +1,295 @@
+/*
+ * test_tracer.c: the ptrace engine on real processes, through its API.
+ *
+ * The fixture hammer runs 4 threads through the same breakpointed
+ * addresses thousands of times.  Every test counts events exactly: an event
+ * lost while another thread steps over a breakpoint, a displaced
+ * instruction that computes the wrong thing, or a watchpoint missing in a
+ * thread created after it was set shows as a wrong count or a wrong result
+ * printed by the program itself.
+ */
+#include "disasm/disasm.h"
+#include "symbols/symbols.h"
+#include "tracer/tracer.h"
+
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define HAMMER "tests/fixtures/hammer"
+#define ROUNDS 2000
+#define WORKERS 4
+#define DEADLINE_MS 60000
+
+static int marker_line(const char *marker)
+{
+	FILE *f = fopen("tests/fixtures/hammer.c", "r");
+	char line[512];
+	int n = 0;
+
+	cr_assert_not_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		n++;
+		if (strstr(line, marker)) {
+			fclose(f);
+			return n;
+		}
+	}
+	fclose(f);
+	cr_assert_fail("no marker %s", marker);
+	return 0;
+}
+
+static uint64_t line_addr(struct sym_space *syms, const char *marker)
+{
+	uint64_t addr;
+	size_t n = 0;
+
+	cr_assert_eq(sym_line(syms, "hammer.c", marker_line(marker), &addr, 1, &n), 0);
+	cr_assert_eq(n, 1);
+	return addr;
+}
+
+struct counts {
+	long hits[3];
+	long watch_hits;
+	int exit_status;
+	bool exited;
+};
+
+/* Resume everything until the program ends, counting events by address. */
+static void drive(struct tracer *t, const uint64_t addrs[3], struct counts *c)
+{
+	struct tr_event ev;
+	int i;
+
+	for (;;) {
+		enum tr_wait_result r = tracer_wait(t, &ev, tracer_now_ms() + DEADLINE_MS, NULL);
+
+		cr_assert_eq(r, TR_WAIT_EVENT, "wait ended with %d", r);
+		if (ev.kind == TR_EV_PROCESS_EXIT) {
+			c->exited = true;
+			c->exit_status = ev.signo ? 128 + ev.signo : ev.status;
+			return;
+		}
+		cr_assert_neq(ev.kind, TR_EV_SIGNAL, "unexpected signal %d", ev.signo);
+		if (ev.kind == TR_EV_BREAK)
+			for (i = 0; i < 3; i++)
+				if (addrs[i] == ev.addr)
+					c->hits[i]++;
+		if (ev.kind == TR_EV_WATCH)
+			c->watch_hits++;
+		cr_assert_eq(tracer_resume(ev.thread), 0);
+	}
+}
+
+static struct tracer *launch(char *rounds)
+{
+	char *argv[] = {HAMMER, rounds, NULL};
+	struct tracer_options opt = {.pin_cpu = false};
+	struct tracer *t = tracer_new(&opt);
+	char err[256];
+
+	cr_assert_eq(tracer_launch(t, argv, err, sizeof(err)), 0, "%s", err);
+	return t;
+}
+
+Test(tracer, breakpoints_lose_no_event_while_others_step_over)
+{
+	char rounds[16];
+	struct tracer *t;
+	struct sym_space *syms;
+	struct tr_process *p;
+	struct counts c = {0};
+	uint64_t addrs[3];
+	char err[256];
+	int i;
+
+	snprintf(rounds, sizeof(rounds), "%d", ROUNDS);
+	t = launch(rounds);
+	p = tracer_processes(t);
+	syms = sym_open_pid(tracer_process_pid(p), err, sizeof(err));
+	cr_assert_not_null(syms, "%s", err);
+	cr_assert_eq(sym_function(syms, "hook", &addrs[0]), 0);
+	addrs[1] = line_addr(syms, "MARK:call-line"); /* a call: emulated */
+	addrs[2] = line_addr(syms, "MARK:rip-line");  /* rip-relative: displaced */
+	for (i = 0; i < 3; i++)
+		cr_assert_eq(tracer_break_insert(p, addrs[i], err, sizeof(err)), 0, "%s", err);
+	drive(t, addrs, &c);
+	for (i = 0; i < 3; i++)
+		cr_expect_eq(c.hits[i], WORKERS * ROUNDS, "address %d: %ld hits", i, c.hits[i]);
+	cr_expect_eq(c.exit_status, 0, "the program computed a wrong result (%d)",
+		     c.exit_status);
+	sym_close(syms);
+	tracer_free(t);
+}
+
+Test(tracer, watchpoint_reaches_threads_created_after_it)
+{
+	struct tracer *t = launch("500");
+	struct tr_process *p = tracer_processes(t);
+	struct sym_space *syms;
+	struct sym_var total;
+	struct counts c = {0};
+	uint64_t none[3] = {0};
+	char err[256];
+
+	syms = sym_open_pid(tracer_process_pid(p), err, sizeof(err));
+	cr_assert_not_null(syms, "%s", err);
+	cr_assert_eq(sym_variable(syms, "total", &total), 0);
+	/* Only the main thread exists now; the workers that write come later. */
+	cr_assert_geq(tracer_watch_insert(p, total.addr, 8, TR_WATCH_WRITE, err, sizeof(err)), 0,
+		      "%s", err);
+	drive(t, none, &c);
+	cr_expect_eq(c.watch_hits, WORKERS * 500);
+	cr_expect_eq(c.exit_status, 0);
+	sym_close(syms);
+	tracer_free(t);
+}
+
+Test(tracer, fifth_watchpoint_is_refused_with_the_limit_named)
+{
+	struct tracer *t = launch("1");
+	struct tr_process *p = tracer_processes(t);
+	char err[256];
+	int i;
+
+	for (i = 0; i < 4; i++)
+		cr_assert_eq(tracer_watch_insert(p, 0x1000 + 8 * (uint64_t)i, 8, TR_WATCH_WRITE, err,
+						 sizeof(err)),
+			     i);
+	cr_assert_eq(tracer_watch_insert(p, 0x2000, 8, TR_WATCH_WRITE, err, sizeof(err)), -1);
+	cr_expect(strstr(err, "4 debug registers") != NULL, "%s", err);
+	cr_assert_eq(tracer_watch_insert(p, 0x3001, 4, TR_WATCH_WRITE, err, sizeof(err)), -1);
+	tracer_kill_launched(t);
+	tracer_free(t);
+}
+
+Test(tracer, singlestep_from_a_breakpoint_lands_after_the_instruction)
+{
+	struct tracer *t = launch("1");
+	struct tr_process *p = tracer_processes(t);
+	struct sym_space *syms;
+	struct tr_event ev;
+	struct dis_insn insn;
+	uint8_t code[16];
+	uint64_t hook;
+	char err[256];
+
+	syms = sym_open_pid(tracer_process_pid(p), err, sizeof(err));
+	cr_assert_not_null(syms);
+	cr_assert_eq(sym_function(syms, "hook", &hook), 0);
+	cr_assert_eq(tracer_read(p, hook, code, sizeof(code)), 0);
+	cr_assert_eq(dis_decode(code, sizeof(code), hook, &insn), 0);
+	cr_assert_eq(tracer_break_insert(p, hook, err, sizeof(err)), 0, "%s", err);
+	for (;;) {
+		cr_assert_eq(tracer_wait(t, &ev, tracer_now_ms() + DEADLINE_MS, NULL),
+			     TR_WAIT_EVENT);
+		if (ev.kind == TR_EV_BREAK)
+			break;
+		tracer_resume(ev.thread);
+	}
+	cr_assert_eq(ev.addr, hook);
+	cr_assert_eq(tracer_singlestep(ev.thread), 0);
+	for (;;) {
+		struct tr_event step;
+
+		cr_assert_eq(tracer_wait(t, &step, tracer_now_ms() + DEADLINE_MS, NULL),
+			     TR_WAIT_EVENT);
+		if (step.thread == ev.thread && step.kind == TR_EV_STEP) {
+			cr_expect_eq(step.pc, hook + insn.len);
+			break;
+		}
+		tracer_resume(step.thread);
+	}
+	tracer_kill_launched(t);
+	sym_close(syms);
+	tracer_free(t);
+}
+
+static pid_t spawn_waiting_hammer(int *to_child, int *from_child, int rounds)
+{
+	int in[2], out[2];
+	char buf[16], arg[16];
+	pid_t pid;
+
+	cr_assert_eq(pipe(in), 0);
+	cr_assert_eq(pipe(out), 0);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		close(in[1]);
+		close(out[0]);
+		snprintf(arg, sizeof(arg), "%d", rounds);
+		execl(HAMMER, HAMMER, arg, "wait", (char *)NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	cr_assert_eq(read(out[0], buf, 6), 6); /* "ready\n" */
+	*from_child = out[0]; /* kept open: the program prints its total at the end */
+	*to_child = in[1];
+	return pid;
+}
+
+static void read_text(pid_t pid, uint64_t lo, uint8_t *buf, size_t len)
+{
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+	f = fopen(path, "r");
+	cr_assert_not_null(f);
+	cr_assert_eq(fseek(f, (long)lo, SEEK_SET), 0);
+	cr_assert_eq(fread(buf, 1, len, f), len);
+	fclose(f);
+}
+
+Test(tracer, detach_restores_code_and_lets_the_program_finish)
+{
+	struct tracer_options opt = {.pin_cpu = true};
+	struct tracer *t = tracer_new(&opt);
+	struct sym_space *syms;
+	struct tr_process *p;
+	struct tr_event ev;
+	uint8_t before[64], after[64];
+	uint64_t hook;
+	int to_child, from_child, status, hits = 0;
+	char err[256];
+	pid_t pid = spawn_waiting_hammer(&to_child, &from_child, 20000);
+
+	syms = sym_open_pid(pid, err, sizeof(err));
+	cr_assert_not_null(syms);
+	cr_assert_eq(sym_function(syms, "hook", &hook), 0);
+	read_text(pid, hook, before, sizeof(before));
+	cr_assert_eq(tracer_attach(t, pid, err, sizeof(err)), 0, "%s", err);
+	p = tracer_processes(t);
+	cr_assert_eq(tracer_break_insert(p, hook, err, sizeof(err)), 0, "%s", err);
+	for (ev.thread = tracer_threads(t); ev.thread; ev.thread = ev.thread->next)
+		tracer_resume(ev.thread);
+	cr_assert_eq(write(to_child, "g", 1), 1);
+	while (hits < 500) {
+		cr_assert_eq(tracer_wait(t, &ev, tracer_now_ms() + DEADLINE_MS, NULL),
+			     TR_WAIT_EVENT);
+		/* Leave two threads held at the breakpoint when detaching. */
+		if (ev.kind == TR_EV_BREAK && ++hits > 498)
+			continue;
+		tracer_resume(ev.thread);
+	}
+	cr_assert_eq(tracer_detach_all(t), 0);
+	read_text(pid, hook, after, sizeof(after));
+	cr_expect_arr_eq(before, after, sizeof(before));
+	tracer_free(t);
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		  "program did not finish correctly: status %#x", status);
+	close(to_child);
+	close(from_child);
+	sym_close(syms);
+}
