@@ -20,9 +20,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define HAMMER "tests/fixtures/hammer"
-#define ROUNDS 2000
-#define WORKERS 4
+#define HAMMER	    "tests/fixtures/hammer"
+#define ROUNDS	    2000
+#define WORKERS	    4
 #define DEADLINE_MS 60000
 
 static int marker_line(const char *marker)
@@ -122,8 +122,7 @@ Test(tracer, breakpoints_lose_no_event_while_others_step_over)
 	drive(t, addrs, &c);
 	for (i = 0; i < 3; i++)
 		cr_expect_eq(c.hits[i], WORKERS * ROUNDS, "address %d: %ld hits", i, c.hits[i]);
-	cr_expect_eq(c.exit_status, 0, "the program computed a wrong result (%d)",
-		     c.exit_status);
+	cr_expect_eq(c.exit_status, 0, "the program computed a wrong result (%d)", c.exit_status);
 	sym_close(syms);
 	tracer_free(t);
 }
@@ -159,8 +158,8 @@ Test(tracer, fifth_watchpoint_is_refused_with_the_limit_named)
 	int i;
 
 	for (i = 0; i < 4; i++)
-		cr_assert_eq(tracer_watch_insert(p, 0x1000 + 8 * (uint64_t)i, 8, TR_WATCH_WRITE, err,
-						 sizeof(err)),
+		cr_assert_eq(tracer_watch_insert(p, 0x1000 + 8 * (uint64_t)i, 8, TR_WATCH_WRITE,
+						 err, sizeof(err)),
 			     i);
 	cr_assert_eq(tracer_watch_insert(p, 0x2000, 8, TR_WATCH_WRITE, err, sizeof(err)), -1);
 	cr_expect(strstr(err, "4 debug registers") != NULL, "%s", err);

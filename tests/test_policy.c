@@ -1,0 +1,270 @@
+/*
+ * test_policy.c: the checker's messages and the expression evaluator.
+ *
+ * The checker is run on schedules against the offline symbols of the symfix
+ * fixture, and every message it can give is compared in full, caret line
+ * included.  The evaluator is run on a live symfix stopped at its entry
+ * point, reading real globals, struct members, array elements, pointers
+ * and enumerators through DWARF.
+ */
+#include "policy/internal.h"
+
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SYMFIX "tests/fixtures/symfix"
+
+static struct policy *parse(const char *text)
+{
+	struct policy *pol = calloc(1, sizeof(*pol));
+	char err[2048];
+
+	cr_assert_not_null(pol);
+	pol->sched = schedule_parse("t.sched", text, err, sizeof(err));
+	cr_assert_not_null(pol->sched, "%s", err);
+	return pol;
+}
+
+/* Check text; return the diagnostic ("" when it is fine). */
+static const char *check(const char *text)
+{
+	static char err[4096];
+	struct sym_space *syms = sym_open_program(SYMFIX, err, sizeof(err));
+	struct policy *pol;
+
+	cr_assert_not_null(syms, "%s", err);
+	pol = parse(text);
+	err[0] = 0;
+	policy_check(pol, syms, err, sizeof(err));
+	policy_free(pol);
+	sym_close(syms);
+	return err;
+}
+
+#define expect_error(text, message) cr_expect_str_eq(check(text), message)
+
+Test(check, a_correct_schedule_passes)
+{
+	expect_error("thread A, B = wait 2 distinct enter(worker)\n"
+		     "run A until write(counter) || return(worker)\n"
+		     "run B until at(symfix.c:61) && bank.id == 42\n"
+		     "if (bank_ptr->hist[2] > 0 && shade == GREEN) { release A }\n"
+		     "while (!ended(B)) { run B until exit }\n"
+		     "assert in(A, worker) || counter != NEGATIVE\n",
+		     "");
+}
+
+Test(check, unknown_function_suggests_the_closest_name)
+{
+	expect_error("thread A = wait any enter(wroker)\n",
+		     "t.sched:1:21: error: no function 'wroker'; did you mean 'worker'?\n"
+		     "    thread A = wait any enter(wroker)\n"
+		     "                        ^\n");
+}
+
+Test(check, unknown_function_far_from_anything)
+{
+	expect_error("wait any enter(qqqqqqqqqqqq)\n",
+		     "t.sched:1:10: error: no function 'qqqqqqqqqqqq' in the program or its "
+		     "libraries\n"
+		     "    wait any enter(qqqqqqqqqqqq)\n"
+		     "             ^\n");
+}
+
+Test(check, library_functions_resolve)
+{
+	expect_error("wait any enter(close) || enter(pthread_mutex_lock)\n", "");
+}
+
+Test(check, unknown_variable_suggests)
+{
+	expect_error("assert countr == 0\n",
+		     "t.sched:1:8: error: no variable 'countr'; did you mean 'counter'?\n"
+		     "    assert countr == 0\n"
+		     "           ^\n");
+}
+
+Test(check, member_errors)
+{
+	expect_error("assert bank.balance == 0\n",
+		     "t.sched:1:8: error: struct account has no member 'balance'\n"
+		     "    assert bank.balance == 0\n"
+		     "           ^\n");
+	expect_error("assert bank->id == 0\n",
+		     "t.sched:1:8: error: '->' needs a pointer to a struct; use '.' on a struct\n"
+		     "    assert bank->id == 0\n"
+		     "           ^\n");
+	expect_error("assert counter.x == 0\n",
+		     "t.sched:1:8: error: 'int' is not a struct or union\n"
+		     "    assert counter.x == 0\n"
+		     "           ^\n");
+	expect_error("assert bank == 0\n",
+		     "t.sched:1:8: error: 'bank' is a struct account, not a number\n"
+		     "    assert bank == 0\n"
+		     "           ^\n");
+}
+
+Test(check, unknown_thread)
+{
+	expect_error("run A until exit\n",
+		     "t.sched:1:5: error: unknown thread 'A': no thread has been bound yet (bind "
+		     "one with 'thread A = wait any start')\n"
+		     "    run A until exit\n"
+		     "        ^\n");
+	expect_error("thread A = wait any start\nrun A, C until exit\n",
+		     "t.sched:2:8: error: unknown thread 'C'; threads bound so far: A\n"
+		     "    run A, C until exit\n"
+		     "           ^\n");
+}
+
+Test(check, events_belong_to_predicates)
+{
+	expect_error("assert enter(worker)\n",
+		     "t.sched:1:8: error: the event 'enter(worker)' can only be used after "
+		     "'until' or 'wait'\n"
+		     "    assert enter(worker)\n"
+		     "           ^\n");
+	expect_error("wait any counter == 1\n",
+		     "t.sched:1:10: error: this predicate has no event to wait for; add one such "
+		     "as enter(F), at(FILE:LINE), write(VAR) or exit\n"
+		     "    wait any counter == 1\n"
+		     "             ^\n");
+}
+
+Test(check, watch_limits)
+{
+	expect_error(
+	    "wait any write(counter) || write(hidden) || write(shade) || "
+	    "read(bank.id) || write(bank.in.a)\n",
+	    "t.sched:1:78: error: too many watched variables in one predicate: "
+	    "'bank.in.a' would be the fifth, and x86-64 has only 4 debug registers\n"
+	    "    wait any write(counter) || write(hidden) || write(shade) || "
+	    "read(bank.id) || write(bank.in.a)\n"
+	    "                                                                                 ^\n");
+	/* The same variable read and written counts once. */
+	expect_error("wait any write(counter) || read(counter) || write(hidden) || "
+		     "write(shade) || read(bank.id)\n",
+		     "");
+	expect_error(
+	    "wait any write(bank.in.tag)\n",
+	    "t.sched:1:16: error: cannot watch 'bank.in.tag': it is 3 bytes, and a hardware "
+	    "watchpoint covers 1, 2, 4 or 8\n"
+	    "    wait any write(bank.in.tag)\n"
+	    "                   ^\n");
+	expect_error("wait any write(bank.hist)\n",
+		     "t.sched:1:16: error: cannot watch 'bank.hist': it is 16 bytes, and a "
+		     "hardware watchpoint covers 1, 2, 4 or 8\n"
+		     "    wait any write(bank.hist)\n"
+		     "                   ^\n");
+}
+
+Test(check, source_lines)
+{
+	expect_error("wait any at(symfix.c:1)\n",
+		     "t.sched:1:10: error: no code at symfix.c:1 (unknown file, or a line without "
+		     "statements)\n"
+		     "    wait any at(symfix.c:1)\n"
+		     "             ^\n");
+	expect_error("wait any at(nosuch.c:10)\n",
+		     "t.sched:1:10: error: no code at nosuch.c:10 (unknown file, or a line without "
+		     "statements)\n"
+		     "    wait any at(nosuch.c:10)\n"
+		     "             ^\n");
+}
+
+/* --- evaluation on a live process --- */
+
+static struct tracer *tracer;
+static struct sym_space *live;
+
+static void launch_symfix(void)
+{
+	char *argv[] = {SYMFIX, NULL};
+	char err[512];
+
+	tracer = tracer_new(NULL);
+	cr_assert_eq(tracer_launch(tracer, argv, err, sizeof(err)), 0, "%s", err);
+	live = sym_open_pid(tracer_process_pid(tracer_processes(tracer)), err, sizeof(err));
+	cr_assert_not_null(live, "%s", err);
+}
+
+static void kill_symfix(void)
+{
+	tracer_kill_launched(tracer);
+	tracer_free(tracer);
+	sym_close(live);
+}
+
+/* Evaluate `assert EXPR` in the live process; returns 0 and *v, or -1 and err. */
+static int eval(const char *expr, int64_t *v, char *err, size_t errlen)
+{
+	char text[512];
+	struct policy *pol;
+	struct eval_ctx c = {
+	    .syms = live, .proc = tracer_processes(tracer), .err = err, .errlen = errlen};
+	int rc;
+
+	snprintf(text, sizeof(text), "assert %s\n", expr);
+	pol = parse(text);
+	cr_assert_eq(policy_check(pol, live, err, errlen), 0, "%s", err);
+	c.sched = pol->sched;
+	rc = eval_int(&c, pol->sched->body->cond, v);
+	policy_free(pol);
+	return rc;
+}
+
+static int64_t value_of(const char *expr)
+{
+	char err[1024];
+	int64_t v = 0;
+
+	cr_assert_eq(eval(expr, &v, err, sizeof(err)), 0, "%s: %s", expr, err);
+	return v;
+}
+
+TestSuite(eval, .init = launch_symfix, .fini = kill_symfix);
+
+Test(eval, globals_members_and_pointers)
+{
+	cr_expect_eq(value_of("bank.id"), 42);
+	cr_expect_eq(value_of("bank_ptr->id + 1"), 43);
+	cr_expect_eq(value_of("(*bank_ptr).id"), 42);
+	cr_expect_eq(value_of("const_bank->id"), 42);
+	cr_expect_eq(value_of("&bank == bank_ptr"), 1);
+	cr_expect_eq(value_of("hidden * 2"), 14);
+	cr_expect_eq(value_of("-hidden"), -7);
+	cr_expect_eq(value_of("bank.hist[3] + bank.grid[1][2] + bank.in.a"), 0);
+	cr_expect_eq(value_of("bank_ptr->next == 0"), 1);
+}
+
+Test(eval, enumerators_and_enum_variables)
+{
+	cr_expect_eq(value_of("BLUE"), 6);
+	cr_expect_eq(value_of("NEGATIVE"), -3);
+	cr_expect_eq(value_of("shade"), 5);
+	cr_expect_eq(value_of("shade == GREEN && bank.col == BLUE"), 1);
+}
+
+Test(eval, operators_follow_c)
+{
+	cr_expect_eq(value_of("1 + 2 * 3"), 7);
+	cr_expect_eq(value_of("(1 << 4) | 3"), 19);
+	cr_expect_eq(value_of("17 % 5 == 2"), 1);
+	cr_expect_eq(value_of("~0"), -1);
+	cr_expect_eq(value_of("!counter"), 1);
+	cr_expect_eq(value_of("0x10 >= 16 && 3 < 2 || 1"), 1);
+}
+
+Test(eval, errors_at_run_time)
+{
+	char err[1024];
+	int64_t v;
+
+	cr_expect_eq(eval("bank.hist[4]", &v, err, sizeof(err)), -1);
+	cr_expect(strstr(err, "index 4 is outside [0, 4)") != NULL, "%s", err);
+	cr_expect_eq(eval("1 / counter", &v, err, sizeof(err)), -1);
+	cr_expect(strstr(err, "division by zero") != NULL, "%s", err);
+	cr_expect_eq(eval("bank_ptr->next->id", &v, err, sizeof(err)), -1);
+	cr_expect(strstr(err, "cannot read 8 bytes at 0") != NULL, "%s", err);
+}
