@@ -468,7 +468,10 @@ static enum flow exec_loop(struct run *r, const struct stmt *s)
 			return FLOW_STOP;
 		if (!go)
 			break;
-		if (exec_block(r, s->body) == FLOW_STOP || stop_requested(r))
+		if (exec_block(r, s->body) == FLOW_STOP)
+			return FLOW_STOP;
+		/* Waits notice Ctrl-C themselves; a loop without one must too. */
+		if ((i & 255) == 255 && stop_requested(r))
 			return FLOW_STOP;
 	}
 	return FLOW_NEXT;
@@ -514,6 +517,7 @@ static void release_everything(struct run *r)
 	struct tr_thread *th;
 	int var;
 
+	points_flush(r);
 	for (var = 0; var < r->pol->nthreads; var++)
 		unbind(r, var);
 	for (th = tracer_threads(r->t); th; th = th->next)
@@ -595,5 +599,6 @@ enum policy_outcome interp_execute(struct policy *pol, struct tracer *t,
 	free_contexts(&r);
 	free(r.bindings);
 	free(r.armed);
+	free(r.lingering);
 	return r.outcome;
 }

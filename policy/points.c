@@ -7,8 +7,9 @@
  * of each new call) plus one at the return address of every frame of F the
  * waiting threads are already in.  A return is recognised by its address
  * and the stack pointer after it, so recursion and tail calls are matched
- * to the right frame.  Everything is disarmed when the wait ends, so a
- * schedule costs no stops where it is not looking.
+ * to the right frame.  Everything is disarmed once the next wait has armed
+ * what it needs, so a schedule costs no stops where it is not looking and
+ * no writes to the target when consecutive waits look at the same place.
  *
  * Names are resolved per process, lazily, against that process's live
  * symbols: a forked child or an exec'd image gets its own addresses.
@@ -118,6 +119,27 @@ static int arm_bp(struct run *r, struct tr_process *p, uint64_t addr)
 	return 0;
 }
 
+static void flush_lingering_watches(struct run *r)
+{
+	int i;
+
+	for (i = 0; i < r->nlingering_watches; i++)
+		if (tracer_process_alive(r->lingering_watches[i].proc))
+			tracer_watch_remove(r->lingering_watches[i].proc,
+					    r->lingering_watches[i].slot);
+	r->nlingering_watches = 0;
+}
+
+static void flush_lingering_breakpoints(struct run *r)
+{
+	int i;
+
+	for (i = 0; i < r->nlingering; i++)
+		if (tracer_process_alive(r->lingering[i].proc))
+			tracer_break_remove(r->lingering[i].proc, r->lingering[i].addr);
+	r->nlingering = 0;
+}
+
 static int arm_watch(struct run *r, struct tr_process *p, const struct expr *e)
 {
 	struct eval_ctx c;
@@ -134,6 +156,10 @@ static int arm_watch(struct run *r, struct tr_process *p, const struct expr *e)
 		return -1;
 	}
 	slot = tracer_watch_insert(p, addr, (int)size, kind, err, sizeof(err));
+	if (slot < 0 && r->nlingering_watches) {
+		flush_lingering_watches(r);
+		slot = tracer_watch_insert(p, addr, (int)size, kind, err, sizeof(err));
+	}
 	if (slot < 0 && kind == TR_WATCH_WRITE)
 		slot = tracer_watch_insert(p, addr, (int)size, TR_WATCH_ACCESS, err, sizeof(err));
 	if (slot < 0) {
@@ -192,22 +218,35 @@ int points_arm(struct run *r, const struct expr *pred)
 		if (arm_expr(r, p, pred, 0) < 0 || arm_expr(r, p, pred, 1) < 0)
 			return -1;
 	}
+	/* What the new wait also wants now has a second reference. */
+	flush_lingering_breakpoints(r);
+	flush_lingering_watches(r);
 	return 0;
 }
 
 void points_disarm(struct run *r)
 {
-	int i;
+	struct armed_bp *swap = r->lingering;
+	int cap = r->lingering_cap;
 
-	for (i = 0; i < r->narmed; i++)
-		if (tracer_process_alive(r->armed[i].proc))
-			tracer_break_remove(r->armed[i].proc, r->armed[i].addr);
+	flush_lingering_breakpoints(r);
+	flush_lingering_watches(r);
+	r->lingering = r->armed;
+	r->nlingering = r->narmed;
+	r->lingering_cap = r->armed_cap;
+	r->armed = swap;
+	r->armed_cap = cap;
 	r->narmed = 0;
-	for (i = 0; i < r->nwatches; i++)
-		if (tracer_process_alive(r->watches[i].proc))
-			tracer_watch_remove(r->watches[i].proc, r->watches[i].slot);
+	memcpy(r->lingering_watches, r->watches, sizeof(r->watches));
+	r->nlingering_watches = r->nwatches;
 	r->nwatches = 0;
 	r->pred = NULL;
+}
+
+void points_flush(struct run *r)
+{
+	flush_lingering_breakpoints(r);
+	flush_lingering_watches(r);
 }
 
 /* --- return(F) --- */

@@ -68,6 +68,8 @@ void report_event(struct run *r, const struct tr_event *ev)
 	char what[160], where[160] = "";
 	struct sym_loc loc;
 
+	if (!r->opt->trace && !r->opt->trace_json)
+		return;
 	event_text(r, ev, what, sizeof(what));
 	describe_pc(r, ev->thread, ev->pc, &loc);
 	if (loc.file)

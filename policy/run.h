@@ -74,8 +74,15 @@ struct run {
 	const struct expr *matched_atom; /* first atom the event satisfied */
 	struct armed_bp *armed;
 	int narmed, armed_cap;
+	/* Disarming is lazy: the last wait's points stay planted until the
+	 * next wait has armed its own, so a loop of waits on the same point
+	 * costs no writes to the target.  points_flush() really removes them. */
+	struct armed_bp *lingering;
+	int nlingering, lingering_cap;
 	struct armed_watch watches[MAX_ARMED_WATCH];
 	int nwatches;
+	struct armed_watch lingering_watches[MAX_ARMED_WATCH];
+	int nlingering_watches;
 };
 
 /* points.c */
@@ -83,6 +90,7 @@ struct proc_ctx *run_proc(struct run *r, struct tr_process *p);
 struct thread_ctx *run_thread(struct run *r, struct tr_thread *th);
 int points_arm(struct run *r, const struct expr *pred);
 void points_disarm(struct run *r);
+void points_flush(struct run *r);
 /* Bookkeeping at a breakpoint stop of a candidate: push a frame at entry
  * of a function whose return is awaited, recognise a return. */
 void points_note_break(struct run *r, struct tr_thread *th, const struct tr_event *ev);

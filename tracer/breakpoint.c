@@ -139,12 +139,32 @@ void tr_break_remove_all(struct tr_process *p, bool restore_bytes)
 	}
 }
 
+/* Instructions that may be skipped by resuming right after the int3: a
+ * one-byte nop, and endbr64, whose last three bytes (0f 1e fa) are a nop
+ * too.  Function entries built with -fcf-protection all start so. */
+static bool resumes_in_place(const struct tr_breakpoint *bp)
+{
+	static const uint8_t endbr64[4] = {0xf3, 0x0f, 0x1e, 0xfa};
+
+	return (bp->insn.len == 1 && bp->code[0] == 0x90) ||
+	       (bp->insn.len == 4 && memcmp(bp->code, endbr64, 4) == 0);
+}
+
 int tr_break_step_over(struct tr_thread *th)
 {
 	struct tr_breakpoint *bp = tr_break_find(th->proc, th->regs.rip);
 
 	if (!bp)
 		return 1;
+	if (th->rewound_only && resumes_in_place(bp)) {
+		/* The kernel's pc is still just past the int3: no register
+		 * write at all. */
+		th->regs.rip = bp->addr + 1;
+		th->regs_dirty = false;
+		th->rewound_only = false;
+		return 0;
+	}
+	th->rewound_only = false;
 	if (bp->slot) {
 		th->regs.rip = bp->slot;
 	} else if (dis_emulate(&bp->insn, &th->regs, tr_peek_fn, tr_poke_fn, th->proc) < 0) {
@@ -164,6 +184,7 @@ void tr_break_fix_pc_in_slot(struct tr_thread *th)
 			continue;
 		th->regs.rip = pc == bp->slot ? bp->addr : bp->addr + bp->insn.len;
 		th->regs_dirty = true;
+		th->rewound_only = false;
 		return;
 	}
 }

@@ -55,23 +55,40 @@ int tracer_detach_all(struct tracer *t)
 	return rc;
 }
 
+static bool launched_alive(struct tracer *t)
+{
+	struct tr_process *p;
+
+	for (p = t->processes; p; p = p->next)
+		if (p->alive && p->launched)
+			return true;
+	return false;
+}
+
+/* Reap in whatever order the kernel reports: a thread-group leader is
+ * reported only after its other threads, so waiting for tids in list
+ * order could block forever. */
 void tracer_kill_launched(struct tracer *t)
 {
 	struct tr_process *p;
 	struct tr_thread *th;
 	int status;
+	pid_t tid;
 
-	for (p = t->processes; p; p = p->next) {
-		if (!p->alive || !p->launched)
-			continue;
-		kill(p->pid, SIGKILL);
-		for (th = t->threads; th; th = th->next) {
-			if (th->proc != p || th->state == TR_EXITED)
-				continue;
+	for (p = t->processes; p; p = p->next)
+		if (p->alive && p->launched)
+			kill(p->pid, SIGKILL);
+	while (launched_alive(t)) {
+		tid = waitpid(-1, &status, __WALL);
+		if (tid < 0)
+			break;
+		th = tracer_thread_by_tid(t, tid);
+		if (WIFSTOPPED(status)) {
 			/* A killed task may still stop once, at PTRACE_EVENT_EXIT. */
-			while (waitpid(th->tid, &status, __WALL) == th->tid && WIFSTOPPED(status))
-				ptrace(PTRACE_CONT, th->tid, 0, 0);
-			tr_thread_gone(th);
+			ptrace(PTRACE_CONT, tid, 0, 0);
+			continue;
 		}
+		if (th)
+			tr_thread_gone(th);
 	}
 }

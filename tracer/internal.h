@@ -62,8 +62,10 @@ struct tracer {
 	int cpu;                  /* the CPU cctrace pinned itself to, -1 if not */
 	sigset_t wait_signals;    /* SIGCHLD + the ones that stop cctrace */
 	sigset_t saved_mask;
-	struct tr_event queued;   /* one synthetic event (launch's START) */
-	bool has_queued;
+	/* Events decoded but not yet handed out: launch's START, an emulated
+	 * single-step, a stop met while waiting for an interrupt. */
+	struct tr_event queue[64];
+	unsigned queue_head, queue_len;
 };
 
 /* task.c */
@@ -108,5 +110,9 @@ void tr_watch_clear(struct tr_thread *th);
 
 /* wait.c */
 int tr_wait_for_stop(struct tracer *t, struct tr_thread *th);
+void tr_queue_event(struct tracer *t, const struct tr_event *ev);
+/* Hold a running thread of p for our own use (its real events are queued). */
+struct tr_thread *tr_borrow_thread(struct tr_process *p, bool *borrowed);
+void tr_return_thread(struct tr_thread *th, bool borrowed);
 
 #endif

@@ -177,8 +177,8 @@ int tracer_launch(struct tracer *t, char *const argv[], char *err, size_t len)
 		tr_thread_gone(th);
 		return -1;
 	}
-	t->queued = (struct tr_event){.kind = TR_EV_START, .thread = th, .pc = th->regs.rip};
-	t->has_queued = true;
+	tr_queue_event(t, &(struct tr_event){.kind = TR_EV_START, .thread = th,
+					      .pc = th->regs.rip});
 	th->last_event = TR_EV_START;
 	th->last_pc = th->regs.rip;
 	return 0;

@@ -128,6 +128,7 @@ restore:
 	ptrace(PTRACE_SETREGS, th->tid, 0, &saved);
 	th->regs = saved;
 	th->regs_dirty = false;
+	th->rewound_only = false;
 	return ret;
 }
 
@@ -170,7 +171,8 @@ static uint64_t find_hole(struct tr_process *p, uint64_t near)
 static struct tr_scratch *map_scratch_page(struct tr_process *p, uint64_t near, char *err,
 					   size_t errlen)
 {
-	struct tr_thread *th = tr_any_held_thread(p);
+	bool borrowed;
+	struct tr_thread *th = tr_borrow_thread(p, &borrowed);
 	uint64_t hole = find_hole(p, near);
 	struct tr_scratch *s;
 	long args[6] = {0, PAGE, PROT_READ | PROT_EXEC,
@@ -179,7 +181,8 @@ static struct tr_scratch *map_scratch_page(struct tr_process *p, uint64_t near, 
 	bool ok;
 
 	if (!th) {
-		snprintf(err, errlen, "no held thread in pid %d to map a scratch page", p->pid);
+		snprintf(err, errlen, "no thread of pid %d can be stopped to map a scratch page",
+			 p->pid);
 		return NULL;
 	}
 	if (!hole) {
@@ -189,6 +192,7 @@ static struct tr_scratch *map_scratch_page(struct tr_process *p, uint64_t near, 
 	}
 	args[0] = (long)hole;
 	addr = tr_inject_syscall(th, SYS_mmap, args, &ok);
+	tr_return_thread(th, borrowed);
 	if (!ok || addr < 0 || (uint64_t)addr != hole) {
 		snprintf(err, errlen, "cannot map a scratch page in pid %d: %s", p->pid,
 			 ok ? strerror((int)-addr) : "system call injection failed");

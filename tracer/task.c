@@ -193,6 +193,7 @@ void tracer_process_set_user(struct tr_process *p, void *user)
 
 int tr_fetch_regs(struct tr_thread *th)
 {
+	th->rewound_only = false;
 	if (ptrace(PTRACE_GETREGS, th->tid, 0, &th->regs) < 0)
 		return -1;
 	th->regs_dirty = false;
@@ -206,6 +207,7 @@ int tr_flush_regs(struct tr_thread *th)
 	if (ptrace(PTRACE_SETREGS, th->tid, 0, &th->regs) < 0)
 		return -1;
 	th->regs_dirty = false;
+	th->rewound_only = false;
 	return 0;
 }
 
@@ -220,6 +222,7 @@ int tracer_set_regs(struct tr_thread *th, const struct user_regs_struct *regs)
 		return -1;
 	th->regs = *regs;
 	th->regs_dirty = true;
+	th->rewound_only = false;
 	return 0;
 }
 

@@ -65,6 +65,7 @@ struct tr_thread {
 	struct tr_thread *next;        /* all threads, creation order */
 	struct user_regs_struct regs;  /* valid while held */
 	bool regs_dirty;
+	bool rewound_only;             /* regs differ from the kernel's only by rip - 1 */
 	bool stepping;                 /* a PTRACE_SINGLESTEP is in flight */
 	bool at_break;                 /* held by a TR_EV_BREAK: resume steps over it */
 	bool interrupting;             /* we sent PTRACE_INTERRUPT */

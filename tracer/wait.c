@@ -165,6 +165,7 @@ static enum decoded decode_trap(struct tr_thread *th, struct tr_event *ev)
 	if (bp) {
 		th->regs.rip -= 1;
 		th->regs_dirty = true;
+		th->rewound_only = true;
 		th->at_break = true;
 		ev->kind = TR_EV_BREAK;
 		ev->addr = th->regs.rip;
@@ -330,9 +331,10 @@ enum tr_wait_result tracer_wait(struct tracer *t, struct tr_event *ev, int64_t d
 	int status, sig;
 	pid_t tid;
 
-	if (t->has_queued) {
-		*ev = t->queued;
-		t->has_queued = false;
+	if (t->queue_len) {
+		*ev = t->queue[t->queue_head];
+		t->queue_head = (t->queue_head + 1) % 64;
+		t->queue_len--;
 		return TR_WAIT_EVENT;
 	}
 	for (;;) {
@@ -381,22 +383,31 @@ int tracer_singlestep(struct tr_thread *th)
 		if (dis_emulate(&bp->insn, &th->regs, tr_peek_fn, tr_poke_fn, th->proc) < 0)
 			return -1;
 		th->regs_dirty = true;
+		th->rewound_only = false;
 		th->at_break = false;
-		th->proc->tracer->queued = (struct tr_event){
-			.kind = TR_EV_STEP, .thread = th, .pc = th->regs.rip};
-		th->proc->tracer->has_queued = true;
+		tr_queue_event(th->proc->tracer, &(struct tr_event){.kind = TR_EV_STEP,
+								       .thread = th,
+								       .pc = th->regs.rip});
 		return 0;
 	}
 	if (bp) {
 		th->regs.rip = bp->slot;
 		th->regs_dirty = true;
+		th->rewound_only = false;
 	}
 	return tr_continue(th, PTRACE_SINGLESTEP);
 }
 
-/* Wait for th alone to stop (after we interrupted it), keeping what the
- * stop means: a real event is re-queued as a pending signal or kept as a
- * breakpoint position. */
+void tr_queue_event(struct tracer *t, const struct tr_event *ev)
+{
+	if (t->queue_len == 64)
+		return;
+	t->queue[(t->queue_head + t->queue_len) % 64] = *ev;
+	t->queue_len++;
+}
+
+/* Wait for th alone to stop after we interrupted it.  If it stopped for a
+ * real event instead, that event is queued for tracer_wait, not lost. */
 int tr_wait_for_stop(struct tracer *t, struct tr_thread *th)
 {
 	struct tr_event ev;
@@ -407,6 +418,9 @@ int tr_wait_for_stop(struct tracer *t, struct tr_thread *th)
 			return -1;
 		switch (decode(t, th->tid, status, &ev)) {
 		case REPORT:
+			if (ev.kind != TR_EV_INTERRUPT)
+				tr_queue_event(t, &ev);
+			/* fall through */
 		case SILENT_RESUME:
 			th->interrupting = false;
 			th->report_interrupt = false;
@@ -443,6 +457,40 @@ int tracer_stop_all(struct tracer *t)
 bool tracer_event_pending(struct tr_thread *th)
 {
 	struct tracer *t = th->proc->tracer;
+	unsigned i;
 
-	return t->has_queued && t->queued.thread == th;
+	for (i = 0; i < t->queue_len; i++)
+		if (t->queue[(t->queue_head + i) % 64].thread == th)
+			return true;
+	return false;
+}
+
+struct tr_thread *tr_borrow_thread(struct tr_process *p, bool *borrowed)
+{
+	struct tr_thread *th = tr_any_held_thread(p);
+
+	*borrowed = false;
+	if (th)
+		return th;
+	for (th = p->tracer->threads; th; th = th->next) {
+		if (th->proc != p || th->state != TR_RUNNING || th->exiting || th->listening)
+			continue;
+		if (!th->interrupting && ptrace(PTRACE_INTERRUPT, th->tid, 0, 0) < 0)
+			continue;
+		th->interrupting = true;
+		th->report_interrupt = false;
+		if (tr_wait_for_stop(p->tracer, th) == 0) {
+			*borrowed = true;
+			return th;
+		}
+	}
+	return NULL;
+}
+
+/* Give back a borrowed thread: it runs on unless a real event of its own
+ * is queued, in which case it stays held for the caller to see. */
+void tr_return_thread(struct tr_thread *th, bool borrowed)
+{
+	if (borrowed && th->state == TR_HELD && !tracer_event_pending(th))
+		tr_continue(th, PTRACE_CONT);
 }
