@@ -15,6 +15,7 @@ ALL_CFLAGS = $(CFLAGS) -std=gnu11 -D_GNU_SOURCE $(WARN) -I. $(PKG_CFLAGS) -MMD -
 LDLIBS   += $(PKG_LIBS) -ledit -lpthread
 
 BUILD    ?= build
+Q        := $(if $(V),,@)   # make V=1 shows the commands
 MODULES  := tracer disasm symbols policy cli
 LIB_SRCS := $(filter-out cli/main.c,$(wildcard $(addsuffix /*.c,$(MODULES))))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
@@ -36,15 +37,18 @@ cctrace: $(BUILD)/cctrace
 	cp $< $@
 
 $(BUILD)/cctrace: $(LIB_OBJS) $(MAIN_OBJ)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+	@echo "  CC      $@"
+	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 $(BUILD)/tests/%: tests/%.c $(LIB_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_OBJS) $(LDLIBS) $(CRITERION_LIBS)
+	@echo "  TEST    $@"
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_OBJS) $(LDLIBS) $(CRITERION_LIBS)
 
 # Samples and fixtures are targets, not part of cctrace: no sanitizers, -O0 so
 # that lines and variables are where the source says.
@@ -75,8 +79,8 @@ format:
 	clang-format -i $(wildcard $(addsuffix /*.[ch],$(MODULES))) $(TEST_SRCS)
 
 lint:
-	cppcheck --quiet --enable=warning,performance,portability --error-exitcode=1 \
-	  -I. --suppress=missingIncludeSystem $(MODULES)
+	cppcheck --quiet --inline-suppr --enable=warning,performance,portability --error-exitcode=1 \
+	  -I. -D_GNU_SOURCE --suppress=missingIncludeSystem $(MODULES)
 
 clean:
 	rm -rf build build-asan cctrace $(SAMPLE_BINS) $(FIXTURE_BINS)

@@ -19,7 +19,7 @@
 
 struct cli {
 	struct policy_options opt;
-	int expect;              /* an outcome, or -1 */
+	int expect; /* an outcome, or -1 */
 	const char *trace_json_path;
 };
 
@@ -68,14 +68,14 @@ static int parse_options(int argc, char **argv, struct cli *c)
 {
 	enum { O_TIMEOUT = 256, O_EXPECT, O_FAIL_ON_EXIT, O_TRACE_JSON, O_NO_PIN };
 	static const struct option longopts[] = {
-		{"timeout", required_argument, NULL, O_TIMEOUT},
-		{"expect", required_argument, NULL, O_EXPECT},
-		{"fail-on-exit", no_argument, NULL, O_FAIL_ON_EXIT},
-		{"trace-json", required_argument, NULL, O_TRACE_JSON},
-		{"quiet", no_argument, NULL, 'q'},
-		{"no-pin", no_argument, NULL, O_NO_PIN},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"timeout", required_argument, NULL, O_TIMEOUT},
+	    {"expect", required_argument, NULL, O_EXPECT},
+	    {"fail-on-exit", no_argument, NULL, O_FAIL_ON_EXIT},
+	    {"trace-json", required_argument, NULL, O_TRACE_JSON},
+	    {"quiet", no_argument, NULL, 'q'},
+	    {"no-pin", no_argument, NULL, O_NO_PIN},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	int ch;
 
@@ -83,7 +83,8 @@ static int parse_options(int argc, char **argv, struct cli *c)
 		switch (ch) {
 		case O_TIMEOUT:
 			if (parse_duration(optarg, &c->opt.timeout_ms) < 0) {
-				fprintf(stderr, "cctrace: bad --timeout '%s': use e.g. 500ms or 2s\n",
+				fprintf(stderr,
+					"cctrace: bad --timeout '%s': use e.g. 500ms or 2s\n",
 					optarg);
 				return -1;
 			}
@@ -91,8 +92,10 @@ static int parse_options(int argc, char **argv, struct cli *c)
 		case O_EXPECT:
 			c->expect = policy_outcome_parse(optarg);
 			if (c->expect < 0) {
-				fprintf(stderr, "cctrace: bad --expect '%s': use bug, completed, "
-					"unrealizable or error\n", optarg);
+				fprintf(stderr,
+					"cctrace: bad --expect '%s': use bug, completed, "
+					"unrealizable or error\n",
+					optarg);
 				return -1;
 			}
 			break;
@@ -200,8 +203,8 @@ static const struct command {
 	const char *name;
 	int (*fn)(int argc, char **argv, struct cli *c);
 } commands[] = {
-	{"run", cmd_run},
-	{"attach", cmd_attach},
+    {"run", cmd_run},
+    {"attach", cmd_attach},
 };
 
 int main(int argc, char **argv)

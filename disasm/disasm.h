@@ -21,18 +21,18 @@
 #include <stdint.h>
 #include <sys/user.h>
 
-#define DIS_MAX_INSN 15   /* longest legal x86 instruction */
-#define DIS_SLOT_SIZE 32  /* bytes a displaced slot may use */
+#define DIS_MAX_INSN  15 /* longest legal x86 instruction */
+#define DIS_SLOT_SIZE 32 /* bytes a displaced slot may use */
 
 enum dis_kind {
-	DIS_OTHER,       /* anything that can run out of line unchanged */
-	DIS_JUMP,        /* jmp rel8/rel32 */
-	DIS_JCC,         /* conditional jump, jrcxz, loop* (relative) */
-	DIS_CALL,        /* call rel32 */
-	DIS_RET,         /* ret, ret imm16 */
-	DIS_INDIRECT,    /* jmp/call through register or memory */
-	DIS_SYSCALL,     /* syscall */
-	DIS_INVALID,     /* undecodable bytes */
+	DIS_OTHER,    /* anything that can run out of line unchanged */
+	DIS_JUMP,     /* jmp rel8/rel32 */
+	DIS_JCC,      /* conditional jump, jrcxz, loop* (relative) */
+	DIS_CALL,     /* call rel32 */
+	DIS_RET,      /* ret, ret imm16 */
+	DIS_INDIRECT, /* jmp/call through register or memory */
+	DIS_SYSCALL,  /* syscall */
+	DIS_INVALID,  /* undecodable bytes */
 };
 
 /* Memory access flags of an instruction. */
@@ -40,14 +40,14 @@ enum dis_kind {
 #define DIS_WRITE 2u
 
 struct dis_insn {
-	uint64_t addr;          /* where it was decoded */
-	unsigned len;           /* bytes */
+	uint64_t addr; /* where it was decoded */
+	unsigned len;  /* bytes */
 	enum dis_kind kind;
-	bool rip_relative;      /* has a [rip+disp32] memory operand */
-	unsigned disp_offset;   /* byte offset of disp32 within the insn, if rip_relative */
-	uint64_t target;        /* absolute target of a relative jump/call/jcc */
-	unsigned mem_access;    /* DIS_READ | DIS_WRITE of its explicit memory operand */
-	char text[64];          /* "mov eax, dword ptr [rip + 0x2f0e]" for reports */
+	bool rip_relative;    /* has a [rip+disp32] memory operand */
+	unsigned disp_offset; /* byte offset of disp32 within the insn, if rip_relative */
+	uint64_t target;      /* absolute target of a relative jump/call/jcc */
+	unsigned mem_access;  /* DIS_READ | DIS_WRITE of its explicit memory operand */
+	char text[64];	      /* "mov eax, dword ptr [rip + 0x2f0e]" for reports */
 };
 
 /* Decode one instruction at code[0..n) that lives at address addr.  Returns 0,

@@ -19,22 +19,22 @@
 #include <stdio.h>
 
 struct src_loc {
-	int line;   /* 1-based */
-	int col;    /* 1-based, in bytes */
+	int line; /* 1-based */
+	int col;  /* 1-based, in bytes */
 };
 
 enum expr_kind {
 	/* values */
-	E_INT,       /* ival */
-	E_NAME,      /* name: a schedule thread variable, program variable or enumerator */
-	E_UNARY,     /* op in {'-', '!', '~', '*' (deref), '&' (address-of)}, lhs */
-	E_BINARY,    /* op is a token kind (T_OROR, T_EQ, '+', ...), lhs, rhs */
-	E_MEMBER,    /* lhs.name */
-	E_ARROW,     /* lhs->name */
-	E_INDEX,     /* lhs[rhs] */
+	E_INT,	  /* ival */
+	E_NAME,	  /* name: a schedule thread variable, program variable or enumerator */
+	E_UNARY,  /* op in {'-', '!', '~', '*' (deref), '&' (address-of)}, lhs */
+	E_BINARY, /* op is a token kind (T_OROR, T_EQ, '+', ...), lhs, rhs */
+	E_MEMBER, /* lhs.name */
+	E_ARROW,  /* lhs->name */
+	E_INDEX,  /* lhs[rhs] */
 	/* thread conditions */
-	E_ENDED,     /* ended(name) */
-	E_IN,        /* in(name, func) : thread `name` has `func` on its stack */
+	E_ENDED, /* ended(name) */
+	E_IN,	 /* in(name, func) : thread `name` has `func` on its stack */
 	/* event atoms */
 	E_EV_START,  /* start */
 	E_EV_EXIT,   /* exit */
@@ -49,26 +49,26 @@ enum expr_kind {
 struct expr {
 	enum expr_kind kind;
 	struct src_loc loc;
-	int op;             /* E_UNARY, E_BINARY */
-	int64_t ival;       /* E_INT; E_EV_SIGNAL (0 = any); E_EV_AT line */
-	char *name;         /* E_NAME, member, thread of E_ENDED/E_IN, func, file of E_EV_AT */
-	char *func;         /* E_IN: the function */
+	int op;	      /* E_UNARY, E_BINARY */
+	int64_t ival; /* E_INT; E_EV_SIGNAL (0 = any); E_EV_AT line */
+	char *name;   /* E_NAME, member, thread of E_ENDED/E_IN, func, file of E_EV_AT */
+	char *func;   /* E_IN: the function */
 	struct expr *lhs, *rhs;
 	/* filled in by the checker */
-	int slot;           /* index into the run's resolved tables (threads, points, watches) */
-	int ref;            /* E_NAME: what the name denotes (enum name_ref in policy/internal.h) */
+	int slot;	    /* index into the run's resolved tables (threads, points, watches) */
+	int ref;	    /* E_NAME: what the name denotes (enum name_ref in policy/internal.h) */
 	int64_t enum_value; /* E_NAME that is an enumerator */
 };
 
 enum stmt_kind {
-	S_TIMEOUT,   /* timeout_ms */
-	S_WAIT,      /* [thread A, B =] wait N distinct PRED | wait any PRED */
-	S_RUN,       /* run A, B until PRED */
-	S_IF,        /* if (cond) {body} [else {else_body}] ; else if chains nest an S_IF */
-	S_WHILE,     /* while (cond) {body} */
-	S_REPEAT,    /* repeat N {body} */
-	S_ASSERT,    /* assert cond */
-	S_RELEASE,   /* release all | release A, B */
+	S_TIMEOUT, /* timeout_ms */
+	S_WAIT,	   /* [thread A, B =] wait N distinct PRED | wait any PRED */
+	S_RUN,	   /* run A, B until PRED */
+	S_IF,	   /* if (cond) {body} [else {else_body}] ; else if chains nest an S_IF */
+	S_WHILE,   /* while (cond) {body} */
+	S_REPEAT,  /* repeat N {body} */
+	S_ASSERT,  /* assert cond */
+	S_RELEASE, /* release all | release A, B */
 };
 
 struct stmt {
@@ -79,20 +79,20 @@ struct stmt {
 	char **names;
 	struct src_loc *name_locs;
 	int n_names;
-	bool all;              /* release all */
-	int64_t count;         /* S_WAIT: N (1 for `any`); S_REPEAT: N */
-	bool distinct;         /* S_WAIT: `distinct` was written */
-	int64_t timeout_ms;    /* S_TIMEOUT */
-	struct expr *pred;     /* S_WAIT, S_RUN: the until/wait predicate */
-	struct expr *cond;     /* S_IF, S_WHILE, S_ASSERT */
+	bool all;	    /* release all */
+	int64_t count;	    /* S_WAIT: N (1 for `any`); S_REPEAT: N */
+	bool distinct;	    /* S_WAIT: `distinct` was written */
+	int64_t timeout_ms; /* S_TIMEOUT */
+	struct expr *pred;  /* S_WAIT, S_RUN: the until/wait predicate */
+	struct expr *cond;  /* S_IF, S_WHILE, S_ASSERT */
 	struct stmt *body, *else_body;
 };
 
 struct schedule {
-	char *path;           /* as given by the user */
-	char *text;           /* the whole file, NUL-terminated */
+	char *path; /* as given by the user */
+	char *text; /* the whole file, NUL-terminated */
 	struct stmt *body;
-	char *run_comment;    /* text after "# run:" on the first line, or NULL */
+	char *run_comment; /* text after "# run:" on the first line, or NULL */
 };
 
 /* Token kinds beyond single characters (single-character tokens use their
@@ -103,8 +103,16 @@ enum {
 	T_NEWLINE,
 	T_IDENT,
 	T_INT,
-	T_DURATION,   /* 2s, 500ms, 1m : value in milliseconds */
-	T_OROR, T_ANDAND, T_EQ, T_NE, T_LE, T_GE, T_SHL, T_SHR, T_ARROW,
+	T_DURATION, /* 2s, 500ms, 1m : value in milliseconds */
+	T_OROR,
+	T_ANDAND,
+	T_EQ,
+	T_NE,
+	T_LE,
+	T_GE,
+	T_SHL,
+	T_SHR,
+	T_ARROW,
 };
 
 /*
@@ -116,7 +124,7 @@ enum {
  *                  ^
  */
 struct schedule *schedule_parse(const char *path, const char *text, char *err, size_t errlen);
-struct schedule *schedule_load(const char *path, char *err, size_t errlen);  /* reads the file */
+struct schedule *schedule_load(const char *path, char *err, size_t errlen); /* reads the file */
 void schedule_free(struct schedule *s);
 
 /* Format "path:line:col: error: msg" plus the source line and a caret into

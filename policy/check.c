@@ -22,13 +22,13 @@ struct checker {
 	struct sym_space *syms;
 	char *err;
 	size_t errlen;
-	int watches;                 /* distinct watched lvalues in the current predicate */
+	int watches; /* distinct watched lvalues in the current predicate */
 	char watch_text[MAX_WATCH_PER_WAIT + 1][128];
 	bool in_predicate;
 };
 
 static int fail(struct checker *k, struct src_loc loc, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 static int fail(struct checker *k, struct src_loc loc, const char *fmt, ...)
 {
@@ -78,8 +78,10 @@ static int unknown_thread(struct checker *k, struct src_loc loc, const char *nam
 		strncat(known, k->pol->threads[i], sizeof(known) - strlen(known) - 1);
 	}
 	if (!k->pol->nthreads)
-		return fail(k, loc, "unknown thread '%s': no thread has been bound yet "
-			    "(bind one with 'thread %s = wait any start')", name, name);
+		return fail(k, loc,
+			    "unknown thread '%s': no thread has been bound yet "
+			    "(bind one with 'thread %s = wait any start')",
+			    name, name);
 	return fail(k, loc, "unknown thread '%s'; threads bound so far: %s", name, known);
 }
 
@@ -104,8 +106,10 @@ static int resolve_location(struct checker *k, struct expr *e)
 	int i;
 
 	if (sym_line(k->syms, e->name, (int)e->ival, &addr, 1, &n) < 0 || n == 0)
-		return fail(k, e->loc, "no code at %s:%ld (unknown file, or a line without "
-			    "statements)", e->name, (long)e->ival);
+		return fail(k, e->loc,
+			    "no code at %s:%ld (unknown file, or a line without "
+			    "statements)",
+			    e->name, (long)e->ival);
 	for (i = 0; i < k->pol->nlocs; i++)
 		if (strcmp(k->pol->locs[i].file, e->name) == 0 && k->pol->locs[i].line == e->ival)
 			return i;
@@ -142,8 +146,8 @@ static int resolve_name(struct checker *k, struct expr *e)
 
 static int check_watch(struct checker *k, struct expr *e)
 {
-	struct eval_ctx c = {.syms = k->syms, .sched = k->pol->sched, .err = k->err,
-			     .errlen = k->errlen};
+	struct eval_ctx c = {
+	    .syms = k->syms, .sched = k->pol->sched, .err = k->err, .errlen = k->errlen};
 	uint64_t addr, size;
 	char text[128];
 	int i;
@@ -151,16 +155,19 @@ static int check_watch(struct checker *k, struct expr *e)
 	if (eval_lvalue(&c, e->lhs, &addr, &size) < 0)
 		return -1;
 	if (size != 1 && size != 2 && size != 4 && size != 8)
-		return fail(k, e->lhs->loc, "cannot watch '%s': it is %lu bytes, and a hardware "
-			    "watchpoint covers 1, 2, 4 or 8", (expr_format(e->lhs, text, sizeof(text)),
-			    text), (unsigned long)size);
+		return fail(k, e->lhs->loc,
+			    "cannot watch '%s': it is %lu bytes, and a hardware "
+			    "watchpoint covers 1, 2, 4 or 8",
+			    (expr_format(e->lhs, text, sizeof(text)), text), (unsigned long)size);
 	expr_format(e->lhs, text, sizeof(text));
 	for (i = 0; i < k->watches; i++)
 		if (strcmp(k->watch_text[i], text) == 0)
 			return 0;
 	if (k->watches == MAX_WATCH_PER_WAIT)
-		return fail(k, e->loc, "too many watched variables in one predicate: '%s' would be "
-			    "the fifth, and x86-64 has only 4 debug registers", text);
+		return fail(k, e->loc,
+			    "too many watched variables in one predicate: '%s' would be "
+			    "the fifth, and x86-64 has only 4 debug registers",
+			    text);
 	snprintf(k->watch_text[k->watches++], sizeof(k->watch_text[0]), "%s", text);
 	return 0;
 }
@@ -227,8 +234,8 @@ static int check_expr(struct checker *k, struct expr *e)
 /* Names must resolve, then the whole expression must type-check. */
 static int check_typed(struct checker *k, struct expr *e)
 {
-	struct eval_ctx c = {.syms = k->syms, .sched = k->pol->sched, .err = k->err,
-			     .errlen = k->errlen};
+	struct eval_ctx c = {
+	    .syms = k->syms, .sched = k->pol->sched, .err = k->err, .errlen = k->errlen};
 	int64_t ignored;
 
 	if (check_expr(k, e) < 0)
@@ -241,7 +248,8 @@ static int check_predicate(struct checker *k, struct expr *pred)
 	int rc;
 
 	if (!expr_has_event(pred))
-		return fail(k, pred->loc, "this predicate has no event to wait for; add one such "
+		return fail(k, pred->loc,
+			    "this predicate has no event to wait for; add one such "
 			    "as enter(F), at(FILE:LINE), write(VAR) or exit");
 	k->in_predicate = true;
 	k->watches = 0;

@@ -16,7 +16,7 @@
 #include <string.h>
 
 static int fail(struct eval_ctx *c, const struct expr *e, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 static int fail(struct eval_ctx *c, const struct expr *e, const char *fmt, ...)
 {
@@ -121,8 +121,8 @@ static int eval_member(struct eval_ctx *c, const struct expr *e, struct value *o
 			return fail(c, e, "'->' needs a pointer to a struct; use '.' on a struct");
 		if (rvalue(c, e->lhs, &base) < 0)
 			return -1;
-		base = (struct value){.lvalue = true, .addr = (uint64_t)base.i,
-				      .type = sym_type_target(base.type)};
+		base = (struct value){
+		    .lvalue = true, .addr = (uint64_t)base.i, .type = sym_type_target(base.type)};
 		if (!base.type)
 			return fail(c, e, "cannot follow a void pointer");
 	} else if (!base.lvalue) {
@@ -186,8 +186,8 @@ static int eval_unary(struct eval_ctx *c, const struct expr *e, struct value *ou
 			return fail(c, e, "'*' needs a typed pointer");
 		if (rvalue(c, e->lhs, &v) < 0)
 			return -1;
-		*out = (struct value){.lvalue = true, .addr = (uint64_t)v.i,
-				      .type = sym_type_target(v.type)};
+		*out = (struct value){
+		    .lvalue = true, .addr = (uint64_t)v.i, .type = sym_type_target(v.type)};
 		return 0;
 	}
 	if (rvalue(c, e->lhs, &v) < 0)
@@ -199,9 +199,15 @@ static int eval_unary(struct eval_ctx *c, const struct expr *e, struct value *ou
 static int arith(struct eval_ctx *c, const struct expr *e, int64_t a, int64_t b, int64_t *r)
 {
 	switch (e->op) {
-	case '+': *r = (int64_t)((uint64_t)a + (uint64_t)b); return 0;
-	case '-': *r = (int64_t)((uint64_t)a - (uint64_t)b); return 0;
-	case '*': *r = (int64_t)((uint64_t)a * (uint64_t)b); return 0;
+	case '+':
+		*r = (int64_t)((uint64_t)a + (uint64_t)b);
+		return 0;
+	case '-':
+		*r = (int64_t)((uint64_t)a - (uint64_t)b);
+		return 0;
+	case '*':
+		*r = (int64_t)((uint64_t)a * (uint64_t)b);
+		return 0;
 	case '/':
 	case '%':
 		if (b == 0)
@@ -210,17 +216,41 @@ static int arith(struct eval_ctx *c, const struct expr *e, int64_t a, int64_t b,
 			return fail(c, e, "division overflows");
 		*r = e->op == '/' ? a / b : a % b;
 		return 0;
-	case '&': *r = a & b; return 0;
-	case '|': *r = a | b; return 0;
-	case '^': *r = a ^ b; return 0;
-	case T_SHL: *r = (b < 0 || b > 63) ? 0 : (int64_t)((uint64_t)a << b); return 0;
-	case T_SHR: *r = (b < 0 || b > 63) ? 0 : a >> b; return 0;
-	case T_EQ: *r = a == b; return 0;
-	case T_NE: *r = a != b; return 0;
-	case '<': *r = a < b; return 0;
-	case '>': *r = a > b; return 0;
-	case T_LE: *r = a <= b; return 0;
-	case T_GE: *r = a >= b; return 0;
+	case '&':
+		*r = a & b;
+		return 0;
+	case '|':
+		*r = a | b;
+		return 0;
+	case '^':
+		*r = a ^ b;
+		return 0;
+	case T_SHL:
+		*r = (b < 0 || b > 63) ? 0 : (int64_t)((uint64_t)a << b);
+		return 0;
+	case T_SHR:
+		/* gcc shifts signed values arithmetically, as C users expect */
+		// cppcheck-suppress shiftTooManyBitsSigned
+		*r = (b < 0 || b > 63) ? 0 : a >> b;
+		return 0;
+	case T_EQ:
+		*r = a == b;
+		return 0;
+	case T_NE:
+		*r = a != b;
+		return 0;
+	case '<':
+		*r = a < b;
+		return 0;
+	case '>':
+		*r = a > b;
+		return 0;
+	case T_LE:
+		*r = a <= b;
+		return 0;
+	case T_GE:
+		*r = a >= b;
+		return 0;
 	default:
 		return fail(c, e, "unknown operator");
 	}

@@ -17,14 +17,14 @@ enum name_ref { REF_NONE, REF_THREAD, REF_VAR, REF_ENUM };
 /* Names the checker collected; expr->slot indexes these. */
 struct policy {
 	struct schedule *sched;
-	char **funcs;          /* enter/return/in functions */
+	char **funcs; /* enter/return/in functions */
 	int nfuncs;
 	struct at_loc {
 		char *file;
 		int line;
-	} *locs;
+	} * locs;
 	int nlocs;
-	char **threads;        /* thread variables, in declaration order */
+	char **threads; /* thread variables, in declaration order */
 	int nthreads;
 };
 
@@ -33,15 +33,15 @@ int policy_check(struct policy *pol, struct sym_space *syms, char *err, size_t e
 
 /* --- eval.c --- */
 struct value {
-	bool lvalue;                  /* addr/type name an object in target memory */
-	int64_t i;                    /* rvalue */
+	bool lvalue; /* addr/type name an object in target memory */
+	int64_t i;   /* rvalue */
 	uint64_t addr;
-	const struct sym_type *type;  /* NULL: a plain integer */
+	const struct sym_type *type; /* NULL: a plain integer */
 };
 
 struct eval_ctx {
 	struct sym_space *syms;
-	struct tr_process *proc;      /* NULL while checking: types only, no memory */
+	struct tr_process *proc; /* NULL while checking: types only, no memory */
 	/* Event atoms and thread conditions are the interpreter's business. */
 	int (*event_atom)(void *hook, const struct expr *e, bool *out);
 	int (*thread_cond)(void *hook, const struct expr *e, bool *out);

@@ -60,9 +60,9 @@ static void crash(struct run *r, const struct tr_event *ev)
 	if (r->finished && r->opt->report)
 		fprintf(r->opt->report, "cctrace: then %s received %s in %s\n", ev->thread->name,
 			sigabbrev_np(ev->signo), loc.func ? loc.func : "??");
-	report_outcome(r, OUTCOME_BUG, "%s (tid %d) received %s (%s) in %s%s%s:%d", ev->thread->name,
-		       ev->thread->tid, sigabbrev_np(ev->signo), strsignal(ev->signo),
-		       loc.func ? loc.func : "??", loc.file ? " at " : "",
+	report_outcome(r, OUTCOME_BUG, "%s (tid %d) received %s (%s) in %s%s%s:%d",
+		       ev->thread->name, ev->thread->tid, sigabbrev_np(ev->signo),
+		       strsignal(ev->signo), loc.func ? loc.func : "??", loc.file ? " at " : "",
 		       loc.file ? loc.file : "", loc.line);
 	report_stack(r, ev->thread);
 }
@@ -75,12 +75,13 @@ static enum flow program_ended(struct run *r, const struct tr_event *ev, const c
 		if (tracer_process_alive(p))
 			return FLOW_NEXT;
 	if (ev->signo)
-		report_outcome(r, tracer_signal_crashes(ev->signo) ? OUTCOME_BUG : OUTCOME_UNREALIZABLE,
-			       "the program was killed by %s%s%s", sigabbrev_np(ev->signo),
-			       during ? " " : "", during ? during : "");
+		report_outcome(
+		    r, tracer_signal_crashes(ev->signo) ? OUTCOME_BUG : OUTCOME_UNREALIZABLE,
+		    "the program was killed by %s%s%s", sigabbrev_np(ev->signo), during ? " " : "",
+		    during ? during : "");
 	else if (ev->status && r->opt->fail_on_exit)
-		report_outcome(r, OUTCOME_BUG, "the program exited with status %d%s%s",
-			       ev->status, during ? " " : "", during ? during : "");
+		report_outcome(r, OUTCOME_BUG, "the program exited with status %d%s%s", ev->status,
+			       during ? " " : "", during ? during : "");
 	else if (during)
 		report_outcome(r, OUTCOME_UNREALIZABLE, "the program exited with status %d %s",
 			       ev->status, during);
@@ -353,8 +354,9 @@ static enum flow exec_run(struct run *r, const struct stmt *s)
 			return FLOW_STOP;
 		}
 		if (targets[i]->state == TR_EXITED) {
-			report_outcome(r, OUTCOME_UNREALIZABLE, "thread %s (%s) has already ended (%s)",
-				       s->names[i], targets[i]->name, where);
+			report_outcome(r, OUTCOME_UNREALIZABLE,
+				       "thread %s (%s) has already ended (%s)", s->names[i],
+				       targets[i]->name, where);
 			return FLOW_STOP;
 		}
 	}
@@ -384,8 +386,7 @@ static void print_variables(struct run *r, const struct expr *e)
 
 	if (!e || !r->opt->report)
 		return;
-	if (e->kind == E_NAME || e->kind == E_MEMBER || e->kind == E_ARROW ||
-	    e->kind == E_INDEX) {
+	if (e->kind == E_NAME || e->kind == E_MEMBER || e->kind == E_ARROW || e->kind == E_INDEX) {
 		if (e->kind == E_NAME && e->ref != REF_VAR)
 			return;
 		c = points_eval_ctx(r, run_main_process(r), err, sizeof(err));
@@ -570,12 +571,12 @@ enum policy_outcome interp_execute(struct policy *pol, struct tracer *t,
 				   const struct policy_options *opt, bool launched)
 {
 	struct run r = {
-		.pol = pol,
-		.t = t,
-		.opt = opt,
-		.launched = launched,
-		.timeout_ms = opt->timeout_ms > 0 ? opt->timeout_ms : DEFAULT_TIMEOUT_MS,
-		.t0_ms = tracer_now_ms(),
+	    .pol = pol,
+	    .t = t,
+	    .opt = opt,
+	    .launched = launched,
+	    .timeout_ms = opt->timeout_ms > 0 ? opt->timeout_ms : DEFAULT_TIMEOUT_MS,
+	    .t0_ms = tracer_now_ms(),
 	};
 
 	r.bindings = calloc((size_t)pol->nthreads + 1, sizeof(*r.bindings));
@@ -593,8 +594,9 @@ enum policy_outcome interp_execute(struct policy *pol, struct tracer *t,
 		tracer_kill_launched(t);
 	} else {
 		tracer_detach_all(t);
-		report_outcome(&r, OUTCOME_COMPLETED,
-			       "the schedule ran to its end; detached, and the process keeps running");
+		report_outcome(
+		    &r, OUTCOME_COMPLETED,
+		    "the schedule ran to its end; detached, and the process keeps running");
 	}
 	free_contexts(&r);
 	free(r.bindings);

@@ -163,8 +163,8 @@ static int arm_watch(struct run *r, struct tr_process *p, const struct expr *e)
 	if (slot < 0 && kind == TR_WATCH_WRITE)
 		slot = tracer_watch_insert(p, addr, (int)size, TR_WATCH_ACCESS, err, sizeof(err));
 	if (slot < 0) {
-		report_outcome(r, OUTCOME_ERROR, "cannot watch %s: %s", e->lhs->name ? e->lhs->name
-			       : "variable", err);
+		report_outcome(r, OUTCOME_ERROR, "cannot watch %s: %s",
+			       e->lhs->name ? e->lhs->name : "variable", err);
 		return -1;
 	}
 	r->watches[r->nwatches++] = (struct armed_watch){e, p, addr, slot};
@@ -434,13 +434,13 @@ struct eval_ctx points_eval_ctx(struct run *r, struct tr_process *p, char *err, 
 	struct proc_ctx *pc = run_proc(r, p);
 
 	return (struct eval_ctx){
-		.syms = pc ? pc->syms : NULL,
-		.proc = p,
-		.event_atom = points_event_atom,
-		.thread_cond = points_thread_cond,
-		.hook = r,
-		.sched = r->pol->sched,
-		.err = err,
-		.errlen = errlen,
+	    .syms = pc ? pc->syms : NULL,
+	    .proc = p,
+	    .event_atom = points_event_atom,
+	    .thread_cond = points_thread_cond,
+	    .hook = r,
+	    .sched = r->pol->sched,
+	    .err = err,
+	    .errlen = errlen,
 	};
 }

@@ -21,26 +21,26 @@
 #include <sys/types.h>
 
 enum policy_outcome {
-	OUTCOME_COMPLETED,     /* the schedule ran to its end and the program behaved */
-	OUTCOME_BUG,           /* fatal signal, failed assert, or bad exit with fail_on_exit */
-	OUTCOME_UNREALIZABLE,  /* a wait timed out, or the program ended before it could match */
-	OUTCOME_ERROR,         /* schedule, symbol or system error; interrupted */
+	OUTCOME_COMPLETED,    /* the schedule ran to its end and the program behaved */
+	OUTCOME_BUG,	      /* fatal signal, failed assert, or bad exit with fail_on_exit */
+	OUTCOME_UNREALIZABLE, /* a wait timed out, or the program ended before it could match */
+	OUTCOME_ERROR,	      /* schedule, symbol or system error; interrupted */
 };
 
 /* Process exit codes, one per outcome (documented in README). */
-#define EXIT_COMPLETED 0
-#define EXIT_BUG 1
+#define EXIT_COMPLETED	  0
+#define EXIT_BUG	  1
 #define EXIT_UNREALIZABLE 2
-#define EXIT_ERROR 3
-#define EXIT_UNEXPECTED 4  /* --expect was given and the outcome differs */
+#define EXIT_ERROR	  3
+#define EXIT_UNEXPECTED	  4 /* --expect was given and the outcome differs */
 
 struct policy_options {
-	bool fail_on_exit;        /* a non-zero exit status of the program is a bug */
-	int64_t timeout_ms;       /* default limit of every wait; 0 = 10 s */
-	FILE *trace;              /* human trace, one line per scheduling event; NULL = none */
-	FILE *trace_json;         /* the same as JSON lines; NULL = none */
-	FILE *report;             /* outcome and diagnostics (stderr) */
-	bool pin_cpu;             /* run cctrace and the threads it drives on one CPU */
+	bool fail_on_exit;  /* a non-zero exit status of the program is a bug */
+	int64_t timeout_ms; /* default limit of every wait; 0 = 10 s */
+	FILE *trace;	    /* human trace, one line per scheduling event; NULL = none */
+	FILE *trace_json;   /* the same as JSON lines; NULL = none */
+	FILE *report;	    /* outcome and diagnostics (stderr) */
+	bool pin_cpu;	    /* run cctrace and the threads it drives on one CPU */
 };
 
 struct policy;

@@ -49,10 +49,16 @@ static void json_string(FILE *f, const char *s)
 static void event_text(struct run *r, const struct tr_event *ev, char *buf, size_t len)
 {
 	static const char *const names[] = {
-		[TR_EV_START] = "start", [TR_EV_BREAK] = "breakpoint", [TR_EV_WATCH] = "watch",
-		[TR_EV_STEP] = "step", [TR_EV_SIGNAL] = "signal", [TR_EV_EXIT] = "exit",
-		[TR_EV_PROCESS_EXIT] = "process-exit", [TR_EV_FORK] = "fork",
-		[TR_EV_EXEC] = "exec", [TR_EV_INTERRUPT] = "interrupt",
+	    [TR_EV_START] = "start",
+	    [TR_EV_BREAK] = "breakpoint",
+	    [TR_EV_WATCH] = "watch",
+	    [TR_EV_STEP] = "step",
+	    [TR_EV_SIGNAL] = "signal",
+	    [TR_EV_EXIT] = "exit",
+	    [TR_EV_PROCESS_EXIT] = "process-exit",
+	    [TR_EV_FORK] = "fork",
+	    [TR_EV_EXEC] = "exec",
+	    [TR_EV_INTERRUPT] = "interrupt",
 	};
 
 	if (r->matched_atom)
@@ -162,8 +168,10 @@ void report_threads(struct run *r)
 			fprintf(f, "    %-8s %-4s exited\n", th->name, var ? var : "");
 			continue;
 		}
-		snprintf(state, sizeof(state), "%s", run_thread(r, th)->kernel_state[0]
-			 ? run_thread(r, th)->kernel_state : var ? "held" : "free");
+		snprintf(state, sizeof(state), "%s",
+			 run_thread(r, th)->kernel_state[0] ? run_thread(r, th)->kernel_state
+			 : var				    ? "held"
+							    : "free");
 		describe_pc(r, th, tracer_regs(th)->rip, &loc);
 		fprintf(f, "    %-8s %-4s %-18s at %s+%lu", th->name, var ? var : "", state,
 			loc.func ? loc.func : "??", (unsigned long)loc.func_offset);

@@ -11,37 +11,37 @@
 
 #include "policy/internal.h"
 
-#define MAX_FRAMES 64
+#define MAX_FRAMES	64
 #define MAX_ARMED_WATCH 16
 
 /* Per traced process: its symbols and the addresses the schedule's names
  * resolve to there (resolved on first use, reset on exec). */
 struct proc_ctx {
 	struct sym_space *syms;
-	uint64_t *func_addr;      /* [pol->nfuncs]; 0 = not resolved yet, 1 = absent */
+	uint64_t *func_addr; /* [pol->nfuncs]; 0 = not resolved yet, 1 = absent */
 	struct loc_addrs {
 		bool resolved;
 		size_t n;
 		uint64_t addrs[16];
-	} *locs;                  /* [pol->nlocs] */
+	} * locs; /* [pol->nlocs] */
 };
 
 /* A frame of a function whose return the current wait is waiting for. */
 struct ret_frame {
 	int func;
 	uint64_t ret_addr;
-	uint64_t sp_after;        /* rsp once it has returned */
+	uint64_t sp_after; /* rsp once it has returned */
 };
 
 /* Per traced thread. */
 struct thread_ctx {
-	int bound;                /* thread variable index, -1 if unbound */
-	bool candidate;           /* may satisfy the current wait */
-	bool matched;             /* satisfied it (and is held) */
-	int returned_func;        /* the func whose return this stop is, -1 if none */
+	int bound;	   /* thread variable index, -1 if unbound */
+	bool candidate;	   /* may satisfy the current wait */
+	bool matched;	   /* satisfied it (and is held) */
+	int returned_func; /* the func whose return this stop is, -1 if none */
 	struct ret_frame frames[MAX_FRAMES];
 	int nframes;
-	char kernel_state[40];    /* captured for reports before threads are stopped */
+	char kernel_state[40]; /* captured for reports before threads are stopped */
 };
 
 struct armed_bp {
@@ -61,7 +61,7 @@ struct run {
 	struct tracer *t;
 	const struct policy_options *opt;
 	bool launched;
-	struct tr_thread **bindings;     /* [pol->nthreads] */
+	struct tr_thread **bindings; /* [pol->nthreads] */
 	int64_t timeout_ms;
 	int64_t t0_ms;
 	enum policy_outcome outcome;
@@ -70,7 +70,7 @@ struct run {
 	const struct stmt *stmt;
 	const struct expr *pred;
 	bool pred_has_return;
-	const struct tr_event *event;    /* being evaluated */
+	const struct tr_event *event;	 /* being evaluated */
 	const struct expr *matched_atom; /* first atom the event satisfied */
 	struct armed_bp *armed;
 	int narmed, armed_cap;
@@ -104,7 +104,7 @@ struct tr_process *run_main_process(struct run *r);
 /* report.c */
 void report_event(struct run *r, const struct tr_event *ev);
 void report_outcome(struct run *r, enum policy_outcome o, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 void report_stack(struct run *r, struct tr_thread *th);
 void report_threads(struct run *r);
 double run_elapsed_ms(const struct run *r);

@@ -14,17 +14,17 @@
 #include <string.h>
 
 static const char *const outcome_names[] = {
-	[OUTCOME_COMPLETED] = "completed",
-	[OUTCOME_BUG] = "bug",
-	[OUTCOME_UNREALIZABLE] = "unrealizable",
-	[OUTCOME_ERROR] = "error",
+    [OUTCOME_COMPLETED] = "completed",
+    [OUTCOME_BUG] = "bug",
+    [OUTCOME_UNREALIZABLE] = "unrealizable",
+    [OUTCOME_ERROR] = "error",
 };
 
 static const int outcome_codes[] = {
-	[OUTCOME_COMPLETED] = EXIT_COMPLETED,
-	[OUTCOME_BUG] = EXIT_BUG,
-	[OUTCOME_UNREALIZABLE] = EXIT_UNREALIZABLE,
-	[OUTCOME_ERROR] = EXIT_ERROR,
+    [OUTCOME_COMPLETED] = EXIT_COMPLETED,
+    [OUTCOME_BUG] = EXIT_BUG,
+    [OUTCOME_UNREALIZABLE] = EXIT_UNREALIZABLE,
+    [OUTCOME_ERROR] = EXIT_ERROR,
 };
 
 const char *policy_outcome_name(enum policy_outcome o)

@@ -54,11 +54,11 @@ int sym_line(struct sym_space *space, const char *file, int line, uint64_t *addr
 	     size_t *n);
 
 struct sym_loc {
-	const char *func;      /* NULL if no symbol covers the address */
-	uint64_t func_offset;  /* addr - function start */
-	const char *file;      /* basename of the source file, NULL if no line info */
-	int line;              /* 0 if no line info */
-	const char *module;    /* basename of the ELF file */
+	const char *func;     /* NULL if no symbol covers the address */
+	uint64_t func_offset; /* addr - function start */
+	const char *file;     /* basename of the source file, NULL if no line info */
+	int line;	      /* 0 if no line info */
+	const char *module;   /* basename of the ELF file */
 };
 
 /* Function and source line of an address. Always fills *out (with NULLs
@@ -70,12 +70,12 @@ int sym_describe(struct sym_space *space, uint64_t addr, struct sym_loc *out);
 enum sym_type_kind {
 	SYM_T_VOID,
 	SYM_T_BOOL,
-	SYM_T_SIGNED,    /* signed integer, char included when signed */
+	SYM_T_SIGNED, /* signed integer, char included when signed */
 	SYM_T_UNSIGNED,
 	SYM_T_FLOAT,
 	SYM_T_POINTER,
 	SYM_T_ARRAY,
-	SYM_T_STRUCT,    /* struct or union */
+	SYM_T_STRUCT, /* struct or union */
 	SYM_T_ENUM,
 	SYM_T_FUNCTION,
 };
@@ -94,7 +94,7 @@ int sym_enumerator(struct sym_space *space, const char *name, int64_t *value);
 /* Typedefs and cv-qualifiers are looked through by every accessor below. */
 enum sym_type_kind sym_type_kind(const struct sym_type *type);
 uint64_t sym_type_size(const struct sym_type *type);
-const char *sym_type_name(const struct sym_type *type);  /* "struct account", "int *" */
+const char *sym_type_name(const struct sym_type *type); /* "struct account", "int *" */
 /* Pointee of a pointer, element of an array; NULL otherwise (or void *). */
 const struct sym_type *sym_type_target(const struct sym_type *type);
 /* Elements of an array, 0 if unknown. */
@@ -106,9 +106,9 @@ const struct sym_type *sym_type_member(const struct sym_type *type, const char *
 /* --- stacks (libunwind-ptrace) --- */
 
 struct sym_frame {
-	uint64_t pc;   /* frame 0: the current pc; outer frames: the return address */
-	uint64_t sp;   /* the stack pointer in that frame */
-	struct sym_loc loc;  /* for outer frames, describes pc - 1 (the call) */
+	uint64_t pc;	    /* frame 0: the current pc; outer frames: the return address */
+	uint64_t sp;	    /* the stack pointer in that frame */
+	struct sym_loc loc; /* for outer frames, describes pc - 1 (the call) */
 };
 
 /* Unwind thread tid, which must be in a ptrace stop.  Returns the number of

@@ -4,8 +4,8 @@
 #ifndef CCTRACE_TRACER_INTERNAL_H
 #define CCTRACE_TRACER_INTERNAL_H
 
-#include "tracer/tracer.h"
 #include "disasm/disasm.h"
+#include "tracer/tracer.h"
 
 #include <signal.h>
 
@@ -16,8 +16,8 @@
 struct tr_breakpoint {
 	uint64_t addr;
 	int refs;
-	uint8_t orig;              /* the byte under the int3 */
-	uint8_t code[DIS_MAX_INSN];/* original bytes of the instruction */
+	uint8_t orig;		    /* the byte under the int3 */
+	uint8_t code[DIS_MAX_INSN]; /* original bytes of the instruction */
 	struct dis_insn insn;
 	uint64_t slot;
 	struct tr_breakpoint *next;
@@ -39,16 +39,16 @@ struct tr_watch {
 
 struct tr_process {
 	pid_t pid;
-	int index;              /* creation order, 1-based */
+	int index; /* creation order, 1-based */
 	int next_thread_index;
-	bool launched;          /* we started it, so we may kill it */
+	bool launched; /* we started it, so we may kill it */
 	bool alive;
-	int mem_fd;             /* /proc/PID/mem */
-	uint64_t syscall_gadget;/* address of a 0f 05 pair in its text, 0 = not found yet */
+	int mem_fd;		 /* /proc/PID/mem */
+	uint64_t syscall_gadget; /* address of a 0f 05 pair in its text, 0 = not found yet */
 	struct tr_breakpoint *breakpoints;
 	struct tr_scratch *scratch;
 	struct tr_watch watch[TR_MAX_WATCH];
-	int dr_generation;      /* bumped when watch[] changes */
+	int dr_generation; /* bumped when watch[] changes */
 	void *user;
 	struct tracer *tracer;
 	struct tr_process *next;
@@ -59,8 +59,8 @@ struct tracer {
 	struct tr_thread *threads, **threads_tail;
 	struct tr_process *processes, **processes_tail;
 	int next_process_index;
-	int cpu;                  /* the CPU cctrace pinned itself to, -1 if not */
-	sigset_t wait_signals;    /* SIGCHLD + the ones that stop cctrace */
+	int cpu;	       /* the CPU cctrace pinned itself to, -1 if not */
+	sigset_t wait_signals; /* SIGCHLD + the ones that stop cctrace */
 	sigset_t saved_mask;
 	/* Events decoded but not yet handed out: launch's START, an emulated
 	 * single-step, a stop met while waiting for an interrupt. */

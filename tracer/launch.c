@@ -24,9 +24,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define TRACE_OPTIONS                                                                      \
-	(PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |                  \
-	 PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT)
+#define TRACE_OPTIONS                                                                              \
+	(PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACEEXEC |     \
+	 PTRACE_O_TRACEEXIT)
 
 static uint64_t read_auxv_entry(pid_t pid)
 {
@@ -177,8 +177,8 @@ int tracer_launch(struct tracer *t, char *const argv[], char *err, size_t len)
 		tr_thread_gone(th);
 		return -1;
 	}
-	tr_queue_event(t, &(struct tr_event){.kind = TR_EV_START, .thread = th,
-					      .pc = th->regs.rip});
+	tr_queue_event(t,
+		       &(struct tr_event){.kind = TR_EV_START, .thread = th, .pc = th->regs.rip});
 	th->last_event = TR_EV_START;
 	th->last_pc = th->regs.rip;
 	return 0;
@@ -264,7 +264,7 @@ static void explain_seize_failure(pid_t pid, int err_no, char *err, size_t len)
 			 "cannot attach to pid %d: permission denied by kernel.yama.ptrace_scope = "
 			 "%d (%s)",
 			 pid, scope,
-			 scope == 1 ? "only descendants may be traced; run as root or set it to 0"
+			 scope == 1   ? "only descendants may be traced; run as root or set it to 0"
 			 : scope == 2 ? "only CAP_SYS_PTRACE may trace; run as root"
 				      : "ptrace is disabled until reboot");
 	} else {
@@ -372,8 +372,10 @@ int tracer_attach(struct tracer *t, pid_t pid, char *err, size_t len)
 		return -1;
 	}
 	if (status_field(pid, "Tgid") != pid) {
-		snprintf(err, len, "cannot attach to pid %d: it is a thread of pid %ld; give the "
-			 "process id", pid, status_field(pid, "Tgid"));
+		snprintf(err, len,
+			 "cannot attach to pid %d: it is a thread of pid %ld; give the "
+			 "process id",
+			 pid, status_field(pid, "Tgid"));
 		return -1;
 	}
 	if (ptrace(PTRACE_SEIZE, pid, 0, TRACE_OPTIONS) < 0) {

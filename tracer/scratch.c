@@ -22,7 +22,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
-#define PAGE 4096ul
+#define PAGE  4096ul
 #define REACH (1ul << 30) /* well inside the +-2 GiB a rel32 reaches */
 
 #ifndef MAP_FIXED_NOREPLACE
@@ -175,8 +175,9 @@ static struct tr_scratch *map_scratch_page(struct tr_process *p, uint64_t near, 
 	struct tr_thread *th = tr_borrow_thread(p, &borrowed);
 	uint64_t hole = find_hole(p, near);
 	struct tr_scratch *s;
-	long args[6] = {0, PAGE, PROT_READ | PROT_EXEC,
-			MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0};
+	long args[6] = {
+	    0,	PAGE, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
+	    -1, 0};
 	long addr;
 	bool ok;
 
@@ -214,8 +215,7 @@ static bool reaches(uint64_t a, uint64_t b)
 	return (a > b ? a - b : b - a) < REACH;
 }
 
-uint64_t tr_scratch_alloc(struct tr_process *p, uint64_t near, size_t len, char *err,
-			  size_t errlen)
+uint64_t tr_scratch_alloc(struct tr_process *p, uint64_t near, size_t len, char *err, size_t errlen)
 {
 	struct tr_scratch *s;
 	uint64_t at;

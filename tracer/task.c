@@ -289,8 +289,8 @@ void tracer_pin(struct tr_thread *th, bool pin)
 		if (th->affinity_saved)
 			return;
 		_Static_assert(sizeof(cpu_set_t) <= sizeof(th->saved_affinity), "cpu_set_t");
-		if (sched_getaffinity(th->tid, sizeof(cpu_set_t),
-				      (cpu_set_t *)th->saved_affinity) < 0)
+		if (sched_getaffinity(th->tid, sizeof(cpu_set_t), (cpu_set_t *)th->saved_affinity) <
+		    0)
 			return;
 		CPU_ZERO(&set);
 		CPU_SET(t->cpu, &set);
@@ -310,11 +310,16 @@ void tracer_describe_kernel_state(struct tr_thread *th, char *buf, size_t len)
 		long nr;
 		const char *name;
 	} names[] = {
-		{0, "read"},   {1, "write"},   {7, "poll"},        {23, "select"},
-		{35, "nanosleep"}, {43, "accept"}, {61, "wait4"}, {202, "futex"},
-		{232, "epoll_wait"}, {230, "clock_nanosleep"}, {270, "pselect6"},
-		{271, "ppoll"}, {281, "epoll_pwait"}, {288, "accept4"}, {3, "close"},
-		{44, "sendto"}, {45, "recvfrom"}, {46, "sendmsg"}, {47, "recvmsg"},
+	    {0, "read"},	  {1, "write"},
+	    {7, "poll"},	  {23, "select"},
+	    {35, "nanosleep"},	  {43, "accept"},
+	    {61, "wait4"},	  {202, "futex"},
+	    {232, "epoll_wait"},  {230, "clock_nanosleep"},
+	    {270, "pselect6"},	  {271, "ppoll"},
+	    {281, "epoll_pwait"}, {288, "accept4"},
+	    {3, "close"},	  {44, "sendto"},
+	    {45, "recvfrom"},	  {46, "sendmsg"},
+	    {47, "recvmsg"},
 	};
 	char path[64], line[256];
 	FILE *f;

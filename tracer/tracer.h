@@ -34,49 +34,49 @@ struct tracer;
 struct tr_process;
 
 enum tr_state {
-	TR_RUNNING,   /* resumed; may be blocked in a system call */
-	TR_HELD,      /* in a ptrace stop, waiting for tracer_resume() */
-	TR_EXITED,    /* gone */
+	TR_RUNNING, /* resumed; may be blocked in a system call */
+	TR_HELD,    /* in a ptrace stop, waiting for tracer_resume() */
+	TR_EXITED,  /* gone */
 };
 
 enum tr_event_kind {
 	TR_EV_NONE,
-	TR_EV_START,        /* first stop of a new thread, or a launched program at its entry */
-	TR_EV_BREAK,        /* hit the int3 at addr; the pc has been moved back to addr */
-	TR_EV_WATCH,        /* watchpoint `watch` fired just after an access to addr */
-	TR_EV_STEP,         /* a single-step finished */
-	TR_EV_SIGNAL,       /* signal-delivery stop; delivered on resume */
-	TR_EV_EXIT,         /* thread about to exit (status is its exit status) */
+	TR_EV_START,	    /* first stop of a new thread, or a launched program at its entry */
+	TR_EV_BREAK,	    /* hit the int3 at addr; the pc has been moved back to addr */
+	TR_EV_WATCH,	    /* watchpoint `watch` fired just after an access to addr */
+	TR_EV_STEP,	    /* a single-step finished */
+	TR_EV_SIGNAL,	    /* signal-delivery stop; delivered on resume */
+	TR_EV_EXIT,	    /* thread about to exit (status is its exit status) */
 	TR_EV_PROCESS_EXIT, /* the whole process ended (thread is its last thread) */
-	TR_EV_FORK,         /* thread created a new process, child */
-	TR_EV_EXEC,         /* the process executed a new program */
+	TR_EV_FORK,	    /* thread created a new process, child */
+	TR_EV_EXEC,	    /* the process executed a new program */
 	TR_EV_INTERRUPT,    /* stopped on the caller's tracer_interrupt() */
 };
 
 struct tr_thread {
 	pid_t tid;
 	struct tr_process *proc;
-	char name[24];         /* "p1.t3": process and thread creation order */
+	char name[24]; /* "p1.t3": process and thread creation order */
 	enum tr_state state;
 	enum tr_event_kind last_event;
-	uint64_t last_pc;      /* pc at the last event */
-	void *user;            /* for the caller; the tracer never touches it */
+	uint64_t last_pc; /* pc at the last event */
+	void *user;	  /* for the caller; the tracer never touches it */
 	/* --- private to tracer/ --- */
-	struct tr_thread *next;        /* all threads, creation order */
-	struct user_regs_struct regs;  /* valid while held */
+	struct tr_thread *next;	      /* all threads, creation order */
+	struct user_regs_struct regs; /* valid while held */
 	bool regs_dirty;
-	bool rewound_only;             /* regs differ from the kernel's only by rip - 1 */
-	bool stepping;                 /* a PTRACE_SINGLESTEP is in flight */
-	bool at_break;                 /* held by a TR_EV_BREAK: resume steps over it */
-	bool interrupting;             /* we sent PTRACE_INTERRUPT */
-	bool report_interrupt;         /* ...on behalf of the caller */
-	bool started;                  /* its first stop has been seen */
-	bool exiting;                  /* PTRACE_EVENT_EXIT seen */
-	bool listening;                /* in group-stop under PTRACE_LISTEN */
-	int pending_signal;            /* delivered on next resume */
-	int dr_generation;             /* debug registers last written */
+	bool rewound_only;     /* regs differ from the kernel's only by rip - 1 */
+	bool stepping;	       /* a PTRACE_SINGLESTEP is in flight */
+	bool at_break;	       /* held by a TR_EV_BREAK: resume steps over it */
+	bool interrupting;     /* we sent PTRACE_INTERRUPT */
+	bool report_interrupt; /* ...on behalf of the caller */
+	bool started;	       /* its first stop has been seen */
+	bool exiting;	       /* PTRACE_EVENT_EXIT seen */
+	bool listening;	       /* in group-stop under PTRACE_LISTEN */
+	int pending_signal;    /* delivered on next resume */
+	int dr_generation;     /* debug registers last written */
 	bool affinity_saved;
-	unsigned char saved_affinity[128];  /* cpu_set_t, kept opaque here */
+	unsigned char saved_affinity[128]; /* cpu_set_t, kept opaque here */
 };
 
 enum tr_watch_kind { TR_WATCH_WRITE = 1, TR_WATCH_ACCESS = 3 };
@@ -85,25 +85,25 @@ struct tr_event {
 	enum tr_event_kind kind;
 	struct tr_thread *thread;
 	uint64_t pc;
-	uint64_t addr;        /* BREAK: breakpoint address; WATCH: watched address */
-	int watch;            /* WATCH: slot 0..3 */
-	unsigned access;      /* WATCH: DIS_READ | DIS_WRITE of the instruction, 0 if unknown */
-	int signo;            /* SIGNAL; PROCESS_EXIT: killing signal or 0 */
-	bool fatal;           /* SIGNAL: the default action kills and the program has no handler */
-	int status;           /* EXIT / PROCESS_EXIT: exit status */
-	struct tr_process *child;  /* FORK */
+	uint64_t addr;	 /* BREAK: breakpoint address; WATCH: watched address */
+	int watch;	 /* WATCH: slot 0..3 */
+	unsigned access; /* WATCH: DIS_READ | DIS_WRITE of the instruction, 0 if unknown */
+	int signo;	 /* SIGNAL; PROCESS_EXIT: killing signal or 0 */
+	bool fatal;	 /* SIGNAL: the default action kills and the program has no handler */
+	int status;	 /* EXIT / PROCESS_EXIT: exit status */
+	struct tr_process *child; /* FORK */
 };
 
 enum tr_wait_result {
 	TR_WAIT_EVENT,
 	TR_WAIT_TIMEOUT,
-	TR_WAIT_INTERRUPTED,  /* SIGINT, SIGTERM or SIGHUP reached cctrace; *signo says which */
-	TR_WAIT_NO_TASKS,     /* nothing left to trace */
+	TR_WAIT_INTERRUPTED, /* SIGINT, SIGTERM or SIGHUP reached cctrace; *signo says which */
+	TR_WAIT_NO_TASKS,    /* nothing left to trace */
 	TR_WAIT_ERROR,
 };
 
 struct tracer_options {
-	bool pin_cpu;   /* run cctrace and the threads it drives on one CPU */
+	bool pin_cpu; /* run cctrace and the threads it drives on one CPU */
 };
 
 struct tracer *tracer_new(const struct tracer_options *opt);
@@ -167,7 +167,7 @@ struct tr_thread *tracer_thread_by_tid(struct tracer *t, pid_t tid);
 struct tr_process *tracer_processes(struct tracer *t);
 struct tr_process *tracer_process_next(struct tr_process *p);
 pid_t tracer_process_pid(const struct tr_process *p);
-int tracer_process_index(const struct tr_process *p);   /* 1 for p1 */
+int tracer_process_index(const struct tr_process *p); /* 1 for p1 */
 bool tracer_process_alive(const struct tr_process *p);
 /* The caller's per-process data (e.g. its symbol table). */
 void *tracer_process_user(const struct tr_process *p);

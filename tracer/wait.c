@@ -93,8 +93,16 @@ static bool signal_is_caught(pid_t pid, int sig)
 bool tracer_signal_crashes(int sig)
 {
 	switch (sig) {
-	case SIGSEGV: case SIGBUS: case SIGILL: case SIGFPE: case SIGABRT:
-	case SIGSYS: case SIGTRAP: case SIGQUIT: case SIGXCPU: case SIGXFSZ:
+	case SIGSEGV:
+	case SIGBUS:
+	case SIGILL:
+	case SIGFPE:
+	case SIGABRT:
+	case SIGSYS:
+	case SIGTRAP:
+	case SIGQUIT:
+	case SIGXCPU:
+	case SIGXFSZ:
 		return true;
 	default:
 		return false;
@@ -385,9 +393,9 @@ int tracer_singlestep(struct tr_thread *th)
 		th->regs_dirty = true;
 		th->rewound_only = false;
 		th->at_break = false;
-		tr_queue_event(th->proc->tracer, &(struct tr_event){.kind = TR_EV_STEP,
-								       .thread = th,
-								       .pc = th->regs.rip});
+		tr_queue_event(
+		    th->proc->tracer,
+		    &(struct tr_event){.kind = TR_EV_STEP, .thread = th, .pc = th->regs.rip});
 		return 0;
 	}
 	if (bp) {
