@@ -22,6 +22,7 @@
 #include "policy/ast.h"
 #include "policy/lexer.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -128,12 +129,13 @@ static void perr(struct parser *p, struct src_loc loc, const char *fmt, ...)
 /* ---- tokens ----------------------------------------------------------- */
 
 static const char *const keywords[] = {
-    "thread", "wait",	"any",	  "distinct", "run", "until",	"if",	"else",
-    "while",  "repeat", "assert", "release",  "all", "timeout", "true", "false",
+    "thread", "wait",	 "any", "distinct", "run",  "until", "if",   "else", "while",  "repeat",
+    "assert", "release", "all", "timeout",  "true", "false", "step", "next", "finish", "hold",
 };
 
 static const char *const stmt_keywords[] = {
-    "thread", "wait", "run", "if", "while", "repeat", "assert", "release", "timeout",
+    "thread",  "wait",	  "run",  "if",	  "while",  "repeat", "assert",
+    "release", "timeout", "step", "next", "finish", "hold",
 };
 
 static void advance(struct parser *p)
@@ -707,6 +709,7 @@ static void stmt_free(struct stmt *s)
 		free(s->name_locs);
 		expr_free(s->pred);
 		expr_free(s->cond);
+		free(s->target);
 		stmt_free(s->body);
 		stmt_free(s->else_body);
 		free(s);
@@ -813,6 +816,81 @@ static bool parse_wait_rest(struct parser *p, struct stmt *s)
 	return s->pred != NULL;
 }
 
+static bool is_ident_char_or_dot(char c)
+{
+	return c == '.' || c == '_' || isalnum((unsigned char)c);
+}
+
+/* The source text from token t on that a thread name could span: letters,
+ * digits, '_' and '.', with no blanks (the lexer splits p1.t3 into three
+ * tokens: p1 '.' t3). */
+static size_t thread_name_len(const struct token *t)
+{
+	size_t n = 0;
+	while (is_ident_char_or_dot(t->text[n]))
+		n++;
+	return n;
+}
+
+/* After "thread NAMES =": a word glued to a '.', or one such as p1, is meant
+ * as a stable thread name (p1.t3) rather than as a misspelt 'wait'. */
+static bool looks_like_thread_name(const struct token *t)
+{
+	size_t n = thread_name_len(t);
+	return memchr(t->text, '.', n) ||
+	       (t->len >= 2 && t->text[0] == 'p' && t->text[1] >= '0' && t->text[1] <= '9');
+}
+
+/* A positive decimal without leading zeros at s; returns its length or 0. */
+static size_t index_len(const char *s, size_t max)
+{
+	size_t n = 0;
+	if (max == 0 || s[0] < '1' || s[0] > '9')
+		return 0;
+	while (n < max && s[n] >= '0' && s[n] <= '9')
+		n++;
+	return n;
+}
+
+/* pN.tM with N, M positive and without leading zeros, as the tracer names
+ * threads (tracer/task.c). */
+static bool valid_thread_name(const char *s, size_t len)
+{
+	size_t i = 0, n;
+	if (len < 1 || s[i++] != 'p' || !(n = index_len(s + i, len - i)))
+		return false;
+	i += n;
+	if (i + 2 > len || s[i] != '.' || s[i + 1] != 't')
+		return false;
+	i += 2;
+	n = index_len(s + i, len - i);
+	return n && i + n == len;
+}
+
+/* thread T = p1.t3 ; the current token is the first part of the name. */
+static bool parse_bind(struct parser *p, struct stmt *s)
+{
+	struct token name = p->tok;
+	size_t len = thread_name_len(&name);
+	if (!valid_thread_name(name.text, len)) {
+		perr(p, name.loc, "expected 'wait' or a thread name such as p1.t3 after '='");
+		return false;
+	}
+	if (s->n_names != 1) {
+		perr(p, s->name_locs[1], "a thread name binds one thread: 'thread %s = %.*s'",
+		     s->names[0], (int)len, name.text);
+		return false;
+	}
+	s->kind = S_BIND;
+	if (!(s->target = strndup(name.text, len))) {
+		perr(p, name.loc, "out of memory");
+		return false;
+	}
+	for (int i = 0; i < 3; i++) /* pN '.' tM */
+		advance(p);
+	return true;
+}
+
 static bool parse_thread(struct parser *p, struct stmt *s)
 {
 	advance(p);
@@ -823,6 +901,8 @@ static bool parse_thread(struct parser *p, struct stmt *s)
 		return false;
 	}
 	advance(p);
+	if (!tok_is(&p->tok, "wait") && p->tok.kind == T_IDENT && looks_like_thread_name(&p->tok))
+		return parse_bind(p, s);
 	if (!tok_is(&p->tok, "wait")) {
 		perr(p, p->tok.loc, "'thread' declarations must have '= wait ...', found %s",
 		     found(p));
@@ -959,6 +1039,67 @@ static bool parse_release(struct parser *p, struct stmt *s)
 	return parse_names(p, s);
 }
 
+static const char *stmt_word(const struct stmt *s);
+
+/* The one thread of step, next and finish. */
+static bool parse_one_thread(struct parser *p, struct stmt *s)
+{
+	advance(p);
+	if (p->tok.kind != T_IDENT || is_keyword(&p->tok)) {
+		perr(p, p->tok.loc, "'%s' needs a thread name, found %s", stmt_word(s), found(p));
+		return false;
+	}
+	if (!add_name(p, s))
+		return false;
+	if (p->tok.kind == ',') {
+		perr(p, p->tok.loc, "'%s' takes one thread, found ','", stmt_word(s));
+		return false;
+	}
+	return true;
+}
+
+#define MAX_STEP 1000000
+
+/* step A [N] */
+static bool parse_step(struct parser *p, struct stmt *s)
+{
+	if (!parse_one_thread(p, s))
+		return false;
+	s->count = 1;
+	if (at_stmt_end(p))
+		return true;
+	if (p->tok.kind == T_INT && p->tok.ival > MAX_STEP) {
+		perr(p, p->tok.loc, "'step' takes a positive instruction count up to %d, found %s",
+		     MAX_STEP, found(p));
+		return false;
+	}
+	if (p->tok.kind != T_INT || p->tok.ival < 1) {
+		perr(p, p->tok.loc, "'step' takes a positive instruction count, found %s",
+		     found(p));
+		return false;
+	}
+	s->count = p->tok.ival;
+	advance(p);
+	return true;
+}
+
+/* next A, finish A */
+static bool parse_next_finish(struct parser *p, struct stmt *s)
+{
+	return parse_one_thread(p, s);
+}
+
+/* hold A, B */
+static bool parse_hold(struct parser *p, struct stmt *s)
+{
+	advance(p);
+	if (p->tok.kind != T_IDENT || is_keyword(&p->tok)) {
+		perr(p, p->tok.loc, "'hold' needs thread names, found %s", found(p));
+		return false;
+	}
+	return parse_names(p, s);
+}
+
 static bool parse_timeout(struct parser *p, struct stmt *s)
 {
 	advance(p);
@@ -990,6 +1131,10 @@ static const struct {
     {"assert", S_ASSERT, parse_assert},
     {"release", S_RELEASE, parse_release},
     {"timeout", S_TIMEOUT, parse_timeout},
+    {"step", S_STEP, parse_step},
+    {"next", S_NEXT, parse_next_finish},
+    {"finish", S_FINISH, parse_next_finish},
+    {"hold", S_HOLD, parse_hold},
 };
 
 static void unknown_stmt(struct parser *p)
@@ -1061,7 +1206,9 @@ static const char *stmt_word(const struct stmt *s)
 	static const char *const words[] = {
 	    [S_TIMEOUT] = "timeout", [S_WAIT] = "wait",	      [S_RUN] = "run",
 	    [S_IF] = "if",	     [S_WHILE] = "while",     [S_REPEAT] = "repeat",
-	    [S_ASSERT] = "assert",   [S_RELEASE] = "release",
+	    [S_ASSERT] = "assert",   [S_RELEASE] = "release", [S_STEP] = "step",
+	    [S_NEXT] = "next",	     [S_FINISH] = "finish",   [S_HOLD] = "hold",
+	    [S_BIND] = "thread",
 	};
 	return words[s->kind];
 }
@@ -1426,6 +1573,20 @@ static void dump_stmt(FILE *out, const struct stmt *s, int depth)
 		if (s->all)
 			fprintf(out, "all");
 		dump_names(out, s);
+		break;
+	case S_STEP:
+		fprintf(out, "step %s", s->names[0]);
+		if (s->count != 1)
+			fprintf(out, " %lld", (long long)s->count);
+		break;
+	case S_NEXT:
+	case S_FINISH:
+	case S_HOLD:
+		fprintf(out, "%s ", stmt_word(s));
+		dump_names(out, s);
+		break;
+	case S_BIND:
+		fprintf(out, "thread %s = %s", s->names[0], s->target);
 		break;
 	}
 }

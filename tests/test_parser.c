@@ -495,6 +495,132 @@ Test(parser, soft_keywords_as_names)
 	schedule_free(s);
 }
 
+/* ---- stepping statements (recorded by the shell) ----------------------- */
+
+Test(parser, stepping_statements)
+{
+	struct schedule *s = parse_ok("step A\n"
+				      "  step B 3\n"
+				      "next A\n"
+				      "finish  B\n"
+				      "hold A, B\n"
+				      "thread T = p1.t3\n"
+				      "step T 0x10; step T 1000000\n");
+	const struct stmt *t = s->body;
+	cr_assert_eq(t->kind, S_STEP);
+	cr_assert_eq(t->loc.line, 1);
+	cr_assert_eq(t->loc.col, 1);
+	cr_assert_eq(t->n_names, 1);
+	cr_assert_str_eq(t->names[0], "A");
+	cr_assert_eq(t->name_locs[0].line, 1);
+	cr_assert_eq(t->name_locs[0].col, 6);
+	cr_assert_eq(t->count, 1);
+	cr_assert_null(t->pred);
+	cr_assert_null(t->target);
+	t = t->next;
+	cr_assert_eq(t->kind, S_STEP);
+	cr_assert_eq(t->loc.line, 2);
+	cr_assert_eq(t->loc.col, 3);
+	cr_assert_str_eq(t->names[0], "B");
+	cr_assert_eq(t->name_locs[0].col, 8);
+	cr_assert_eq(t->count, 3);
+	t = t->next;
+	cr_assert_eq(t->kind, S_NEXT);
+	cr_assert_eq(t->loc.line, 3);
+	cr_assert_eq(t->n_names, 1);
+	cr_assert_str_eq(t->names[0], "A");
+	cr_assert_eq(t->name_locs[0].col, 6);
+	t = t->next;
+	cr_assert_eq(t->kind, S_FINISH);
+	cr_assert_eq(t->loc.line, 4);
+	cr_assert_eq(t->n_names, 1);
+	cr_assert_str_eq(t->names[0], "B");
+	cr_assert_eq(t->name_locs[0].line, 4);
+	cr_assert_eq(t->name_locs[0].col, 9);
+	t = t->next;
+	cr_assert_eq(t->kind, S_HOLD);
+	cr_assert(!t->all);
+	cr_assert_eq(t->n_names, 2);
+	cr_assert_str_eq(t->names[0], "A");
+	cr_assert_str_eq(t->names[1], "B");
+	cr_assert_eq(t->name_locs[0].col, 6);
+	cr_assert_eq(t->name_locs[1].line, 5);
+	cr_assert_eq(t->name_locs[1].col, 9);
+	t = t->next;
+	cr_assert_eq(t->kind, S_BIND);
+	cr_assert_eq(t->loc.line, 6);
+	cr_assert_eq(t->loc.col, 1);
+	cr_assert_eq(t->n_names, 1);
+	cr_assert_str_eq(t->names[0], "T");
+	cr_assert_eq(t->name_locs[0].col, 8);
+	cr_assert_str_eq(t->target, "p1.t3");
+	cr_assert_null(t->pred);
+	t = t->next;
+	cr_assert_eq(t->kind, S_STEP);
+	cr_assert_eq(t->count, 16);
+	cr_assert_eq(t->next->kind, S_STEP);
+	cr_assert_eq(t->next->count, 1000000);
+	cr_assert_eq(t->next->loc.col, 14);
+	cr_assert_null(t->next->next);
+	schedule_free(s);
+}
+
+Test(parser, bind_thread_names)
+{
+	const char *targets[] = {"p1.t1", "p12.t345", "p2.t10", "p9.t9"};
+	for (size_t i = 0; i < sizeof(targets) / sizeof(targets[0]); i++) {
+		char text[64];
+		snprintf(text, sizeof(text), "thread Worker_2 = %s # c\n", targets[i]);
+		struct schedule *s = parse_ok(text);
+		cr_assert_eq(s->body->kind, S_BIND);
+		cr_assert_str_eq(s->body->names[0], "Worker_2");
+		cr_assert_str_eq(s->body->target, targets[i]);
+		schedule_free(s);
+	}
+	/* a bind inside a block, and a wait still works after it */
+	struct schedule *s = parse_ok("if (x) {\n\tthread T = p1.t2; step T\n}\n"
+				      "thread U = wait any enter(f)\n");
+	cr_assert_eq(s->body->body->kind, S_BIND);
+	cr_assert_eq(s->body->body->name_locs[0].col, 9);
+	cr_assert_str_eq(s->body->body->target, "p1.t2");
+	cr_assert_eq(s->body->body->next->kind, S_STEP);
+	cr_assert_eq(s->body->next->kind, S_WAIT);
+	cr_assert_null(s->body->next->target);
+	schedule_free(s);
+}
+
+Test(parser, stepping_dump_round_trips)
+{
+	dumps_as("step A 1\nstep A 3\nnext A\nfinish A\nhold A, B\nhold C\nthread T = p1.t3\n"
+		 "while (!ended(T)) { next T; step T 2 }\n",
+		 "step A\n"
+		 "step A 3\n"
+		 "next A\n"
+		 "finish A\n"
+		 "hold A, B\n"
+		 "hold C\n"
+		 "thread T = p1.t3\n"
+		 "while (!ended(T)) {\n"
+		 "        next T\n"
+		 "        step T 2\n"
+		 "}\n");
+}
+
+Test(parser, stepping_words_as_function_and_field_names)
+{
+	/* step, next, finish and hold are keywords like run and wait: still
+	 * fine as function names and as fields. */
+	struct schedule *s =
+	    parse_ok("run A until enter(step) || return(next) || in(A, finish) || enter(hold)\n"
+		     "assert p->next == q.step + r.finish - s->hold\n");
+	char buf[256];
+	expr_format(s->body->pred, buf, sizeof(buf));
+	cr_assert_str_eq(buf, "((enter(step) || return(next)) || in(A, finish)) || enter(hold)");
+	expr_format(s->body->next->cond, buf, sizeof(buf));
+	cr_assert_str_eq(buf, "p->next == ((q.step + r.finish) - s->hold)");
+	schedule_free(s);
+}
+
 Test(parser, run_comment)
 {
 	struct {
@@ -960,6 +1086,92 @@ Test(parser_errors, statements)
 	      "t.sched:1:12: error: expected end of 'timeout' statement, found '3s'");
 }
 
+Test(parser_errors, step_next_finish)
+{
+	fails("step\n", "t.sched:1:5: error: 'step' needs a thread name, found end of line");
+	fails("step 3\n", "t.sched:1:6: error: 'step' needs a thread name, found '3'");
+	fails("step all\n", "t.sched:1:6: error: 'step' needs a thread name, found 'all'");
+	fails("step A 0\n",
+	      "t.sched:1:8: error: 'step' takes a positive instruction count, found '0'");
+	fails("step A x\n",
+	      "t.sched:1:8: error: 'step' takes a positive instruction count, found 'x'");
+	fails("step A -1\n",
+	      "t.sched:1:8: error: 'step' takes a positive instruction count, found '-'");
+	fails("step A 2s\n",
+	      "t.sched:1:8: error: 'step' takes a positive instruction count, found '2s'");
+	fails("step A 0xffffffffffffffff\n", "t.sched:1:8: error: 'step' takes a positive "
+					     "instruction count, found '0xffffffffffffffff'");
+	fails("step A 1000001\n", "t.sched:1:8: error: 'step' takes a positive instruction count "
+				  "up to 1000000, found '1000001'");
+	fails("step A, B\n", "t.sched:1:7: error: 'step' takes one thread, found ','");
+	fails("step A 2 3\n", "t.sched:1:10: error: expected end of 'step' statement, found '3'");
+	fails("next\n", "t.sched:1:5: error: 'next' needs a thread name, found end of line");
+	fails("next until\n", "t.sched:1:6: error: 'next' needs a thread name, found 'until'");
+	fails("next A, B\n", "t.sched:1:7: error: 'next' takes one thread, found ','");
+	fails("next A 2\n", "t.sched:1:8: error: expected end of 'next' statement, found '2'");
+	fails("finish\n", "t.sched:1:7: error: 'finish' needs a thread name, found end of line");
+	fails("finish A, B\n", "t.sched:1:9: error: 'finish' takes one thread, found ','");
+	fails("finish A B\n", "t.sched:1:10: error: expected end of 'finish' statement, found 'B'");
+}
+
+Test(parser_errors, hold)
+{
+	fails("hold\n", "t.sched:1:5: error: 'hold' needs thread names, found end of line");
+	fails("hold all\n", "t.sched:1:6: error: 'hold' needs thread names, found 'all'");
+	fails("hold ,A\n", "t.sched:1:6: error: 'hold' needs thread names, found ','");
+	fails("hold A,\n", "t.sched:1:8: error: thread list expects a name, found end of line");
+	fails("hold A, A\n", "t.sched:1:9: error: thread 'A' is listed twice");
+	fails("hold A B\n", "t.sched:1:8: error: expected end of 'hold' statement, found 'B'");
+}
+
+Test(parser_errors, bind)
+{
+	const char *bad[] = {"p1.x",  "p1",    "p1 .t3",   "p1. t3", "p1.t3x", "p1.t3.4",
+			     "p1.t",  "p1.3",  "p0.t1",	   "p1.t0",  "p01.t1", "p1.t02",
+			     "P1.T3", "q1.t3", "p1.t3.t4", "pp1.t3", "p1_t3",  "a.b"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char text[64];
+		snprintf(text, sizeof(text), "thread T = %s\n", bad[i]);
+		fails(text, "t.sched:1:12: error: expected 'wait' or a thread name such as p1.t3 "
+			    "after '='");
+	}
+	/* words that do not look like a thread name keep the old message */
+	fails("thread T = t3\n",
+	      "t.sched:1:12: error: 'thread' declarations must have '= wait ...', found 't3'");
+	fails("thread T = p\n",
+	      "t.sched:1:12: error: 'thread' declarations must have '= wait ...', found 'p'");
+	fails("thread T = 1.5\n",
+	      "t.sched:1:12: error: 'thread' declarations must have '= wait ...', found '1'");
+	fails("thread A, B = p1.t3\n",
+	      "t.sched:1:11: error: a thread name binds one thread: 'thread A = p1.t3'");
+	fails("thread X, Y, Z = p2.t7 # three\n",
+	      "t.sched:1:11: error: a thread name binds one thread: 'thread X = p2.t7'");
+	fails("thread T = p1.t3 x\n",
+	      "t.sched:1:18: error: expected end of 'thread' statement, found 'x'");
+	fails("thread T = p1.t3 wait any start\n",
+	      "t.sched:1:18: error: expected end of 'thread' statement, found 'wait'");
+	fails("thread step = p1.t3\n",
+	      "t.sched:1:8: error: thread list expects a name, found 'step'");
+}
+
+Test(parser_errors, stepping_keywords)
+{
+	fails("stpe A\n", "t.sched:1:1: error: unknown statement 'stpe'; did you mean 'step'?");
+	fails("nxt A\n", "t.sched:1:1: error: unknown statement 'nxt'; did you mean 'next'?");
+	fails("finsh A\n", "t.sched:1:1: error: unknown statement 'finsh'; did you mean 'finish'?");
+	fails("hodl A\n", "t.sched:1:1: error: unknown statement 'hodl'; did you mean 'hold'?");
+	fails("assert next == 0\n",
+	      "t.sched:1:8: error: expected an expression, found keyword 'next'");
+	fails("run A until step\n",
+	      "t.sched:1:13: error: expected an expression, found keyword 'step'");
+	fails("assert ended(finish)\n",
+	      "t.sched:1:14: error: ended(...) expects a thread name, found 'finish'");
+	fails("run hold until exit\n",
+	      "t.sched:1:5: error: thread list expects a name, found 'hold'");
+	fails("thread A, next = wait 2 distinct start\n",
+	      "t.sched:1:11: error: thread list expects a name, found 'next'");
+}
+
 Test(parser_errors, positions_on_later_lines_and_tabs)
 {
 	fails("timeout 1s\n\n# comment\n\trun A,\tB untl exit\n",
@@ -1095,6 +1307,8 @@ static const char *const corpus[] = {
     "assert (a ||\n  b) && -~!*&x[(1 + 2) * 3 % 4 << 5 >> 6 | 7 ^ 8 & 9] != true\n"
     "release A, B  # done\n",
     "if (a)\n{\n}\n\nelse\n{\n  run A until exit ; run B until exit\n}\n",
+    "thread T = p1.t3\nstep T\nstep T 25\nnext T; finish T\n"
+    "while (in(T, work)) { step T 3 }\nhold T, U\n",
 };
 
 static void parse_prefixes(const char *text)
