@@ -34,7 +34,7 @@ FIXTURE_BINS := $(FIXTURE_SRCS:%.c=%)
 all: cctrace samples
 
 cctrace: $(BUILD)/cctrace
-	cp $< $@
+	cp $< $@.tmp && mv -f $@.tmp $@
 
 $(BUILD)/cctrace: $(LIB_OBJS) $(MAIN_OBJ)
 	@echo "  LD      $@"

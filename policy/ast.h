@@ -69,6 +69,14 @@ enum stmt_kind {
 	S_REPEAT,  /* repeat N {body} */
 	S_ASSERT,  /* assert cond */
 	S_RELEASE, /* release all | release A, B */
+	/* Statements the interactive shell records (also valid in files): */
+	S_STEP,   /* step A [N]: A executes N machine instructions (count; default 1) */
+	S_NEXT,   /* next A: A runs until it is on another source line of the same
+		   * function, or has returned from it */
+	S_FINISH, /* finish A: A runs until the function it is in returns */
+	S_HOLD,   /* hold A, B: stop bound threads that run freely, where they are */
+	S_BIND,   /* thread T = p1.t3: bind the thread with that stable name, holding
+		   * it where it is (names[0] = T, target = "p1.t3") */
 };
 
 struct stmt {
@@ -86,6 +94,7 @@ struct stmt {
 	struct expr *pred;  /* S_WAIT, S_RUN: the until/wait predicate */
 	struct expr *cond;  /* S_IF, S_WHILE, S_ASSERT */
 	struct stmt *body, *else_body;
+	char *target; /* S_BIND: the thread's stable name, "p1.t3" */
 };
 
 struct schedule {

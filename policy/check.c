@@ -315,6 +315,15 @@ static int check_stmt(struct checker *k, struct stmt *s)
 		return check_typed(k, s->cond);
 	case S_RELEASE:
 		return s->all ? 0 : check_thread_list(k, s);
+	case S_STEP:
+	case S_NEXT:
+	case S_FINISH:
+	case S_HOLD:
+		return check_thread_list(k, s);
+	case S_BIND:
+		if (thread_index(k, s->names[0]) >= 0)
+			return 0;
+		return intern(&k->pol->threads, &k->pol->nthreads, s->names[0]) < 0 ? -1 : 0;
 	}
 	return 0;
 }
@@ -329,7 +338,20 @@ static int check_block(struct checker *k, struct stmt *s)
 
 int policy_check(struct policy *pol, struct sym_space *syms, char *err, size_t errlen)
 {
-	struct checker k = {.pol = pol, .syms = syms, .err = err, .errlen = errlen};
+	return policy_check_block(pol, pol->sched, syms, err, errlen);
+}
 
-	return check_block(&k, pol->sched->body);
+int policy_check_block(struct policy *pol, struct schedule *sched, struct sym_space *syms,
+		       char *err, size_t errlen)
+{
+	struct schedule *saved = pol->sched;
+	struct checker k = {.pol = pol, .syms = syms, .err = err, .errlen = errlen};
+	int rc;
+
+	/* Names found here extend pol's tables, so that statements checked
+	 * one at a time (the shell) share thread variables and points. */
+	pol->sched = sched;
+	rc = check_block(&k, sched->body);
+	pol->sched = saved;
+	return rc;
 }

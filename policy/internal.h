@@ -30,6 +30,10 @@ struct policy {
 
 /* --- check.c --- */
 int policy_check(struct policy *pol, struct sym_space *syms, char *err, size_t errlen);
+/* Check another schedule (a fragment typed in the shell) against pol's
+ * tables, extending them. */
+int policy_check_block(struct policy *pol, struct schedule *sched, struct sym_space *syms,
+		       char *err, size_t errlen);
 
 /* --- eval.c --- */
 struct value {

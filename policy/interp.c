@@ -20,16 +20,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum flow { FLOW_NEXT, FLOW_STOP };
-
 static enum flow exec_block(struct run *r, const struct stmt *s);
 
-static void where_text(struct run *r, const struct stmt *s, char *buf, size_t len)
+void run_where(struct run *r, const struct stmt *s, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s:%d:%d", r->pol->sched->path, s->loc.line, s->loc.col);
+	snprintf(buf, len, "%s:%d:%d", r->sched->path, s->loc.line, s->loc.col);
 }
 
-static void resume(struct run *r, struct tr_thread *th)
+void run_resume(struct run *r, struct tr_thread *th)
 {
 	(void)r;
 	if (th->state == TR_HELD)
@@ -37,7 +35,7 @@ static void resume(struct run *r, struct tr_thread *th)
 }
 
 /* Unbound threads run freely: anything of theirs still held goes. */
-static void release_free_threads(struct run *r)
+void run_release_free(struct run *r)
 {
 	struct tr_thread *th;
 
@@ -50,7 +48,7 @@ static void release_free_threads(struct run *r)
 	}
 }
 
-static void crash(struct run *r, const struct tr_event *ev)
+void run_crash(struct run *r, const struct tr_event *ev)
 {
 	struct proc_ctx *pc = run_proc(r, ev->thread->proc);
 	struct sym_loc loc = {0};
@@ -67,7 +65,7 @@ static void crash(struct run *r, const struct tr_event *ev)
 	report_stack(r, ev->thread);
 }
 
-static enum flow program_ended(struct run *r, const struct tr_event *ev, const char *during)
+enum flow run_program_ended(struct run *r, const struct tr_event *ev, const char *during)
 {
 	struct tr_process *p;
 
@@ -153,12 +151,12 @@ static enum flow handle_event(struct run *r, const struct tr_event *ev, bool new
 
 	switch (ev->kind) {
 	case TR_EV_PROCESS_EXIT:
-		where_text(r, r->stmt, where, sizeof(where));
+		run_where(r, r->stmt, where, sizeof(where));
 		snprintf(text, sizeof(text), "while the schedule waited at %s", where);
-		return program_ended(r, ev, text);
+		return run_program_ended(r, ev, text);
 	case TR_EV_SIGNAL:
 		if (ev->fatal) {
-			crash(r, ev);
+			run_crash(r, ev);
 			return FLOW_STOP;
 		}
 		break;
@@ -170,14 +168,14 @@ static enum flow handle_event(struct run *r, const struct tr_event *ev, bool new
 		fork_happened(r, ev);
 		break;
 	case TR_EV_START:
-		if (new_are_candidates && tc->bound < 0)
+		if (new_are_candidates && (tc->bound < 0 || r->all_candidates))
 			tc->candidate = true;
 		break;
 	default:
 		break;
 	}
 	if (!tc->candidate || tc->matched) {
-		resume(r, th);
+		run_resume(r, th);
 		return FLOW_NEXT;
 	}
 	if (ev->kind == TR_EV_BREAK)
@@ -191,13 +189,13 @@ static enum flow handle_event(struct run *r, const struct tr_event *ev, bool new
 		return FLOW_NEXT;
 	}
 	if (ev->kind == TR_EV_EXIT && !new_are_candidates) {
-		where_text(r, r->stmt, where, sizeof(where));
+		run_where(r, r->stmt, where, sizeof(where));
 		expr_format(r->pred, text, sizeof(text));
 		report_outcome(r, OUTCOME_UNREALIZABLE, "%s exited before reaching '%s' (%s)",
 			       th->name, text, where);
 		return FLOW_STOP;
 	}
-	resume(r, th);
+	run_resume(r, th);
 	return FLOW_NEXT;
 }
 
@@ -214,12 +212,15 @@ static void capture_kernel_states(struct run *r)
 	}
 }
 
-static void timed_out(struct run *r, const struct stmt *s)
+void run_timed_out(struct run *r, const struct stmt *s)
 {
 	char where[256], text[256];
 
-	where_text(r, s, where, sizeof(where));
-	expr_format(s->pred, text, sizeof(text));
+	run_where(r, s, where, sizeof(where));
+	if (s->pred)
+		expr_format(s->pred, text, sizeof(text));
+	else
+		snprintf(text, sizeof(text), "the end of this statement");
 	capture_kernel_states(r);
 	tracer_stop_all(r->t);
 	report_outcome(r, OUTCOME_UNREALIZABLE,
@@ -228,8 +229,14 @@ static void timed_out(struct run *r, const struct stmt *s)
 	report_threads(r);
 }
 
-static void interrupted(struct run *r, int signo)
+void run_interrupted(struct run *r, int signo)
 {
+	if (r->interactive) {
+		tracer_stop_all(r->t);
+		report_outcome(r, OUTCOME_ERROR, "interrupted by %s; every thread is held",
+			       sigabbrev_np(signo));
+		return;
+	}
 	report_outcome(r, OUTCOME_ERROR, "interrupted by %s; %s", sigabbrev_np(signo),
 		       r->launched ? "the program was killed"
 				   : "detached, and the process keeps running");
@@ -253,10 +260,10 @@ static void clear_wait_marks(struct run *r)
  * `need` of them satisfy the predicate.  Matched threads are stored in
  * matched[] in the order they matched, and are held.
  */
-static enum flow wait_for(struct run *r, const struct stmt *s, struct tr_thread **targets,
+enum flow run_wait_for(struct run *r, const struct stmt *s, struct tr_thread **targets,
 			  int ntargets, int need, struct tr_thread **matched)
 {
-	int64_t deadline = tracer_now_ms() + r->timeout_ms;
+	int64_t deadline = r->no_deadline ? -1 : tracer_now_ms() + r->timeout_ms;
 	struct tr_thread *th;
 	struct tr_event ev;
 	enum flow flow = FLOW_NEXT;
@@ -264,7 +271,8 @@ static enum flow wait_for(struct run *r, const struct stmt *s, struct tr_thread 
 
 	r->stmt = s;
 	for (th = tracer_threads(r->t); th; th = th->next)
-		if (th->state != TR_EXITED && !targets && run_thread(r, th)->bound < 0)
+		if (th->state != TR_EXITED && !targets &&
+		    (run_thread(r, th)->bound < 0 || r->all_candidates))
 			run_thread(r, th)->candidate = true;
 	for (i = 0; i < ntargets; i++)
 		run_thread(r, targets[i])->candidate = true;
@@ -275,20 +283,23 @@ static enum flow wait_for(struct run *r, const struct stmt *s, struct tr_thread 
 	for (i = 0; i < ntargets; i++) {
 		points_seed_frames(r, targets[i]);
 		tracer_pin(targets[i], true);
-		resume(r, targets[i]);
+		run_resume(r, targets[i]);
 	}
-	release_free_threads(r);
+	for (th = tracer_threads(r->t); r->all_candidates && th; th = th->next)
+		if (!tracer_event_pending(th))
+			run_resume(r, th);
+	run_release_free(r);
 	while (flow == FLOW_NEXT && nmatched < need) {
 		switch (tracer_wait(r->t, &ev, deadline, &signo)) {
 		case TR_WAIT_EVENT:
 			flow = handle_event(r, &ev, !targets, matched, &nmatched);
 			break;
 		case TR_WAIT_TIMEOUT:
-			timed_out(r, s);
+			run_timed_out(r, s);
 			flow = FLOW_STOP;
 			break;
 		case TR_WAIT_INTERRUPTED:
-			interrupted(r, signo);
+			run_interrupted(r, signo);
 			flow = FLOW_STOP;
 			break;
 		case TR_WAIT_NO_TASKS:
@@ -309,31 +320,29 @@ static enum flow exec_wait(struct run *r, const struct stmt *s)
 	struct tr_thread *matched[64];
 	int i, need = (int)(s->count < 64 ? s->count : 64);
 
-	if (wait_for(r, s, NULL, 0, need, matched) == FLOW_STOP)
+	if (run_wait_for(r, s, NULL, 0, need, matched) == FLOW_STOP)
 		return FLOW_STOP;
 	for (i = 0; i < s->n_names && i < need; i++) {
 		int var;
 
-		for (var = 0; var < r->pol->nthreads; var++)
+		for (var = 0; var < r->nbindings; var++)
 			if (strcmp(r->pol->threads[var], s->names[i]) == 0)
 				break;
-		if (r->bindings[var])
-			run_thread(r, r->bindings[var])->bound = -1;
-		r->bindings[var] = matched[i];
-		run_thread(r, matched[i])->bound = var;
-		tracer_pin(matched[i], true);
+		if (var == r->nbindings)
+			continue;
+		run_bind(r, var, matched[i]);
 	}
 	/* `wait any P` without names: the thread was only waited for. */
 	for (i = s->n_names; i < need; i++)
-		resume(r, matched[i]);
+		run_resume(r, matched[i]);
 	return FLOW_NEXT;
 }
 
-static struct tr_thread *binding(struct run *r, const char *name)
+struct tr_thread *run_binding(struct run *r, const char *name)
 {
 	int i;
 
-	for (i = 0; i < r->pol->nthreads; i++)
+	for (i = 0; i < r->nbindings; i++)
 		if (strcmp(r->pol->threads[i], name) == 0)
 			return r->bindings[i];
 	return NULL;
@@ -346,8 +355,8 @@ static enum flow exec_run(struct run *r, const struct stmt *s)
 	int i, n = s->n_names < 64 ? s->n_names : 64;
 
 	for (i = 0; i < n; i++) {
-		targets[i] = binding(r, s->names[i]);
-		where_text(r, s, where, sizeof(where));
+		targets[i] = run_binding(r, s->names[i]);
+		run_where(r, s, where, sizeof(where));
 		if (!targets[i]) {
 			report_outcome(r, OUTCOME_UNREALIZABLE, "thread %s was never bound (%s)",
 				       s->names[i], where);
@@ -360,7 +369,7 @@ static enum flow exec_run(struct run *r, const struct stmt *s)
 			return FLOW_STOP;
 		}
 	}
-	return wait_for(r, s, targets, n, n, matched);
+	return run_wait_for(r, s, targets, n, n, matched);
 }
 
 static int eval_condition(struct run *r, const struct expr *e, bool *out)
@@ -409,13 +418,22 @@ static enum flow exec_assert(struct run *r, const struct stmt *s)
 	if (ok)
 		return FLOW_NEXT;
 	expr_format(s->cond, text, sizeof(text));
-	where_text(r, s, where, sizeof(where));
+	run_where(r, s, where, sizeof(where));
 	report_outcome(r, OUTCOME_BUG, "assertion failed at %s: assert %s", where, text);
 	print_variables(r, s->cond);
 	return FLOW_STOP;
 }
 
-static void unbind(struct run *r, int var)
+void run_bind(struct run *r, int var, struct tr_thread *th)
+{
+	if (r->bindings[var])
+		run_thread(r, r->bindings[var])->bound = -1;
+	r->bindings[var] = th;
+	run_thread(r, th)->bound = var;
+	tracer_pin(th, true);
+}
+
+void run_unbind(struct run *r, int var)
 {
 	struct tr_thread *th = r->bindings[var];
 
@@ -424,21 +442,21 @@ static void unbind(struct run *r, int var)
 	run_thread(r, th)->bound = -1;
 	r->bindings[var] = NULL;
 	tracer_pin(th, false);
-	resume(r, th);
+	run_resume(r, th);
 }
 
 static enum flow exec_release(struct run *r, const struct stmt *s)
 {
 	int i, var;
 
-	for (var = 0; var < r->pol->nthreads; var++) {
+	for (var = 0; var < r->nbindings; var++) {
 		if (s->all) {
-			unbind(r, var);
+			run_unbind(r, var);
 			continue;
 		}
 		for (i = 0; i < s->n_names; i++)
 			if (strcmp(s->names[i], r->pol->threads[var]) == 0)
-				unbind(r, var);
+				run_unbind(r, var);
 	}
 	return FLOW_NEXT;
 }
@@ -455,7 +473,7 @@ static bool stop_requested(struct run *r)
 		signo = SIGTERM;
 	if (!signo)
 		return false;
-	interrupted(r, signo);
+	run_interrupted(r, signo);
 	return true;
 }
 
@@ -478,10 +496,30 @@ static enum flow exec_loop(struct run *r, const struct stmt *s)
 	return FLOW_NEXT;
 }
 
+/* The shell adds thread variables and points as it goes. */
+static int grow_bindings(struct run *r)
+{
+	struct tr_thread **grown;
+	int i;
+
+	if (r->pol->nthreads <= r->nbindings)
+		return 0;
+	grown = realloc(r->bindings, sizeof(*grown) * (size_t)r->pol->nthreads);
+	if (!grown)
+		return -1;
+	for (i = r->nbindings; i < r->pol->nthreads; i++)
+		grown[i] = NULL;
+	r->bindings = grown;
+	r->nbindings = r->pol->nthreads;
+	return 0;
+}
+
 static enum flow exec_stmt(struct run *r, const struct stmt *s)
 {
 	bool cond;
 
+	if (grow_bindings(r) < 0)
+		return FLOW_STOP;
 	switch (s->kind) {
 	case S_TIMEOUT:
 		r->timeout_ms = s->timeout_ms;
@@ -501,6 +539,16 @@ static enum flow exec_stmt(struct run *r, const struct stmt *s)
 		return exec_assert(r, s);
 	case S_RELEASE:
 		return exec_release(r, s);
+	case S_STEP:
+		return exec_step(r, s);
+	case S_NEXT:
+		return exec_next(r, s);
+	case S_FINISH:
+		return exec_finish(r, s);
+	case S_HOLD:
+		return exec_hold(r, s);
+	case S_BIND:
+		return exec_bind(r, s);
 	}
 	return FLOW_NEXT;
 }
@@ -519,11 +567,11 @@ static void release_everything(struct run *r)
 	int var;
 
 	points_flush(r);
-	for (var = 0; var < r->pol->nthreads; var++)
-		unbind(r, var);
+	for (var = 0; var < r->nbindings; var++)
+		run_unbind(r, var);
 	for (th = tracer_threads(r->t); th; th = th->next)
 		if (!tracer_event_pending(th))
-			resume(r, th);
+			run_resume(r, th);
 }
 
 /* After the schedule: let a launched program run to its end, still
@@ -537,16 +585,16 @@ static void drain(struct run *r)
 		switch (tracer_wait(r->t, &ev, -1, &signo)) {
 		case TR_WAIT_EVENT:
 			if (ev.kind == TR_EV_SIGNAL && ev.fatal)
-				crash(r, &ev);
+				run_crash(r, &ev);
 			if (ev.kind == TR_EV_PROCESS_EXIT) {
-				if (program_ended(r, &ev, NULL) == FLOW_STOP)
+				if (run_program_ended(r, &ev, NULL) == FLOW_STOP)
 					return;
 				continue;
 			}
-			resume(r, ev.thread);
+			run_resume(r, ev.thread);
 			continue;
 		case TR_WAIT_INTERRUPTED:
-			interrupted(r, signo);
+			run_interrupted(r, signo);
 			return;
 		default:
 			return;
@@ -567,40 +615,71 @@ static void free_contexts(struct run *r)
 		exec_happened(r, p);
 }
 
+struct run *run_new(struct policy *pol, struct tracer *t, const struct policy_options *opt,
+		   bool launched)
+{
+	struct run *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->pol = pol;
+	r->t = t;
+	r->opt = opt;
+	r->launched = launched;
+	r->sched = pol->sched;
+	r->timeout_ms = opt->timeout_ms > 0 ? opt->timeout_ms : DEFAULT_TIMEOUT_MS;
+	r->t0_ms = tracer_now_ms();
+	return r;
+}
+
+int run_statements(struct run *r, struct schedule *sched)
+{
+	r->sched = sched;
+	return exec_block(r, sched->body) == FLOW_NEXT ? 0 : -1;
+}
+
+/* Leave the program: a launched one runs to its end, still watched for
+ * crashes and, with --fail-on-exit, a bad exit status; an attached one is
+ * detached.  Reports "completed" unless something else was reported. */
+void run_finish(struct run *r)
+{
+	if (r->launched) {
+		if (!r->finished || r->outcome == OUTCOME_BUG) {
+			release_everything(r);
+			drain(r);
+		}
+		report_outcome(r, OUTCOME_COMPLETED,
+			       "the schedule ran to its end and the program exited normally");
+		tracer_kill_launched(r->t);
+		return;
+	}
+	tracer_detach_all(r->t);
+	report_outcome(r, OUTCOME_COMPLETED,
+		       "the schedule ran to its end; detached, and the process keeps running");
+}
+
+void run_free(struct run *r)
+{
+	if (!r)
+		return;
+	free_contexts(r);
+	free(r->bindings);
+	free(r->armed);
+	free(r->lingering);
+	free(r);
+}
+
 enum policy_outcome interp_execute(struct policy *pol, struct tracer *t,
 				   const struct policy_options *opt, bool launched)
 {
-	struct run r = {
-	    .pol = pol,
-	    .t = t,
-	    .opt = opt,
-	    .launched = launched,
-	    .timeout_ms = opt->timeout_ms > 0 ? opt->timeout_ms : DEFAULT_TIMEOUT_MS,
-	    .t0_ms = tracer_now_ms(),
-	};
+	struct run *r = run_new(pol, t, opt, launched);
+	enum policy_outcome o;
 
-	r.bindings = calloc((size_t)pol->nthreads + 1, sizeof(*r.bindings));
-	if (!r.bindings)
+	if (!r)
 		return OUTCOME_ERROR;
-	exec_block(&r, pol->sched->body);
-	if (launched) {
-		/* The program may still crash or fail on its way out. */
-		if (!r.finished || r.outcome == OUTCOME_BUG) {
-			release_everything(&r);
-			drain(&r);
-		}
-		report_outcome(&r, OUTCOME_COMPLETED,
-			       "the schedule ran to its end and the program exited normally");
-		tracer_kill_launched(t);
-	} else {
-		tracer_detach_all(t);
-		report_outcome(
-		    &r, OUTCOME_COMPLETED,
-		    "the schedule ran to its end; detached, and the process keeps running");
-	}
-	free_contexts(&r);
-	free(r.bindings);
-	free(r.armed);
-	free(r.lingering);
-	return r.outcome;
+	run_statements(r, pol->sched);
+	run_finish(r);
+	o = r->outcome;
+	run_free(r);
+	return o;
 }

@@ -25,13 +25,12 @@ struct proc_ctx *run_proc(struct run *r, struct tr_process *p)
 	struct proc_ctx *pc = tracer_process_user(p);
 	char err[256];
 
+	(void)r;
 	if (pc)
 		return pc;
 	pc = calloc(1, sizeof(*pc));
 	if (!pc)
 		return NULL;
-	pc->func_addr = calloc((size_t)r->pol->nfuncs + 1, sizeof(*pc->func_addr));
-	pc->locs = calloc((size_t)r->pol->nlocs + 1, sizeof(*pc->locs));
 	pc->syms = sym_open_pid(tracer_process_pid(p), err, sizeof(err));
 	tracer_process_set_user(p, pc);
 	return pc;
@@ -63,12 +62,38 @@ struct tr_process *run_main_process(struct run *r)
 	return tracer_processes(r->t);
 }
 
+/* Make room for names the checker has added since (the shell). */
+static int grow_tables(struct run *r, struct proc_ctx *pc)
+{
+	void *grown;
+
+	if (pc->nfuncs < r->pol->nfuncs) {
+		grown = realloc(pc->func_addr, sizeof(*pc->func_addr) * (size_t)r->pol->nfuncs);
+		if (!grown)
+			return -1;
+		pc->func_addr = grown;
+		memset(pc->func_addr + pc->nfuncs, 0,
+		       sizeof(*pc->func_addr) * (size_t)(r->pol->nfuncs - pc->nfuncs));
+		pc->nfuncs = r->pol->nfuncs;
+	}
+	if (pc->nlocs < r->pol->nlocs) {
+		grown = realloc(pc->locs, sizeof(*pc->locs) * (size_t)r->pol->nlocs);
+		if (!grown)
+			return -1;
+		pc->locs = grown;
+		memset(pc->locs + pc->nlocs, 0,
+		       sizeof(*pc->locs) * (size_t)(r->pol->nlocs - pc->nlocs));
+		pc->nlocs = r->pol->nlocs;
+	}
+	return 0;
+}
+
 static uint64_t func_addr(struct run *r, struct tr_process *p, int func)
 {
 	struct proc_ctx *pc = run_proc(r, p);
 	uint64_t addr;
 
-	if (!pc || !pc->syms)
+	if (!pc || !pc->syms || grow_tables(r, pc) < 0)
 		return 0;
 	if (pc->func_addr[func] == 0) {
 		if (sym_function(pc->syms, r->pol->funcs[func], &addr) == 0)
@@ -84,7 +109,7 @@ static struct loc_addrs *loc_addrs(struct run *r, struct tr_process *p, int loc)
 	struct proc_ctx *pc = run_proc(r, p);
 	struct loc_addrs *la;
 
-	if (!pc || !pc->syms)
+	if (!pc || !pc->syms || grow_tables(r, pc) < 0)
 		return NULL;
 	la = &pc->locs[loc];
 	if (!la->resolved) {
@@ -293,7 +318,7 @@ void points_seed_frames(struct run *r, struct tr_thread *th)
 			return;
 		}
 	}
-	n = sym_backtrace(pc->syms, th->tid, frames, MAX_FRAMES);
+	n = run_backtrace(r, th, frames, MAX_FRAMES);
 	for (i = n - 2; i >= 0; i--) {
 		for (f = 0; f < r->pol->nfuncs && f < 64; f++)
 			if (want[f] && frames[i].loc.func &&
@@ -387,16 +412,6 @@ int points_event_atom(void *hook, const struct expr *e, bool *out)
 	return 0;
 }
 
-static struct tr_thread *bound_thread(struct run *r, const char *name)
-{
-	int i;
-
-	for (i = 0; i < r->pol->nthreads; i++)
-		if (strcmp(r->pol->threads[i], name) == 0)
-			return r->bindings[i];
-	return NULL;
-}
-
 static bool thread_in(struct run *r, struct tr_thread *th, const char *func)
 {
 	struct proc_ctx *pc = run_proc(r, th->proc);
@@ -405,7 +420,7 @@ static bool thread_in(struct run *r, struct tr_thread *th, const char *func)
 
 	if (!pc || !pc->syms)
 		return false;
-	n = sym_backtrace(pc->syms, th->tid, frames, MAX_FRAMES);
+	n = run_backtrace(r, th, frames, MAX_FRAMES);
 	for (i = 0; i < n; i++)
 		if (frames[i].loc.func && strcmp(frames[i].loc.func, func) == 0)
 			return true;
@@ -415,7 +430,7 @@ static bool thread_in(struct run *r, struct tr_thread *th, const char *func)
 int points_thread_cond(void *hook, const struct expr *e, bool *out)
 {
 	struct run *r = hook;
-	struct tr_thread *th = bound_thread(r, e->name);
+	struct tr_thread *th = run_binding(r, e->name);
 
 	if (!th) {
 		*out = e->kind == E_ENDED; /* never bound: nothing to wait for */
@@ -439,8 +454,17 @@ struct eval_ctx points_eval_ctx(struct run *r, struct tr_process *p, char *err, 
 	    .event_atom = points_event_atom,
 	    .thread_cond = points_thread_cond,
 	    .hook = r,
-	    .sched = r->pol->sched,
+	    .sched = r->sched,
 	    .err = err,
 	    .errlen = errlen,
 	};
+}
+
+int run_backtrace(struct run *r, struct tr_thread *th, struct sym_frame *frames, int max)
+{
+	struct proc_ctx *pc = run_proc(r, th->proc);
+
+	if (!pc || !pc->syms || th->state != TR_HELD || tracer_sync_regs(th) < 0)
+		return -1;
+	return sym_backtrace(pc->syms, th->tid, frames, max);
 }

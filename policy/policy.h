@@ -66,6 +66,82 @@ enum policy_outcome policy_run_program(struct policy *pol, char *const argv[],
 enum policy_outcome policy_run_attached(struct policy *pol, pid_t pid,
 					const struct policy_options *opt);
 
+/* --- interactive sessions (the shell) ---
+ *
+ * A session holds a program under control between commands.  It starts
+ * with every thread held.  Statements given as text run exactly as in a
+ * schedule file (free threads run during a wait and keep running after it),
+ * against the same engine, and the ones that moved threads are recorded so
+ * that policy_session_save() writes a schedule that replays the session.
+ */
+struct policy_session;
+
+struct policy_session *policy_session_launch(char *const argv[],
+					     const struct policy_options *opt, char *err,
+					     size_t errlen);
+struct policy_session *policy_session_attach(pid_t pid, const struct policy_options *opt,
+					     char *err, size_t errlen);
+/* Detach (attached) or kill (launched) and free. */
+void policy_session_end(struct policy_session *s);
+
+enum session_result {
+	SESSION_OK,       /* the statements ran */
+	SESSION_FAILED,   /* a diagnostic is in err; the session goes on */
+	SESSION_OVER,     /* the program is gone (exited, crashed): only saving and quitting remain */
+};
+
+/* Run schedule statements, e.g. "run A until enter(withdraw)" or
+ * "thread A, B = wait 2 distinct enter(f)".  Ctrl-C during a statement
+ * stops the threads it let run and returns SESSION_FAILED ("interrupted"). */
+enum session_result policy_session_exec(struct policy_session *s, const char *text, char *err,
+					size_t errlen);
+
+/* Write the recorded statements as a schedule file whose first line is
+ * the `# run:` command that replays it. */
+int policy_session_save(struct policy_session *s, const char *path, char *err, size_t errlen);
+
+struct session_thread {
+	char name[24];        /* p1.t3 */
+	char var[32];         /* schedule variable bound to it, "" if none */
+	pid_t tid, pid;
+	char state[48];       /* held, running, blocked in futex, exited */
+	char func[64];        /* "" if unknown */
+	char file[64];        /* basename, "" if unknown */
+	int line;
+	char last_event[64];  /* "enter(withdraw)", "start", ... */
+};
+
+/* Fill up to max entries, in creation order; returns how many threads. */
+int policy_session_threads(struct policy_session *s, struct session_thread *out, int max);
+/* T may be a schedule variable or a stable name (p1.t3). */
+int policy_session_backtrace(struct policy_session *s, const char *thread, FILE *out, char *err,
+			     size_t errlen);
+/* Evaluate an expression in the target and print "EXPR = VALUE". */
+int policy_session_print(struct policy_session *s, const char *expr, FILE *out, char *err,
+			 size_t errlen);
+/* Where a held thread is: the source path as DWARF names it, and line. */
+int policy_session_where(struct policy_session *s, const char *thread, char *path, size_t pathlen,
+			 int *line, char *err, size_t errlen);
+
+/* User breakpoints and watchpoints, which `continue` stops at.  spec is a
+ * function, FILE:LINE, or (watch) an lvalue expression.  Return the new
+ * point's number, or -1 with err. */
+int policy_session_break(struct policy_session *s, const char *spec, char *err, size_t errlen);
+int policy_session_watch(struct policy_session *s, const char *expr, char *err, size_t errlen);
+int policy_session_delete(struct policy_session *s, int number, char *err, size_t errlen);
+/* "info breakpoints" (watch == false) or "info watchpoints". */
+void policy_session_list_points(struct policy_session *s, bool watch, FILE *out);
+
+/* Let every thread run until one reaches a user breakpoint or watchpoint
+ * (it is held and reported), or Ctrl-C (all are held); bound threads are
+ * held again where they are. */
+enum session_result policy_session_continue(struct policy_session *s, char *err, size_t errlen);
+
+/* Names for completion: kind 0 threads (variables and stable names),
+ * 1 functions, 2 global variables. */
+void policy_session_names(struct policy_session *s, int kind, const char *prefix,
+			  void (*cb)(const char *name, void *ctx), void *ctx);
+
 const char *policy_outcome_name(enum policy_outcome o);
 int policy_outcome_exit_code(enum policy_outcome o);
 /* "bug" -> OUTCOME_BUG; -1 if unknown. */

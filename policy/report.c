@@ -61,7 +61,9 @@ static void event_text(struct run *r, const struct tr_event *ev, char *buf, size
 	    [TR_EV_INTERRUPT] = "interrupt",
 	};
 
-	if (r->matched_atom)
+	if (r->label)
+		snprintf(buf, len, "%s", r->label);
+	else if (r->matched_atom)
 		expr_format(r->matched_atom, buf, len);
 	else
 		snprintf(buf, len, "%s", names[ev->kind] ? names[ev->kind] : "event");
@@ -74,9 +76,11 @@ void report_event(struct run *r, const struct tr_event *ev)
 	char what[160], where[160] = "";
 	struct sym_loc loc;
 
-	if (!r->opt->trace && !r->opt->trace_json)
+	if (!r->opt->trace && !r->opt->trace_json && !r->interactive)
 		return;
 	event_text(r, ev, what, sizeof(what));
+	snprintf(run_thread(r, ev->thread)->last_event,
+		 sizeof(run_thread(r, ev->thread)->last_event), "%s", what);
 	describe_pc(r, ev->thread, ev->pc, &loc);
 	if (loc.file)
 		snprintf(where, sizeof(where), "%s:%d", loc.file, loc.line);
@@ -118,14 +122,18 @@ void report_outcome(struct run *r, enum policy_outcome o, const char *fmt, ...)
 
 void report_stack(struct run *r, struct tr_thread *th)
 {
+	report_stack_to(r, th, r->opt->report);
+}
+
+void report_stack_to(struct run *r, struct tr_thread *th, FILE *f)
+{
 	struct proc_ctx *pc = run_proc(r, th->proc);
 	struct sym_frame frames[MAX_FRAMES];
-	FILE *f = r->opt->report;
 	int n, i;
 
 	if (!f || !pc || !pc->syms || th->state != TR_HELD)
 		return;
-	n = sym_backtrace(pc->syms, th->tid, frames, MAX_FRAMES);
+	n = run_backtrace(r, th, frames, MAX_FRAMES);
 	fprintf(f, "  stack of %s (tid %d):\n", th->name, th->tid);
 	for (i = 0; i < n; i++) {
 		const struct sym_loc *l = &frames[i].loc;
@@ -144,7 +152,7 @@ static const char *binding_of(struct run *r, struct tr_thread *th)
 {
 	int i;
 
-	for (i = 0; i < r->pol->nthreads; i++)
+	for (i = 0; i < r->nbindings; i++)
 		if (r->bindings[i] == th)
 			return r->pol->threads[i];
 	return NULL;

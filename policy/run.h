@@ -18,12 +18,13 @@
  * resolve to there (resolved on first use, reset on exec). */
 struct proc_ctx {
 	struct sym_space *syms;
-	uint64_t *func_addr; /* [pol->nfuncs]; 0 = not resolved yet, 1 = absent */
+	uint64_t *func_addr; /* [nfuncs]; 0 = not resolved yet, 1 = absent */
+	int nfuncs, nlocs;   /* sizes; the shell's tables grow as it goes */
 	struct loc_addrs {
 		bool resolved;
 		size_t n;
 		uint64_t addrs[16];
-	} * locs; /* [pol->nlocs] */
+	} * locs; /* [nlocs] */
 };
 
 /* A frame of a function whose return the current wait is waiting for. */
@@ -42,6 +43,7 @@ struct thread_ctx {
 	struct ret_frame frames[MAX_FRAMES];
 	int nframes;
 	char kernel_state[40]; /* captured for reports before threads are stopped */
+	char last_event[64]; /* the last scheduling event, as the trace names it */
 };
 
 struct armed_bp {
@@ -56,8 +58,16 @@ struct armed_watch {
 	int slot;
 };
 
+enum flow { FLOW_NEXT, FLOW_STOP };
+
 struct run {
 	struct policy *pol;
+	struct schedule *sched;          /* the statements running, for diagnostics */
+	int nbindings;
+	bool interactive;                /* a shell session: Ctrl-C holds, not ends */
+	bool all_candidates;             /* `continue`: bound threads run and match too */
+	bool no_deadline;
+	const char *label;               /* trace text for step/next/finish events */
 	struct tracer *t;
 	const struct policy_options *opt;
 	bool launched;
@@ -85,6 +95,34 @@ struct run {
 	int nlingering_watches;
 };
 
+/* interp.c */
+struct run *run_new(struct policy *pol, struct tracer *t, const struct policy_options *opt,
+		   bool launched);
+/* 0 when every statement ran, -1 when the run stopped (outcome reported). */
+int run_statements(struct run *r, struct schedule *sched);
+void run_finish(struct run *r);
+void run_free(struct run *r);
+void run_where(struct run *r, const struct stmt *s, char *buf, size_t len);
+void run_resume(struct run *r, struct tr_thread *th);
+void run_release_free(struct run *r);
+void run_crash(struct run *r, const struct tr_event *ev);
+enum flow run_program_ended(struct run *r, const struct tr_event *ev, const char *during);
+void run_timed_out(struct run *r, const struct stmt *s);
+void run_interrupted(struct run *r, int signo);
+struct tr_thread *run_binding(struct run *r, const char *name);
+void run_unbind(struct run *r, int var);
+void run_bind(struct run *r, int var, struct tr_thread *th);
+/* The wait loop, shared with `continue`. */
+enum flow run_wait_for(struct run *r, const struct stmt *s, struct tr_thread **targets,
+		       int ntargets, int need, struct tr_thread **matched);
+
+/* step.c */
+enum flow exec_step(struct run *r, const struct stmt *s);
+enum flow exec_next(struct run *r, const struct stmt *s);
+enum flow exec_finish(struct run *r, const struct stmt *s);
+enum flow exec_hold(struct run *r, const struct stmt *s);
+enum flow exec_bind(struct run *r, const struct stmt *s);
+
 /* points.c */
 struct proc_ctx *run_proc(struct run *r, struct tr_process *p);
 struct thread_ctx *run_thread(struct run *r, struct tr_thread *th);
@@ -98,6 +136,8 @@ void points_note_break(struct run *r, struct tr_thread *th, const struct tr_even
 void points_seed_frames(struct run *r, struct tr_thread *th);
 int points_event_atom(void *hook, const struct expr *e, bool *out);
 int points_thread_cond(void *hook, const struct expr *e, bool *out);
+/* Unwind a held thread (its cached registers written back first). */
+int run_backtrace(struct run *r, struct tr_thread *th, struct sym_frame *frames, int max);
 struct eval_ctx points_eval_ctx(struct run *r, struct tr_process *p, char *err, size_t errlen);
 struct tr_process *run_main_process(struct run *r);
 
@@ -106,6 +146,7 @@ void report_event(struct run *r, const struct tr_event *ev);
 void report_outcome(struct run *r, enum policy_outcome o, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void report_stack(struct run *r, struct tr_thread *th);
+void report_stack_to(struct run *r, struct tr_thread *th, FILE *f);
 void report_threads(struct run *r);
 double run_elapsed_ms(const struct run *r);
 

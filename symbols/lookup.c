@@ -284,6 +284,37 @@ const char *sym_suggest_function(struct sym_space *s, const char *name)
 	return c.best ? symi_plain_name(s, c.best) : NULL;
 }
 
+struct each_ctx {
+	int kind;
+	const char *prefix;
+	size_t len;
+	void (*cb)(const char *name, void *ctx);
+	void *ctx;
+};
+
+static int each_cb(struct sym_mod *m, const char *name, const GElf_Sym *sym, GElf_Addr addr,
+		   void *arg)
+{
+	struct each_ctx *c = arg;
+	bool object = GELF_ST_TYPE(sym->st_info) == STT_OBJECT;
+
+	(void)m;
+	(void)addr;
+	if (object == (c->kind == 1) && strncmp(name, c->prefix, c->len) == 0 && name[0] != '_')
+		c->cb(name, c->ctx);
+	return 0;
+}
+
+void sym_each_name(struct sym_space *s, int kind, const char *prefix,
+		   void (*cb)(const char *name, void *ctx), void *ctx)
+{
+	struct each_ctx c = {kind, prefix, strlen(prefix), cb, ctx};
+	size_t i;
+
+	for (i = 0; i < s->nmods; i++)
+		symi_space_each_symbol(s, &s->mods[i], each_cb, &c);
+}
+
 /* --- source lines --- */
 
 static bool file_matches(const char *path, const char *want)
@@ -523,8 +554,10 @@ static int describe_uncached(struct sym_space *s, uint64_t addr, struct sym_loc 
 	}
 	l = dwfl_module_getsrc(mod, a);
 	src = l ? dwfl_lineinfo(l, NULL, &out->line, NULL, NULL, NULL) : NULL;
-	if (src)
+	if (src) {
 		out->file = base_of(src);
+		out->path = src;
+	}
 	else
 		out->line = 0;
 	return 0;

@@ -46,6 +46,11 @@ int sym_function(struct sym_space *space, const char *name, uint64_t *addr);
 const char *sym_suggest_function(struct sym_space *space, const char *name);
 const char *sym_suggest_variable(struct sym_space *space, const char *name);
 
+/* Call cb for every function (kind 0) or global variable (kind 1) name
+ * that starts with prefix, for completion; a name may come more than once. */
+void sym_each_name(struct sym_space *space, int kind, const char *prefix,
+		   void (*cb)(const char *name, void *ctx), void *ctx);
+
 /* Addresses where source line FILE:LINE begins (is_stmt rows that start the
  * line; a line may have several, e.g. an inlined or unrolled copy).  FILE
  * may be a basename or a path suffix.  Fills up to max, sets *n to the
@@ -59,6 +64,7 @@ struct sym_loc {
 	const char *file;     /* basename of the source file, NULL if no line info */
 	int line;	      /* 0 if no line info */
 	const char *module;   /* basename of the ELF file */
+	const char *path;     /* the source file as DWARF names it (for listing) */
 };
 
 /* Function and source line of an address. Always fills *out (with NULLs

@@ -355,3 +355,29 @@ out:
 	if (f)
 		fclose(f);
 }
+
+uint64_t tracer_thread_pc(struct tr_thread *th)
+{
+	char path[64], line[512], *last;
+	unsigned long long pc = 0;
+	FILE *f;
+
+	if (th->state == TR_HELD)
+		return th->regs.rip;
+	if (th->state == TR_EXITED)
+		return 0;
+	/* "nr arg1 ... arg6 sp pc" while blocked in a system call */
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", th->proc->pid, th->tid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (fgets(line, sizeof(line), f) && (last = strrchr(line, ' ')))
+		pc = strtoull(last + 1, NULL, 16);
+	fclose(f);
+	return pc;
+}
+
+int tracer_sync_regs(struct tr_thread *th)
+{
+	return th->state == TR_HELD ? tr_flush_regs(th) : -1;
+}

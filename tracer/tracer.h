@@ -149,9 +149,17 @@ int tracer_interrupt(struct tr_thread *th);
 /* Hold every running thread now (synchronously), without events; returns 0. */
 int tracer_stop_all(struct tracer *t);
 
+/* Write cached register changes of a held thread to the kernel now, so that
+ * something else reading them through ptrace (an unwinder) sees them. */
+int tracer_sync_regs(struct tr_thread *th);
+
 /* Registers of a held thread (cached until it is resumed). */
 const struct user_regs_struct *tracer_regs(struct tr_thread *th);
 int tracer_set_regs(struct tr_thread *th, const struct user_regs_struct *regs);
+
+/* The pc of a thread: its registers if held, else the user pc the kernel
+ * reports for a thread blocked in a system call; 0 if unknown. */
+uint64_t tracer_thread_pc(struct tr_thread *th);
 
 /* Pin a thread to cctrace's CPU while it is driven, or restore its mask. */
 void tracer_pin(struct tr_thread *th, bool pin);

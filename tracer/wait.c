@@ -385,7 +385,9 @@ int tracer_singlestep(struct tr_thread *th)
 
 	if (th->state != TR_HELD)
 		return -1;
-	bp = th->at_break ? tr_break_find(th->proc, th->regs.rip) : NULL;
+	/* Stepping executes the instruction, whether or not the int3 in
+	 * front of it has been reported. */
+	bp = tr_break_find(th->proc, th->regs.rip);
 	if (bp && !bp->slot) {
 		/* Emulated: the step is done without running the thread. */
 		if (dis_emulate(&bp->insn, &th->regs, tr_peek_fn, tr_poke_fn, th->proc) < 0)

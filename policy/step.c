@@ -1,0 +1,336 @@
+/*
+ * step.c: moving one thread by machine instructions, source lines and
+ * frames, and binding threads by name: the statements the shell records.
+ *
+ * All of them drive a single bound thread while every other stop is handled
+ * as during a wait (free threads run on, crashes and the program's end are
+ * reported).  `step` single-steps; `next` single-steps within the current
+ * source line but runs over calls at full speed, with a breakpoint at the
+ * return address and a check of the stack pointer so that recursion does
+ * not stop it early; `finish` runs to the caller's return address the same
+ * way.  `hold` and `thread T = p1.t3` stop a running thread where it is.
+ */
+#include "disasm/disasm.h"
+#include "policy/run.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NEXT_MAX_STEPS 1000000
+
+enum drive_mode { DRIVE_STEP, DRIVE_RUN, DRIVE_ALREADY_MOVING };
+
+/* Decides at each stop of the driven thread: 1 hold it here, 0 go on. */
+typedef int (*stop_test)(struct run *r, struct tr_thread *th, const struct tr_event *ev,
+			 void *ctx);
+
+static void move(struct run *r, struct tr_thread *th, enum drive_mode mode)
+{
+	if (mode == DRIVE_STEP)
+		tracer_singlestep(th);
+	else if (mode == DRIVE_RUN)
+		run_resume(r, th);
+}
+
+static enum flow other_thread_stop(struct run *r, const struct tr_event *ev)
+{
+	if (ev->kind == TR_EV_PROCESS_EXIT)
+		return run_program_ended(r, ev, "while a thread was being stepped");
+	if (ev->kind == TR_EV_SIGNAL && ev->fatal) {
+		run_crash(r, ev);
+		return FLOW_STOP;
+	}
+	if (run_thread(r, ev->thread)->bound < 0)
+		run_resume(r, ev->thread);
+	return FLOW_NEXT;
+}
+
+static enum flow drive(struct run *r, const struct stmt *s, struct tr_thread *th,
+		       enum drive_mode mode, stop_test test, void *ctx)
+{
+	int64_t deadline = tracer_now_ms() + r->timeout_ms;
+	struct tr_event ev;
+	char where[256];
+	int signo = 0, rc;
+
+	move(r, th, mode);
+	run_release_free(r);
+	for (;;) {
+		switch (tracer_wait(r->t, &ev, deadline, &signo)) {
+		case TR_WAIT_EVENT:
+			break;
+		case TR_WAIT_TIMEOUT:
+			run_timed_out(r, s);
+			return FLOW_STOP;
+		case TR_WAIT_INTERRUPTED:
+			run_interrupted(r, signo);
+			return FLOW_STOP;
+		default:
+			report_outcome(r, OUTCOME_ERROR, "lost every traced process");
+			return FLOW_STOP;
+		}
+		if (ev.thread != th || ev.kind == TR_EV_PROCESS_EXIT ||
+		    (ev.kind == TR_EV_SIGNAL && ev.fatal)) {
+			if (other_thread_stop(r, &ev) == FLOW_STOP)
+				return FLOW_STOP;
+			continue;
+		}
+		if (ev.kind == TR_EV_EXIT) {
+			run_where(r, s, where, sizeof(where));
+			report_outcome(r, OUTCOME_UNREALIZABLE, "%s exited while being moved (%s)",
+				       th->name, where);
+			return FLOW_STOP;
+		}
+		rc = test(r, th, &ev, ctx);
+		if (rc < 0)
+			return FLOW_STOP;
+		if (rc)
+			return FLOW_NEXT;
+		move(r, th, mode == DRIVE_ALREADY_MOVING ? DRIVE_RUN : mode);
+	}
+}
+
+static struct tr_thread *held_bound(struct run *r, const struct stmt *s, int i)
+{
+	struct tr_thread *th = run_binding(r, s->names[i]);
+	char where[256];
+
+	run_where(r, s, where, sizeof(where));
+	if (!th || th->state == TR_EXITED) {
+		report_outcome(r, OUTCOME_UNREALIZABLE, "thread %s is %s (%s)", s->names[i],
+			       th ? "gone" : "not bound", where);
+		return NULL;
+	}
+	if (th->state != TR_HELD) {
+		report_outcome(r, OUTCOME_ERROR, "thread %s (%s) is running; hold it first (%s)",
+			       s->names[i], th->name, where);
+		return NULL;
+	}
+	return th;
+}
+
+static void report_here(struct run *r, struct tr_thread *th, const char *label)
+{
+	struct tr_event ev = {.kind = TR_EV_STEP, .thread = th, .pc = tracer_regs(th)->rip};
+
+	r->label = label;
+	r->matched_atom = NULL;
+	report_event(r, &ev);
+	r->label = NULL;
+}
+
+/* --- step --- */
+
+static int count_steps(struct run *r, struct tr_thread *th, const struct tr_event *ev, void *ctx)
+{
+	int64_t *left = ctx;
+
+	(void)r;
+	(void)th;
+	return ev->kind == TR_EV_STEP && --*left == 0;
+}
+
+enum flow exec_step(struct run *r, const struct stmt *s)
+{
+	struct tr_thread *th = held_bound(r, s, 0);
+	int64_t left = s->count > 0 ? s->count : 1;
+	char label[32];
+
+	if (!th)
+		return FLOW_STOP;
+	if (drive(r, s, th, DRIVE_STEP, count_steps, &left) == FLOW_STOP)
+		return FLOW_STOP;
+	snprintf(label, sizeof(label), "step %ld", (long)(s->count > 0 ? s->count : 1));
+	report_here(r, th, label);
+	return FLOW_NEXT;
+}
+
+/* --- running to a return address --- */
+
+struct return_point {
+	uint64_t addr;
+	uint64_t sp; /* rsp once returned */
+};
+
+static int returned(struct run *r, struct tr_thread *th, const struct tr_event *ev, void *ctx)
+{
+	struct return_point *rp = ctx;
+
+	(void)r;
+	return ev->kind == TR_EV_BREAK && ev->addr == rp->addr && tracer_regs(th)->rsp == rp->sp;
+}
+
+static enum flow run_to_return(struct run *r, const struct stmt *s, struct tr_thread *th,
+			       struct return_point *rp)
+{
+	char err[256];
+	enum flow flow;
+
+	if (tracer_break_insert(th->proc, rp->addr, err, sizeof(err)) < 0) {
+		report_outcome(r, OUTCOME_ERROR, "cannot plant a breakpoint: %s", err);
+		return FLOW_STOP;
+	}
+	flow = drive(r, s, th, DRIVE_RUN, returned, rp);
+	if (tracer_process_alive(th->proc))
+		tracer_break_remove(th->proc, rp->addr);
+	return flow;
+}
+
+enum flow exec_finish(struct run *r, const struct stmt *s)
+{
+	struct tr_thread *th = held_bound(r, s, 0);
+	struct proc_ctx *pc = th ? run_proc(r, th->proc) : NULL;
+	struct sym_frame frames[2];
+	struct return_point rp;
+	char label[96], where[256];
+
+	if (!th)
+		return FLOW_STOP;
+	if (!pc || !pc->syms || run_backtrace(r, th, frames, 2) < 2) {
+		run_where(r, s, where, sizeof(where));
+		report_outcome(r, OUTCOME_ERROR, "cannot find the caller of %s's frame (%s)",
+			       th->name, where);
+		return FLOW_STOP;
+	}
+	rp = (struct return_point){frames[1].pc, frames[1].sp};
+	if (run_to_return(r, s, th, &rp) == FLOW_STOP)
+		return FLOW_STOP;
+	snprintf(label, sizeof(label), "return(%s)",
+		 frames[0].loc.func ? frames[0].loc.func : "??");
+	report_here(r, th, label);
+	return FLOW_NEXT;
+}
+
+/* --- next --- */
+
+static int one_step(struct run *r, struct tr_thread *th, const struct tr_event *ev, void *ctx)
+{
+	(void)r;
+	(void)th;
+	(void)ctx;
+	return ev->kind == TR_EV_STEP;
+}
+
+static bool is_call(struct tr_thread *th, struct dis_insn *insn)
+{
+	uint8_t code[DIS_MAX_INSN];
+	uint64_t pc = tracer_regs(th)->rip;
+
+	if (tracer_read(th->proc, pc, code, sizeof(code)) < 0 ||
+	    dis_decode(code, sizeof(code), pc, insn) < 0)
+		return false;
+	return insn->kind == DIS_CALL ||
+	       (insn->kind == DIS_INDIRECT && strncmp(insn->text, "call", 4) == 0);
+}
+
+struct line_pos {
+	uint64_t func_start;
+	int line;
+	uint64_t sp;
+};
+
+static void where_is(struct run *r, struct tr_thread *th, struct line_pos *pos)
+{
+	struct proc_ctx *pc = run_proc(r, th->proc);
+	struct sym_loc loc = {0};
+	uint64_t rip = tracer_regs(th)->rip;
+
+	if (pc && pc->syms)
+		sym_describe(pc->syms, rip, &loc);
+	pos->func_start = loc.func ? rip - loc.func_offset : 0;
+	pos->line = loc.line;
+	pos->sp = tracer_regs(th)->rsp;
+}
+
+/* A new line of the same function, or out of it (returned or jumped). */
+static bool left_line(const struct line_pos *from, const struct line_pos *now)
+{
+	if (now->func_start != from->func_start)
+		return true;
+	return now->line != 0 && now->line != from->line;
+}
+
+enum flow exec_next(struct run *r, const struct stmt *s)
+{
+	struct tr_thread *th = held_bound(r, s, 0);
+	struct line_pos from, now;
+	struct dis_insn insn;
+	enum flow flow;
+	long n;
+
+	if (!th)
+		return FLOW_STOP;
+	where_is(r, th, &from);
+	for (n = 0; n < NEXT_MAX_STEPS; n++) {
+		if (is_call(th, &insn)) {
+			struct return_point rp = {insn.addr + insn.len, tracer_regs(th)->rsp};
+
+			flow = run_to_return(r, s, th, &rp);
+		} else {
+			flow = drive(r, s, th, DRIVE_STEP, one_step, NULL);
+		}
+		if (flow == FLOW_STOP)
+			return FLOW_STOP;
+		where_is(r, th, &now);
+		if (left_line(&from, &now))
+			break;
+	}
+	report_here(r, th, "next");
+	return FLOW_NEXT;
+}
+
+/* --- hold, bind --- */
+
+static int any_stop(struct run *r, struct tr_thread *th, const struct tr_event *ev, void *ctx)
+{
+	(void)r;
+	(void)th;
+	(void)ev;
+	(void)ctx;
+	return 1;
+}
+
+static enum flow hold_running(struct run *r, const struct stmt *s, struct tr_thread *th)
+{
+	if (th->state != TR_RUNNING)
+		return FLOW_NEXT;
+	if (tracer_interrupt(th) < 0) {
+		report_outcome(r, OUTCOME_ERROR, "cannot stop %s", th->name);
+		return FLOW_STOP;
+	}
+	return drive(r, s, th, DRIVE_ALREADY_MOVING, any_stop, NULL);
+}
+
+enum flow exec_hold(struct run *r, const struct stmt *s)
+{
+	int i;
+
+	for (i = 0; i < s->n_names; i++) {
+		struct tr_thread *th = run_binding(r, s->names[i]);
+
+		if (th && hold_running(r, s, th) == FLOW_STOP)
+			return FLOW_STOP;
+	}
+	return FLOW_NEXT;
+}
+
+enum flow exec_bind(struct run *r, const struct stmt *s)
+{
+	struct tr_thread *th = tracer_thread_by_name(r->t, s->target);
+	char where[256];
+	int var;
+
+	run_where(r, s, where, sizeof(where));
+	if (!th || th->state == TR_EXITED) {
+		report_outcome(r, OUTCOME_UNREALIZABLE, "thread %s %s (%s)", s->target,
+			       th ? "has exited" : "does not exist", where);
+		return FLOW_STOP;
+	}
+	if (hold_running(r, s, th) == FLOW_STOP)
+		return FLOW_STOP;
+	for (var = 0; var < r->nbindings; var++)
+		if (strcmp(r->pol->threads[var], s->names[0]) == 0)
+			run_bind(r, var, th);
+	return FLOW_NEXT;
+}
