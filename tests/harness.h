@@ -1,0 +1,738 @@
+/*
+ * harness.h: helpers shared by the system tests, which drive the cctrace
+ * binary (and the programs it traces) as subprocesses.
+ *
+ * Every test file is built from a single .c file, so everything here is
+ * static.  Processes started through h_spawn()/h_run() are remembered and
+ * h_cleanup() (wired as the .fini of every test) SIGKILLs whatever is left of
+ * them and of their process groups, so a failing test leaves nothing behind.
+ *
+ * Nothing here synchronises by sleeping: output is read through pipes with
+ * poll(), exits are collected with waitpid(), and /proc is polled only with a
+ * hard deadline as a safety net (a test that reaches it fails).
+ */
+#ifndef CCTRACE_TESTS_HARNESS_H
+#define CCTRACE_TESTS_HARNESS_H
+
+#include <criterion/criterion.h>
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Hard limit on any single command; a test that needs it has failed anyway. */
+#define H_SAFETY_S 30
+
+/* ---------------------------------------------------------------- misc */
+
+static inline int64_t h_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The binary under test: $CCTRACE, else ./cctrace (tests run from the root). */
+static inline const char *h_cctrace(void)
+{
+	const char *p = getenv("CCTRACE");
+
+	return p && *p ? p : "./cctrace";
+}
+
+/* printf into a fresh string. */
+__attribute__((format(printf, 1, 2))) static inline char *h_fmt(const char *fmt, ...)
+{
+	va_list ap;
+	char *s = NULL;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = NULL;
+	va_end(ap);
+	cr_assert(s, "out of memory");
+	return s;
+}
+
+/* Whole file into a NUL-terminated string; NULL if it cannot be opened. */
+static inline char *h_read_file(const char *path, size_t *lenp)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	size_t len = 0, cap = 0, n;
+
+	if (!f)
+		return NULL;
+	for (;;) {
+		if (cap - len < 4096) {
+			cap = cap ? cap * 2 : 8192;
+			buf = realloc(buf, cap);
+			cr_assert(buf);
+		}
+		n = fread(buf + len, 1, cap - len - 1, f);
+		if (n == 0)
+			break;
+		len += n;
+	}
+	fclose(f);
+	buf[len] = 0;
+	if (lenp)
+		*lenp = len;
+	return buf;
+}
+
+static inline void h_write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	cr_assert(f, "cannot write %s: %s", path, strerror(errno));
+	fputs(text, f);
+	cr_assert(fclose(f) == 0);
+}
+
+/* A schedule file in a fresh temporary directory; returns its path. */
+static inline char *h_temp_sched(const char *name, const char *text)
+{
+	char dir[] = "/tmp/cctrace-test-XXXXXX";
+	char *path;
+
+	cr_assert(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
+	path = h_fmt("%s/%s", dir, name);
+	h_write_file(path, text);
+	return path;
+}
+
+/* Number of lines of text that contain needle. */
+static inline int h_count_lines(const char *text, const char *needle)
+{
+	int n = 0;
+	const char *line = text;
+
+	while (line && *line) {
+		const char *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+
+		if (memmem(line, len, needle, strlen(needle)))
+			n++;
+		line = nl ? nl + 1 : NULL;
+	}
+	return n;
+}
+
+/* Trace lines ("[    1.178 ms] p1.t3    enter(work)   work   bbuf.c:69"). */
+static inline bool h_is_trace_line(const char *line, size_t len)
+{
+	return len > 6 && line[0] == '[' && memmem(line, len, " ms] ", 5);
+}
+
+/*
+ * Splits the trace lines of text into thread and event columns.  Returns the
+ * number of trace lines; at most max are stored.
+ */
+struct h_trace_ev {
+	char thread[32];
+	char event[128];
+	char func[128];
+	char where[128];
+};
+
+static inline int h_parse_trace(const char *text, struct h_trace_ev *evs, int max)
+{
+	int n = 0;
+	const char *line = text;
+
+	while (line && *line) {
+		const char *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+
+		if (h_is_trace_line(line, len)) {
+			char buf[512];
+			const char *rest;
+
+			snprintf(buf, sizeof(buf), "%.*s", (int)len, line);
+			rest = strstr(buf, " ms] ") + 5;
+			if (n < max) {
+				memset(&evs[n], 0, sizeof(evs[n]));
+				sscanf(rest, "%31s %127s %127s %127s", evs[n].thread, evs[n].event,
+				       evs[n].func, evs[n].where);
+			}
+			n++;
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	return n;
+}
+
+/* ---------------------------------------------------------- processes */
+
+#define H_MAX_CHILDREN 64
+static pid_t h_children[H_MAX_CHILDREN];
+static int h_nchildren;
+
+static inline void h_track(pid_t pid)
+{
+	if (h_nchildren < H_MAX_CHILDREN)
+		h_children[h_nchildren++] = pid;
+}
+
+static inline void h_untrack(pid_t pid)
+{
+	int i;
+
+	for (i = 0; i < h_nchildren; i++)
+		if (h_children[i] == pid)
+			h_children[i] = 0;
+}
+
+/* Teardown: SIGKILL every child (and its process group) still around. */
+static inline void h_cleanup(void)
+{
+	int i;
+
+	for (i = 0; i < h_nchildren; i++) {
+		pid_t pid = h_children[i];
+
+		if (pid <= 0)
+			continue;
+		kill(-pid, SIGKILL);
+		kill(pid, SIGKILL);
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		h_children[i] = 0;
+	}
+	h_nchildren = 0;
+}
+
+struct h_proc {
+	pid_t pid;
+	int in;	 /* write end of its stdin, or -1 */
+	int out; /* read end of its stdout, or -1 */
+	int err; /* read end of its stderr, or -1 */
+};
+
+/*
+ * Starts argv in its own process group with stdin, stdout and stderr on
+ * pipes (each only if the matching want_* is set; otherwise /dev/null for
+ * stdin and inherited for the others).  Signals are reset to their default
+ * in the child so that SIGINT/SIGTERM reach cctrace as they would from a
+ * shell.
+ */
+static inline struct h_proc h_spawn(const char *const argv[], bool want_in, bool want_out,
+				    bool want_err)
+{
+	int pin[2] = {-1, -1}, pout[2] = {-1, -1}, perr[2] = {-1, -1}, ready[2];
+	struct h_proc p = {.in = -1, .out = -1, .err = -1};
+	char c;
+
+	if (want_in)
+		cr_assert(pipe2(pin, O_CLOEXEC) == 0);
+	if (want_out)
+		cr_assert(pipe2(pout, O_CLOEXEC) == 0);
+	if (want_err)
+		cr_assert(pipe2(perr, O_CLOEXEC) == 0);
+	cr_assert(pipe2(ready, O_CLOEXEC) == 0);
+	fflush(NULL);
+	p.pid = fork();
+	cr_assert(p.pid >= 0, "fork: %s", strerror(errno));
+	if (p.pid == 0) {
+		sigset_t none;
+		int sig, devnull;
+
+		setpgid(0, 0);
+		for (sig = 1; sig < NSIG; sig++)
+			if (sig != SIGKILL && sig != SIGSTOP)
+				signal(sig, SIG_DFL);
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		if (want_in) {
+			dup2(pin[0], 0);
+		} else {
+			devnull = open("/dev/null", O_RDONLY);
+			dup2(devnull, 0);
+		}
+		if (want_out)
+			dup2(pout[1], 1);
+		if (want_err)
+			dup2(perr[1], 2);
+		close(ready[0]);
+		close(ready[1]); /* tells the parent the group exists */
+		execvp(argv[0], (char *const *)argv);
+		dprintf(2, "harness: cannot exec %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	setpgid(p.pid, p.pid);
+	h_track(p.pid);
+	close(ready[1]);
+	while (read(ready[0], &c, 1) < 0 && errno == EINTR)
+		;
+	close(ready[0]);
+	if (want_in) {
+		close(pin[0]);
+		p.in = pin[1];
+	}
+	if (want_out) {
+		close(pout[1]);
+		p.out = pout[0];
+	}
+	if (want_err) {
+		close(perr[1]);
+		p.err = perr[0];
+	}
+	return p;
+}
+
+/*
+ * Reaps child pid, waiting at most until deadline (h_now_ms() clock) on a
+ * pidfd, which becomes readable when the process exits.  Returns false on
+ * timeout (the child is left alone).
+ */
+static inline bool h_wait_exit(pid_t pid, int64_t deadline, int *status)
+{
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+
+	cr_assert(fd >= 0, "pidfd_open(%d): %s", (int)pid, strerror(errno));
+	for (;;) {
+		struct pollfd pfd = {fd, POLLIN, 0};
+		int64_t left = deadline - h_now_ms();
+		pid_t w = waitpid(pid, status, WNOHANG);
+
+		if (w == pid)
+			break;
+		cr_assert(w == 0 || errno == EINTR, "waitpid(%d): %s", (int)pid, strerror(errno));
+		if (left <= 0) {
+			close(fd);
+			return false;
+		}
+		poll(&pfd, 1, (int)left);
+	}
+	close(fd);
+	return true;
+}
+
+struct h_result {
+	int status; /* raw wait status */
+	int code;   /* exit code, or 128 + signal, or -1 if it had to be killed */
+	bool timed_out;
+	char *out;
+	char *err;
+	size_t out_len, err_len;
+};
+
+static inline void h_result_free(struct h_result *r)
+{
+	free(r->out);
+	free(r->err);
+	memset(r, 0, sizeof(*r));
+}
+
+static inline void h_append(char **buf, size_t *len, size_t *cap, const char *data, size_t n)
+{
+	if (*len + n + 1 > *cap) {
+		*cap = (*len + n + 1) * 2 + 4096;
+		*buf = realloc(*buf, *cap);
+		cr_assert(*buf);
+	}
+	memcpy(*buf + *len, data, n);
+	*len += n;
+	(*buf)[*len] = 0;
+}
+
+/*
+ * Collects stdout and stderr of p (those that are pipes) until both are
+ * closed, then its exit status.  After timeout_s the whole process group is
+ * SIGKILLed (safety net) and the result says timed_out.
+ */
+static inline struct h_result h_collect(struct h_proc *p, int timeout_s)
+{
+	struct h_result r = {0};
+	size_t out_cap = 0, err_cap = 0;
+	int64_t deadline = h_now_ms() + (int64_t)timeout_s * 1000;
+	char buf[65536];
+
+	h_append(&r.out, &r.out_len, &out_cap, "", 0);
+	h_append(&r.err, &r.err_len, &err_cap, "", 0);
+	while (p->out >= 0 || p->err >= 0) {
+		struct pollfd fds[2] = {{p->out, POLLIN, 0}, {p->err, POLLIN, 0}};
+		int64_t left = deadline - h_now_ms();
+		int i, n;
+
+		if (left <= 0) {
+			r.timed_out = true;
+			kill(-p->pid, SIGKILL);
+			kill(p->pid, SIGKILL);
+			break;
+		}
+		n = poll(fds, 2, (int)left);
+		if (n < 0 && errno == EINTR)
+			continue;
+		cr_assert(n >= 0, "poll: %s", strerror(errno));
+		for (i = 0; i < 2; i++) {
+			int *fd = i == 0 ? &p->out : &p->err;
+			ssize_t got;
+
+			if (*fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			got = read(*fd, buf, sizeof(buf));
+			if (got < 0 && errno == EINTR)
+				continue;
+			if (got <= 0) {
+				close(*fd);
+				*fd = -1;
+				continue;
+			}
+			if (i == 0)
+				h_append(&r.out, &r.out_len, &out_cap, buf, (size_t)got);
+			else
+				h_append(&r.err, &r.err_len, &err_cap, buf, (size_t)got);
+		}
+	}
+	if (p->out >= 0)
+		close(p->out);
+	if (p->err >= 0)
+		close(p->err);
+	p->out = p->err = -1;
+	if (!r.timed_out && !h_wait_exit(p->pid, deadline, &r.status)) {
+		r.timed_out = true;
+		kill(-p->pid, SIGKILL);
+		kill(p->pid, SIGKILL);
+	}
+	if (r.timed_out)
+		while (waitpid(p->pid, &r.status, 0) < 0 && errno == EINTR)
+			;
+	h_untrack(p->pid);
+	if (p->in >= 0)
+		close(p->in);
+	p->in = -1;
+	if (r.timed_out)
+		r.code = -1;
+	else if (WIFEXITED(r.status))
+		r.code = WEXITSTATUS(r.status);
+	else if (WIFSIGNALED(r.status))
+		r.code = 128 + WTERMSIG(r.status);
+	else
+		r.code = -1;
+	return r;
+}
+
+/* Runs argv to its end with captured output. */
+static inline struct h_result h_run(const char *const argv[], int timeout_s)
+{
+	struct h_proc p = h_spawn(argv, false, true, true);
+
+	return h_collect(&p, timeout_s);
+}
+
+/* Runs a NULL-terminated list of arguments. */
+#define H_RUN(...) h_run((const char *const[]){__VA_ARGS__, NULL}, H_SAFETY_S)
+
+/*
+ * Reads one line from fd into buf (without the newline), waiting at most
+ * timeout_ms; reads one byte at a time so nothing after the line is
+ * consumed.  Returns false on end of file or timeout.
+ */
+static inline bool h_read_line(int fd, char *buf, size_t len, int timeout_ms)
+{
+	int64_t deadline = h_now_ms() + timeout_ms;
+	size_t n = 0;
+
+	while (n + 1 < len) {
+		struct pollfd pfd = {fd, POLLIN, 0};
+		int64_t left = deadline - h_now_ms();
+		char c;
+		ssize_t got;
+
+		if (left <= 0)
+			return false;
+		if (poll(&pfd, 1, (int)left) <= 0)
+			continue;
+		got = read(fd, &c, 1);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			return false;
+		if (c == '\n')
+			break;
+		buf[n++] = c;
+	}
+	buf[n] = 0;
+	return true;
+}
+
+/* Exit code from a wait status as in h_result.code. */
+static inline int h_code(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return -1;
+}
+
+/* waitpid with a safety deadline; returns the exit code as h_code, -1 on timeout
+ * (then the process group has been killed). */
+static inline int h_wait(pid_t pid, int timeout_s, int *statusp)
+{
+	int status = 0;
+
+	if (!h_wait_exit(pid, h_now_ms() + (int64_t)timeout_s * 1000, &status)) {
+		kill(-pid, SIGKILL);
+		kill(pid, SIGKILL);
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+		h_untrack(pid);
+		return -1;
+	}
+	h_untrack(pid);
+	if (statusp)
+		*statusp = status;
+	return h_code(status);
+}
+
+/* Everything that is left on fd until end of file (at most timeout_s). */
+static inline char *h_read_all(int fd, int timeout_s)
+{
+	int64_t deadline = h_now_ms() + (int64_t)timeout_s * 1000;
+	char *buf = NULL, tmp[4096];
+	size_t len = 0, cap = 0;
+
+	h_append(&buf, &len, &cap, "", 0);
+	for (;;) {
+		struct pollfd pfd = {fd, POLLIN, 0};
+		int64_t left = deadline - h_now_ms();
+		ssize_t got;
+
+		if (left <= 0)
+			break;
+		if (poll(&pfd, 1, (int)left) <= 0)
+			continue;
+		got = read(fd, tmp, sizeof(tmp));
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			break;
+		h_append(&buf, &len, &cap, tmp, (size_t)got);
+	}
+	return buf;
+}
+
+/* ---------------------------------------------------------------- /proc */
+
+/* Pacing of /proc polling loops (not a synchronisation: the loops check a
+ * condition and have a deadline); keeps them from starving the tracer. */
+static inline void h_pace(void)
+{
+	poll(NULL, 0, 1);
+}
+
+/* A numeric field of /proc/PID/task/TID/status ("TracerPid"), -1 if absent. */
+static inline long h_status_field(pid_t pid, pid_t tid, const char *field)
+{
+	char path[64], line[256];
+	size_t flen = strlen(field);
+	long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, field, flen) == 0 && line[flen] == ':') {
+			v = strtol(line + flen + 1, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return v;
+}
+
+/* The State letter of a thread ('R', 'S', 't', ...), 0 if it is gone. */
+static inline char h_task_state(pid_t pid, pid_t tid)
+{
+	char path[64], line[256];
+	char st = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, "State:", 6) == 0) {
+			const char *p = line + 6;
+
+			while (*p == ' ' || *p == '\t')
+				p++;
+			st = *p;
+			break;
+		}
+	fclose(f);
+	return st;
+}
+
+/* The thread ids of pid, sorted; returns how many (at most max). */
+static inline int h_tasks(pid_t pid, pid_t *tids, int max)
+{
+	char path[64];
+	struct dirent *d;
+	DIR *dir;
+	int n = 0, i, j;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	dir = opendir(path);
+	if (!dir)
+		return 0;
+	while ((d = readdir(dir)))
+		if (isdigit((unsigned char)d->d_name[0]) && n < max)
+			tids[n++] = (pid_t)atoi(d->d_name);
+	closedir(dir);
+	for (i = 1; i < n; i++)
+		for (j = i; j > 0 && tids[j - 1] > tids[j]; j--) {
+			pid_t t = tids[j];
+
+			tids[j] = tids[j - 1];
+			tids[j - 1] = t;
+		}
+	return n;
+}
+
+/*
+ * Polls until every thread of pid has TracerPid == tracer (safety deadline
+ * timeout_ms).  Returns true when it happened.
+ */
+static inline bool h_wait_traced_by(pid_t pid, pid_t tracer, int timeout_ms)
+{
+	int64_t deadline = h_now_ms() + timeout_ms;
+
+	while (h_now_ms() < deadline) {
+		pid_t tids[256];
+		int n = h_tasks(pid, tids, 256), i, ok = n > 0;
+
+		for (i = 0; i < n && ok; i++)
+			if (h_status_field(pid, tids[i], "TracerPid") != tracer)
+				ok = 0;
+		if (ok)
+			return true;
+		h_pace();
+	}
+	return false;
+}
+
+/* An executable mapping of a process and a copy of its bytes. */
+struct h_text {
+	uint64_t start, end;
+	char path[256];
+	unsigned char *bytes;
+};
+
+/*
+ * Copies every file-backed r-xp mapping of pid through /proc/PID/mem.
+ * Returns how many (at most max).
+ */
+static inline int h_snapshot_text(pid_t pid, struct h_text *texts, int max)
+{
+	char path[64], line[512];
+	FILE *maps;
+	int mem, n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	maps = fopen(path, "r");
+	cr_assert(maps, "%s: %s", path, strerror(errno));
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+	mem = open(path, O_RDONLY);
+	cr_assert(mem >= 0, "%s: %s", path, strerror(errno));
+	while (fgets(line, sizeof(line), maps) && n < max) {
+		unsigned long long start, end;
+		char perms[8], file[256] = "";
+		size_t len, got = 0;
+
+		if (sscanf(line, "%llx-%llx %7s %*s %*s %*s %255s", &start, &end, perms, file) < 3)
+			continue;
+		if (strcmp(perms, "r-xp") != 0 || file[0] != '/')
+			continue;
+		len = (size_t)(end - start);
+		texts[n].start = start;
+		texts[n].end = end;
+		snprintf(texts[n].path, sizeof(texts[n].path), "%s", file);
+		texts[n].bytes = malloc(len);
+		cr_assert(texts[n].bytes);
+		while (got < len) {
+			ssize_t r =
+			    pread(mem, texts[n].bytes + got, len - got, (off_t)(start + got));
+
+			cr_assert(r > 0, "reading %s of pid %d at %#llx: %s", file, (int)pid,
+				  start + got, r < 0 ? strerror(errno) : "end of file");
+			got += (size_t)r;
+		}
+		n++;
+	}
+	fclose(maps);
+	close(mem);
+	return n;
+}
+
+static inline void h_free_text(struct h_text *texts, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		free(texts[i].bytes);
+}
+
+/*
+ * Compares two snapshots; returns NULL if identical, else a description of
+ * the first difference (to free).
+ */
+static inline char *h_text_diff(const struct h_text *a, int na, const struct h_text *b, int nb)
+{
+	int i;
+
+	if (na != nb)
+		return h_fmt("%d executable mappings before, %d after", na, nb);
+	for (i = 0; i < na; i++) {
+		size_t len = (size_t)(a[i].end - a[i].start), k;
+
+		if (a[i].start != b[i].start || a[i].end != b[i].end ||
+		    strcmp(a[i].path, b[i].path) != 0)
+			return h_fmt("mapping %d changed: %s %#llx-%#llx -> %s %#llx-%#llx", i,
+				     a[i].path, (unsigned long long)a[i].start,
+				     (unsigned long long)a[i].end, b[i].path,
+				     (unsigned long long)b[i].start, (unsigned long long)b[i].end);
+		for (k = 0; k < len; k++)
+			if (a[i].bytes[k] != b[i].bytes[k])
+				return h_fmt("%s: byte at %#llx was %02x, is %02x", a[i].path,
+					     (unsigned long long)(a[i].start + k), a[i].bytes[k],
+					     b[i].bytes[k]);
+	}
+	return NULL;
+}
+
+/* Does the mapping of a snapshot whose path ends in suffix exist? */
+static inline bool h_text_has(const struct h_text *t, int n, const char *suffix)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		size_t pl = strlen(t[i].path), sl = strlen(suffix);
+
+		if (pl >= sl && strcmp(t[i].path + pl - sl, suffix) == 0)
+			return true;
+	}
+	return false;
+}
+
+#endif

@@ -1,0 +1,584 @@
+/*
+ * System tests: every way the input to cctrace can be wrong.
+ *
+ * Each test checks the exit code and the exact message, and that nothing
+ * was started or attached: schedule errors are reported before the program
+ * runs (tests/fixtures/errfix in "marker" mode creates a file when it
+ * starts, samples/bank/bank prints a line), and a process that cctrace
+ * refused to attach to has neither a tracer nor extra context switches
+ * (attaching stops every thread, which shows in
+ * /proc/PID/task/TID/status:voluntary_ctxt_switches of threads that are
+ * otherwise blocked for ever).
+ */
+#include "harness.h"
+
+#include <sys/ptrace.h>
+
+TestSuite(errors, .fini = h_cleanup, .timeout = 60);
+
+#define ERRFIX "tests/fixtures/errfix"
+#define BANK   "samples/bank/bank"
+
+/* A shorter safety net for runs that should take well under a second. */
+#define QUICK_S 10
+
+/*
+ * The diagnostic of a schedule error: "PATH:LINE:COL: error: MSG", the
+ * source line indented by 4, and a caret under column COL (tabs of the
+ * source line copied), then nothing but blank lines.
+ */
+static void expect_diag(const char *err, const char *path, int line, int col, const char *msg,
+			const char *src)
+{
+	char caret[512];
+	char *want;
+	size_t n = 0, wl;
+	int i;
+
+	for (i = 0; i < col - 1 && src[i] && n + 2 < sizeof(caret); i++)
+		caret[n++] = src[i] == '\t' ? '\t' : ' ';
+	caret[n++] = '^';
+	caret[n] = 0;
+	want = h_fmt("%s:%d:%d: error: %s\n    %s\n    %s\n", path, line, col, msg, src, caret);
+	wl = strlen(want);
+	cr_expect(strncmp(err, want, wl) == 0, "expected the diagnostic\n%s\ngot\n%s", want, err);
+	if (strncmp(err, want, wl) == 0)
+		cr_expect(strspn(err + wl, "\n") == strlen(err + wl),
+			  "more than the diagnostic was printed:\n%s", err);
+	free(want);
+}
+
+/* Runs `cctrace run SCHED -- errfix marker M` and checks errfix never ran. */
+static struct h_result run_not_launched(const char *sched)
+{
+	char *marker = h_fmt("%s.started", sched);
+	struct h_result r = h_run(
+	    (const char *const[]){h_cctrace(), "run", sched, "--", ERRFIX, "marker", marker, NULL},
+	    QUICK_S);
+
+	cr_expect_eq(r.code, 3, "exit %d, expected 3 (error):\n%s", r.code, r.err);
+	cr_expect(access(marker, F_OK) != 0, "the program was started despite the error");
+	cr_expect_eq(h_parse_trace(r.err, NULL, 0), 0, "trace lines after an error:\n%s", r.err);
+	cr_expect(!strstr(r.err, "cctrace: completed") && !strstr(r.err, "cctrace: bug") &&
+		      !strstr(r.err, "cctrace: unrealizable"),
+		  "an outcome after a schedule error:\n%s", r.err);
+	unlink(marker);
+	free(marker);
+	return r;
+}
+
+/* The check above is meaningful: a valid schedule does start errfix. */
+Test(errors, control_valid_schedule_launches)
+{
+	char *sched = h_temp_sched("ok.sched", "timeout 2s\n");
+	char *marker = h_fmt("%s.started", sched);
+	struct h_result r = h_run(
+	    (const char *const[]){h_cctrace(), "run", sched, "--", ERRFIX, "marker", marker, NULL},
+	    QUICK_S);
+
+	cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, "cctrace: completed: "), "%s", r.err);
+	cr_expect(access(marker, F_OK) == 0, "errfix did not run");
+	unlink(marker);
+	free(marker);
+	h_result_free(&r);
+}
+
+Test(errors, syntax_error_has_position_and_caret)
+{
+	char *sched = h_temp_sched("typo.sched", "timeout 1s\n"
+						 "thread A = wait any enter(work)\n"
+						 "run A untl return(work)\n");
+	struct h_result r = run_not_launched(sched);
+
+	expect_diag(r.err, sched, 3, 7, "expected 'until' after thread list, found 'untl'",
+		    "run A untl return(work)");
+	h_result_free(&r);
+}
+
+Test(errors, misspelt_statement_gets_a_suggestion)
+{
+	char *sched = h_temp_sched("rn.sched", "timeout 1s\n"
+					       "thread A = wait any enter(work)\n"
+					       "rn A until return(work)\n");
+	struct h_result r = run_not_launched(sched);
+
+	expect_diag(r.err, sched, 3, 1, "unknown statement 'rn'; did you mean 'run'?",
+		    "rn A until return(work)");
+	h_result_free(&r);
+}
+
+Test(errors, caret_copies_tabs)
+{
+	char *sched = h_temp_sched("tab.sched", "\twait any enter(never_calld)\n");
+	struct h_result r = run_not_launched(sched);
+
+	expect_diag(r.err, sched, 1, 11, "no function 'never_calld'; did you mean 'never_called'?",
+		    "\twait any enter(never_calld)");
+	h_result_free(&r);
+}
+
+/* The README's misspelling, on the real bank sample: bank prints a line
+ * when it runs, so empty stdout means it never ran. */
+Test(errors, unknown_function_did_you_mean)
+{
+	char *sched =
+	    h_temp_sched("withdarw.sched", "timeout 2s\n"
+					   "thread A, B = wait 2 distinct enter(withdarw)\n"
+					   "release all\n");
+	struct h_result r = H_RUN(h_cctrace(), "run", sched, "--", BANK);
+
+	cr_expect_eq(r.code, 3, "exit %d:\n%s", r.code, r.err);
+	expect_diag(r.err, sched, 2, 31, "no function 'withdarw'; did you mean 'withdraw'?",
+		    "thread A, B = wait 2 distinct enter(withdarw)");
+	cr_expect_str_eq(r.out, "", "bank ran:\n%s", r.out);
+	h_result_free(&r);
+}
+
+Test(errors, unknown_variable)
+{
+	char *s1 = h_temp_sched("balanse.sched", "thread A = wait any write(balanse)\n");
+	char *s2 = h_temp_sched("nosuch.sched", "timeout 1s\nassert nosuchthing == 1\n");
+	struct h_result r = H_RUN(h_cctrace(), "run", s1, "--", BANK);
+
+	cr_expect_eq(r.code, 3, "exit %d:\n%s", r.code, r.err);
+	expect_diag(r.err, s1, 1, 27, "no variable 'balanse'; did you mean 'balance'?",
+		    "thread A = wait any write(balanse)");
+	cr_expect_str_eq(r.out, "", "bank ran:\n%s", r.out);
+	h_result_free(&r);
+
+	r = run_not_launched(s2);
+	expect_diag(r.err, s2, 2, 8, "no variable or enumerator 'nosuchthing' in the program",
+		    "assert nosuchthing == 1");
+	h_result_free(&r);
+}
+
+Test(errors, fifth_watched_variable_names_the_limit)
+{
+	const char *line = "wait any write(w1) || write(w2) || write(w3) || write(w4) || write(w5)";
+	char *sched = h_temp_sched("five.sched", h_fmt("timeout 1s\n%s\n", line));
+	struct h_result r = run_not_launched(sched);
+
+	expect_diag(r.err, sched, 2, 62,
+		    "too many watched variables in one predicate: 'w5' would be the fifth, and "
+		    "x86-64 has only 4 debug registers",
+		    line);
+	h_result_free(&r);
+}
+
+/* Four is the limit, not three: four watched variables work. */
+Test(errors, four_watched_variables_are_fine)
+{
+	char *sched = h_temp_sched("four.sched",
+				   "timeout 5s\n"
+				   "wait any write(w1) || write(w2) || write(w3) || write(w4)\n");
+	struct h_result r = H_RUN(h_cctrace(), "run", sched, "--", ERRFIX, "writes");
+	struct h_trace_ev ev[4];
+
+	cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+	cr_expect_eq(h_parse_trace(r.err, ev, 4), 1, "%s", r.err);
+	cr_expect_str_eq(ev[0].event, "write(w1)", "%s", r.err);
+	cr_expect_str_eq(ev[0].func, "writer");
+	cr_expect_str_eq(r.out, "w1..w4 = 1 2 3 4, w5 = 0\n");
+	h_result_free(&r);
+}
+
+/* ----------------------------------------------------------- attach */
+
+struct waiter {
+	struct h_proc proc;
+	pid_t pid;
+	pid_t tids[8];
+	int ntids;
+	long switches[8];
+};
+
+/* Starts `errfix wait`: three threads blocked for ever. */
+static void start_waiter(struct waiter *w)
+{
+	const char *argv[] = {ERRFIX, "wait", NULL};
+	char line[64];
+	int pid = 0, i;
+
+	w->proc = h_spawn(argv, false, true, false);
+	w->pid = w->proc.pid;
+	cr_assert(h_read_line(w->proc.out, line, sizeof(line), 10000), "no ready line");
+	cr_assert(sscanf(line, "ready %d", &pid) == 1 && pid == w->pid, "%s", line);
+	/* All three blocked (main in join, two in read). */
+	{
+		int64_t deadline = h_now_ms() + 10000;
+		bool blocked = false;
+
+		while (!blocked && h_now_ms() < deadline) {
+			w->ntids = h_tasks(w->pid, w->tids, 8);
+			blocked = w->ntids == 3;
+			for (i = 0; i < w->ntids && blocked; i++)
+				blocked = h_task_state(w->pid, w->tids[i]) == 'S';
+			if (!blocked)
+				h_pace();
+		}
+		cr_assert(blocked, "errfix wait did not block");
+	}
+	for (i = 0; i < w->ntids; i++)
+		w->switches[i] = h_status_field(w->pid, w->tids[i], "voluntary_ctxt_switches") +
+				 h_status_field(w->pid, w->tids[i], "nonvoluntary_ctxt_switches");
+}
+
+/* Nobody stopped (attached to) the waiter's threads since start_waiter. */
+static void expect_never_attached(struct waiter *w)
+{
+	int i;
+
+	for (i = 0; i < w->ntids; i++) {
+		long now = h_status_field(w->pid, w->tids[i], "voluntary_ctxt_switches") +
+			   h_status_field(w->pid, w->tids[i], "nonvoluntary_ctxt_switches");
+
+		cr_expect_eq(h_status_field(w->pid, w->tids[i], "TracerPid"), 0,
+			     "thread %d is traced", (int)w->tids[i]);
+		cr_expect_eq(now, w->switches[i],
+			     "thread %d was woken up (context switches %ld -> %ld): something "
+			     "attached to it",
+			     (int)w->tids[i], w->switches[i], now);
+	}
+}
+
+/* The check above is meaningful: a real attach does show. */
+Test(errors, control_attach_shows_in_context_switches)
+{
+	char *sched = h_temp_sched("release.sched", "release all\n");
+	struct waiter w;
+	struct h_result r;
+	int i, woken = 0;
+
+	start_waiter(&w);
+	r = H_RUN(h_cctrace(), "attach", h_fmt("%d", (int)w.pid), sched);
+	cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+	for (i = 0; i < w.ntids; i++)
+		if (h_status_field(w.pid, w.tids[i], "voluntary_ctxt_switches") +
+			h_status_field(w.pid, w.tids[i], "nonvoluntary_ctxt_switches") !=
+		    w.switches[i])
+			woken++;
+	cr_expect_eq(woken, w.ntids, "only %d of %d threads show the attach", woken, w.ntids);
+	h_result_free(&r);
+}
+
+Test(errors, attach_schedule_error_attaches_nothing)
+{
+	char *sched = h_temp_sched("typo.sched", "timeout 1s\n"
+						 "thread A = wait any enter(work)\n"
+						 "run A untl return(work)\n");
+	struct waiter w;
+	struct h_result r;
+
+	start_waiter(&w);
+	r = H_RUN(h_cctrace(), "attach", h_fmt("%d", (int)w.pid), sched);
+	cr_expect_eq(r.code, 3, "exit %d:\n%s", r.code, r.err);
+	expect_diag(r.err, sched, 3, 7, "expected 'until' after thread list, found 'untl'",
+		    "run A untl return(work)");
+	expect_never_attached(&w);
+	h_result_free(&r);
+
+	/* An error found by the checker against the process's symbols. */
+	sched = h_temp_sched("nofunc.sched", "wait any enter(never_calld)\n");
+	r = H_RUN(h_cctrace(), "attach", h_fmt("%d", (int)w.pid), sched);
+	cr_expect_eq(r.code, 3, "exit %d:\n%s", r.code, r.err);
+	expect_diag(r.err, sched, 1, 10, "no function 'never_calld'; did you mean 'never_called'?",
+		    "wait any enter(never_calld)");
+	expect_never_attached(&w);
+	h_result_free(&r);
+}
+
+static void expect_no_such_process(pid_t pid)
+{
+	char *sched = h_temp_sched("never.sched", "wait any enter(never_called)\n");
+	char *arg = h_fmt("%d", (int)pid);
+	struct h_result r = H_RUN(h_cctrace(), "attach", arg, sched);
+
+	cr_expect_eq(r.code, 3, "attach %s: exit %d:\n%s", arg, r.code, r.err);
+	cr_expect(strstr(r.err, "no such process"), "attach %s: expected 'no such process' in:\n%s",
+		  arg, r.err);
+	cr_expect(strstr(r.err, arg), "attach %s: the message does not name the pid:\n%s", arg,
+		  r.err);
+	h_result_free(&r);
+	free(arg);
+}
+
+Test(errors, attach_no_such_process)
+{
+	pid_t gone;
+	int status;
+
+	expect_no_such_process(999999999);
+	/* A pid that existed a moment ago. */
+	gone = fork();
+	cr_assert(gone >= 0);
+	if (gone == 0)
+		_exit(0);
+	cr_assert_eq(waitpid(gone, &status, 0), gone);
+	expect_no_such_process(gone);
+}
+
+Test(errors, attach_not_a_pid)
+{
+	const char *bad[] = {"notapid", "12abc", "0", "", "99999999999999999999"};
+	char *sched = h_temp_sched("never.sched", "wait any enter(never_called)\n");
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct h_result r = H_RUN(h_cctrace(), "attach", bad[i], sched);
+		char *want = h_fmt("cctrace attach: '%s' is not a process id\n", bad[i]);
+
+		cr_expect_eq(r.code, 3, "attach '%s': exit %d:\n%s", bad[i], r.code, r.err);
+		cr_expect_str_eq(r.err, want, "attach '%s'", bad[i]);
+		free(want);
+		h_result_free(&r);
+	}
+}
+
+Test(errors, attach_already_traced_by_the_test)
+{
+	char *sched = h_temp_sched("never.sched", "timeout 1s\nwait any enter(never_called)\n");
+	struct waiter w;
+	struct h_result r;
+	char *want;
+
+	start_waiter(&w);
+	cr_assert(ptrace(PTRACE_SEIZE, w.pid, NULL, NULL) == 0, "seize: %s", strerror(errno));
+	r = H_RUN(h_cctrace(), "attach", h_fmt("%d", (int)w.pid), sched);
+	want = h_fmt("cannot attach to pid %d: it is already traced by pid %d", (int)w.pid,
+		     (int)getpid());
+	cr_expect_eq(r.code, 3, "exit %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, want), "expected '%s' in:\n%s", want, r.err);
+	cr_expect_eq(h_parse_trace(r.err, NULL, 0), 0, "%s", r.err);
+	cr_expect_eq(h_status_field(w.pid, w.pid, "TracerPid"), getpid(),
+		     "cctrace took the tracee away");
+	cr_assert(ptrace(PTRACE_DETACH, w.pid, NULL, NULL) == 0 || errno == ESRCH);
+	free(want);
+	h_result_free(&r);
+}
+
+Test(errors, attach_already_traced_by_another_cctrace)
+{
+	char *never = h_temp_sched("never.sched", "timeout 60s\nwait any enter(never_called)\n");
+	char *pid;
+	struct waiter w;
+	struct h_proc first;
+	struct h_result r, r1;
+	char *want;
+
+	start_waiter(&w);
+	pid = h_fmt("%d", (int)w.pid);
+	first = h_spawn((const char *const[]){h_cctrace(), "attach", pid, never, NULL}, false, true,
+			true);
+	cr_assert(h_wait_traced_by(w.pid, first.pid, 10000), "the first cctrace did not attach");
+	r = H_RUN(h_cctrace(), "attach", pid, never);
+	want = h_fmt("cannot attach to pid %d: it is already traced by pid %d (cctrace)",
+		     (int)w.pid, (int)first.pid);
+	cr_expect_eq(r.code, 3, "exit %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, want), "expected '%s' in:\n%s", want, r.err);
+	h_result_free(&r);
+	/* The first one is still in charge, and lets go on Ctrl-C. */
+	cr_expect(h_wait_traced_by(w.pid, first.pid, 1000),
+		  "the second cctrace disturbed the first");
+	cr_assert(kill(first.pid, SIGINT) == 0);
+	r1 = h_collect(&first, QUICK_S);
+	cr_expect_eq(r1.code, 3, "first cctrace: exit %d:\n%s", r1.code, r1.err);
+	cr_expect(strstr(r1.err, "interrupted"), "%s", r1.err);
+	cr_expect_eq(h_status_field(w.pid, w.pid, "TracerPid"), 0);
+	free(want);
+	h_result_free(&r1);
+}
+
+/* ---------------------------------------------------------- programs */
+
+Test(errors, program_does_not_exist)
+{
+	char *sched = h_temp_sched("plain.sched", "timeout 1s\n");
+	struct h_result r = H_RUN(h_cctrace(), "run", sched, "--", "/nonexistent/dir/prog");
+
+	cr_expect_eq(r.code, 3, "exit %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, "cannot run '/nonexistent/dir/prog'"),
+		  "expected \"cannot run '/nonexistent/dir/prog'\" in:\n%s", r.err);
+	cr_expect(strstr(r.err, "No such file or directory"), "%s", r.err);
+	h_result_free(&r);
+}
+
+Test(errors, schedule_file_does_not_exist)
+{
+	struct h_result r = H_RUN(h_cctrace(), "run", "/nonexistent/x.sched", "--", ERRFIX, "wait");
+
+	cr_expect_eq(r.code, 3, "exit %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, "/nonexistent/x.sched: cannot read schedule: No such file or "
+				"directory"),
+		  "%s", r.err);
+	cr_expect_str_eq(r.out, "", "errfix ran:\n%s", r.out);
+	h_result_free(&r);
+}
+
+Test(errors, command_line_mistakes)
+{
+	char *sched = h_temp_sched("plain.sched", "timeout 1s\n");
+	struct h_result r;
+
+	r = H_RUN(h_cctrace(), "run", sched, ERRFIX);
+	cr_expect_eq(r.code, 3);
+	cr_expect_str_eq(r.err, "cctrace run: expected SCHEDULE -- PROGRAM [ARGS...]\n");
+	h_result_free(&r);
+
+	r = H_RUN(h_cctrace(), "attach", "1");
+	cr_expect_eq(r.code, 3);
+	cr_expect_str_eq(r.err, "cctrace attach: expected PID SCHEDULE\n");
+	h_result_free(&r);
+
+	r = H_RUN(h_cctrace(), "frob");
+	cr_expect_eq(r.code, 3);
+	cr_expect(strncmp(r.err, "cctrace: unknown command 'frob'\nusage: ", 39) == 0, "%s", r.err);
+	h_result_free(&r);
+
+	r = H_RUN(h_cctrace(), "run", "--timeout", "5x", sched, "--", ERRFIX, "wait");
+	cr_expect_eq(r.code, 3);
+	cr_expect_str_eq(r.err, "cctrace: bad --timeout '5x': use e.g. 500ms or 2s\n");
+	cr_expect_str_eq(r.out, "");
+	h_result_free(&r);
+
+	r = H_RUN(h_cctrace(), "run", "--expect", "bogus", sched, "--", ERRFIX, "wait");
+	cr_expect_eq(r.code, 3);
+	cr_expect_str_eq(r.err, "cctrace: bad --expect 'bogus': use bug, completed, unrealizable "
+				"or error\n");
+	cr_expect_str_eq(r.out, "");
+	h_result_free(&r);
+}
+
+/* Where the threads were: one line per thread, p1.t1 .. p1.tN. */
+static void expect_thread_report(const char *err, int nthreads)
+{
+	const char *threads = strstr(err, "\n  threads:\n");
+	int i;
+
+	cr_expect(threads, "no thread report:\n%s", err);
+	if (!threads)
+		return;
+	for (i = 1; i <= nthreads; i++) {
+		char *line = h_fmt("\n    p1.t%d ", i);
+
+		cr_expect(strstr(threads, line), "the report does not list p1.t%d:\n%s", i, err);
+		free(line);
+	}
+	cr_expect_eq(h_count_lines(threads, "blocked in read"), 2,
+		     "two threads should be blocked in read:\n%s", err);
+}
+
+Test(errors, unrealizable_timeout_lists_threads)
+{
+	char *sched = h_temp_sched("never.sched", "timeout 300ms\nwait any enter(never_called)\n");
+	struct h_result r = h_run(
+	    (const char *const[]){h_cctrace(), "run", sched, "--", ERRFIX, "wait", NULL}, QUICK_S);
+	char *want;
+	int pid = 0;
+
+	cr_expect(!r.timed_out, "cctrace did not end within %d s after a 300 ms timeout:\n%s",
+		  QUICK_S, r.err);
+	cr_expect_eq(r.code, 2, "exit %d, expected 2 (unrealizable):\n%s", r.code, r.err);
+	want = h_fmt("cctrace: unrealizable: no thread reached 'enter(never_called)' within 300 "
+		     "ms (%s:2:1); where the threads were:\n",
+		     sched);
+	cr_expect(strstr(r.err, want), "expected\n%s\nin:\n%s", want, r.err);
+	expect_thread_report(r.err, 3);
+	/* The launched program was killed, not left behind. */
+	cr_expect(sscanf(r.out, "ready %d", &pid) == 1, "%s", r.out);
+	if (pid > 0) {
+		char st = h_task_state(pid, pid);
+
+		cr_expect(st == 0 || st == 'Z' || st == 'X', "errfix %d left running (state %c)",
+			  pid, st);
+	}
+	free(want);
+	h_result_free(&r);
+}
+
+Test(errors, unrealizable_timeout_on_attach_lists_threads)
+{
+	char *sched = h_temp_sched("never.sched", "timeout 300ms\nwait any enter(never_called)\n");
+	struct waiter w;
+	struct h_result r;
+	char *pid, *want;
+
+	start_waiter(&w);
+	pid = h_fmt("%d", (int)w.pid);
+	r = h_run((const char *const[]){h_cctrace(), "attach", pid, sched, NULL}, QUICK_S);
+	cr_expect_eq(r.code, 2, "exit %d:\n%s", r.code, r.err);
+	want = h_fmt("cctrace: unrealizable: no thread reached 'enter(never_called)' within 300 "
+		     "ms (%s:2:1); where the threads were:\n",
+		     sched);
+	cr_expect(strstr(r.err, want), "expected\n%s\nin:\n%s", want, r.err);
+	expect_thread_report(r.err, 3);
+	cr_expect_eq(h_status_field(w.pid, w.pid, "TracerPid"), 0, "still traced");
+	cr_expect_eq(h_task_state(w.pid, w.pid), 'S', "errfix should be blocked as before");
+	h_result_free(&r);
+
+	/* The same with --expect unrealizable. */
+	r = h_run((const char *const[]){h_cctrace(), "attach", "--expect", "unrealizable", pid,
+					sched, NULL},
+		  QUICK_S);
+	cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+	free(want);
+	h_result_free(&r);
+}
+
+Test(errors, program_exits_while_the_schedule_waits)
+{
+	char *sched = h_temp_sched("die.sched", "timeout 10s\n"
+						"wait any enter(work)\n"
+						"wait any enter(never_called)\n");
+	const char *plain[] = {h_cctrace(), "run", sched, "--", ERRFIX, "die", NULL};
+	const char *fail[] = {h_cctrace(), "run", "--fail-on-exit", sched, "--", ERRFIX,
+			      "die",	   NULL};
+	struct h_result r = h_run(plain, QUICK_S);
+	char *want;
+
+	cr_expect_eq(r.code, 2, "exit %d, expected 2 (unrealizable):\n%s", r.code, r.err);
+	want = h_fmt("cctrace: unrealizable: the program exited with status 3 while the schedule "
+		     "waited at %s:3:1\n",
+		     sched);
+	cr_expect(strstr(r.err, want), "expected\n%s\nin:\n%s", want, r.err);
+	cr_expect_eq(h_count_lines(r.err, "enter(work)"), 1,
+		     "the first wait was satisfied first:\n%s", r.err);
+	cr_expect_str_eq(r.out, "exiting with 3\n");
+	free(want);
+	h_result_free(&r);
+
+	r = h_run(fail, QUICK_S);
+	cr_expect_eq(r.code, 1, "--fail-on-exit: exit %d, expected 1 (bug):\n%s", r.code, r.err);
+	want = h_fmt("cctrace: bug: the program exited with status 3 while the schedule waited at "
+		     "%s:3:1\n",
+		     sched);
+	cr_expect(strstr(r.err, want), "expected\n%s\nin:\n%s", want, r.err);
+	free(want);
+	h_result_free(&r);
+}
+
+Test(errors, expect_mismatch_exits_4)
+{
+	char *typo = h_temp_sched("typo.sched", "rn A until exit\n");
+	struct h_result r;
+
+	r = H_RUN(h_cctrace(), "run", "--expect", "completed", "samples/bank/lost-update.sched",
+		  "--", BANK);
+	cr_expect_eq(r.code, 4, "--expect completed on a bug: exit %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, "cctrace: bug: "), "the outcome is still reported:\n%s", r.err);
+	h_result_free(&r);
+
+	r = H_RUN(h_cctrace(), "run", "--expect", "unrealizable", "samples/bank/lost-update.sched",
+		  "--", BANK);
+	cr_expect_eq(r.code, 4, "--expect unrealizable on a bug: exit %d:\n%s", r.code, r.err);
+	h_result_free(&r);
+
+	r = H_RUN(h_cctrace(), "run", "--expect", "error", typo, "--", BANK);
+	cr_expect_eq(r.code, 0, "--expect error on a schedule error: exit %d:\n%s", r.code, r.err);
+	cr_expect_str_eq(r.out, "", "bank ran:\n%s", r.out);
+	h_result_free(&r);
+
+	r = H_RUN(h_cctrace(), "run", "--expect", "bug", typo, "--", BANK);
+	cr_expect_eq(r.code, 4, "--expect bug on a schedule error: exit %d:\n%s", r.code, r.err);
+	h_result_free(&r);
+}

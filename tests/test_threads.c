@@ -1,0 +1,228 @@
+/*
+ * System tests: threads that come and go while a schedule holds others.
+ *
+ * tests/fixtures/waves creates three waves of four short-lived threads; a
+ * schedule holds one thread of the first wave for the whole run while the
+ * other eleven are created and end (a watchpoint set before the later waves
+ * exist catches the last of them), then finishes the held one: the program's
+ * own checks must pass and the held thread must be the last to finish.
+ * tests/fixtures/chain creates its threads one after another; the same
+ * schedule run three times must give the same thread names, by creation
+ * order.
+ */
+#include "harness.h"
+
+TestSuite(threads, .fini = h_cleanup, .timeout = 60);
+
+#define WAVES "tests/fixtures/waves"
+#define CHAIN "tests/fixtures/chain"
+
+#define QUICK_S 10
+
+/* The value of "key":"..." or "key":NUMBER on a JSON line. */
+static bool json_field(const char *line, const char *key, char *buf, size_t len)
+{
+	char pat[64];
+	const char *p;
+	size_t n = 0;
+
+	snprintf(pat, sizeof(pat), "\"%s\":", key);
+	p = strstr(line, pat);
+	if (!p)
+		return false;
+	p += strlen(pat);
+	if (*p == '"')
+		p++;
+	while (*p && *p != '"' && *p != ',' && *p != '}' && n + 1 < len)
+		buf[n++] = *p++;
+	buf[n] = 0;
+	return n > 0;
+}
+
+Test(threads, hold_one_thread_while_waves_come_and_go)
+{
+	char *sched = h_temp_sched("waves.sched", "timeout 5s\n"
+						  "thread A = wait any enter(job)\n"
+						  "wait any write(finished) && finished == 11\n"
+						  "run A until return(job)\n"
+						  "release all\n");
+	char *json_path = h_fmt("%s.json", sched), *json, *first_line, *nl;
+	struct h_trace_ev ev[8];
+	struct h_result r;
+	char tid[32] = "", thread[32] = "";
+	int n, job = -1, last_tid = -1, wave2;
+
+	r = H_RUN(h_cctrace(), "run", "--fail-on-exit", "--trace-json", json_path, sched, "--",
+		  WAVES);
+	cr_assert_eq(r.code, 0, "exit %d, expected 0 (completed):\nstdout:\n%s\nstderr:\n%s",
+		     r.code, r.out, r.err);
+	cr_expect(strstr(r.err, "cctrace: completed: the schedule ran to its end and the program "
+				"exited normally\n"),
+		  "%s", r.err);
+	cr_assert(sscanf(r.out, "ok: 12 jobs; last to finish: job %d tid %d", &job, &last_tid) == 2,
+		  "the program's own check failed:\n%s", r.out);
+
+	n = h_parse_trace(r.err, ev, 8);
+	cr_assert_eq(n, 3, "expected 3 trace lines:\n%s", r.err);
+	cr_expect_str_eq(ev[0].event, "enter(job)");
+	cr_expect_str_eq(ev[1].event, "write(finished)");
+	cr_expect_str_eq(ev[2].event, "return(job)");
+	cr_expect_str_eq(ev[2].thread, ev[0].thread, "return(job) is not A's:\n%s", r.err);
+	cr_expect_str_eq(ev[1].func, "worker");
+	/* The eleventh to finish was created in the third wave (p1.t10 ..
+	 * p1.t13), after the watchpoint was set. */
+	cr_expect(sscanf(ev[1].thread, "p1.t%d", &wave2) == 1 && wave2 >= 10 && wave2 <= 13,
+		  "write(finished) == 11 by %s, expected a thread of the third wave:\n%s",
+		  ev[1].thread, r.err);
+
+	/* A is the thread the program saw finish last, and its name is its
+	 * creation order: job J is thread p1.t(J+2). */
+	json = h_read_file(json_path, NULL);
+	cr_assert(json, "no %s", json_path);
+	first_line = json;
+	nl = strchr(first_line, '\n');
+	if (nl)
+		*nl = 0;
+	cr_assert(json_field(first_line, "tid", tid, sizeof(tid)), "%s", first_line);
+	cr_assert(json_field(first_line, "thread", thread, sizeof(thread)), "%s", first_line);
+	cr_expect_str_eq(thread, ev[0].thread);
+	cr_expect_eq(atoi(tid), last_tid,
+		     "A (tid %s) was held, yet tid %d finished last:\nstdout: %s\nstderr:\n%s", tid,
+		     last_tid, r.out, r.err);
+	{
+		char *want = h_fmt("p1.t%d", job + 2);
+
+		cr_expect(job >= 0 && job < 4, "A should be from the first wave, is job %d", job);
+		cr_expect_str_eq(ev[0].thread, want, "job %d runs in thread %s, named %s", job,
+				 want, ev[0].thread);
+		free(want);
+	}
+	free(json);
+	unlink(json_path);
+	h_result_free(&r);
+}
+
+Test(threads, thread_names_are_stable_across_runs)
+{
+	char *sched = h_temp_sched("chain.sched", "timeout 5s\n"
+						  "thread A = wait any enter(visit)\n"
+						  "run A until return(visit)\n"
+						  "release A\n"
+						  "thread B = wait any enter(visit)\n"
+						  "run B until return(visit)\n"
+						  "release B\n"
+						  "thread C = wait any enter(visit)\n"
+						  "run C until return(visit)\n"
+						  "release C\n"
+						  "thread D = wait any enter(visit)\n"
+						  "run D until return(visit)\n"
+						  "release all\n");
+	static const char *const want_thread[] = {"p1.t2", "p1.t2", "p1.t3", "p1.t3",
+						  "p1.t4", "p1.t4", "p1.t5", "p1.t5"};
+	char first[1024] = "";
+	int run;
+
+	for (run = 0; run < 3; run++) {
+		struct h_result r = H_RUN(h_cctrace(), "run", "--fail-on-exit", sched, "--", CHAIN);
+		struct h_trace_ev ev[16];
+		char seq[1024] = "";
+		int n, i;
+
+		cr_assert_eq(r.code, 0, "run %d: exit %d:\n%s", run + 1, r.code, r.err);
+		cr_expect_str_eq(r.out, "ok: visited 0 1 2 3\n", "run %d", run + 1);
+		n = h_parse_trace(r.err, ev, 16);
+		cr_assert_eq(n, 8, "run %d: expected 8 trace lines:\n%s", run + 1, r.err);
+		for (i = 0; i < n; i++) {
+			cr_expect_str_eq(ev[i].thread, want_thread[i], "run %d, line %d:\n%s",
+					 run + 1, i + 1, r.err);
+			cr_expect_str_eq(ev[i].event, i % 2 ? "return(visit)" : "enter(visit)",
+					 "run %d, line %d:\n%s", run + 1, i + 1, r.err);
+			strncat(seq, ev[i].thread, sizeof(seq) - strlen(seq) - 1);
+			strncat(seq, " ", sizeof(seq) - strlen(seq) - 1);
+			strncat(seq, ev[i].event, sizeof(seq) - strlen(seq) - 1);
+			strncat(seq, "\n", sizeof(seq) - strlen(seq) - 1);
+		}
+		if (run == 0)
+			snprintf(first, sizeof(first), "%s", seq);
+		else
+			cr_expect_str_eq(seq, first, "run %d differs from run 1", run + 1);
+		h_result_free(&r);
+	}
+}
+
+/* A named thread that exits before its predicate: unrealizable, and the
+ * program (still running, blocked on the held threads' progress) is killed. */
+Test(threads, named_thread_exits_before_predicate)
+{
+	char *sched = h_temp_sched("exits.sched", "timeout 5s\n"
+						  "thread A = wait any enter(job)\n"
+						  "run A until enter(main)\n");
+	struct h_result r =
+	    h_run((const char *const[]){h_cctrace(), "run", sched, "--", WAVES, NULL}, QUICK_S);
+	struct h_trace_ev ev[4];
+	char *want;
+
+	cr_expect(!r.timed_out, "cctrace did not end within %d s:\n%s", QUICK_S, r.err);
+	cr_expect_eq(r.code, 2, "exit %d, expected 2 (unrealizable):\n%s", r.code, r.err);
+	cr_assert_eq(h_parse_trace(r.err, ev, 4), 1, "%s", r.err);
+	want = h_fmt("cctrace: unrealizable: %s exited before reaching 'enter(main)' (%s:3:1)\n",
+		     ev[0].thread, sched);
+	cr_expect(strstr(r.err, want), "expected\n%s\nin:\n%s", want, r.err);
+	free(want);
+	h_result_free(&r);
+}
+
+/* Running a thread that has ended is unrealizable, and says which thread. */
+Test(threads, run_of_an_ended_thread)
+{
+	char *sched = h_temp_sched("ended.sched", "timeout 5s\n"
+						  "thread A = wait any enter(job)\n"
+						  "run A until exit\n"
+						  "run A until enter(job)\n");
+	struct h_result r =
+	    h_run((const char *const[]){h_cctrace(), "run", sched, "--", WAVES, NULL}, QUICK_S);
+	struct h_trace_ev ev[4];
+	const char *outcome;
+	char *where;
+
+	cr_expect(!r.timed_out, "cctrace did not end within %d s:\n%s", QUICK_S, r.err);
+	cr_expect_eq(r.code, 2, "exit %d, expected 2 (unrealizable):\n%s", r.code, r.err);
+	cr_assert_eq(h_parse_trace(r.err, ev, 4), 2, "%s", r.err);
+	cr_expect_str_eq(ev[1].event, "exit");
+	cr_expect_str_eq(ev[1].thread, ev[0].thread);
+	outcome = strstr(r.err, "cctrace: unrealizable: ");
+	cr_assert(outcome, "%s", r.err);
+	where = h_fmt("%s:4:1", sched);
+	cr_expect(strstr(outcome, ev[0].thread) && strstr(outcome, where),
+		  "the outcome should say that %s (A) has ended, at %s:\n%s", ev[0].thread, where,
+		  r.err);
+	free(where);
+	h_result_free(&r);
+}
+
+/* Two held threads run one after the other until the same watched write:
+ * the watchpoint must fire in the second thread too. */
+Test(threads, same_watchpoint_in_consecutive_runs)
+{
+	char *sched = h_temp_sched("ww.sched", "timeout 2s\n"
+					       "thread A, B = wait 2 distinct enter(withdraw)\n"
+					       "run A until write(balance)\n"
+					       "run B until write(balance)\n"
+					       "release all\n");
+	struct h_result r =
+	    h_run((const char *const[]){h_cctrace(), "run", sched, "--", "samples/bank/bank", NULL},
+		  QUICK_S);
+	struct h_trace_ev ev[8];
+	int n;
+
+	cr_expect_eq(r.code, 0, "exit %d, expected 0 (completed):\n%s", r.code, r.err);
+	n = h_parse_trace(r.err, ev, 8);
+	cr_assert_eq(n, 4, "expected 4 trace lines:\n%s", r.err);
+	cr_expect_str_eq(ev[2].event, "write(balance)");
+	cr_expect_str_eq(ev[2].thread, ev[0].thread);
+	cr_expect_str_eq(ev[3].event, "write(balance)");
+	cr_expect_str_eq(ev[3].thread, ev[1].thread, "B's write was not seen:\n%s", r.err);
+	/* A wrote first and B read A's value: no update is lost. */
+	cr_expect_str_eq(r.out, "ok: balance = 70\n");
+	h_result_free(&r);
+}
