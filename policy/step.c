@@ -22,8 +22,7 @@
 enum drive_mode { DRIVE_STEP, DRIVE_RUN, DRIVE_ALREADY_MOVING };
 
 /* Decides at each stop of the driven thread: 1 hold it here, 0 go on. */
-typedef int (*stop_test)(struct run *r, struct tr_thread *th, const struct tr_event *ev,
-			 void *ctx);
+typedef int (*stop_test)(struct run *r, struct tr_thread *th, const struct tr_event *ev, void *ctx);
 
 static void move(struct run *r, struct tr_thread *th, enum drive_mode mode)
 {

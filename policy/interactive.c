@@ -1,0 +1,583 @@
+/*
+ * interactive.c: a program held between commands, for the shell.
+ *
+ * A session is a run (run.h) that never ends on its own.  Each command's
+ * statements are parsed as a small schedule, checked against the live
+ * symbols with the session's growing tables of thread variables and
+ * points, and executed by the same interpreter a schedule file uses; a
+ * statement that cannot be followed (a timeout, Ctrl-C) reports through a
+ * buffer instead of ending the session.  The text of every command that
+ * ran is kept, in order, so that saving writes a schedule that replays it.
+ *
+ * User breakpoints and watchpoints are kept as predicate atoms; `continue`
+ * is a wait with every thread as a candidate and that disjunction as its
+ * predicate.
+ */
+#include "policy/run.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct user_point {
+	int number;
+	bool watch;
+	char *spec; /* as typed: "withdraw", "bank.c:31", "balance" */
+	char *atom; /* "enter(withdraw)", "at(bank.c:31)", "write(balance)" */
+	struct user_point *next;
+};
+
+struct policy_session {
+	struct policy pol;
+	struct policy_options opt;
+	struct tracer *tracer;
+	struct run *run;
+	bool over;
+	char **argv; /* a launched program's command line, for `save` */
+	pid_t pid;
+	struct schedule **fragments; /* kept: armed points refer to their trees */
+	int nfragments;
+	char **recorded;
+	int nrecorded;
+	struct user_point *points;
+	int next_point;
+};
+
+static struct policy_session *session_new(const struct policy_options *opt)
+{
+	struct policy_session *s = calloc(1, sizeof(*s));
+	struct tracer_options topt = {.pin_cpu = opt->pin_cpu};
+
+	if (!s)
+		return NULL;
+	s->opt = *opt;
+	s->tracer = tracer_new(&topt);
+	s->next_point = 1;
+	if (!s->tracer) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+static int session_start(struct policy_session *s, bool launched)
+{
+	static struct schedule empty = {.path = "shell"};
+
+	s->pol.sched = &empty;
+	s->run = run_new(&s->pol, s->tracer, &s->opt, launched);
+	if (!s->run)
+		return -1;
+	s->run->interactive = true;
+	return 0;
+}
+
+struct policy_session *policy_session_launch(char *const argv[], const struct policy_options *opt,
+					     char *err, size_t errlen)
+{
+	struct policy_session *s = session_new(opt);
+	int n;
+
+	if (!s) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	if (tracer_launch(s->tracer, argv, err, errlen) < 0 || session_start(s, true) < 0) {
+		tracer_free(s->tracer);
+		free(s);
+		return NULL;
+	}
+	for (n = 0; argv[n]; n++)
+		;
+	s->argv = calloc((size_t)n + 1, sizeof(*s->argv));
+	for (n = 0; s->argv && argv[n]; n++)
+		s->argv[n] = strdup(argv[n]);
+	return s;
+}
+
+struct policy_session *policy_session_attach(pid_t pid, const struct policy_options *opt, char *err,
+					     size_t errlen)
+{
+	struct policy_session *s = session_new(opt);
+
+	if (!s) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	s->pid = pid;
+	if (tracer_attach(s->tracer, pid, err, errlen) < 0 || session_start(s, false) < 0) {
+		tracer_detach_all(s->tracer);
+		tracer_free(s->tracer);
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+static void free_strings(char **v, int n)
+{
+	int i;
+
+	for (i = 0; v && i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+void policy_session_end(struct policy_session *s)
+{
+	struct user_point *p;
+	int i;
+
+	if (!s)
+		return;
+	s->run->finished = true; /* nothing more to report */
+	s->run->interactive = false;
+	if (s->run->launched)
+		tracer_kill_launched(s->tracer);
+	else
+		tracer_detach_all(s->tracer);
+	run_free(s->run);
+	tracer_free(s->tracer);
+	for (i = 0; i < s->nfragments; i++)
+		schedule_free(s->fragments[i]);
+	free(s->fragments);
+	free_strings(s->recorded, s->nrecorded);
+	for (i = 0; s->argv && s->argv[i]; i++)
+		free(s->argv[i]);
+	free(s->argv);
+	while ((p = s->points)) {
+		s->points = p->next;
+		free(p->spec);
+		free(p->atom);
+		free(p);
+	}
+	s->pol.sched = NULL;
+	for (i = 0; i < s->pol.nfuncs; i++)
+		free(s->pol.funcs[i]);
+	for (i = 0; i < s->pol.nlocs; i++)
+		free(s->pol.locs[i].file);
+	for (i = 0; i < s->pol.nthreads; i++)
+		free(s->pol.threads[i]);
+	free(s->pol.funcs);
+	free(s->pol.locs);
+	free(s->pol.threads);
+	free(s);
+}
+
+static struct sym_space *live_symbols(struct policy_session *s)
+{
+	struct proc_ctx *pc = run_proc(s->run, run_main_process(s->run));
+
+	return pc ? pc->syms : NULL;
+}
+
+static int keep(void ***list, int *n, void *item)
+{
+	void **grown = realloc(*list, sizeof(*grown) * (size_t)(*n + 1));
+
+	if (!grown)
+		return -1;
+	grown[(*n)++] = item;
+	*list = grown;
+	return 0;
+}
+
+/* Parse and check text; the schedule is kept for the session's life. */
+static struct schedule *prepare(struct policy_session *s, const char *text, char *err,
+				size_t errlen)
+{
+	struct schedule *sched = schedule_parse("shell", text, err, errlen);
+	struct sym_space *syms = live_symbols(s);
+
+	if (!sched)
+		return NULL;
+	if (!syms) {
+		snprintf(err, errlen, "no symbols for the program");
+		schedule_free(sched);
+		return NULL;
+	}
+	if (policy_check_block(&s->pol, sched, syms, err, errlen) < 0 ||
+	    keep((void ***)&s->fragments, &s->nfragments, sched) < 0) {
+		schedule_free(sched);
+		return NULL;
+	}
+	return sched;
+}
+
+static bool program_gone(struct policy_session *s)
+{
+	struct tr_process *p;
+
+	for (p = tracer_processes(s->tracer); p; p = tracer_process_next(p))
+		if (tracer_process_alive(p))
+			return false;
+	return true;
+}
+
+/* Consume a Ctrl-C typed at the prompt, so it does not stop the next
+ * command the moment it starts. */
+static void drop_stale_interrupt(void)
+{
+	struct timespec zero = {0, 0};
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	while (sigtimedwait(&set, NULL, &zero) > 0)
+		;
+}
+
+/* Run fn with the run's report going into err instead of stderr. */
+static enum session_result execute(struct policy_session *s, struct schedule *sched, char *err,
+				   size_t errlen)
+{
+	FILE *saved = s->opt.report;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&buf, &len);
+	int rc;
+
+	s->opt.report = mem;
+	s->run->finished = false;
+	rc = run_statements(s->run, sched);
+	s->opt.report = saved;
+	if (mem)
+		fclose(mem);
+	snprintf(err, errlen, "%s", buf && rc < 0 ? buf : "");
+	free(buf);
+	if (err[0] && err[strlen(err) - 1] == '\n')
+		err[strlen(err) - 1] = 0;
+	if (program_gone(s) || (rc < 0 && s->run->outcome == OUTCOME_BUG)) {
+		s->over = true;
+		return SESSION_OVER;
+	}
+	return rc < 0 ? SESSION_FAILED : SESSION_OK;
+}
+
+static void record(struct policy_session *s, const char *fmt, const char *text)
+{
+	char *line = NULL;
+
+	if (asprintf(&line, fmt, text) < 0)
+		return;
+	if (keep((void ***)&s->recorded, &s->nrecorded, line) < 0)
+		free(line);
+}
+
+enum session_result policy_session_exec(struct policy_session *s, const char *text, char *err,
+					size_t errlen)
+{
+	struct schedule *sched;
+	enum session_result r;
+
+	err[0] = 0;
+	if (s->over) {
+		snprintf(err, errlen, "the program has ended; only save and quit remain");
+		return SESSION_OVER;
+	}
+	sched = prepare(s, text, err, errlen);
+	if (!sched)
+		return SESSION_FAILED;
+	drop_stale_interrupt();
+	r = execute(s, sched, err, errlen);
+	record(s, r == SESSION_OK ? "%s" : "# failed: %s", text);
+	return r;
+}
+
+int policy_session_save(struct policy_session *s, const char *path, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "w");
+	int i;
+
+	if (!f) {
+		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (s->argv) {
+		fprintf(f, "# run: cctrace run %s --", path);
+		for (i = 0; s->argv[i]; i++)
+			fprintf(f, " %s", s->argv[i]);
+		fputc('\n', f);
+	} else {
+		fprintf(f, "# recorded by `cctrace shell %d`; replay: cctrace attach PID %s\n",
+			s->pid, path);
+	}
+	for (i = 0; i < s->nrecorded; i++)
+		fprintf(f, "%s\n", s->recorded[i]);
+	if (fclose(f) != 0) {
+		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* --- looking --- */
+
+static struct tr_thread *find_thread(struct policy_session *s, const char *name, char *err,
+				     size_t errlen)
+{
+	struct tr_thread *th = run_binding(s->run, name);
+
+	if (!th)
+		th = tracer_thread_by_name(s->tracer, name);
+	if (!th)
+		snprintf(err, errlen, "no thread '%s' (use a bound name or one such as p1.t2)",
+			 name);
+	return th;
+}
+
+static const char *bound_var(struct policy_session *s, struct tr_thread *th)
+{
+	int i;
+
+	for (i = 0; i < s->run->nbindings; i++)
+		if (s->run->bindings[i] == th)
+			return s->pol.threads[i];
+	return "";
+}
+
+static void fill_thread(struct policy_session *s, struct tr_thread *th, struct session_thread *t)
+{
+	struct proc_ctx *pc = run_proc(s->run, th->proc);
+	struct sym_loc loc = {0};
+	uint64_t pcaddr = tracer_thread_pc(th);
+
+	memset(t, 0, sizeof(*t));
+	snprintf(t->name, sizeof(t->name), "%s", th->name);
+	snprintf(t->var, sizeof(t->var), "%s", bound_var(s, th));
+	t->tid = th->tid;
+	t->pid = tracer_process_pid(th->proc);
+	tracer_describe_kernel_state(th, t->state, sizeof(t->state));
+	if (pcaddr && pc && pc->syms && th->state != TR_EXITED)
+		sym_describe(pc->syms, pcaddr, &loc);
+	snprintf(t->func, sizeof(t->func), "%s", loc.func ? loc.func : "");
+	snprintf(t->file, sizeof(t->file), "%s", loc.file ? loc.file : "");
+	t->line = loc.line;
+	snprintf(t->last_event, sizeof(t->last_event), "%s", run_thread(s->run, th)->last_event);
+}
+
+int policy_session_threads(struct policy_session *s, struct session_thread *out, int max)
+{
+	struct tr_thread *th;
+	int n = 0;
+
+	for (th = tracer_threads(s->tracer); th; th = th->next, n++)
+		if (n < max)
+			fill_thread(s, th, &out[n]);
+	return n;
+}
+
+int policy_session_backtrace(struct policy_session *s, const char *thread, FILE *out, char *err,
+			     size_t errlen)
+{
+	struct tr_thread *th = find_thread(s, thread, err, errlen);
+
+	if (!th)
+		return -1;
+	if (th->state != TR_HELD) {
+		snprintf(err, errlen, "%s is not held (%s); hold it first", th->name,
+			 th->state == TR_EXITED ? "exited" : "running");
+		return -1;
+	}
+	report_stack_to(s->run, th, out);
+	return 0;
+}
+
+int policy_session_print(struct policy_session *s, const char *expr, FILE *out, char *err,
+			 size_t errlen)
+{
+	struct schedule *sched;
+	struct eval_ctx c;
+	char text[1024];
+	int64_t v;
+
+	snprintf(text, sizeof(text), "assert %s\n", expr);
+	sched = prepare(s, text, err, errlen);
+	if (!sched)
+		return -1;
+	s->run->sched = sched;
+	c = points_eval_ctx(s->run, run_main_process(s->run), err, errlen);
+	if (eval_int(&c, sched->body->cond, &v) < 0)
+		return -1;
+	fprintf(out, "%s = %ld", expr, (long)v);
+	if (v < 0 || v > 9)
+		fprintf(out, " (%#lx)", (unsigned long)v);
+	fputc('\n', out);
+	return 0;
+}
+
+int policy_session_where(struct policy_session *s, const char *thread, char *path, size_t pathlen,
+			 int *line, char *err, size_t errlen)
+{
+	struct tr_thread *th = find_thread(s, thread, err, errlen);
+	struct proc_ctx *pc;
+	struct sym_loc loc = {0};
+	uint64_t addr;
+
+	if (!th)
+		return -1;
+	addr = tracer_thread_pc(th);
+	pc = run_proc(s->run, th->proc);
+	if (!addr || !pc || !pc->syms || sym_describe(pc->syms, addr, &loc) < 0 || !loc.path) {
+		snprintf(err, errlen, "no source line known for %s", th->name);
+		return -1;
+	}
+	snprintf(path, pathlen, "%s", loc.path);
+	*line = loc.line;
+	return 0;
+}
+
+/* --- user breakpoints and `continue` --- */
+
+static int add_point(struct policy_session *s, bool watch, const char *spec, char *err,
+		     size_t errlen)
+{
+	struct user_point *p, **tail;
+	char *atom = NULL;
+	char text[1024];
+
+	if (asprintf(&atom,
+		     watch		 ? "write(%s)"
+		     : strchr(spec, ':') ? "at(%s)"
+					 : "enter(%s)",
+		     spec) < 0)
+		return -1;
+	/* Check it the way `continue` will use it. */
+	snprintf(text, sizeof(text), "wait any %s\n", atom);
+	if (!prepare(s, text, err, errlen)) {
+		free(atom);
+		return -1;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		free(atom);
+		return -1;
+	}
+	p->number = s->next_point++;
+	p->watch = watch;
+	p->spec = strdup(spec);
+	p->atom = atom;
+	for (tail = &s->points; *tail; tail = &(*tail)->next)
+		;
+	*tail = p;
+	return p->number;
+}
+
+int policy_session_break(struct policy_session *s, const char *spec, char *err, size_t errlen)
+{
+	return add_point(s, false, spec, err, errlen);
+}
+
+int policy_session_watch(struct policy_session *s, const char *expr, char *err, size_t errlen)
+{
+	return add_point(s, true, expr, err, errlen);
+}
+
+int policy_session_delete(struct policy_session *s, int number, char *err, size_t errlen)
+{
+	struct user_point **pp, *p;
+
+	for (pp = &s->points; (p = *pp); pp = &p->next) {
+		if (p->number != number)
+			continue;
+		*pp = p->next;
+		free(p->spec);
+		free(p->atom);
+		free(p);
+		return 0;
+	}
+	snprintf(err, errlen, "no breakpoint or watchpoint number %d", number);
+	return -1;
+}
+
+void policy_session_list_points(struct policy_session *s, bool watch, FILE *out)
+{
+	struct user_point *p;
+	int n = 0;
+
+	for (p = s->points; p; p = p->next) {
+		if (p->watch != watch)
+			continue;
+		if (!n++)
+			fprintf(out, "Num  What\n");
+		fprintf(out, "%-4d %s\n", p->number, p->atom);
+	}
+	if (!n)
+		fprintf(out, "no %s\n", watch ? "watchpoints" : "breakpoints");
+}
+
+enum session_result policy_session_continue(struct policy_session *s, char *err, size_t errlen)
+{
+	struct tr_thread *matched[1];
+	struct user_point *p;
+	struct schedule *sched;
+	char *text = NULL, *grown;
+	enum flow flow;
+
+	err[0] = 0;
+	if (s->over) {
+		snprintf(err, errlen, "the program has ended; only save and quit remain");
+		return SESSION_OVER;
+	}
+	for (p = s->points; p; p = p->next) {
+		if (asprintf(&grown, "%s%s%s", text ? text : "", text ? " || " : "", p->atom) < 0)
+			break;
+		free(text);
+		text = grown;
+	}
+	/* With no point, only Ctrl-C or the program's end stops it. */
+	if (asprintf(&grown, "wait any %s\n", text ? text : "exit && 0") < 0) {
+		free(text);
+		return SESSION_FAILED;
+	}
+	free(text);
+	sched = prepare(s, grown, err, errlen);
+	free(grown);
+	if (!sched)
+		return SESSION_FAILED;
+	drop_stale_interrupt();
+	s->run->sched = sched;
+	s->run->all_candidates = true;
+	s->run->no_deadline = true;
+	s->run->finished = false;
+	flow = run_wait_for(s->run, sched->body, NULL, 0, 1, matched);
+	s->run->all_candidates = false;
+	s->run->no_deadline = false;
+	tracer_stop_all(s->tracer);
+	record(s, "%s", "# continue (not replayable: where threads stopped is up to the OS)");
+	if (program_gone(s)) {
+		s->over = true;
+		snprintf(err, errlen, "the program has ended");
+		return SESSION_OVER;
+	}
+	if (flow == FLOW_STOP) {
+		snprintf(err, errlen, "interrupted; every thread is held");
+		return SESSION_FAILED;
+	}
+	return SESSION_OK;
+}
+
+/* --- completion --- */
+
+void policy_session_names(struct policy_session *s, int kind, const char *prefix,
+			  void (*cb)(const char *name, void *ctx), void *ctx)
+{
+	struct sym_space *syms = live_symbols(s);
+	struct tr_thread *th;
+	size_t len = strlen(prefix);
+	int i;
+
+	if (kind == 0) {
+		for (i = 0; i < s->pol.nthreads; i++)
+			if (strncmp(s->pol.threads[i], prefix, len) == 0)
+				cb(s->pol.threads[i], ctx);
+		for (th = tracer_threads(s->tracer); th; th = th->next)
+			if (th->state != TR_EXITED && strncmp(th->name, prefix, len) == 0)
+				cb(th->name, ctx);
+		return;
+	}
+	if (syms)
+		sym_each_name(syms, kind == 1 ? 0 : 1, prefix, cb, ctx);
+}
