@@ -3,12 +3,14 @@
  *
  *   cctrace run [OPTIONS] SCHEDULE -- PROGRAM [ARGS...]
  *   cctrace attach [OPTIONS] PID SCHEDULE
+ *   cctrace shell [OPTIONS] PID | -- PROGRAM [ARGS...]   (cli/shell.c)
  *
  * Subcommands are a table; each parses its own operands and hands a loaded
  * schedule to policy/.  The exit code is the outcome's (0 completed, 1 bug,
  * 2 unrealizable, 3 error), or with --expect, 0 when the outcome is the
  * expected one and 4 when it is not.
  */
+#include "cli/shell.h"
 #include "policy/policy.h"
 
 #include <errno.h>
@@ -27,6 +29,7 @@ static void usage(FILE *f)
 {
 	fputs("usage: cctrace run [OPTIONS] SCHEDULE -- PROGRAM [ARGS...]\n"
 	      "       cctrace attach [OPTIONS] PID SCHEDULE\n"
+	      "       cctrace shell [OPTIONS] PID | -- PROGRAM [ARGS...]   (see cctrace shell -h)\n"
 	      "\n"
 	      "Drive the threads of a program along a schedule file.\n"
 	      "\n"
@@ -157,7 +160,7 @@ static int cmd_run(int argc, char **argv, struct cli *c)
 	pol = policy_load(argv[0], argv[2], 0, err, sizeof(err));
 	if (!pol) {
 		fprintf(stderr, "%s\n", err);
-		return c->expect == OUTCOME_ERROR ? 0 : EXIT_ERROR;
+		return finish(c, OUTCOME_ERROR);
 	}
 	if (open_trace_json(c) < 0) {
 		policy_free(pol);
@@ -188,7 +191,7 @@ static int cmd_attach(int argc, char **argv, struct cli *c)
 	pol = policy_load(argv[1], NULL, (pid_t)pid, err, sizeof(err));
 	if (!pol) {
 		fprintf(stderr, "%s\n", err);
-		return c->expect == OUTCOME_ERROR ? 0 : EXIT_ERROR;
+		return finish(c, OUTCOME_ERROR);
 	}
 	if (open_trace_json(c) < 0) {
 		policy_free(pol);
@@ -202,9 +205,11 @@ static int cmd_attach(int argc, char **argv, struct cli *c)
 static const struct command {
 	const char *name;
 	int (*fn)(int argc, char **argv, struct cli *c);
+	int (*own_main)(int argc, char **argv); /* parses its own options */
 } commands[] = {
-    {"run", cmd_run},
-    {"attach", cmd_attach},
+    {"run", cmd_run, NULL},
+    {"attach", cmd_attach, NULL},
+    {"shell", NULL, shell_main},
 };
 
 int main(int argc, char **argv)
@@ -223,6 +228,8 @@ int main(int argc, char **argv)
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
 		if (strcmp(argv[1], commands[i].name) != 0)
 			continue;
+		if (commands[i].own_main)
+			return commands[i].own_main(argc - 1, argv + 1);
 		optind = 1;
 		if (parse_options(argc - 1, argv + 1, &c) < 0)
 			return EXIT_ERROR;

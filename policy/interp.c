@@ -362,7 +362,7 @@ static enum flow exec_run(struct run *r, const struct stmt *s)
 				       s->names[i], where);
 			return FLOW_STOP;
 		}
-		if (targets[i]->state == TR_EXITED) {
+		if (targets[i]->state == TR_EXITED || targets[i]->last_event == TR_EV_EXIT) {
 			report_outcome(r, OUTCOME_UNREALIZABLE,
 				       "thread %s (%s) has already ended (%s)", s->names[i],
 				       targets[i]->name, where);

@@ -10,8 +10,11 @@
  */
 #include "policy/internal.h"
 
+#include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char *const outcome_names[] = {
     [OUTCOME_COMPLETED] = "completed",
@@ -66,12 +69,37 @@ void policy_free(struct policy *pol)
 	free(pol);
 }
 
+/* The file execvp would run for name: PATH is searched when name has no
+ * slash.  Sets errno like execvp when there is none. */
+static int find_program(const char *name, char *out, size_t len)
+{
+	const char *path = getenv("PATH");
+	const char *dir, *end;
+
+	if (strchr(name, '/')) {
+		snprintf(out, len, "%s", name);
+		return access(name, X_OK);
+	}
+	errno = ENOENT;
+	for (dir = path ? path : "/usr/local/bin:/usr/bin:/bin"; *dir; dir = end + (*end != 0)) {
+		end = strchrnul(dir, ':');
+		if (end == dir) /* an empty entry means the current directory */
+			snprintf(out, len, "./%s", name);
+		else
+			snprintf(out, len, "%.*s/%s", (int)(end - dir), dir, name);
+		if (access(out, X_OK) == 0)
+			return 0;
+	}
+	errno = ENOENT;
+	return -1;
+}
+
 struct policy *policy_load(const char *path, const char *program, pid_t pid, char *err,
 			   size_t errlen)
 {
 	struct policy *pol = calloc(1, sizeof(*pol));
 	struct sym_space *syms = NULL;
-	char why[512];
+	char why[512], resolved[4096];
 
 	if (!pol) {
 		snprintf(err, errlen, "out of memory");
@@ -80,6 +108,16 @@ struct policy *policy_load(const char *path, const char *program, pid_t pid, cha
 	pol->sched = schedule_load(path, err, errlen);
 	if (!pol->sched)
 		goto fail;
+	if (program && find_program(program, resolved, sizeof(resolved)) < 0) {
+		snprintf(err, errlen, "cannot run '%s': %s", program, strerror(errno));
+		goto fail;
+	}
+	if (program)
+		program = resolved;
+	if (!program && kill(pid, 0) < 0 && errno == ESRCH) {
+		snprintf(err, errlen, "cannot attach to pid %d: no such process", pid);
+		goto fail;
+	}
 	syms = program ? sym_open_program(program, why, sizeof(why))
 		       : sym_open_pid(pid, why, sizeof(why));
 	if (!syms) {

@@ -32,6 +32,7 @@ struct tr_scratch {
 
 struct tr_watch {
 	bool used;
+	int refs;       /* the same watch inserted again shares the slot */
 	uint64_t addr;
 	int len;
 	enum tr_watch_kind kind;

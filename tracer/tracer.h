@@ -191,7 +191,8 @@ void tracer_break_remove(struct tr_process *p, uint64_t addr);
 bool tracer_break_at(struct tr_process *p, uint64_t addr);
 
 /* Hardware watchpoints: len 1, 2, 4 or 8 and addr aligned to len.  Returns
- * the slot (0..3), or -1 with a message (the limit of 4 is named). */
+ * the slot (0..3), or -1 with a message (the limit of 4 is named).  The
+ * same watch inserted twice shares a slot and needs two removals. */
 int tracer_watch_insert(struct tr_process *p, uint64_t addr, int len, enum tr_watch_kind kind,
 			char *err, size_t errlen);
 void tracer_watch_remove(struct tr_process *p, int slot);

@@ -132,8 +132,10 @@ int tracer_watch_insert(struct tr_process *p, uint64_t addr, int len, enum tr_wa
 	for (i = 0; i < TR_MAX_WATCH; i++) {
 		struct tr_watch *w = &p->watch[i];
 
-		if (w->used && w->addr == addr && w->len == len && w->kind == kind)
+		if (w->used && w->addr == addr && w->len == len && w->kind == kind) {
+			w->refs++;
 			return i;
+		}
 		if (!w->used && free_slot < 0)
 			free_slot = i;
 	}
@@ -142,14 +144,15 @@ int tracer_watch_insert(struct tr_process *p, uint64_t addr, int len, enum tr_wa
 			 "x86-64 has 4 debug registers and all 4 hold watchpoints already");
 		return -1;
 	}
-	p->watch[free_slot] = (struct tr_watch){true, addr, len, kind};
+	p->watch[free_slot] = (struct tr_watch){.used = true, .refs = 1, .addr = addr, .len = len,
+						.kind = kind};
 	refresh_all_threads(p);
 	return free_slot;
 }
 
 void tracer_watch_remove(struct tr_process *p, int slot)
 {
-	if (slot < 0 || slot >= TR_MAX_WATCH || !p->watch[slot].used)
+	if (slot < 0 || slot >= TR_MAX_WATCH || !p->watch[slot].used || --p->watch[slot].refs > 0)
 		return;
 	p->watch[slot].used = false;
 	refresh_all_threads(p);

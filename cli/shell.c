@@ -1,0 +1,1497 @@
+/*
+ * shell.c: `cctrace shell`, hold, step and schedule threads by hand.
+ *
+ *   cctrace shell [OPTIONS] PID
+ *   cctrace shell [OPTIONS] -- PROGRAM [ARGS...]
+ *
+ * Design.  The shell is a thin face over the policy session API
+ * (policy/policy.h): it launches or attaches a program, which then sits
+ * with every thread held, and reads commands one line at a time.  Every
+ * command that moves threads is a schedule statement, and is handed to
+ * policy_session_exec() as text (only `bind T = p1.t3` is rewritten, to
+ * `thread T = p1.t3`); the session records the statements that moved
+ * threads, so `save FILE` writes a schedule that `cctrace run` replays.
+ * Looking commands (threads, bt, print, list, info) and the user's
+ * breakpoints and watchpoints call the matching session functions.
+ *
+ * Commands are a table: a name, the kind of argument it takes (which is
+ * also what Tab completes after it), a handler, a one-line summary and a
+ * `help CMD` text.  Dispatch is strcmp on the first word.
+ *
+ * Input.  On a terminal the line is edited with libedit: emacs keys,
+ * history kept in $CCTRACE_HISTORY or ~/.cctrace_history (loaded at start,
+ * saved after every command), and Tab bound to our own completer, which
+ * looks at the words before the cursor to decide between commands, thread
+ * names, functions, variables and predicate words.  Anywhere else stdin is
+ * read with getline(), without prompt or banner, so a pipe can drive the
+ * shell.  `#` comments and blank lines are ignored.
+ *
+ * Output.  Scheduling events are printed to stdout as they happen (the
+ * session's trace FILE is stdout, so they interleave in order with command
+ * output); diagnostics go to stderr, "error: " first.  A failed command is
+ * reported and the shell goes on, or with --exit-on-error exits 3.
+ * Colour is used only when stdout is a terminal and NO_COLOR is unset.
+ *
+ * Ctrl-C.  Once the session exists cctrace blocks SIGINT (the tracer takes
+ * it with sigtimedwait while threads run), so a Ctrl-C during run, wait or
+ * continue makes the session hold the threads and fail the command with
+ * "interrupted"; the shell prints that and prompts again.  At the prompt
+ * the terminal's ISIG is turned off in libedit's edit mode and ^C is a key
+ * bound to "drop this line".  A SIGINT that arrives between commands (e.g.
+ * typed during `print`) stays pending; it is drained before every command
+ * so that it cannot interrupt the next one.
+ */
+#include "cli/shell.h"
+#include "policy/policy.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <histedit.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#define ERRLEN	     4096
+#define MAX_NAMES    16	 /* thread names shown after a moving command */
+#define LIST_CONTEXT 5	 /* `list` shows this many lines before and after */
+#define MAX_LISTED   200 /* completion candidates listed before giving up */
+#define HISTORY_SIZE 1000
+#define PROMPT_TEXT  "(cctrace) "
+#define COLOR_RESET  "\033[0m"
+#define COLOR_BOLD   "\033[1m"
+#define COLOR_DIM    "\033[2m"
+#define COLOR_RED    "\033[31m"
+#define COLOR_GREEN  "\033[32m"
+#define COLOR_YELLOW "\033[33m"
+#define COLOR_BLUE   "\033[34m"
+#define COLOR_CYAN   "\033[36m"
+#define COLOR_PROMPT "\033[1;34m"
+
+struct shell {
+	struct policy_session *s;
+	struct policy_options opt;
+	bool attached;		 /* attached to a pid (else launched) */
+	bool tty;		 /* stdin is a terminal: libedit, prompt, banner */
+	bool color;		 /* colour on stdout */
+	bool err_color;		 /* colour on stderr */
+	bool exit_on_error;	 /* --exit-on-error */
+	bool over;		 /* the program is gone */
+	bool done;		 /* quit, detach */
+	bool cancel_line;	 /* ^C at the prompt: drop the line */
+	char prog_dir[PATH_MAX]; /* directory of the program's executable */
+	char prompt[64];
+	EditLine *el;
+	History *hist;
+	char hist_path[PATH_MAX];
+};
+
+/* What a command's argument is, and so what Tab completes after it. */
+enum arg_kind {
+	ARG_NONE,
+	ARG_COMMAND,
+	ARG_THREAD,
+	ARG_FUNC,
+	ARG_VAR,
+	ARG_PRED,
+	ARG_INFO,
+};
+
+struct command {
+	const char *name;
+	const char *section; /* starts a section of `help` */
+	enum arg_kind arg;
+	bool after_over; /* still useful once the program is gone */
+	int (*fn)(struct shell *sh, const char *args, const char *line);
+	const char *summary;
+	const char *help; /* syntax, example, and the statement it maps to */
+};
+
+static int cmd_help(struct shell *sh, const char *args, const char *line);
+
+/* ------------------------------------------------------------ output */
+
+static const char *color(const struct shell *sh, const char *code)
+{
+	return sh->color ? code : "";
+}
+
+static const char *err_color(const struct shell *sh, const char *code)
+{
+	return sh->err_color ? code : "";
+}
+
+/* Is msg already a diagnostic that names itself ("file:1:2: error: ...")? */
+static bool is_diagnostic(const char *msg)
+{
+	return strstr(msg, "error:") != NULL || strncmp(msg, "cctrace", 7) == 0;
+}
+
+/* Report a failed command on stderr; always returns -1. */
+__attribute__((format(printf, 2, 3))) static int fail(struct shell *sh, const char *fmt, ...)
+{
+	char msg[ERRLEN];
+	va_list ap;
+	size_t len;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	len = strlen(msg);
+	while (len > 0 && msg[len - 1] == '\n')
+		msg[--len] = 0;
+	fflush(stdout);
+	if (is_diagnostic(msg))
+		fprintf(stderr, "%s\n", msg);
+	else
+		fprintf(stderr, "%serror:%s %s\n", err_color(sh, COLOR_RED),
+			err_color(sh, COLOR_RESET), msg[0] ? msg : "failed");
+	return -1;
+}
+
+static void program_gone(struct shell *sh, const char *why)
+{
+	if (why && *why)
+		printf("%s\n", why);
+	printf("%sthe program is gone:%s only save, help and quit remain useful\n",
+	       color(sh, COLOR_YELLOW), color(sh, COLOR_RESET));
+	sh->over = true;
+}
+
+/* Turn a session result into a command result. */
+static int session_result(struct shell *sh, enum session_result r, const char *err)
+{
+	if (r == SESSION_OK)
+		return 0;
+	if (r == SESSION_OVER) {
+		program_gone(sh, err);
+		return 0;
+	}
+	return fail(sh, "%s", err);
+}
+
+/* ---------------------------------------------------------- strings */
+
+static const char *skip_space(const char *p)
+{
+	while (isspace((unsigned char)*p))
+		p++;
+	return p;
+}
+
+static bool is_word_char(int c)
+{
+	return isalnum(c) || c == '_' || c == '.';
+}
+
+/* Remove a trailing "# comment" (outside '...') and surrounding blanks. */
+static char *trim_line(char *line)
+{
+	bool quoted = false;
+	char *p, *end;
+
+	for (p = line; *p; p++) {
+		if (*p == '\'' && (p == line || p[-1] != '\\'))
+			quoted = !quoted;
+		else if (*p == '#' && !quoted && (p == line || isspace((unsigned char)p[-1]))) {
+			*p = 0;
+			break;
+		}
+	}
+	line = (char *)skip_space(line);
+	end = line + strlen(line);
+	while (end > line && isspace((unsigned char)end[-1]))
+		*--end = 0;
+	return line;
+}
+
+/* Copy the leading identifier of p into word; returns what follows it. */
+static const char *first_word(const char *p, char *word, size_t len)
+{
+	size_t n = 0;
+
+	p = skip_space(p);
+	while ((isalnum((unsigned char)*p) || *p == '_') && n + 1 < len)
+		word[n++] = *p++;
+	word[n] = 0;
+	return p;
+}
+
+/* Levenshtein distance, for "did you mean". */
+static size_t edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), i, j, prev, tmp, row[64];
+
+	if (lb >= 64)
+		return lb;
+	for (j = 0; j <= lb; j++)
+		row[j] = j;
+	for (i = 1; i <= la; i++) {
+		prev = row[0];
+		row[0] = i;
+		for (j = 1; j <= lb; j++) {
+			tmp = row[j];
+			row[j] = a[i - 1] == b[j - 1] ? prev : 1 + (prev < row[j] ? prev : row[j]);
+			if (row[j - 1] + 1 < row[j])
+				row[j] = row[j - 1] + 1;
+			prev = tmp;
+		}
+	}
+	return row[lb];
+}
+
+/* ------------------------------------------------------- threads */
+
+/* Every thread of the session (to free), *n of them. */
+static struct session_thread *all_threads(struct shell *sh, int *n)
+{
+	struct session_thread *t = NULL, *bigger;
+	int cap = 64;
+
+	for (;;) {
+		bigger = realloc(t, (size_t)cap * sizeof(*t));
+		if (!bigger) {
+			free(t);
+			*n = 0;
+			return NULL;
+		}
+		t = bigger;
+		*n = policy_session_threads(sh->s, t, cap);
+		if (*n <= cap)
+			return t;
+		cap = *n;
+	}
+}
+
+static const char *state_color(const struct shell *sh, const char *state)
+{
+	if (strncmp(state, "held", 4) == 0)
+		return color(sh, COLOR_GREEN);
+	if (strncmp(state, "exited", 6) == 0)
+		return color(sh, COLOR_DIM);
+	return color(sh, COLOR_YELLOW);
+}
+
+static void format_where(const struct session_thread *t, char *buf, size_t len)
+{
+	if (t->file[0] && t->line > 0)
+		snprintf(buf, len, "%s:%d", t->file, t->line);
+	else
+		snprintf(buf, len, "%s", t->file[0] ? t->file : "-");
+}
+
+static int max_int(int a, int b)
+{
+	return a > b ? a : b;
+}
+
+struct widths {
+	int name, var, tid, pid, state, func, where;
+};
+
+static struct widths table_widths(const struct session_thread *t, int n)
+{
+	struct widths w = {4, 3, 3, 3, 5, 8, 5};
+	char where[96], num[16];
+	int i;
+
+	for (i = 0; i < n; i++) {
+		format_where(&t[i], where, sizeof(where));
+		w.name = max_int(w.name, (int)strlen(t[i].name));
+		w.var = max_int(w.var, (int)strlen(t[i].var));
+		w.tid = max_int(w.tid, snprintf(num, sizeof(num), "%d", (int)t[i].tid));
+		w.pid = max_int(w.pid, snprintf(num, sizeof(num), "%d", (int)t[i].pid));
+		w.state = max_int(w.state, (int)strlen(t[i].state));
+		w.func = max_int(w.func, (int)strlen(t[i].func));
+		w.where = max_int(w.where, (int)strlen(where));
+	}
+	return w;
+}
+
+static void print_thread_row(struct shell *sh, const struct session_thread *t,
+			     const struct widths *w)
+{
+	char where[96];
+
+	format_where(t, where, sizeof(where));
+	printf("%-*s  %s%-*s%s  %-*d  %-*d  %s%-*s%s  %-*s  %-*s  %s\n", w->name, t->name,
+	       color(sh, COLOR_BOLD), w->var, t->var[0] ? t->var : "-", color(sh, COLOR_RESET),
+	       w->tid, (int)t->tid, w->pid, (int)t->pid, state_color(sh, t->state), w->state,
+	       t->state, color(sh, COLOR_RESET), w->func, t->func[0] ? t->func : "-", w->where,
+	       where, t->last_event[0] ? t->last_event : "-");
+}
+
+static int cmd_threads(struct shell *sh, const char *args, const char *line)
+{
+	struct session_thread *t;
+	struct widths w;
+	int n, i;
+
+	(void)args;
+	(void)line;
+	t = all_threads(sh, &n);
+	if (!t)
+		return fail(sh, "out of memory");
+	w = table_widths(t, n);
+	printf("%s%-*s  %-*s  %-*s  %-*s  %-*s  %-*s  %-*s  %s%s\n", color(sh, COLOR_BOLD), w.name,
+	       "NAME", w.var, "VAR", w.tid, "TID", w.pid, "PID", w.state, "STATE", w.func,
+	       "FUNCTION", w.where, "WHERE", "LAST EVENT", color(sh, COLOR_RESET));
+	for (i = 0; i < n; i++)
+		print_thread_row(sh, &t[i], &w);
+	free(t);
+	return 0;
+}
+
+/*
+ * The thread names a statement names: after `thread` up to `=`, after
+ * run/step/next/finish/hold up to `until` or a number, after `bind` up to
+ * `=`.  Fills names, returns how many.
+ */
+static int statement_names(const char *line, char names[][32], int max)
+{
+	char word[32];
+	const char *p = first_word(line, word, sizeof(word));
+	int n = 0;
+
+	if (strcmp(word, "wait") == 0 || strcmp(word, "release") == 0)
+		return 0;
+	for (;;) {
+		p = first_word(p, names[n], sizeof(names[n]));
+		if (!names[n][0] || strcmp(names[n], "until") == 0 ||
+		    isdigit((unsigned char)names[n][0]))
+			break;
+		if (++n == max)
+			break;
+		p = skip_space(p);
+		if (*p != ',')
+			break;
+		p++;
+	}
+	return n;
+}
+
+/* After a statement that moved threads: one line per thread it named. */
+static void show_named(struct shell *sh, const char *line)
+{
+	char names[MAX_NAMES][32], where[96];
+	struct session_thread *t;
+	int nn = statement_names(line, names, MAX_NAMES), n, i, j;
+
+	if (nn == 0)
+		return;
+	t = all_threads(sh, &n);
+	for (i = 0; t && i < nn; i++)
+		for (j = 0; j < n; j++) {
+			if (strcmp(t[j].var, names[i]) != 0 && strcmp(t[j].name, names[i]) != 0)
+				continue;
+			format_where(&t[j], where, sizeof(where));
+			printf("%s%s%s (%s) %s%s%s in %s at %s\n", color(sh, COLOR_BOLD),
+			       t[j].var[0] ? t[j].var : t[j].name, color(sh, COLOR_RESET),
+			       t[j].name, state_color(sh, t[j].state), t[j].state,
+			       color(sh, COLOR_RESET), t[j].func[0] ? t[j].func : "?", where);
+			break;
+		}
+	free(t);
+}
+
+/* ---------------------------------------------------------- looking */
+
+static int need_arg(struct shell *sh, const char *args, const char *usage)
+{
+	if (*args)
+		return 0;
+	return fail(sh, "usage: %s", usage);
+}
+
+static int cmd_bt(struct shell *sh, const char *args, const char *line)
+{
+	char err[ERRLEN] = "";
+
+	(void)line;
+	if (need_arg(sh, args, "bt THREAD") < 0)
+		return -1;
+	if (policy_session_backtrace(sh->s, args, stdout, err, sizeof(err)) < 0)
+		return fail(sh, "%s", err);
+	return 0;
+}
+
+static int cmd_print(struct shell *sh, const char *args, const char *line)
+{
+	char err[ERRLEN] = "";
+
+	(void)line;
+	if (need_arg(sh, args, "print EXPR") < 0)
+		return -1;
+	if (policy_session_print(sh->s, args, stdout, err, sizeof(err)) < 0)
+		return fail(sh, "%s", err);
+	return 0;
+}
+
+static FILE *try_open(const char *dir, const char *path, char *found, size_t len)
+{
+	FILE *f;
+
+	if (dir && *dir)
+		snprintf(found, len, "%s/%s", dir, path);
+	else
+		snprintf(found, len, "%s", path);
+	f = fopen(found, "r");
+	return f;
+}
+
+/*
+ * The source file DWARF names as path: as is, then relative to the
+ * program's directory, then by basename there and in the current one.
+ */
+static FILE *open_source(struct shell *sh, const char *path, char *found, size_t len)
+{
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	FILE *f = try_open(NULL, path, found, len);
+
+	if (!f && path[0] != '/')
+		f = try_open(sh->prog_dir, path, found, len);
+	if (!f)
+		f = try_open(sh->prog_dir, base, found, len);
+	if (!f)
+		f = try_open(".", base, found, len);
+	return f;
+}
+
+static void print_source(struct shell *sh, FILE *f, int line)
+{
+	char *text = NULL;
+	size_t cap = 0;
+	ssize_t got;
+	int n = 0;
+
+	while ((got = getline(&text, &cap, f)) >= 0) {
+		if (++n < line - LIST_CONTEXT)
+			continue;
+		if (n > line + LIST_CONTEXT)
+			break;
+		if (got > 0 && text[got - 1] == '\n')
+			text[got - 1] = 0;
+		if (n == line)
+			printf("%s=> %4d  %s%s\n", color(sh, COLOR_GREEN), n, text,
+			       color(sh, COLOR_RESET));
+		else
+			printf("   %4d  %s\n", n, text);
+	}
+	free(text);
+}
+
+static int cmd_list(struct shell *sh, const char *args, const char *line)
+{
+	char err[ERRLEN] = "", path[PATH_MAX] = "", found[2 * PATH_MAX + 2];
+	int at = 0;
+	FILE *f;
+
+	(void)line;
+	if (need_arg(sh, args, "list THREAD") < 0)
+		return -1;
+	if (policy_session_where(sh->s, args, path, sizeof(path), &at, err, sizeof(err)) < 0)
+		return fail(sh, "%s", err);
+	if (!path[0] || at <= 0)
+		return fail(sh, "%s: no source line information here", args);
+	f = open_source(sh, path, found, sizeof(found));
+	if (!f)
+		return fail(sh, "source file %s not found (looked in ., %s)", path,
+			    sh->prog_dir[0] ? sh->prog_dir : "the program's directory");
+	printf("%s%s:%d%s\n", color(sh, COLOR_CYAN), found, at, color(sh, COLOR_RESET));
+	print_source(sh, f, at);
+	fclose(f);
+	return 0;
+}
+
+static int cmd_info(struct shell *sh, const char *args, const char *line)
+{
+	char word[32];
+
+	(void)line;
+	first_word(args, word, sizeof(word));
+	if (word[0] && strncmp("breakpoints", word, strlen(word)) == 0)
+		policy_session_list_points(sh->s, false, stdout);
+	else if (word[0] && strncmp("watchpoints", word, strlen(word)) == 0)
+		policy_session_list_points(sh->s, true, stdout);
+	else if (word[0] && strncmp("threads", word, strlen(word)) == 0)
+		return cmd_threads(sh, "", line);
+	else
+		return fail(sh, "usage: info breakpoints | info watchpoints | info threads");
+	return 0;
+}
+
+static int cmd_echo(struct shell *sh, const char *args, const char *line)
+{
+	(void)sh;
+	(void)line;
+	printf("%s\n", args);
+	return 0;
+}
+
+/* ------------------------------------------------ binding and moving */
+
+static int exec_text(struct shell *sh, const char *text)
+{
+	char err[ERRLEN] = "";
+	enum session_result r = policy_session_exec(sh->s, text, err, sizeof(err));
+
+	if (session_result(sh, r, err) < 0)
+		return -1;
+	if (r == SESSION_OK)
+		show_named(sh, text);
+	return 0;
+}
+
+/* wait, thread, run, step, next, finish, release, hold, timeout, assert... */
+static int cmd_statement(struct shell *sh, const char *args, const char *line)
+{
+	(void)args;
+	return exec_text(sh, line);
+}
+
+/* bind T = p1.t3  ->  thread T = p1.t3 */
+static int cmd_bind(struct shell *sh, const char *args, const char *line)
+{
+	char text[1024];
+
+	(void)line;
+	if (!strchr(args, '='))
+		return fail(sh, "usage: bind NAME = p1.t3");
+	snprintf(text, sizeof(text), "thread %s", args);
+	return exec_text(sh, text);
+}
+
+static int cmd_continue(struct shell *sh, const char *args, const char *line)
+{
+	char err[ERRLEN] = "";
+
+	(void)line;
+	if (*args)
+		return fail(sh, "continue takes no argument");
+	return session_result(sh, policy_session_continue(sh->s, err, sizeof(err)), err);
+}
+
+/* --------------------------------------------------------- watching */
+
+static int cmd_break(struct shell *sh, const char *args, const char *line)
+{
+	char err[ERRLEN] = "";
+	int n;
+
+	(void)line;
+	if (need_arg(sh, args, "break FUNCTION | break FILE:LINE") < 0)
+		return -1;
+	n = policy_session_break(sh->s, args, err, sizeof(err));
+	if (n < 0)
+		return fail(sh, "%s", err);
+	printf("breakpoint %d at %s\n", n, args);
+	return 0;
+}
+
+static int cmd_watch(struct shell *sh, const char *args, const char *line)
+{
+	char err[ERRLEN] = "";
+	int n;
+
+	(void)line;
+	if (need_arg(sh, args, "watch EXPR") < 0)
+		return -1;
+	n = policy_session_watch(sh->s, args, err, sizeof(err));
+	if (n < 0)
+		return fail(sh, "%s", err);
+	printf("watchpoint %d on %s\n", n, args);
+	return 0;
+}
+
+static int cmd_delete(struct shell *sh, const char *args, const char *line)
+{
+	char err[ERRLEN] = "", *end;
+	long n;
+
+	(void)line;
+	errno = 0;
+	n = strtol(args, &end, 10);
+	if (!*args || errno || *skip_space(end) || n <= 0 || n > INT_MAX)
+		return fail(sh, "usage: delete N (a number from info breakpoints)");
+	if (policy_session_delete(sh->s, (int)n, err, sizeof(err)) < 0)
+		return fail(sh, "%s", err);
+	printf("deleted %ld\n", n);
+	return 0;
+}
+
+/* ------------------------------------------------- saving and leaving */
+
+static int cmd_save(struct shell *sh, const char *args, const char *line)
+{
+	char err[ERRLEN] = "";
+
+	(void)line;
+	if (need_arg(sh, args, "save FILE") < 0)
+		return -1;
+	if (policy_session_save(sh->s, args, err, sizeof(err)) < 0)
+		return fail(sh, "%s", err);
+	printf("saved %s\n", args);
+	return 0;
+}
+
+static int cmd_quit(struct shell *sh, const char *args, const char *line)
+{
+	(void)line;
+	if (*args)
+		return fail(sh, "quit takes no argument");
+	sh->done = true;
+	return 0;
+}
+
+/* ------------------------------------------------------------ table */
+
+static const struct command commands[] = {
+    {"threads", "Looking", ARG_NONE, false, cmd_threads, "table of threads: name, state, where",
+     "  threads\n"
+     "Columns: NAME (p1.t3, stable across runs), VAR (schedule variable), TID, PID,\n"
+     "STATE (held, running, blocked in SYSCALL, exited), FUNCTION, WHERE (file:line)\n"
+     "and LAST EVENT.  Not a statement; nothing is recorded.\n"},
+    {"bt", NULL, ARG_THREAD, false, cmd_bt, "backtrace of a held thread",
+     "  bt THREAD\n"
+     "  e.g. bt A    or    bt p1.t2\n"
+     "Not a statement; nothing is recorded.\n"},
+    {"print", NULL, ARG_VAR, false, cmd_print, "evaluate an expression in the program",
+     "  print EXPR\n"
+     "  e.g. print balance    print accounts[1].balance    print ended(A)\n"
+     "The schedule language's expressions (docs/schedule-language.md, section 4).\n"
+     "Not recorded; `assert EXPR` is the statement that checks one.\n"},
+    {"list", NULL, ARG_THREAD, false, cmd_list, "source lines around a thread's line",
+     "  list THREAD\n"
+     "  e.g. list A\n"
+     "Shows the lines around where THREAD is held, => marking it.  The file is\n"
+     "looked for as DWARF names it, then next to the program and in the current\n"
+     "directory.  Not recorded.\n"},
+    {"info", NULL, ARG_INFO, false, cmd_info, "info breakpoints | info watchpoints",
+     "  info breakpoints\n"
+     "  info watchpoints\n"
+     "Lists the numbered points `continue` stops at.  Not recorded.\n"},
+    {"wait", "Binding", ARG_PRED, false, cmd_statement, "let free threads run until PRED",
+     "  wait any PRED\n"
+     "  wait N distinct PRED\n"
+     "  e.g. wait any enter(init)\n"
+     "Free threads run until one (N distinct) of them produces an event matching\n"
+     "PRED; without names nothing is bound.  The statement itself is recorded.\n"},
+    {"thread", NULL, ARG_PRED, false, cmd_statement, "bind names to the threads a wait finds",
+     "  thread A, B = wait 2 distinct PRED\n"
+     "  e.g. thread A, B = wait 2 distinct enter(withdraw)\n"
+     "The threads found are held and named A, B in the order they got there.\n"
+     "The statement itself is recorded.\n"},
+    {"bind", NULL, ARG_THREAD, false, cmd_bind, "name a thread by its stable name",
+     "  bind NAME = p1.t3\n"
+     "  e.g. bind M = p1.t1\n"
+     "Holds the thread where it is.  Recorded as `thread NAME = p1.t3`.\n"},
+    {"run", "Moving", ARG_THREAD, false, cmd_statement, "run threads until PRED",
+     "  run T[, U...] until PRED\n"
+     "  e.g. run A until read(balance)    run B until return(withdraw) || exit\n"
+     "Each named thread runs until its own first event matching PRED, then is held.\n"
+     "The statement itself is recorded.\n"},
+    {"step", NULL, ARG_THREAD, false, cmd_statement, "execute N machine instructions",
+     "  step T [N]\n"
+     "  e.g. step B 3\n"
+     "T executes N instructions (default 1) and is held.  Recorded as `step T N`.\n"},
+    {"next", NULL, ARG_THREAD, false, cmd_statement, "run to the next source line",
+     "  next T\n"
+     "  e.g. next A\n"
+     "T runs until it is on another line of the same function, or has returned.\n"
+     "Recorded as `next T`.\n"},
+    {"finish", NULL, ARG_THREAD, false, cmd_statement, "run until the function returns",
+     "  finish T\n"
+     "  e.g. finish A\n"
+     "T runs until the function it is in returns to its caller.  Recorded as\n"
+     "`finish T`.\n"},
+    {"release", NULL, ARG_THREAD, false, cmd_statement, "unbind threads and let them run",
+     "  release T[, U...]\n"
+     "  release all\n"
+     "The threads run freely from now on.  The statement itself is recorded.\n"},
+    {"hold", NULL, ARG_THREAD, false, cmd_statement, "stop bound threads where they are",
+     "  hold T[, U...]\n"
+     "  e.g. hold A\n"
+     "Interrupts bound threads that run freely.  Recorded as `hold T`.\n"},
+    {"continue", NULL, ARG_NONE, false, cmd_continue, "let everything run to a breakpoint",
+     "  continue\n"
+     "Every thread runs until one reaches a breakpoint or watchpoint (it is held\n"
+     "and reported) or Ctrl-C (all are held); bound threads are held again where\n"
+     "they are.  Interactive only: not recorded, so `save` replays only statements.\n"},
+    {"timeout", NULL, ARG_NONE, false, cmd_statement, "time limit of later waits and runs",
+     "  timeout D\n"
+     "  e.g. timeout 30s\n"
+     "The statement itself is recorded.\n"},
+    {"assert", NULL, ARG_PRED, false, cmd_statement, "check a condition now",
+     "  assert EXPR\n"
+     "  e.g. assert balance == 70\n"
+     "A false assertion is a bug.  The statement itself is recorded.\n"},
+    {"break", "Watching", ARG_FUNC, false, cmd_break, "breakpoint for continue",
+     "  break FUNCTION\n"
+     "  break FILE:LINE\n"
+     "  e.g. break withdraw    break bank.c:37\n"
+     "`continue` holds the first thread that gets there.  Like enter(F)/at(F:L)\n"
+     "in a predicate; not recorded.\n"},
+    {"watch", NULL, ARG_VAR, false, cmd_watch, "watchpoint for continue",
+     "  watch EXPR\n"
+     "  e.g. watch balance\n"
+     "`continue` holds the first thread that writes the lvalue.  Like write(V)\n"
+     "in a predicate; not recorded.\n"},
+    {"delete", NULL, ARG_NONE, false, cmd_delete, "delete breakpoint or watchpoint N",
+     "  delete N\n"
+     "  e.g. delete 1\n"
+     "N is the number `break`, `watch` and `info` show.\n"},
+    {"save", "Saving", ARG_NONE, true, cmd_save, "write the session as a schedule file",
+     "  save FILE\n"
+     "  e.g. save lost-update.sched\n"
+     "Writes the statements that moved threads (wait, thread, run, step, next,\n"
+     "finish, release, hold, timeout, assert) as a schedule whose first line is\n"
+     "the `# run:` command that replays it: cctrace run FILE -- PROGRAM.\n"},
+    {"detach", "Leaving", ARG_NONE, true, cmd_quit, "end the session (same as quit)",
+     "  detach\n"
+     "An attached process is detached and keeps running, with its code and debug\n"
+     "registers restored; a launched program is killed.\n"},
+    {"quit", NULL, ARG_NONE, true, cmd_quit, "end the session (also Ctrl-D)",
+     "  quit\n"
+     "Same as detach.  The exit code is 0 (3 after an error with --exit-on-error).\n"},
+    {"help", "Other", ARG_COMMAND, true, cmd_help, "this list, or help CMD",
+     "  help\n"
+     "  help CMD\n"},
+    {"echo", NULL, ARG_NONE, true, cmd_echo, "print the rest of the line",
+     "  echo TEXT\n"
+     "Handy to mark places in the output of a script.\n"},
+};
+
+static const size_t ncommands = sizeof(commands) / sizeof(commands[0]);
+
+/* ------------------------------------------------------------- help */
+
+static const struct command *find_command(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ncommands; i++)
+		if (strcmp(commands[i].name, name) == 0)
+			return &commands[i];
+	return NULL;
+}
+
+static const char *closest_command(const char *word)
+{
+	const char *best = NULL;
+	size_t i, d, best_d = 3;
+
+	for (i = 0; i < ncommands; i++) {
+		d = edit_distance(word, commands[i].name);
+		if (d < best_d) {
+			best_d = d;
+			best = commands[i].name;
+		}
+	}
+	return best;
+}
+
+static void help_all(struct shell *sh)
+{
+	size_t i;
+
+	for (i = 0; i < ncommands; i++) {
+		if (commands[i].section)
+			printf("%s%s%s\n", color(sh, COLOR_BOLD), commands[i].section,
+			       color(sh, COLOR_RESET));
+		printf("  %-10s %s\n", commands[i].name, commands[i].summary);
+	}
+	printf("\n'help CMD' gives the syntax, an example and the schedule statement.\n"
+	       "Tab completes commands, threads, functions and variables.  Ctrl-C while\n"
+	       "threads run holds them and returns here; at the prompt it drops the line.\n"
+	       "Ctrl-D or quit leaves.\n");
+}
+
+static int cmd_help(struct shell *sh, const char *args, const char *line)
+{
+	const struct command *c;
+	char word[32];
+
+	(void)line;
+	first_word(args, word, sizeof(word));
+	if (!word[0]) {
+		help_all(sh);
+		return 0;
+	}
+	c = find_command(word);
+	if (!c)
+		return fail(sh, "no command '%s'; 'help' lists them", word);
+	printf("%s%s%s: %s\n%s", color(sh, COLOR_BOLD), c->name, color(sh, COLOR_RESET), c->summary,
+	       c->help);
+	return 0;
+}
+
+/* ---------------------------------------------------------- dispatch */
+
+static int dispatch(struct shell *sh, const char *line)
+{
+	const struct command *c;
+	const char *rest, *hint;
+	char word[32];
+
+	rest = first_word(line, word, sizeof(word));
+	c = word[0] ? find_command(word) : NULL;
+	if (!c) {
+		hint = word[0] ? closest_command(word) : NULL;
+		if (hint)
+			return fail(sh,
+				    "unknown command '%s'; did you mean '%s'? ('help' lists them)",
+				    word, hint);
+		return fail(sh, "unknown command '%s' ('help' lists them)", word[0] ? word : line);
+	}
+	if (sh->over && !c->after_over)
+		return fail(sh, "the program is gone: only save, help and quit remain useful");
+	return c->fn(sh, skip_space(rest), line);
+}
+
+/* A SIGINT typed between commands must not interrupt the next one. */
+static void drain_sigint(void)
+{
+	struct timespec zero = {0, 0};
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	while (sigtimedwait(&set, NULL, &zero) > 0)
+		;
+}
+
+static int handle_line(struct shell *sh, char *raw)
+{
+	char *line = trim_line(raw);
+
+	if (!*line)
+		return 0;
+	drain_sigint();
+	return dispatch(sh, line);
+}
+
+/* -------------------------------------------------------- completion */
+
+struct candidates {
+	char **v;
+	int n, cap;
+};
+
+static void add_candidate(const char *name, void *ctx)
+{
+	struct candidates *c = ctx;
+	char **bigger;
+
+	if (c->n == c->cap) {
+		c->cap = c->cap ? 2 * c->cap : 64;
+		bigger = realloc(c->v, (size_t)c->cap * sizeof(*c->v));
+		if (!bigger)
+			return;
+		c->v = bigger;
+	}
+	c->v[c->n] = strdup(name);
+	if (c->v[c->n])
+		c->n++;
+}
+
+static void add_if_prefix(struct candidates *c, const char *name, const char *prefix)
+{
+	if (strncmp(name, prefix, strlen(prefix)) == 0)
+		add_candidate(name, c);
+}
+
+static int compare_strings(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void sort_unique(struct candidates *c)
+{
+	int i, n = 0;
+
+	if (c->n == 0)
+		return;
+	qsort(c->v, (size_t)c->n, sizeof(*c->v), compare_strings);
+	for (i = 1; i < c->n; i++) {
+		if (strcmp(c->v[i], c->v[n]) == 0)
+			free(c->v[i]);
+		else
+			c->v[++n] = c->v[i];
+	}
+	c->n = n + 1;
+}
+
+static void free_candidates(struct candidates *c)
+{
+	int i;
+
+	for (i = 0; i < c->n; i++)
+		free(c->v[i]);
+	free(c->v);
+}
+
+static void collect(struct shell *sh, enum arg_kind kind, const char *prefix, struct candidates *c)
+{
+	static const char *const pred_words[] = {
+	    "enter(", "return(", "read(", "write(",   "at(",   "start", "exit", "signal",
+	    "ended(", "in(",	 "any",	  "distinct", "until", "wait",	"all",
+	};
+	size_t i;
+
+	switch (kind) {
+	case ARG_COMMAND:
+		for (i = 0; i < ncommands; i++)
+			add_if_prefix(c, commands[i].name, prefix);
+		break;
+	case ARG_INFO:
+		add_if_prefix(c, "breakpoints", prefix);
+		add_if_prefix(c, "watchpoints", prefix);
+		add_if_prefix(c, "threads", prefix);
+		break;
+	case ARG_THREAD:
+		policy_session_names(sh->s, 0, prefix, add_candidate, c);
+		break;
+	case ARG_FUNC:
+		policy_session_names(sh->s, 1, prefix, add_candidate, c);
+		break;
+	case ARG_PRED:
+		for (i = 0; i < sizeof(pred_words) / sizeof(pred_words[0]); i++)
+			add_if_prefix(c, pred_words[i], prefix);
+		policy_session_names(sh->s, 2, prefix, add_candidate, c);
+		break;
+	case ARG_VAR:
+		policy_session_names(sh->s, 2, prefix, add_candidate, c);
+		break;
+	case ARG_NONE:
+		break;
+	}
+}
+
+/* The identifier just before position end of text (e.g. "enter" in "enter("). */
+static void word_before(const char *text, size_t end, char *word, size_t len)
+{
+	size_t start = end;
+
+	while (start > 0 && is_word_char((unsigned char)text[start - 1]))
+		start--;
+	snprintf(word, len, "%.*s", (int)(end - start), text + start);
+}
+
+/* Index of the unclosed '(' before ws in text, or -1. */
+static long open_paren(const char *text, size_t ws)
+{
+	int depth = 0;
+	size_t i;
+
+	for (i = ws; i-- > 0;) {
+		if (text[i] == ')')
+			depth++;
+		else if (text[i] == '(' && depth-- == 0)
+			return (long)i;
+	}
+	return -1;
+}
+
+/* Kind of name wanted inside an unclosed "f(" before the word at ws. */
+static bool in_call(const char *text, size_t ws, enum arg_kind *kind)
+{
+	long open = open_paren(text, ws);
+	char fn[32];
+
+	if (open < 0)
+		return false;
+	word_before(text, (size_t)open, fn, sizeof(fn));
+	if (strcmp(fn, "enter") == 0 || strcmp(fn, "return") == 0)
+		*kind = ARG_FUNC;
+	else if (strcmp(fn, "read") == 0 || strcmp(fn, "write") == 0)
+		*kind = ARG_VAR;
+	else if (strcmp(fn, "ended") == 0)
+		*kind = ARG_THREAD;
+	else if (strcmp(fn, "in") == 0)
+		*kind = memchr(text + open, ',', ws - (size_t)open) ? ARG_FUNC : ARG_THREAD;
+	else
+		return false;
+	return true;
+}
+
+static bool has_word(const char *text, size_t len, const char *word)
+{
+	size_t wl = strlen(word), i;
+
+	for (i = 0; i + wl <= len; i++)
+		if (strncmp(text + i, word, wl) == 0 && (i == 0 || !is_word_char(text[i - 1])) &&
+		    (i + wl == len || !is_word_char(text[i + wl])))
+			return true;
+	return false;
+}
+
+/* What to complete at word start ws of text, from the words before it. */
+static enum arg_kind context_kind(const char *text, size_t ws)
+{
+	const struct command *c;
+	enum arg_kind kind;
+	char cmd[32];
+
+	if (*skip_space(text) == 0 || skip_space(text) == text + ws)
+		return ARG_COMMAND;
+	if (in_call(text, ws, &kind))
+		return kind;
+	first_word(text, cmd, sizeof(cmd));
+	c = find_command(cmd);
+	if (!c)
+		return ARG_NONE;
+	if (strcmp(cmd, "run") == 0 && has_word(text, ws, "until"))
+		return ARG_PRED;
+	if (strcmp(cmd, "thread") == 0)
+		return memchr(text, '=', ws) ? ARG_PRED : ARG_NONE;
+	return c->arg;
+}
+
+static int terminal_columns(void)
+{
+	struct winsize ws;
+
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+		return ws.ws_col;
+	return 80;
+}
+
+/* Print the candidates in columns under the line being edited. */
+static void list_candidates(const struct candidates *c)
+{
+	int width = 0, cols, i;
+
+	printf("\n");
+	if (c->n > MAX_LISTED) {
+		printf("%d possibilities; type more of the name\n", c->n);
+		fflush(stdout);
+		return;
+	}
+	for (i = 0; i < c->n; i++)
+		width = max_int(width, (int)strlen(c->v[i]) + 2);
+	cols = max_int(1, terminal_columns() / width);
+	for (i = 0; i < c->n; i++)
+		printf("%-*s%s", width, c->v[i],
+		       (i % cols == cols - 1 || i == c->n - 1) ? "\n" : "");
+	fflush(stdout);
+}
+
+static size_t common_prefix(const struct candidates *c)
+{
+	size_t n = strlen(c->v[0]);
+	int i;
+
+	for (i = 1; i < c->n; i++) {
+		size_t k = 0;
+
+		while (k < n && c->v[i][k] == c->v[0][k])
+			k++;
+		n = k;
+	}
+	return n;
+}
+
+/* Insert what the candidates agree on; list them when that is nothing. */
+static unsigned char apply_candidates(EditLine *el, struct candidates *c, size_t wlen)
+{
+	size_t lcp;
+	char buf[256];
+
+	if (c->n == 0)
+		return CC_ERROR;
+	lcp = common_prefix(c);
+	if (lcp > wlen) {
+		snprintf(buf, sizeof(buf), "%.*s", (int)(lcp - wlen), c->v[0] + wlen);
+		el_insertstr(el, buf);
+	}
+	if (c->n == 1) {
+		size_t len = strlen(c->v[0]);
+
+		if (len > 0 && c->v[0][len - 1] != '(')
+			el_insertstr(el, " ");
+		return CC_REFRESH;
+	}
+	if (lcp > wlen)
+		return CC_REFRESH;
+	list_candidates(c);
+	return CC_REDISPLAY;
+}
+
+static unsigned char key_complete(EditLine *el, int ch)
+{
+	const LineInfo *li = el_line(el);
+	struct candidates c = {0};
+	struct shell *sh = NULL;
+	size_t cur = (size_t)(li->cursor - li->buffer), ws = cur;
+	unsigned char ret;
+	char *text;
+
+	(void)ch;
+	el_get(el, EL_CLIENTDATA, &sh);
+	text = strndup(li->buffer, cur);
+	if (!text || !sh)
+		return CC_ERROR;
+	while (ws > 0 && is_word_char((unsigned char)text[ws - 1]))
+		ws--;
+	collect(sh, context_kind(text, ws), text + ws, &c);
+	sort_unique(&c);
+	ret = apply_candidates(el, &c, cur - ws);
+	free_candidates(&c);
+	free(text);
+	return ret;
+}
+
+/* ^C at the prompt: show it, drop the line, prompt again. */
+static unsigned char key_interrupt(EditLine *el, int ch)
+{
+	const LineInfo *li = el_line(el);
+	struct shell *sh = NULL;
+
+	(void)ch;
+	el_get(el, EL_CLIENTDATA, &sh);
+	if (sh)
+		sh->cancel_line = true;
+	el_cursor(el, (int)(li->lastchar - li->cursor));
+	fputs("^C\n", stdout);
+	fflush(stdout);
+	return CC_NEWLINE;
+}
+
+/* ------------------------------------------------------------- input */
+
+static char *prompt(EditLine *el)
+{
+	struct shell *sh = NULL;
+
+	el_get(el, EL_CLIENTDATA, &sh);
+	return sh ? sh->prompt : (char *)PROMPT_TEXT;
+}
+
+static void history_file(struct shell *sh)
+{
+	const char *env = getenv("CCTRACE_HISTORY"), *home = getenv("HOME");
+
+	if (env && *env)
+		snprintf(sh->hist_path, sizeof(sh->hist_path), "%s", env);
+	else if (home && *home)
+		snprintf(sh->hist_path, sizeof(sh->hist_path), "%s/.cctrace_history", home);
+	else
+		sh->hist_path[0] = 0;
+}
+
+static void editor_init(struct shell *sh, const char *argv0)
+{
+	HistEvent ev;
+
+	sh->hist = history_init();
+	history(sh->hist, &ev, H_SETSIZE, HISTORY_SIZE);
+	history(sh->hist, &ev, H_SETUNIQUE, 1);
+	history_file(sh);
+	if (sh->hist_path[0])
+		history(sh->hist, &ev, H_LOAD, sh->hist_path);
+	if (sh->color)
+		snprintf(sh->prompt, sizeof(sh->prompt), "\1%s\1%s\1%s\1", COLOR_PROMPT,
+			 "(cctrace)", COLOR_RESET);
+	snprintf(sh->prompt + strlen(sh->prompt), sizeof(sh->prompt) - strlen(sh->prompt), "%s",
+		 sh->color ? " " : PROMPT_TEXT);
+	sh->el = el_init(argv0, stdin, stdout, stderr);
+	el_set(sh->el, EL_CLIENTDATA, sh);
+	el_set(sh->el, EL_EDITOR, "emacs");
+	el_set(sh->el, EL_SIGNAL, 1);
+	el_set(sh->el, EL_PROMPT_ESC, prompt, '\1');
+	el_set(sh->el, EL_HIST, history, sh->hist);
+	el_set(sh->el, EL_ADDFN, "cctrace-complete", "complete a name", key_complete);
+	el_set(sh->el, EL_ADDFN, "cctrace-interrupt", "drop the line", key_interrupt);
+	el_set(sh->el, EL_SETTY, "-d", "-isig", NULL);
+	el_source(sh->el, NULL);
+	el_set(sh->el, EL_BIND, "^I", "cctrace-complete", NULL);
+	el_set(sh->el, EL_BIND, "^C", "cctrace-interrupt", NULL);
+}
+
+static void editor_end(struct shell *sh)
+{
+	if (sh->el)
+		el_end(sh->el);
+	if (sh->hist)
+		history_end(sh->hist);
+}
+
+static void remember(struct shell *sh, const char *line)
+{
+	HistEvent ev;
+	char *copy = strdup(line), *t;
+
+	if (!copy)
+		return;
+	t = trim_line(copy);
+	if (*t) {
+		history(sh->hist, &ev, H_ENTER, line);
+		if (sh->hist_path[0])
+			history(sh->hist, &ev, H_SAVE, sh->hist_path);
+	}
+	free(copy);
+}
+
+/* The next line typed at the prompt (to free), NULL at end of input. */
+static char *read_tty_line(struct shell *sh)
+{
+	const char *got;
+	char *line;
+	int count;
+
+	for (;;) {
+		sh->cancel_line = false;
+		got = el_gets(sh->el, &count);
+		if (!got && count < 0 && errno == EINTR)
+			continue;
+		if (!got) {
+			printf("\n");
+			return NULL;
+		}
+		if (sh->cancel_line)
+			continue;
+		line = strdup(got);
+		if (line) {
+			line[strcspn(line, "\n")] = 0;
+			remember(sh, line);
+		}
+		return line;
+	}
+}
+
+static char *read_pipe_line(void)
+{
+	char *line = NULL;
+	size_t cap = 0;
+
+	if (getline(&line, &cap, stdin) < 0) {
+		free(line);
+		return NULL;
+	}
+	line[strcspn(line, "\n")] = 0;
+	return line;
+}
+
+/* ----------------------------------------------------------- startup */
+
+struct args {
+	char **argv; /* program to launch, or NULL */
+	pid_t pid;   /* process to attach, or 0 */
+};
+
+static void usage(FILE *f)
+{
+	fputs("usage: cctrace shell [OPTIONS] PID\n"
+	      "       cctrace shell [OPTIONS] -- PROGRAM [ARGS...]\n"
+	      "\n"
+	      "Hold the threads of a program and schedule them by hand; `save FILE`\n"
+	      "writes the session as a schedule.  Commands come from the terminal (line\n"
+	      "editing, history, Tab completion) or, from a pipe, one per line.\n"
+	      "\n"
+	      "options:\n"
+	      "  --timeout DURATION   default limit of every wait (e.g. 500ms, 2s; default 10s)\n"
+	      "  --exit-on-error      stop at the first failed command, exit code 3\n"
+	      "  -q, --quiet          do not print scheduling events as they happen\n"
+	      "  --no-pin             do not pin cctrace and driven threads to one CPU\n"
+	      "  -h, --help           this text\n"
+	      "\n"
+	      "See docs/shell.md; 'help' at the prompt lists the commands.\n",
+	      f);
+}
+
+static int parse_duration(const char *s, int64_t *ms)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || v < 0 || end == s)
+		return -1;
+	if (strcmp(end, "ms") == 0)
+		*ms = v;
+	else if (strcmp(end, "s") == 0 || *end == 0)
+		*ms = (int64_t)v * 1000;
+	else if (strcmp(end, "m") == 0)
+		*ms = (int64_t)v * 60000;
+	else
+		return -1;
+	return 0;
+}
+
+static int parse_options(int argc, char **argv, struct shell *sh)
+{
+	enum { O_TIMEOUT = 256, O_EXIT_ON_ERROR, O_NO_PIN };
+	static const struct option longopts[] = {
+	    {"timeout", required_argument, NULL, O_TIMEOUT},
+	    {"exit-on-error", no_argument, NULL, O_EXIT_ON_ERROR},
+	    {"quiet", no_argument, NULL, 'q'},
+	    {"no-pin", no_argument, NULL, O_NO_PIN},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	int ch;
+
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "+qh", longopts, NULL)) != -1) {
+		switch (ch) {
+		case O_TIMEOUT:
+			if (parse_duration(optarg, &sh->opt.timeout_ms) < 0) {
+				fprintf(stderr,
+					"cctrace shell: bad --timeout '%s': use e.g. 500ms or 2s\n",
+					optarg);
+				return -1;
+			}
+			break;
+		case O_EXIT_ON_ERROR:
+			sh->exit_on_error = true;
+			break;
+		case 'q':
+			sh->opt.trace = NULL;
+			break;
+		case O_NO_PIN:
+			sh->opt.pin_cpu = false;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int parse_operands(int argc, char **argv, struct args *a)
+{
+	bool dashdash = optind > 1 && strcmp(argv[optind - 1], "--") == 0;
+	char *end;
+	long pid;
+
+	if (dashdash && optind < argc) {
+		a->argv = argv + optind;
+		return 0;
+	}
+	if (!dashdash && optind == argc - 1) {
+		errno = 0;
+		pid = strtol(argv[optind], &end, 10);
+		if (!errno && !*end && pid > 0 && pid <= 0x3fffffff) {
+			a->pid = (pid_t)pid;
+			return 0;
+		}
+		fprintf(stderr,
+			"cctrace shell: '%s' is not a process id (to launch a program: "
+			"cctrace shell -- %s)\n",
+			argv[optind], argv[optind]);
+		return -1;
+	}
+	fprintf(stderr, "cctrace shell: expected PID or -- PROGRAM [ARGS...]\n");
+	return -1;
+}
+
+/* The directory of pid's executable, where `list` looks for sources. */
+static void program_dir(struct shell *sh, pid_t pid)
+{
+	char link[64], *slash;
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+	n = readlink(link, sh->prog_dir, sizeof(sh->prog_dir) - 1);
+	sh->prog_dir[n > 0 ? n : 0] = 0;
+	slash = strrchr(sh->prog_dir, '/');
+	if (slash)
+		*slash = 0;
+}
+
+static void banner(struct shell *sh, const struct args *a)
+{
+	struct session_thread *t;
+	int n;
+
+	t = all_threads(sh, &n);
+	if (t && n > 0)
+		program_dir(sh, t[0].pid);
+	if (sh->tty)
+		printf("cctrace shell: %s %s (pid %d), %d thread%s held.  'help' lists the "
+		       "commands, Tab completes, Ctrl-D quits.\n",
+		       a->argv ? "launched" : "attached to", a->argv ? a->argv[0] : "process",
+		       t && n > 0 ? (int)t[0].pid : (int)a->pid, n, n == 1 ? "" : "s");
+	free(t);
+}
+
+static int start_session(struct shell *sh, const struct args *a)
+{
+	char err[ERRLEN] = "";
+
+	if (a->argv)
+		sh->s = policy_session_launch(a->argv, &sh->opt, err, sizeof(err));
+	else
+		sh->s = policy_session_attach(a->pid, &sh->opt, err, sizeof(err));
+	if (!sh->s) {
+		fprintf(stderr, "%s\n", err[0] ? err : "cctrace shell: cannot start the session");
+		return -1;
+	}
+	sh->attached = !a->argv;
+	return 0;
+}
+
+static void shell_init(struct shell *sh)
+{
+	const char *no_color = getenv("NO_COLOR");
+
+	memset(sh, 0, sizeof(*sh));
+	sh->opt.trace = stdout;
+	sh->opt.report = stderr;
+	sh->opt.pin_cpu = true;
+	sh->tty = isatty(STDIN_FILENO);
+	sh->color = !no_color && isatty(STDOUT_FILENO);
+	sh->err_color = !no_color && isatty(STDERR_FILENO);
+}
+
+/* Read and run commands until quit or end of input; the exit code. */
+static int command_loop(struct shell *sh)
+{
+	char *line;
+	int rc;
+
+	while (!sh->done) {
+		fflush(stdout);
+		line = sh->tty ? read_tty_line(sh) : read_pipe_line();
+		if (!line)
+			break;
+		rc = handle_line(sh, line);
+		free(line);
+		if (rc < 0 && sh->exit_on_error)
+			return EXIT_ERROR;
+	}
+	return 0;
+}
+
+int shell_main(int argc, char **argv)
+{
+	struct shell sh;
+	struct args a = {NULL, 0};
+	int rc;
+
+	shell_init(&sh);
+	if (parse_options(argc, argv, &sh) < 0 || parse_operands(argc, argv, &a) < 0)
+		return EXIT_ERROR;
+	if (start_session(&sh, &a) < 0)
+		return EXIT_ERROR;
+	banner(&sh, &a);
+	if (sh.tty)
+		editor_init(&sh, "cctrace");
+	rc = command_loop(&sh);
+	fflush(stdout);
+	policy_session_end(sh.s);
+	editor_end(&sh);
+	return rc;
+}

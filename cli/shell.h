@@ -1,0 +1,15 @@
+/*
+ * shell.h: `cctrace shell`, the interactive stepping shell.
+ *
+ * The shell holds a launched or attached program under a policy session
+ * and turns commands typed at a prompt (or read from a pipe, one per line)
+ * into schedule statements, so that a session can be saved as a schedule
+ * file and replayed with `cctrace run`.  See docs/shell.md.
+ */
+#ifndef CCTRACE_CLI_SHELL_H
+#define CCTRACE_CLI_SHELL_H
+
+/* argv[0] is "shell"; returns the process exit code. */
+int shell_main(int argc, char **argv);
+
+#endif
