@@ -355,7 +355,7 @@ static void fill_thread(struct policy_session *s, struct tr_thread *th, struct s
 	snprintf(t->func, sizeof(t->func), "%s", loc.func ? loc.func : "");
 	snprintf(t->file, sizeof(t->file), "%s", loc.file ? loc.file : "");
 	t->line = loc.line;
-	snprintf(t->last_event, sizeof(t->last_event), "%s", run_thread(s->run, th)->last_event);
+	snprintf(t->last_event, sizeof(t->last_event), "%.63s", run_thread(s->run, th)->last_event);
 }
 
 int policy_session_threads(struct policy_session *s, struct session_thread *out, int max)

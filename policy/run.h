@@ -43,7 +43,7 @@ struct thread_ctx {
 	struct ret_frame frames[MAX_FRAMES];
 	int nframes;
 	char kernel_state[40]; /* captured for reports before threads are stopped */
-	char last_event[64]; /* the last scheduling event, as the trace names it */
+	char last_event[160]; /* the last scheduling event, as the trace names it */
 };
 
 struct armed_bp {
