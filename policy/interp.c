@@ -356,18 +356,18 @@ static enum flow exec_run(struct run *r, const struct stmt *s)
 
 	for (i = 0; i < n; i++) {
 		targets[i] = run_binding(r, s->names[i]);
+		if (targets[i] && targets[i]->state != TR_EXITED &&
+		    targets[i]->last_event != TR_EV_EXIT)
+			continue;
 		run_where(r, s, where, sizeof(where));
-		if (!targets[i]) {
+		if (!targets[i])
 			report_outcome(r, OUTCOME_UNREALIZABLE, "thread %s was never bound (%s)",
 				       s->names[i], where);
-			return FLOW_STOP;
-		}
-		if (targets[i]->state == TR_EXITED || targets[i]->last_event == TR_EV_EXIT) {
+		else
 			report_outcome(r, OUTCOME_UNREALIZABLE,
 				       "thread %s (%s) has already ended (%s)", s->names[i],
 				       targets[i]->name, where);
-			return FLOW_STOP;
-		}
+		return FLOW_STOP;
 	}
 	return run_wait_for(r, s, targets, n, n, matched);
 }
