@@ -148,6 +148,8 @@ __attribute__((format(printf, 2, 3))) static int fail(struct shell *sh, const ch
 	while (len > 0 && msg[len - 1] == '\n')
 		msg[--len] = 0;
 	fflush(stdout);
+	if (sh->tty && strstr(msg, "interrupted"))
+		fputc('\n', stderr); /* after the ^C the terminal echoed */
 	if (is_diagnostic(msg))
 		fprintf(stderr, "%s\n", msg);
 	else
@@ -901,6 +903,14 @@ static void add_candidate(const char *name, void *ctx)
 		c->n++;
 }
 
+/* Functions and variables, without versioned symbols (read@GLIBC_2.2.5)
+ * and compiler-made statics (bad_key_err.0), which no one can type. */
+static void add_symbol(const char *name, void *ctx)
+{
+	if (!strpbrk(name, "@."))
+		add_candidate(name, ctx);
+}
+
 static void add_if_prefix(struct candidates *c, const char *name, const char *prefix)
 {
 	if (strncmp(name, prefix, strlen(prefix)) == 0)
@@ -959,15 +969,15 @@ static void collect(struct shell *sh, enum arg_kind kind, const char *prefix, st
 		policy_session_names(sh->s, 0, prefix, add_candidate, c);
 		break;
 	case ARG_FUNC:
-		policy_session_names(sh->s, 1, prefix, add_candidate, c);
+		policy_session_names(sh->s, 1, prefix, add_symbol, c);
 		break;
 	case ARG_PRED:
 		for (i = 0; i < sizeof(pred_words) / sizeof(pred_words[0]); i++)
 			add_if_prefix(c, pred_words[i], prefix);
-		policy_session_names(sh->s, 2, prefix, add_candidate, c);
+		policy_session_names(sh->s, 2, prefix, add_symbol, c);
 		break;
 	case ARG_VAR:
-		policy_session_names(sh->s, 2, prefix, add_candidate, c);
+		policy_session_names(sh->s, 2, prefix, add_symbol, c);
 		break;
 	case ARG_NONE:
 		break;
@@ -1098,8 +1108,18 @@ static size_t common_prefix(const struct candidates *c)
 	return n;
 }
 
+/* What to type after a complete name: ")" closes enter(F), read(V)...; a
+ * name before a ")" already there gets nothing. */
+static const char *name_end(const LineInfo *li, bool in_parens)
+{
+	if (li->cursor < li->lastchar && *li->cursor == ')')
+		return "";
+	return in_parens ? ")" : " ";
+}
+
 /* Insert what the candidates agree on; list them when that is nothing. */
-static unsigned char apply_candidates(EditLine *el, struct candidates *c, size_t wlen)
+static unsigned char apply_candidates(EditLine *el, struct candidates *c, size_t wlen,
+				      bool in_parens)
 {
 	size_t lcp;
 	char buf[256];
@@ -1115,7 +1135,7 @@ static unsigned char apply_candidates(EditLine *el, struct candidates *c, size_t
 		size_t len = strlen(c->v[0]);
 
 		if (len > 0 && c->v[0][len - 1] != '(')
-			el_insertstr(el, " ");
+			el_insertstr(el, name_end(el_line(el), in_parens));
 		return CC_REFRESH;
 	}
 	if (lcp > wlen)
@@ -1130,6 +1150,7 @@ static unsigned char key_complete(EditLine *el, int ch)
 	struct candidates c = {0};
 	struct shell *sh = NULL;
 	size_t cur = (size_t)(li->cursor - li->buffer), ws = cur;
+	enum arg_kind kind;
 	unsigned char ret;
 	char *text;
 
@@ -1142,7 +1163,7 @@ static unsigned char key_complete(EditLine *el, int ch)
 		ws--;
 	collect(sh, context_kind(text, ws), text + ws, &c);
 	sort_unique(&c);
-	ret = apply_candidates(el, &c, cur - ws);
+	ret = apply_candidates(el, &c, cur - ws, in_call(text, ws, &kind));
 	free_candidates(&c);
 	free(text);
 	return ret;
@@ -1207,8 +1228,9 @@ static void editor_init(struct shell *sh, const char *argv0)
 	el_set(sh->el, EL_SIGNAL, 1);
 	el_set(sh->el, EL_PROMPT_ESC, prompt, '\1');
 	el_set(sh->el, EL_HIST, history, sh->hist);
-	el_set(sh->el, EL_ADDFN, "cctrace-complete", "complete a name", key_complete);
-	el_set(sh->el, EL_ADDFN, "cctrace-interrupt", "drop the line", key_interrupt);
+	/* el_wset: el_set's narrow EL_ADDFN copies the names and never frees them */
+	el_wset(sh->el, EL_ADDFN, L"cctrace-complete", L"complete a name", key_complete);
+	el_wset(sh->el, EL_ADDFN, L"cctrace-interrupt", L"drop the line", key_interrupt);
 	el_set(sh->el, EL_SETTY, "-d", "-isig", NULL);
 	el_source(sh->el, NULL);
 	el_set(sh->el, EL_BIND, "^I", "cctrace-complete", NULL);

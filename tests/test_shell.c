@@ -1,0 +1,679 @@
+/*
+ * System tests of `cctrace shell`, the interactive stepping shell.
+ *
+ * Most tests drive the shell through a pipe: a script goes to its stdin
+ * (one command per line; no prompt, no colour), stdout and stderr are
+ * collected until it exits, and the assertions read the `threads` table,
+ * the one-line status the shell prints after a statement moved threads, and
+ * the trace lines.  `echo` lines mark places in the output.  Saved sessions
+ * are replayed with `cctrace run` and must produce the same events (and for
+ * the lost update, the bug).
+ *
+ * Two tests drive it in a real terminal with tmux, on a private server
+ * socket (-L) that teardown kills: the prompt, Tab completion of commands
+ * and functions, history, and Ctrl-C during a wait.  They poll
+ * capture-pane until what they expect is on the screen, with a deadline.
+ *
+ * The binary under test is $CCTRACE or ./cctrace; tests run from the repo
+ * root and need `make samples fixtures`.  Nothing synchronises by sleeping:
+ * pipes are read with poll() and every loop has a deadline.
+ */
+#include <criterion/criterion.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SAFETY_MS 20000 /* any single command; reaching it fails the test */
+#define BANK	  "samples/bank/bank"
+#define SHELLFIX  "tests/fixtures/shellfix"
+
+static char tmux_socket[64]; /* "" when no tmux server was started */
+
+static void teardown(void)
+{
+	char cmd[128];
+
+	if (!tmux_socket[0])
+		return;
+	snprintf(cmd, sizeof(cmd), "tmux -L %s kill-server 2>/dev/null", tmux_socket);
+	if (system(cmd) < 0)
+		perror("tmux kill-server");
+	tmux_socket[0] = 0;
+}
+
+TestSuite(shell, .fini = teardown, .timeout = 60);
+
+/* ------------------------------------------------------------ helpers */
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static const char *cctrace(void)
+{
+	const char *p = getenv("CCTRACE");
+
+	return p && *p ? p : "./cctrace";
+}
+
+struct result {
+	int code; /* exit code, 128 + signal, or -1 if killed at the deadline */
+	char out[65536];
+	char err[65536];
+};
+
+static void append(char *buf, size_t cap, size_t *len, const char *data, size_t n)
+{
+	if (*len + n >= cap)
+		n = cap - 1 - *len;
+	memcpy(buf + *len, data, n);
+	*len += n;
+	buf[*len] = 0;
+}
+
+static void child_exec(const char *const argv[], int in, int out, int err)
+{
+	sigset_t none;
+	int sig;
+
+	setpgid(0, 0);
+	for (sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			signal(sig, SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	dup2(in, 0);
+	dup2(out, 1);
+	dup2(err, 2);
+	execvp(argv[0], (char *const *)argv);
+	dprintf(2, "cannot exec %s: %s\n", argv[0], strerror(errno));
+	_exit(127);
+}
+
+/* Reads out and err until both close or the deadline; kills the group then. */
+static bool drain(pid_t pid, int out, int err, struct result *r)
+{
+	int64_t deadline = now_ms() + SAFETY_MS;
+	size_t olen = 0, elen = 0;
+	int fds[2] = {out, err}, open_fds = 2;
+	char buf[4096];
+
+	while (open_fds > 0) {
+		struct pollfd p[2] = {{fds[0], POLLIN, 0}, {fds[1], POLLIN, 0}};
+		int64_t left = deadline - now_ms();
+		int i;
+
+		if (left <= 0) {
+			kill(-pid, SIGKILL);
+			return false;
+		}
+		if (poll(p, 2, (int)left) <= 0)
+			continue;
+		for (i = 0; i < 2; i++) {
+			ssize_t n;
+
+			if (fds[i] < 0 || !(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			n = read(fds[i], buf, sizeof(buf));
+			if (n <= 0) {
+				close(fds[i]);
+				fds[i] = -1;
+				open_fds--;
+			} else if (i == 0) {
+				append(r->out, sizeof(r->out), &olen, buf, (size_t)n);
+			} else {
+				append(r->err, sizeof(r->err), &elen, buf, (size_t)n);
+			}
+		}
+	}
+	return true;
+}
+
+/* Runs argv with input on stdin; collects stdout, stderr and the exit code. */
+static struct result *run(const char *const argv[], const char *input)
+{
+	struct result *r = calloc(1, sizeof(*r));
+	int in[2], out[2], err[2], status = 0;
+	pid_t pid;
+
+	cr_assert(r);
+	cr_assert(pipe2(in, O_CLOEXEC) == 0 && pipe2(out, O_CLOEXEC) == 0 &&
+		  pipe2(err, O_CLOEXEC) == 0);
+	fflush(NULL);
+	pid = fork();
+	cr_assert(pid >= 0);
+	if (pid == 0)
+		child_exec(argv, in[0], out[1], err[1]);
+	setpgid(pid, pid);
+	close(in[0]);
+	close(out[1]);
+	close(err[1]);
+	signal(SIGPIPE, SIG_IGN);
+	if (input && write(in[1], input, strlen(input)) != (ssize_t)strlen(input))
+		cr_log_warn("short write to the shell's stdin");
+	close(in[1]);
+	if (!drain(pid, out[0], err[0], r))
+		r->code = -1;
+	kill(-pid, SIGKILL); /* whatever is left of the group */
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (r->code != -1)
+		r->code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	return r;
+}
+
+/* cctrace shell [opts...] -- PROG, fed script. */
+static struct result *shell(const char *prog, const char *opt, const char *script)
+{
+	if (opt)
+		return run((const char *const[]){cctrace(), "shell", opt, "--", prog, NULL},
+			   script);
+	return run((const char *const[]){cctrace(), "shell", "--", prog, NULL}, script);
+}
+
+/* The text after the line "echo"ed as marker (to free), up to the next marker. */
+static char *section(const char *out, const char *marker)
+{
+	char key[128];
+	const char *p, *end;
+
+	snprintf(key, sizeof(key), "%s\n", marker);
+	p = strstr(out, key);
+	cr_assert(p, "marker '%s' not in the output:\n%s", marker, out);
+	p += strlen(key);
+	end = strstr(p, "\n--- ");
+	return strndup(p, end ? (size_t)(end - p + 1) : strlen(p));
+}
+
+/* The row of a `threads` table whose VAR column is var (to free), or NULL. */
+static char *thread_row(const char *table, const char *var)
+{
+	const char *line = table;
+
+	while (line && *line) {
+		const char *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+		char name[32], v[32];
+
+		if (sscanf(line, "%31s %31s", name, v) == 2 && strcmp(v, var) == 0)
+			return strndup(line, len);
+		line = nl ? nl + 1 : NULL;
+	}
+	return NULL;
+}
+
+/* The source line of withdraw's opening in bank.c (its first event's line). */
+static int withdraw_line(void)
+{
+	FILE *f = fopen("samples/bank/bank.c", "r");
+	char buf[512];
+	int n = 0;
+
+	cr_assert(f, "samples/bank/bank.c: %s", strerror(errno));
+	while (fgets(buf, sizeof(buf), f)) {
+		n++;
+		if (strstr(buf, "void withdraw(long amount)"))
+			break;
+	}
+	fclose(f);
+	return n + 1; /* the "{" line */
+}
+
+/* The scheduling events of a trace ("EVENT FUNC WHERE" per line, no thread
+ * names or times), joined by newlines (to free). */
+static char *events(const char *trace)
+{
+	size_t cap = strlen(trace) + 1, len = 0;
+	char *outp = calloc(1, cap);
+	const char *line = trace;
+
+	while (line && *line) {
+		const char *nl = strchr(line, '\n'), *rest = strstr(line, " ms] ");
+		char thread[32], ev[128], fn[128], where[128];
+
+		if (line[0] == '[' && rest && (!nl || rest < nl) &&
+		    sscanf(rest + 5, "%31s %127s %127s %127s", thread, ev, fn, where) == 4)
+			len += (size_t)snprintf(outp + len, cap - len, "%s %s %s\n", ev, fn, where);
+		line = nl ? nl + 1 : NULL;
+	}
+	return outp;
+}
+
+static void check_built(void)
+{
+	if (access(BANK, X_OK) != 0 || access(SHELLFIX, X_OK) != 0)
+		cr_assert_fail("build the targets first: make samples fixtures");
+}
+
+/* ------------------------------------------------------- pipe tests */
+
+static const char bank_script[] = "thread A, B = wait 2 distinct enter(withdraw)\n"
+				  "echo --- threads\n"
+				  "threads\n"
+				  "echo --- run\n"
+				  "run A until read(balance)\n"
+				  "echo --- step\n"
+				  "step B 3\n"
+				  "echo --- print\n"
+				  "print balance\n"
+				  "echo --- bt\n"
+				  "bt A\n"
+				  "echo --- save\n"
+				  "save %s\n"
+				  "quit\n";
+
+Test(shell, bank_session_and_replay)
+{
+	static const char *const vars[] = {"A", "B"};
+	char path[] = "/tmp/cctrace-shell-XXXXXX.sched", script[1024], *s, *row, at[32];
+	struct result *r, *replay;
+	char *ev_shell, *ev_replay;
+	int line = withdraw_line();
+
+	check_built();
+	close(mkstemps(path, 6));
+	snprintf(script, sizeof(script), bank_script, path);
+	r = shell(BANK, NULL, script);
+	cr_assert_eq(r->code, 0, "exit %d\nstdout:\n%s\nstderr:\n%s", r->code, r->out, r->err);
+	cr_assert(!strstr(r->err, "error"), "stderr:\n%s", r->err);
+
+	s = section(r->out, "--- threads");
+	snprintf(at, sizeof(at), " bank.c:%d ", line);
+	for (size_t i = 0; i < 2; i++) {
+		row = thread_row(s, vars[i]);
+		cr_assert(row, "no row for %s in the table:\n%s", vars[i], s);
+		cr_assert(strstr(row, " held ") && strstr(row, " withdraw ") && strstr(row, at),
+			  "%s is not held in withdraw at bank.c:%d: %s", vars[i], line, row);
+		free(row);
+	}
+	cr_assert(strstr(s, "NAME") && strstr(s, "STATE") && strstr(s, "LAST EVENT"), "%s", s);
+	free(s);
+
+	s = section(r->out, "--- run");
+	cr_assert(strstr(s, "read(balance)") && strstr(s, "A (p1.t") &&
+		      strstr(s, "held in withdraw"),
+		  "%s", s);
+	free(s);
+	s = section(r->out, "--- step");
+	cr_assert(strstr(s, "step 3") && strstr(s, "B (p1.t") && strstr(s, "held in withdraw"),
+		  "%s", s);
+	free(s);
+	s = section(r->out, "--- print");
+	cr_assert(strstr(s, "balance = 100"), "%s", s);
+	free(s);
+	s = section(r->out, "--- bt");
+	cr_assert(strstr(s, "withdraw") && strstr(s, "customer"), "%s", s);
+	free(s);
+	s = section(r->out, "--- save");
+	cr_assert(strstr(s, "saved"), "%s", s);
+	free(s);
+
+	replay = run((const char *const[]){cctrace(), "run", path, "--", BANK, NULL}, NULL);
+	cr_assert(replay->code == 0 || replay->code == 1, "replay exit %d:\n%s", replay->code,
+		  replay->err);
+	ev_shell = events(r->out);
+	ev_replay = events(replay->err);
+	cr_assert(strncmp(ev_replay, ev_shell, strlen(ev_shell)) == 0,
+		  "replay events differ\nshell:\n%s\nreplay:\n%s", ev_shell, ev_replay);
+	free(ev_shell);
+	free(ev_replay);
+	free(replay);
+	free(r);
+	unlink(path);
+}
+
+Test(shell, lost_update_round_trip)
+{
+	char path[] = "/tmp/cctrace-shell-XXXXXX.sched", script[1024], *text, *ev_shell, *ev_replay;
+	struct result *r, *replay;
+
+	check_built();
+	close(mkstemps(path, 6));
+	snprintf(script, sizeof(script),
+		 "thread A, B = wait 2 distinct enter(withdraw)\n"
+		 "run A until read(balance)\n"
+		 "run B until return(withdraw)\n"
+		 "run A until return(withdraw)\n"
+		 "print balance\n"
+		 "save %s\n",
+		 path);
+	r = shell(BANK, "--exit-on-error", script);
+	cr_assert_eq(r->code, 0, "exit %d\n%s\n%s", r->code, r->out, r->err);
+	/* 80 or 90, depending on which customer came first and is A */
+	cr_assert(strstr(r->out, "balance = ") && !strstr(r->out, "balance = 70"),
+		  "the update was not lost:\n%s", r->out);
+	text = calloc(1, 65536);
+	{
+		FILE *f = fopen(path, "r");
+
+		cr_assert(f);
+		cr_assert(fread(text, 1, 65535, f) > 0);
+		fclose(f);
+	}
+	cr_assert(strncmp(text, "# run: cctrace run ", 19) == 0, "%s", text);
+	cr_assert(strstr(text, "run B until return(withdraw)"), "%s", text);
+
+	replay =
+	    run((const char *const[]){cctrace(), "run", "--expect", "bug", path, "--", BANK, NULL},
+		NULL);
+	cr_assert_eq(replay->code, 0, "replay did not end as a bug (exit %d):\n%s", replay->code,
+		     replay->err);
+	cr_assert(strstr(replay->out, "BUG: lost update"), "%s", replay->out);
+	ev_shell = events(r->out);
+	ev_replay = events(replay->err);
+	cr_assert_str_eq(ev_replay, ev_shell, "replay events differ");
+	free(ev_shell);
+	free(ev_replay);
+	free(text);
+	free(replay);
+	free(r);
+	unlink(path);
+}
+
+Test(shell, errors_carry_on)
+{
+	struct result *r;
+
+	check_built();
+	r = shell(BANK, NULL,
+		  "bogus\n"
+		  "print no_such_variable\n"
+		  "bt\n"
+		  "rn A until exit\n"
+		  "print balance\n"
+		  "echo --- still here\n");
+	cr_assert_eq(r->code, 0, "exit %d\n%s", r->code, r->err);
+	cr_assert(strstr(r->err, "error: unknown command 'bogus'"), "%s", r->err);
+	cr_assert(strstr(r->err, "no_such_variable"), "%s", r->err);
+	cr_assert(strstr(r->err, "usage: bt THREAD"), "%s", r->err);
+	cr_assert(strstr(r->err, "did you mean 'run'"), "%s", r->err);
+	cr_assert(strstr(r->out, "balance = 100"), "%s", r->out);
+	cr_assert(strstr(r->out, "--- still here"), "%s", r->out);
+	free(r);
+}
+
+Test(shell, exit_on_error)
+{
+	struct result *r;
+
+	check_built();
+	r = shell(BANK, "--exit-on-error", "threads\nbogus\necho --- after\n");
+	cr_assert_eq(r->code, 3, "exit %d\n%s", r->code, r->err);
+	cr_assert(strstr(r->out, "NAME"), "%s", r->out);
+	cr_assert(!strstr(r->out, "--- after"), "went on after the error:\n%s", r->out);
+	cr_assert(strstr(r->err, "error:"), "%s", r->err);
+	free(r);
+}
+
+Test(shell, comments_blank_lines_and_help)
+{
+	struct result *r;
+
+	check_built();
+	r = shell(BANK, "--exit-on-error",
+		  "# a comment\n"
+		  "\n"
+		  "   \n"
+		  "echo --- hi   # trailing comment\n"
+		  "help\n"
+		  "help run\n");
+	cr_assert_eq(r->code, 0, "exit %d\n%s", r->code, r->err);
+	cr_assert(strstr(r->out, "--- hi\n"), "%s", r->out);
+	cr_assert(strstr(r->out, "threads") && strstr(r->out, "Moving"), "%s", r->out);
+	cr_assert(strstr(r->out, "run A until read(balance)"), "%s", r->out);
+	cr_assert(!strstr(r->out, "\033["), "colour on a pipe");
+	cr_assert(!strstr(r->out, "(cctrace)"), "a prompt on a pipe");
+	free(r);
+}
+
+Test(shell, next_and_finish)
+{
+	struct result *r;
+	char *s, *a, *b, at[32];
+	int line = withdraw_line();
+
+	check_built();
+	r = shell(BANK, "--exit-on-error",
+		  "thread A, B = wait 2 distinct enter(withdraw)\n"
+		  "next A\n"
+		  "finish B\n"
+		  "echo --- threads\n"
+		  "threads\n");
+	cr_assert_eq(r->code, 0, "exit %d\n%s\n%s", r->code, r->out, r->err);
+	s = section(r->out, "--- threads");
+	a = thread_row(s, "A");
+	b = thread_row(s, "B");
+	cr_assert(a && b, "%s", s);
+	snprintf(at, sizeof(at), " bank.c:%d ", line);
+	cr_assert(strstr(a, " held ") && strstr(a, " withdraw ") && strstr(a, " bank.c:") &&
+		      !strstr(a, at),
+		  "next did not move A to another line of withdraw: %s", a);
+	cr_assert(strstr(b, " held ") && strstr(b, " customer ") && strstr(b, " bank.c:"),
+		  "finish did not bring B back to customer: %s", b);
+	free(a);
+	free(b);
+	free(s);
+	free(r);
+}
+
+Test(shell, list_source)
+{
+	struct result *r;
+
+	check_built();
+	r = shell(BANK, "--exit-on-error",
+		  "thread A, B = wait 2 distinct enter(withdraw)\n"
+		  "run A until read(balance)\n"
+		  "list A\n");
+	cr_assert_eq(r->code, 0, "exit %d\n%s\n%s", r->code, r->out, r->err);
+	cr_assert(strstr(r->out, "bank.c:"), "%s", r->out);
+	cr_assert(strstr(r->out, "=> ") && strstr(r->out, "long b = balance"), "%s", r->out);
+	free(r);
+}
+
+Test(shell, program_gone)
+{
+	struct result *r;
+
+	check_built();
+	r = shell(BANK, NULL, "continue\nthreads\nhelp save\n");
+	cr_assert_eq(r->code, 0, "exit %d\n%s", r->code, r->err);
+	cr_assert(strstr(r->out, "the program is gone"), "%s", r->out);
+	cr_assert(strstr(r->err, "only save, help and quit"), "%s", r->err);
+	cr_assert(strstr(r->out, "save FILE"), "%s", r->out);
+	free(r);
+}
+
+Test(shell, bad_operands)
+{
+	struct result *r;
+
+	r = run((const char *const[]){cctrace(), "shell", NULL}, NULL);
+	cr_assert_eq(r->code, 3);
+	cr_assert(strstr(r->err, "expected PID"), "%s", r->err);
+	free(r);
+	r = run((const char *const[]){cctrace(), "shell", BANK, NULL}, NULL);
+	cr_assert_eq(r->code, 3);
+	cr_assert(strstr(r->err, "cctrace shell -- " BANK), "%s", r->err);
+	free(r);
+	r = run((const char *const[]){cctrace(), "shell", "--timeout", "soon", "--", BANK, NULL},
+		NULL);
+	cr_assert_eq(r->code, 3);
+	free(r);
+}
+
+/* ------------------------------------------------------- tmux tests */
+
+static bool have_tmux(void)
+{
+	return system("tmux -V >/dev/null 2>&1") == 0;
+}
+
+/* tmux -L SOCKET ARGS...; returns its stdout (to free). */
+static char *tmux(const char *const args[])
+{
+	const char *argv[16] = {"tmux", "-L", tmux_socket};
+	struct result *r;
+	char *out;
+	int i;
+
+	for (i = 0; args[i] && i < 12; i++)
+		argv[3 + i] = args[i];
+	argv[3 + i] = NULL;
+	r = run(argv, NULL);
+	out = strdup(r->out);
+	free(r);
+	return out;
+}
+
+#define TMUX(...) free(tmux((const char *const[]){__VA_ARGS__, NULL}))
+
+static char *screen(bool escapes)
+{
+	if (escapes)
+		return tmux((const char *const[]){"capture-pane", "-p", "-e", "-t", "shell", NULL});
+	return tmux((const char *const[]){"capture-pane", "-p", "-t", "shell", NULL});
+}
+
+/* Polls the screen until every needle is on it (true) or timeout_ms. */
+static bool wait_screen(const char *const needles[], int timeout_ms)
+{
+	int64_t deadline = now_ms() + timeout_ms;
+
+	for (;;) {
+		char *s = screen(false);
+		bool all = true;
+		int i;
+
+		for (i = 0; needles[i]; i++)
+			all = all && strstr(s, needles[i]);
+		free(s);
+		if (all)
+			return true;
+		if (now_ms() >= deadline)
+			return false;
+		usleep(20000);
+	}
+}
+
+#define WAIT_SCREEN(ms, ...) wait_screen((const char *const[]){__VA_ARGS__, NULL}, ms)
+
+static void start_tmux(const char *env, const char *opts, const char *prog)
+{
+	char cwd[PATH_MAX], bin[PATH_MAX], cmd[3 * PATH_MAX];
+
+	if (!have_tmux())
+		cr_skip_test("tmux is not installed");
+	check_built();
+	cr_assert(getcwd(cwd, sizeof(cwd)));
+	cr_assert(realpath(cctrace(), bin), "%s: %s", cctrace(), strerror(errno));
+	snprintf(tmux_socket, sizeof(tmux_socket), "cctrace-test-%d", (int)getpid());
+	snprintf(cmd, sizeof(cmd), "env %s %s shell %s -- %s; echo SHELL-EXITED $?; sleep 60", env,
+		 bin, opts, prog);
+	TMUX("new-session", "-d", "-s", "shell", "-x", "200", "-y", "50", "-c", cwd, cmd);
+	cr_assert(WAIT_SCREEN(10000, "(cctrace)"), "no prompt");
+}
+
+static void keys(const char *k)
+{
+	TMUX("send-keys", "-t", "shell", k);
+}
+
+static void literal(const char *text)
+{
+	TMUX("send-keys", "-t", "shell", "-l", text);
+}
+
+Test(shell, terminal_prompt_completion_history)
+{
+	char hist[] = "/tmp/cctrace-shell-history-XXXXXX", env[128], *s, buf[4096] = "";
+	FILE *f;
+
+	close(mkstemp(hist));
+	unlink(hist);
+	snprintf(env, sizeof(env), "CCTRACE_HISTORY=%s", hist);
+	start_tmux(env, "", BANK);
+
+	literal("thr");
+	keys("Tab");
+	cr_assert(WAIT_SCREEN(5000, "(cctrace) thread"), "thr<Tab> did not complete");
+	keys("Tab"); /* thread or threads: both are listed */
+	cr_assert(WAIT_SCREEN(5000, "threads"), "no candidate list");
+	literal("s");
+	keys("Enter");
+	cr_assert(WAIT_SCREEN(5000, "LAST EVENT"), "threads did not run");
+
+	literal("break wi");
+	keys("Tab");
+	cr_assert(WAIT_SCREEN(5000, "break withdraw"), "break wi<Tab> did not complete");
+	keys("Enter");
+	cr_assert(WAIT_SCREEN(5000, "breakpoint 1 at withdraw"));
+
+	literal("print bal");
+	keys("Tab");
+	cr_assert(WAIT_SCREEN(5000, "print balance"), "print bal<Tab> did not complete");
+	keys("Enter");
+	cr_assert(WAIT_SCREEN(5000, "balance = 100"));
+
+	s = screen(true);
+	cr_assert(strstr(s, "\033["), "no colour on a terminal");
+	free(s);
+
+	keys("C-d");
+	cr_assert(WAIT_SCREEN(10000, "SHELL-EXITED 0"));
+	f = fopen(hist, "r");
+	cr_assert(f, "no history file %s", hist);
+	cr_assert(fread(buf, 1, sizeof(buf) - 1, f) > 0);
+	fclose(f);
+	unlink(hist);
+	cr_assert(strstr(buf, "break") && strstr(buf, "withdraw"), "history:\n%s", buf);
+}
+
+Test(shell, terminal_ctrl_c)
+{
+	int64_t deadline;
+	char *s;
+	bool interrupted = false;
+
+	start_tmux("NO_COLOR=1 CCTRACE_HISTORY=/dev/null", "--timeout 60s", SHELLFIX);
+
+	literal("half typed");
+	keys("C-c"); /* at the prompt: drops the line */
+	cr_assert(WAIT_SCREEN(5000, "half typed^C"));
+
+	literal("wait any enter(never_called_function)");
+	keys("Enter");
+	/* Ctrl-C until the wait says it was interrupted (the first one may
+	 * land before the wait started, where it is drained or drops a line). */
+	deadline = now_ms() + 15000;
+	while (!interrupted && now_ms() < deadline) {
+		keys("C-c");
+		interrupted = WAIT_SCREEN(1000, "interrupted");
+	}
+	cr_assert(interrupted, "Ctrl-C did not interrupt the wait");
+
+	literal("echo still alive");
+	keys("Enter");
+	cr_assert(WAIT_SCREEN(5000, "\nstill alive"), "the shell did not come back");
+	s = screen(true);
+	cr_assert(!strstr(s, "\033["), "colour despite NO_COLOR:\n%s", s);
+	free(s);
+	literal("quit");
+	keys("Enter");
+	cr_assert(WAIT_SCREEN(10000, "SHELL-EXITED 0"));
+}
