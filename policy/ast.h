@@ -32,6 +32,9 @@ enum expr_kind {
 	E_MEMBER, /* lhs.name */
 	E_ARROW,  /* lhs->name */
 	E_INDEX,  /* lhs[rhs] */
+	E_CHOOSE, /* choose(a, b, c): args[0..nargs); choose(lo..hi): nargs 0, lhs..rhs.
+		   * The oracle of `cctrace explore` picks one value per run.  op is
+		   * '*' when the parser made it for `while (*)` (args 1, 0). */
 	/* thread conditions */
 	E_ENDED, /* ended(name) */
 	E_IN,	 /* in(name, func) : thread `name` has `func` on its stack */
@@ -54,6 +57,8 @@ struct expr {
 	char *name;   /* E_NAME, member, thread of E_ENDED/E_IN, func, file of E_EV_AT */
 	char *func;   /* E_IN: the function */
 	struct expr *lhs, *rhs;
+	struct expr **args; /* E_CHOOSE */
+	int nargs;
 	/* filled in by the checker */
 	int slot;	    /* index into the run's resolved tables (threads, points, watches) */
 	int ref;	    /* E_NAME: what the name denotes (enum name_ref in policy/internal.h) */
@@ -65,18 +70,23 @@ enum stmt_kind {
 	S_WAIT,	   /* [thread A, B =] wait N distinct PRED | wait any PRED */
 	S_RUN,	   /* run A, B until PRED */
 	S_IF,	   /* if (cond) {body} [else {else_body}] ; else if chains nest an S_IF */
-	S_WHILE,   /* while (cond) {body} */
+	S_WHILE,   /* while (cond) {body} ; while (*): cond is E_CHOOSE(1, 0) */
 	S_REPEAT,  /* repeat N {body} */
 	S_ASSERT,  /* assert cond */
 	S_RELEASE, /* release all | release A, B */
 	/* Statements the interactive shell records (also valid in files): */
-	S_STEP,   /* step A [N]: A executes N machine instructions (count; default 1) */
-	S_NEXT,   /* next A: A runs until it is on another source line of the same
+	S_STEP,	  /* step A [N]: A executes N machine instructions (count; default 1) */
+	S_NEXT,	  /* next A: A runs until it is on another source line of the same
 		   * function, or has returned from it */
 	S_FINISH, /* finish A: A runs until the function it is in returns */
-	S_HOLD,   /* hold A, B: stop bound threads that run freely, where they are */
-	S_BIND,   /* thread T = p1.t3: bind the thread with that stable name, holding
+	S_HOLD,	  /* hold A, B: stop bound threads that run freely, where they are */
+	S_BIND,	  /* thread T = p1.t3: bind the thread with that stable name, holding
 		   * it where it is (names[0] = T, target = "p1.t3") */
+	/* Search (cctrace explore): */
+	S_CHOOSE_THREAD, /* thread T = choose(A, B, C): names[0] = T, choices[] = A, B, C */
+	S_ASSUME,	 /* assume(cond) or assume cond: a false one ends the run as infeasible */
+	S_LET,		 /* let x = EXPR: a schedule integer variable (names[0], cond = EXPR) */
+	S_FOR,		 /* for i in LO..HI { body }: names[0] = i, lo/hi inclusive */
 };
 
 struct stmt {
@@ -92,9 +102,13 @@ struct stmt {
 	bool distinct;	    /* S_WAIT: `distinct` was written */
 	int64_t timeout_ms; /* S_TIMEOUT */
 	struct expr *pred;  /* S_WAIT, S_RUN: the until/wait predicate */
-	struct expr *cond;  /* S_IF, S_WHILE, S_ASSERT */
+	struct expr *cond;  /* S_IF, S_WHILE, S_ASSERT, S_ASSUME; S_LET: the value */
 	struct stmt *body, *else_body;
-	char *target; /* S_BIND: the thread's stable name, "p1.t3" */
+	char *target;	/* S_BIND: the thread's stable name, "p1.t3" */
+	char **choices; /* S_CHOOSE_THREAD: the thread variables to choose among */
+	struct src_loc *choice_locs;
+	int nchoices;
+	struct expr *lo, *hi; /* S_FOR */
 };
 
 struct schedule {
@@ -122,6 +136,7 @@ enum {
 	T_SHL,
 	T_SHR,
 	T_ARROW,
+	T_DOTDOT, /* ".." in choose(LO..HI) and for i in LO..HI */
 };
 
 /*

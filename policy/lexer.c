@@ -12,6 +12,10 @@
  * other letters glued to a number are an error rather than two tokens, so
  * `2x` is reported as a bad duration and not as "2" followed by "x".
  *
+ * `..` (T_DOTDOT, for ranges) is one token; a single '.' stays member access,
+ * and a number stops at its first '.', so `1..4` is 1 .. 4 and `p1.t3` is
+ * still p1 '.' t3.
+ *
  * Errors are returned as a T_ERROR token carrying the position; the message
  * is left in lx->msg for the parser to turn into a diagnostic.  The lexer
  * knows nothing about keywords: they are identifiers to it.
@@ -248,9 +252,9 @@ static int two_char_op(char a, char b)
 		char a, b;
 		int kind;
 	} ops[] = {
-	    {'|', '|', T_OROR}, {'&', '&', T_ANDAND}, {'=', '=', T_EQ},
-	    {'!', '=', T_NE},	{'<', '=', T_LE},     {'>', '=', T_GE},
-	    {'<', '<', T_SHL},	{'>', '>', T_SHR},    {'-', '>', T_ARROW},
+	    {'|', '|', T_OROR},	 {'&', '&', T_ANDAND}, {'=', '=', T_EQ},  {'!', '=', T_NE},
+	    {'<', '=', T_LE},	 {'>', '=', T_GE},     {'<', '<', T_SHL}, {'>', '>', T_SHR},
+	    {'-', '>', T_ARROW}, {'.', '.', T_DOTDOT},
 	};
 	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
 		if (ops[i].a == a && ops[i].b == b)

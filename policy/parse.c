@@ -7,7 +7,10 @@
  * because at(FILE:LINE) switches it into a raw mode).  Statements are parsed
  * by one function each; expressions by precedence climbing over the C binary
  * operators, then unary, postfix and primary (which also parses event atoms
- * and thread conditions).
+ * and thread conditions, and choose(...)).  `while (*)` is recognised by
+ * peeking two tokens past the '(' on a copy of the lexer, and becomes
+ * while (choose(1, 0)) with op '*' on the choose so that it prints back as
+ * written.
  *
  * Errors: the first error wins.  perr() formats the complete diagnostic
  * (message, source line, caret) into the caller's buffer and marks the parser
@@ -128,14 +131,19 @@ static void perr(struct parser *p, struct src_loc loc, const char *fmt, ...)
 
 /* ---- tokens ----------------------------------------------------------- */
 
+/* Reserved words.  `choose` is not one: it is special only before '(' (a
+ * program may have a variable called choose), and `in` only after `for X`. */
 static const char *const keywords[] = {
-    "thread", "wait",	 "any", "distinct", "run",  "until", "if",   "else", "while",  "repeat",
-    "assert", "release", "all", "timeout",  "true", "false", "step", "next", "finish", "hold",
+    "thread", "wait",	"any",	  "distinct", "run",	"until",   "if",   "else",
+    "while",  "repeat", "assert", "release",  "all",	"timeout", "true", "false",
+    "step",   "next",	"finish", "hold",     "assume", "let",	   "for",
 };
 
+/* For "did you mean" on statements.  Not `for`: it is too close to common
+ * short words (`foo = ...` should get the hint about binding threads). */
 static const char *const stmt_keywords[] = {
-    "thread",  "wait",	  "run",  "if",	  "while",  "repeat", "assert",
-    "release", "timeout", "step", "next", "finish", "hold",
+    "thread",  "wait", "run",  "if",	 "while", "repeat", "assert", "release",
+    "timeout", "step", "next", "finish", "hold",  "assume", "let",
 };
 
 static void advance(struct parser *p)
@@ -243,6 +251,9 @@ static void expr_free(struct expr *e)
 		return;
 	expr_free(e->lhs);
 	expr_free(e->rhs);
+	for (int i = 0; i < e->nargs; i++)
+		expr_free(e->args[i]);
+	free(e->args);
 	free(e->name);
 	free(e->func);
 	free(e);
@@ -423,8 +434,70 @@ static bool parse_in_args(struct parser *p, struct expr *e)
 	return e->func != NULL;
 }
 
-static const char *const call_words[] = {"enter", "return", "at", "read",
-					 "write", "ended",  "in", "signal"};
+static const char *const call_words[] = {"enter", "return", "at",     "read",  "write",
+					 "ended", "in",	    "signal", "choose"};
+
+/* Appends e to the arguments of choose node c; frees e on failure. */
+static bool add_arg(struct parser *p, struct expr *c, struct expr *e)
+{
+	struct expr **args = realloc(c->args, (size_t)(c->nargs + 1) * sizeof(*args));
+	if (!args) {
+		perr(p, e->loc, "out of memory");
+		expr_free(e);
+		return false;
+	}
+	c->args = args;
+	c->args[c->nargs++] = e;
+	return true;
+}
+
+/* choose(E1, E2, ...) or choose(LO..HI); the current token is the '('. */
+static struct expr *parse_choose(struct parser *p, const struct token *word)
+{
+	struct src_loc open = p->tok.loc;
+	struct expr *c = new_expr(p, E_CHOOSE, word->loc), *e;
+	if (!c)
+		return NULL;
+	advance(p);
+	if (p->tok.kind == ')')
+		goto too_few;
+	if (!(e = parse_expr(p)))
+		goto fail;
+	if (p->tok.kind == T_DOTDOT) {
+		c->lhs = e;
+		advance(p);
+		if (!(c->rhs = parse_expr(p)))
+			goto fail;
+		if (p->tok.kind == ',' || p->tok.kind == T_DOTDOT)
+			goto range_alone;
+		if (!expect_close(p, ')', open))
+			goto fail;
+		return c;
+	}
+	if (!add_arg(p, c, e))
+		goto fail;
+	while (p->tok.kind == ',') {
+		advance(p);
+		if (!(e = parse_expr(p)) || !add_arg(p, c, e))
+			goto fail;
+	}
+	if (p->tok.kind == T_DOTDOT)
+		goto range_alone;
+	if (p->tok.kind == ')' && c->nargs < 2)
+		goto too_few;
+	if (!expect_close(p, ')', open))
+		goto fail;
+	return c;
+range_alone:
+	perr(p, p->tok.loc, "a range is choose's only argument: 'choose(LO..HI)', found %s",
+	     found(p));
+	goto fail;
+too_few:
+	perr(p, word->loc, "choose needs at least two values or a range LO..HI");
+fail:
+	expr_free(c);
+	return NULL;
+}
 
 /* WORD(...): an event or condition; the current token is the '('. */
 static struct expr *parse_call(struct parser *p, const struct token *word)
@@ -437,6 +510,8 @@ static struct expr *parse_call(struct parser *p, const struct token *word)
 	    {"write", E_EV_WRITE}, {"ended", E_ENDED},	    {"in", E_IN},
 	};
 	size_t i = 0, n = sizeof(calls) / sizeof(calls[0]);
+	if (tok_is(word, "choose"))
+		return parse_choose(p, word);
 	while (i < n && !tok_is(word, calls[i].word))
 		i++;
 	if (i == n) {
@@ -710,6 +785,12 @@ static void stmt_free(struct stmt *s)
 		expr_free(s->pred);
 		expr_free(s->cond);
 		free(s->target);
+		for (int i = 0; i < s->nchoices; i++)
+			free(s->choices[i]);
+		free(s->choices);
+		free(s->choice_locs);
+		expr_free(s->lo);
+		expr_free(s->hi);
 		stmt_free(s->body);
 		stmt_free(s->else_body);
 		free(s);
@@ -891,6 +972,69 @@ static bool parse_bind(struct parser *p, struct stmt *s)
 	return true;
 }
 
+/* One thread variable of thread T = choose(A, B, C). */
+static bool add_choice(struct parser *p, struct stmt *s)
+{
+	if (p->tok.kind != T_IDENT || is_keyword(&p->tok)) {
+		perr(p, p->tok.loc, "choose(...) of threads takes thread names, found %s",
+		     found(p));
+		return false;
+	}
+	for (int i = 0; i < s->nchoices; i++) {
+		if (strlen(s->choices[i]) == p->tok.len &&
+		    !memcmp(s->choices[i], p->tok.text, p->tok.len)) {
+			perr(p, p->tok.loc, "thread '%s' is listed twice", s->choices[i]);
+			return false;
+		}
+	}
+	char **names = realloc(s->choices, (size_t)(s->nchoices + 1) * sizeof(*names));
+	if (names)
+		s->choices = names;
+	struct src_loc *locs = realloc(s->choice_locs, (size_t)(s->nchoices + 1) * sizeof(*locs));
+	if (locs)
+		s->choice_locs = locs;
+	if (!names || !locs) {
+		perr(p, p->tok.loc, "out of memory");
+		return false;
+	}
+	if (!(s->choices[s->nchoices] = tok_strdup(p, &p->tok)))
+		return false;
+	s->choice_locs[s->nchoices++] = p->tok.loc;
+	advance(p);
+	return true;
+}
+
+/* thread T = choose(A, B, C) ; the current token is `choose`. */
+static bool parse_choose_thread(struct parser *p, struct stmt *s)
+{
+	struct src_loc word = p->tok.loc;
+	advance(p);
+	if (p->tok.kind != '(') {
+		perr(p, p->tok.loc,
+		     "expected '(' after 'choose': 'thread T = choose(A, B)', found %s", found(p));
+		return false;
+	}
+	if (s->n_names != 1) {
+		perr(p, s->name_locs[1], "a choice binds one thread: 'thread T = choose(A, B)'");
+		return false;
+	}
+	s->kind = S_CHOOSE_THREAD;
+	struct src_loc open = p->tok.loc;
+	advance(p);
+	while (p->tok.kind != ')' || s->nchoices > 0) {
+		if (!add_choice(p, s))
+			return false;
+		if (p->tok.kind != ',')
+			break;
+		advance(p);
+	}
+	if (p->tok.kind == ')' && s->nchoices < 2) {
+		perr(p, word, "choose needs at least two threads");
+		return false;
+	}
+	return expect_close(p, ')', open);
+}
+
 static bool parse_thread(struct parser *p, struct stmt *s)
 {
 	advance(p);
@@ -901,6 +1045,8 @@ static bool parse_thread(struct parser *p, struct stmt *s)
 		return false;
 	}
 	advance(p);
+	if (tok_is(&p->tok, "choose"))
+		return parse_choose_thread(p, s);
 	if (!tok_is(&p->tok, "wait") && p->tok.kind == T_IDENT && looks_like_thread_name(&p->tok))
 		return parse_bind(p, s);
 	if (!tok_is(&p->tok, "wait")) {
@@ -998,10 +1144,47 @@ static bool parse_if(struct parser *p, struct stmt *s)
 	return parse_block(p, &s->else_body, "else");
 }
 
+/* True if the current token is the '(' of `(*)`. */
+static bool star_follows(const struct parser *p)
+{
+	struct lexer copy = p->lx;
+	if (p->tok.kind != '(' || lexer_next(&copy).kind != '*')
+		return false;
+	return lexer_next(&copy).kind == ')';
+}
+
+/* `(*)` is `(choose(true, false))`, marked with op '*' so that it prints back
+ * the way it was written. */
+static bool parse_star_cond(struct parser *p, struct stmt *s)
+{
+	advance(p); /* '(' */
+	struct src_loc star = p->tok.loc;
+	if (!(s->cond = new_expr(p, E_CHOOSE, star)))
+		return false;
+	s->cond->op = '*';
+	for (int v = 1; v >= 0; v--) {
+		struct expr *e = new_expr(p, E_INT, star);
+		if (!e)
+			return false;
+		e->ival = v;
+		if (!add_arg(p, s->cond, e))
+			return false;
+	}
+	advance(p); /* '*' */
+	advance(p); /* ')' */
+	return true;
+}
+
 static bool parse_while(struct parser *p, struct stmt *s)
 {
 	advance(p);
-	return parse_paren_cond(p, s, "while") && parse_block(p, &s->body, "while");
+	if (star_follows(p)) {
+		if (!parse_star_cond(p, s))
+			return false;
+	} else if (!parse_paren_cond(p, s, "while")) {
+		return false;
+	}
+	return parse_block(p, &s->body, "while");
 }
 
 static bool parse_repeat(struct parser *p, struct stmt *s)
@@ -1017,11 +1200,75 @@ static bool parse_repeat(struct parser *p, struct stmt *s)
 	return parse_block(p, &s->body, "repeat");
 }
 
+static const char *stmt_word(const struct stmt *s);
+
+/* assert C, assume C (also written assume(C): a parenthesised C). */
 static bool parse_assert(struct parser *p, struct stmt *s)
 {
+	char what[64];
+	snprintf(what, sizeof(what), "a condition after '%s'", stmt_word(s));
 	advance(p);
-	s->cond = parse_required_expr(p, "a condition after 'assert'");
+	s->cond = parse_required_expr(p, what);
 	return s->cond != NULL;
+}
+
+/* The variable of let and for. */
+static bool parse_var(struct parser *p, struct stmt *s, const char *usage)
+{
+	if (p->tok.kind != T_IDENT || is_keyword(&p->tok)) {
+		perr(p, p->tok.loc, "'%s' needs a variable name: '%s', found %s", stmt_word(s),
+		     usage, found(p));
+		return false;
+	}
+	return add_name(p, s);
+}
+
+/* let x = EXPR */
+static bool parse_let(struct parser *p, struct stmt *s)
+{
+	advance(p);
+	if (!parse_var(p, s, "let x = EXPR"))
+		return false;
+	if (p->tok.kind != '=') {
+		perr(p, p->tok.loc, "expected '=' after 'let %s', found %s", s->names[0], found(p));
+		return false;
+	}
+	advance(p);
+	s->cond = parse_required_expr(p, "a value after '='");
+	return s->cond != NULL;
+}
+
+/* One bound of LO..HI; stops before `..` and before the '{' of the body. */
+static struct expr *parse_bound(struct parser *p)
+{
+	if (at_stmt_end(p) || p->tok.kind == '{' || p->tok.kind == T_DOTDOT) {
+		perr(p, p->tok.loc, "expected LO..HI range, found %s", found(p));
+		return NULL;
+	}
+	return parse_expr(p);
+}
+
+/* for i in LO..HI { body } */
+static bool parse_for(struct parser *p, struct stmt *s)
+{
+	advance(p);
+	if (!parse_var(p, s, "for i in LO..HI { ... }"))
+		return false;
+	if (!tok_is(&p->tok, "in")) {
+		perr(p, p->tok.loc, "expected 'in' after the loop variable, found %s", found(p));
+		return false;
+	}
+	advance(p);
+	if (!(s->lo = parse_bound(p)))
+		return false;
+	if (p->tok.kind != T_DOTDOT) {
+		perr(p, p->tok.loc, "expected LO..HI range, found %s", found(p));
+		return false;
+	}
+	advance(p);
+	if (!(s->hi = parse_bound(p)))
+		return false;
+	return parse_block(p, &s->body, "for");
 }
 
 static bool parse_release(struct parser *p, struct stmt *s)
@@ -1038,8 +1285,6 @@ static bool parse_release(struct parser *p, struct stmt *s)
 	}
 	return parse_names(p, s);
 }
-
-static const char *stmt_word(const struct stmt *s);
 
 /* The one thread of step, next and finish. */
 static bool parse_one_thread(struct parser *p, struct stmt *s)
@@ -1135,6 +1380,9 @@ static const struct {
     {"next", S_NEXT, parse_next_finish},
     {"finish", S_FINISH, parse_next_finish},
     {"hold", S_HOLD, parse_hold},
+    {"assume", S_ASSUME, parse_assert},
+    {"let", S_LET, parse_let},
+    {"for", S_FOR, parse_for},
 };
 
 static void unknown_stmt(struct parser *p)
@@ -1204,11 +1452,15 @@ out:
 static const char *stmt_word(const struct stmt *s)
 {
 	static const char *const words[] = {
-	    [S_TIMEOUT] = "timeout", [S_WAIT] = "wait",	      [S_RUN] = "run",
-	    [S_IF] = "if",	     [S_WHILE] = "while",     [S_REPEAT] = "repeat",
-	    [S_ASSERT] = "assert",   [S_RELEASE] = "release", [S_STEP] = "step",
-	    [S_NEXT] = "next",	     [S_FINISH] = "finish",   [S_HOLD] = "hold",
-	    [S_BIND] = "thread",
+	    [S_TIMEOUT] = "timeout", [S_WAIT] = "wait",
+	    [S_RUN] = "run",	     [S_IF] = "if",
+	    [S_WHILE] = "while",     [S_REPEAT] = "repeat",
+	    [S_ASSERT] = "assert",   [S_RELEASE] = "release",
+	    [S_STEP] = "step",	     [S_NEXT] = "next",
+	    [S_FINISH] = "finish",   [S_HOLD] = "hold",
+	    [S_BIND] = "thread",     [S_CHOOSE_THREAD] = "thread",
+	    [S_ASSUME] = "assume",   [S_LET] = "let",
+	    [S_FOR] = "for",
 	};
 	return words[s->kind];
 }
@@ -1218,7 +1470,7 @@ static bool stmt_end(struct parser *p, const struct stmt *s)
 {
 	if (at_stmt_end(p))
 		return true;
-	if (s->kind == S_IF || s->kind == S_WHILE || s->kind == S_REPEAT)
+	if (s->kind == S_IF || s->kind == S_WHILE || s->kind == S_REPEAT || s->kind == S_FOR)
 		perr(p, p->tok.loc, "expected a new line or ';' after the '}' of '%s', found %s",
 		     stmt_word(s), found(p));
 	else
@@ -1480,6 +1732,19 @@ static void fmt_expr(struct outbuf *o, const struct expr *e, bool top)
 		fmt_expr(o, e->rhs, true);
 		out_printf(o, "]");
 		break;
+	case E_CHOOSE:
+		out_printf(o, "choose(");
+		if (e->nargs == 0) {
+			fmt_expr(o, e->lhs, true);
+			out_printf(o, "..");
+			fmt_expr(o, e->rhs, true);
+		}
+		for (int i = 0; i < e->nargs; i++) {
+			out_printf(o, i ? ", " : "");
+			fmt_expr(o, e->args[i], true);
+		}
+		out_printf(o, ")");
+		break;
 	default:
 		fmt_event(o, e);
 		break;
@@ -1552,7 +1817,10 @@ static void dump_stmt(FILE *out, const struct stmt *s, int depth)
 	case S_IF:
 	case S_WHILE:
 		fprintf(out, "%s (", s->kind == S_IF ? "if" : "while");
-		dump_expr(out, s->cond);
+		if (s->cond->kind == E_CHOOSE && s->cond->op == '*')
+			fprintf(out, "*");
+		else
+			dump_expr(out, s->cond);
 		fprintf(out, ") ");
 		dump_block(out, s->body, depth);
 		if (s->else_body) {
@@ -1587,6 +1855,28 @@ static void dump_stmt(FILE *out, const struct stmt *s, int depth)
 		break;
 	case S_BIND:
 		fprintf(out, "thread %s = %s", s->names[0], s->target);
+		break;
+	case S_CHOOSE_THREAD:
+		fprintf(out, "thread %s = choose(", s->names[0]);
+		for (int i = 0; i < s->nchoices; i++)
+			fprintf(out, "%s%s", i ? ", " : "", s->choices[i]);
+		fprintf(out, ")");
+		break;
+	case S_ASSUME:
+		fprintf(out, "assume ");
+		dump_expr(out, s->cond);
+		break;
+	case S_LET:
+		fprintf(out, "let %s = ", s->names[0]);
+		dump_expr(out, s->cond);
+		break;
+	case S_FOR:
+		fprintf(out, "for %s in ", s->names[0]);
+		dump_expr(out, s->lo);
+		fprintf(out, "..");
+		dump_expr(out, s->hi);
+		fprintf(out, " ");
+		dump_block(out, s->body, depth);
 		break;
 	}
 }

@@ -781,6 +781,385 @@ Test(parser, expr_format_truncates)
 	schedule_free(s);
 }
 
+/* ---- search: choose, while (*), assume, let, for ------------------------ */
+
+Test(parser, choose_values)
+{
+	struct schedule *s = parse_ok("assert choose(a, b + 1, 3) == 1\n"
+				      "assert choose(true, false)\n"
+				      "assert choose(\n  1,\n  2)\n");
+	const struct expr *c = s->body->cond->lhs;
+	cr_assert_eq(c->kind, E_CHOOSE);
+	cr_assert_eq(c->loc.line, 1);
+	cr_assert_eq(c->loc.col, 8);
+	cr_assert_eq(c->nargs, 3);
+	cr_assert_null(c->lhs);
+	cr_assert_null(c->rhs);
+	cr_assert_eq(c->op, 0);
+	cr_assert_eq(c->args[0]->kind, E_NAME);
+	cr_assert_str_eq(c->args[0]->name, "a");
+	cr_assert_eq(c->args[0]->loc.col, 15);
+	cr_assert_eq(c->args[1]->kind, E_BINARY);
+	cr_assert_eq(c->args[1]->op, '+');
+	cr_assert_eq(c->args[2]->kind, E_INT);
+	cr_assert_eq(c->args[2]->ival, 3);
+	cr_assert_eq(c->args[2]->loc.col, 25);
+	c = s->body->next->cond;
+	cr_assert_eq(c->kind, E_CHOOSE);
+	cr_assert_eq(c->nargs, 2);
+	cr_assert_eq(c->args[0]->kind, E_INT);
+	cr_assert_eq(c->args[0]->ival, 1);
+	cr_assert_eq(c->args[1]->ival, 0);
+	c = s->body->next->next->cond;
+	cr_assert_eq(c->nargs, 2);
+	cr_assert_eq(c->args[1]->loc.line, 5);
+	schedule_free(s);
+	expr_is("choose(a, b + 1, 3) == 1", "choose(a, b + 1, 3) == 1");
+	expr_is("choose(true, false)", "choose(1, 0)");
+	expr_is("!choose(x || y, *p)", "!choose(x || y, *p)");
+	expr_is("choose(choose(1, 2), 3) * 2", "choose(choose(1, 2), 3) * 2");
+}
+
+Test(parser, choose_range)
+{
+	struct schedule *s = parse_ok("let k = choose(1..4)\nlet j = choose(a + 1 .. n*2)\n");
+	const struct expr *c = s->body->cond;
+	cr_assert_eq(c->kind, E_CHOOSE);
+	cr_assert_eq(c->nargs, 0);
+	cr_assert_null(c->args);
+	cr_assert_eq(c->loc.col, 9);
+	cr_assert_eq(c->lhs->kind, E_INT);
+	cr_assert_eq(c->lhs->ival, 1);
+	cr_assert_eq(c->lhs->loc.col, 16);
+	cr_assert_eq(c->rhs->kind, E_INT);
+	cr_assert_eq(c->rhs->ival, 4);
+	cr_assert_eq(c->rhs->loc.col, 19);
+	c = s->body->next->cond;
+	cr_assert_eq(c->nargs, 0);
+	cr_assert_eq(c->lhs->kind, E_BINARY);
+	cr_assert_eq(c->rhs->kind, E_BINARY);
+	schedule_free(s);
+	expr_is("choose(1..4)", "choose(1..4)");
+	expr_is("choose(0..0x10)", "choose(0..16)");
+	expr_is("choose('a'..'z')", "choose(97..122)");
+	expr_is("choose(-1..n - 1)", "choose(-1..n - 1)");
+	expr_is("choose(a.b..c->d[2])", "choose(a.b..c->d[2])");
+}
+
+Test(parser, dotdot_does_not_break_dots)
+{
+	/* member access, thread names and numbers still lex as before */
+	expr_is("a.b.c + s->x.y", "a.b.c + s->x.y");
+	struct schedule *s = parse_ok("thread T = p1.t3\nassert x == 1\n");
+	cr_assert_eq(s->body->kind, S_BIND);
+	cr_assert_str_eq(s->body->target, "p1.t3");
+	schedule_free(s);
+	s = parse_ok("for i in 0..9 { }\n");
+	cr_assert_eq(s->body->lo->ival, 0);
+	cr_assert_eq(s->body->hi->ival, 9);
+	schedule_free(s);
+}
+
+Test(parser, choose_is_a_name_unless_called)
+{
+	struct schedule *s = parse_ok("assert choose + 1 == 2\n"
+				      "thread choose = wait any start\n"
+				      "run choose until enter(choose)\n");
+	cr_assert_eq(s->body->cond->lhs->lhs->kind, E_NAME);
+	cr_assert_str_eq(s->body->cond->lhs->lhs->name, "choose");
+	cr_assert_eq(s->body->next->kind, S_WAIT);
+	cr_assert_str_eq(s->body->next->names[0], "choose");
+	cr_assert_str_eq(s->body->next->next->pred->name, "choose");
+	schedule_free(s);
+}
+
+Test(parser, while_star)
+{
+	struct schedule *s = parse_ok("while (*) { run A until exit }\n"
+				      "while ( *\n ) {}\n"
+				      "while (*p) {}\n"
+				      "while (* p) {}\n"
+				      "while (choose(true, false)) {}\n");
+	const struct stmt *w = s->body;
+	cr_assert_eq(w->kind, S_WHILE);
+	const struct expr *c = w->cond;
+	cr_assert_eq(c->kind, E_CHOOSE);
+	cr_assert_eq(c->op, '*');
+	cr_assert_eq(c->loc.line, 1);
+	cr_assert_eq(c->loc.col, 8);
+	cr_assert_eq(c->nargs, 2);
+	cr_assert_eq(c->args[0]->kind, E_INT);
+	cr_assert_eq(c->args[0]->ival, 1);
+	cr_assert_eq(c->args[0]->loc.col, 8);
+	cr_assert_eq(c->args[1]->kind, E_INT);
+	cr_assert_eq(c->args[1]->ival, 0);
+	cr_assert_eq(c->args[1]->loc.col, 8);
+	cr_assert_eq(w->body->kind, S_RUN);
+	w = w->next;
+	cr_assert_eq(w->cond->kind, E_CHOOSE);
+	cr_assert_eq(w->cond->loc.col, 9);
+	cr_assert_null(w->body);
+	w = w->next;
+	cr_assert_eq(w->cond->kind, E_UNARY); /* a dereference */
+	cr_assert_eq(w->cond->op, '*');
+	w = w->next;
+	cr_assert_eq(w->cond->kind, E_UNARY);
+	w = w->next;
+	cr_assert_eq(w->cond->kind, E_CHOOSE);
+	cr_assert_eq(w->cond->op, 0);
+	cr_assert_eq(w->cond->nargs, 2);
+	char buf[64];
+	expr_format(s->body->cond, buf, sizeof(buf));
+	cr_assert_str_eq(buf, "choose(1, 0)");
+	schedule_free(s);
+}
+
+Test(parser, choose_thread)
+{
+	struct schedule *s = parse_ok("thread A, B, C = wait 3 distinct enter(f)\n"
+				      "thread T = choose(A, B, C)\n"
+				      "thread U = choose(\n"
+				      "\tA,\n"
+				      "\tB) # two\n");
+	const struct stmt *t = s->body->next;
+	cr_assert_eq(t->kind, S_CHOOSE_THREAD);
+	cr_assert_eq(t->loc.line, 2);
+	cr_assert_eq(t->loc.col, 1);
+	cr_assert_eq(t->n_names, 1);
+	cr_assert_str_eq(t->names[0], "T");
+	cr_assert_eq(t->name_locs[0].line, 2);
+	cr_assert_eq(t->name_locs[0].col, 8);
+	cr_assert_eq(t->nchoices, 3);
+	cr_assert_str_eq(t->choices[0], "A");
+	cr_assert_str_eq(t->choices[1], "B");
+	cr_assert_str_eq(t->choices[2], "C");
+	cr_assert_eq(t->choice_locs[0].col, 19);
+	cr_assert_eq(t->choice_locs[1].col, 22);
+	cr_assert_eq(t->choice_locs[2].col, 25);
+	cr_assert_null(t->pred);
+	cr_assert_null(t->target);
+	t = t->next;
+	cr_assert_eq(t->kind, S_CHOOSE_THREAD);
+	cr_assert_eq(t->nchoices, 2);
+	cr_assert_eq(t->choice_locs[0].line, 4);
+	cr_assert_eq(t->choice_locs[0].col, 2);
+	cr_assert_eq(t->choice_locs[1].line, 5);
+	cr_assert_null(t->next);
+	schedule_free(s);
+}
+
+Test(parser, assume)
+{
+	struct schedule *s = parse_ok("assume(x > 1)\nassume x && !ended(A)\nassume (a) || b\n");
+	const struct stmt *t = s->body;
+	cr_assert_eq(t->kind, S_ASSUME);
+	cr_assert_eq(t->cond->kind, E_BINARY);
+	cr_assert_eq(t->cond->op, '>');
+	cr_assert_eq(t->cond->loc.col, 8);
+	t = t->next;
+	cr_assert_eq(t->kind, S_ASSUME);
+	cr_assert_eq(t->loc.line, 2);
+	cr_assert_eq(t->cond->op, T_ANDAND);
+	t = t->next;
+	cr_assert_eq(t->cond->op, T_OROR);
+	schedule_free(s);
+}
+
+Test(parser, let)
+{
+	struct schedule *s = parse_ok("let x = 3\nlet  k = choose(1..4) * 2\nlet x = x + 1\n");
+	const struct stmt *t = s->body;
+	cr_assert_eq(t->kind, S_LET);
+	cr_assert_eq(t->n_names, 1);
+	cr_assert_str_eq(t->names[0], "x");
+	cr_assert_eq(t->name_locs[0].col, 5);
+	cr_assert_eq(t->cond->kind, E_INT);
+	cr_assert_eq(t->cond->ival, 3);
+	t = t->next;
+	cr_assert_eq(t->kind, S_LET);
+	cr_assert_str_eq(t->names[0], "k");
+	cr_assert_eq(t->name_locs[0].col, 6);
+	cr_assert_eq(t->cond->kind, E_BINARY);
+	cr_assert_eq(t->cond->lhs->kind, E_CHOOSE);
+	t = t->next;
+	cr_assert_eq(t->kind, S_LET); /* re-let of the same name assigns */
+	cr_assert_str_eq(t->names[0], "x");
+	schedule_free(s);
+}
+
+Test(parser, for_loops)
+{
+	struct schedule *s = parse_ok("for i in 1..3 { run A until enter(f) }\n"
+				      "for j in n..n + k\n{\n  for i in 0..j { }\n}\n"
+				      "for in in 1..2 { }\n");
+	const struct stmt *t = s->body;
+	cr_assert_eq(t->kind, S_FOR);
+	cr_assert_eq(t->n_names, 1);
+	cr_assert_str_eq(t->names[0], "i");
+	cr_assert_eq(t->name_locs[0].col, 5);
+	cr_assert_eq(t->lo->kind, E_INT);
+	cr_assert_eq(t->lo->ival, 1);
+	cr_assert_eq(t->lo->loc.col, 10);
+	cr_assert_eq(t->hi->ival, 3);
+	cr_assert_eq(t->hi->loc.col, 13);
+	cr_assert_null(t->cond);
+	cr_assert_eq(t->body->kind, S_RUN);
+	t = t->next;
+	cr_assert_eq(t->kind, S_FOR);
+	cr_assert_eq(t->lo->kind, E_NAME);
+	cr_assert_eq(t->hi->kind, E_BINARY);
+	cr_assert_eq(t->body->kind, S_FOR);
+	cr_assert_eq(t->body->loc.line, 4);
+	cr_assert_null(t->body->body);
+	t = t->next;
+	cr_assert_str_eq(t->names[0], "in"); /* `in` is a keyword only after `for X` */
+	schedule_free(s);
+}
+
+Test(parser, search_dump_round_trips)
+{
+	dumps_as("thread A, B = wait 2 distinct enter(f)\n"
+		 "thread T = choose(A,B)\n"
+		 "while (*) { run T until enter(g) }\n"
+		 "while (choose(true, false)) { run T until exit }\n"
+		 "assume(x > 1)\n"
+		 "assume x\n"
+		 "let k = choose(1..4)\n"
+		 "let v = choose(a, b + 1, c)\n"
+		 "for i in 1..k*2 { for j in choose(0..1)..i { step A } }\n",
+		 "thread A, B = wait 2 distinct enter(f)\n"
+		 "thread T = choose(A, B)\n"
+		 "while (*) {\n"
+		 "        run T until enter(g)\n"
+		 "}\n"
+		 "while (choose(1, 0)) {\n"
+		 "        run T until exit\n"
+		 "}\n"
+		 "assume x > 1\n"
+		 "assume x\n"
+		 "let k = choose(1..4)\n"
+		 "let v = choose(a, b + 1, c)\n"
+		 "for i in 1..k * 2 {\n"
+		 "        for j in choose(0..1)..i {\n"
+		 "                step A\n"
+		 "        }\n"
+		 "}\n");
+}
+
+Test(parser_errors, choose)
+{
+	fails("assert choose(1)\n",
+	      "t.sched:1:8: error: choose needs at least two values or a range LO..HI");
+	fails("assert choose()\n",
+	      "t.sched:1:8: error: choose needs at least two values or a range LO..HI");
+	fails("let k = choose(true)\n",
+	      "t.sched:1:9: error: choose needs at least two values or a range LO..HI");
+	fails("assert choose(1..2, 3)\n", "t.sched:1:19: error: a range is choose's only "
+					  "argument: 'choose(LO..HI)', found ','");
+	fails("assert choose(1, 2..3)\n", "t.sched:1:19: error: a range is choose's only "
+					  "argument: 'choose(LO..HI)', found '..'");
+	fails("assert choose(1 2)\n",
+	      "t.sched:1:17: error: expected ')' to close '(' at 1:14, found '2'");
+	fails("assert choose(1,)\n", "t.sched:1:17: error: expected an expression, found ')'");
+	fails("assert choose(1..)\n", "t.sched:1:18: error: expected an expression, found ')'");
+	fails("assert choose(..2)\n", "t.sched:1:15: error: expected an expression, found '..'");
+	fails("assert choose(1, 2\n",
+	      "t.sched:1:19: error: expected ')' to close '(' at 1:14, found end of file");
+	fails("assert a..b\n",
+	      "t.sched:1:9: error: expected end of 'assert' statement, found '..'");
+	fails("assert a...b\n",
+	      "t.sched:1:9: error: expected end of 'assert' statement, found '..'");
+	fails(
+	    "assert chose(1, 2)\n",
+	    "t.sched:1:8: error: unknown event or condition 'chose(...)'; did you mean 'choose'?");
+	fails("choose(1, 2)\n", "t.sched:1:1: error: unknown statement 'choose'");
+	fails("thread T = p1..t3\n",
+	      "t.sched:1:12: error: expected 'wait' or a thread name such as p1.t3 after '='");
+}
+
+Test(parser_errors, while_star)
+{
+	fails("while (*) x\n",
+	      "t.sched:1:11: error: expected '{' to open the body of 'while', found 'x'");
+	fails("while (* x\n",
+	      "t.sched:1:11: error: expected ')' to close '(' at 1:7, found end of file");
+	fails("while (**) {}\n", "t.sched:1:10: error: expected an expression, found ')'");
+	fails("if (*) {}\n", "t.sched:1:6: error: expected an expression, found ')'");
+	fails(
+	    "while (*) {} x\n",
+	    "t.sched:1:14: error: expected a new line or ';' after the '}' of 'while', found 'x'");
+}
+
+Test(parser_errors, choose_thread)
+{
+	fails("thread A, B = choose(C, D)\n",
+	      "t.sched:1:11: error: a choice binds one thread: 'thread T = choose(A, B)'");
+	fails("thread T = choose(A)\n", "t.sched:1:12: error: choose needs at least two threads");
+	fails("thread T = choose()\n", "t.sched:1:12: error: choose needs at least two threads");
+	fails("thread T = choose(1..3)\n",
+	      "t.sched:1:19: error: choose(...) of threads takes thread names, found '1'");
+	fails("thread T = choose(true, false)\n",
+	      "t.sched:1:19: error: choose(...) of threads takes thread names, found 'true'");
+	fails("thread T = choose(A, all)\n",
+	      "t.sched:1:22: error: choose(...) of threads takes thread names, found 'all'");
+	fails("thread T = choose(A, )\n",
+	      "t.sched:1:22: error: choose(...) of threads takes thread names, found ')'");
+	fails("thread T = choose(A, B, A)\n", "t.sched:1:25: error: thread 'A' is listed twice");
+	fails("thread T = choose(A B)\n",
+	      "t.sched:1:21: error: expected ')' to close '(' at 1:18, found 'B'");
+	fails("thread T = choose(A.x, B)\n",
+	      "t.sched:1:20: error: expected ')' to close '(' at 1:18, found '.'");
+	fails("thread T = choose\n", "t.sched:1:18: error: expected '(' after 'choose': 'thread "
+				     "T = choose(A, B)', found end of line");
+	fails("thread T = choose(A, B) x\n",
+	      "t.sched:1:25: error: expected end of 'thread' statement, found 'x'");
+}
+
+Test(parser_errors, assume_let_for)
+{
+	fails("assume\n",
+	      "t.sched:1:7: error: expected a condition after 'assume', found end of line");
+	fails("assume x = 1\n", "t.sched:1:10: error: '=' is assignment; use '==' to compare");
+	fails("assume(x) y\n",
+	      "t.sched:1:11: error: expected end of 'assume' statement, found 'y'");
+	fails("let = 3\n",
+	      "t.sched:1:5: error: 'let' needs a variable name: 'let x = EXPR', found '='");
+	fails("let run = 3\n",
+	      "t.sched:1:5: error: 'let' needs a variable name: 'let x = EXPR', found 'run'");
+	fails("let x 3\n", "t.sched:1:7: error: expected '=' after 'let x', found '3'");
+	fails("let x == 3\n", "t.sched:1:7: error: expected '=' after 'let x', found '=='");
+	fails("let x =\n", "t.sched:1:8: error: expected a value after '=', found end of line");
+	fails("let x = y = 2\n", "t.sched:1:11: error: '=' is assignment; use '==' to compare");
+	fails("let x = 1 2\n", "t.sched:1:11: error: expected end of 'let' statement, found '2'");
+	fails("x = 1\n", "t.sched:1:1: error: unknown statement 'x'; to bind threads write "
+			 "'thread x = wait ...'");
+	fails("lett x = 1\n", "t.sched:1:1: error: unknown statement 'lett'; did you mean 'let'?");
+	fails("asume x\n", "t.sched:1:1: error: unknown statement 'asume'; did you mean 'assume'?");
+	fails("for 3 in 1..2 { }\n", "t.sched:1:5: error: 'for' needs a variable name: 'for i in "
+				     "LO..HI { ... }', found '3'");
+	fails("for i 1..2 { }\n",
+	      "t.sched:1:7: error: expected 'in' after the loop variable, found '1'");
+	fails("for i = 1..2 { }\n",
+	      "t.sched:1:7: error: expected 'in' after the loop variable, found '='");
+	fails("for i in { }\n", "t.sched:1:10: error: expected LO..HI range, found '{'");
+	fails("for i in\n", "t.sched:1:9: error: expected LO..HI range, found end of line");
+	fails("for i in 3 { }\n", "t.sched:1:12: error: expected LO..HI range, found '{'");
+	fails("for i in 1.. { }\n", "t.sched:1:14: error: expected LO..HI range, found '{'");
+	fails("for i in ..3 { }\n", "t.sched:1:10: error: expected LO..HI range, found '..'");
+	fails("for i in 1..3\n",
+	      "t.sched:1:14: error: expected '{' to open the body of 'for', found end of file");
+	fails("for i in 1..3 run A until exit\n",
+	      "t.sched:1:15: error: expected '{' to open the body of 'for', found 'run'");
+	fails("for i in 1..3 { } x\n",
+	      "t.sched:1:19: error: expected a new line or ';' after the '}' of 'for', found 'x'");
+	fails("assert for\n", "t.sched:1:8: error: expected an expression, found keyword 'for'");
+	fails("assert let + 1\n",
+	      "t.sched:1:8: error: expected an expression, found keyword 'let'");
+	fails("run assume until exit\n",
+	      "t.sched:1:5: error: thread list expects a name, found 'assume'");
+	fails("in x\n", "t.sched:1:1: error: unknown statement 'in'; did you mean 'if'?");
+}
+
 /* ---- errors ----------------------------------------------------------- */
 
 Test(parser_errors, lexical)
@@ -1309,6 +1688,9 @@ static const char *const corpus[] = {
     "if (a)\n{\n}\n\nelse\n{\n  run A until exit ; run B until exit\n}\n",
     "thread T = p1.t3\nstep T\nstep T 25\nnext T; finish T\n"
     "while (in(T, work)) { step T 3 }\nhold T, U\n",
+    "thread A, B = wait 2 distinct enter(f)\nthread T = choose(A, B)\n"
+    "while (*) { run T until enter(g) || exit }\nassume(x > 1); assume y\n"
+    "let k = choose(1..4)\nfor i in 0..k - 1 { let v = choose(a, b, c.d) }\n",
 };
 
 static void parse_prefixes(const char *text)
