@@ -10,6 +10,7 @@
  * 2 unrealizable, 3 error), or with --expect, 0 when the outcome is the
  * expected one and 4 when it is not.
  */
+#include "cli/explore.h"
 #include "cli/shell.h"
 #include "policy/policy.h"
 
@@ -210,6 +211,7 @@ static const struct command {
     {"run", cmd_run, NULL},
     {"attach", cmd_attach, NULL},
     {"shell", NULL, shell_main},
+    {"explore", NULL, explore_main},
 };
 
 int main(int argc, char **argv)

@@ -85,6 +85,7 @@ struct shell {
 	bool exit_on_error;	 /* --exit-on-error */
 	bool over;		 /* the program is gone */
 	bool done;		 /* quit, detach */
+	bool detach;		 /* detach: let a launched program run on */
 	bool cancel_line;	 /* ^C at the prompt: drop the line */
 	char prog_dir[PATH_MAX]; /* directory of the program's executable */
 	char prompt[64];
@@ -652,6 +653,16 @@ static int cmd_quit(struct shell *sh, const char *args, const char *line)
 	return 0;
 }
 
+static int cmd_detach(struct shell *sh, const char *args, const char *line)
+{
+	(void)line;
+	if (*args)
+		return fail(sh, "detach takes no argument");
+	sh->done = true;
+	sh->detach = true;
+	return 0;
+}
+
 /* ------------------------------------------------------------ table */
 
 static const struct command commands[] = {
@@ -755,13 +766,14 @@ static const struct command commands[] = {
      "Writes the statements that moved threads (wait, thread, run, step, next,\n"
      "finish, release, hold, timeout, assert) as a schedule whose first line is\n"
      "the `# run:` command that replays it: cctrace run FILE -- PROGRAM.\n"},
-    {"detach", "Leaving", ARG_NONE, true, cmd_quit, "end the session (same as quit)",
+    {"detach", "Leaving", ARG_NONE, true, cmd_detach, "let every thread go and leave",
      "  detach\n"
-     "An attached process is detached and keeps running, with its code and debug\n"
-     "registers restored; a launched program is killed.\n"},
+     "Every thread is released and detached, with the code and debug registers\n"
+     "restored; the program, attached or launched, keeps running by itself.\n"},
     {"quit", NULL, ARG_NONE, true, cmd_quit, "end the session (also Ctrl-D)",
      "  quit\n"
-     "Same as detach.  The exit code is 0 (3 after an error with --exit-on-error).\n"},
+     "An attached process is detached and keeps running; a launched program is\n"
+     "killed.  The exit code is 0 (3 after an error with --exit-on-error).\n"},
     {"help", "Other", ARG_COMMAND, true, cmd_help, "this list, or help CMD",
      "  help\n"
      "  help CMD\n"},
@@ -1513,7 +1525,10 @@ int shell_main(int argc, char **argv)
 		editor_init(&sh, "cctrace");
 	rc = command_loop(&sh);
 	fflush(stdout);
-	policy_session_end(sh.s);
+	if (sh.detach)
+		policy_session_detach(sh.s);
+	else
+		policy_session_end(sh.s);
 	editor_end(&sh);
 	return rc;
 }

@@ -121,11 +121,26 @@ static int resolve_location(struct checker *k, struct expr *e)
 	return k->pol->nlocs++;
 }
 
+static int local_index(struct checker *k, const char *name)
+{
+	int i;
+
+	for (i = 0; i < k->pol->nlocals; i++)
+		if (strcmp(k->pol->locals[i], name) == 0)
+			return i;
+	return -1;
+}
+
 static int resolve_name(struct checker *k, struct expr *e)
 {
 	struct sym_var var;
 	const char *near;
 
+	e->slot = local_index(k, e->name);
+	if (e->slot >= 0) {
+		e->ref = REF_LOCAL;
+		return 0;
+	}
 	if (thread_index(k, e->name) >= 0) {
 		e->ref = REF_THREAD;
 		return 0;
@@ -270,6 +285,18 @@ static int check_thread_list(struct checker *k, struct stmt *s)
 
 static int check_block(struct checker *k, struct stmt *s);
 
+static int check_choose_thread(struct checker *k, struct stmt *s)
+{
+	int i;
+
+	for (i = 0; i < s->nchoices; i++)
+		if (thread_index(k, s->choices[i]) < 0)
+			return unknown_thread(k, s->choice_locs[i], s->choices[i]);
+	if (thread_index(k, s->names[0]) >= 0)
+		return 0;
+	return intern(&k->pol->threads, &k->pol->nthreads, s->names[0]) < 0 ? -1 : 0;
+}
+
 static int check_wait(struct checker *k, struct stmt *s)
 {
 	int i;
@@ -324,6 +351,19 @@ static int check_stmt(struct checker *k, struct stmt *s)
 		if (thread_index(k, s->names[0]) >= 0)
 			return 0;
 		return intern(&k->pol->threads, &k->pol->nthreads, s->names[0]) < 0 ? -1 : 0;
+	case S_CHOOSE_THREAD:
+		return check_choose_thread(k, s);
+	case S_ASSUME:
+		return check_typed(k, s->cond);
+	case S_LET:
+		if (check_typed(k, s->cond) < 0)
+			return -1;
+		return intern(&k->pol->locals, &k->pol->nlocals, s->names[0]) < 0 ? -1 : 0;
+	case S_FOR:
+		if (check_typed(k, s->lo) < 0 || check_typed(k, s->hi) < 0 ||
+		    intern(&k->pol->locals, &k->pol->nlocals, s->names[0]) < 0)
+			return -1;
+		return check_block(k, s->body);
 	}
 	return 0;
 }

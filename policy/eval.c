@@ -96,6 +96,9 @@ static int eval_name(struct eval_ctx *c, const struct expr *e, struct value *out
 	case REF_ENUM:
 		*out = (struct value){.i = e->enum_value};
 		return 0;
+	case REF_LOCAL:
+		*out = (struct value){.i = c->locals ? c->locals[e->slot] : 0};
+		return 0;
 	case REF_THREAD:
 		return fail(c, e, "'%s' is a thread; use it in ended(%s), in(%s, F) or run",
 			    e->name, e->name, e->name);
@@ -292,9 +295,43 @@ static int eval_hooked(struct eval_ctx *c, const struct expr *e, struct value *o
 	return 0;
 }
 
+#define CHOOSE_MAX 4096
+
+/* The oracle picks one of the values; checking types every candidate. */
+static int eval_choose(struct eval_ctx *c, const struct expr *e, struct value *out)
+{
+	int64_t lo, hi, v;
+	int i, k;
+
+	if (e->nargs == 0) {
+		if (eval_int(c, e->lhs, &lo) < 0 || eval_int(c, e->rhs, &hi) < 0)
+			return -1;
+		if (c->proc && (hi < lo || hi - lo >= CHOOSE_MAX))
+			return fail(c, e, "choose(%ld..%ld) needs LO <= HI and at most %d values",
+				    (long)lo, (long)hi, CHOOSE_MAX);
+		k = c->choose && hi >= lo ? c->choose(c->hook, e, (int)(hi - lo + 1)) : 0;
+		*out = (struct value){.i = lo + k};
+		return 0;
+	}
+	if (!c->proc) {
+		for (i = 0; i < e->nargs; i++)
+			if (eval_int(c, e->args[i], &v) < 0)
+				return -1;
+		*out = (struct value){.i = 0};
+		return 0;
+	}
+	k = c->choose ? c->choose(c->hook, e, e->nargs) : 0;
+	if (eval_int(c, e->args[k], &v) < 0)
+		return -1;
+	*out = (struct value){.i = v};
+	return 0;
+}
+
 int eval_value(struct eval_ctx *c, const struct expr *e, struct value *out)
 {
 	switch (e->kind) {
+	case E_CHOOSE:
+		return eval_choose(c, e, out);
 	case E_INT:
 		*out = (struct value){.i = e->ival};
 		return 0;

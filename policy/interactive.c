@@ -125,11 +125,10 @@ static void free_strings(char **v, int n)
 	free(v);
 }
 
+static void session_free(struct policy_session *s);
+
 void policy_session_end(struct policy_session *s)
 {
-	struct user_point *p;
-	int i;
-
 	if (!s)
 		return;
 	s->run->finished = true; /* nothing more to report */
@@ -138,6 +137,25 @@ void policy_session_end(struct policy_session *s)
 		tracer_kill_launched(s->tracer);
 	else
 		tracer_detach_all(s->tracer);
+	session_free(s);
+}
+
+void policy_session_detach(struct policy_session *s)
+{
+	if (!s)
+		return;
+	s->run->finished = true;
+	s->run->interactive = false;
+	points_flush(s->run);
+	tracer_detach_all(s->tracer);
+	session_free(s);
+}
+
+static void session_free(struct policy_session *s)
+{
+	struct user_point *p;
+	int i;
+
 	run_free(s->run);
 	tracer_free(s->tracer);
 	for (i = 0; i < s->nfragments; i++)
@@ -160,6 +178,9 @@ void policy_session_end(struct policy_session *s)
 		free(s->pol.locs[i].file);
 	for (i = 0; i < s->pol.nthreads; i++)
 		free(s->pol.threads[i]);
+	for (i = 0; i < s->pol.nlocals; i++)
+		free(s->pol.locals[i]);
+	free(s->pol.locals);
 	free(s->pol.funcs);
 	free(s->pol.locs);
 	free(s->pol.threads);
@@ -547,9 +568,10 @@ enum session_result policy_session_continue(struct policy_session *s, char *err,
 	s->run->no_deadline = false;
 	tracer_stop_all(s->tracer);
 	record(s, "%s", "# continue (not replayable: where threads stopped is up to the OS)");
-	if (program_gone(s)) {
+	if (program_gone(s) || (s->run->finished && s->run->outcome == OUTCOME_BUG)) {
 		s->over = true;
-		snprintf(err, errlen, "the program has ended");
+		snprintf(err, errlen, "%s", program_gone(s) ? "the program has ended"
+							   : "the program crashed (see above)");
 		return SESSION_OVER;
 	}
 	if (flow == FLOW_STOP) {

@@ -12,7 +12,7 @@
 #define MAX_WATCH_PER_WAIT 4
 #define DEFAULT_TIMEOUT_MS 10000
 
-enum name_ref { REF_NONE, REF_THREAD, REF_VAR, REF_ENUM };
+enum name_ref { REF_NONE, REF_THREAD, REF_VAR, REF_ENUM, REF_LOCAL };
 
 /* Names the checker collected; expr->slot indexes these. */
 struct policy {
@@ -25,6 +25,8 @@ struct policy {
 	} * locs;
 	int nlocs;
 	char **threads; /* thread variables, in declaration order */
+	char **locals;  /* let and for variables (expr->slot of a REF_LOCAL name) */
+	int nlocals;
 	int nthreads;
 };
 
@@ -49,6 +51,9 @@ struct eval_ctx {
 	/* Event atoms and thread conditions are the interpreter's business. */
 	int (*event_atom)(void *hook, const struct expr *e, bool *out);
 	int (*thread_cond)(void *hook, const struct expr *e, bool *out);
+	/* choose(...): which of n values; NULL picks the first */
+	int (*choose)(void *hook, const struct expr *e, int n);
+	int64_t *locals; /* values of let/for variables, NULL while checking */
 	void *hook;
 	const struct schedule *sched;
 	char *err;

@@ -151,6 +151,8 @@ static enum flow handle_event(struct run *r, const struct tr_event *ev, bool new
 
 	switch (ev->kind) {
 	case TR_EV_PROCESS_EXIT:
+		if (r->all_candidates) /* `continue`: the program may simply end */
+			return run_program_ended(r, ev, NULL);
 		run_where(r, r->stmt, where, sizeof(where));
 		snprintf(text, sizeof(text), "while the schedule waited at %s", where);
 		return run_program_ended(r, ev, text);
@@ -369,6 +371,8 @@ static enum flow exec_run(struct run *r, const struct stmt *s)
 				       targets[i]->name, where);
 		return FLOW_STOP;
 	}
+	if (n == 1)
+		r->last_run = targets[0];
 	return run_wait_for(r, s, targets, n, n, matched);
 }
 
@@ -381,6 +385,10 @@ static int eval_condition(struct run *r, const struct expr *e, bool *out)
 	r->event = NULL;
 	if (eval_int(&c, e, &v) < 0) {
 		report_outcome(r, OUTCOME_ERROR, "%s", err);
+		return -1;
+	}
+	if (r->abandoned) {
+		report_outcome(r, OUTCOME_INFEASIBLE, "this run belongs to another shard");
 		return -1;
 	}
 	*out = v != 0;
@@ -424,12 +432,36 @@ static enum flow exec_assert(struct run *r, const struct stmt *s)
 	return FLOW_STOP;
 }
 
+/* A thread may be bound to several variables (`thread T = choose(A, B)`
+ * makes T an alias); it is free once none refers to it. */
+static int any_binding_of(struct run *r, struct tr_thread *th)
+{
+	int var;
+
+	for (var = 0; var < r->nbindings; var++)
+		if (r->bindings[var] == th)
+			return var;
+	return -1;
+}
+
+static void forget_binding(struct run *r, int var)
+{
+	struct tr_thread *old = r->bindings[var];
+
+	r->bindings[var] = NULL;
+	if (old)
+		run_thread(r, old)->bound = any_binding_of(r, old);
+}
+
 void run_bind(struct run *r, int var, struct tr_thread *th)
 {
-	if (r->bindings[var])
-		run_thread(r, r->bindings[var])->bound = -1;
+	struct thread_ctx *tc = run_thread(r, th);
+
+	forget_binding(r, var);
 	r->bindings[var] = th;
-	run_thread(r, th)->bound = var;
+	tc->bound = var;
+	if (tc->primary < 0)
+		tc->primary = var;
 	tracer_pin(th, true);
 }
 
@@ -439,8 +471,9 @@ void run_unbind(struct run *r, int var)
 
 	if (!th)
 		return;
-	run_thread(r, th)->bound = -1;
-	r->bindings[var] = NULL;
+	forget_binding(r, var);
+	if (run_thread(r, th)->bound >= 0)
+		return;
 	tracer_pin(th, false);
 	run_resume(r, th);
 }
@@ -514,12 +547,33 @@ static int grow_bindings(struct run *r)
 	return 0;
 }
 
+static enum flow exec_for(struct run *r, const struct stmt *s)
+{
+	char err[1024];
+	struct eval_ctx c = points_eval_ctx(r, run_main_process(r), err, sizeof(err));
+	int slot = run_local_slot(r, s->names[0]);
+	int64_t lo, hi, i;
+
+	r->event = NULL;
+	if (slot < 0 || eval_int(&c, s->lo, &lo) < 0 || eval_int(&c, s->hi, &hi) < 0) {
+		report_outcome(r, OUTCOME_ERROR, "%s", err);
+		return FLOW_STOP;
+	}
+	for (i = lo; i <= hi; i++) {
+		r->locals[slot] = i;
+		if (exec_block(r, s->body) == FLOW_STOP)
+			return FLOW_STOP;
+	}
+	return FLOW_NEXT;
+}
+
 static enum flow exec_stmt(struct run *r, const struct stmt *s)
 {
 	bool cond;
 
 	if (grow_bindings(r) < 0)
 		return FLOW_STOP;
+	run_record(r, s);
 	switch (s->kind) {
 	case S_TIMEOUT:
 		r->timeout_ms = s->timeout_ms;
@@ -549,6 +603,14 @@ static enum flow exec_stmt(struct run *r, const struct stmt *s)
 		return exec_hold(r, s);
 	case S_BIND:
 		return exec_bind(r, s);
+	case S_CHOOSE_THREAD:
+		return exec_choose_thread(r, s);
+	case S_ASSUME:
+		return exec_assume(r, s);
+	case S_LET:
+		return exec_let(r, s);
+	case S_FOR:
+		return exec_for(r, s);
 	}
 	return FLOW_NEXT;
 }
@@ -666,6 +728,7 @@ void run_free(struct run *r)
 	free(r->bindings);
 	free(r->armed);
 	free(r->lingering);
+	free(r->locals);
 	free(r);
 }
 

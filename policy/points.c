@@ -47,6 +47,7 @@ struct thread_ctx *run_thread(struct run *r, struct tr_thread *th)
 	if (!tc)
 		abort();
 	tc->bound = -1;
+	tc->primary = -1;
 	tc->returned_func = -1;
 	th->user = tc;
 	return tc;
@@ -453,6 +454,8 @@ struct eval_ctx points_eval_ctx(struct run *r, struct tr_process *p, char *err, 
 	    .proc = p,
 	    .event_atom = points_event_atom,
 	    .thread_cond = points_thread_cond,
+	    .choose = run_choose_value,
+	    .locals = r->locals,
 	    .hook = r,
 	    .sched = r->sched,
 	    .err = err,

@@ -25,6 +25,7 @@ enum policy_outcome {
 	OUTCOME_BUG,	      /* fatal signal, failed assert, or bad exit with fail_on_exit */
 	OUTCOME_UNREALIZABLE, /* a wait timed out, or the program ended before it could match */
 	OUTCOME_ERROR,	      /* schedule, symbol or system error; interrupted */
+	OUTCOME_INFEASIBLE,   /* an assume() was false: the search moves on */
 };
 
 /* Process exit codes, one per outcome (documented in README). */
@@ -33,6 +34,7 @@ enum policy_outcome {
 #define EXIT_UNREALIZABLE 2
 #define EXIT_ERROR	  3
 #define EXIT_UNEXPECTED	  4 /* --expect was given and the outcome differs */
+#define EXIT_INFEASIBLE	  5
 
 struct policy_options {
 	bool fail_on_exit;  /* a non-zero exit status of the program is a bug */
@@ -83,6 +85,9 @@ struct policy_session *policy_session_attach(pid_t pid, const struct policy_opti
 					     char *err, size_t errlen);
 /* Detach (attached) or kill (launched) and free. */
 void policy_session_end(struct policy_session *s);
+/* Release every thread and detach, launched programs included, which then
+ * run on by themselves; free. */
+void policy_session_detach(struct policy_session *s);
 
 enum session_result {
 	SESSION_OK,       /* the statements ran */
@@ -141,6 +146,33 @@ enum session_result policy_session_continue(struct policy_session *s, char *err,
  * 1 functions, 2 global variables. */
 void policy_session_names(struct policy_session *s, int kind, const char *prefix,
 			  void (*cb)(const char *name, void *ctx), void *ctx);
+
+/* --- systematic search (cctrace explore) --- */
+
+struct explore_options {
+	const char *strategy;    /* dfs, bfs, random, pct:D, cb:N */
+	long max_runs;           /* 0: no limit (dfs and bfs stop when exhausted) */
+	int64_t max_ms;          /* 0: no limit */
+	uint64_t seed;
+	int shard, nshards;      /* 1-based shard of nshards; 0/0 for all */
+	const char *out_dir;     /* where bug-N.sched and bug-N.txt go */
+	bool all;                /* keep going after the first bug */
+	bool progress;           /* a status line on stderr */
+	FILE *json;              /* a final summary as JSON, or NULL */
+	FILE *schedules;         /* one line per run: its choices, or NULL */
+};
+
+struct explore_summary {
+	long runs, bugs, completed, infeasible, unrealizable, diverged, errors, skipped;
+	double ms;
+};
+
+/* Restart argv as many times as the strategy asks, resolving the
+ * schedule's choose points differently each time.  Returns 0 when the
+ * search ran (bugs or not), -1 on an error that stopped it. */
+int policy_explore(struct policy *pol, char *const argv[], const struct policy_options *opt,
+		   const struct explore_options *eo, struct explore_summary *sum, char *err,
+		   size_t errlen);
 
 const char *policy_outcome_name(enum policy_outcome o);
 int policy_outcome_exit_code(enum policy_outcome o);

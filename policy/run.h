@@ -10,6 +10,7 @@
 #define CCTRACE_POLICY_RUN_H
 
 #include "policy/internal.h"
+#include "policy/oracle.h"
 
 #define MAX_FRAMES	64
 #define MAX_ARMED_WATCH 16
@@ -36,7 +37,8 @@ struct ret_frame {
 
 /* Per traced thread. */
 struct thread_ctx {
-	int bound;	   /* thread variable index, -1 if unbound */
+	int bound;          /* a thread variable bound to it, -1 if unbound */
+	int primary;        /* the variable a wait or bind first gave it, for replays */
 	bool candidate;	   /* may satisfy the current wait */
 	bool matched;	   /* satisfied it (and is held) */
 	int returned_func; /* the func whose return this stop is, -1 if none */
@@ -68,6 +70,12 @@ struct run {
 	bool all_candidates;             /* `continue`: bound threads run and match too */
 	bool no_deadline;
 	const char *label;               /* trace text for step/next/finish events */
+	struct oracle *oracle;           /* explore: resolves choose; NULL: first value */
+	bool abandoned;                  /* the oracle stopped this run (another shard's) */
+	FILE *record;                    /* explore: the run as an exact schedule */
+	int64_t *locals;                 /* let/for variables */
+	int nlocals;
+	struct tr_thread *last_run;      /* the thread the last run/step moved (cb) */
 	struct tracer *t;
 	const struct policy_options *opt;
 	bool launched;
@@ -112,9 +120,17 @@ void run_interrupted(struct run *r, int signo);
 struct tr_thread *run_binding(struct run *r, const char *name);
 void run_unbind(struct run *r, int var);
 void run_bind(struct run *r, int var, struct tr_thread *th);
+int run_choose_value(void *hook, const struct expr *e, int n);
 /* The wait loop, shared with `continue`. */
 enum flow run_wait_for(struct run *r, const struct stmt *s, struct tr_thread **targets,
 		       int ntargets, int need, struct tr_thread **matched);
+
+/* choose.c */
+enum flow exec_choose_thread(struct run *r, const struct stmt *s);
+enum flow exec_let(struct run *r, const struct stmt *s);
+enum flow exec_assume(struct run *r, const struct stmt *s);
+int run_local_slot(struct run *r, const char *name);
+void run_record(struct run *r, const struct stmt *s);
 
 /* step.c */
 enum flow exec_step(struct run *r, const struct stmt *s);

@@ -21,6 +21,7 @@ static const char *const outcome_names[] = {
     [OUTCOME_BUG] = "bug",
     [OUTCOME_UNREALIZABLE] = "unrealizable",
     [OUTCOME_ERROR] = "error",
+    [OUTCOME_INFEASIBLE] = "infeasible",
 };
 
 static const int outcome_codes[] = {
@@ -28,6 +29,7 @@ static const int outcome_codes[] = {
     [OUTCOME_BUG] = EXIT_BUG,
     [OUTCOME_UNREALIZABLE] = EXIT_UNREALIZABLE,
     [OUTCOME_ERROR] = EXIT_ERROR,
+    [OUTCOME_INFEASIBLE] = EXIT_INFEASIBLE,
 };
 
 const char *policy_outcome_name(enum policy_outcome o)
@@ -63,6 +65,9 @@ void policy_free(struct policy *pol)
 		free(pol->locs[i].file);
 	for (i = 0; i < pol->nthreads; i++)
 		free(pol->threads[i]);
+	for (i = 0; i < pol->nlocals; i++)
+		free(pol->locals[i]);
+	free(pol->locals);
 	free(pol->funcs);
 	free(pol->locs);
 	free(pol->threads);

@@ -1,0 +1,240 @@
+/*
+ * choose.c: the statements of search: choose, assume, let, and the
+ * recording of a run as an exact schedule.
+ *
+ * Under `cctrace explore` the oracle resolves every choose; under run and
+ * attach there is no oracle and a choose takes its first value (for a
+ * thread choice, the first thread that has not ended), so the same file
+ * runs everywhere.  A thread choice only offers threads that have not
+ * ended, and tells the oracle which one ran last, so that context bounding
+ * can tell a preemption from a thread simply going on.
+ *
+ * While exploring, every statement that moves threads is written to
+ * r->record as it starts, with thread aliases resolved to the variable a
+ * wait first bound, loops unrolled and choices gone: the file replays this
+ * very run with `cctrace run`.
+ */
+#include "policy/run.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int run_choose_value(void *hook, const struct expr *e, int n)
+{
+	struct run *r = hook;
+	int k;
+
+	(void)e;
+	if (!r->oracle)
+		return 0;
+	k = oracle_choose(r->oracle, n, NULL, -1);
+	if (k == ORACLE_ABANDON) {
+		r->abandoned = true;
+		return 0;
+	}
+	return k;
+}
+
+static int var_index(struct run *r, const char *name)
+{
+	int i;
+
+	for (i = 0; i < r->pol->nthreads; i++)
+		if (strcmp(r->pol->threads[i], name) == 0)
+			return i;
+	return -1;
+}
+
+static bool has_ended(struct tr_thread *th)
+{
+	return th->state == TR_EXITED || th->last_event == TR_EV_EXIT;
+}
+
+static enum flow abandoned(struct run *r)
+{
+	r->abandoned = true;
+	report_outcome(r, OUTCOME_INFEASIBLE, "this run belongs to another shard");
+	return FLOW_STOP;
+}
+
+enum flow exec_choose_thread(struct run *r, const struct stmt *s)
+{
+	struct tr_thread *options[64];
+	int ids[64], n = 0, i, k, current = -1, var;
+	char where[256];
+
+	for (i = 0; i < s->nchoices && n < 64; i++) {
+		struct tr_thread *th = run_binding(r, s->choices[i]);
+
+		if (!th || has_ended(th))
+			continue;
+		options[n] = th;
+		ids[n] = var_index(r, s->choices[i]);
+		if (th == r->last_run)
+			current = ids[n];
+		n++;
+	}
+	if (n == 0) {
+		run_where(r, s, where, sizeof(where));
+		report_outcome(r, OUTCOME_UNREALIZABLE, "every thread to choose from has ended (%s)",
+			       where);
+		return FLOW_STOP;
+	}
+	k = r->oracle ? oracle_choose(r->oracle, n, ids, current) : 0;
+	if (k == ORACLE_ABANDON)
+		return abandoned(r);
+	var = var_index(r, s->names[0]);
+	if (var >= 0)
+		run_bind(r, var, options[k]);
+	return FLOW_NEXT;
+}
+
+static int eval_here(struct run *r, const struct expr *e, int64_t *v)
+{
+	char err[1024];
+	struct eval_ctx c = points_eval_ctx(r, run_main_process(r), err, sizeof(err));
+
+	r->event = NULL;
+	if (eval_int(&c, e, v) < 0) {
+		report_outcome(r, OUTCOME_ERROR, "%s", err);
+		return -1;
+	}
+	if (r->abandoned) {
+		abandoned(r);
+		return -1;
+	}
+	return 0;
+}
+
+int run_local_slot(struct run *r, const char *name)
+{
+	int i;
+
+	for (i = 0; i < r->pol->nlocals; i++)
+		if (strcmp(r->pol->locals[i], name) == 0)
+			break;
+	if (i == r->pol->nlocals)
+		return -1;
+	if (r->nlocals < r->pol->nlocals) {
+		int64_t *grown = realloc(r->locals, sizeof(*grown) * (size_t)r->pol->nlocals);
+
+		if (!grown)
+			return -1;
+		memset(grown + r->nlocals, 0,
+		       sizeof(*grown) * (size_t)(r->pol->nlocals - r->nlocals));
+		r->locals = grown;
+		r->nlocals = r->pol->nlocals;
+	}
+	return i;
+}
+
+enum flow exec_let(struct run *r, const struct stmt *s)
+{
+	int slot = run_local_slot(r, s->names[0]);
+	int64_t v;
+
+	if (slot < 0 || eval_here(r, s->cond, &v) < 0)
+		return FLOW_STOP;
+	r->locals[slot] = v;
+	return FLOW_NEXT;
+}
+
+enum flow exec_assume(struct run *r, const struct stmt *s)
+{
+	char text[256], where[256];
+	int64_t v;
+
+	if (eval_here(r, s->cond, &v) < 0)
+		return FLOW_STOP;
+	if (v)
+		return FLOW_NEXT;
+	expr_format(s->cond, text, sizeof(text));
+	run_where(r, s, where, sizeof(where));
+	report_outcome(r, OUTCOME_INFEASIBLE, "assume(%s) is false (%s)", text, where);
+	return FLOW_STOP;
+}
+
+/* --- the exact schedule of this run --- */
+
+static const char *primary_name(struct run *r, const char *var)
+{
+	struct tr_thread *th = run_binding(r, var);
+	int p = th ? run_thread(r, th)->primary : -1;
+
+	return p >= 0 ? r->pol->threads[p] : var;
+}
+
+static void record_names(struct run *r, const struct stmt *s, bool resolve)
+{
+	int i;
+
+	for (i = 0; i < s->n_names; i++)
+		fprintf(r->record, "%s%s", i ? ", " : "",
+			resolve ? primary_name(r, s->names[i]) : s->names[i]);
+}
+
+static void record_pred(struct run *r, const struct expr *e)
+{
+	char text[1024];
+
+	expr_format(e, text, sizeof(text));
+	fprintf(r->record, "%s", text);
+}
+
+void run_record(struct run *r, const struct stmt *s)
+{
+	static const char *const moves[] = {[S_STEP] = "step", [S_NEXT] = "next",
+					    [S_FINISH] = "finish", [S_HOLD] = "hold"};
+
+	if (!r->record)
+		return;
+	switch (s->kind) {
+	case S_TIMEOUT:
+		fprintf(r->record, "timeout %ldms\n", (long)s->timeout_ms);
+		return;
+	case S_WAIT:
+		if (s->n_names) {
+			fprintf(r->record, "thread ");
+			record_names(r, s, false);
+			fprintf(r->record, " = ");
+		}
+		if (s->count == 1)
+			fprintf(r->record, "wait any ");
+		else
+			fprintf(r->record, "wait %ld distinct ", (long)s->count);
+		record_pred(r, s->pred);
+		break;
+	case S_RUN:
+		fprintf(r->record, "run ");
+		record_names(r, s, true);
+		fprintf(r->record, " until ");
+		record_pred(r, s->pred);
+		break;
+	case S_RELEASE:
+		fprintf(r->record, "release ");
+		if (s->all)
+			fprintf(r->record, "all");
+		record_names(r, s, true);
+		break;
+	case S_STEP:
+	case S_NEXT:
+	case S_FINISH:
+	case S_HOLD:
+		fprintf(r->record, "%s ", moves[s->kind]);
+		record_names(r, s, true);
+		if (s->kind == S_STEP && s->count > 1)
+			fprintf(r->record, " %ld", (long)s->count);
+		break;
+	case S_BIND:
+		fprintf(r->record, "thread %s = %s", s->names[0], s->target);
+		break;
+	case S_ASSERT:
+		fprintf(r->record, "assert ");
+		record_pred(r, s->cond);
+		break;
+	default:
+		return; /* control flow and choices are resolved away */
+	}
+	fputc('\n', r->record);
+}

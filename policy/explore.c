@@ -1,0 +1,232 @@
+/*
+ * explore.c: restart the program until the schedule's choices are used up.
+ *
+ * Each run launches the program afresh, executes the schedule with the
+ * oracle resolving every choose, and ends like `cctrace run`: the program
+ * is run to its end (crashes and failed asserts are bugs) or killed.  The
+ * run's trace and report are written to memory; only a bug's are kept, as
+ * DIR/bug-N.sched (the exact schedule of that run, which `cctrace run`
+ * replays) and DIR/bug-N.txt (outcome, stack, trace, strategy and seed).
+ */
+#include "policy/run.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct one_run {
+	enum policy_outcome outcome;
+	bool abandoned, diverged;
+	char *schedule, *report, *trace; /* memstream buffers */
+	size_t schedule_len, report_len, trace_len;
+	char choices[4096];
+};
+
+static void free_run(struct one_run *o)
+{
+	free(o->schedule);
+	free(o->report);
+	free(o->trace);
+}
+
+static int execute_once(struct policy *pol, char *const argv[], const struct policy_options *opt,
+			struct oracle *oracle, struct one_run *out, char *err, size_t errlen)
+{
+	struct tracer_options topt = {.pin_cpu = opt->pin_cpu};
+	struct policy_options local = *opt;
+	FILE *record = open_memstream(&out->schedule, &out->schedule_len);
+	struct tracer *t = tracer_new(&topt);
+	struct run *r = NULL;
+	int rc = -1;
+
+	local.report = open_memstream(&out->report, &out->report_len);
+	local.trace = open_memstream(&out->trace, &out->trace_len);
+	local.trace_json = NULL;
+	if (!t || !record || !local.report || !local.trace)
+		goto out;
+	if (tracer_launch(t, argv, err, errlen) < 0)
+		goto out;
+	r = run_new(pol, t, &local, true);
+	if (!r)
+		goto out;
+	r->oracle = oracle;
+	r->record = record;
+	run_statements(r, pol->sched);
+	run_finish(r);
+	out->outcome = r->outcome;
+	out->abandoned = r->abandoned;
+	out->diverged = oracle_diverged(oracle);
+	oracle_trace(oracle, out->choices, sizeof(out->choices));
+	rc = 0;
+out:
+	run_free(r);
+	if (t)
+		tracer_free(t);
+	if (record)
+		fclose(record);
+	if (local.report)
+		fclose(local.report);
+	if (local.trace)
+		fclose(local.trace);
+	return rc;
+}
+
+static int write_file(const char *dir, const char *name, long n, const char *ext,
+		      const char *head, const char *body, char *err, size_t errlen)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s-%ld.%s", dir, name, n, ext);
+	f = fopen(path, "w");
+	if (!f) {
+		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+		return -1;
+	}
+	fputs(head, f);
+	fputs(body ? body : "", f);
+	return fclose(f) == 0 ? 0 : -1;
+}
+
+static int save_bug(const struct explore_options *eo, char *const argv[], long n,
+		    const struct one_run *o, const char *strategy, long run, char *err,
+		    size_t errlen)
+{
+	char head[8192], path[4096];
+	size_t used;
+	int i;
+
+	snprintf(path, sizeof(path), "%s/bug-%ld.sched", eo->out_dir, n);
+	used = (size_t)snprintf(head, sizeof(head), "# run: cctrace run %s --", path);
+	for (i = 0; argv[i] && used < sizeof(head) - 2; i++)
+		used += (size_t)snprintf(head + used, sizeof(head) - used, " %s", argv[i]);
+	snprintf(head + used, sizeof(head) - used,
+		 "\n# found by cctrace explore --strategy %s --seed %lu, run %ld, choices [%s]\n",
+		 strategy, (unsigned long)eo->seed, run, o->choices);
+	if (write_file(eo->out_dir, "bug", n, "sched", head, o->schedule, err, errlen) < 0)
+		return -1;
+	snprintf(head, sizeof(head),
+		 "outcome: bug\nstrategy: %s\nseed: %lu\nrun: %ld\nchoices: %s\n\n--- report\n",
+		 strategy, (unsigned long)eo->seed, run, o->choices);
+	if (write_file(eo->out_dir, "bug", n, "txt", head, o->report, err, errlen) < 0)
+		return -1;
+	snprintf(path, sizeof(path), "%s/bug-%ld.txt", eo->out_dir, n);
+	{
+		FILE *f = fopen(path, "a");
+
+		if (f) {
+			fprintf(f, "\n--- trace of the run\n%s", o->trace ? o->trace : "");
+			fclose(f);
+		}
+	}
+	return 0;
+}
+
+static void count(struct explore_summary *sum, const struct one_run *o)
+{
+	if (o->abandoned) {
+		sum->skipped++;
+		return;
+	}
+	sum->runs++;
+	sum->diverged += o->diverged;
+	switch (o->outcome) {
+	case OUTCOME_BUG:
+		sum->bugs++;
+		break;
+	case OUTCOME_COMPLETED:
+		sum->completed++;
+		break;
+	case OUTCOME_INFEASIBLE:
+		sum->infeasible++;
+		break;
+	case OUTCOME_UNREALIZABLE:
+		sum->unrealizable++;
+		break;
+	case OUTCOME_ERROR:
+		sum->errors++;
+		break;
+	}
+}
+
+static void progress(const struct explore_options *eo, const struct explore_summary *sum,
+		     int64_t t0)
+{
+	double s = (double)(tracer_now_ms() - t0) / 1000.0;
+
+	if (!eo->progress)
+		return;
+	fprintf(stderr, "\rcctrace explore: %ld runs, %ld bugs, %ld infeasible, %ld diverged, "
+		"%.1f runs/s ",
+		sum->runs, sum->bugs, sum->infeasible, sum->diverged, s > 0 ? sum->runs / s : 0.0);
+}
+
+static void print_json(const struct explore_options *eo, const struct explore_summary *sum,
+		       const char *strategy)
+{
+	if (!eo->json)
+		return;
+	fprintf(eo->json,
+		"{\"strategy\":\"%s\",\"seed\":%lu,\"runs\":%ld,\"bugs\":%ld,\"completed\":%ld,"
+		"\"infeasible\":%ld,\"unrealizable\":%ld,\"diverged\":%ld,\"errors\":%ld,"
+		"\"ms\":%.0f,\"runs_per_second\":%.2f}\n",
+		strategy, (unsigned long)eo->seed, sum->runs, sum->bugs, sum->completed,
+		sum->infeasible, sum->unrealizable, sum->diverged, sum->errors, sum->ms,
+		sum->ms > 0 ? sum->runs * 1000.0 / sum->ms : 0.0);
+}
+
+int policy_explore(struct policy *pol, char *const argv[], const struct policy_options *opt,
+		   const struct explore_options *eo, struct explore_summary *sum, char *err,
+		   size_t errlen)
+{
+	struct oracle_config cfg = {.seed = eo->seed};
+	struct oracle *oracle;
+	int64_t t0 = tracer_now_ms();
+	char strategy[32];
+	bool more = true;
+	int rc = 0;
+
+	memset(sum, 0, sizeof(*sum));
+	if (oracle_parse_strategy(eo->strategy ? eo->strategy : "dfs", &cfg, err, errlen) < 0)
+		return -1;
+	cfg.shard = eo->nshards > 0 ? eo->shard - 1 : 0;
+	cfg.nshards = eo->nshards > 0 ? eo->nshards : 1;
+	oracle_strategy_name(&cfg, strategy, sizeof(strategy));
+	if (mkdir(eo->out_dir, 0777) < 0 && errno != EEXIST) {
+		snprintf(err, errlen, "cannot create %s: %s", eo->out_dir, strerror(errno));
+		return -1;
+	}
+	oracle = oracle_new(&cfg);
+	if (!oracle)
+		return -1;
+	while (more) {
+		struct one_run o = {0};
+
+		if (execute_once(pol, argv, opt, oracle, &o, err, errlen) < 0) {
+			free_run(&o);
+			rc = -1;
+			break;
+		}
+		count(sum, &o);
+		if (!o.abandoned && eo->schedules)
+			fprintf(eo->schedules, "%s %s\n", o.choices[0] ? o.choices : "-",
+				policy_outcome_name(o.outcome));
+		if (!o.abandoned && o.outcome == OUTCOME_BUG &&
+		    save_bug(eo, argv, sum->bugs, &o, strategy, sum->runs, err, errlen) < 0)
+			rc = -1;
+		free_run(&o);
+		progress(eo, sum, t0);
+		more = rc == 0 && oracle_next_run(oracle) && (eo->all || sum->bugs == 0) &&
+		       (!eo->max_runs || sum->runs < eo->max_runs) &&
+		       (!eo->max_ms || tracer_now_ms() - t0 < eo->max_ms);
+	}
+	if (eo->progress)
+		fputc('\n', stderr);
+	sum->ms = (double)(tracer_now_ms() - t0);
+	print_json(eo, sum, strategy);
+	oracle_free(oracle);
+	return rc;
+}

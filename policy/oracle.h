@@ -1,0 +1,63 @@
+/*
+ * oracle: resolving `choose` across restarts (internal to policy/).
+ *
+ * CONCURRIT's oracle (000, section 4): each run asks it for a value at
+ * every choice point and tells it when the run ends; it answers so that
+ * successive runs cover distinct resolutions.  A trace is the list of
+ * (choice, number of options) of one run.  Strategies:
+ *   dfs     depth-first over traces (000, Fig. 7)
+ *   bfs     breadth-first over trace prefixes
+ *   random  uniform choices from a seeded generator
+ *   pct:D   PCT (004): random thread priorities and D-1 priority change
+ *           points among the choice points, whose number is learnt from
+ *           the runs so far
+ *   cb:N    depth-first over traces with at most N preemptions, where a
+ *           preemption chooses another thread while the one that ran last
+ *           could go on; non-preempting choices are tried first
+ * Sharding splits the options of the first real choice (dfs, bfs, cb) or
+ * the seeds (random, pct) so that N shards cover exactly one unsharded run.
+ */
+#ifndef CCTRACE_POLICY_ORACLE_H
+#define CCTRACE_POLICY_ORACLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum strategy { STRAT_DFS, STRAT_BFS, STRAT_RANDOM, STRAT_PCT, STRAT_CB };
+
+struct oracle_config {
+	enum strategy kind;
+	int param;        /* pct: depth D; cb: preemption bound N */
+	uint64_t seed;
+	int shard, nshards;  /* 0-based shard of nshards (1 = no sharding) */
+};
+
+struct oracle;
+
+/* "dfs", "pct:3", ... into cfg; -1 with a message if malformed. */
+int oracle_parse_strategy(const char *text, struct oracle_config *cfg, char *err, size_t errlen);
+const char *oracle_strategy_name(const struct oracle_config *cfg, char *buf, size_t len);
+
+struct oracle *oracle_new(const struct oracle_config *cfg);
+void oracle_free(struct oracle *o);
+
+#define ORACLE_ABANDON (-1)  /* the run lies outside this shard: stop it */
+
+/*
+ * A choice point: pick one of n options.  For thread choices, ids[i] is a
+ * stable identity of option i and current the identity of the thread that
+ * ran last (-1 if none); both may be NULL/-1 for plain values.
+ */
+int oracle_choose(struct oracle *o, int n, const int *ids, int current);
+
+/* The run is over.  Returns true if there is another run to make. */
+bool oracle_next_run(struct oracle *o);
+
+/* The current run's choices as "1.0.2" (empty for none). */
+void oracle_trace(const struct oracle *o, char *buf, size_t len);
+/* Did the run stop asking before replaying its whole prefix, or ask with a
+ * different number of options (uncontrolled nondeterminism)? */
+bool oracle_diverged(const struct oracle *o);
+
+#endif
