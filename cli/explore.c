@@ -3,20 +3,28 @@
  *
  *   cctrace explore SCHED [--strategy dfs|bfs|random|pct:D|cb:N] [--runs N]
  *                         [--time T] [--seed S] [--shard I/N] [--out DIR]
- *                         [--all] [--json] [--schedules FILE] -- PROG ARGS
+ *                         [--all] [--json] [--schedules FILE] [--jobs J] -- PROG ARGS
  *
  * It parses its options and hands the loaded schedule to policy_explore.
+ * With --jobs J it forks J workers, each exploring one of J sub-shards of
+ * its shard (so --jobs and --shard compose), each into its own directory;
+ * the parent stops the others at the first bug (unless --all), then
+ * numbers every worker's bugs into one sequence in DIR.
  * Exit code: 1 when a bug was found, 0 when the search ended without one,
  * 3 on an error.
  */
 #include "cli/explore.h"
 #include "policy/policy.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static void usage(FILE *f)
@@ -31,6 +39,7 @@ static void usage(FILE *f)
 	      "  --all             keep searching after the first bug\n"
 	      "  --json            print a JSON summary on stdout at the end\n"
 	      "  --schedules FILE  write each run's choices and outcome, one line per run\n"
+	      "  --jobs J          explore with J processes (default 1)\n"
 	      "  --timeout D       limit of every wait (default 10s)\n"
 	      "  --fail-on-exit    a non-zero exit status of the program is a bug\n"
 	      "  --no-pin          do not pin cctrace and driven threads to one CPU\n",
@@ -68,34 +77,51 @@ struct explore_cli {
 	struct explore_options eo;
 	const char *schedules_path;
 	bool json;
+	int jobs;
 };
 
 static int parse(int argc, char **argv, struct explore_cli *c)
 {
-	enum { O_STRATEGY = 256, O_RUNS, O_TIME, O_SEED, O_SHARD, O_OUT, O_ALL, O_JSON,
-	       O_SCHEDULES, O_TIMEOUT, O_FAIL, O_NOPIN };
+	enum {
+		O_STRATEGY = 256,
+		O_RUNS,
+		O_TIME,
+		O_SEED,
+		O_SHARD,
+		O_OUT,
+		O_ALL,
+		O_JSON,
+		O_SCHEDULES,
+		O_TIMEOUT,
+		O_FAIL,
+		O_NOPIN,
+		O_JOBS
+	};
 	static const struct option opts[] = {
-		{"strategy", required_argument, NULL, O_STRATEGY},
-		{"runs", required_argument, NULL, O_RUNS},
-		{"time", required_argument, NULL, O_TIME},
-		{"seed", required_argument, NULL, O_SEED},
-		{"shard", required_argument, NULL, O_SHARD},
-		{"out", required_argument, NULL, O_OUT},
-		{"all", no_argument, NULL, O_ALL},
-		{"json", no_argument, NULL, O_JSON},
-		{"schedules", required_argument, NULL, O_SCHEDULES},
-		{"timeout", required_argument, NULL, O_TIMEOUT},
-		{"fail-on-exit", no_argument, NULL, O_FAIL},
-		{"no-pin", no_argument, NULL, O_NOPIN},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"strategy", required_argument, NULL, O_STRATEGY},
+	    {"runs", required_argument, NULL, O_RUNS},
+	    {"time", required_argument, NULL, O_TIME},
+	    {"seed", required_argument, NULL, O_SEED},
+	    {"shard", required_argument, NULL, O_SHARD},
+	    {"out", required_argument, NULL, O_OUT},
+	    {"all", no_argument, NULL, O_ALL},
+	    {"json", no_argument, NULL, O_JSON},
+	    {"schedules", required_argument, NULL, O_SCHEDULES},
+	    {"timeout", required_argument, NULL, O_TIMEOUT},
+	    {"fail-on-exit", no_argument, NULL, O_FAIL},
+	    {"no-pin", no_argument, NULL, O_NOPIN},
+	    {"jobs", required_argument, NULL, O_JOBS},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	char *end;
 	int ch;
 
 	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (ch) {
-		case O_STRATEGY: c->eo.strategy = optarg; break;
+		case O_STRATEGY:
+			c->eo.strategy = optarg;
+			break;
 		case O_RUNS:
 			c->eo.max_runs = strtol(optarg, &end, 10);
 			if (*end || c->eo.max_runs <= 0)
@@ -115,54 +141,208 @@ static int parse(int argc, char **argv, struct explore_cli *c)
 			    c->eo.shard < 1 || c->eo.shard > c->eo.nshards)
 				return bad("--shard (use I/N with 1 <= I <= N)", optarg);
 			break;
-		case O_OUT: c->eo.out_dir = optarg; break;
-		case O_ALL: c->eo.all = true; break;
-		case O_JSON: c->json = true; break;
-		case O_SCHEDULES: c->schedules_path = optarg; break;
+		case O_OUT:
+			c->eo.out_dir = optarg;
+			break;
+		case O_ALL:
+			c->eo.all = true;
+			break;
+		case O_JSON:
+			c->json = true;
+			break;
+		case O_SCHEDULES:
+			c->schedules_path = optarg;
+			break;
 		case O_TIMEOUT:
 			if (parse_ms(optarg, &c->opt.timeout_ms) < 0)
 				return bad("--timeout", optarg);
 			break;
-		case O_FAIL: c->opt.fail_on_exit = true; break;
-		case O_NOPIN: c->opt.pin_cpu = false; break;
-		case 'h': usage(stdout); exit(0);
-		default: usage(stderr); return -1;
+		case O_FAIL:
+			c->opt.fail_on_exit = true;
+			break;
+		case O_NOPIN:
+			c->opt.pin_cpu = false;
+			break;
+		case O_JOBS:
+			c->jobs = (int)strtol(optarg, &end, 10);
+			if (*end || c->jobs < 1 || c->jobs > 256)
+				return bad("--jobs", optarg);
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			return -1;
 		}
 	}
 	return 0;
 }
 
-static int search(struct explore_cli *c, const char *sched, char **prog)
+static void report(const struct explore_summary *sum)
 {
-	struct explore_summary sum;
-	struct policy *pol;
-	char err[4096];
-	int rc;
-
-	pol = policy_load(sched, prog[0], 0, err, sizeof(err));
-	if (!pol) {
-		fprintf(stderr, "%s\n", err);
-		return 3;
-	}
-	rc = policy_explore(pol, prog, &c->opt, &c->eo, &sum, err, sizeof(err));
-	policy_free(pol);
-	if (rc < 0) {
-		fprintf(stderr, "cctrace explore: %s\n", err);
-		return 3;
-	}
 	fprintf(stderr,
 		"cctrace explore: %ld runs, %ld bugs, %ld completed, %ld infeasible, "
 		"%ld unrealizable, %ld diverged%s\n",
-		sum.runs, sum.bugs, sum.completed, sum.infeasible, sum.unrealizable, sum.diverged,
-		sum.bugs ? "; see the bug-N.sched files" : "");
-	return sum.bugs ? 1 : 0;
+		sum->runs, sum->bugs, sum->completed, sum->infeasible, sum->unrealizable,
+		sum->diverged, sum->bugs ? "; see the bug-N.sched files" : "");
+}
+
+static int search(struct explore_cli *c, struct policy *pol, char **prog,
+		  struct explore_summary *sum)
+{
+	char err[4096];
+
+	if (policy_explore(pol, prog, &c->opt, &c->eo, sum, err, sizeof(err)) < 0) {
+		fprintf(stderr, "cctrace explore: %s\n", err);
+		return 3;
+	}
+	return sum->bugs ? 1 : 0;
+}
+
+/* --- --jobs --- */
+
+struct worker {
+	pid_t pid;
+	int fd; /* the worker's summary comes back through it */
+	char dir[4096];
+};
+
+static void start_worker(struct explore_cli *c, struct policy *pol, char **prog, struct worker *w,
+			 int j)
+{
+	struct explore_cli mine = *c;
+	struct explore_summary sum = {0};
+	int base = c->eo.nshards ? c->eo.shard - 1 : 0, n = c->eo.nshards ? c->eo.nshards : 1;
+	int fds[2], rc;
+
+	snprintf(w->dir, sizeof(w->dir), "%s/job-%d", c->eo.out_dir, j + 1);
+	if (pipe(fds) < 0) {
+		w->pid = -1;
+		return;
+	}
+	w->pid = fork();
+	if (w->pid != 0) {
+		close(fds[1]);
+		w->fd = fds[0];
+		return;
+	}
+	close(fds[0]);
+	mine.eo.shard = base * c->jobs + j + 1;
+	mine.eo.nshards = n * c->jobs;
+	mine.eo.out_dir = w->dir;
+	mine.eo.json = NULL;
+	mine.eo.progress = false;
+	rc = search(&mine, pol, prog, &sum);
+	if (write(fds[1], &sum, sizeof(sum)) != (ssize_t)sizeof(sum))
+		rc = 3;
+	_exit(rc);
+}
+
+/* Move a worker's bug-N files to DIR/bug-K, K counting across workers. */
+static void collect_bugs(const char *out, const struct worker *w, long nbugs, long *next)
+{
+	char from[8192], to[8192], *text = NULL;
+	size_t len = 0;
+	long n;
+	FILE *f;
+
+	for (n = 1; n <= nbugs; n++, (*next)++) {
+		snprintf(from, sizeof(from), "%s/bug-%ld.txt", w->dir, n);
+		snprintf(to, sizeof(to), "%s/bug-%ld.txt", out, *next);
+		rename(from, to);
+		snprintf(from, sizeof(from), "%s/bug-%ld.sched", w->dir, n);
+		snprintf(to, sizeof(to), "%s/bug-%ld.sched", out, *next);
+		f = fopen(from, "r");
+		if (!f)
+			continue;
+		/* The first line names the file itself: keep it true. */
+		if (getline(&text, &len, f) > 0) {
+			FILE *g = fopen(to, "w");
+			char *rest = strstr(text, " -- ");
+			int c;
+
+			if (g) {
+				fprintf(g, "# run: cctrace run %s%s", to, rest ? rest : "\n");
+				while ((c = fgetc(f)) != EOF)
+					fputc(c, g);
+				fclose(g);
+			}
+		}
+		fclose(f);
+		unlink(from);
+	}
+	free(text);
+	rmdir(w->dir);
+}
+
+static void add(struct explore_summary *total, const struct explore_summary *s)
+{
+	total->runs += s->runs;
+	total->bugs += s->bugs;
+	total->completed += s->completed;
+	total->infeasible += s->infeasible;
+	total->unrealizable += s->unrealizable;
+	total->diverged += s->diverged;
+	total->errors += s->errors;
+	total->skipped += s->skipped;
+	if (s->ms > total->ms)
+		total->ms = s->ms;
+}
+
+static int fan_out(struct explore_cli *c, struct policy *pol, char **prog,
+		   struct explore_summary *total)
+{
+	struct worker w[256];
+	int j, status, running = c->jobs, rc = 0;
+	long next = 1;
+	pid_t pid;
+
+	if (mkdir(c->eo.out_dir, 0777) < 0 && errno != EEXIST) {
+		fprintf(stderr, "cctrace explore: cannot create %s: %s\n", c->eo.out_dir,
+			strerror(errno));
+		return 3;
+	}
+	fflush(NULL);
+	for (j = 0; j < c->jobs; j++)
+		start_worker(c, pol, prog, &w[j], j);
+	while (running > 0 && (pid = wait(&status)) > 0) {
+		for (j = 0; j < c->jobs; j++) {
+			struct explore_summary sum = {0};
+
+			if (w[j].pid != pid)
+				continue;
+			running--;
+			if (read(w[j].fd, &sum, sizeof(sum)) != (ssize_t)sizeof(sum))
+				rc = 3;
+			close(w[j].fd);
+			add(total, &sum);
+			collect_bugs(c->eo.out_dir, &w[j], sum.bugs, &next);
+			w[j].pid = 0;
+		}
+		if (total->bugs && !c->eo.all)
+			for (j = 0; j < c->jobs; j++)
+				if (w[j].pid > 0)
+					kill(w[j].pid, SIGTERM);
+	}
+	if (c->eo.json)
+		fprintf(c->eo.json,
+			"{\"jobs\":%d,\"runs\":%ld,\"bugs\":%ld,\"completed\":%ld,"
+			"\"infeasible\":%ld,\"unrealizable\":%ld,\"diverged\":%ld,"
+			"\"errors\":%ld,\"ms\":%.0f}\n",
+			c->jobs, total->runs, total->bugs, total->completed, total->infeasible,
+			total->unrealizable, total->diverged, total->errors, total->ms);
+	return rc ? rc : total->bugs ? 1 : 0;
 }
 
 int explore_main(int argc, char **argv)
 {
 	struct explore_cli c = {.opt = {.report = stderr, .pin_cpu = true},
 				.eo = {.out_dir = "cctrace-bugs", .seed = 1}};
+	struct explore_summary sum = {0};
+	struct policy *pol;
 	const char *sched;
+	char err[4096];
 	int rc, dashes;
 
 	if (argc < 2) {
@@ -192,7 +372,16 @@ int explore_main(int argc, char **argv)
 	    (strncmp(c.eo.strategy, "random", 6) == 0 || strncmp(c.eo.strategy, "pct", 3) == 0))
 		c.eo.max_runs = 100;
 	c.eo.progress = isatty(2);
-	rc = search(&c, sched, argv + dashes);
+	pol = policy_load(sched, argv[dashes], 0, err, sizeof(err));
+	if (!pol) {
+		fprintf(stderr, "%s\n", err);
+		return 3;
+	}
+	rc = c.jobs > 1 ? fan_out(&c, pol, argv + dashes, &sum)
+			: search(&c, pol, argv + dashes, &sum);
+	policy_free(pol);
+	if (rc != 3)
+		report(&sum);
 	if (c.eo.schedules)
 		fclose(c.eo.schedules);
 	return rc;

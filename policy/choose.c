@@ -77,8 +77,8 @@ enum flow exec_choose_thread(struct run *r, const struct stmt *s)
 	}
 	if (n == 0) {
 		run_where(r, s, where, sizeof(where));
-		report_outcome(r, OUTCOME_UNREALIZABLE, "every thread to choose from has ended (%s)",
-			       where);
+		report_outcome(r, OUTCOME_UNREALIZABLE,
+			       "every thread to choose from has ended (%s)", where);
 		return FLOW_STOP;
 	}
 	k = r->oracle ? oracle_choose(r->oracle, n, ids, current) : 0;
@@ -184,8 +184,8 @@ static void record_pred(struct run *r, const struct expr *e)
 
 void run_record(struct run *r, const struct stmt *s)
 {
-	static const char *const moves[] = {[S_STEP] = "step", [S_NEXT] = "next",
-					    [S_FINISH] = "finish", [S_HOLD] = "hold"};
+	static const char *const moves[] = {
+	    [S_STEP] = "step", [S_NEXT] = "next", [S_FINISH] = "finish", [S_HOLD] = "hold"};
 
 	if (!r->record)
 		return;

@@ -11,6 +11,7 @@
 #include "policy/run.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,8 +75,8 @@ out:
 	return rc;
 }
 
-static int write_file(const char *dir, const char *name, long n, const char *ext,
-		      const char *head, const char *body, char *err, size_t errlen)
+static int write_file(const char *dir, const char *name, long n, const char *ext, const char *head,
+		      const char *body, char *err, size_t errlen)
 {
 	char path[4096];
 	FILE *f;
@@ -159,7 +160,8 @@ static void progress(const struct explore_options *eo, const struct explore_summ
 
 	if (!eo->progress)
 		return;
-	fprintf(stderr, "\rcctrace explore: %ld runs, %ld bugs, %ld infeasible, %ld diverged, "
+	fprintf(stderr,
+		"\rcctrace explore: %ld runs, %ld bugs, %ld infeasible, %ld diverged, "
 		"%.1f runs/s ",
 		sum->runs, sum->bugs, sum->infeasible, sum->diverged, s > 0 ? sum->runs / s : 0.0);
 }
@@ -176,6 +178,16 @@ static void print_json(const struct explore_options *eo, const struct explore_su
 		strategy, (unsigned long)eo->seed, sum->runs, sum->bugs, sum->completed,
 		sum->infeasible, sum->unrealizable, sum->diverged, sum->errors, sum->ms,
 		sum->ms > 0 ? sum->runs * 1000.0 / sum->ms : 0.0);
+}
+
+/* Ctrl-C or SIGTERM reached cctrace (they stay pending: the tracer
+ * blocks them and only its waits take them). */
+static bool stop_requested(void)
+{
+	sigset_t pending;
+
+	sigpending(&pending);
+	return sigismember(&pending, SIGINT) || sigismember(&pending, SIGTERM);
 }
 
 int policy_explore(struct policy *pol, char *const argv[], const struct policy_options *opt,
@@ -217,8 +229,20 @@ int policy_explore(struct policy *pol, char *const argv[], const struct policy_o
 		if (!o.abandoned && o.outcome == OUTCOME_BUG &&
 		    save_bug(eo, argv, sum->bugs, &o, strategy, sum->runs, err, errlen) < 0)
 			rc = -1;
-		free_run(&o);
 		progress(eo, sum, t0);
+		if (o.outcome == OUTCOME_ERROR && (stop_requested() || sum->runs == 1)) {
+			/* Interrupted, or the schedule cannot run at all: no
+			 * point in restarting. */
+			sum->interrupted = stop_requested();
+			if (!sum->interrupted) {
+				fputs(o.report ? o.report : "", stderr);
+				snprintf(err, errlen, "the first run ended in an error");
+				rc = -1;
+			}
+			free_run(&o);
+			break;
+		}
+		free_run(&o);
 		more = rc == 0 && oracle_next_run(oracle) && (eo->all || sum->bugs == 0) &&
 		       (!eo->max_runs || sum->runs < eo->max_runs) &&
 		       (!eo->max_ms || tracer_now_ms() - t0 < eo->max_ms);

@@ -19,9 +19,9 @@
 
 struct entry {
 	int k, n;
-	int cum;            /* cb: preemptions including this choice */
-	bool can_continue;  /* cb: the thread that ran last is option 0; any other
-			     * option preempts it */
+	int cum;	   /* cb: preemptions including this choice */
+	bool can_continue; /* cb: the thread that ran last is option 0; any other
+			    * option preempts it */
 };
 
 struct prefix {
@@ -33,8 +33,8 @@ struct oracle {
 	struct oracle_config cfg;
 	struct entry *trace;
 	int len, cap;
-	int replay_len;     /* entries to replay at the start of the run */
-	int index;          /* next entry to use */
+	int replay_len; /* entries to replay at the start of the run */
+	int index;	/* next entry to use */
 	bool diverged;
 	bool abandoned;
 	/* bfs */
@@ -43,8 +43,8 @@ struct oracle {
 	/* random, pct */
 	uint64_t rng;
 	long run;
-	int max_points;     /* pct: most choice points seen in a run */
-	int change[16];     /* pct: choice-point numbers where priorities drop */
+	int max_points; /* pct: most choice points seen in a run */
+	int change[16]; /* pct: choice-point numbers where priorities drop */
 	int nchange;
 	int prio[PCT_MAX_IDS];
 };
@@ -71,8 +71,8 @@ int oracle_parse_strategy(const char *text, struct oracle_config *cfg, char *err
 		enum strategy kind;
 		bool param;
 	} table[] = {
-		{"dfs", STRAT_DFS, false},   {"bfs", STRAT_BFS, false}, {"random", STRAT_RANDOM, false},
-		{"pct", STRAT_PCT, true},    {"cb", STRAT_CB, true},
+	    {"dfs", STRAT_DFS, false}, {"bfs", STRAT_BFS, false}, {"random", STRAT_RANDOM, false},
+	    {"pct", STRAT_PCT, true},  {"cb", STRAT_CB, true},
 	};
 	const char *colon = strchr(text, ':');
 	size_t len = colon ? (size_t)(colon - text) : strlen(text);
@@ -372,8 +372,7 @@ static bool bfs_next(struct oracle *o)
 	int i, alt;
 
 	for (i = o->replay_len; i < o->len; i++)
-		for (alt = o->trace[i].k + step_of(o, i); alt < o->trace[i].n;
-		     alt += step_of(o, i))
+		for (alt = o->trace[i].k + step_of(o, i); alt < o->trace[i].n; alt += step_of(o, i))
 			enqueue(o, o->trace, i, alt);
 	if (!o->qlen)
 		return false;
@@ -394,8 +393,8 @@ static void start_run(struct oracle *o)
 	o->abandoned = false;
 	if (o->cfg.kind == STRAT_RANDOM || o->cfg.kind == STRAT_PCT) {
 		/* Run r of shard s uses seed + r * nshards + s. */
-		o->rng = o->cfg.seed + (uint64_t)(o->run * o->cfg.nshards + o->cfg.shard) *
-					       0x9e3779b97f4a7c15ull;
+		o->rng = o->cfg.seed +
+			 (uint64_t)(o->run * o->cfg.nshards + o->cfg.shard) * 0x9e3779b97f4a7c15ull;
 		o->len = 0;
 		if (o->cfg.kind == STRAT_PCT)
 			pct_plan(o);
@@ -436,8 +435,8 @@ void oracle_trace(const struct oracle *o, char *buf, size_t len)
 
 	buf[0] = 0;
 	for (i = 0; i < o->index && i < o->len && used + 12 < len; i++)
-		used += (size_t)snprintf(buf + used, len - used, "%s%d", i ? "." : "",
-					 o->trace[i].k);
+		used +=
+		    (size_t)snprintf(buf + used, len - used, "%s%d", i ? "." : "", o->trace[i].k);
 }
 
 bool oracle_diverged(const struct oracle *o)

@@ -164,6 +164,7 @@ struct explore_options {
 
 struct explore_summary {
 	long runs, bugs, completed, infeasible, unrealizable, diverged, errors, skipped;
+	bool interrupted;
 	double ms;
 };
 
