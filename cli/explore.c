@@ -37,6 +37,8 @@ static void usage(FILE *f)
 	      "  --shard I/N       explore the I-th of N disjoint parts\n"
 	      "  --out DIR         where bug-N.sched and bug-N.txt go (default cctrace-bugs)\n"
 	      "  --all             keep searching after the first bug\n"
+	      "  --minimize R      cut each bug schedule down while it reproduces in R of R\n"
+	      "                    replays (default 10); --no-minimize keeps it as found\n"
 	      "  --json            print a JSON summary on stdout at the end\n"
 	      "  --schedules FILE  write each run's choices and outcome, one line per run\n"
 	      "  --jobs J          explore with J processes (default 1)\n"
@@ -95,7 +97,9 @@ static int parse(int argc, char **argv, struct explore_cli *c)
 		O_TIMEOUT,
 		O_FAIL,
 		O_NOPIN,
-		O_JOBS
+		O_JOBS,
+		O_MIN,
+		O_NOMIN
 	};
 	static const struct option opts[] = {
 	    {"strategy", required_argument, NULL, O_STRATEGY},
@@ -111,6 +115,8 @@ static int parse(int argc, char **argv, struct explore_cli *c)
 	    {"fail-on-exit", no_argument, NULL, O_FAIL},
 	    {"no-pin", no_argument, NULL, O_NOPIN},
 	    {"jobs", required_argument, NULL, O_JOBS},
+	    {"minimize", required_argument, NULL, O_MIN},
+	    {"no-minimize", no_argument, NULL, O_NOMIN},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -162,6 +168,14 @@ static int parse(int argc, char **argv, struct explore_cli *c)
 			break;
 		case O_NOPIN:
 			c->opt.pin_cpu = false;
+			break;
+		case O_MIN:
+			c->eo.minimize_replays = (int)strtol(optarg, &end, 10);
+			if (*end || c->eo.minimize_replays < 0 || c->eo.minimize_replays > 1000)
+				return bad("--minimize", optarg);
+			break;
+		case O_NOMIN:
+			c->eo.minimize_replays = 0;
 			break;
 		case O_JOBS:
 			c->jobs = (int)strtol(optarg, &end, 10);
@@ -337,8 +351,9 @@ static int fan_out(struct explore_cli *c, struct policy *pol, char **prog,
 
 int explore_main(int argc, char **argv)
 {
-	struct explore_cli c = {.opt = {.report = stderr, .pin_cpu = true},
-				.eo = {.out_dir = "cctrace-bugs", .seed = 1}};
+	struct explore_cli c = {
+	    .opt = {.report = stderr, .pin_cpu = true},
+	    .eo = {.out_dir = "cctrace-bugs", .seed = 1, .minimize_replays = 10}};
 	struct explore_summary sum = {0};
 	struct policy *pol;
 	const char *sched;

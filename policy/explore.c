@@ -126,6 +126,19 @@ static int save_bug(const struct explore_options *eo, char *const argv[], long n
 	return 0;
 }
 
+static void minimize_bug(const struct explore_options *eo, char *const argv[],
+			 const struct policy_options *opt, long n)
+{
+	char path[4096];
+	int removed = 0;
+
+	snprintf(path, sizeof(path), "%s/bug-%ld.sched", eo->out_dir, n);
+	if (policy_minimize(path, argv, opt, eo->minimize_replays, &removed) == 0 &&
+	    eo->progress)
+		fprintf(stderr, "\rcctrace explore: bug-%ld.sched minimised: %d steps dropped\n", n,
+			removed);
+}
+
 static void count(struct explore_summary *sum, const struct one_run *o)
 {
 	if (o->abandoned) {
@@ -229,6 +242,8 @@ int policy_explore(struct policy *pol, char *const argv[], const struct policy_o
 		if (!o.abandoned && o.outcome == OUTCOME_BUG &&
 		    save_bug(eo, argv, sum->bugs, &o, strategy, sum->runs, err, errlen) < 0)
 			rc = -1;
+		if (rc == 0 && !o.abandoned && o.outcome == OUTCOME_BUG && eo->minimize_replays)
+			minimize_bug(eo, argv, opt, sum->bugs);
 		progress(eo, sum, t0);
 		if (o.outcome == OUTCOME_ERROR && (stop_requested() || sum->runs == 1)) {
 			/* Interrupted, or the schedule cannot run at all: no

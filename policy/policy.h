@@ -160,6 +160,7 @@ struct explore_options {
 	bool progress;           /* a status line on stderr */
 	FILE *json;              /* a final summary as JSON, or NULL */
 	FILE *schedules;         /* one line per run: its choices, or NULL */
+	int minimize_replays;    /* > 0: minimise each bug, keeping it R of R */
 };
 
 struct explore_summary {
@@ -174,6 +175,12 @@ struct explore_summary {
 int policy_explore(struct policy *pol, char *const argv[], const struct policy_options *opt,
 		   const struct explore_options *eo, struct explore_summary *sum, char *err,
 		   size_t errlen);
+
+/* Drop steps from the schedule file at path while it still reproduces a
+ * bug in replays of replays; the original stays as PATH-without-.sched
+ * plus .full.sched.  *removed counts the dropped lines. */
+int policy_minimize(const char *path, char *const argv[], const struct policy_options *opt,
+		    int replays, int *removed);
 
 const char *policy_outcome_name(enum policy_outcome o);
 int policy_outcome_exit_code(enum policy_outcome o);
