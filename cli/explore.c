@@ -37,6 +37,7 @@ static void usage(FILE *f)
 	      "  --shard I/N       explore the I-th of N disjoint parts\n"
 	      "  --out DIR         where bug-N.sched and bug-N.txt go (default cctrace-bugs)\n"
 	      "  --all             keep searching after the first bug\n"
+	      "  --verbose         print the trace and report of every run that is not completed\n"
 	      "  --minimize R      cut each bug schedule down while it reproduces in R of R\n"
 	      "                    replays (default 10); --no-minimize keeps it as found\n"
 	      "  --json            print a JSON summary on stdout at the end\n"
@@ -99,7 +100,8 @@ static int parse(int argc, char **argv, struct explore_cli *c)
 		O_NOPIN,
 		O_JOBS,
 		O_MIN,
-		O_NOMIN
+		O_NOMIN,
+		O_VERBOSE
 	};
 	static const struct option opts[] = {
 	    {"strategy", required_argument, NULL, O_STRATEGY},
@@ -117,6 +119,7 @@ static int parse(int argc, char **argv, struct explore_cli *c)
 	    {"jobs", required_argument, NULL, O_JOBS},
 	    {"minimize", required_argument, NULL, O_MIN},
 	    {"no-minimize", no_argument, NULL, O_NOMIN},
+	    {"verbose", no_argument, NULL, O_VERBOSE},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -173,6 +176,9 @@ static int parse(int argc, char **argv, struct explore_cli *c)
 			c->eo.minimize_replays = (int)strtol(optarg, &end, 10);
 			if (*end || c->eo.minimize_replays < 0 || c->eo.minimize_replays > 1000)
 				return bad("--minimize", optarg);
+			break;
+		case O_VERBOSE:
+			c->eo.verbose = true;
 			break;
 		case O_NOMIN:
 			c->eo.minimize_replays = 0;
@@ -363,6 +369,10 @@ int explore_main(int argc, char **argv)
 	if (argc < 2) {
 		usage(stderr);
 		return 3;
+	}
+	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+		usage(stdout);
+		return 0;
 	}
 	sched = argv[1];
 	optind = 2;

@@ -47,6 +47,7 @@ enum expr_kind {
 	E_EV_READ,   /* read(lhs)  lhs is an lvalue expression */
 	E_EV_WRITE,  /* write(lhs) */
 	E_EV_SIGNAL, /* signal, or signal(SIGNAME) with ival = signal number */
+	E_EV_BLOCKED, /* blocked: the thread sleeps in the kernel (a lock another thread holds) */
 };
 
 struct expr {

@@ -67,7 +67,7 @@ enum flow exec_choose_thread(struct run *r, const struct stmt *s)
 	for (i = 0; i < s->nchoices && n < 64; i++) {
 		struct tr_thread *th = run_binding(r, s->choices[i]);
 
-		if (!th || has_ended(th))
+		if (!th || has_ended(th) || run_thread(r, th)->blocked)
 			continue;
 		options[n] = th;
 		ids[n] = var_index(r, s->choices[i]);
@@ -76,6 +76,14 @@ enum flow exec_choose_thread(struct run *r, const struct stmt *s)
 		n++;
 	}
 	if (n == 0) {
+		for (i = 0; i < s->nchoices; i++) {
+			struct tr_thread *th = run_binding(r, s->choices[i]);
+
+			if (th && !has_ended(th)) {
+				report_deadlock(r, s);
+				return FLOW_STOP;
+			}
+		}
 		run_where(r, s, where, sizeof(where));
 		report_outcome(r, OUTCOME_UNREALIZABLE,
 			       "every thread to choose from has ended (%s)", where);
@@ -236,5 +244,34 @@ void run_record(struct run *r, const struct stmt *s)
 	default:
 		return; /* control flow and choices are resolved away */
 	}
+}
+
+static bool recorded(enum stmt_kind k)
+{
+	switch (k) {
+	case S_TIMEOUT:
+	case S_WAIT:
+	case S_RUN:
+	case S_RELEASE:
+	case S_STEP:
+	case S_NEXT:
+	case S_FINISH:
+	case S_HOLD:
+	case S_BIND:
+	case S_ASSERT:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* The line ends after the statement: a run that ended on blocked threads
+ * says so, so that the replay accepts the same ending. */
+void run_record_end(struct run *r, const struct stmt *s)
+{
+	if (!r->record || !recorded(s->kind))
+		return;
+	if (r->ended_blocked && s->kind == S_RUN)
+		fprintf(r->record, " || blocked");
 	fputc('\n', r->record);
 }

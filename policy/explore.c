@@ -133,8 +133,7 @@ static void minimize_bug(const struct explore_options *eo, char *const argv[],
 	int removed = 0;
 
 	snprintf(path, sizeof(path), "%s/bug-%ld.sched", eo->out_dir, n);
-	if (policy_minimize(path, argv, opt, eo->minimize_replays, &removed) == 0 &&
-	    eo->progress)
+	if (policy_minimize(path, argv, opt, eo->minimize_replays, &removed) == 0 && eo->progress)
 		fprintf(stderr, "\rcctrace explore: bug-%ld.sched minimised: %d steps dropped\n", n,
 			removed);
 }
@@ -236,6 +235,10 @@ int policy_explore(struct policy *pol, char *const argv[], const struct policy_o
 			break;
 		}
 		count(sum, &o);
+		if (eo->verbose && o.outcome != OUTCOME_COMPLETED && !o.abandoned)
+			fprintf(stderr, "--- run %ld [%s]: %s\n%s%s", sum->runs, o.choices,
+				policy_outcome_name(o.outcome), o.trace ? o.trace : "",
+				o.report ? o.report : "");
 		if (!o.abandoned && eo->schedules)
 			fprintf(eo->schedules, "%s %s\n", o.choices[0] ? o.choices : "-",
 				policy_outcome_name(o.outcome));

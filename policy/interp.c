@@ -186,6 +186,7 @@ static enum flow handle_event(struct run *r, const struct tr_event *ev, bool new
 		return FLOW_STOP;
 	if (holds) {
 		tc->matched = true;
+		blocked_forget(r, NULL);
 		matched[(*nmatched)++] = th;
 		report_event(r, ev);
 		return FLOW_NEXT;
@@ -263,7 +264,7 @@ static void clear_wait_marks(struct run *r)
  * matched[] in the order they matched, and are held.
  */
 enum flow run_wait_for(struct run *r, const struct stmt *s, struct tr_thread **targets,
-			  int ntargets, int need, struct tr_thread **matched)
+		       int ntargets, int need, struct tr_thread **matched)
 {
 	int64_t deadline = r->no_deadline ? -1 : tracer_now_ms() + r->timeout_ms;
 	struct tr_thread *th;
@@ -291,12 +292,25 @@ enum flow run_wait_for(struct run *r, const struct stmt *s, struct tr_thread **t
 		if (!tracer_event_pending(th))
 			run_resume(r, th);
 	run_release_free(r);
+	for (i = 0; i < ntargets; i++) {
+		run_thread(r, targets[i])->blocked = false;
+		run_thread(r, targets[i])->sampled = false;
+	}
 	while (flow == FLOW_NEXT && nmatched < need) {
-		switch (tracer_wait(r->t, &ev, deadline, &signo)) {
+		int64_t poll = blocked_poll_deadline(r, ntargets > 0, deadline);
+
+		switch (tracer_wait(r->t, &ev, poll, &signo)) {
 		case TR_WAIT_EVENT:
 			flow = handle_event(r, &ev, !targets, matched, &nmatched);
 			break;
 		case TR_WAIT_TIMEOUT:
+			if (poll != deadline) {
+				if (blocked_targets(r, targets, ntargets)) {
+					flow = blocked_end(r, s, targets, ntargets);
+					goto out;
+				}
+				break;
+			}
 			run_timed_out(r, s);
 			flow = FLOW_STOP;
 			break;
@@ -567,13 +581,25 @@ static enum flow exec_for(struct run *r, const struct stmt *s)
 	return FLOW_NEXT;
 }
 
+static enum flow dispatch(struct run *r, const struct stmt *s);
+
 static enum flow exec_stmt(struct run *r, const struct stmt *s)
 {
-	bool cond;
+	enum flow flow;
 
 	if (grow_bindings(r) < 0)
 		return FLOW_STOP;
+	r->ended_blocked = false;
 	run_record(r, s);
+	flow = dispatch(r, s);
+	run_record_end(r, s);
+	return flow;
+}
+
+static enum flow dispatch(struct run *r, const struct stmt *s)
+{
+	bool cond;
+
 	switch (s->kind) {
 	case S_TIMEOUT:
 		r->timeout_ms = s->timeout_ms;
@@ -678,7 +704,7 @@ static void free_contexts(struct run *r)
 }
 
 struct run *run_new(struct policy *pol, struct tracer *t, const struct policy_options *opt,
-		   bool launched)
+		    bool launched)
 {
 	struct run *r = calloc(1, sizeof(*r));
 
@@ -706,7 +732,7 @@ int run_statements(struct run *r, struct schedule *sched)
 void run_finish(struct run *r)
 {
 	if (r->launched) {
-		if (!r->finished || r->outcome == OUTCOME_BUG) {
+		if (!r->finished || (r->outcome == OUTCOME_BUG && !r->deadlocked)) {
 			release_everything(r);
 			drain(r);
 		}

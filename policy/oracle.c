@@ -246,7 +246,8 @@ static bool continues(const int *ids, int n, int current)
 
 static int first_option(struct oracle *o, struct entry *e)
 {
-	int before = o->len ? o->trace[o->len - 1].cum : 0;
+	/* e is the entry just pushed: the count so far is its predecessor's. */
+	int before = o->len > 1 ? o->trace[o->len - 2].cum : 0;
 
 	e->k = 0;
 	e->cum = before;

@@ -578,6 +578,12 @@ static struct expr *parse_word(struct parser *p)
 	}
 	if (tok_is(&word, "signal"))
 		return parse_signal(p);
+	if (tok_is(&word, "blocked")) {
+		struct expr *e = new_expr(p, E_EV_BLOCKED, word.loc);
+
+		advance(p);
+		return e;
+	}
 	struct expr *e = name_expr(p, E_NAME, word.loc);
 	if (!e)
 		return NULL;
@@ -1672,6 +1678,9 @@ static void fmt_event(struct outbuf *o, const struct expr *e)
 		break;
 	case E_EV_EXIT:
 		out_printf(o, "exit");
+		break;
+	case E_EV_BLOCKED:
+		out_printf(o, "blocked");
 		break;
 	case E_EV_ENTER:
 		out_printf(o, "enter(%s)", e->name);

@@ -380,6 +380,8 @@ static bool atom_matches(struct run *r, const struct expr *e, const struct tr_ev
 		return ev->kind == TR_EV_START;
 	case E_EV_EXIT:
 		return ev->kind == TR_EV_EXIT;
+	case E_EV_BLOCKED:
+		return r->blocked_event;
 	case E_EV_SIGNAL:
 		return ev->kind == TR_EV_SIGNAL && (e->ival == 0 || e->ival == ev->signo);
 	case E_EV_ENTER:

@@ -161,6 +161,7 @@ struct explore_options {
 	FILE *json;              /* a final summary as JSON, or NULL */
 	FILE *schedules;         /* one line per run: its choices, or NULL */
 	int minimize_replays;    /* > 0: minimise each bug, keeping it R of R */
+	bool verbose;            /* print the trace and report of every run that is not completed */
 };
 
 struct explore_summary {

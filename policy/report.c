@@ -164,7 +164,7 @@ void report_threads(struct run *r)
 	FILE *f = r->opt->report;
 	struct tr_thread *th;
 	struct sym_loc loc;
-	char state[64];
+	char state[160];
 
 	if (!f)
 		return;

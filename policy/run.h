@@ -44,8 +44,11 @@ struct thread_ctx {
 	int returned_func; /* the func whose return this stop is, -1 if none */
 	struct ret_frame frames[MAX_FRAMES];
 	int nframes;
-	char kernel_state[40]; /* captured for reports before threads are stopped */
+	char kernel_state[128]; /* captured for reports before threads are stopped */
 	char last_event[160]; /* the last scheduling event, as the trace names it */
+	bool blocked;		  /* ran into the kernel and stayed there (blocked.c) */
+	bool sampled;
+	struct tr_kernel_sample sample;
 };
 
 struct armed_bp {
@@ -76,6 +79,9 @@ struct run {
 	int64_t *locals;                 /* let/for variables */
 	int nlocals;
 	struct tr_thread *last_run;      /* the thread the last run/step moved (cb) */
+	bool deadlocked;                 /* nothing can move: do not wait for the end */
+	bool blocked_event;              /* the event being evaluated is "blocked" */
+	bool ended_blocked;              /* the statement ended with threads blocked */
 	struct tracer *t;
 	const struct policy_options *opt;
 	bool launched;
@@ -125,12 +131,20 @@ int run_choose_value(void *hook, const struct expr *e, int n);
 enum flow run_wait_for(struct run *r, const struct stmt *s, struct tr_thread **targets,
 		       int ntargets, int need, struct tr_thread **matched);
 
+/* blocked.c */
+int64_t blocked_poll_deadline(struct run *r, bool has_targets, int64_t deadline);
+bool blocked_targets(struct run *r, struct tr_thread **targets, int n);
+enum flow blocked_end(struct run *r, const struct stmt *s, struct tr_thread **targets, int n);
+void blocked_forget(struct run *r, struct tr_thread *except);
+void report_deadlock(struct run *r, const struct stmt *s);
+
 /* choose.c */
 enum flow exec_choose_thread(struct run *r, const struct stmt *s);
 enum flow exec_let(struct run *r, const struct stmt *s);
 enum flow exec_assume(struct run *r, const struct stmt *s);
 int run_local_slot(struct run *r, const char *name);
 void run_record(struct run *r, const struct stmt *s);
+void run_record_end(struct run *r, const struct stmt *s);
 
 /* step.c */
 enum flow exec_step(struct run *r, const struct stmt *s);
