@@ -381,3 +381,49 @@ int tracer_sync_regs(struct tr_thread *th)
 {
 	return th->state == TR_HELD ? tr_flush_regs(th) : -1;
 }
+
+static unsigned long context_switches(pid_t pid, pid_t tid)
+{
+	char path[64], line[256];
+	unsigned long total = 0, n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pid, tid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "voluntary_ctxt_switches: %lu", &n) == 1 ||
+		    sscanf(line, "nonvoluntary_ctxt_switches: %lu", &n) == 1)
+			total += n;
+	fclose(f);
+	return total;
+}
+
+int tracer_kernel_sample(struct tr_thread *th, struct tr_kernel_sample *s)
+{
+	char path[64], buf[512], *close_paren, state = 0;
+	FILE *f;
+
+	memset(s, 0, sizeof(*s));
+	s->syscall = -1;
+	if (th->state != TR_RUNNING || th->listening)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", th->proc->pid, th->tid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fgets(buf, sizeof(buf), f) && (close_paren = strrchr(buf, ')')))
+		state = close_paren[2];
+	fclose(f);
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", th->proc->pid, th->tid);
+	f = fopen(path, "r");
+	if (f) {
+		if (fgets(buf, sizeof(buf), f) && strncmp(buf, "running", 7) != 0)
+			s->syscall = strtol(buf, NULL, 10);
+		fclose(f);
+	}
+	s->asleep = (state == 'S' || state == 'D') && s->syscall >= 0;
+	s->switches = context_switches(th->proc->pid, th->tid);
+	return 0;
+}

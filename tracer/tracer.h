@@ -168,6 +168,16 @@ void tracer_pin(struct tr_thread *th, bool pin);
  * "running" from /proc; for reports. */
 void tracer_describe_kernel_state(struct tr_thread *th, char *buf, size_t len);
 
+/* A running thread asleep in a system call, and how many times it has
+ * been switched out: two samples a few ms apart with the same count mean
+ * it is blocked, not just passing through. */
+struct tr_kernel_sample {
+	bool asleep;             /* state S or D, inside a system call */
+	long syscall;            /* its number, -1 if none */
+	unsigned long switches;  /* voluntary + involuntary context switches */
+};
+int tracer_kernel_sample(struct tr_thread *th, struct tr_kernel_sample *s);
+
 /* Iteration over threads and processes, in creation order. */
 struct tr_thread *tracer_threads(struct tracer *t);
 struct tr_thread *tracer_thread_by_name(struct tracer *t, const char *name);
