@@ -53,6 +53,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -1211,11 +1212,18 @@ static void history_file(struct shell *sh)
 {
 	const char *env = getenv("CCTRACE_HISTORY"), *home = getenv("HOME");
 
+	struct stat st;
+
 	if (env && *env)
 		snprintf(sh->hist_path, sizeof(sh->hist_path), "%s", env);
 	else if (home && *home)
 		snprintf(sh->hist_path, sizeof(sh->hist_path), "%s/.cctrace_history", home);
 	else
+		sh->hist_path[0] = 0;
+	/* libedit makes the file private when it saves; never do that to a
+	 * device such as /dev/null: only regular files (or new ones) keep
+	 * history. */
+	if (sh->hist_path[0] && stat(sh->hist_path, &st) == 0 && !S_ISREG(st.st_mode))
 		sh->hist_path[0] = 0;
 }
 
