@@ -14,6 +14,7 @@
  * 3 on an error.
  */
 #include "cli/explore.h"
+#include "cli/duration.h"
 #include "policy/policy.h"
 
 #include <dirent.h>
@@ -47,26 +48,6 @@ static void usage(FILE *f)
 	      "  --fail-on-exit    a non-zero exit status of the program is a bug\n"
 	      "  --no-pin          do not pin cctrace and driven threads to one CPU\n",
 	      f);
-}
-
-static int parse_ms(const char *s, int64_t *ms)
-{
-	char *end;
-	long v = strtol(s, &end, 10);
-
-	if (end == s || v < 0)
-		return -1;
-	if (strcmp(end, "ms") == 0)
-		*ms = v;
-	else if (!*end || strcmp(end, "s") == 0)
-		*ms = v * 1000;
-	else if (strcmp(end, "m") == 0)
-		*ms = v * 60000;
-	else if (strcmp(end, "h") == 0)
-		*ms = v * 3600000;
-	else
-		return -1;
-	return 0;
 }
 
 static int bad(const char *what, const char *value)
@@ -137,7 +118,7 @@ static int parse(int argc, char **argv, struct explore_cli *c)
 				return bad("--runs", optarg);
 			break;
 		case O_TIME:
-			if (parse_ms(optarg, &c->eo.max_ms) < 0)
+			if (parse_duration(optarg, &c->eo.max_ms) < 0)
 				return bad("--time", optarg);
 			break;
 		case O_SEED:
@@ -163,7 +144,7 @@ static int parse(int argc, char **argv, struct explore_cli *c)
 			c->schedules_path = optarg;
 			break;
 		case O_TIMEOUT:
-			if (parse_ms(optarg, &c->opt.timeout_ms) < 0)
+			if (parse_duration(optarg, &c->opt.timeout_ms) < 0)
 				return bad("--timeout", optarg);
 			break;
 		case O_FAIL:

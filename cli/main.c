@@ -10,6 +10,7 @@
  * 2 unrealizable, 3 error), or with --expect, 0 when the outcome is the
  * expected one and 4 when it is not.
  */
+#include "cli/duration.h"
 #include "cli/explore.h"
 #include "cli/shell.h"
 #include "policy/policy.h"
@@ -46,26 +47,6 @@ static void usage(FILE *f)
 	      "\n"
 	      "exit codes: 0 completed, 1 bug, 2 unrealizable, 3 error, 4 unexpected outcome\n",
 	      f);
-}
-
-static int parse_duration(const char *s, int64_t *ms)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || v < 0 || end == s)
-		return -1;
-	if (strcmp(end, "ms") == 0)
-		*ms = v;
-	else if (strcmp(end, "s") == 0 || *end == 0)
-		*ms = v * 1000;
-	else if (strcmp(end, "m") == 0)
-		*ms = v * 60000;
-	else
-		return -1;
-	return 0;
 }
 
 static int parse_options(int argc, char **argv, struct cli *c)

@@ -42,6 +42,7 @@
  * so that it cannot interrupt the next one.
  */
 #include "cli/shell.h"
+#include "cli/duration.h"
 #include "policy/policy.h"
 
 #include <ctype.h>
@@ -53,10 +54,10 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
-#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1346,26 +1347,6 @@ static void usage(FILE *f)
 	      "\n"
 	      "See docs/shell.md; 'help' at the prompt lists the commands.\n",
 	      f);
-}
-
-static int parse_duration(const char *s, int64_t *ms)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || v < 0 || end == s)
-		return -1;
-	if (strcmp(end, "ms") == 0)
-		*ms = v;
-	else if (strcmp(end, "s") == 0 || *end == 0)
-		*ms = (int64_t)v * 1000;
-	else if (strcmp(end, "m") == 0)
-		*ms = (int64_t)v * 60000;
-	else
-		return -1;
-	return 0;
 }
 
 static int parse_options(int argc, char **argv, struct shell *sh)

@@ -17,18 +17,14 @@
 #include <unistd.h>
 
 static const char *const outcome_names[] = {
-    [OUTCOME_COMPLETED] = "completed",
-    [OUTCOME_BUG] = "bug",
-    [OUTCOME_UNREALIZABLE] = "unrealizable",
-    [OUTCOME_ERROR] = "error",
+    [OUTCOME_COMPLETED] = "completed",	     [OUTCOME_BUG] = "bug",
+    [OUTCOME_UNREALIZABLE] = "unrealizable", [OUTCOME_ERROR] = "error",
     [OUTCOME_INFEASIBLE] = "infeasible",
 };
 
 static const int outcome_codes[] = {
-    [OUTCOME_COMPLETED] = EXIT_COMPLETED,
-    [OUTCOME_BUG] = EXIT_BUG,
-    [OUTCOME_UNREALIZABLE] = EXIT_UNREALIZABLE,
-    [OUTCOME_ERROR] = EXIT_ERROR,
+    [OUTCOME_COMPLETED] = EXIT_COMPLETED,	[OUTCOME_BUG] = EXIT_BUG,
+    [OUTCOME_UNREALIZABLE] = EXIT_UNREALIZABLE, [OUTCOME_ERROR] = EXIT_ERROR,
     [OUTCOME_INFEASIBLE] = EXIT_INFEASIBLE,
 };
 
@@ -142,50 +138,40 @@ fail:
 	return NULL;
 }
 
-static struct tracer *new_tracer(const struct policy_options *opt)
+/* Get hold of the program (launch it when argv is given, else attach to
+ * pid), run the schedule, let go. */
+static enum policy_outcome run_on(struct policy *pol, char *const argv[], pid_t pid,
+				  const struct policy_options *opt)
 {
 	struct tracer_options topt = {.pin_cpu = opt->pin_cpu};
+	struct tracer *t = tracer_new(&topt);
+	enum policy_outcome o = OUTCOME_ERROR;
+	char err[512];
+	int rc;
 
-	return tracer_new(&topt);
+	if (!t)
+		return OUTCOME_ERROR;
+	rc = argv ? tracer_launch(t, argv, err, sizeof(err))
+		  : tracer_attach(t, pid, err, sizeof(err));
+	if (rc < 0) {
+		if (opt->report)
+			fprintf(opt->report, "cctrace: error: %s\n", err);
+		tracer_detach_all(t); /* a half-done attach lets go of what it seized */
+	} else {
+		o = interp_execute(pol, t, opt, argv != NULL);
+	}
+	tracer_free(t);
+	return o;
 }
 
 enum policy_outcome policy_run_program(struct policy *pol, char *const argv[],
 				       const struct policy_options *opt)
 {
-	struct tracer *t = new_tracer(opt);
-	enum policy_outcome o;
-	char err[512];
-
-	if (!t)
-		return OUTCOME_ERROR;
-	if (tracer_launch(t, argv, err, sizeof(err)) < 0) {
-		if (opt->report)
-			fprintf(opt->report, "cctrace: error: %s\n", err);
-		tracer_free(t);
-		return OUTCOME_ERROR;
-	}
-	o = interp_execute(pol, t, opt, true);
-	tracer_free(t);
-	return o;
+	return run_on(pol, argv, 0, opt);
 }
 
 enum policy_outcome policy_run_attached(struct policy *pol, pid_t pid,
 					const struct policy_options *opt)
 {
-	struct tracer *t = new_tracer(opt);
-	enum policy_outcome o;
-	char err[512];
-
-	if (!t)
-		return OUTCOME_ERROR;
-	if (tracer_attach(t, pid, err, sizeof(err)) < 0) {
-		if (opt->report)
-			fprintf(opt->report, "cctrace: error: %s\n", err);
-		tracer_detach_all(t);
-		tracer_free(t);
-		return OUTCOME_ERROR;
-	}
-	o = interp_execute(pol, t, opt, false);
-	tracer_free(t);
-	return o;
+	return run_on(pol, NULL, pid, opt);
 }
