@@ -39,6 +39,8 @@ static void usage(FILE *f)
 	      "  --out DIR         where bug-N.sched and bug-N.txt go (default cctrace-bugs)\n"
 	      "  --all             keep searching after the first bug\n"
 	      "  --verbose         print the trace and report of every run that is not completed\n"
+	      "  --driver CMD      a shell command (a client) started once the program is under\n"
+	      "                    control; the run ends when it exits, non-zero being a bug\n"
 	      "  --minimize R      cut each bug schedule down while it reproduces in R of R\n"
 	      "                    replays (default 10); --no-minimize keeps it as found\n"
 	      "  --json            print a JSON summary on stdout at the end\n"
@@ -82,7 +84,8 @@ static int parse(int argc, char **argv, struct explore_cli *c)
 		O_JOBS,
 		O_MIN,
 		O_NOMIN,
-		O_VERBOSE
+		O_VERBOSE,
+		O_DRIVER
 	};
 	static const struct option opts[] = {
 	    {"strategy", required_argument, NULL, O_STRATEGY},
@@ -101,6 +104,7 @@ static int parse(int argc, char **argv, struct explore_cli *c)
 	    {"minimize", required_argument, NULL, O_MIN},
 	    {"no-minimize", no_argument, NULL, O_NOMIN},
 	    {"verbose", no_argument, NULL, O_VERBOSE},
+	    {"driver", required_argument, NULL, O_DRIVER},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -157,6 +161,9 @@ static int parse(int argc, char **argv, struct explore_cli *c)
 			c->eo.minimize_replays = (int)strtol(optarg, &end, 10);
 			if (*end || c->eo.minimize_replays < 0 || c->eo.minimize_replays > 1000)
 				return bad("--minimize", optarg);
+			break;
+		case O_DRIVER:
+			c->opt.driver = optarg;
 			break;
 		case O_VERBOSE:
 			c->eo.verbose = true;

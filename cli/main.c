@@ -40,6 +40,8 @@ static void usage(FILE *f)
 	      "  --expect OUTCOME     exit 0 if the outcome is OUTCOME (bug, completed,\n"
 	      "                       unrealizable, error) and 4 otherwise\n"
 	      "  --fail-on-exit       a non-zero exit status of the program is a bug\n"
+	      "  --driver CMD         (run) a client started once the program is under control;\n"
+	      "                       the run ends when it exits, non-zero being a bug\n"
 	      "  --trace-json FILE    also write the trace as JSON lines to FILE\n"
 	      "  -q, --quiet          no trace lines, only the outcome\n"
 	      "  --no-pin             do not pin cctrace and driven threads to one CPU\n"
@@ -51,9 +53,10 @@ static void usage(FILE *f)
 
 static int parse_options(int argc, char **argv, struct cli *c)
 {
-	enum { O_TIMEOUT = 256, O_EXPECT, O_FAIL_ON_EXIT, O_TRACE_JSON, O_NO_PIN };
+	enum { O_TIMEOUT = 256, O_EXPECT, O_FAIL_ON_EXIT, O_TRACE_JSON, O_NO_PIN, O_DRIVER };
 	static const struct option longopts[] = {
 	    {"timeout", required_argument, NULL, O_TIMEOUT},
+	    {"driver", required_argument, NULL, O_DRIVER},
 	    {"expect", required_argument, NULL, O_EXPECT},
 	    {"fail-on-exit", no_argument, NULL, O_FAIL_ON_EXIT},
 	    {"trace-json", required_argument, NULL, O_TRACE_JSON},
@@ -83,6 +86,9 @@ static int parse_options(int argc, char **argv, struct cli *c)
 					optarg);
 				return -1;
 			}
+			break;
+		case O_DRIVER:
+			c->opt.driver = optarg;
 			break;
 		case O_FAIL_ON_EXIT:
 			c->opt.fail_on_exit = true;

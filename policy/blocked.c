@@ -98,7 +98,7 @@ void report_deadlock(struct run *r, const struct stmt *s)
 	char where[256];
 	int var;
 
-	r->deadlocked = true;
+	r->no_drain = true;
 	run_where(r, s, where, sizeof(where));
 	report_outcome(r, OUTCOME_BUG,
 		       "deadlock: every thread the schedule controls is blocked (%s)", where);
@@ -169,6 +169,8 @@ enum flow blocked_end(struct run *r, const struct stmt *s, struct tr_thread **ta
 	}
 	while (pending > 0 &&
 	       tracer_wait(r->t, &ev, tracer_now_ms() + 1000, NULL) == TR_WAIT_EVENT) {
+		if (ev.kind == TR_EV_CHILD_EXIT)
+			return run_driver_ended(r, &ev);
 		if (run_thread(r, ev.thread)->blocked && ev.thread->state == TR_HELD) {
 			pending--;
 			continue;

@@ -11,11 +11,13 @@
 #include "policy/run.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 struct one_run {
@@ -34,8 +36,10 @@ static void free_run(struct one_run *o)
 }
 
 static int execute_once(struct policy *pol, char *const argv[], const struct policy_options *opt,
-			struct oracle *oracle, struct one_run *out, char *err, size_t errlen)
+			const struct explore_options *eo, struct oracle *oracle,
+			struct one_run *out, char *err, size_t errlen)
 {
+	pid_t driver_pid = 0;
 	struct tracer_options topt = {.pin_cpu = opt->pin_cpu};
 	struct policy_options local = *opt;
 	FILE *record = open_memstream(&out->schedule, &out->schedule_len);
@@ -55,6 +59,7 @@ static int execute_once(struct policy *pol, char *const argv[], const struct pol
 		goto out;
 	r->oracle = oracle;
 	r->record = record;
+	driver_pid = run_start_driver(r, opt->driver, !eo->verbose);
 	run_statements(r, pol->sched);
 	run_finish(r);
 	out->outcome = r->outcome;
@@ -63,6 +68,7 @@ static int execute_once(struct policy *pol, char *const argv[], const struct pol
 	oracle_trace(oracle, out->choices, sizeof(out->choices));
 	rc = 0;
 out:
+	run_stop_driver(driver_pid);
 	run_free(r);
 	if (t)
 		tracer_free(t);
@@ -92,16 +98,21 @@ static int write_file(const char *dir, const char *name, long n, const char *ext
 	return fclose(f) == 0 ? 0 : -1;
 }
 
-static int save_bug(const struct explore_options *eo, char *const argv[], long n,
-		    const struct one_run *o, const char *strategy, long run, char *err,
-		    size_t errlen)
+static int save_bug(const struct explore_options *eo, const struct policy_options *opt,
+		    char *const argv[], long n, const struct one_run *o, const char *strategy,
+		    long run, char *err, size_t errlen)
 {
 	char head[8192], path[4096];
 	size_t used;
 	int i;
 
 	snprintf(path, sizeof(path), "%s/bug-%ld.sched", eo->out_dir, n);
-	used = (size_t)snprintf(head, sizeof(head), "# run: cctrace run %s --", path);
+	if (opt->driver)
+		used =
+		    (size_t)snprintf(head, sizeof(head), "# run: cctrace run --driver '%s' %s --",
+				     opt->driver, path);
+	else
+		used = (size_t)snprintf(head, sizeof(head), "# run: cctrace run %s --", path);
 	for (i = 0; argv[i] && used < sizeof(head) - 2; i++)
 		used += (size_t)snprintf(head + used, sizeof(head) - used, " %s", argv[i]);
 	snprintf(head + used, sizeof(head) - used,
@@ -229,7 +240,7 @@ int policy_explore(struct policy *pol, char *const argv[], const struct policy_o
 	while (more) {
 		struct one_run o = {0};
 
-		if (execute_once(pol, argv, opt, oracle, &o, err, errlen) < 0) {
+		if (execute_once(pol, argv, opt, eo, oracle, &o, err, errlen) < 0) {
 			free_run(&o);
 			rc = -1;
 			break;
@@ -243,7 +254,7 @@ int policy_explore(struct policy *pol, char *const argv[], const struct policy_o
 			fprintf(eo->schedules, "%s %s\n", o.choices[0] ? o.choices : "-",
 				policy_outcome_name(o.outcome));
 		if (!o.abandoned && o.outcome == OUTCOME_BUG &&
-		    save_bug(eo, argv, sum->bugs, &o, strategy, sum->runs, err, errlen) < 0)
+		    save_bug(eo, opt, argv, sum->bugs, &o, strategy, sum->runs, err, errlen) < 0)
 			rc = -1;
 		if (rc == 0 && !o.abandoned && o.outcome == OUTCOME_BUG && eo->minimize_replays)
 			minimize_bug(eo, argv, opt, sum->bugs);

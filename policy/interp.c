@@ -141,13 +141,33 @@ static int predicate_holds(struct run *r, const struct tr_event *ev, bool *holds
 }
 
 /* Returns FLOW_STOP when the run is over. */
+/* The test driver (explore --driver) ended: so does the run, judged by
+ * the driver's exit status, as CONCURRIT's TestEnd. */
+enum flow run_driver_ended(struct run *r, const struct tr_event *ev)
+{
+	r->no_drain = true;
+	r->has_driver = false;
+	if (ev->signo)
+		report_outcome(r, OUTCOME_BUG, "the driver was killed by %s",
+			       sigabbrev_np(ev->signo));
+	else if (ev->status)
+		report_outcome(r, OUTCOME_BUG, "the driver exited with status %d", ev->status);
+	else
+		report_outcome(r, OUTCOME_COMPLETED, "the driver finished");
+	return FLOW_STOP;
+}
+
 static enum flow handle_event(struct run *r, const struct tr_event *ev, bool new_are_candidates,
 			      struct tr_thread **matched, int *nmatched)
 {
 	struct tr_thread *th = ev->thread;
-	struct thread_ctx *tc = run_thread(r, th);
+	struct thread_ctx *tc;
 	char where[200], text[256];
 	bool holds = false;
+
+	if (ev->kind == TR_EV_CHILD_EXIT)
+		return run_driver_ended(r, ev);
+	tc = run_thread(r, th);
 
 	switch (ev->kind) {
 	case TR_EV_PROCESS_EXIT:
@@ -672,10 +692,15 @@ static void drain(struct run *r)
 	for (;;) {
 		switch (tracer_wait(r->t, &ev, -1, &signo)) {
 		case TR_WAIT_EVENT:
+			if (ev.kind == TR_EV_CHILD_EXIT) {
+				run_driver_ended(r, &ev);
+				return;
+			}
 			if (ev.kind == TR_EV_SIGNAL && ev.fatal)
 				run_crash(r, &ev);
 			if (ev.kind == TR_EV_PROCESS_EXIT) {
-				if (run_program_ended(r, &ev, NULL) == FLOW_STOP)
+				/* With a driver, its verdict is still to come. */
+				if (run_program_ended(r, &ev, NULL) == FLOW_STOP && !r->has_driver)
 					return;
 				continue;
 			}
@@ -732,7 +757,7 @@ int run_statements(struct run *r, struct schedule *sched)
 void run_finish(struct run *r)
 {
 	if (r->launched) {
-		if (!r->finished || (r->outcome == OUTCOME_BUG && !r->deadlocked)) {
+		if (!r->finished || (r->outcome == OUTCOME_BUG && !r->no_drain)) {
 			release_everything(r);
 			drain(r);
 		}
@@ -763,11 +788,14 @@ enum policy_outcome interp_execute(struct policy *pol, struct tracer *t,
 {
 	struct run *r = run_new(pol, t, opt, launched);
 	enum policy_outcome o;
+	pid_t driver;
 
 	if (!r)
 		return OUTCOME_ERROR;
+	driver = run_start_driver(r, opt->driver, false);
 	run_statements(r, pol->sched);
 	run_finish(r);
+	run_stop_driver(driver);
 	o = r->outcome;
 	run_free(r);
 	return o;

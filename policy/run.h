@@ -79,7 +79,8 @@ struct run {
 	int64_t *locals;                 /* let/for variables */
 	int nlocals;
 	struct tr_thread *last_run;      /* the thread the last run/step moved (cb) */
-	bool deadlocked;                 /* nothing can move: do not wait for the end */
+	bool no_drain;                   /* deadlock, driver ended: do not wait for the end */
+	bool has_driver;                 /* explore --driver: its exit ends the run */
 	bool blocked_event;              /* the event being evaluated is "blocked" */
 	bool ended_blocked;              /* the statement ended with threads blocked */
 	struct tracer *t;
@@ -122,6 +123,7 @@ void run_release_free(struct run *r);
 void run_crash(struct run *r, const struct tr_event *ev);
 enum flow run_program_ended(struct run *r, const struct tr_event *ev, const char *during);
 void run_timed_out(struct run *r, const struct stmt *s);
+enum flow run_driver_ended(struct run *r, const struct tr_event *ev);
 void run_interrupted(struct run *r, int signo);
 struct tr_thread *run_binding(struct run *r, const char *name);
 void run_unbind(struct run *r, int var);
@@ -137,6 +139,10 @@ bool blocked_targets(struct run *r, struct tr_thread **targets, int n);
 enum flow blocked_end(struct run *r, const struct stmt *s, struct tr_thread **targets, int n);
 void blocked_forget(struct run *r, struct tr_thread *except);
 void report_deadlock(struct run *r, const struct stmt *s);
+
+/* driver.c */
+pid_t run_start_driver(struct run *r, const char *cmd, bool quiet);
+void run_stop_driver(pid_t pid);
 
 /* choose.c */
 enum flow exec_choose_thread(struct run *r, const struct stmt *s);

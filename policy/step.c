@@ -69,6 +69,8 @@ static enum flow drive(struct run *r, const struct stmt *s, struct tr_thread *th
 			report_outcome(r, OUTCOME_ERROR, "lost every traced process");
 			return FLOW_STOP;
 		}
+		if (ev.kind == TR_EV_CHILD_EXIT)
+			return run_driver_ended(r, &ev);
 		if (ev.thread != th || ev.kind == TR_EV_PROCESS_EXIT ||
 		    (ev.kind == TR_EV_SIGNAL && ev.fatal)) {
 			if (other_thread_stop(r, &ev) == FLOW_STOP)

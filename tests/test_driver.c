@@ -1,0 +1,50 @@
+/*
+ * test_driver.c: searching a server with a client that judges it.
+ *
+ * tests/fixtures/counterd loses an increment when two bump() calls
+ * interleave; tests/schedules/counterd-driver.sh sends two concurrent
+ * "incr" and fails when the count is not 2.  `explore --driver` must find
+ * the interleaving without being told it, write a schedule whose run line
+ * carries the driver, and that line must replay the bug 10 of 10 times.
+ */
+#include "tests/harness.h"
+
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+Test(driver, explore_finds_the_lost_increment_and_the_run_line_replays_it)
+{
+	char dir[] = "/tmp/cctrace-driver-XXXXXX";
+	char *port, *driver, *line, *nl, *cmd;
+	struct h_result r;
+	int i;
+
+	cr_assert_not_null(mkdtemp(dir));
+	port = h_fmt("%s/port", dir);
+	driver = h_fmt("tests/schedules/counterd-driver.sh %s", port);
+	{
+		const char *argv[] = {h_cctrace(), "explore", "tests/schedules/counterd.sched",
+				      "--out",	   dir,	      "--driver",
+				      driver,	   "--",      "tests/fixtures/counterd",
+				      port,	   NULL};
+
+		r = h_run(argv, 240);
+	}
+	cr_assert_eq(r.code, 1, "explore did not find the bug:\n%s", r.err);
+	h_result_free(&r);
+	cr_assert(strstr(h_read_file(h_fmt("%s/bug-1.txt", dir), NULL),
+			 "cctrace: bug: the driver exited with status 1") != NULL);
+	line = h_read_file(h_fmt("%s/bug-1.sched", dir), NULL);
+	cr_assert_not_null(line);
+	nl = strchr(line, '\n');
+	cr_assert_not_null(nl);
+	*nl = 0;
+	cr_assert(strncmp(line, "# run: cctrace run --driver '", 29) == 0, "%s", line);
+	for (i = 0; i < 10; i++) {
+		cmd = h_fmt("%s run -q --expect bug %s >/dev/null 2>&1", h_cctrace(),
+			    line + strlen("# run: cctrace run "));
+		cr_expect_eq(system(cmd), 0, "replay %d of: %s", i, line);
+	}
+	cr_expect_eq(system(h_fmt("rm -rf %s", dir)), 0);
+}
