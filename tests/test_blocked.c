@@ -82,7 +82,7 @@ Test(blocked, a_schedule_may_accept_blocked_and_go_on)
 
 Test(blocked, search_finds_the_deadlock_and_the_schedule_replays_it)
 {
-	char dir[] = "/tmp/cctrace-blocked-XXXXXX", *bug, *cmd;
+	char dir[] = "/tmp/cctrace-blocked-XXXXXX", *bug, *cmd, *report;
 	const char *argv[] = {h_cctrace(), "explore", "tests/schedules/abba-search.sched",
 			      "--out",	   dir,	      "--no-minimize",
 			      "--",	   ABBA,      NULL};
@@ -94,7 +94,9 @@ Test(blocked, search_finds_the_deadlock_and_the_schedule_replays_it)
 	cr_expect_eq(r.code, 1, "%s", r.err);
 	h_result_free(&r);
 	bug = h_fmt("%s/bug-1.sched", dir);
-	cr_assert(strstr(h_read_file(h_fmt("%s/bug-1.txt", dir), NULL), "deadlock") != NULL);
+	report = h_read_file(h_fmt("%s/bug-1.txt", dir), NULL);
+	cr_assert(report && strstr(report, "deadlock") != NULL);
+	free(report);
 	for (i = 0; i < 10; i++) {
 		const char *replay[] = {h_cctrace(), "run", "-q", "--expect", "bug",
 					bug,	     "--",  ABBA, NULL};

@@ -16,7 +16,7 @@
 Test(driver, explore_finds_the_lost_increment_and_the_run_line_replays_it)
 {
 	char dir[] = "/tmp/cctrace-driver-XXXXXX";
-	char *port, *driver, *line, *nl, *cmd;
+	char *port, *driver, *line, *nl, *cmd, *report;
 	struct h_result r;
 	int i;
 
@@ -33,8 +33,9 @@ Test(driver, explore_finds_the_lost_increment_and_the_run_line_replays_it)
 	}
 	cr_assert_eq(r.code, 1, "explore did not find the bug:\n%s", r.err);
 	h_result_free(&r);
-	cr_assert(strstr(h_read_file(h_fmt("%s/bug-1.txt", dir), NULL),
-			 "cctrace: bug: the driver exited with status 1") != NULL);
+	report = h_read_file(h_fmt("%s/bug-1.txt", dir), NULL);
+	cr_assert(report && strstr(report, "cctrace: bug: the driver exited with status 1"));
+	free(report);
 	line = h_read_file(h_fmt("%s/bug-1.sched", dir), NULL);
 	cr_assert_not_null(line);
 	nl = strchr(line, '\n');
@@ -46,5 +47,6 @@ Test(driver, explore_finds_the_lost_increment_and_the_run_line_replays_it)
 			    line + strlen("# run: cctrace run "));
 		cr_expect_eq(system(cmd), 0, "replay %d of: %s", i, line);
 	}
+	free(line);
 	cr_expect_eq(system(h_fmt("rm -rf %s", dir)), 0);
 }
