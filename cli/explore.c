@@ -388,6 +388,8 @@ int explore_main(int argc, char **argv)
 	pol = policy_load(sched, argv[dashes], 0, err, sizeof(err));
 	if (!pol) {
 		fprintf(stderr, "%s\n", err);
+		if (c.eo.schedules)
+			fclose(c.eo.schedules);
 		return 3;
 	}
 	rc = c.jobs > 1 ? fan_out(&c, pol, argv + dashes, &sum)

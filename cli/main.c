@@ -32,6 +32,7 @@ static void usage(FILE *f)
 	fputs("usage: cctrace run [OPTIONS] SCHEDULE -- PROGRAM [ARGS...]\n"
 	      "       cctrace attach [OPTIONS] PID SCHEDULE\n"
 	      "       cctrace shell [OPTIONS] PID | -- PROGRAM [ARGS...]   (see cctrace shell -h)\n"
+	      "       cctrace explore SCHEDULE [OPTIONS] -- PROGRAM [ARGS...]  (see cctrace explore -h)\n"
 	      "\n"
 	      "Drive the threads of a program along a schedule file.\n"
 	      "\n"

@@ -85,13 +85,19 @@ static void signature(const char *report, char *sig, size_t len)
 	if (!line)
 		return;
 	end = strchr(line, '\n');
-	for (p = line; p < (end ? end : line + strlen(line)) && n + 1 < len; p++) {
-		if (strncmp(p, "(tid ", 5) == 0 && (p = strchr(p, ')')))
+	if (!end)
+		end = line + strlen(line);
+	for (p = line; p < end && n + 1 < len; p++) {
+		const char *skip = NULL;
+
+		if (strncmp(p, "(tid ", 5) == 0)
+			skip = strchr(p, ')');
+		else if (strncmp(p, "failed at ", 10) == 0)
+			skip = strstr(p, ": assert ");
+		if (skip && skip < end) {
+			p = skip;
 			continue;
-		if (strncmp(p, "failed at ", 10) == 0 && (p = strstr(p, ": assert ")))
-			p++;
-		if (!p)
-			break;
+		}
 		sig[n++] = *p;
 	}
 	sig[n] = 0;
