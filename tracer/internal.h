@@ -65,6 +65,7 @@ struct tracer {
 	sigset_t saved_mask;
 	/* Events decoded but not yet handed out: launch's START, an emulated
 	 * single-step, a stop met while waiting for an interrupt. */
+	pid_t child;              /* tracer_watch_child */
 	struct tr_event queue[64];
 	unsigned queue_head, queue_len;
 };

@@ -51,6 +51,8 @@ enum tr_event_kind {
 	TR_EV_FORK,	    /* thread created a new process, child */
 	TR_EV_EXEC,	    /* the process executed a new program */
 	TR_EV_INTERRUPT,    /* stopped on the caller's tracer_interrupt() */
+	TR_EV_CHILD_EXIT,   /* the untraced child given to tracer_watch_child() ended
+			     * (thread is NULL; status or signo as for PROCESS_EXIT) */
 };
 
 struct tr_thread {
@@ -210,6 +212,10 @@ void tracer_watch_remove(struct tr_process *p, int slot);
 /* Undo everything in every process and let all threads go.  Safe on any
  * path, including after errors; returns 0 if everything was restored. */
 int tracer_detach_all(struct tracer *t);
+/* An untraced child of cctrace (a test driver) whose end is an event:
+ * tracer_wait reaps every child, so it must know this one. */
+void tracer_watch_child(struct tracer *t, pid_t pid);
+
 /* Kill every launched process (attached ones are detached instead). */
 void tracer_kill_launched(struct tracer *t);
 

@@ -294,6 +294,13 @@ static enum decoded decode(struct tracer *t, pid_t tid, int status, struct tr_ev
 	enum decoded d;
 
 	memset(ev, 0, sizeof(*ev));
+	if (!th && tid == t->child && t->child > 0 && !WIFSTOPPED(status)) {
+		t->child = 0;
+		ev->kind = TR_EV_CHILD_EXIT;
+		ev->status = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
+		ev->signo = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+		return REPORT;
+	}
 	if (!th) {
 		if (!WIFSTOPPED(status))
 			return ALREADY_HANDLED; /* not ours, or already buried */
@@ -462,6 +469,11 @@ int tracer_stop_all(struct tracer *t)
 		if (th->state == TR_RUNNING)
 			tr_wait_for_stop(t, th);
 	return 0;
+}
+
+void tracer_watch_child(struct tracer *t, pid_t pid)
+{
+	t->child = pid;
 }
 
 bool tracer_event_pending(struct tr_thread *th)
