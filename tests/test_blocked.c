@@ -64,8 +64,8 @@ Test(blocked, a_schedule_may_accept_blocked_and_go_on)
 	/* B blocks on the mutex A holds in critical(); A then finishes and
 	 * frees it, and B goes on once the schedule ends. */
 	char *path = h_temp_sched("accept.sched", "timeout 60s\n"
-						  "thread A = wait any enter(critical)\n"
-						  "thread B = wait any enter(worker)\n"
+						  "thread A, B = wait 2 distinct enter(worker)\n"
+						  "run A until enter(critical)\n"
 						  "run B until enter(critical) || blocked\n"
 						  "release A\n");
 	const char *argv[] = {
