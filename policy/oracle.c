@@ -410,9 +410,12 @@ bool oracle_next_run(struct oracle *o)
 	o->run++;
 	if (o->index > o->max_points)
 		o->max_points = o->index;
-	/* Entries a shorter run never reached are not part of its trace. */
+	/* Entries a shorter run never reached are not part of its trace; but
+	 * a run that stopped inside its replayed prefix (it diverged) keeps
+	 * the prefix, so that the search moves on to the prefix's next
+	 * sibling instead of losing everything after it. */
 	if (o->index < o->len && !o->abandoned)
-		o->len = o->index;
+		o->len = o->index > o->replay_len ? o->index : o->replay_len;
 	switch (o->cfg.kind) {
 	case STRAT_RANDOM:
 	case STRAT_PCT:

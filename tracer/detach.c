@@ -11,8 +11,48 @@
 #include "tracer/internal.h"
 
 #include <signal.h>
+#include <stdio.h>
 #include <sys/ptrace.h>
 #include <sys/wait.h>
+
+/* Is a SIGTRAP queued for th?  (SigPnd in its status, bit SIGTRAP - 1.) */
+static bool sigtrap_pending(struct tr_thread *th)
+{
+	char path[64], line[256];
+	unsigned long long mask = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", th->proc->pid, th->tid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "SigPnd: %llx", &mask) == 1)
+			break;
+	fclose(f);
+	return mask & (1ull << (SIGTRAP - 1));
+}
+
+/*
+ * A thread that executed one of our int3s (or tripped a debug register)
+ * just as we interrupted it stops for the interrupt first, with the
+ * SIGTRAP still queued.  Detached like that, it would take the SIGTRAP
+ * untraced and die.  Let it take the signal while still traced: the stop
+ * is decoded as ours (the pc goes back to the breakpoint) and dropped.
+ */
+static void absorb_our_traps(struct tracer *t, struct tr_process *p)
+{
+	struct tr_thread *th;
+
+	for (th = t->threads; th; th = th->next) {
+		if (th->proc != p || th->state != TR_HELD || !sigtrap_pending(th))
+			continue;
+		if (tr_continue(th, PTRACE_CONT) == 0)
+			tr_wait_for_stop(t, th);
+		if (th->pending_signal == SIGTRAP)
+			th->pending_signal = 0;
+	}
+}
 
 static void restore_thread(struct tr_thread *th)
 {
@@ -27,6 +67,7 @@ static int detach_process(struct tracer *t, struct tr_process *p)
 	struct tr_thread *th;
 	int failed = 0;
 
+	absorb_our_traps(t, p);
 	for (th = t->threads; th; th = th->next)
 		if (th->proc == p && th->state == TR_HELD)
 			restore_thread(th);
