@@ -59,10 +59,14 @@ static int execute_once(struct policy *pol, char *const argv[], const struct pol
 		goto out;
 	r->oracle = oracle;
 	r->record = record;
+	r->deferred_trace = true;
 	driver_pid = run_start_driver(r, opt->driver, !eo->verbose);
 	run_statements(r, pol->sched);
 	run_finish(r);
 	out->outcome = r->outcome;
+	/* Only a bug's trace is kept, so only a bug's is named. */
+	if (r->outcome == OUTCOME_BUG || eo->verbose)
+		report_deferred_trace(r, local.trace);
 	out->abandoned = r->abandoned;
 	out->diverged = oracle_diverged(oracle);
 	oracle_trace(oracle, out->choices, sizeof(out->choices));

@@ -53,7 +53,9 @@ void run_crash(struct run *r, const struct tr_event *ev)
 	struct proc_ctx *pc = run_proc(r, ev->thread->proc);
 	struct sym_loc loc = {0};
 
-	if (pc && pc->syms)
+	if (pc && pc->syms && r->opt->brief)
+		sym_describe_function(pc->syms, ev->pc, &loc); /* no debug info to read */
+	else if (pc && pc->syms)
 		sym_describe(pc->syms, ev->pc, &loc);
 	if (r->finished && r->opt->report)
 		fprintf(r->opt->report, "cctrace: then %s received %s in %s\n", ev->thread->name,
@@ -780,6 +782,7 @@ void run_free(struct run *r)
 	free(r->armed);
 	free(r->lingering);
 	free(r->locals);
+	free(r->deferred);
 	free(r);
 }
 

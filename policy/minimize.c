@@ -115,6 +115,7 @@ static bool reproduces(const char *path, char *const argv[], const struct policy
 
 	quiet.trace = NULL;
 	quiet.trace_json = NULL;
+	quiet.brief = true;
 	for (i = 0; i < replays && all; i++) {
 		struct policy *pol = policy_load(path, argv[0], 0, err, sizeof(err));
 		char *buf = NULL;

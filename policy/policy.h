@@ -43,6 +43,8 @@ struct policy_options {
 	FILE *trace_json;   /* the same as JSON lines; NULL = none */
 	FILE *report;	    /* outcome and diagnostics (stderr) */
 	bool pin_cpu;	    /* run cctrace and the threads it drives on one CPU */
+	bool brief;	    /* outcome lines only, no stacks (replays that only
+			     * need the verdict) */
 	const char *driver; /* a client started once the program is under control; the
 			     * run ends when it exits (non-zero: bug) */
 };

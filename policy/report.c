@@ -12,6 +12,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -71,16 +72,64 @@ static void event_text(struct run *r, const struct tr_event *ev, char *buf, size
 		snprintf(buf + strlen(buf), len - strlen(buf), "(%s)", sigabbrev_np(ev->signo));
 }
 
+/*
+ * A search makes many runs and keeps the trace of few (the bugs).  Finding
+ * the source line of a pc in a library can mean decompressing its debug
+ * information, which costs more than the run, so a deferred trace keeps
+ * the raw events and names them only if report_deferred_trace is called.
+ */
+static void defer_event(struct run *r, const struct tr_event *ev, const char *what)
+{
+	struct deferred_event *d;
+
+	if (r->ndeferred == r->deferred_cap) {
+		int cap = r->deferred_cap ? r->deferred_cap * 2 : 64;
+		struct deferred_event *grown = realloc(r->deferred, sizeof(*grown) * (size_t)cap);
+
+		if (!grown)
+			return;
+		r->deferred = grown;
+		r->deferred_cap = cap;
+	}
+	d = &r->deferred[r->ndeferred++];
+	d->ms = run_elapsed_ms(r);
+	d->thread = ev->thread;
+	d->pc = ev->pc;
+	snprintf(d->what, sizeof(d->what), "%s", what);
+}
+
+void report_deferred_trace(struct run *r, FILE *f)
+{
+	struct sym_loc loc;
+	char where[160];
+	int i;
+
+	for (i = 0; i < r->ndeferred; i++) {
+		struct deferred_event *d = &r->deferred[i];
+
+		describe_pc(r, d->thread, d->pc, &loc);
+		where[0] = 0;
+		if (loc.file)
+			snprintf(where, sizeof(where), "%s:%d", loc.file, loc.line);
+		fprintf(f, "[%9.3f ms] %-8s %-28s %-24s %s\n", d->ms, d->thread->name, d->what,
+			loc.func ? loc.func : "??", where);
+	}
+}
+
 void report_event(struct run *r, const struct tr_event *ev)
 {
 	char what[160], where[160] = "";
 	struct sym_loc loc;
 
-	if (!r->opt->trace && !r->opt->trace_json && !r->interactive)
+	if (!r->opt->trace && !r->opt->trace_json && !r->interactive && !r->deferred_trace)
 		return;
 	event_text(r, ev, what, sizeof(what));
 	snprintf(run_thread(r, ev->thread)->last_event,
 		 sizeof(run_thread(r, ev->thread)->last_event), "%s", what);
+	if (r->deferred_trace) {
+		defer_event(r, ev, what);
+		return;
+	}
 	describe_pc(r, ev->thread, ev->pc, &loc);
 	if (loc.file)
 		snprintf(where, sizeof(where), "%s:%d", loc.file, loc.line);
@@ -131,13 +180,18 @@ void report_stack_to(struct run *r, struct tr_thread *th, FILE *f)
 	struct sym_frame frames[MAX_FRAMES];
 	int n, i;
 
-	if (!f || !pc || !pc->syms || th->state != TR_HELD)
+	if (!f || !pc || !pc->syms || th->state != TR_HELD || r->opt->brief)
 		return;
 	n = run_backtrace(r, th, frames, MAX_FRAMES);
 	fprintf(f, "  stack of %s (tid %d):\n", th->name, th->tid);
 	for (i = 0; i < n; i++) {
-		const struct sym_loc *l = &frames[i].loc;
+		struct sym_loc line, *l = &frames[i].loc;
 
+		/* Frames name functions only; the line is the call's. */
+		if (sym_describe(pc->syms, frames[i].pc - (i ? 1 : 0), &line) == 0 && line.file) {
+			l->file = line.file;
+			l->line = line.line;
+		}
 		fprintf(f, "    #%-2d %#014lx %s+%lu", i, (unsigned long)frames[i].pc,
 			l->func ? l->func : "??", (unsigned long)l->func_offset);
 		if (l->file)

@@ -81,6 +81,14 @@ struct run {
 	struct tr_thread *last_run;      /* the thread the last run/step moved (cb) */
 	bool no_drain;                   /* deadlock, driver ended: do not wait for the end */
 	bool has_driver;                 /* explore --driver: its exit ends the run */
+	bool deferred_trace;             /* keep raw events; name them only on demand */
+	struct deferred_event {
+		double ms;
+		struct tr_thread *thread;
+		uint64_t pc;
+		char what[160];
+	} *deferred;
+	int ndeferred, deferred_cap;
 	bool blocked_event;              /* the event being evaluated is "blocked" */
 	bool ended_blocked;              /* the statement ended with threads blocked */
 	struct tracer *t;
@@ -183,6 +191,7 @@ void report_outcome(struct run *r, enum policy_outcome o, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void report_stack(struct run *r, struct tr_thread *th);
 void report_stack_to(struct run *r, struct tr_thread *th, FILE *f);
+void report_deferred_trace(struct run *r, FILE *f);
 void report_threads(struct run *r);
 double run_elapsed_ms(const struct run *r);
 

@@ -530,6 +530,39 @@ static const char *public_alias(struct sym_space *s, Dwfl_Module *mod, const cha
 	return c.name ? c.name : name;
 }
 
+/* Module and function only: the symbol table, no debug information. */
+static Dwfl_Module *describe_function(struct sym_space *s, uint64_t addr, struct sym_loc *out,
+				      Dwarf_Addr *a)
+{
+	Dwarf_Addr symbias;
+	Dwfl_Module *mod = find_module(s, addr, a);
+	const char *name;
+	GElf_Off off;
+	GElf_Sym sym;
+	GElf_Word shndx;
+	Elf *elf;
+
+	memset(out, 0, sizeof(*out));
+	if (!mod)
+		return NULL;
+	name = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+	out->module = name ? base_of(name) : NULL;
+	name = dwfl_module_addrinfo(mod, *a, &off, &sym, &shndx, &elf, &symbias);
+	if (name) {
+		name = public_alias(s, mod, name, *a - off);
+		out->func = symi_plain_name(s, name);
+		out->func_offset = off;
+	}
+	return mod;
+}
+
+int sym_describe_function(struct sym_space *s, uint64_t addr, struct sym_loc *out)
+{
+	Dwarf_Addr a;
+
+	return describe_function(s, addr, out, &a) ? 0 : -1;
+}
+
 static int describe_uncached(struct sym_space *s, uint64_t addr, struct sym_loc *out)
 {
 	Dwarf_Addr a, symbias;
@@ -557,8 +590,7 @@ static int describe_uncached(struct sym_space *s, uint64_t addr, struct sym_loc 
 	if (src) {
 		out->file = base_of(src);
 		out->path = src;
-	}
-	else
+	} else
 		out->line = 0;
 	return 0;
 }

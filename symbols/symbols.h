@@ -71,6 +71,11 @@ struct sym_loc {
  * where nothing is known); returns -1 if no module covers addr. */
 int sym_describe(struct sym_space *space, uint64_t addr, struct sym_loc *out);
 
+/* Module, function and offset only (file and line left empty): reads no
+ * debug information, so it stays cheap for libraries whose DWARF is large
+ * or compressed. */
+int sym_describe_function(struct sym_space *space, uint64_t addr, struct sym_loc *out);
+
 /* --- variables and types (DWARF) --- */
 
 enum sym_type_kind {
@@ -114,7 +119,8 @@ const struct sym_type *sym_type_member(const struct sym_type *type, const char *
 struct sym_frame {
 	uint64_t pc;	    /* frame 0: the current pc; outer frames: the return address */
 	uint64_t sp;	    /* the stack pointer in that frame */
-	struct sym_loc loc; /* for outer frames, describes pc - 1 (the call) */
+	struct sym_loc loc; /* function and module of pc (outer frames: of pc - 1, the
+			     * call); file and line are left to sym_describe */
 };
 
 /* Unwind thread tid, which must be in a ptrace stop.  Returns the number of

@@ -59,7 +59,7 @@ static int read_frame(struct sym_space *s, unw_cursor_t *c, bool exact, struct s
 		return -1;
 	f->pc = ip;
 	f->sp = sp;
-	sym_describe(s, exact || ip == 0 ? ip : ip - 1, &f->loc);
+	sym_describe_function(s, exact || ip == 0 ? ip : ip - 1, &f->loc);
 	return 0;
 }
 

@@ -107,6 +107,16 @@ static struct sym_space *open_offline(void)
 
 /* --- offline view --- */
 
+/* The source line of frame i: outer frames hold return addresses, so the
+ * call is the byte before. */
+static int frame_line(struct sym_space *s, const struct sym_frame *frames, int i)
+{
+	struct sym_loc loc;
+
+	cr_assert_eq(sym_describe(s, frames[i].pc - (i ? 1 : 0), &loc), 0);
+	return loc.line;
+}
+
 Test(symbols, open_errors)
 {
 	char err[256] = "";
@@ -521,9 +531,11 @@ Test(symbols, live_backtrace)
 		k++;
 	}
 	cr_assert_eq(k, 4, "found %zu of the expected frames in order", k);
-	cr_assert_eq(frames[deep].loc.line, marker_line("deep_raise"));
-	cr_assert_eq(frames[deep + 1].loc.line, marker_line("middle_call"));
-	cr_assert_eq(frames[deep + 2].loc.line, marker_line("outer_call"));
+	/* Frames name functions only; lines come from sym_describe of the call. */
+	cr_assert_null(frames[deep].loc.file);
+	cr_assert_eq(frame_line(s, frames, deep), marker_line("deep_raise"));
+	cr_assert_eq(frame_line(s, frames, deep + 1), marker_line("middle_call"));
+	cr_assert_eq(frame_line(s, frames, deep + 2), marker_line("outer_call"));
 	cr_assert_gt(frames[deep + 1].sp, frames[deep].sp);
 	/* Twice, through the cached address space. */
 	cr_assert_eq(sym_backtrace(s, l.tid, frames, 32), n);
