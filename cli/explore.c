@@ -20,6 +20,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -216,6 +217,20 @@ struct worker {
 	char dir[4096];
 };
 
+/* Each worker's tracer pins itself (and the threads it drives) to the CPU
+ * it starts on: start them on different CPUs, or they share one. */
+static void spread_over_cpus(int j)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	cpu_set_t set;
+
+	if (n < 2)
+		return;
+	CPU_ZERO(&set);
+	CPU_SET((int)(j % n), &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
 static void start_worker(struct explore_cli *c, struct policy *pol, char **prog, struct worker *w,
 			 int j)
 {
@@ -236,6 +251,10 @@ static void start_worker(struct explore_cli *c, struct policy *pol, char **prog,
 		return;
 	}
 	close(fds[0]);
+	spread_over_cpus(j);
+	/* --runs is the total, shared out among the workers. */
+	if (c->eo.max_runs)
+		mine.eo.max_runs = (c->eo.max_runs + c->jobs - 1 - j) / c->jobs;
 	mine.eo.shard = base * c->jobs + j + 1;
 	mine.eo.nshards = n * c->jobs;
 	mine.eo.out_dir = w->dir;

@@ -37,8 +37,9 @@ static void free_run(struct one_run *o)
 
 static int execute_once(struct policy *pol, char *const argv[], const struct policy_options *opt,
 			const struct explore_options *eo, struct oracle *oracle,
-			struct one_run *out, char *err, size_t errlen)
+			struct one_run *out, struct explore_summary *sum, char *err, size_t errlen)
 {
+	int64_t t0 = tracer_now_us(), t1, t2;
 	pid_t driver_pid = 0;
 	struct tracer_options topt = {.pin_cpu = opt->pin_cpu};
 	struct policy_options local = *opt;
@@ -54,6 +55,7 @@ static int execute_once(struct policy *pol, char *const argv[], const struct pol
 		goto out;
 	if (tracer_launch(t, argv, err, errlen) < 0)
 		goto out;
+	sum->launch_ms += (double)(tracer_now_us() - t0) / 1000.0;
 	r = run_new(pol, t, &local, true);
 	if (!r)
 		goto out;
@@ -61,8 +63,13 @@ static int execute_once(struct policy *pol, char *const argv[], const struct pol
 	r->record = record;
 	r->deferred_trace = true;
 	driver_pid = run_start_driver(r, opt->driver, !eo->verbose);
+	t1 = tracer_now_us();
 	run_statements(r, pol->sched);
+	t2 = tracer_now_us();
 	run_finish(r);
+	sum->finish_ms += (double)(tracer_now_us() - t2) / 1000.0;
+	sum->symbols_ms += (double)r->symbols_us / 1000.0;
+	sum->schedule_ms += (double)(t2 - t1 - r->symbols_us) / 1000.0;
 	out->outcome = r->outcome;
 	/* Only a bug's trace is kept, so only a bug's is named. */
 	if (r->outcome == OUTCOME_BUG || eo->verbose)
@@ -201,10 +208,12 @@ static void print_json(const struct explore_options *eo, const struct explore_su
 	fprintf(eo->json,
 		"{\"strategy\":\"%s\",\"seed\":%lu,\"runs\":%ld,\"bugs\":%ld,\"completed\":%ld,"
 		"\"infeasible\":%ld,\"unrealizable\":%ld,\"diverged\":%ld,\"errors\":%ld,"
-		"\"ms\":%.0f,\"runs_per_second\":%.2f}\n",
+		"\"ms\":%.0f,\"runs_per_second\":%.2f,\"ms_launch\":%.1f,\"ms_symbols\":%.1f,"
+		"\"ms_schedule\":%.1f,\"ms_finish\":%.1f}\n",
 		strategy, (unsigned long)eo->seed, sum->runs, sum->bugs, sum->completed,
 		sum->infeasible, sum->unrealizable, sum->diverged, sum->errors, sum->ms,
-		sum->ms > 0 ? sum->runs * 1000.0 / sum->ms : 0.0);
+		sum->ms > 0 ? sum->runs * 1000.0 / sum->ms : 0.0, sum->launch_ms, sum->symbols_ms,
+		sum->schedule_ms, sum->finish_ms);
 }
 
 /* Ctrl-C or SIGTERM reached cctrace (they stay pending: the tracer
@@ -244,7 +253,7 @@ int policy_explore(struct policy *pol, char *const argv[], const struct policy_o
 	while (more) {
 		struct one_run o = {0};
 
-		if (execute_once(pol, argv, opt, eo, oracle, &o, err, errlen) < 0) {
+		if (execute_once(pol, argv, opt, eo, oracle, &o, sum, err, errlen) < 0) {
 			free_run(&o);
 			rc = -1;
 			break;

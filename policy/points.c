@@ -24,14 +24,16 @@ struct proc_ctx *run_proc(struct run *r, struct tr_process *p)
 {
 	struct proc_ctx *pc = tracer_process_user(p);
 	char err[256];
+	int64_t t0;
 
-	(void)r;
 	if (pc)
 		return pc;
 	pc = calloc(1, sizeof(*pc));
 	if (!pc)
 		return NULL;
+	t0 = tracer_now_us();
 	pc->syms = sym_open_pid(tracer_process_pid(p), err, sizeof(err));
+	r->symbols_us += tracer_now_us() - t0;
 	tracer_process_set_user(p, pc);
 	return pc;
 }

@@ -170,6 +170,10 @@ struct explore_options {
 
 struct explore_summary {
 	long runs, bugs, completed, infeasible, unrealizable, diverged, errors, skipped;
+	/* where the time of the runs went, in ms: launching up to the program's
+	 * entry point, opening symbol tables, running the schedule (symbols
+	 * excluded), and ending (the program run to its end or killed) */
+	double launch_ms, symbols_ms, schedule_ms, finish_ms;
 	bool interrupted;
 	double ms;
 };

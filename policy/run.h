@@ -82,6 +82,7 @@ struct run {
 	bool no_drain;                   /* deadlock, driver ended: do not wait for the end */
 	bool has_driver;                 /* explore --driver: its exit ends the run */
 	bool deferred_trace;             /* keep raw events; name them only on demand */
+	int64_t symbols_us;              /* time spent opening symbol tables */
 	struct deferred_event {
 		double ms;
 		struct tr_thread *thread;

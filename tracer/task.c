@@ -77,6 +77,14 @@ void tracer_free(struct tracer *t)
 	free(t);
 }
 
+int64_t tracer_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
 int64_t tracer_now_ms(void)
 {
 	struct timespec ts;

@@ -140,6 +140,7 @@ bool tracer_signal_crashes(int sig);
 
 /* Milliseconds on CLOCK_MONOTONIC, the clock of tracer_wait deadlines. */
 int64_t tracer_now_ms(void);
+int64_t tracer_now_us(void);
 
 /* Is an event for th queued and not yet returned by tracer_wait? */
 bool tracer_event_pending(struct tr_thread *th);
