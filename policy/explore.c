@@ -187,17 +187,63 @@ static void count(struct explore_summary *sum, const struct one_run *o)
 	}
 }
 
+/* Distinct choice traces seen: a small open-addressing set of hashes. */
+struct seen {
+	uint64_t *slots;
+	size_t cap, n;
+};
+
+static uint64_t fnv1a(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h ? h : 1;
+}
+
+static void seen_add(struct seen *set, const char *trace)
+{
+	uint64_t h = fnv1a(trace), *grown;
+	size_t i, cap;
+
+	if (2 * (set->n + 1) > set->cap) {
+		cap = set->cap ? set->cap * 2 : 256;
+		grown = calloc(cap, sizeof(*grown));
+		if (!grown)
+			return;
+		for (i = 0; i < set->cap; i++) {
+			size_t j = set->slots[i] % cap;
+
+			if (!set->slots[i])
+				continue;
+			while (grown[j])
+				j = (j + 1) % cap;
+			grown[j] = set->slots[i];
+		}
+		free(set->slots);
+		set->slots = grown;
+		set->cap = cap;
+	}
+	for (i = h % set->cap; set->slots[i]; i = (i + 1) % set->cap)
+		if (set->slots[i] == h)
+			return;
+	set->slots[i] = h;
+	set->n++;
+}
+
 static void progress(const struct explore_options *eo, const struct explore_summary *sum,
-		     int64_t t0)
+		     const struct oracle *oracle, int64_t t0)
 {
 	double s = (double)(tracer_now_ms() - t0) / 1000.0;
 
 	if (!eo->progress)
 		return;
 	fprintf(stderr,
-		"\rcctrace explore: %ld runs, %ld bugs, %ld infeasible, %ld diverged, "
-		"%.1f runs/s ",
-		sum->runs, sum->bugs, sum->infeasible, sum->diverged, s > 0 ? sum->runs / s : 0.0);
+		"\rcctrace explore: %ld runs, %ld distinct, %ld bugs, %ld infeasible, "
+		"%ld diverged, %.1f runs/s, ~%.0f schedules in all ",
+		sum->runs, sum->distinct, sum->bugs, sum->infeasible, sum->diverged,
+		s > 0 ? sum->runs / s : 0.0, oracle_space_estimate(oracle));
 }
 
 static void print_json(const struct explore_options *eo, const struct explore_summary *sum,
@@ -207,11 +253,13 @@ static void print_json(const struct explore_options *eo, const struct explore_su
 		return;
 	fprintf(eo->json,
 		"{\"strategy\":\"%s\",\"seed\":%lu,\"runs\":%ld,\"bugs\":%ld,\"completed\":%ld,"
+		"\"distinct\":%ld,\"space_estimate\":%.0f,"
 		"\"infeasible\":%ld,\"unrealizable\":%ld,\"diverged\":%ld,\"errors\":%ld,"
 		"\"ms\":%.0f,\"runs_per_second\":%.2f,\"ms_launch\":%.1f,\"ms_symbols\":%.1f,"
 		"\"ms_schedule\":%.1f,\"ms_finish\":%.1f}\n",
 		strategy, (unsigned long)eo->seed, sum->runs, sum->bugs, sum->completed,
-		sum->infeasible, sum->unrealizable, sum->diverged, sum->errors, sum->ms,
+		sum->distinct, sum->space_estimate, sum->infeasible, sum->unrealizable,
+		sum->diverged, sum->errors, sum->ms,
 		sum->ms > 0 ? sum->runs * 1000.0 / sum->ms : 0.0, sum->launch_ms, sum->symbols_ms,
 		sum->schedule_ms, sum->finish_ms);
 }
@@ -232,6 +280,8 @@ int policy_explore(struct policy *pol, char *const argv[], const struct policy_o
 {
 	struct oracle_config cfg = {.seed = eo->seed};
 	struct oracle *oracle;
+	struct seen seen = {0};
+	bool exhausted = false;
 	int64_t t0 = tracer_now_ms();
 	char strategy[32];
 	bool more = true;
@@ -271,7 +321,11 @@ int policy_explore(struct policy *pol, char *const argv[], const struct policy_o
 			rc = -1;
 		if (rc == 0 && !o.abandoned && o.outcome == OUTCOME_BUG && eo->minimize_replays)
 			minimize_bug(eo, argv, opt, sum->bugs);
-		progress(eo, sum, t0);
+		if (!o.abandoned) {
+			seen_add(&seen, o.choices);
+			sum->distinct = (long)seen.n;
+		}
+		progress(eo, sum, oracle, t0);
 		if (o.outcome == OUTCOME_ERROR && (stop_requested() || sum->runs == 1)) {
 			/* Interrupted, or the schedule cannot run at all: no
 			 * point in restarting. */
@@ -285,14 +339,17 @@ int policy_explore(struct policy *pol, char *const argv[], const struct policy_o
 			break;
 		}
 		free_run(&o);
-		more = rc == 0 && oracle_next_run(oracle) && (eo->all || sum->bugs == 0) &&
+		exhausted = !oracle_next_run(oracle);
+		more = rc == 0 && !exhausted && (eo->all || sum->bugs == 0) &&
 		       (!eo->max_runs || sum->runs < eo->max_runs) &&
 		       (!eo->max_ms || tracer_now_ms() - t0 < eo->max_ms);
 	}
 	if (eo->progress)
 		fputc('\n', stderr);
 	sum->ms = (double)(tracer_now_ms() - t0);
+	sum->space_estimate = exhausted ? (double)sum->distinct : oracle_space_estimate(oracle);
 	print_json(eo, sum, strategy);
 	oracle_free(oracle);
+	free(seen.slots);
 	return rc;
 }

@@ -47,6 +47,8 @@ struct oracle {
 	int change[16]; /* pct: choice-point numbers where priorities drop */
 	int nchange;
 	int prio[PCT_MAX_IDS];
+	double estimate_sum; /* sum over runs of the product of options */
+	long estimate_runs;
 };
 
 static uint64_t next_random(struct oracle *o)
@@ -403,10 +405,29 @@ static void start_run(struct oracle *o)
 	o->replay_len = o->len;
 }
 
+static void add_estimate(struct oracle *o)
+{
+	double product = 1;
+	int i;
+
+	for (i = 0; i < o->index && i < o->len; i++)
+		if (o->trace[i].n > 0)
+			product *= o->trace[i].n;
+	o->estimate_sum += product;
+	o->estimate_runs++;
+}
+
+double oracle_space_estimate(const struct oracle *o)
+{
+	return o->estimate_runs ? o->estimate_sum / (double)o->estimate_runs : 0;
+}
+
 bool oracle_next_run(struct oracle *o)
 {
 	bool more;
 
+	if (!o->abandoned)
+		add_estimate(o);
 	o->run++;
 	if (o->index > o->max_points)
 		o->max_points = o->index;

@@ -59,5 +59,10 @@ void oracle_trace(const struct oracle *o, char *buf, size_t len);
 /* Did the run stop asking before replaying its whole prefix, or ask with a
  * different number of options (uncontrolled nondeterminism)? */
 bool oracle_diverged(const struct oracle *o);
+/* The number of distinct traces the search space holds, estimated from the
+ * runs so far (Knuth's estimator: the mean over runs of the product of the
+ * numbers of options along the run).  A search that ran out of traces
+ * knows it exactly instead: it is the number of runs. */
+double oracle_space_estimate(const struct oracle *o);
 
 #endif

@@ -175,6 +175,8 @@ struct explore_summary {
 	 * excluded), and ending (the program run to its end or killed) */
 	double launch_ms, symbols_ms, schedule_ms, finish_ms;
 	bool interrupted;
+	long distinct;          /* distinct choice traces among the runs */
+	double space_estimate;  /* estimated number of traces in the search space */
 	double ms;
 };
 
