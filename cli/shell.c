@@ -32,14 +32,14 @@
  * reported and the shell goes on, or with --exit-on-error exits 3.
  * Colour is used only when stdout is a terminal and NO_COLOR is unset.
  *
- * Ctrl-C.  Once the session exists cctrace blocks SIGINT (the tracer takes
- * it with sigtimedwait while threads run), so a Ctrl-C during run, wait or
- * continue makes the session hold the threads and fail the command with
+ * Ctrl-C.  Once the session exists, SIGINT is the tracer's: its handler
+ * notes it and cuts short a wait in progress, so a Ctrl-C during run, wait
+ * or continue makes the session hold the threads and fail the command with
  * "interrupted"; the shell prints that and prompts again.  At the prompt
  * the terminal's ISIG is turned off in libedit's edit mode and ^C is a key
  * bound to "drop this line".  A SIGINT that arrives between commands (e.g.
- * typed during `print`) stays pending; it is drained before every command
- * so that it cannot interrupt the next one.
+ * typed during `print`) stays noted; the session forgets it before every
+ * command so that it cannot interrupt the next one.
  */
 #include "cli/shell.h"
 #include "cli/duration.h"
@@ -871,25 +871,12 @@ static int dispatch(struct shell *sh, const char *line)
 	return c->fn(sh, skip_space(rest), line);
 }
 
-/* A SIGINT typed between commands must not interrupt the next one. */
-static void drain_sigint(void)
-{
-	struct timespec zero = {0, 0};
-	sigset_t set;
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	while (sigtimedwait(&set, NULL, &zero) > 0)
-		;
-}
-
 static int handle_line(struct shell *sh, char *raw)
 {
 	char *line = trim_line(raw);
 
 	if (!*line)
 		return 0;
-	drain_sigint();
 	return dispatch(sh, line);
 }
 

@@ -264,14 +264,12 @@ static void print_json(const struct explore_options *eo, const struct explore_su
 		sum->schedule_ms, sum->finish_ms);
 }
 
-/* Ctrl-C or SIGTERM reached cctrace (they stay pending: the tracer
- * blocks them and only its waits take them). */
+/* Ctrl-C or SIGTERM reached cctrace (the flag outlives the run's tracer). */
 static bool stop_requested(void)
 {
-	sigset_t pending;
+	int sig = tracer_stop_signal(false);
 
-	sigpending(&pending);
-	return sigismember(&pending, SIGINT) || sigismember(&pending, SIGTERM);
+	return sig == SIGINT || sig == SIGTERM || sig == SIGHUP;
 }
 
 int policy_explore(struct policy *pol, char *const argv[], const struct policy_options *opt,

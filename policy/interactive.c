@@ -241,13 +241,7 @@ static bool program_gone(struct policy_session *s)
  * command the moment it starts. */
 static void drop_stale_interrupt(void)
 {
-	struct timespec zero = {0, 0};
-	sigset_t set;
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	while (sigtimedwait(&set, NULL, &zero) > 0)
-		;
+	tracer_stop_signal(true);
 }
 
 /* Run fn with the run's report going into err instead of stderr. */
@@ -570,8 +564,9 @@ enum session_result policy_session_continue(struct policy_session *s, char *err,
 	record(s, "%s", "# continue (not replayable: where threads stopped is up to the OS)");
 	if (program_gone(s) || (s->run->finished && s->run->outcome == OUTCOME_BUG)) {
 		s->over = true;
-		snprintf(err, errlen, "%s", program_gone(s) ? "the program has ended"
-							   : "the program crashed (see above)");
+		snprintf(err, errlen, "%s",
+			 program_gone(s) ? "the program has ended"
+					 : "the program crashed (see above)");
 		return SESSION_OVER;
 	}
 	if (flow == FLOW_STOP) {

@@ -532,14 +532,8 @@ static enum flow exec_release(struct run *r, const struct stmt *s)
 
 static bool stop_requested(struct run *r)
 {
-	sigset_t pending;
-	int signo = 0;
+	int signo = tracer_stop_signal(false);
 
-	sigpending(&pending);
-	if (sigismember(&pending, SIGINT))
-		signo = SIGINT;
-	else if (sigismember(&pending, SIGTERM))
-		signo = SIGTERM;
 	if (!signo)
 		return false;
 	run_interrupted(r, signo);

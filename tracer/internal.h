@@ -61,8 +61,6 @@ struct tracer {
 	struct tr_process *processes, **processes_tail;
 	int next_process_index;
 	int cpu;	       /* the CPU cctrace pinned itself to, -1 if not */
-	sigset_t wait_signals; /* SIGCHLD + the ones that stop cctrace */
-	sigset_t saved_mask;
 	/* Events decoded but not yet handed out: launch's START, an emulated
 	 * single-step, a stop met while waiting for an interrupt. */
 	pid_t child;              /* tracer_watch_child */
@@ -109,6 +107,13 @@ struct tr_thread *tr_any_held_thread(struct tr_process *p);
 int tr_watch_sync(struct tr_thread *th);
 int tr_watch_hit(struct tr_thread *th, int *slot);
 void tr_watch_clear(struct tr_thread *th);
+
+/* signals.c */
+enum { TR_ANY_REAPED = 1, TR_ANY_DEADLINE = 0, TR_ANY_STOP = -2, TR_ANY_ERROR = -1 };
+void tr_signals_install(void);
+/* Block until a task changes state (TR_ANY_REAPED, with tid and a wait
+ * status), the deadline passes, or a stop signal arrives. */
+int tr_wait_any(int64_t deadline_ms, pid_t *tid, int *status);
 
 /* wait.c */
 int tr_wait_for_stop(struct tracer *t, struct tr_thread *th);

@@ -63,9 +63,12 @@ static void exit_message(int status, int exec_errno, const char *prog, char *err
 
 static void child_exec(struct tracer *t, char *const argv[], int errfd)
 {
+	sigset_t none;
 	int e;
 
-	sigprocmask(SIG_SETMASK, &t->saved_mask, NULL);
+	(void)t;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
 	raise(SIGSTOP);
 	execvp(argv[0], argv);
 	e = errno;

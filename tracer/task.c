@@ -30,12 +30,7 @@ struct tracer *tracer_new(const struct tracer_options *opt)
 	t->threads_tail = &t->threads;
 	t->processes_tail = &t->processes;
 	t->cpu = -1;
-	sigemptyset(&t->wait_signals);
-	sigaddset(&t->wait_signals, SIGCHLD);
-	sigaddset(&t->wait_signals, SIGINT);
-	sigaddset(&t->wait_signals, SIGTERM);
-	sigaddset(&t->wait_signals, SIGHUP);
-	sigprocmask(SIG_BLOCK, &t->wait_signals, &t->saved_mask);
+	tr_signals_install();
 	if (t->opt.pin_cpu) {
 		int cpu = sched_getcpu();
 		cpu_set_t set;
@@ -73,7 +68,6 @@ void tracer_free(struct tracer *t)
 			close(p->mem_fd);
 		free(p);
 	}
-	sigprocmask(SIG_SETMASK, &t->saved_mask, NULL);
 	free(t);
 }
 

@@ -138,6 +138,11 @@ enum tr_wait_result tracer_wait(struct tracer *t, struct tr_event *ev, int64_t d
 /* Signals whose default action dumps core (SIGSEGV, SIGABRT, ...): crashes. */
 bool tracer_signal_crashes(int sig);
 
+/* SIGINT, SIGTERM or SIGHUP that reached cctrace and was not taken yet
+ * (0 if none); take clears it.  tracer_wait returns TR_WAIT_INTERRUPTED
+ * while one is pending. */
+int tracer_stop_signal(bool take);
+
 /* Milliseconds on CLOCK_MONOTONIC, the clock of tracer_wait deadlines. */
 int64_t tracer_now_ms(void);
 int64_t tracer_now_us(void);

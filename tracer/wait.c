@@ -1,10 +1,9 @@
 /*
  * wait.c: turning wait statuses into events.
  *
- * cctrace blocks SIGCHLD, SIGINT, SIGTERM and SIGHUP and sleeps in
- * sigtimedwait() between non-blocking waitpid() calls.  That gives one
- * place where a stop, a timeout and the user's Ctrl-C all arrive, with no
- * signal handler and no race between checking a flag and blocking.
+ * Waiting is one blocking waitid() (signals.c), which a stop signal or the
+ * deadline can cut short: one place where a stop, a timeout and the
+ * user's Ctrl-C all arrive, and one system call per event.
  *
  * Each stop is decoded into one of: an event for the caller (the thread
  * stays held), or bookkeeping done here, after which the thread is resumed
@@ -301,6 +300,8 @@ static enum decoded decode(struct tracer *t, pid_t tid, int status, struct tr_ev
 		ev->signo = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
 		return REPORT;
 	}
+	if (!th && tid == t->child && t->child > 0)
+		return ALREADY_HANDLED; /* the driver stopped by job control: not ours */
 	if (!th) {
 		if (!WIFSTOPPED(status))
 			return ALREADY_HANDLED; /* not ours, or already buried */
@@ -324,26 +325,10 @@ static enum decoded decode(struct tracer *t, pid_t tid, int status, struct tr_ev
 	return d;
 }
 
-static struct timespec *time_left(int64_t deadline_ms, struct timespec *ts)
-{
-	int64_t left;
-
-	if (deadline_ms < 0)
-		return NULL;
-	left = deadline_ms - tracer_now_ms();
-	if (left < 0)
-		left = 0;
-	ts->tv_sec = left / 1000;
-	ts->tv_nsec = (left % 1000) * 1000000;
-	return ts;
-}
-
 enum tr_wait_result tracer_wait(struct tracer *t, struct tr_event *ev, int64_t deadline_ms,
 				int *signo)
 {
-	struct timespec ts;
-	siginfo_t info;
-	int status, sig;
+	int status;
 	pid_t tid;
 
 	if (t->queue_len) {
@@ -353,35 +338,26 @@ enum tr_wait_result tracer_wait(struct tracer *t, struct tr_event *ev, int64_t d
 		return TR_WAIT_EVENT;
 	}
 	for (;;) {
-		tid = waitpid(-1, &status, __WALL | WNOHANG);
-		if (tid > 0) {
-			switch (decode(t, tid, status, ev)) {
-			case REPORT:
-				return TR_WAIT_EVENT;
-			case SILENT_RESUME:
-				tr_continue(ev->thread, PTRACE_CONT);
-				break;
-			case ALREADY_HANDLED:
-				break;
-			}
-			continue;
-		}
-		if (tid < 0) {
-			if (errno == ECHILD)
-				return TR_WAIT_NO_TASKS;
-			if (errno != EINTR)
-				return TR_WAIT_ERROR;
-			continue;
-		}
-		if (deadline_ms >= 0 && tracer_now_ms() >= deadline_ms)
+		switch (tr_wait_any(deadline_ms, &tid, &status)) {
+		case TR_ANY_REAPED:
+			break;
+		case TR_ANY_DEADLINE:
 			return TR_WAIT_TIMEOUT;
-		sig = sigtimedwait(&t->wait_signals, &info, time_left(deadline_ms, &ts));
-		if (sig < 0 && errno == EAGAIN)
-			return TR_WAIT_TIMEOUT;
-		if (sig > 0 && sig != SIGCHLD) {
+		case TR_ANY_STOP:
 			if (signo)
-				*signo = sig;
+				*signo = tracer_stop_signal(false);
 			return TR_WAIT_INTERRUPTED;
+		default:
+			return errno == ECHILD ? TR_WAIT_NO_TASKS : TR_WAIT_ERROR;
+		}
+		switch (decode(t, tid, status, ev)) {
+		case REPORT:
+			return TR_WAIT_EVENT;
+		case SILENT_RESUME:
+			tr_continue(ev->thread, PTRACE_CONT);
+			break;
+		case ALREADY_HANDLED:
+			break;
 		}
 	}
 }
