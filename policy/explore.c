@@ -37,7 +37,8 @@ static void free_run(struct one_run *o)
 
 static int execute_once(struct policy *pol, char *const argv[], const struct policy_options *opt,
 			const struct explore_options *eo, struct oracle *oracle,
-			struct one_run *out, struct explore_summary *sum, char *err, size_t errlen)
+			struct symbol_cache *cache, struct one_run *out,
+			struct explore_summary *sum, char *err, size_t errlen)
 {
 	int64_t t0 = tracer_now_us(), t1, t2;
 	pid_t driver_pid = 0;
@@ -61,6 +62,7 @@ static int execute_once(struct policy *pol, char *const argv[], const struct pol
 		goto out;
 	r->oracle = oracle;
 	r->record = record;
+	r->symbol_cache = cache;
 	r->deferred_trace = true;
 	driver_pid = run_start_driver(r, opt->driver, !eo->verbose);
 	t1 = tracer_now_us();
@@ -279,6 +281,7 @@ int policy_explore(struct policy *pol, char *const argv[], const struct policy_o
 	struct oracle_config cfg = {.seed = eo->seed};
 	struct oracle *oracle;
 	struct seen seen = {0};
+	struct symbol_cache cache = {0};
 	bool exhausted = false;
 	int64_t t0 = tracer_now_ms();
 	char strategy[32];
@@ -301,7 +304,7 @@ int policy_explore(struct policy *pol, char *const argv[], const struct policy_o
 	while (more) {
 		struct one_run o = {0};
 
-		if (execute_once(pol, argv, opt, eo, oracle, &o, sum, err, errlen) < 0) {
+		if (execute_once(pol, argv, opt, eo, oracle, &cache, &o, sum, err, errlen) < 0) {
 			free_run(&o);
 			rc = -1;
 			break;
@@ -348,6 +351,7 @@ int policy_explore(struct policy *pol, char *const argv[], const struct policy_o
 	sum->space_estimate = exhausted ? (double)sum->distinct : oracle_space_estimate(oracle);
 	print_json(eo, sum, strategy);
 	oracle_free(oracle);
+	symbol_cache_free(&cache);
 	free(seen.slots);
 	return rc;
 }

@@ -93,7 +93,8 @@ static void exec_happened(struct run *r, struct tr_process *p)
 	struct proc_ctx *pc = tracer_process_user(p);
 
 	if (pc) {
-		sym_close(pc->syms);
+		if (!pc->syms_borrowed)
+			sym_close(pc->syms);
 		free(pc->func_addr);
 		free(pc->locs);
 		free(pc);

@@ -20,6 +20,57 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The file-backed mappings of pid, hashed: equal hashes, same layout. */
+static uint64_t maps_hash(pid_t pid)
+{
+	char path[64], line[4096];
+	uint64_t h = 1469598103934665603ull;
+	FILE *f;
+	char *c;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strchr(line, '/'))
+			continue; /* anonymous, heap, stack, vdso: not what symbols read */
+		for (c = line; *c; c++)
+			h = (h ^ (unsigned char)*c) * 1099511628211ull;
+	}
+	fclose(f);
+	return h;
+}
+
+static struct sym_space *cached_symbols(struct run *r, pid_t pid, bool *borrowed)
+{
+	struct symbol_cache *c = r->symbol_cache;
+	char err[256];
+	uint64_t h;
+
+	*borrowed = false;
+	if (!c)
+		return NULL;
+	h = maps_hash(pid);
+	if (!h)
+		return NULL;
+	if (c->syms && c->maps_hash == h) {
+		*borrowed = true;
+		return c->syms;
+	}
+	sym_close(c->syms);
+	c->syms = sym_open_pid(pid, err, sizeof(err));
+	c->maps_hash = h;
+	*borrowed = c->syms != NULL;
+	return c->syms;
+}
+
+void symbol_cache_free(struct symbol_cache *c)
+{
+	sym_close(c->syms);
+	c->syms = NULL;
+}
+
 struct proc_ctx *run_proc(struct run *r, struct tr_process *p)
 {
 	struct proc_ctx *pc = tracer_process_user(p);
@@ -32,7 +83,9 @@ struct proc_ctx *run_proc(struct run *r, struct tr_process *p)
 	if (!pc)
 		return NULL;
 	t0 = tracer_now_us();
-	pc->syms = sym_open_pid(tracer_process_pid(p), err, sizeof(err));
+	pc->syms = cached_symbols(r, tracer_process_pid(p), &pc->syms_borrowed);
+	if (!pc->syms)
+		pc->syms = sym_open_pid(tracer_process_pid(p), err, sizeof(err));
 	r->symbols_us += tracer_now_us() - t0;
 	tracer_process_set_user(p, pc);
 	return pc;

@@ -21,6 +21,7 @@ struct proc_ctx {
 	struct sym_space *syms;
 	uint64_t *func_addr; /* [nfuncs]; 0 = not resolved yet, 1 = absent */
 	int nfuncs, nlocs;   /* sizes; the shell's tables grow as it goes */
+	bool syms_borrowed;  /* from the search's symbol cache: not ours to close */
 	struct loc_addrs {
 		bool resolved;
 		size_t n;
@@ -83,6 +84,7 @@ struct run {
 	bool has_driver;                 /* explore --driver: its exit ends the run */
 	bool deferred_trace;             /* keep raw events; name them only on demand */
 	int64_t symbols_us;              /* time spent opening symbol tables */
+	struct symbol_cache *symbol_cache; /* explore: tables kept across runs */
 	struct deferred_event {
 		double ms;
 		struct tr_thread *thread;
@@ -167,6 +169,15 @@ enum flow exec_next(struct run *r, const struct stmt *s);
 enum flow exec_finish(struct run *r, const struct stmt *s);
 enum flow exec_hold(struct run *r, const struct stmt *s);
 enum flow exec_bind(struct run *r, const struct stmt *s);
+
+/* A search restarts the same program in the same layout (no ASLR): the
+ * symbol tables of a run are good for the next while the file-backed
+ * mappings are the same.  One entry; owned by the search. */
+struct symbol_cache {
+	uint64_t maps_hash;
+	struct sym_space *syms;
+};
+void symbol_cache_free(struct symbol_cache *c);
 
 /* points.c */
 struct proc_ctx *run_proc(struct run *r, struct tr_process *p);

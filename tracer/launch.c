@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/personality.h>
 #include <sys/ptrace.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -69,6 +70,10 @@ static void child_exec(struct tracer *t, char *const argv[], int errfd)
 	(void)t;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
+	/* Same addresses on every run, as under gdb: a schedule replays in the
+	 * same layout, and a search can keep its symbol tables across runs.
+	 * Where the kernel refuses, the program simply runs randomised. */
+	personality(ADDR_NO_RANDOMIZE);
 	raise(SIGSTOP);
 	execvp(argv[0], argv);
 	e = errno;

@@ -113,8 +113,9 @@ struct tracer *tracer_new(const struct tracer_options *opt);
 void tracer_free(struct tracer *t);
 
 /*
- * Start argv under trace (PTRACE_O_EXITKILL) and run it to its ELF entry
- * point, where the dynamic loader has mapped every needed library.  The
+ * Start argv under trace (PTRACE_O_EXITKILL), with address-space
+ * randomisation off (as gdb does), and run it to its ELF entry point,
+ * where the dynamic loader has mapped every needed library.  The
  * main thread p1.t1 is then held, with a TR_EV_START event queued.
  * Returns 0, or -1 with a message in err ("cannot run 'prog': ...").
  */
