@@ -32,7 +32,7 @@
 static void usage(FILE *f)
 {
 	fputs("usage: cctrace explore SCHEDULE [OPTIONS] -- PROGRAM [ARGS...]\n"
-	      "  --strategy S      dfs (default), bfs, random, pct:D or cb:N\n"
+	      "  --strategy S      dfs (default), bfs, random, pct:D, cb:N or vb:V\n"
 	      "  --runs N          stop after N runs (random and pct default to 100)\n"
 	      "  --time DURATION   stop after this long (e.g. 30s, 5m)\n"
 	      "  --seed S          seed of random and pct (default 1)\n"

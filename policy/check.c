@@ -175,6 +175,7 @@ static int check_watch(struct checker *k, struct expr *e)
 			    "watchpoint covers 1, 2, 4 or 8",
 			    (expr_format(e->lhs, text, sizeof(text)), text), (unsigned long)size);
 	expr_format(e->lhs, text, sizeof(text));
+	e->slot = intern(&k->pol->watched, &k->pol->nwatched, text);
 	for (i = 0; i < k->watches; i++)
 		if (strcmp(k->watch_text[i], text) == 0)
 			return 0;

@@ -28,7 +28,7 @@ int run_choose_value(void *hook, const struct expr *e, int n)
 	(void)e;
 	if (!r->oracle)
 		return 0;
-	k = oracle_choose(r->oracle, n, NULL, -1);
+	k = oracle_choose(r->oracle, n, NULL, -1, -1);
 	if (k == ORACLE_ABANDON) {
 		r->abandoned = true;
 		return 0;
@@ -89,7 +89,9 @@ enum flow exec_choose_thread(struct run *r, const struct stmt *s)
 			       "every thread to choose from has ended (%s)", where);
 		return FLOW_STOP;
 	}
-	k = r->oracle ? oracle_choose(r->oracle, n, ids, current) : 0;
+	k = r->oracle ? oracle_choose(r->oracle, n, ids, current,
+				      r->last_run ? run_thread(r, r->last_run)->last_var : -1)
+		      : 0;
 	if (k == ORACLE_ABANDON)
 		return abandoned(r);
 	var = var_index(r, s->names[0]);

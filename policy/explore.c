@@ -301,6 +301,7 @@ int policy_explore(struct policy *pol, char *const argv[], const struct policy_o
 	oracle = oracle_new(&cfg);
 	if (!oracle)
 		return -1;
+	oracle_set_variables(oracle, pol->nwatched);
 	while (more) {
 		struct one_run o = {0};
 

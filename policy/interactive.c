@@ -181,6 +181,9 @@ static void session_free(struct policy_session *s)
 	for (i = 0; i < s->pol.nlocals; i++)
 		free(s->pol.locals[i]);
 	free(s->pol.locals);
+	for (i = 0; i < s->pol.nwatched; i++)
+		free(s->pol.watched[i]);
+	free(s->pol.watched);
 	free(s->pol.funcs);
 	free(s->pol.locs);
 	free(s->pol.threads);

@@ -26,6 +26,8 @@ struct policy {
 	int nlocs;
 	char **threads; /* thread variables, in declaration order */
 	char **locals;  /* let and for variables (expr->slot of a REF_LOCAL name) */
+	char **watched; /* read/write lvalues by text (expr->slot of a read/write atom) */
+	int nwatched;
 	int nlocals;
 	int nthreads;
 };

@@ -209,6 +209,10 @@ static enum flow handle_event(struct run *r, const struct tr_event *ev, bool new
 		return FLOW_STOP;
 	if (holds) {
 		tc->matched = true;
+		tc->last_var = r->matched_atom && (r->matched_atom->kind == E_EV_READ ||
+						   r->matched_atom->kind == E_EV_WRITE)
+				   ? r->matched_atom->slot
+				   : -1;
 		blocked_forget(r, NULL);
 		matched[(*nmatched)++] = th;
 		report_event(r, ev);

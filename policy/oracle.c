@@ -22,6 +22,7 @@ struct entry {
 	int cum;	   /* cb: preemptions including this choice */
 	bool can_continue; /* cb: the thread that ran last is option 0; any other
 			    * option preempts it */
+	bool forced;	   /* vb: no preemption allowed here: only option 0 */
 };
 
 struct prefix {
@@ -47,6 +48,8 @@ struct oracle {
 	int change[16]; /* pct: choice-point numbers where priorities drop */
 	int nchange;
 	int prio[PCT_MAX_IDS];
+	int nvars;	     /* vb: watched variables of the schedule */
+	uint64_t subset;     /* vb: the variables preemptions may follow */
 	double estimate_sum; /* sum over runs of the product of options */
 	long estimate_runs;
 };
@@ -74,7 +77,7 @@ int oracle_parse_strategy(const char *text, struct oracle_config *cfg, char *err
 		bool param;
 	} table[] = {
 	    {"dfs", STRAT_DFS, false}, {"bfs", STRAT_BFS, false}, {"random", STRAT_RANDOM, false},
-	    {"pct", STRAT_PCT, true},  {"cb", STRAT_CB, true},
+	    {"pct", STRAT_PCT, true},  {"cb", STRAT_CB, true},	  {"vb", STRAT_VB, true},
 	};
 	const char *colon = strchr(text, ':');
 	size_t len = colon ? (size_t)(colon - text) : strlen(text);
@@ -90,24 +93,27 @@ int oracle_parse_strategy(const char *text, struct oracle_config *cfg, char *err
 			return 0;
 		if (table[i].param && colon) {
 			cfg->param = (int)strtol(colon + 1, &end, 10);
-			if (*end == 0 && cfg->param >= (cfg->kind == STRAT_PCT ? 1 : 0) &&
+			if (*end == 0 &&
+			    cfg->param >=
+				(cfg->kind == STRAT_PCT || cfg->kind == STRAT_VB ? 1 : 0) &&
 			    cfg->param <= 16)
 				return 0;
 		}
 		snprintf(err, errlen, "strategy '%s' %s", text,
-			 table[i].param ? "needs a number from 0 to 16, e.g. pct:3 or cb:2"
+			 table[i].param ? "needs a number from 0 to 16, e.g. pct:3, cb:2 or vb:1"
 					: "takes no parameter");
 		return -1;
 	}
-	snprintf(err, errlen, "unknown strategy '%s': use dfs, bfs, random, pct:D or cb:N", text);
+	snprintf(err, errlen, "unknown strategy '%s': use dfs, bfs, random, pct:D, cb:N or vb:V",
+		 text);
 	return -1;
 }
 
 const char *oracle_strategy_name(const struct oracle_config *cfg, char *buf, size_t len)
 {
-	static const char *const names[] = {"dfs", "bfs", "random", "pct", "cb"};
+	static const char *const names[] = {"dfs", "bfs", "random", "pct", "cb", "vb"};
 
-	if (cfg->kind == STRAT_PCT || cfg->kind == STRAT_CB)
+	if (cfg->kind == STRAT_PCT || cfg->kind == STRAT_CB || cfg->kind == STRAT_VB)
 		snprintf(buf, len, "%s:%d", names[cfg->kind], cfg->param);
 	else
 		snprintf(buf, len, "%s", names[cfg->kind]);
@@ -162,10 +168,10 @@ static bool is_shard_point(const struct oracle *o, int at)
 {
 	int i;
 
-	if (o->cfg.nshards == 1 || o->trace[at].n < 2)
+	if (o->cfg.nshards == 1 || o->trace[at].n < 2 || o->trace[at].forced)
 		return false;
 	for (i = 0; i < at; i++)
-		if (o->trace[i].n > 1)
+		if (o->trace[i].n > 1 && !o->trace[i].forced)
 			return false;
 	return true;
 }
@@ -246,6 +252,19 @@ static bool continues(const int *ids, int n, int current)
 	return false;
 }
 
+/* cb bounds preemptions by its parameter; vb by the size of its set (a
+ * bug of v variables needs at least v preemptions, 004 section 2, and the
+ * search tries the fewest first). */
+static bool counts_preemptions(const struct oracle *o)
+{
+	return o->cfg.kind == STRAT_CB || o->cfg.kind == STRAT_VB;
+}
+
+static int preemption_bound(const struct oracle *o)
+{
+	return o->cfg.kind == STRAT_VB ? __builtin_popcountll(o->subset) : o->cfg.param;
+}
+
 static int first_option(struct oracle *o, struct entry *e)
 {
 	/* e is the entry just pushed: the count so far is its predecessor's. */
@@ -258,14 +277,41 @@ static int first_option(struct oracle *o, struct entry *e)
 		if (e->k >= e->n)
 			return -1;
 	}
-	if (o->cfg.kind == STRAT_CB && e->can_continue && e->k > 0)
+	if (counts_preemptions(o) && e->can_continue && e->k > 0)
 		e->cum = before + 1;
-	if (o->cfg.kind == STRAT_CB && e->cum > o->cfg.param)
+	if (counts_preemptions(o) && e->cum > preemption_bound(o))
 		return -1;
 	return 0;
 }
 
-int oracle_choose(struct oracle *o, int n, const int *ids, int current)
+void oracle_set_variables(struct oracle *o, int n)
+{
+	o->nvars = n < 64 ? n : 64;
+	o->subset = o->nvars ? 1 : 0; /* the first set of one variable */
+}
+
+/* The next set of as many variables (Gosper's hack), or of one more. */
+static bool next_subset(struct oracle *o)
+{
+	uint64_t s = o->subset, c, r;
+	int size = __builtin_popcountll(s);
+
+	if (s) {
+		c = s & -s;
+		r = s + c;
+		s = (((r ^ s) >> 2) / c) | r;
+		if (o->nvars == 64 || s < (1ull << o->nvars)) {
+			o->subset = s;
+			return true;
+		}
+	}
+	if (size + 1 > o->cfg.param || size + 1 > o->nvars)
+		return false;
+	o->subset = (1ull << (size + 1)) - 1;
+	return true;
+}
+
+int oracle_choose(struct oracle *o, int n, const int *ids, int current, int current_var)
 {
 	struct entry e = {.n = n};
 	int k;
@@ -293,6 +339,11 @@ int oracle_choose(struct oracle *o, int n, const int *ids, int current)
 		k = r->k;
 	} else {
 		e.can_continue = continues(ids, n, current);
+		/* vb: going on is the only choice unless the thread that ran
+		 * last just touched a variable of the set. */
+		e.forced =
+		    o->cfg.kind == STRAT_VB && e.can_continue &&
+		    !(current_var >= 0 && current_var < 64 && (o->subset >> current_var & 1));
 		if (push_entry(o, e) < 0)
 			return ORACLE_ABANDON;
 		if (first_option(o, &o->trace[o->len - 1]) < 0) {
@@ -303,7 +354,7 @@ int oracle_choose(struct oracle *o, int n, const int *ids, int current)
 		o->index++;
 		k = o->trace[o->len - 1].k;
 	}
-	if (o->cfg.kind == STRAT_CB)
+	if (o->cfg.kind == STRAT_CB || o->cfg.kind == STRAT_VB)
 		k = cb_option(ids, n, current, k);
 	return k;
 }
@@ -324,17 +375,22 @@ static bool dfs_backtrack(struct oracle *o)
 		int before = i ? o->trace[i - 1].cum : 0;
 		int k = e->k + step_of(o, i);
 
-		if (k >= e->n)
+		if (k >= e->n || e->forced)
 			continue;
-		if (o->cfg.kind == STRAT_CB) {
+		if (counts_preemptions(o)) {
 			int cum = before + (e->can_continue && k > 0 ? 1 : 0);
 
-			if (cum > o->cfg.param)
+			if (cum > preemption_bound(o))
 				continue;
 			e->cum = cum;
 		}
 		e->k = k;
 		o->len = i + 1;
+		return true;
+	}
+	/* vb: this set is done; start over with the next one. */
+	if (o->cfg.kind == STRAT_VB && next_subset(o)) {
+		o->len = 0;
 		return true;
 	}
 	return false;

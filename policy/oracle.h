@@ -14,6 +14,10 @@
  *   cb:N    depth-first over traces with at most N preemptions, where a
  *           preemption chooses another thread while the one that ran last
  *           could go on; non-preempting choices are tried first
+ *   vb:V    variable bounding (004, section 2): for v = 1..V and every set
+ *           S of v of the schedule's watched variables, depth-first over
+ *           traces that preempt only right after an access to a variable
+ *           in S (elsewhere the thread that ran last goes on)
  * Sharding splits the options of the first real choice (dfs, bfs, cb) or
  * the seeds (random, pct) so that N shards cover exactly one unsharded run.
  */
@@ -24,7 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum strategy { STRAT_DFS, STRAT_BFS, STRAT_RANDOM, STRAT_PCT, STRAT_CB };
+enum strategy { STRAT_DFS, STRAT_BFS, STRAT_RANDOM, STRAT_PCT, STRAT_CB, STRAT_VB };
 
 struct oracle_config {
 	enum strategy kind;
@@ -44,12 +48,16 @@ void oracle_free(struct oracle *o);
 
 #define ORACLE_ABANDON (-1)  /* the run lies outside this shard: stop it */
 
+/* How many distinct watched variables the schedule has (vb). */
+void oracle_set_variables(struct oracle *o, int n);
+
 /*
  * A choice point: pick one of n options.  For thread choices, ids[i] is a
- * stable identity of option i and current the identity of the thread that
- * ran last (-1 if none); both may be NULL/-1 for plain values.
+ * stable identity of option i, current the identity of the thread that
+ * ran last (-1 if none) and current_var the watched variable whose access
+ * that thread stopped at (-1 if none); ids may be NULL for plain values.
  */
-int oracle_choose(struct oracle *o, int n, const int *ids, int current);
+int oracle_choose(struct oracle *o, int n, const int *ids, int current, int current_var);
 
 /* The run is over.  Returns true if there is another run to make. */
 bool oracle_next_run(struct oracle *o);

@@ -103,6 +103,7 @@ struct thread_ctx *run_thread(struct run *r, struct tr_thread *th)
 		abort();
 	tc->bound = -1;
 	tc->primary = -1;
+	tc->last_var = -1;
 	tc->returned_func = -1;
 	th->user = tc;
 	return tc;

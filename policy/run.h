@@ -48,6 +48,7 @@ struct thread_ctx {
 	char kernel_state[128]; /* captured for reports before threads are stopped */
 	char last_event[160]; /* the last scheduling event, as the trace names it */
 	bool blocked;		  /* ran into the kernel and stayed there (blocked.c) */
+	int last_var;		  /* watched variable of its last event, -1 if none */
 	bool sampled;
 	struct tr_kernel_sample sample;
 };

@@ -64,6 +64,9 @@ void policy_free(struct policy *pol)
 	for (i = 0; i < pol->nlocals; i++)
 		free(pol->locals[i]);
 	free(pol->locals);
+	for (i = 0; i < pol->nwatched; i++)
+		free(pol->watched[i]);
+	free(pol->watched);
 	free(pol->funcs);
 	free(pol->locs);
 	free(pol->threads);
