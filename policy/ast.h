@@ -39,14 +39,14 @@ enum expr_kind {
 	E_ENDED, /* ended(name) */
 	E_IN,	 /* in(name, func) : thread `name` has `func` on its stack */
 	/* event atoms */
-	E_EV_START,  /* start */
-	E_EV_EXIT,   /* exit */
-	E_EV_ENTER,  /* enter(func) */
-	E_EV_RETURN, /* return(func) */
-	E_EV_AT,     /* at(file:line) */
-	E_EV_READ,   /* read(lhs)  lhs is an lvalue expression */
-	E_EV_WRITE,  /* write(lhs) */
-	E_EV_SIGNAL, /* signal, or signal(SIGNAME) with ival = signal number */
+	E_EV_START,   /* start */
+	E_EV_EXIT,    /* exit */
+	E_EV_ENTER,   /* enter(func) */
+	E_EV_RETURN,  /* return(func) */
+	E_EV_AT,      /* at(file:line) */
+	E_EV_READ,    /* read(lhs)  lhs is an lvalue expression */
+	E_EV_WRITE,   /* write(lhs) */
+	E_EV_SIGNAL,  /* signal, or signal(SIGNAME) with ival = signal number */
 	E_EV_BLOCKED, /* blocked: the thread sleeps in the kernel (a lock another thread holds) */
 };
 

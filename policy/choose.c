@@ -36,16 +36,6 @@ int run_choose_value(void *hook, const struct expr *e, int n)
 	return k;
 }
 
-static int var_index(struct run *r, const char *name)
-{
-	int i;
-
-	for (i = 0; i < r->pol->nthreads; i++)
-		if (strcmp(r->pol->threads[i], name) == 0)
-			return i;
-	return -1;
-}
-
 static bool has_ended(struct tr_thread *th)
 {
 	return th->state == TR_EXITED || th->last_event == TR_EV_EXIT;
@@ -70,7 +60,7 @@ enum flow exec_choose_thread(struct run *r, const struct stmt *s)
 		if (!th || has_ended(th) || run_thread(r, th)->blocked)
 			continue;
 		options[n] = th;
-		ids[n] = var_index(r, s->choices[i]);
+		ids[n] = run_var(r, s->choices[i]);
 		if (th == r->last_run)
 			current = ids[n];
 		n++;
@@ -94,7 +84,7 @@ enum flow exec_choose_thread(struct run *r, const struct stmt *s)
 		      : 0;
 	if (k == ORACLE_ABANDON)
 		return abandoned(r);
-	var = var_index(r, s->names[0]);
+	var = run_var(r, s->names[0]);
 	if (var >= 0)
 		run_bind(r, var, options[k]);
 	return FLOW_NEXT;

@@ -346,25 +346,17 @@ static struct tr_thread *find_thread(struct policy_session *s, const char *name,
 	return th;
 }
 
-static const char *bound_var(struct policy_session *s, struct tr_thread *th)
-{
-	int i;
-
-	for (i = 0; i < s->run->nbindings; i++)
-		if (s->run->bindings[i] == th)
-			return s->pol.threads[i];
-	return "";
-}
-
 static void fill_thread(struct policy_session *s, struct tr_thread *th, struct session_thread *t)
 {
+	const char *var;
 	struct proc_ctx *pc = run_proc(s->run, th->proc);
 	struct sym_loc loc = {0};
 	uint64_t pcaddr = tracer_thread_pc(th);
 
 	memset(t, 0, sizeof(*t));
 	snprintf(t->name, sizeof(t->name), "%s", th->name);
-	snprintf(t->var, sizeof(t->var), "%s", bound_var(s, th));
+	var = run_var_of(s->run, th);
+	snprintf(t->var, sizeof(t->var), "%s", var ? var : "");
 	t->tid = th->tid;
 	t->pid = tracer_process_pid(th->proc);
 	tracer_describe_kernel_state(th, t->state, sizeof(t->state));

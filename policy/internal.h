@@ -25,7 +25,7 @@ struct policy {
 	} * locs;
 	int nlocs;
 	char **threads; /* thread variables, in declaration order */
-	char **locals;  /* let and for variables (expr->slot of a REF_LOCAL name) */
+	char **locals;	/* let and for variables (expr->slot of a REF_LOCAL name) */
 	char **watched; /* read/write lvalues by text (expr->slot of a read/write atom) */
 	int nwatched;
 	int nlocals;

@@ -366,14 +366,10 @@ static enum flow exec_wait(struct run *r, const struct stmt *s)
 	if (run_wait_for(r, s, NULL, 0, need, matched) == FLOW_STOP)
 		return FLOW_STOP;
 	for (i = 0; i < s->n_names && i < need; i++) {
-		int var;
+		int var = run_var(r, s->names[i]);
 
-		for (var = 0; var < r->nbindings; var++)
-			if (strcmp(r->pol->threads[var], s->names[i]) == 0)
-				break;
-		if (var == r->nbindings)
-			continue;
-		run_bind(r, var, matched[i]);
+		if (var >= 0)
+			run_bind(r, var, matched[i]);
 	}
 	/* `wait any P` without names: the thread was only waited for. */
 	for (i = s->n_names; i < need; i++)
@@ -381,14 +377,28 @@ static enum flow exec_wait(struct run *r, const struct stmt *s)
 	return FLOW_NEXT;
 }
 
-struct tr_thread *run_binding(struct run *r, const char *name)
+int run_var(struct run *r, const char *name)
 {
 	int i;
 
 	for (i = 0; i < r->nbindings; i++)
 		if (strcmp(r->pol->threads[i], name) == 0)
-			return r->bindings[i];
-	return NULL;
+			return i;
+	return -1;
+}
+
+const char *run_var_of(struct run *r, struct tr_thread *th)
+{
+	int var = run_thread(r, th)->bound;
+
+	return var >= 0 ? r->pol->threads[var] : NULL;
+}
+
+struct tr_thread *run_binding(struct run *r, const char *name)
+{
+	int var = run_var(r, name);
+
+	return var >= 0 ? r->bindings[var] : NULL;
 }
 
 static enum flow exec_run(struct run *r, const struct stmt *s)

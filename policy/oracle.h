@@ -32,9 +32,9 @@ enum strategy { STRAT_DFS, STRAT_BFS, STRAT_RANDOM, STRAT_PCT, STRAT_CB, STRAT_V
 
 struct oracle_config {
 	enum strategy kind;
-	int param;        /* pct: depth D; cb: preemption bound N */
+	int param; /* pct: depth D; cb: preemption bound N */
 	uint64_t seed;
-	int shard, nshards;  /* 0-based shard of nshards (1 = no sharding) */
+	int shard, nshards; /* 0-based shard of nshards (1 = no sharding) */
 };
 
 struct oracle;
@@ -46,7 +46,7 @@ const char *oracle_strategy_name(const struct oracle_config *cfg, char *buf, siz
 struct oracle *oracle_new(const struct oracle_config *cfg);
 void oracle_free(struct oracle *o);
 
-#define ORACLE_ABANDON (-1)  /* the run lies outside this shard: stop it */
+#define ORACLE_ABANDON (-1) /* the run lies outside this shard: stop it */
 
 /* How many distinct watched variables the schedule has (vb). */
 void oracle_set_variables(struct oracle *o, int n);

@@ -283,9 +283,15 @@ static int arm_expr(struct run *r, struct tr_process *p, const struct expr *e, i
 	}
 }
 
-static bool has_kind(const struct expr *e, enum expr_kind k)
+/* The functions whose return(F) the predicate waits for, as a bit set of
+ * their indexes (the first 64). */
+static uint64_t return_funcs(const struct expr *e)
 {
-	return e && (e->kind == k || has_kind(e->lhs, k) || has_kind(e->rhs, k));
+	if (!e)
+		return 0;
+	if (e->kind == E_EV_RETURN && e->slot >= 0 && e->slot < 64)
+		return 1ull << e->slot;
+	return return_funcs(e->lhs) | return_funcs(e->rhs);
 }
 
 int points_arm(struct run *r, const struct expr *pred)
@@ -293,7 +299,7 @@ int points_arm(struct run *r, const struct expr *pred)
 	struct tr_process *p;
 
 	r->pred = pred;
-	r->pred_has_return = has_kind(pred, E_EV_RETURN);
+	r->return_funcs = return_funcs(pred);
 	for (p = tracer_processes(r->t); p; p = tracer_process_next(p)) {
 		if (!tracer_process_alive(p))
 			continue;
@@ -344,32 +350,20 @@ static void push_frame(struct run *r, struct tr_thread *th, int func, uint64_t r
 	arm_bp(r, th->proc, ret);
 }
 
-static void return_funcs(const struct expr *e, bool *want, int nfuncs)
-{
-	if (!e)
-		return;
-	if (e->kind == E_EV_RETURN && e->slot >= 0 && e->slot < nfuncs)
-		want[e->slot] = true;
-	return_funcs(e->lhs, want, nfuncs);
-	return_funcs(e->rhs, want, nfuncs);
-}
-
 void points_seed_frames(struct run *r, struct tr_thread *th)
 {
 	struct thread_ctx *tc = run_thread(r, th);
 	struct proc_ctx *pc = run_proc(r, th->proc);
 	struct sym_frame frames[MAX_FRAMES];
-	bool want[64] = {false};
+	uint64_t want = r->return_funcs, ret;
 	int n, i, f;
-	uint64_t ret;
 
 	tc->nframes = 0;
-	if (!r->pred_has_return || th->state != TR_HELD || !pc || !pc->syms)
+	if (!want || th->state != TR_HELD || !pc || !pc->syms)
 		return;
-	return_funcs(r->pred, want, r->pol->nfuncs < 64 ? r->pol->nfuncs : 64);
 	for (f = 0; f < r->pol->nfuncs && f < 64; f++) {
 		/* At the very entry the unwinder is not needed: [rsp] is it. */
-		if (want[f] && tracer_regs(th)->rip == func_addr(r, th->proc, f) &&
+		if ((want >> f & 1) && tracer_regs(th)->rip == func_addr(r, th->proc, f) &&
 		    tracer_read(th->proc, tracer_regs(th)->rsp, &ret, sizeof(ret)) == 0) {
 			push_frame(r, th, f, ret, tracer_regs(th)->rsp + 8);
 			return;
@@ -378,7 +372,7 @@ void points_seed_frames(struct run *r, struct tr_thread *th)
 	n = run_backtrace(r, th, frames, MAX_FRAMES);
 	for (i = n - 2; i >= 0; i--) {
 		for (f = 0; f < r->pol->nfuncs && f < 64; f++)
-			if (want[f] && frames[i].loc.func &&
+			if ((want >> f & 1) && frames[i].loc.func &&
 			    strcmp(frames[i].loc.func, r->pol->funcs[f]) == 0)
 				push_frame(r, th, f, frames[i + 1].pc, frames[i + 1].sp);
 	}
@@ -388,12 +382,11 @@ void points_note_break(struct run *r, struct tr_thread *th, const struct tr_even
 {
 	struct thread_ctx *tc = run_thread(r, th);
 	const struct user_regs_struct *regs = tracer_regs(th);
-	uint64_t ret;
-	bool want[64] = {false};
+	uint64_t want = r->return_funcs, ret;
 	int f, i;
 
 	tc->returned_func = -1;
-	if (!r->pred_has_return)
+	if (!want)
 		return;
 	for (i = tc->nframes - 1; i >= 0; i--) {
 		if (tc->frames[i].ret_addr == ev->addr && tc->frames[i].sp_after == regs->rsp) {
@@ -402,9 +395,8 @@ void points_note_break(struct run *r, struct tr_thread *th, const struct tr_even
 			return;
 		}
 	}
-	return_funcs(r->pred, want, r->pol->nfuncs < 64 ? r->pol->nfuncs : 64);
 	for (f = 0; f < r->pol->nfuncs && f < 64; f++)
-		if (want[f] && ev->addr == func_addr(r, th->proc, f) &&
+		if ((want >> f & 1) && ev->addr == func_addr(r, th->proc, f) &&
 		    tracer_read(th->proc, regs->rsp, &ret, sizeof(ret)) == 0)
 			push_frame(r, th, f, ret, regs->rsp + 8);
 }

@@ -82,11 +82,10 @@ enum policy_outcome policy_run_attached(struct policy *pol, pid_t pid,
  */
 struct policy_session;
 
-struct policy_session *policy_session_launch(char *const argv[],
-					     const struct policy_options *opt, char *err,
-					     size_t errlen);
-struct policy_session *policy_session_attach(pid_t pid, const struct policy_options *opt,
+struct policy_session *policy_session_launch(char *const argv[], const struct policy_options *opt,
 					     char *err, size_t errlen);
+struct policy_session *policy_session_attach(pid_t pid, const struct policy_options *opt, char *err,
+					     size_t errlen);
 /* Detach (attached) or kill (launched) and free. */
 void policy_session_end(struct policy_session *s);
 /* Release every thread and detach, launched programs included, which then
@@ -94,9 +93,9 @@ void policy_session_end(struct policy_session *s);
 void policy_session_detach(struct policy_session *s);
 
 enum session_result {
-	SESSION_OK,       /* the statements ran */
-	SESSION_FAILED,   /* a diagnostic is in err; the session goes on */
-	SESSION_OVER,     /* the program is gone (exited, crashed): only saving and quitting remain */
+	SESSION_OK,	/* the statements ran */
+	SESSION_FAILED, /* a diagnostic is in err; the session goes on */
+	SESSION_OVER,	/* the program is gone (exited, crashed): only saving and quitting remain */
 };
 
 /* Run schedule statements, e.g. "run A until enter(withdraw)" or
@@ -110,14 +109,14 @@ enum session_result policy_session_exec(struct policy_session *s, const char *te
 int policy_session_save(struct policy_session *s, const char *path, char *err, size_t errlen);
 
 struct session_thread {
-	char name[24];        /* p1.t3 */
-	char var[32];         /* schedule variable bound to it, "" if none */
+	char name[24]; /* p1.t3 */
+	char var[32];  /* schedule variable bound to it, "" if none */
 	pid_t tid, pid;
-	char state[48];       /* held, running, blocked in futex, exited */
-	char func[64];        /* "" if unknown */
-	char file[64];        /* basename, "" if unknown */
+	char state[48]; /* held, running, blocked in futex, exited */
+	char func[64];	/* "" if unknown */
+	char file[64];	/* basename, "" if unknown */
 	int line;
-	char last_event[64];  /* "enter(withdraw)", "start", ... */
+	char last_event[64]; /* "enter(withdraw)", "start", ... */
 };
 
 /* Fill up to max entries, in creation order; returns how many threads. */
@@ -154,18 +153,18 @@ void policy_session_names(struct policy_session *s, int kind, const char *prefix
 /* --- systematic search (cctrace explore) --- */
 
 struct explore_options {
-	const char *strategy;    /* dfs, bfs, random, pct:D, cb:N */
-	long max_runs;           /* 0: no limit (dfs and bfs stop when exhausted) */
-	int64_t max_ms;          /* 0: no limit */
+	const char *strategy; /* dfs, bfs, random, pct:D, cb:N */
+	long max_runs;	      /* 0: no limit (dfs and bfs stop when exhausted) */
+	int64_t max_ms;	      /* 0: no limit */
 	uint64_t seed;
-	int shard, nshards;      /* 1-based shard of nshards; 0/0 for all */
-	const char *out_dir;     /* where bug-N.sched and bug-N.txt go */
-	bool all;                /* keep going after the first bug */
-	bool progress;           /* a status line on stderr */
-	FILE *json;              /* a final summary as JSON, or NULL */
-	FILE *schedules;         /* one line per run: its choices, or NULL */
-	int minimize_replays;    /* > 0: minimise each bug, keeping it R of R */
-	bool verbose;            /* print the trace and report of every run that is not completed */
+	int shard, nshards;   /* 1-based shard of nshards; 0/0 for all */
+	const char *out_dir;  /* where bug-N.sched and bug-N.txt go */
+	bool all;	      /* keep going after the first bug */
+	bool progress;	      /* a status line on stderr */
+	FILE *json;	      /* a final summary as JSON, or NULL */
+	FILE *schedules;      /* one line per run: its choices, or NULL */
+	int minimize_replays; /* > 0: minimise each bug, keeping it R of R */
+	bool verbose;	      /* print the trace and report of every run that is not completed */
 };
 
 struct explore_summary {
@@ -175,8 +174,8 @@ struct explore_summary {
 	 * excluded), and ending (the program run to its end or killed) */
 	double launch_ms, symbols_ms, schedule_ms, finish_ms;
 	bool interrupted;
-	long distinct;          /* distinct choice traces among the runs */
-	double space_estimate;  /* estimated number of traces in the search space */
+	long distinct;	       /* distinct choice traces among the runs */
+	double space_estimate; /* estimated number of traces in the search space */
 	double ms;
 };
 

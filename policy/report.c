@@ -202,16 +202,6 @@ void report_stack_to(struct run *r, struct tr_thread *th, FILE *f)
 	}
 }
 
-static const char *binding_of(struct run *r, struct tr_thread *th)
-{
-	int i;
-
-	for (i = 0; i < r->nbindings; i++)
-		if (r->bindings[i] == th)
-			return r->pol->threads[i];
-	return NULL;
-}
-
 /* Where every thread is; running threads must have been stopped first. */
 void report_threads(struct run *r)
 {
@@ -224,7 +214,7 @@ void report_threads(struct run *r)
 		return;
 	fprintf(f, "  threads:\n");
 	for (th = tracer_threads(r->t); th; th = th->next) {
-		const char *var = binding_of(r, th);
+		const char *var = run_var_of(r, th);
 
 		if (th->state == TR_EXITED) {
 			fprintf(f, "    %-8s %-4s exited\n", th->name, var ? var : "");

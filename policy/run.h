@@ -38,17 +38,17 @@ struct ret_frame {
 
 /* Per traced thread. */
 struct thread_ctx {
-	int bound;          /* a thread variable bound to it, -1 if unbound */
-	int primary;        /* the variable a wait or bind first gave it, for replays */
+	int bound;	   /* a thread variable bound to it, -1 if unbound */
+	int primary;	   /* the variable a wait or bind first gave it, for replays */
 	bool candidate;	   /* may satisfy the current wait */
 	bool matched;	   /* satisfied it (and is held) */
 	int returned_func; /* the func whose return this stop is, -1 if none */
 	struct ret_frame frames[MAX_FRAMES];
 	int nframes;
 	char kernel_state[128]; /* captured for reports before threads are stopped */
-	char last_event[160]; /* the last scheduling event, as the trace names it */
-	bool blocked;		  /* ran into the kernel and stayed there (blocked.c) */
-	int last_var;		  /* watched variable of its last event, -1 if none */
+	char last_event[160];	/* the last scheduling event, as the trace names it */
+	bool blocked;		/* ran into the kernel and stayed there (blocked.c) */
+	int last_var;		/* watched variable of its last event, -1 if none */
 	bool sampled;
 	struct tr_kernel_sample sample;
 };
@@ -69,32 +69,32 @@ enum flow { FLOW_NEXT, FLOW_STOP };
 
 struct run {
 	struct policy *pol;
-	struct schedule *sched;          /* the statements running, for diagnostics */
+	struct schedule *sched; /* the statements running, for diagnostics */
 	int nbindings;
-	bool interactive;                /* a shell session: Ctrl-C holds, not ends */
-	bool all_candidates;             /* `continue`: bound threads run and match too */
+	bool interactive;    /* a shell session: Ctrl-C holds, not ends */
+	bool all_candidates; /* `continue`: bound threads run and match too */
 	bool no_deadline;
-	const char *label;               /* trace text for step/next/finish events */
-	struct oracle *oracle;           /* explore: resolves choose; NULL: first value */
-	bool abandoned;                  /* the oracle stopped this run (another shard's) */
-	FILE *record;                    /* explore: the run as an exact schedule */
-	int64_t *locals;                 /* let/for variables */
+	const char *label;     /* trace text for step/next/finish events */
+	struct oracle *oracle; /* explore: resolves choose; NULL: first value */
+	bool abandoned;	       /* the oracle stopped this run (another shard's) */
+	FILE *record;	       /* explore: the run as an exact schedule */
+	int64_t *locals;       /* let/for variables */
 	int nlocals;
-	struct tr_thread *last_run;      /* the thread the last run/step moved (cb) */
-	bool no_drain;                   /* deadlock, driver ended: do not wait for the end */
-	bool has_driver;                 /* explore --driver: its exit ends the run */
-	bool deferred_trace;             /* keep raw events; name them only on demand */
-	int64_t symbols_us;              /* time spent opening symbol tables */
+	struct tr_thread *last_run;	   /* the thread the last run/step moved (cb) */
+	bool no_drain;			   /* deadlock, driver ended: do not wait for the end */
+	bool has_driver;		   /* explore --driver: its exit ends the run */
+	bool deferred_trace;		   /* keep raw events; name them only on demand */
+	int64_t symbols_us;		   /* time spent opening symbol tables */
 	struct symbol_cache *symbol_cache; /* explore: tables kept across runs */
 	struct deferred_event {
 		double ms;
 		struct tr_thread *thread;
 		uint64_t pc;
 		char what[160];
-	} *deferred;
+	} * deferred;
 	int ndeferred, deferred_cap;
-	bool blocked_event;              /* the event being evaluated is "blocked" */
-	bool ended_blocked;              /* the statement ended with threads blocked */
+	bool blocked_event; /* the event being evaluated is "blocked" */
+	bool ended_blocked; /* the statement ended with threads blocked */
 	struct tracer *t;
 	const struct policy_options *opt;
 	bool launched;
@@ -106,7 +106,7 @@ struct run {
 	/* the wait in progress */
 	const struct stmt *stmt;
 	const struct expr *pred;
-	bool pred_has_return;
+	uint64_t return_funcs;		 /* bit f: the predicate waits for return(funcs[f]) */
 	const struct tr_event *event;	 /* being evaluated */
 	const struct expr *matched_atom; /* first atom the event satisfied */
 	struct armed_bp *armed;
@@ -124,7 +124,7 @@ struct run {
 
 /* interp.c */
 struct run *run_new(struct policy *pol, struct tracer *t, const struct policy_options *opt,
-		   bool launched);
+		    bool launched);
 /* 0 when every statement ran, -1 when the run stopped (outcome reported). */
 int run_statements(struct run *r, struct schedule *sched);
 void run_finish(struct run *r);
@@ -137,7 +137,11 @@ enum flow run_program_ended(struct run *r, const struct tr_event *ev, const char
 void run_timed_out(struct run *r, const struct stmt *s);
 enum flow run_driver_ended(struct run *r, const struct tr_event *ev);
 void run_interrupted(struct run *r, int signo);
+/* The index of thread variable name, -1 if the schedule has none such. */
+int run_var(struct run *r, const char *name);
 struct tr_thread *run_binding(struct run *r, const char *name);
+/* A thread variable bound to th, NULL if none. */
+const char *run_var_of(struct run *r, struct tr_thread *th);
 void run_unbind(struct run *r, int var);
 void run_bind(struct run *r, int var, struct tr_thread *th);
 int run_choose_value(void *hook, const struct expr *e, int n);

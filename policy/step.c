@@ -330,8 +330,8 @@ enum flow exec_bind(struct run *r, const struct stmt *s)
 	}
 	if (hold_running(r, s, th) == FLOW_STOP)
 		return FLOW_STOP;
-	for (var = 0; var < r->nbindings; var++)
-		if (strcmp(r->pol->threads[var], s->names[0]) == 0)
-			run_bind(r, var, th);
+	var = run_var(r, s->names[0]);
+	if (var >= 0)
+		run_bind(r, var, th);
 	return FLOW_NEXT;
 }

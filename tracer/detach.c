@@ -18,19 +18,10 @@
 /* Is a SIGTRAP queued for th?  (SigPnd in its status, bit SIGTRAP - 1.) */
 static bool sigtrap_pending(struct tr_thread *th)
 {
-	char path[64], line[256];
-	unsigned long long mask = 0;
-	FILE *f;
+	unsigned long long pending = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", th->proc->pid, th->tid);
-	f = fopen(path, "r");
-	if (!f)
-		return false;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "SigPnd: %llx", &mask) == 1)
-			break;
-	fclose(f);
-	return mask & (1ull << (SIGTRAP - 1));
+	tr_status_field(th->proc->pid, th->tid, "SigPnd", 16, &pending);
+	return pending & (1ull << (SIGTRAP - 1));
 }
 
 /*

@@ -32,7 +32,7 @@ struct tr_scratch {
 
 struct tr_watch {
 	bool used;
-	int refs;       /* the same watch inserted again shares the slot */
+	int refs; /* the same watch inserted again shares the slot */
 	uint64_t addr;
 	int len;
 	enum tr_watch_kind kind;
@@ -60,10 +60,10 @@ struct tracer {
 	struct tr_thread *threads, **threads_tail;
 	struct tr_process *processes, **processes_tail;
 	int next_process_index;
-	int cpu;	       /* the CPU cctrace pinned itself to, -1 if not */
+	int cpu; /* the CPU cctrace pinned itself to, -1 if not */
 	/* Events decoded but not yet handed out: launch's START, an emulated
 	 * single-step, a stop met while waiting for an interrupt. */
-	pid_t child;              /* tracer_watch_child */
+	pid_t child; /* tracer_watch_child */
 	struct tr_event queue[64];
 	unsigned queue_head, queue_len;
 };
@@ -72,6 +72,9 @@ struct tracer {
 struct tr_process *tr_process_new(struct tracer *t, pid_t pid);
 struct tr_thread *tr_thread_new(struct tracer *t, struct tr_process *p, pid_t tid);
 void tr_thread_gone(struct tr_thread *th);
+/* A field of /proc/PID/status (or of thread tid's, if tid is not 0), read
+ * in base; 0, or -1 if the file or the field is missing. */
+int tr_status_field(pid_t pid, pid_t tid, const char *key, int base, unsigned long long *value);
 int tr_fetch_regs(struct tr_thread *th);
 int tr_flush_regs(struct tr_thread *th);
 /* Resume with PTRACE_CONT (or SINGLESTEP), flushing regs and signals. */

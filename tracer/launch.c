@@ -196,23 +196,9 @@ int tracer_launch(struct tracer *t, char *const argv[], char *err, size_t len)
 
 static long status_field(pid_t pid, const char *key)
 {
-	char path[64], line[256];
-	size_t klen = strlen(key);
-	long value = -1;
-	FILE *f;
+	unsigned long long value;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (strncmp(line, key, klen) == 0 && line[klen] == ':') {
-			value = strtol(line + klen + 1, NULL, 10);
-			break;
-		}
-	}
-	fclose(f);
-	return value;
+	return tr_status_field(pid, 0, key, 10, &value) == 0 ? (long)value : -1;
 }
 
 static void read_comm(pid_t pid, char *buf, size_t len)

@@ -384,22 +384,38 @@ int tracer_sync_regs(struct tr_thread *th)
 	return th->state == TR_HELD ? tr_flush_regs(th) : -1;
 }
 
-static unsigned long context_switches(pid_t pid, pid_t tid)
+int tr_status_field(pid_t pid, pid_t tid, const char *key, int base, unsigned long long *value)
 {
 	char path[64], line[256];
-	unsigned long total = 0, n;
+	size_t klen = strlen(key);
+	int rc = -1;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pid, tid);
+	if (tid)
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pid, tid);
+	else
+		snprintf(path, sizeof(path), "/proc/%d/status", pid);
 	f = fopen(path, "r");
 	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "voluntary_ctxt_switches: %lu", &n) == 1 ||
-		    sscanf(line, "nonvoluntary_ctxt_switches: %lu", &n) == 1)
-			total += n;
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, key, klen) == 0 && line[klen] == ':') {
+			*value = strtoull(line + klen + 1, NULL, base);
+			rc = 0;
+			break;
+		}
+	}
 	fclose(f);
-	return total;
+	return rc;
+}
+
+static unsigned long context_switches(pid_t pid, pid_t tid)
+{
+	unsigned long long voluntary = 0, involuntary = 0;
+
+	tr_status_field(pid, tid, "voluntary_ctxt_switches", 10, &voluntary);
+	tr_status_field(pid, tid, "nonvoluntary_ctxt_switches", 10, &involuntary);
+	return (unsigned long)(voluntary + involuntary);
 }
 
 int tracer_kernel_sample(struct tr_thread *th, struct tr_kernel_sample *s)

@@ -181,9 +181,9 @@ void tracer_describe_kernel_state(struct tr_thread *th, char *buf, size_t len);
  * been switched out: two samples a few ms apart with the same count mean
  * it is blocked, not just passing through. */
 struct tr_kernel_sample {
-	bool asleep;             /* state S or D, inside a system call */
-	long syscall;            /* its number, -1 if none */
-	unsigned long switches;  /* voluntary + involuntary context switches */
+	bool asleep;		/* state S or D, inside a system call */
+	long syscall;		/* its number, -1 if none */
+	unsigned long switches; /* voluntary + involuntary context switches */
 };
 int tracer_kernel_sample(struct tr_thread *th, struct tr_kernel_sample *s);
 

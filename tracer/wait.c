@@ -25,19 +25,9 @@ enum decoded { SILENT_RESUME, REPORT, ALREADY_HANDLED };
 
 static pid_t thread_group_of(pid_t tid)
 {
-	char path[64], line[256];
-	pid_t tgid = -1;
-	FILE *f;
+	unsigned long long tgid;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", tid);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Tgid: %d", &tgid) == 1)
-			break;
-	fclose(f);
-	return tgid;
+	return tr_status_field(tid, 0, "Tgid", 10, &tgid) == 0 ? (pid_t)tgid : -1;
 }
 
 static struct tr_process *process_by_pid(struct tracer *t, pid_t pid)
@@ -69,24 +59,11 @@ static struct tr_thread *adopt_task(struct tracer *t, pid_t tid, struct tr_proce
 
 static bool signal_is_caught(pid_t pid, int sig)
 {
-	char path[64], line[256];
-	unsigned long long mask = 0;
-	bool caught = false;
-	FILE *f;
+	unsigned long long caught = 0, ignored = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return false;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "SigCgt: %llx", &mask) == 1 ||
-		    sscanf(line, "SigIgn: %llx", &mask) == 1) {
-			if (mask & (1ull << (sig - 1)))
-				caught = true;
-		}
-	}
-	fclose(f);
-	return caught;
+	tr_status_field(pid, 0, "SigCgt", 16, &caught);
+	tr_status_field(pid, 0, "SigIgn", 16, &ignored);
+	return (caught | ignored) & (1ull << (sig - 1));
 }
 
 bool tracer_signal_crashes(int sig)

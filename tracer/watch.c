@@ -144,8 +144,8 @@ int tracer_watch_insert(struct tr_process *p, uint64_t addr, int len, enum tr_wa
 			 "x86-64 has 4 debug registers and all 4 hold watchpoints already");
 		return -1;
 	}
-	p->watch[free_slot] = (struct tr_watch){.used = true, .refs = 1, .addr = addr, .len = len,
-						.kind = kind};
+	p->watch[free_slot] =
+	    (struct tr_watch){.used = true, .refs = 1, .addr = addr, .len = len, .kind = kind};
 	refresh_all_threads(p);
 	return free_slot;
 }
