@@ -39,8 +39,7 @@ static const struct reg_slot reg_slots[] = {
 };
 #undef REG
 
-/* Value of a general register (or its 32-bit half) in regs. */
-static int reg_value(const struct user_regs_struct *regs, x86_reg reg, uint64_t *v)
+int dis_reg_value(const struct user_regs_struct *regs, x86_reg reg, uint64_t *v)
 {
 	const char *base = (const char *)regs;
 
@@ -76,9 +75,9 @@ int dis_cs_op_address(const cs_insn *ci, const cs_x86_op *op, const struct user_
 
 	if (op->mem.base == X86_REG_RIP || op->mem.base == X86_REG_EIP)
 		base = ci->address + ci->size;
-	else if (reg_value(regs, op->mem.base, &base))
+	else if (dis_reg_value(regs, op->mem.base, &base))
 		return -1;
-	if (reg_value(regs, op->mem.index, &index))
+	if (dis_reg_value(regs, op->mem.index, &index))
 		return -1;
 	sum = base + index * (uint64_t)op->mem.scale + (uint64_t)op->mem.disp;
 	if (ci->detail->x86.addr_size == 4)

@@ -11,6 +11,11 @@
  * "read", setae reads, lea and nop "read" an operand they never touch).
  * dis_cs_op_access() corrects those by instruction family before trusting
  * what capstone says; everything not listed keeps capstone's flags.
+ *
+ * The flags (memory, stack, string, locked, call) are derived from the same
+ * list of accesses that dis_accesses() computes addresses for (access.c),
+ * taken without registers, so that classification and the per-execution
+ * answer can never disagree about what an instruction touches.
  */
 #include <stdio.h>
 #include <string.h>
@@ -92,6 +97,31 @@ unsigned dis_cs_op_access(const cs_insn *ci, int i)
 	return access ? access : DIS_READ; /* unknown: it touches memory somehow */
 }
 
+/* Transfers whose destination the kernel or a fault decides. */
+static bool is_trap(const cs_insn *ci)
+{
+	switch (ci->id) {
+	case X86_INS_HLT:
+	case X86_INS_UD0:
+	case X86_INS_UD2:
+	case X86_INS_UD2B:
+	case X86_INS_INT1:
+	case X86_INS_INT3:
+	case X86_INS_INT:
+	case X86_INS_INTO:
+	case X86_INS_IRET:
+	case X86_INS_IRETD:
+	case X86_INS_IRETQ:
+	case X86_INS_RETF:
+	case X86_INS_RETFQ:
+	case X86_INS_SYSRET:
+	case X86_INS_SYSEXIT:
+		return true;
+	default:
+		return false;
+	}
+}
+
 static enum dis_kind classify(const cs_insn *ci)
 {
 	const cs_x86 *x = &ci->detail->x86;
@@ -99,7 +129,12 @@ static enum dis_kind classify(const cs_insn *ci)
 
 	switch (ci->id) {
 	case X86_INS_SYSCALL:
+	case X86_INS_SYSENTER:
 		return DIS_SYSCALL;
+	case X86_INS_INT:
+		if (imm && x->operands[0].imm == 0x80)
+			return DIS_SYSCALL;
+		return DIS_TRAP;
 	case X86_INS_RET:
 		return DIS_RET;
 	case X86_INS_JMP:
@@ -110,6 +145,8 @@ static enum dis_kind classify(const cs_insn *ci)
 	case X86_INS_LCALL:
 		return DIS_INDIRECT;
 	default:
+		if (is_trap(ci))
+			return DIS_TRAP;
 		return in_group(ci, CS_GRP_BRANCH_RELATIVE) ? DIS_JCC : DIS_OTHER;
 	}
 }
@@ -133,8 +170,43 @@ static void fill_operands(const cs_insn *ci, struct dis_insn *out)
 		out->target = (uint64_t)x->operands[0].imm;
 }
 
+/* flags and access_size, from the instruction's accesses taken without registers. */
+static void fill_flags(const cs_insn *ci, struct dis_insn *out)
+{
+	const cs_x86 *x = &ci->detail->x86;
+	struct dis_access acc[DIS_MAX_ACCESSES];
+	int n = dis_cs_accesses(ci, NULL, acc, DIS_MAX_ACCESSES);
+	bool all_stack = n > 0;
+
+	for (int i = 0; i < n; i++)
+		all_stack = all_stack && acc[i].stack;
+	if (n > 0)
+		out->flags |= DIS_F_MEM;
+	if (all_stack)
+		out->flags |= DIS_F_STACK;
+	if (x->prefix[0] == X86_PREFIX_LOCK || (ci->id == X86_INS_XCHG && out->mem_access))
+		out->flags |= DIS_F_LOCKED;
+	if (dis_cs_is_string(ci))
+		out->flags |= DIS_F_STRING;
+	if (ci->id == X86_INS_CALL || ci->id == X86_INS_LCALL)
+		out->flags |= DIS_F_CALL;
+	for (int i = 0; i < x->op_count && !out->access_size; i++)
+		if (x->operands[i].type == X86_OP_MEM && dis_cs_op_access(ci, i))
+			out->access_size = x->operands[i].size;
+}
+
+void dis_cs_fill(const cs_insn *ci, struct dis_insn *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->addr = ci->address;
+	out->len = ci->size;
+	out->kind = classify(ci);
+	fill_operands(ci, out);
+	fill_flags(ci, out);
+}
+
 /* "mnemonic op_str", with "..." at the end if it had to be cut. */
-static void set_text(const cs_insn *ci, struct dis_insn *out)
+void dis_cs_set_text(const cs_insn *ci, struct dis_insn *out)
 {
 	size_t size = sizeof(out->text);
 	int n =
@@ -146,19 +218,16 @@ static void set_text(const cs_insn *ci, struct dis_insn *out)
 
 int dis_decode(const uint8_t *code, size_t n, uint64_t addr, struct dis_insn *out)
 {
-	const cs_insn *ci;
+	const cs_insn *ci = dis_cs_decode(code, n, addr);
 
-	memset(out, 0, sizeof(*out));
-	out->addr = addr;
-	ci = dis_cs_decode(code, n, addr);
 	if (!ci) {
+		memset(out, 0, sizeof(*out));
+		out->addr = addr;
 		out->kind = DIS_INVALID;
 		snprintf(out->text, sizeof(out->text), "(bad)");
 		return -1;
 	}
-	out->len = ci->size;
-	out->kind = classify(ci);
-	fill_operands(ci, out);
-	set_text(ci, out);
+	dis_cs_fill(ci, out);
+	dis_cs_set_text(ci, out);
 	return 0;
 }

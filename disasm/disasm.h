@@ -12,6 +12,12 @@
  * It also answers "which instruction ended just before this pc, and did it
  * read or write this address", which the watchpoint code needs because x86
  * data breakpoints trap after the access.
+ *
+ * For fine-grained events it classifies instructions (memory access, stack,
+ * locked, string, call), lists every memory access one makes under a given
+ * register file, scans straight-line code for the next instruction that may
+ * interest a stepper, and tells where a branch goes next, so that the tracer
+ * can run to that instruction with one breakpoint instead of single-stepping.
  */
 #ifndef CCTRACE_DISASM_H
 #define CCTRACE_DISASM_H
@@ -31,8 +37,12 @@ enum dis_kind {
 	DIS_CALL,     /* call rel32 */
 	DIS_RET,      /* ret, ret imm16 */
 	DIS_INDIRECT, /* jmp/call through register or memory */
-	DIS_SYSCALL,  /* syscall */
+	DIS_SYSCALL,  /* syscall, sysenter, int 0x80 */
 	DIS_INVALID,  /* undecodable bytes */
+	/* hlt, ud2/ud0/ud1, int3, int1, int n (n != 0x80), iret, far ret, sysret,
+	 * sysexit: where control goes next is up to the kernel or a fault, so a
+	 * stepper single-steps it.  A slot copies it unchanged, as DIS_OTHER. */
+	DIS_TRAP,
 };
 
 /* Memory access flags of an instruction. */
@@ -47,8 +57,22 @@ struct dis_insn {
 	unsigned disp_offset; /* byte offset of disp32 within the insn, if rip_relative */
 	uint64_t target;      /* absolute target of a relative jump/call/jcc */
 	unsigned mem_access;  /* DIS_READ | DIS_WRITE of its explicit memory operand */
+	unsigned flags;	      /* DIS_F_* */
+	unsigned access_size; /* bytes of the explicit memory operand (of each element of a
+				 string op), 0 if it has none that it accesses */
 	char text[64];	      /* "mov eax, dword ptr [rip + 0x2f0e]" for reports */
 };
+
+/* Instruction classification (struct dis_insn.flags), from the bytes alone. */
+#define DIS_F_LOCKED 1u /* lock prefix, or xchg with a memory operand (implicitly locked) */
+#define DIS_F_STACK                                                                                \
+	2u		/* it accesses memory, and every access is through rsp or rbp:             \
+			   push/pop/call/ret/leave, [rsp+x], [rbp-x] (not with fs:/gs:) */
+#define DIS_F_STRING 4u /* movs/stos/lods/cmps/scas, rep or not */
+#define DIS_F_MEM                                                                                  \
+	8u	       /* reads or writes memory at all, explicitly or implicitly                  \
+			  (push/pop/call/ret/leave/enter/pushf/popf/string ops/xlat) */
+#define DIS_F_CALL 16u /* a call of any form: DIS_CALL, or a DIS_INDIRECT call */
 
 /* Decode one instruction at code[0..n) that lives at address addr.  Returns 0,
  * or -1 for bytes capstone cannot decode (out->kind is then DIS_INVALID). */
@@ -97,5 +121,95 @@ int dis_effective_address(const struct dis_insn *insn, const uint8_t *code,
 int dis_access_before(const uint8_t *window, size_t window_len, uint64_t pc,
 		      const struct user_regs_struct *regs, uint64_t watch_addr,
 		      struct dis_insn *out, unsigned *access);
+
+/* --- memory accesses --- */
+
+#define DIS_MAX_ACCESSES 4 /* no instruction makes more (movs, push [m] and call [m] make 2) */
+
+struct dis_access {
+	uint64_t addr;	 /* effective address for the first (or only) execution */
+	unsigned size;	 /* bytes (of one element, for a string op) */
+	unsigned rw;	 /* DIS_READ | DIS_WRITE (add [rax],1, cmpxchg and xchg are both) */
+	bool stack;	 /* through rsp/rbp, or an implicit stack access */
+	uint64_t count;	 /* elements a string op touches: rcx under rep, else 1 */
+	bool descending; /* string op with eflags.DF set: later elements lie below addr */
+};
+
+/*
+ * Every memory access insn (decoded from code) makes when executed with regs,
+ * the registers before it runs, in the order it makes them:
+ *  - the explicit operand: segment base (fs:/gs: from regs->fs_base/gs_base)
+ *    + base + index * scale + disp, rip-relative counted from the NEXT
+ *    instruction, cut to 32 bits under an address-size prefix;
+ *  - implicit ones: push/call/pushf/enter write [rsp - size], pop/ret/popf
+ *    read [rsp], leave reads [rbp]; pop [rsp+x] addresses its operand with
+ *    rsp already incremented, as the CPU does; movs reads [rsi] (fs:/gs:
+ *    override honoured) and writes [rdi]; stos writes [rdi]; lods reads
+ *    [rsi]; cmps reads [rsi] then [rdi]; scas reads [rdi]; xlat reads
+ *    [rbx + al].  A rep/repe/repne string op with rcx == 0 makes none.
+ * lea, nop, prefetch and clflush with memory operands make no access.
+ * Not covered: far call/ret/iret stack frames, enter's nesting levels,
+ * maskmov*'s implicit [rdi], gathers/scatters (VSIB: returns -1).
+ * Returns the number stored (<= max; extra accesses are dropped), 0 if none,
+ * -1 if code does not decode or an address cannot be computed.
+ */
+int dis_accesses(const struct dis_insn *insn, const uint8_t *code,
+		 const struct user_regs_struct *regs, struct dis_access *out, int max);
+
+/* --- decode-ahead stepping --- */
+
+/* What a stepper is looking for.  DIS_WANT_MEM matches an access that is not
+ * a stack access, DIS_WANT_STACK_MEM one that is (set both for every access,
+ * as --include-stack does).  DIS_WANT_READ / DIS_WANT_WRITE, if either is
+ * given, narrow those memory matches to accesses that read / write. */
+#define DIS_WANT_MEM	   1u
+#define DIS_WANT_STACK_MEM 2u
+#define DIS_WANT_CALL	   4u
+#define DIS_WANT_RET	   8u
+#define DIS_WANT_SYSCALL   16u
+#define DIS_WANT_READ	   32u
+#define DIS_WANT_WRITE	   64u
+
+/*
+ * Scan forward from code[0] (at address addr, n bytes available) through
+ * straight-line code, and stop at the first instruction that either may
+ * match want (from its classification alone: no registers, so a rep string
+ * op counts as accessing memory) or is not DIS_OTHER, i.e. may transfer
+ * control: jmp/jcc/call/ret/indirect (DIS_JUMP..DIS_INDIRECT), DIS_SYSCALL,
+ * DIS_TRAP, or bytes that do not decode.  The first instruction, code[0],
+ * is examined too: a stepper standing on a match gets offset 0.
+ * Returns the byte offset k of that instruction, which *stop holds decoded.
+ * If decoding fails at offset k, *stop has kind DIS_INVALID, addr addr + k
+ * and len 0: when n - k < DIS_MAX_INSN this may only mean the buffer ended
+ * inside an instruction, so read at least DIS_MAX_INSN bytes at addr + k and
+ * scan again from there; with DIS_MAX_INSN or more bytes left the bytes are
+ * truly undecodable (single-step them and let the CPU decide).  Returns -1
+ * when that happens at k == 0 (nothing decodable at code[0]).
+ */
+long dis_scan(const uint8_t *code, size_t n, uint64_t addr, unsigned want, struct dis_insn *stop);
+
+/*
+ * True if insn (decoded from code), executed with regs, satisfies want:
+ * DIS_WANT_CALL and it is a call (DIS_F_CALL), DIS_WANT_RET and DIS_RET,
+ * DIS_WANT_SYSCALL and DIS_SYSCALL, or one of its dis_accesses() matches the
+ * memory wants (an operand whose base is rsp/rbp counts as stack).  If its
+ * accesses cannot be computed it matches any memory want its flags allow,
+ * so that a stepper stops rather than misses an event.
+ */
+bool dis_matches(const struct dis_insn *insn, const uint8_t *code,
+		 const struct user_regs_struct *regs, unsigned want);
+
+/*
+ * Where insn, at insn->addr and executed with regs, sends control next:
+ * jmp/call rel: the target; jcc, jrcxz, loop*: the target or the next
+ * instruction, from regs->eflags and rcx; indirect jmp/call through a
+ * register: its value, through memory: the 8 bytes there, read with peek;
+ * ret: [rsp], read with peek; DIS_OTHER and DIS_SYSCALL: the next
+ * instruction (a system call such as exit or rt_sigreturn may not come
+ * back there).  Returns 0 and sets *next, or -1 for DIS_TRAP, DIS_INVALID,
+ * far jumps and calls, xbegin, and memory peek cannot read.
+ */
+int dis_next_pc(const struct dis_insn *insn, const uint8_t *code,
+		const struct user_regs_struct *regs, dis_peek_fn peek, void *ctx, uint64_t *next);
 
 #endif

@@ -117,6 +117,7 @@ int dis_build_slot(const struct dis_insn *insn, const uint8_t *code, uint64_t sl
 	case DIS_OTHER:
 	case DIS_INDIRECT:
 	case DIS_SYSCALL:
+	case DIS_TRAP:
 		return slot_copy(insn, code, slot_addr, out);
 	case DIS_JCC:
 		return slot_jcc(insn, code, slot_addr, out);
