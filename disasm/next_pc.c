@@ -17,7 +17,7 @@ static int indirect_target(const struct dis_insn *insn, const uint8_t *code,
 {
 	const cs_insn *ci = dis_cs_decode(code, insn->len, insn->addr);
 	const cs_x86_op *op;
-	uint64_t ea;
+	uint64_t ea, target;
 
 	if (!ci || (ci->id != X86_INS_JMP && ci->id != X86_INS_CALL) ||
 	    ci->detail->x86.op_count < 1)
@@ -29,13 +29,17 @@ static int indirect_target(const struct dis_insn *insn, const uint8_t *code,
 		return -1;
 	if (dis_cs_op_address(ci, op, regs, &ea))
 		return -1;
-	return peek(ctx, ea, next) ? -1 : 0;
+	if (peek(ctx, ea, &target))
+		return -1;
+	*next = target;
+	return 0;
 }
 
 int dis_next_pc(const struct dis_insn *insn, const uint8_t *code,
 		const struct user_regs_struct *regs, dis_peek_fn peek, void *ctx, uint64_t *next)
 {
 	struct user_regs_struct r = *regs;
+	uint64_t ret;
 
 	switch (insn->kind) {
 	case DIS_OTHER:
@@ -52,8 +56,9 @@ int dis_next_pc(const struct dis_insn *insn, const uint8_t *code,
 		*next = r.rip;
 		return 0;
 	case DIS_RET:
-		if (!peek || peek(ctx, regs->rsp, next))
+		if (!peek || peek(ctx, regs->rsp, &ret))
 			return -1;
+		*next = ret;
 		return 0;
 	case DIS_INDIRECT:
 		return indirect_target(insn, code, regs, peek, ctx, next);
