@@ -32,7 +32,8 @@ static void usage(FILE *f)
 	fputs("usage: cctrace run [OPTIONS] SCHEDULE -- PROGRAM [ARGS...]\n"
 	      "       cctrace attach [OPTIONS] PID SCHEDULE\n"
 	      "       cctrace shell [OPTIONS] PID | -- PROGRAM [ARGS...]   (see cctrace shell -h)\n"
-	      "       cctrace explore SCHEDULE [OPTIONS] -- PROGRAM [ARGS...]  (see cctrace explore -h)\n"
+	      "       cctrace explore SCHEDULE [OPTIONS] -- PROGRAM [ARGS...]  (see cctrace "
+	      "explore -h)\n"
 	      "\n"
 	      "Drive the threads of a program along a schedule file.\n"
 	      "\n"
@@ -46,6 +47,10 @@ static void usage(FILE *f)
 	      "  --trace-json FILE    also write the trace as JSON lines to FILE\n"
 	      "  -q, --quiet          no trace lines, only the outcome\n"
 	      "  --no-pin             do not pin cctrace and driven threads to one CPU\n"
+	      "  --include-stack      bare read/write also match accesses through rsp/rbp\n"
+	      "  --single-step        find instruction-level events (read, write, call) by\n"
+	      "                       single-stepping every instruction instead of decoding\n"
+	      "                       ahead (slower; the reference the stepper is tested against)\n"
 	      "  -h, --help           this text\n"
 	      "\n"
 	      "exit codes: 0 completed, 1 bug, 2 unrealizable, 3 error, 4 unexpected outcome\n",
@@ -54,7 +59,16 @@ static void usage(FILE *f)
 
 static int parse_options(int argc, char **argv, struct cli *c)
 {
-	enum { O_TIMEOUT = 256, O_EXPECT, O_FAIL_ON_EXIT, O_TRACE_JSON, O_NO_PIN, O_DRIVER };
+	enum {
+		O_TIMEOUT = 256,
+		O_EXPECT,
+		O_FAIL_ON_EXIT,
+		O_TRACE_JSON,
+		O_NO_PIN,
+		O_DRIVER,
+		O_INCLUDE_STACK,
+		O_SINGLE_STEP,
+	};
 	static const struct option longopts[] = {
 	    {"timeout", required_argument, NULL, O_TIMEOUT},
 	    {"driver", required_argument, NULL, O_DRIVER},
@@ -63,6 +77,8 @@ static int parse_options(int argc, char **argv, struct cli *c)
 	    {"trace-json", required_argument, NULL, O_TRACE_JSON},
 	    {"quiet", no_argument, NULL, 'q'},
 	    {"no-pin", no_argument, NULL, O_NO_PIN},
+	    {"include-stack", no_argument, NULL, O_INCLUDE_STACK},
+	    {"single-step", no_argument, NULL, O_SINGLE_STEP},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -102,6 +118,12 @@ static int parse_options(int argc, char **argv, struct cli *c)
 			break;
 		case O_NO_PIN:
 			c->opt.pin_cpu = false;
+			break;
+		case O_INCLUDE_STACK:
+			c->opt.include_stack = true;
+			break;
+		case O_SINGLE_STEP:
+			c->opt.single_step = true;
 			break;
 		case 'h':
 			usage(stdout);

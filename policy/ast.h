@@ -37,17 +37,22 @@ enum expr_kind {
 		   * '*' when the parser made it for `while (*)` (args 1, 0). */
 	/* thread conditions */
 	E_ENDED, /* ended(name) */
-	E_IN,	 /* in(name, func) : thread `name` has `func` on its stack */
+	E_IN,	 /* in(name, func) : thread `name` has `func` on its stack;
+		  * in(func): the thread of the event at hand (name NULL) */
 	/* event atoms */
 	E_EV_START,   /* start */
 	E_EV_EXIT,    /* exit */
 	E_EV_ENTER,   /* enter(func) */
 	E_EV_RETURN,  /* return(func) */
 	E_EV_AT,      /* at(file:line) */
-	E_EV_READ,    /* read(lhs)  lhs is an lvalue expression */
-	E_EV_WRITE,   /* write(lhs) */
+	E_EV_READ,    /* read(lhs)  lhs is an lvalue expression; bare `read`: lhs NULL,
+		       * any instruction that reads memory (not the stack) */
+	E_EV_WRITE,   /* write(lhs), bare `write` */
 	E_EV_SIGNAL,  /* signal, or signal(SIGNAME) with ival = signal number */
 	E_EV_BLOCKED, /* blocked: the thread sleeps in the kernel (a lock another thread holds) */
+	E_EV_CALL,    /* call, call(func): about to execute a call instruction (to func) */
+	E_EV_SYSCALL, /* syscall, syscall(NAME): about to make a system call; ival = its
+		       * number, -1 for any; name = NAME */
 };
 
 struct expr {

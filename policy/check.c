@@ -131,10 +131,23 @@ static int local_index(struct checker *k, const char *name)
 	return -1;
 }
 
+const char *const event_field_names[NFIELDS] = {"addr", "size", "value", "func", "line"};
+
+static int event_field_index(const char *name)
+{
+	int i;
+
+	for (i = 0; i < NFIELDS; i++)
+		if (strcmp(event_field_names[i], name) == 0)
+			return i;
+	return -1;
+}
+
 static int resolve_name(struct checker *k, struct expr *e)
 {
 	struct sym_var var;
 	const char *near;
+	uint64_t addr;
 
 	e->slot = local_index(k, e->name);
 	if (e->slot >= 0) {
@@ -145,12 +158,21 @@ static int resolve_name(struct checker *k, struct expr *e)
 		e->ref = REF_THREAD;
 		return 0;
 	}
+	/* In a predicate the event's fields shadow program globals. */
+	if (k->in_predicate && (e->slot = event_field_index(e->name)) >= 0) {
+		e->ref = REF_FIELD;
+		return 0;
+	}
 	if (sym_variable(k->syms, e->name, &var) == 0) {
 		e->ref = REF_VAR;
 		return 0;
 	}
 	if (sym_enumerator(k->syms, e->name, &e->enum_value) == 0) {
 		e->ref = REF_ENUM;
+		return 0;
+	}
+	if (sym_function(k->syms, e->name, &addr) == 0) { /* func == withdraw */
+		e->ref = REF_FUNC;
 		return 0;
 	}
 	near = sym_suggest_variable(k->syms, e->name);
@@ -169,21 +191,23 @@ static int check_watch(struct checker *k, struct expr *e)
 
 	if (eval_lvalue(&c, e->lhs, &addr, &size) < 0)
 		return -1;
-	if (size != 1 && size != 2 && size != 4 && size != 8)
-		return fail(k, e->lhs->loc,
-			    "cannot watch '%s': it is %lu bytes, and a hardware "
-			    "watchpoint covers 1, 2, 4 or 8",
-			    (expr_format(e->lhs, text, sizeof(text)), text), (unsigned long)size);
 	expr_format(e->lhs, text, sizeof(text));
 	e->slot = intern(&k->pol->watched, &k->pol->nwatched, text);
+	/* What the 4 debug registers cannot take (a fifth variable, a
+	 * struct) is matched by decoding the running threads' instructions
+	 * instead; the user sees no limit, only a slower run. */
+	e->ival = WATCH_BY_DEBUG_REGISTER;
+	if (size != 1 && size != 2 && size != 4 && size != 8) {
+		e->ival = WATCH_BY_DECODING;
+		return 0;
+	}
 	for (i = 0; i < k->watches; i++)
 		if (strcmp(k->watch_text[i], text) == 0)
 			return 0;
-	if (k->watches == MAX_WATCH_PER_WAIT)
-		return fail(k, e->loc,
-			    "too many watched variables in one predicate: '%s' would be "
-			    "the fifth, and x86-64 has only 4 debug registers",
-			    text);
+	if (k->watches == MAX_WATCH_PER_WAIT) {
+		e->ival = WATCH_BY_DECODING;
+		return 0;
+	}
 	snprintf(k->watch_text[k->watches++], sizeof(k->watch_text[0]), "%s", text);
 	return 0;
 }
@@ -213,11 +237,16 @@ static int check_event(struct checker *k, struct expr *e)
 	case E_EV_RETURN:
 		e->slot = resolve_function(k, e, e->name);
 		return e->slot < 0 ? -1 : 0;
+	case E_EV_CALL:
+		e->slot = e->name ? resolve_function(k, e, e->name) : -1;
+		return e->name && e->slot < 0 ? -1 : 0;
 	case E_EV_AT:
 		e->slot = resolve_location(k, e);
 		return e->slot < 0 ? -1 : 0;
 	case E_EV_READ:
 	case E_EV_WRITE:
+		if (!e->lhs)
+			return 0;
 		if (check_children(k, e) < 0)
 			return -1;
 		return check_watch(k, e);
@@ -236,7 +265,13 @@ static int check_expr(struct checker *k, struct expr *e)
 			return unknown_thread(k, e->loc, e->name);
 		return 0;
 	case E_IN:
-		if (thread_index(k, e->name) < 0)
+		if (!e->name && !k->in_predicate)
+			return fail(
+			    k, e->loc,
+			    "in(%s) names no thread, so it can only be used in a "
+			    "predicate (after 'until' or 'wait'); elsewhere write in(T, %s)",
+			    e->func, e->func);
+		if (e->name && thread_index(k, e->name) < 0)
 			return unknown_thread(k, e->loc, e->name);
 		e->slot = resolve_function(k, e, e->func);
 		return e->slot < 0 ? -1 : 0;

@@ -102,6 +102,15 @@ static int eval_name(struct eval_ctx *c, const struct expr *e, struct value *out
 	case REF_THREAD:
 		return fail(c, e, "'%s' is a thread; use it in ended(%s), in(%s, F) or run",
 			    e->name, e->name, e->name);
+	case REF_FIELD:
+		*out = (struct value){0};
+		return c->event_field ? c->event_field(c->hook, (enum event_field)e->slot, &out->i)
+				      : 0;
+	case REF_FUNC:
+		*out = (struct value){0};
+		if (c->syms && sym_function(c->syms, e->name, &var.addr) == 0)
+			out->i = (int64_t)var.addr;
+		return 0;
 	default:
 		break;
 	}

@@ -10,9 +10,18 @@
 #include "tracer/tracer.h"
 
 #define MAX_WATCH_PER_WAIT 4
-#define DEFAULT_TIMEOUT_MS 10000
 
-enum name_ref { REF_NONE, REF_THREAD, REF_VAR, REF_ENUM, REF_LOCAL };
+/* How a read(X)/write(X) atom is matched (its expr->ival, set by the checker). */
+#define WATCH_BY_DEBUG_REGISTER 0
+#define WATCH_BY_DECODING	1
+#define DEFAULT_TIMEOUT_MS	10000
+
+enum name_ref { REF_NONE, REF_THREAD, REF_VAR, REF_ENUM, REF_LOCAL, REF_FIELD, REF_FUNC };
+
+/* Fields of the event at hand, usable in predicates (expr->slot of a
+ * REF_FIELD name). */
+enum event_field { FIELD_ADDR, FIELD_SIZE, FIELD_VALUE, FIELD_FUNC, FIELD_LINE, NFIELDS };
+extern const char *const event_field_names[NFIELDS];
 
 /* Names the checker collected; expr->slot indexes these. */
 struct policy {
@@ -53,6 +62,8 @@ struct eval_ctx {
 	/* Event atoms and thread conditions are the interpreter's business. */
 	int (*event_atom)(void *hook, const struct expr *e, bool *out);
 	int (*thread_cond)(void *hook, const struct expr *e, bool *out);
+	/* A field of the event at hand (NULL while checking: typed as 0). */
+	int (*event_field)(void *hook, enum event_field field, int64_t *out);
 	/* choose(...): which of n values; NULL picks the first */
 	int (*choose)(void *hook, const struct expr *e, int n);
 	int64_t *locals; /* values of let/for variables, NULL while checking */

@@ -34,6 +34,18 @@ void run_resume(struct run *r, struct tr_thread *th)
 		tracer_resume(th);
 }
 
+int run_move_candidate(struct run *r, struct tr_thread *th)
+{
+	if (th->state != TR_HELD)
+		return 0;
+	if (r->fine_want)
+		return fine_advance(r, th);
+	if (r->fine_syscalls)
+		return tracer_resume_syscalls(th) < 0 ? 0 : 0;
+	tracer_resume(th);
+	return 0;
+}
+
 /* Unbound threads run freely: anything of theirs still held goes. */
 void run_release_free(struct run *r)
 {
@@ -42,8 +54,12 @@ void run_release_free(struct run *r)
 	for (th = tracer_threads(r->t); th; th = th->next) {
 		struct thread_ctx *tc = run_thread(r, th);
 
-		if (th->state == TR_HELD && tc->bound < 0 && !tc->matched &&
-		    !tracer_event_pending(th))
+		if (th->state != TR_HELD || tc->bound >= 0 || tc->matched ||
+		    tracer_event_pending(th))
+			continue;
+		if (tc->candidate) /* fresh in this wait: it cannot match on the spot */
+			run_move_candidate(r, th);
+		else
 			tracer_resume(th);
 	}
 }
@@ -100,7 +116,7 @@ static void exec_happened(struct run *r, struct tr_process *p)
 		free(pc);
 		tracer_process_set_user(p, NULL);
 	}
-	(void)r;
+	fine_forget_process(r, p);
 }
 
 /* A forked child inherits our int3s in its copy of the text: account for
@@ -127,7 +143,7 @@ static void fork_happened(struct run *r, const struct tr_event *ev)
 	}
 }
 
-static int predicate_holds(struct run *r, const struct tr_event *ev, bool *holds)
+int run_predicate_holds(struct run *r, const struct tr_event *ev, bool *holds)
 {
 	char err[1024];
 	struct eval_ctx c = points_eval_ctx(r, ev->thread->proc, err, sizeof(err));
@@ -160,6 +176,23 @@ enum flow run_driver_ended(struct run *r, const struct tr_event *ev)
 	return FLOW_STOP;
 }
 
+static void matched_here(struct run *r, struct tr_thread *th, const struct tr_event *ev,
+			 struct tr_thread **matched, int *nmatched)
+{
+	struct thread_ctx *tc = run_thread(r, th);
+
+	tc->matched = true;
+	tc->last_var =
+	    r->matched_atom &&
+		    (r->matched_atom->kind == E_EV_READ || r->matched_atom->kind == E_EV_WRITE) &&
+		    r->matched_atom->lhs
+		? r->matched_atom->slot
+		: -1;
+	blocked_forget(r, NULL);
+	matched[(*nmatched)++] = th;
+	report_event(r, ev);
+}
+
 static enum flow handle_event(struct run *r, const struct tr_event *ev, bool new_are_candidates,
 			      struct tr_thread **matched, int *nmatched)
 {
@@ -167,6 +200,7 @@ static enum flow handle_event(struct run *r, const struct tr_event *ev, bool new
 	struct thread_ctx *tc;
 	char where[200], text[256];
 	bool holds = false;
+	int rc;
 
 	if (ev->kind == TR_EV_CHILD_EXIT)
 		return run_driver_ended(r, ev);
@@ -203,19 +237,18 @@ static enum flow handle_event(struct run *r, const struct tr_event *ev, bool new
 		run_resume(r, th);
 		return FLOW_NEXT;
 	}
+	r->stops++;
 	if (ev->kind == TR_EV_BREAK)
 		points_note_break(r, th, ev);
-	if (predicate_holds(r, ev, &holds) < 0)
+	if (r->fine_want) {
+		rc = fine_settle(r, th);
+		if (rc)
+			goto fine_matched;
+	}
+	if (run_predicate_holds(r, ev, &holds) < 0)
 		return FLOW_STOP;
 	if (holds) {
-		tc->matched = true;
-		tc->last_var = r->matched_atom && (r->matched_atom->kind == E_EV_READ ||
-						   r->matched_atom->kind == E_EV_WRITE)
-				   ? r->matched_atom->slot
-				   : -1;
-		blocked_forget(r, NULL);
-		matched[(*nmatched)++] = th;
-		report_event(r, ev);
+		matched_here(r, th, ev, matched, nmatched);
 		return FLOW_NEXT;
 	}
 	if (ev->kind == TR_EV_EXIT && !new_are_candidates) {
@@ -225,7 +258,18 @@ static enum flow handle_event(struct run *r, const struct tr_event *ev, bool new
 			       th->name, text, where);
 		return FLOW_STOP;
 	}
-	run_resume(r, th);
+	if (ev->kind == TR_EV_EXIT || ev->kind == TR_EV_PROCESS_EXIT) {
+		run_resume(r, th);
+		return FLOW_NEXT;
+	}
+	rc = run_move_candidate(r, th);
+	if (!rc)
+		return FLOW_NEXT;
+fine_matched:
+	if (rc < 0)
+		return FLOW_STOP;
+	matched_here(r, th, &r->fine_ev, matched, nmatched);
+	r->fine = NULL;
 	return FLOW_NEXT;
 }
 
@@ -282,7 +326,11 @@ static void clear_wait_marks(struct run *r)
 		tc->candidate = false;
 		tc->matched = false;
 		tc->nframes = 0;
+		if (r->fine_want)
+			fine_forget(r, th);
 	}
+	r->fine_want = 0;
+	r->fine_syscalls = false;
 }
 
 /*
@@ -306,6 +354,9 @@ enum flow run_wait_for(struct run *r, const struct stmt *s, struct tr_thread **t
 			run_thread(r, th)->candidate = true;
 	for (i = 0; i < ntargets; i++)
 		run_thread(r, targets[i])->candidate = true;
+	fine_plan(r, s->pred);
+	for (th = tracer_threads(r->t); r->fine_want && th; th = th->next)
+		fine_forget(r, th);
 	if (points_arm(r, s->pred) < 0) {
 		flow = FLOW_STOP;
 		goto out;
@@ -313,7 +364,7 @@ enum flow run_wait_for(struct run *r, const struct stmt *s, struct tr_thread **t
 	for (i = 0; i < ntargets; i++) {
 		points_seed_frames(r, targets[i]);
 		tracer_pin(targets[i], true);
-		run_resume(r, targets[i]);
+		run_move_candidate(r, targets[i]);
 	}
 	for (th = tracer_threads(r->t); r->all_candidates && th; th = th->next)
 		if (!tracer_event_pending(th))

@@ -24,6 +24,7 @@
  */
 #include "policy/ast.h"
 #include "policy/lexer.h"
+#include "tracer/tracer.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -420,9 +421,14 @@ static bool parse_access_arg(struct parser *p, struct expr *e, const char *what)
 /* in(T, F) */
 static bool parse_in_args(struct parser *p, struct expr *e)
 {
-	e->name = expect_word(p, "in(...) expects a thread name", false);
+	e->name = expect_word(p, "in(...) expects a thread or function name", true);
 	if (!e->name)
 		return false;
+	if (p->tok.kind == ')') { /* in(F): the thread of the event */
+		e->func = e->name;
+		e->name = NULL;
+		return true;
+	}
 	if (p->tok.kind != ',') {
 		perr(p, p->tok.loc,
 		     "expected ',' between the thread and the function in in(T, F), found %s",
@@ -434,8 +440,27 @@ static bool parse_in_args(struct parser *p, struct expr *e)
 	return e->func != NULL;
 }
 
-static const char *const call_words[] = {"enter", "return", "at",     "read",  "write",
-					 "ended", "in",	    "signal", "choose"};
+static const char *const call_words[] = {"enter", "return", "at",     "read", "write",	"ended",
+					 "in",	  "signal", "choose", "call", "syscall"};
+
+/* syscall(NAME): NAME is a system call of x86-64 Linux. */
+static bool parse_syscall_arg(struct parser *p, struct expr *e)
+{
+	struct token word = p->tok;
+
+	e->name = expect_word(p, "syscall(...) expects a system call name, e.g. futex", true);
+	if (!e->name)
+		return false;
+	e->ival = tracer_syscall_number(e->name);
+	if (e->ival < 0) {
+		perr(p, word.loc,
+		     "unknown system call '%s' (names are those of x86-64 Linux, "
+		     "e.g. futex, read, write, close, accept)",
+		     e->name);
+		return false;
+	}
+	return true;
+}
 
 /* Appends e to the arguments of choose node c; frees e on failure. */
 static bool add_arg(struct parser *p, struct expr *c, struct expr *e)
@@ -506,8 +531,9 @@ static struct expr *parse_call(struct parser *p, const struct token *word)
 		const char *word;
 		enum expr_kind kind;
 	} calls[] = {
-	    {"enter", E_EV_ENTER}, {"return", E_EV_RETURN}, {"at", E_EV_AT}, {"read", E_EV_READ},
-	    {"write", E_EV_WRITE}, {"ended", E_ENDED},	    {"in", E_IN},
+	    {"enter", E_EV_ENTER}, {"return", E_EV_RETURN}, {"at", E_EV_AT},
+	    {"read", E_EV_READ},   {"write", E_EV_WRITE},   {"ended", E_ENDED},
+	    {"in", E_IN},	   {"call", E_EV_CALL},	    {"syscall", E_EV_SYSCALL},
 	};
 	size_t i = 0, n = sizeof(calls) / sizeof(calls[0]);
 	if (tok_is(word, "choose"))
@@ -538,8 +564,10 @@ static struct expr *parse_call(struct parser *p, const struct token *word)
 		ok = parse_at_arg(p, e);
 	} else {
 		advance(p);
-		if (e->kind == E_EV_ENTER || e->kind == E_EV_RETURN)
+		if (e->kind == E_EV_ENTER || e->kind == E_EV_RETURN || e->kind == E_EV_CALL)
 			ok = parse_func_arg(p, e, calls[i].word);
+		else if (e->kind == E_EV_SYSCALL)
+			ok = parse_syscall_arg(p, e);
 		else if (e->kind == E_EV_READ || e->kind == E_EV_WRITE)
 			ok = parse_access_arg(p, e, calls[i].word);
 		else if (e->kind == E_ENDED)
@@ -553,6 +581,26 @@ static struct expr *parse_call(struct parser *p, const struct token *word)
 fail:
 	expr_free(e);
 	return NULL;
+}
+
+/* read, write, call and syscall without an argument: any such instruction. */
+static bool bare_event(const struct token *word)
+{
+	return tok_is(word, "read") || tok_is(word, "write") || tok_is(word, "call") ||
+	       tok_is(word, "syscall");
+}
+
+static struct expr *bare_event_expr(struct parser *p, const struct token *word)
+{
+	enum expr_kind kind = tok_is(word, "read")    ? E_EV_READ
+			      : tok_is(word, "write") ? E_EV_WRITE
+			      : tok_is(word, "call")  ? E_EV_CALL
+						      : E_EV_SYSCALL;
+	struct expr *e = new_expr(p, kind, word->loc);
+
+	if (e && kind == E_EV_SYSCALL)
+		e->ival = -1;
+	return e;
 }
 
 /* An identifier in expression position. */
@@ -591,6 +639,10 @@ static struct expr *parse_word(struct parser *p)
 	if (p->tok.kind == '(') {
 		expr_free(e);
 		return parse_call(p, &word);
+	}
+	if (bare_event(&word)) {
+		expr_free(e);
+		return bare_event_expr(p, &word);
 	}
 	if (tok_is(&word, "return")) {
 		perr(p, word.loc, "'return' needs a function: 'return(F)'");
@@ -1671,7 +1723,16 @@ static void fmt_event(struct outbuf *o, const struct expr *e)
 		out_printf(o, "ended(%s)", e->name);
 		break;
 	case E_IN:
-		out_printf(o, "in(%s, %s)", e->name, e->func);
+		if (e->name)
+			out_printf(o, "in(%s, %s)", e->name, e->func);
+		else
+			out_printf(o, "in(%s)", e->func);
+		break;
+	case E_EV_CALL:
+		out_printf(o, e->name ? "call(%s)" : "call", e->name);
+		break;
+	case E_EV_SYSCALL:
+		out_printf(o, e->name ? "syscall(%s)" : "syscall", e->name);
 		break;
 	case E_EV_START:
 		out_printf(o, "start");
@@ -1693,9 +1754,12 @@ static void fmt_event(struct outbuf *o, const struct expr *e)
 		break;
 	case E_EV_READ:
 	case E_EV_WRITE:
-		out_printf(o, "%s(", e->kind == E_EV_READ ? "read" : "write");
-		fmt_expr(o, e->lhs, true);
-		out_printf(o, ")");
+		out_printf(o, "%s", e->kind == E_EV_READ ? "read" : "write");
+		if (e->lhs) {
+			out_printf(o, "(");
+			fmt_expr(o, e->lhs, true);
+			out_printf(o, ")");
+		}
 		break;
 	case E_EV_SIGNAL:
 		if (e->ival == 0)

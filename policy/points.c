@@ -249,8 +249,35 @@ static int arm_watch(struct run *r, struct tr_process *p, const struct expr *e)
 			       e->lhs->name ? e->lhs->name : "variable", err);
 		return -1;
 	}
-	r->watches[r->nwatches++] = (struct armed_watch){e, p, addr, slot};
+	r->watches[r->nwatches++] = (struct armed_watch){e, p, addr, slot, (int)size};
 	return 0;
+}
+
+/* read(X)/write(X) matched by the stepper: X's place, computed now. */
+static int arm_decoded(struct run *r, struct tr_process *p, const struct expr *e)
+{
+	struct eval_ctx c;
+	char err[512];
+	uint64_t addr, size;
+
+	if (r->ndecoded == MAX_ARMED_WATCH)
+		return 0;
+	c = points_eval_ctx(r, p, err, sizeof(err));
+	if (eval_lvalue(&c, e->lhs, &addr, &size) < 0) {
+		report_outcome(r, OUTCOME_ERROR, "%s", err);
+		return -1;
+	}
+	r->decoded[r->ndecoded++] = (struct decoded_lvalue){e, p, addr, size};
+	return 0;
+}
+
+static int arm_access(struct run *r, struct tr_process *p, const struct expr *e)
+{
+	if (!e->lhs)
+		return 0;
+	if (r->fine_want)
+		return arm_decoded(r, p, e);
+	return arm_watch(r, p, e);
 }
 
 /* Read watches go first so that a variable both read and written gets one
@@ -273,9 +300,12 @@ static int arm_expr(struct run *r, struct tr_process *p, const struct expr *e, i
 				return -1;
 		return 0;
 	case E_EV_READ:
-		return pass == 0 ? arm_watch(r, p, e) : 0;
+		return pass == 0 ? arm_access(r, p, e) : 0;
 	case E_EV_WRITE:
-		return pass == 1 ? arm_watch(r, p, e) : 0;
+		return pass == 1 ? arm_access(r, p, e) : 0;
+	case E_EV_CALL:
+	case E_EV_SYSCALL:
+		return 0;
 	default:
 		if (arm_expr(r, p, e->lhs, pass) < 0)
 			return -1;
@@ -300,6 +330,7 @@ int points_arm(struct run *r, const struct expr *pred)
 
 	r->pred = pred;
 	r->return_funcs = return_funcs(pred);
+	r->ndecoded = 0;
 	for (p = tracer_processes(r->t); p; p = tracer_process_next(p)) {
 		if (!tracer_process_alive(p))
 			continue;
@@ -417,13 +448,74 @@ static bool watch_matches(struct run *r, const struct expr *e, const struct tr_e
 	return false;
 }
 
+static bool overlaps(uint64_t a, uint64_t alen, uint64_t b, uint64_t blen)
+{
+	return a < b + blen && b < a + alen;
+}
+
+/* A call to F directly, or through F's PLT stub. */
+static bool calls_function(struct run *r, struct tr_process *p, uint64_t target, int func)
+{
+	struct proc_ctx *pc = run_proc(r, p);
+	const char *name;
+
+	if (!target)
+		return false;
+	if (target == func_addr(r, p, func))
+		return true;
+	return pc && pc->syms && sym_plt_function(pc->syms, target, &name) == 0 &&
+	       strcmp(name, r->pol->funcs[func]) == 0;
+}
+
+static bool fine_access_matches(struct run *r, const struct expr *e, const struct fine_event *fe,
+				struct tr_process *p)
+{
+	unsigned need = e->kind == E_EV_READ ? 1u /* DIS_READ */ : 2u /* DIS_WRITE */;
+	int i;
+
+	if (fe->kind != FINE_ACCESS || !(fe->rw & need))
+		return false;
+	if (!e->lhs)
+		return !fe->stack || r->opt->include_stack;
+	for (i = 0; i < r->ndecoded; i++) {
+		const struct decoded_lvalue *d = &r->decoded[i];
+
+		if (d->atom == e && d->proc == p &&
+		    overlaps(fe->addr, fe->span ? fe->span : fe->size, d->addr, d->size))
+			return true;
+	}
+	return false;
+}
+
+/* An event the stepper found by decoding. */
+static bool fine_atom_matches(struct run *r, const struct expr *e, const struct fine_event *fe,
+			      struct tr_process *p)
+{
+	switch (e->kind) {
+	case E_EV_READ:
+	case E_EV_WRITE:
+		return fine_access_matches(r, e, fe, p);
+	case E_EV_CALL:
+		return fe->kind == FINE_CALL &&
+		       (!e->name || calls_function(r, p, fe->target, e->slot));
+	case E_EV_SYSCALL:
+		return fe->kind == FINE_SYSCALL && (e->ival < 0 || e->ival == fe->sysno);
+	default:
+		return false;
+	}
+}
+
 static bool atom_matches(struct run *r, const struct expr *e, const struct tr_event *ev)
 {
 	struct tr_process *p = ev->thread->proc;
 	struct loc_addrs *la;
 	size_t i;
 
+	if (r->fine)
+		return fine_atom_matches(r, e, r->fine, p);
 	switch (e->kind) {
+	case E_EV_SYSCALL:
+		return ev->kind == TR_EV_SYSCALL && (e->ival < 0 || e->ival == ev->sysno);
 	case E_EV_START:
 		return ev->kind == TR_EV_START;
 	case E_EV_EXIT:
@@ -447,7 +539,7 @@ static bool atom_matches(struct run *r, const struct expr *e, const struct tr_ev
 		return false;
 	case E_EV_READ:
 	case E_EV_WRITE:
-		return ev->kind == TR_EV_WATCH && watch_matches(r, e, ev);
+		return e->lhs && ev->kind == TR_EV_WATCH && watch_matches(r, e, ev);
 	default:
 		return false;
 	}
@@ -463,17 +555,43 @@ int points_event_atom(void *hook, const struct expr *e, bool *out)
 	return 0;
 }
 
-static bool thread_in(struct run *r, struct tr_thread *th, const char *func)
+/* The functions on th's stack, unwound once per stop however many in()
+ * conditions ask. */
+static void unwind_once(struct run *r, struct tr_thread *th, struct thread_ctx *tc)
 {
-	struct proc_ctx *pc = run_proc(r, th->proc);
 	struct sym_frame frames[MAX_FRAMES];
 	int n, i;
 
-	if (!pc || !pc->syms)
-		return false;
+	const struct user_regs_struct *regs = tracer_regs(th);
+
+	if (tc->stack_stop == r->stops + 1 && tc->stack_pc == regs->rip &&
+	    tc->stack_sp == regs->rsp)
+		return;
+	tc->stack_stop = r->stops + 1;
+	tc->stack_pc = regs->rip;
+	tc->stack_sp = regs->rsp;
+	tc->nstack = 0;
 	n = run_backtrace(r, th, frames, MAX_FRAMES);
 	for (i = 0; i < n; i++)
-		if (frames[i].loc.func && strcmp(frames[i].loc.func, func) == 0)
+		tc->stack_funcs[tc->nstack++] = frames[i].loc.func;
+}
+
+static bool thread_in(struct run *r, struct tr_thread *th, const char *func)
+{
+	struct proc_ctx *pc = run_proc(r, th->proc);
+	struct thread_ctx *tc = run_thread(r, th);
+	struct sym_loc here;
+	int i;
+
+	if (!pc || !pc->syms)
+		return false;
+	/* In F's own code no unwinding is needed. */
+	if (sym_describe_function(pc->syms, tracer_regs(th)->rip, &here) == 0 && here.func &&
+	    strcmp(here.func, func) == 0)
+		return true;
+	unwind_once(r, th, tc);
+	for (i = 0; i < tc->nstack; i++)
+		if (tc->stack_funcs[i] && strcmp(tc->stack_funcs[i], func) == 0)
 			return true;
 	return false;
 }
@@ -481,7 +599,9 @@ static bool thread_in(struct run *r, struct tr_thread *th, const char *func)
 int points_thread_cond(void *hook, const struct expr *e, bool *out)
 {
 	struct run *r = hook;
-	struct tr_thread *th = run_binding(r, e->name);
+	struct tr_thread *th = e->name	  ? run_binding(r, e->name)
+			       : r->event ? r->event->thread
+					  : NULL;
 
 	if (!th) {
 		*out = e->kind == E_ENDED; /* never bound: nothing to wait for */
@@ -495,6 +615,62 @@ int points_thread_cond(void *hook, const struct expr *e, bool *out)
 	return 0;
 }
 
+/* addr, size, value, func and line of the event at hand. */
+static int event_field(void *hook, enum event_field field, int64_t *out)
+{
+	struct run *r = hook;
+	const struct tr_event *ev = r->event;
+	const struct fine_event *fe = r->fine;
+	struct proc_ctx *pc;
+	struct sym_loc loc;
+	uint64_t addr = 0, size = 0, value = 0;
+	int i;
+
+	*out = 0;
+	if (!ev || !ev->thread)
+		return 0;
+	if (fe && fe->kind == FINE_ACCESS) {
+		addr = fe->addr;
+		size = fe->size;
+		value = fe->value;
+	} else if (ev->kind == TR_EV_WATCH) {
+		addr = ev->addr;
+		for (i = 0; i < r->nwatches; i++)
+			if (r->watches[i].addr == addr && r->watches[i].proc == ev->thread->proc)
+				size = r->watches[i].size;
+		tracer_read(ev->thread->proc, addr, &value, size && size < 8 ? size : 8);
+	}
+	switch (field) {
+	case FIELD_ADDR:
+		*out = (int64_t)addr;
+		return 0;
+	case FIELD_SIZE:
+		*out = (int64_t)size;
+		return 0;
+	case FIELD_VALUE:
+		*out = (int64_t)value;
+		return 0;
+	default:
+		break;
+	}
+	pc = run_proc(r, ev->thread->proc);
+	if (!pc || !pc->syms)
+		return 0;
+	if (field == FIELD_FUNC && fe && fe->kind == FINE_CALL) {
+		*out = (int64_t)fe->target;
+		return 0;
+	}
+	memset(&loc, 0, sizeof(loc));
+	if (field == FIELD_FUNC) {
+		sym_describe_function(pc->syms, ev->pc, &loc);
+		*out = loc.func ? (int64_t)(ev->pc - loc.func_offset) : 0;
+	} else {
+		sym_describe(pc->syms, ev->pc, &loc);
+		*out = loc.line;
+	}
+	return 0;
+}
+
 struct eval_ctx points_eval_ctx(struct run *r, struct tr_process *p, char *err, size_t errlen)
 {
 	struct proc_ctx *pc = run_proc(r, p);
@@ -504,6 +680,7 @@ struct eval_ctx points_eval_ctx(struct run *r, struct tr_process *p, char *err, 
 	    .proc = p,
 	    .event_atom = points_event_atom,
 	    .thread_cond = points_thread_cond,
+	    .event_field = event_field,
 	    .choose = run_choose_value,
 	    .locals = r->locals,
 	    .hook = r,

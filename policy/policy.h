@@ -47,6 +47,9 @@ struct policy_options {
 			     * need the verdict) */
 	const char *driver; /* a client started once the program is under control; the
 			     * run ends when it exits (non-zero: bug) */
+	bool include_stack; /* bare read/write match stack accesses (rsp/rbp) too */
+	bool single_step;   /* instruction-level events by PTRACE_SINGLESTEP, not by
+			     * decoding ahead (the reference for tests and bench) */
 };
 
 struct policy;

@@ -47,6 +47,9 @@ static void json_string(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+static void fine_event_text(struct run *r, struct tr_thread *th, const struct fine_event *fe,
+			    char *buf, size_t len);
+
 static void event_text(struct run *r, const struct tr_event *ev, char *buf, size_t len)
 {
 	static const char *const names[] = {
@@ -60,6 +63,7 @@ static void event_text(struct run *r, const struct tr_event *ev, char *buf, size
 	    [TR_EV_FORK] = "fork",
 	    [TR_EV_EXEC] = "exec",
 	    [TR_EV_INTERRUPT] = "interrupt",
+	    [TR_EV_SYSCALL] = "syscall",
 	};
 
 	if (r->label)
@@ -70,6 +74,42 @@ static void event_text(struct run *r, const struct tr_event *ev, char *buf, size
 		snprintf(buf, len, "%s", names[ev->kind] ? names[ev->kind] : "event");
 	if (ev->kind == TR_EV_SIGNAL)
 		snprintf(buf + strlen(buf), len - strlen(buf), "(%s)", sigabbrev_np(ev->signo));
+	if (ev->kind == TR_EV_SYSCALL && r->matched_atom && !r->matched_atom->name)
+		snprintf(buf + strlen(buf), len - strlen(buf), " %s",
+			 tracer_syscall_name(ev->sysno) ? tracer_syscall_name(ev->sysno) : "?");
+	if (r->fine)
+		fine_event_text(r, ev->thread, r->fine, buf + strlen(buf), len - strlen(buf));
+}
+
+/* What an instruction-level event touched or called, after its atom. */
+static void fine_event_text(struct run *r, struct tr_thread *th, const struct fine_event *fe,
+			    char *buf, size_t len)
+{
+	struct proc_ctx *pc = run_proc(r, th->proc);
+	struct sym_loc callee = {0};
+	const char *name;
+
+	switch (fe->kind) {
+	case FINE_ACCESS:
+		snprintf(buf, len, " %#lx/%u = %#lx", (unsigned long)fe->addr, fe->size,
+			 (unsigned long)fe->value);
+		break;
+	case FINE_CALL:
+		if (pc && pc->syms && sym_plt_function(pc->syms, fe->target, &name) == 0)
+			snprintf(buf, len, " -> %s@plt", name);
+		else if (pc && pc->syms &&
+			 sym_describe_function(pc->syms, fe->target, &callee) == 0 && callee.func)
+			snprintf(buf, len, " -> %s", callee.func);
+		else
+			snprintf(buf, len, " -> %#lx", (unsigned long)fe->target);
+		break;
+	case FINE_SYSCALL:
+		name = tracer_syscall_name(fe->sysno);
+		snprintf(buf, len, " %s", name ? name : "?");
+		break;
+	default:
+		break;
+	}
 }
 
 /*
@@ -147,7 +187,12 @@ void report_event(struct run *r, const struct tr_event *ev)
 		json_string(f, loc.func);
 		fprintf(f, ",\"file\":");
 		json_string(f, loc.file);
-		fprintf(f, ",\"line\":%d}\n", loc.line);
+		fprintf(f, ",\"line\":%d", loc.line);
+		if (r->fine && r->fine->kind == FINE_ACCESS)
+			fprintf(f, ",\"addr\":\"%#lx\",\"size\":%u,\"value\":\"%#lx\"",
+				(unsigned long)r->fine->addr, r->fine->size,
+				(unsigned long)r->fine->value);
+		fprintf(f, "}\n");
 	}
 }
 

@@ -36,6 +36,22 @@ struct ret_frame {
 	uint64_t sp_after; /* rsp once it has returned */
 };
 
+/* An instruction-level event found by decoding (fine.c). */
+enum fine_kind { FINE_NONE, FINE_ACCESS, FINE_CALL, FINE_SYSCALL };
+struct fine_event {
+	enum fine_kind kind;
+	uint64_t pc;	 /* the instruction */
+	uint64_t addr;	 /* ACCESS: first byte */
+	uint64_t span;	 /* ACCESS: bytes a rep string instruction covers (0: size) */
+	uint64_t value;	 /* ACCESS: the memory's first 8 bytes once accessed */
+	uint64_t target; /* CALL: the callee, 0 if unknown */
+	unsigned size;	 /* ACCESS: bytes per access */
+	unsigned rw;	 /* ACCESS: DIS_READ | DIS_WRITE */
+	bool stack;	 /* ACCESS: through rsp/rbp */
+	long sysno;	 /* SYSCALL */
+};
+#define FINE_MAX_PENDING 4
+
 /* Per traced thread. */
 struct thread_ctx {
 	int bound;	   /* a thread variable bound to it, -1 if unbound */
@@ -51,6 +67,16 @@ struct thread_ctx {
 	int last_var;		/* watched variable of its last event, -1 if none */
 	bool sampled;
 	struct tr_kernel_sample sample;
+	/* the stepper (fine.c) */
+	uint64_t fine_bp; /* its temporary breakpoint, 0 if none */
+	bool fine_fresh;  /* parked by the last wait: the instruction at the pc is
+			   * not an event again */
+	struct fine_event pending[FINE_MAX_PENDING]; /* accesses made since its last stop */
+	int npending;
+	/* in(F): the functions on its stack, unwound once per stop */
+	uint64_t stack_stop, stack_pc, stack_sp;
+	int nstack;
+	const char *stack_funcs[MAX_FRAMES];
 };
 
 struct armed_bp {
@@ -63,6 +89,7 @@ struct armed_watch {
 	struct tr_process *proc;
 	uint64_t addr;
 	int slot;
+	int size;
 };
 
 enum flow { FLOW_NEXT, FLOW_STOP };
@@ -109,6 +136,22 @@ struct run {
 	uint64_t return_funcs;		 /* bit f: the predicate waits for return(funcs[f]) */
 	const struct tr_event *event;	 /* being evaluated */
 	const struct expr *matched_atom; /* first atom the event satisfied */
+	uint64_t stops;			 /* events seen; keys per-stop caches */
+	unsigned fine_want;		 /* DIS_WANT_* the stepper decodes for; 0: none */
+	bool fine_syscalls;		 /* resume candidates to system call entries */
+	const struct fine_event *fine;	 /* the instruction-level event being judged */
+	struct tr_event fine_ev;	 /* ...as the trace shows it */
+	struct decoded_lvalue {		 /* read(X)/write(X) matched by decoding */
+		const struct expr *atom;
+		struct tr_process *proc;
+		uint64_t addr, size;
+	} decoded[MAX_ARMED_WATCH];
+	int ndecoded;
+	struct scan_cache {
+		struct tr_process *proc;
+		uint64_t from, stop;
+		unsigned want;
+	} scan_cache[256];
 	struct armed_bp *armed;
 	int narmed, armed_cap;
 	/* Disarming is lazy: the last wait's points stay planted until the
@@ -148,6 +191,18 @@ int run_choose_value(void *hook, const struct expr *e, int n);
 /* The wait loop, shared with `continue`. */
 enum flow run_wait_for(struct run *r, const struct stmt *s, struct tr_thread **targets,
 		       int ntargets, int need, struct tr_thread **matched);
+
+int run_predicate_holds(struct run *r, const struct tr_event *ev, bool *holds);
+/* Resume a candidate of the current wait: to its next instruction-level
+ * event under the stepper, else plainly.  1 if it matched on the spot. */
+int run_move_candidate(struct run *r, struct tr_thread *th);
+
+/* fine.c */
+void fine_plan(struct run *r, const struct expr *pred);
+int fine_advance(struct run *r, struct tr_thread *th);
+int fine_settle(struct run *r, struct tr_thread *th);
+void fine_forget(struct run *r, struct tr_thread *th);
+void fine_forget_process(struct run *r, struct tr_process *p);
 
 /* blocked.c */
 int64_t blocked_poll_deadline(struct run *r, bool has_targets, int64_t deadline);

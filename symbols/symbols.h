@@ -76,6 +76,10 @@ int sym_describe(struct sym_space *space, uint64_t addr, struct sym_loc *out);
  * or compressed. */
 int sym_describe_function(struct sym_space *space, uint64_t addr, struct sym_loc *out);
 
+/* The function a PLT stub at addr jumps to ("foo" for foo@plt); the name
+ * is owned by the space.  -1 if addr is not a PLT stub. */
+int sym_plt_function(struct sym_space *space, uint64_t addr, const char **name);
+
 /* --- variables and types (DWARF) --- */
 
 enum sym_type_kind {

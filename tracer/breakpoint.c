@@ -117,6 +117,18 @@ fail:
 	return -1;
 }
 
+int tracer_read_code(struct tr_process *p, uint64_t addr, void *buf, size_t len)
+{
+	struct tr_breakpoint *bp;
+
+	if (tracer_read(p, addr, buf, len) < 0)
+		return -1;
+	for (bp = p->breakpoints; bp; bp = bp->next)
+		if (bp->refs > 0 && bp->addr >= addr && bp->addr - addr < len)
+			((uint8_t *)buf)[bp->addr - addr] = bp->orig;
+	return 0;
+}
+
 void tracer_break_remove(struct tr_process *p, uint64_t addr)
 {
 	struct tr_breakpoint *bp = tr_break_find(p, addr);

@@ -27,7 +27,7 @@
 
 #define TRACE_OPTIONS                                                                              \
 	(PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACEEXEC |     \
-	 PTRACE_O_TRACEEXIT)
+	 PTRACE_O_TRACEEXIT | PTRACE_O_TRACESYSGOOD)
 
 static uint64_t read_auxv_entry(pid_t pid)
 {

@@ -34,7 +34,7 @@ struct tr_thread *tr_any_held_thread(struct tr_process *p)
 	struct tr_thread *th;
 
 	for (th = p->tracer->threads; th; th = th->next)
-		if (th->proc == p && th->state == TR_HELD && !th->exiting)
+		if (th->proc == p && th->state == TR_HELD && !th->exiting && !th->in_syscall_stop)
 			return th;
 	return NULL;
 }

@@ -236,6 +236,8 @@ int tr_continue(struct tr_thread *th, int request)
 		goto gone;
 	if (th->dr_generation != th->proc->dr_generation)
 		tr_watch_sync(th);
+	if (request == PTRACE_CONT && th->trace_syscalls)
+		request = PTRACE_SYSCALL;
 	if (ptrace(request, th->tid, 0, (void *)(long)sig) < 0) {
 		if (errno == ESRCH)
 			goto gone;
@@ -243,6 +245,7 @@ int tr_continue(struct tr_thread *th, int request)
 	}
 	th->pending_signal = 0;
 	th->at_break = false;
+	th->in_syscall_stop = false;
 	th->stepping = request == PTRACE_SINGLESTEP;
 	th->state = TR_RUNNING;
 	return 0;
@@ -253,7 +256,7 @@ gone:
 	return 0;
 }
 
-int tracer_resume(struct tr_thread *th)
+static int resume(struct tr_thread *th)
 {
 	int rc;
 
@@ -265,6 +268,18 @@ int tracer_resume(struct tr_thread *th)
 			return -1;
 	}
 	return tr_continue(th, PTRACE_CONT);
+}
+
+int tracer_resume(struct tr_thread *th)
+{
+	th->trace_syscalls = false;
+	return resume(th);
+}
+
+int tracer_resume_syscalls(struct tr_thread *th)
+{
+	th->trace_syscalls = true;
+	return resume(th);
 }
 
 int tracer_interrupt(struct tr_thread *th)
@@ -308,25 +323,9 @@ void tracer_pin(struct tr_thread *th, bool pin)
 
 void tracer_describe_kernel_state(struct tr_thread *th, char *buf, size_t len)
 {
-	static const struct {
-		long nr;
-		const char *name;
-	} names[] = {
-	    {0, "read"},	  {1, "write"},
-	    {7, "poll"},	  {23, "select"},
-	    {35, "nanosleep"},	  {43, "accept"},
-	    {61, "wait4"},	  {202, "futex"},
-	    {232, "epoll_wait"},  {230, "clock_nanosleep"},
-	    {270, "pselect6"},	  {271, "ppoll"},
-	    {281, "epoll_pwait"}, {288, "accept4"},
-	    {3, "close"},	  {44, "sendto"},
-	    {45, "recvfrom"},	  {46, "sendmsg"},
-	    {47, "recvmsg"},
-	};
 	char path[64], line[256];
 	FILE *f;
 	long nr;
-	size_t i;
 
 	if (th->state == TR_EXITED) {
 		snprintf(buf, len, "exited");
@@ -346,13 +345,10 @@ void tracer_describe_kernel_state(struct tr_thread *th, char *buf, size_t len)
 		snprintf(buf, len, "running");
 		goto out;
 	}
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		if (names[i].nr == nr) {
-			snprintf(buf, len, "blocked in %s", names[i].name);
-			goto out;
-		}
-	}
-	snprintf(buf, len, "blocked in syscall %ld", nr);
+	if (tracer_syscall_name(nr))
+		snprintf(buf, len, "blocked in %s", tracer_syscall_name(nr));
+	else
+		snprintf(buf, len, "blocked in syscall %ld", nr);
 out:
 	if (f)
 		fclose(f);

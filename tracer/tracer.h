@@ -53,6 +53,8 @@ enum tr_event_kind {
 	TR_EV_INTERRUPT,    /* stopped on the caller's tracer_interrupt() */
 	TR_EV_CHILD_EXIT,   /* the untraced child given to tracer_watch_child() ended
 			     * (thread is NULL; status or signo as for PROCESS_EXIT) */
+	TR_EV_SYSCALL,	    /* about to make system call `sysno` (resumed with
+			     * tracer_resume_syscalls); it runs when resumed */
 };
 
 struct tr_thread {
@@ -70,6 +72,8 @@ struct tr_thread {
 	bool rewound_only;     /* regs differ from the kernel's only by rip - 1 */
 	bool stepping;	       /* a PTRACE_SINGLESTEP is in flight */
 	bool at_break;	       /* held by a TR_EV_BREAK: resume steps over it */
+	bool trace_syscalls;   /* resumed to stop at every system call entry */
+	bool in_syscall_stop;  /* held at a system-call-entry stop */
 	bool interrupting;     /* we sent PTRACE_INTERRUPT */
 	bool report_interrupt; /* ...on behalf of the caller */
 	bool started;	       /* its first stop has been seen */
@@ -94,6 +98,7 @@ struct tr_event {
 	bool fatal;	 /* SIGNAL: the default action kills and the program has no handler */
 	int status;	 /* EXIT / PROCESS_EXIT: exit status */
 	struct tr_process *child; /* FORK */
+	long sysno;		  /* SYSCALL: the system call number */
 };
 
 enum tr_wait_result {
@@ -152,6 +157,9 @@ int64_t tracer_now_us(void);
 bool tracer_event_pending(struct tr_thread *th);
 
 int tracer_resume(struct tr_thread *th);
+/* Resume until the thread is about to make a system call (TR_EV_SYSCALL),
+ * or any other event.  tracer_resume() goes back to plain running. */
+int tracer_resume_syscalls(struct tr_thread *th);
 int tracer_singlestep(struct tr_thread *th);
 /* Ask a running thread to stop; a TR_EV_INTERRUPT event follows. */
 int tracer_interrupt(struct tr_thread *th);
@@ -187,6 +195,12 @@ struct tr_kernel_sample {
 };
 int tracer_kernel_sample(struct tr_thread *th, struct tr_kernel_sample *s);
 
+/* x86-64 system call numbers by name and back; -1 / NULL if unknown. */
+long tracer_syscall_number(const char *name);
+const char *tracer_syscall_name(long nr);
+/* Every known name, for "did you mean" and completion. */
+void tracer_each_syscall(void (*cb)(const char *name, void *ctx), void *ctx);
+
 /* Iteration over threads and processes, in creation order. */
 struct tr_thread *tracer_threads(struct tracer *t);
 struct tr_thread *tracer_thread_by_name(struct tracer *t, const char *name);
@@ -203,6 +217,9 @@ void tracer_process_set_user(struct tr_process *p, void *user);
 /* Target memory; usable while threads run. Returns 0 or -1. */
 int tracer_read(struct tr_process *p, uint64_t addr, void *buf, size_t len);
 int tracer_write(struct tr_process *p, uint64_t addr, const void *buf, size_t len);
+
+/* Code as the program has it: tracer_read with our int3 bytes taken out. */
+int tracer_read_code(struct tr_process *p, uint64_t addr, void *buf, size_t len);
 
 /* Software breakpoints, reference counted per address. */
 int tracer_break_insert(struct tr_process *p, uint64_t addr, char *err, size_t errlen);

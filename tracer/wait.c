@@ -178,6 +178,24 @@ static enum decoded decode_trap(struct tr_thread *th, struct tr_event *ev)
 	return REPORT;
 }
 
+/* PTRACE_O_TRACESYSGOOD stop.  Only entries are news, and only for a
+ * thread that asked for them; an exit stop (after an entry the caller let
+ * run on with syscall tracing still on) just continues. */
+static enum decoded decode_syscall_stop(struct tr_thread *th, struct tr_event *ev)
+{
+	struct __ptrace_syscall_info info;
+
+	if (!th->trace_syscalls)
+		return SILENT_RESUME;
+	if (ptrace(PTRACE_GET_SYSCALL_INFO, th->tid, sizeof(info), &info) <= 0 ||
+	    info.op != PTRACE_SYSCALL_INFO_ENTRY)
+		return SILENT_RESUME;
+	th->in_syscall_stop = true;
+	ev->kind = TR_EV_SYSCALL;
+	ev->sysno = (long)info.entry.nr;
+	return REPORT;
+}
+
 static enum decoded decode_event_stop(struct tr_thread *th, int sig, struct tr_event *ev)
 {
 	if (!th->started) {
@@ -238,6 +256,8 @@ static enum decoded decode_stop(struct tracer *t, struct tr_thread *th, int stat
 	default:
 		return SILENT_RESUME;
 	}
+	if (sig == (SIGTRAP | 0x80))
+		return decode_syscall_stop(th, ev);
 	if (sig == SIGTRAP)
 		return decode_trap(th, ev);
 	th->pending_signal = sig;
