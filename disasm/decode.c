@@ -161,9 +161,12 @@ static void fill_operands(const cs_insn *ci, struct dis_insn *out)
 		if (op->type != X86_OP_MEM)
 			continue;
 		out->mem_access |= dis_cs_op_access(ci, i);
-		if (op->mem.base == X86_REG_RIP && x->encoding.disp_size == 4) {
+		/* [rip + disp] always has a 32-bit displacement right after
+		 * ModRM.  Capstone 4 says disp_size 2 when a 66 prefix is
+		 * present (movdqa xmm0, [rip + x]), so its size is not asked. */
+		if (op->mem.base == X86_REG_RIP) {
 			out->rip_relative = true;
-			out->disp_offset = x->encoding.disp_offset;
+			out->disp_offset = x->encoding.modrm_offset + 1u;
 		}
 	}
 	if (out->kind == DIS_JUMP || out->kind == DIS_CALL || out->kind == DIS_JCC)

@@ -31,6 +31,7 @@
 #include "policy/run.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 struct plan {
@@ -72,14 +73,15 @@ void fine_plan(struct run *r, const struct expr *pred)
 	plan_expr(pred, r->opt->include_stack, &pl);
 	r->fine_want = pl.want;
 	r->fine_syscalls = pl.syscalls && !pl.want;
-	if (!pl.want)
-		return;
-	if (pl.syscalls)
+	if (pl.want && pl.syscalls)
 		r->fine_want |= DIS_WANT_SYSCALL;
 	/* Once decoding, every read(X)/write(X) is matched by it, and X may
 	 * be a local: stack accesses are looked at too. */
-	if (pl.lvalues)
+	if (pl.want && pl.lvalues)
 		r->fine_want |= DIS_WANT_MEM | DIS_WANT_STACK_MEM;
+	if (r->fine_want != r->fine_planted_want)
+		fine_unplant(r);
+	r->fine_planted_want = r->fine_want;
 }
 
 /* Bytes of code at pc, as many as are readable up to len. */
@@ -164,20 +166,33 @@ static int keep_accesses(struct run *r, const struct dis_insn *insn, const uint8
 }
 
 /* The accesses made since the last stop, judged now that they are done. */
+/* The accesses made since the last stop, judged now that they are done.
+ * Those after a match stay pending, to be judged first by the next wait. */
 static int judge_pending(struct run *r, struct tr_thread *th)
 {
 	struct thread_ctx *tc = run_thread(r, th);
+	struct fine_event pending[FINE_MAX_PENDING];
 	int i, n = tc->npending, rc;
 
+	memcpy(pending, tc->pending, sizeof(pending));
 	tc->npending = 0;
 	for (i = 0; i < n; i++) {
-		struct fine_event *fe = &tc->pending[i];
+		struct fine_event *fe = &pending[i];
 
 		fe->value = 0;
 		tracer_read(th->proc, fe->addr, &fe->value, fe->size < 8 ? fe->size : 8);
 		rc = judge(r, th, fe);
-		if (rc)
+		if (rc < 0)
 			return rc;
+		if (rc) {
+			tc->judged = *fe; /* r->fine points here until reported */
+			r->fine = &tc->judged;
+			tc->npending = n - i - 1;
+			memcpy(tc->pending, pending + i + 1,
+			       sizeof(pending[0]) * (size_t)(n - i - 1));
+			tc->pending_at = tracer_regs(th)->rip;
+			return 1;
+		}
 	}
 	return 0;
 }
@@ -189,40 +204,74 @@ static int judge_before(struct run *r, struct tr_thread *th, const struct dis_in
 	const struct user_regs_struct *regs = tracer_regs(th);
 	struct fine_event fe = {.pc = insn->addr};
 
+	struct thread_ctx *tc = run_thread(r, th);
+	int rc;
+
 	if ((r->fine_want & DIS_WANT_CALL) && is_call(insn)) {
 		fe.kind = FINE_CALL;
 		if (dis_next_pc(insn, code, regs, peek_target, th->proc, &fe.target) < 0)
 			fe.target = 0;
-		return judge(r, th, &fe);
-	}
-	if ((r->fine_want & DIS_WANT_SYSCALL) && insn->kind == DIS_SYSCALL) {
+	} else if ((r->fine_want & DIS_WANT_SYSCALL) && insn->kind == DIS_SYSCALL) {
 		fe.kind = FINE_SYSCALL;
 		fe.sysno = (long)regs->rax;
-		return judge(r, th, &fe);
+	} else {
+		return 0;
 	}
-	return 0;
+	rc = judge(r, th, &fe);
+	if (rc > 0) {
+		tc->judged = fe;
+		r->fine = &tc->judged;
+		tc->parked_before = insn->addr; /* not an event again for the next wait */
+	}
+	return rc;
 }
 
-static void drop_breakpoint(struct tr_thread *th, struct thread_ctx *tc)
+/*
+ * The stepper's breakpoints stay planted while waits keep decoding for the
+ * same things: a loop brings the thread back to the same few stop points,
+ * which then cost no write to the target.  Every one of them is a place
+ * the stepper would stop at anyway, so a thread that meets one earlier
+ * than planned loses nothing.  Threads that run freely through them pay a
+ * stop each, which is why there are at most FINE_MAX_BPS and why they go
+ * as soon as a wait stops decoding.
+ */
+static bool planted(struct run *r, struct tr_process *p, uint64_t addr)
 {
-	if (tc->fine_bp && tracer_process_alive(th->proc))
-		tracer_break_remove(th->proc, tc->fine_bp);
-	tc->fine_bp = 0;
+	int i;
+
+	for (i = 0; i < r->nfine_bps; i++)
+		if (r->fine_bps[i].proc == p && r->fine_bps[i].addr == addr)
+			return true;
+	return false;
 }
 
-/* Move the thread's temporary breakpoint to addr.  A loop comes back to
- * the same place: the int3 then simply stays. */
-static int place_breakpoint(struct tr_thread *th, struct thread_ctx *tc, uint64_t addr)
+static int place_breakpoint(struct run *r, struct tr_process *p, uint64_t addr)
 {
 	char err[256];
 
-	if (tc->fine_bp == addr)
+	if (planted(r, p, addr))
 		return 0;
-	if (tracer_break_insert(th->proc, addr, err, sizeof(err)) < 0)
+	if (tracer_break_insert(p, addr, err, sizeof(err)) < 0)
 		return -1;
-	drop_breakpoint(th, tc);
-	tc->fine_bp = addr;
+	if (r->nfine_bps == FINE_MAX_BPS) { /* the oldest goes */
+		if (tracer_process_alive(r->fine_bps[0].proc))
+			tracer_break_remove(r->fine_bps[0].proc, r->fine_bps[0].addr);
+		memmove(r->fine_bps, r->fine_bps + 1, sizeof(r->fine_bps[0]) * (FINE_MAX_BPS - 1));
+		r->nfine_bps--;
+	}
+	r->fine_bps[r->nfine_bps++] = (struct armed_bp){p, addr};
 	return 0;
+}
+
+void fine_unplant(struct run *r)
+{
+	int i;
+
+	for (i = 0; i < r->nfine_bps; i++)
+		if (tracer_process_alive(r->fine_bps[i].proc))
+			tracer_break_remove(r->fine_bps[i].proc, r->fine_bps[i].addr);
+	r->nfine_bps = 0;
+	r->fine_planted_want = 0;
 }
 
 /* Where the instruction at the pc sends the thread, 0 if unknown. */
@@ -284,19 +333,29 @@ int fine_advance(struct run *r, struct tr_thread *th)
 	if (read_code(th->proc, pc, code, sizeof(code)) == 0 ||
 	    dis_decode(code, sizeof(code), pc, &insn) < 0)
 		goto single_step;
-	/* The instruction it is parked on was reported by the last run. */
-	if (!tc->fine_fresh) {
+	/* Accesses left over by the last wait, if the thread has not moved. */
+	if (tc->npending && tc->pending_at == pc) {
+		rc = judge_pending(r, th);
+		if (rc)
+			return rc;
+	}
+	tc->npending = 0;
+	/* A call or system call the last wait stopped it on was reported. */
+	if (tc->parked_before != pc) {
 		rc = judge_before(r, th, &insn, code);
 		if (rc)
 			return rc;
 	}
-	tc->fine_fresh = false;
+	tc->parked_before = 0;
 	keep_accesses(r, &insn, code, tracer_regs(th), tc);
 	if (r->opt->single_step)
 		goto single_step;
 	next = next_pc(th, &insn, code);
 	stop = next ? next_stop(r, th, next) : 0;
-	if (!stop || place_breakpoint(th, tc, stop) < 0)
+	if (getenv("FINE_DEBUG"))
+		fprintf(stderr, "fine %s pc %#lx %s next %#lx stop %#lx\n", th->name,
+			(unsigned long)pc, insn.text, (unsigned long)next, (unsigned long)stop);
+	if (!stop || place_breakpoint(r, th->proc, stop) < 0)
 		goto single_step;
 	tracer_resume(th);
 	return 0;
@@ -315,24 +374,24 @@ int fine_settle(struct run *r, struct tr_thread *th)
 	return judge_pending(r, th);
 }
 
+/* th ran outside the stepper: nothing it did before is pending now. */
 void fine_forget(struct run *r, struct tr_thread *th)
 {
 	struct thread_ctx *tc = run_thread(r, th);
 
-	drop_breakpoint(th, tc);
-	tc->npending = 0;
-	tc->fine_fresh = true;
+	if (th->state != TR_HELD || tracer_regs(th)->rip != tc->pending_at)
+		tc->npending = 0;
 }
 
 /* After an exec the cached scans describe code that is gone. */
 void fine_forget_process(struct run *r, struct tr_process *p)
 {
-	struct tr_thread *th;
-	int i;
+	int i, kept = 0;
 
-	for (th = tracer_threads(r->t); th; th = th->next)
-		if (th->proc == p)
-			run_thread(r, th)->fine_bp = 0; /* the image that had it is gone */
+	for (i = 0; i < r->nfine_bps; i++) /* the image that had them is gone */
+		if (r->fine_bps[i].proc != p)
+			r->fine_bps[kept++] = r->fine_bps[i];
+	r->nfine_bps = kept;
 	for (i = 0; i < 256; i++)
 		if (r->scan_cache[i].proc == p)
 			r->scan_cache[i].proc = NULL;

@@ -40,8 +40,14 @@ int run_move_candidate(struct run *r, struct tr_thread *th)
 		return 0;
 	if (r->fine_want)
 		return fine_advance(r, th);
-	if (r->fine_syscalls)
-		return tracer_resume_syscalls(th) < 0 ? 0 : 0;
+	if (r->fine_syscalls) {
+		/* On a system call the last wait reported: its entry stop,
+		 * next, is not news. */
+		run_thread(r, th)->skip_syscall_entry =
+		    run_thread(r, th)->parked_before == tracer_regs(th)->rip;
+		tracer_resume_syscalls(th);
+		return 0;
+	}
 	tracer_resume(th);
 	return 0;
 }
@@ -57,7 +63,9 @@ void run_release_free(struct run *r)
 		if (th->state != TR_HELD || tc->bound >= 0 || tc->matched ||
 		    tracer_event_pending(th))
 			continue;
-		if (tc->candidate) /* fresh in this wait: it cannot match on the spot */
+		if (tc->candidate && r->fine_want)
+			continue; /* the stepper's: run_wait_for moves it */
+		if (tc->candidate)
 			run_move_candidate(r, th);
 		else
 			tracer_resume(th);
@@ -240,6 +248,11 @@ static enum flow handle_event(struct run *r, const struct tr_event *ev, bool new
 	r->stops++;
 	if (ev->kind == TR_EV_BREAK)
 		points_note_break(r, th, ev);
+	if (ev->kind == TR_EV_SYSCALL && tc->skip_syscall_entry) {
+		tc->skip_syscall_entry = false;
+		tracer_resume_syscalls(th);
+		return FLOW_NEXT;
+	}
 	if (r->fine_want) {
 		rc = fine_settle(r, th);
 		if (rc)
@@ -333,6 +346,20 @@ static void clear_wait_marks(struct run *r)
 	r->fine_syscalls = false;
 }
 
+/* Set a candidate going.  Under the stepper it may match where it stands
+ * (an access of its last instruction that the last wait left pending). */
+static int start_candidate(struct run *r, struct tr_thread *th, struct tr_thread **matched,
+			   int *nmatched)
+{
+	int rc = run_move_candidate(r, th);
+
+	if (rc > 0) {
+		matched_here(r, th, &r->fine_ev, matched, nmatched);
+		r->fine = NULL;
+	}
+	return rc < 0 ? -1 : 0;
+}
+
 /*
  * Release targets (or, with no targets, every unbound thread) and wait until
  * `need` of them satisfy the predicate.  Matched threads are stored in
@@ -364,12 +391,24 @@ enum flow run_wait_for(struct run *r, const struct stmt *s, struct tr_thread **t
 	for (i = 0; i < ntargets; i++) {
 		points_seed_frames(r, targets[i]);
 		tracer_pin(targets[i], true);
-		run_move_candidate(r, targets[i]);
+		if (start_candidate(r, targets[i], matched, &nmatched) < 0) {
+			flow = FLOW_STOP;
+			goto out;
+		}
 	}
 	for (th = tracer_threads(r->t); r->all_candidates && th; th = th->next)
 		if (!tracer_event_pending(th))
 			run_resume(r, th);
 	run_release_free(r);
+	for (th = tracer_threads(r->t); r->fine_want && !targets && th; th = th->next) {
+		struct thread_ctx *tc = run_thread(r, th);
+
+		if (tc->candidate && !tc->matched && th->state == TR_HELD &&
+		    !tracer_event_pending(th) && start_candidate(r, th, matched, &nmatched) < 0) {
+			flow = FLOW_STOP;
+			goto out;
+		}
+	}
 	for (i = 0; i < ntargets; i++) {
 		run_thread(r, targets[i])->blocked = false;
 		run_thread(r, targets[i])->sampled = false;

@@ -364,6 +364,7 @@ void points_disarm(struct run *r)
 
 void points_flush(struct run *r)
 {
+	fine_unplant(r);
 	flush_lingering_breakpoints(r);
 	flush_lingering_watches(r);
 }

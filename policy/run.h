@@ -51,6 +51,7 @@ struct fine_event {
 	long sysno;	 /* SYSCALL */
 };
 #define FINE_MAX_PENDING 4
+#define FINE_MAX_BPS	 64
 
 /* Per traced thread. */
 struct thread_ctx {
@@ -68,11 +69,12 @@ struct thread_ctx {
 	bool sampled;
 	struct tr_kernel_sample sample;
 	/* the stepper (fine.c) */
-	uint64_t fine_bp; /* its temporary breakpoint, 0 if none */
-	bool fine_fresh;  /* parked by the last wait: the instruction at the pc is
-			   * not an event again */
+	uint64_t parked_before;	 /* a call/syscall here was the last wait's event */
+	bool skip_syscall_entry; /* ...and this is its entry stop, coming next */
 	struct fine_event pending[FINE_MAX_PENDING]; /* accesses made since its last stop */
 	int npending;
+	uint64_t pending_at;	  /* the pc at which the pending ones are still news */
+	struct fine_event judged; /* the event that matched, while it is reported */
 	/* in(F): the functions on its stack, unwound once per stop */
 	uint64_t stack_stop, stack_pc, stack_sp;
 	int nstack;
@@ -147,6 +149,9 @@ struct run {
 		uint64_t addr, size;
 	} decoded[MAX_ARMED_WATCH];
 	int ndecoded;
+	struct armed_bp fine_bps[FINE_MAX_BPS]; /* the stepper's, oldest first */
+	int nfine_bps;
+	unsigned fine_planted_want; /* what they were planted for */
 	struct scan_cache {
 		struct tr_process *proc;
 		uint64_t from, stop;
@@ -202,6 +207,7 @@ void fine_plan(struct run *r, const struct expr *pred);
 int fine_advance(struct run *r, struct tr_thread *th);
 int fine_settle(struct run *r, struct tr_thread *th);
 void fine_forget(struct run *r, struct tr_thread *th);
+void fine_unplant(struct run *r);
 void fine_forget_process(struct run *r, struct tr_process *p);
 
 /* blocked.c */

@@ -294,3 +294,28 @@ Test(attach, sigterm_while_waiting_detaches)
 {
 	interrupt_while_waiting(SIGTERM, "TERM");
 }
+
+/* The stepper plants and moves breakpoints of its own on every event:
+ * after the detach none of them may be left in busy's code. */
+Test(attach, instruction_stepping_leaves_the_code_as_it_was)
+{
+	char *sched = h_temp_sched("fine.sched", "timeout 5s\n"
+						 "thread A, B = wait 2 distinct enter(step)\n"
+						 "repeat 20 {\n"
+						 "  run A until read || write || call\n"
+						 "  run B until read || write || call\n"
+						 "}\n"
+						 "run A until syscall(futex) || enter(checkpoint)\n"
+						 "release all\n");
+	struct target t;
+	struct h_result r;
+
+	start_busy(&t);
+	r = H_RUN(h_cctrace(), "attach", pid_arg(t.pid), sched);
+	expect_text_restored(&t, "after instruction stepping");
+	expect_untraced(&t, "after instruction stepping");
+	cr_expect_eq(r.code, 0, "cctrace attach exited %d:\n%s", r.code, r.err);
+	cr_expect_geq(h_count_lines(r.err, "p1.t"), 43, "%s", r.err);
+	h_result_free(&r);
+	finish_busy(&t);
+}

@@ -295,6 +295,27 @@ Test(slot, rip_relative_store_with_immediate)
 	expect_jmp_back(slot, 10, slot_addr, &insn);
 }
 
+/* A 66 prefix made capstone report a 2-byte displacement: the slot then
+ * kept the old one, and movdqa faulted on the misaligned address. */
+Test(slot, rip_relative_sse_with_operand_size_prefix)
+{
+	const uint8_t code[] = {0x66, 0x0f, 0x6f, 0x05, 0xb7, 0xba, 0x01, 0x00}; /* movdqa */
+	struct user_regs_struct regs = test_regs();
+	struct dis_insn insn = decode_ok(code, sizeof(code), ADDR), moved;
+	uint64_t slot_addr = ADDR - 0x1eeb1, ea_orig, ea_moved;
+	uint8_t slot[DIS_SLOT_SIZE];
+
+	cr_expect(insn.rip_relative);
+	cr_expect_eq(insn.disp_offset, 4);
+	cr_assert_eq(dis_build_slot(&insn, code, slot_addr, slot), 8 + 5);
+	moved = decode_ok(slot, sizeof(slot), slot_addr);
+	cr_assert_eq(dis_effective_address(&insn, code, &regs, &ea_orig), 0);
+	cr_assert_eq(dis_effective_address(&moved, slot, &regs, &ea_moved), 0);
+	cr_expect_eq(ea_moved, ea_orig, "%#lx != %#lx", (unsigned long)ea_moved,
+		     (unsigned long)ea_orig);
+	expect_jmp_back(slot, 8, slot_addr, &insn);
+}
+
 Test(slot, indirect_jmp_through_rip)
 {
 	const uint8_t code[] = {0xff, 0x25, 0x00, 0x02, 0, 0}; /* jmp [rip+0x200] */

@@ -335,6 +335,47 @@ Test(parser, events)
 	schedule_free(s);
 }
 
+/* read, write, call and syscall alone are instruction-level events. */
+static void pred_is(const char *text, const char *expected, enum expr_kind first)
+{
+	struct schedule *s = parse_ok(text);
+	const struct expr *e = s->body->pred;
+	char buf[256];
+
+	expr_format(e, buf, sizeof(buf));
+	cr_assert_str_eq(buf, expected, "for <<%s>>", text);
+	while (e->kind == E_BINARY)
+		e = e->lhs;
+	cr_assert_eq(e->kind, first, "for <<%s>>", text);
+	schedule_free(s);
+}
+
+Test(parser, instruction_events)
+{
+	struct schedule *s;
+
+	pred_is("run A until read || write\n", "read || write", E_EV_READ);
+	pred_is("run A until write && addr == &x && value > 2\n",
+		"(write && (addr == &x)) && (value > 2)", E_EV_WRITE);
+	pred_is("run A until call\n", "call", E_EV_CALL);
+	pred_is("run A until call(getpid) || return(f)\n", "call(getpid) || return(f)", E_EV_CALL);
+	pred_is("run A until syscall(futex) || syscall\n", "syscall(futex) || syscall",
+		E_EV_SYSCALL);
+	pred_is("run A until in(js_GC) && read(rt->state)\n", "in(js_GC) && read(rt->state)", E_IN);
+	pred_is("run A until read && in(T, f)\n", "read && in(T, f)", E_EV_READ);
+	s = parse_ok("run A until syscall(close)\n");
+	cr_assert_eq(s->body->pred->ival, 3, "close is system call 3 on x86-64");
+	schedule_free(s);
+	s = parse_ok("run A until syscall\n");
+	cr_assert_eq(s->body->pred->ival, -1);
+	cr_assert_null(s->body->pred->name);
+	schedule_free(s);
+	s = parse_ok("run A until in(f)\n");
+	cr_assert_null(s->body->pred->name);
+	cr_assert_str_eq(s->body->pred->func, "f");
+	schedule_free(s);
+}
+
 Test(parser, conditions)
 {
 	struct schedule *s = parse_ok("while (!ended(A)) { run A until enter(step) }\n"
@@ -1238,10 +1279,17 @@ Test(parser_errors, event_arguments)
 	      "t.sched:1:14: error: ended(...) expects a thread name, found '3'");
 	fails("while (ended(all)) {}\n",
 	      "t.sched:1:14: error: ended(...) expects a thread name, found 'all'");
-	fails("while (in(A)) {}\n", "t.sched:1:12: error: expected ',' between the thread and "
-				    "the function in in(T, F), found ')'");
+	fails("while (in(A f)) {}\n", "t.sched:1:13: error: expected ',' between the thread and "
+				      "the function in in(T, F), found 'f'");
 	fails("while (in(, f)) {}\n",
-	      "t.sched:1:11: error: in(...) expects a thread name, found ','");
+	      "t.sched:1:11: error: in(...) expects a thread or function name, found ','");
+	fails("run A until syscall(fuutex)\n",
+	      "t.sched:1:21: error: unknown system call 'fuutex' (names are those of x86-64 "
+	      "Linux, e.g. futex, read, write, close, accept)");
+	fails("run A until syscall()\n", "t.sched:1:21: error: syscall(...) expects a system call "
+					 "name, e.g. futex, found ')'");
+	fails("run A until call(3)\n",
+	      "t.sched:1:18: error: call(...) expects a function name, found '3'");
 	fails("while (in(A, )) {}\n",
 	      "t.sched:1:14: error: in(...) expects a function name after ',', found ')'");
 	fails("run A until signal(SIGFOO)\n", "t.sched:1:20: error: unknown signal 'SIGFOO': use "

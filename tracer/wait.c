@@ -314,6 +314,11 @@ static enum decoded decode(struct tracer *t, pid_t tid, int status, struct tr_ev
 	if (tr_fetch_regs(th) < 0 && errno == ESRCH)
 		return ALREADY_HANDLED; /* killed while stopping; its exit follows */
 	d = decode_stop(t, th, status, ev);
+	/* A thread stopped inside a displaced instruction's slot is shown,
+	 * and resumes, at the original address. */
+	if (d == REPORT && (ev->kind == TR_EV_EXIT || ev->kind == TR_EV_SIGNAL ||
+			    ev->kind == TR_EV_INTERRUPT || ev->kind == TR_EV_SYSCALL))
+		tr_break_fix_pc_in_slot(th);
 	if (d == REPORT) {
 		ev->pc = th->regs.rip;
 		th->last_event = ev->kind;

@@ -55,6 +55,7 @@ int main(int argc, char **argv)
 	pthread_create(&b, NULL, worker, &hits);
 	pthread_join(a, NULL);
 	pthread_join(b, NULL);
-	printf("%ld hits recorded, %ld expected\n", srv->stats.count, 2 * hits);
+	printf("%s: %ld hits recorded, %ld expected\n", srv->stats.count == 2 * hits ? "ok" : "BUG",
+	       srv->stats.count, 2 * hits);
 	return srv->stats.count == 2 * hits ? 0 : 1;
 }

@@ -1,0 +1,344 @@
+/*
+ * test_fine.c: instruction-level events on real traced programs.
+ *
+ * tests/fixtures/fine runs, in one worker thread, a loop over memory, a
+ * recursion, a tail call, a call through the PLT, writes to five
+ * variables and a close().  The tests drive that thread with bare
+ * read/write, call(F), return(F), syscall(NAME), in(F) and the event
+ * fields, and check each event against what the fixture's code does.
+ *
+ * The stepper decodes ahead and stops only where something can happen;
+ * --single-step makes the same events out of one trap per instruction.
+ * For every sample and for the fixture, both must report the same events
+ * (thread, event text, pc, address, value) in the same order.
+ */
+#include "tests/harness.h"
+
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FINE "tests/fixtures/fine"
+
+static struct h_result run_sched(const char *name, const char *text, const char *mode,
+				 const char *prog, const char *arg)
+{
+	const char *argv[] = {h_cctrace(), "run", "--timeout", "5s", h_temp_sched(name, text),
+			      "--",	   prog,  arg,	       NULL};
+	const char *argv_mode[] = {
+	    h_cctrace(), "run", mode, "--timeout", "5s", h_temp_sched(name, text),
+	    "--",	 prog,	arg,  NULL};
+
+	return h_run(mode ? argv_mode : argv, 120);
+}
+
+/* The trace line of the n-th event (0-based), or fail. */
+static const char *trace_line(const char *err, int n)
+{
+	const char *line = err;
+	int seen = 0;
+
+	while (line && *line) {
+		const char *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+
+		if (h_is_trace_line(line, len) && seen++ == n)
+			return h_fmt("%.*s", (int)len, line);
+		line = nl ? nl + 1 : NULL;
+	}
+	cr_assert_fail("no trace line %d in:\n%s", n, err);
+	return NULL;
+}
+
+Test(fine, bare_read_and_write_interleave_inside_one_statement)
+{
+	const char *argv[] = {h_cctrace(),	     "run", "samples/stats/lost-hit.sched", "--",
+			      "samples/stats/stats", NULL};
+	struct h_result r;
+	int i;
+
+	for (i = 0; i < 10; i++) {
+		r = h_run(argv, 60);
+		cr_assert_eq(r.code, 1, "run %d: expected the bug (exit 1):\n%s", i, r.err);
+		cr_assert(strstr(r.err, "srv->stats.count = 1"), "run %d:\n%s", i, r.err);
+		cr_assert(strstr(r.out, "BUG: 1 hits recorded, 2 expected"), "run %d: %s", i,
+			  r.out);
+		/* A and B each read 0 and write 1, at the same address. */
+		cr_assert(strstr(trace_line(r.err, 2), " read 0x"), "%s", r.err);
+		cr_assert(strstr(trace_line(r.err, 3), "= 0 "), "%s", r.err);
+		cr_assert(strstr(trace_line(r.err, 4), " write 0x"), "%s", r.err);
+		cr_assert(strstr(trace_line(r.err, 5), "= 0x1 "), "%s", r.err);
+		h_result_free(&r);
+	}
+}
+
+Test(fine, stack_accesses_are_left_out_unless_asked_for)
+{
+	const char *text = "thread A = wait any enter(record_hit)\n"
+			   "run A until read || write\n";
+	struct h_result r = run_sched("stack.sched", text, NULL, "samples/stats/stats", "1");
+
+	cr_assert_eq(r.code, 0, "%s", r.err);
+	/* The first non-stack access of record_hit reads s->stats.count... */
+	cr_expect(strstr(trace_line(r.err, 1), "read 0x5555"), "%s", r.err);
+	h_result_free(&r);
+	r = run_sched("stack.sched", text, "--include-stack", "samples/stats/stats", "1");
+	cr_assert_eq(r.code, 0, "%s", r.err);
+	/* ...but its first access at all is push rbp, a write to the stack. */
+	cr_expect(strstr(trace_line(r.err, 1), "write 0x7ff"), "%s", r.err);
+	h_result_free(&r);
+}
+
+Test(fine, return_holds_for_recursion_and_tail_calls)
+{
+	struct h_result r = run_sched("ret.sched",
+				      "thread A = wait any enter(fact)\n"
+				      "repeat 4 {\n"
+				      "  run A until return(fact)\n"
+				      "  assert in(A, fact)\n"
+				      "}\n"
+				      "run A until return(fact)\n"
+				      "assert !in(A, fact)\n"
+				      "run A until enter(tail_caller)\n"
+				      "run A until return(tail_caller)\n"
+				      "assert !in(A, tail_callee) && where->y == 21\n",
+				      NULL, FINE, NULL);
+	int i;
+
+	cr_assert_eq(r.code, 0, "%s", r.err);
+	for (i = 1; i <= 4; i++)
+		cr_expect(strstr(trace_line(r.err, i), "return(fact)") &&
+			      strstr(trace_line(r.err, i), " fact "),
+			  "an inner return is in fact:\n%s", r.err);
+	cr_expect(strstr(trace_line(r.err, 5), " worker "), "the outer one in worker:\n%s", r.err);
+	/* tail_caller jumped to tail_callee, whose ret returned for both. */
+	cr_expect(strstr(trace_line(r.err, 7), "return(tail_caller)") &&
+		      strstr(trace_line(r.err, 7), " worker "),
+		  "%s", r.err);
+	cr_expect(strstr(r.out, "fact=120 tail=42"), "%s", r.out);
+	h_result_free(&r);
+}
+
+Test(fine, call_events_name_the_callee_direct_or_through_the_plt)
+{
+	struct h_result r = run_sched("call.sched",
+				      "thread A = wait any enter(worker)\n"
+				      "run A until call\n"
+				      "run A until call(fact)\n"
+				      "run A until call(getpid)\n",
+				      NULL, FINE, NULL);
+
+	cr_assert_eq(r.code, 0, "%s", r.err);
+	cr_expect(strstr(trace_line(r.err, 1), "call -> mix"), "%s", r.err);
+	cr_expect(strstr(trace_line(r.err, 2), "call(fact) -> fact"), "%s", r.err);
+	cr_expect(strstr(trace_line(r.err, 3), "call(getpid) -> getpid@plt"), "%s", r.err);
+	h_result_free(&r);
+}
+
+/* Held at the system call's entry, the descriptor is still open. */
+static void expect_held_before_close(const char *mode)
+{
+	struct h_result r = run_sched("close.sched",
+				      "thread A = wait any enter(five)\n"
+				      "run A until syscall(close) || call(printf)\n"
+				      "run A until syscall\n",
+				      mode, FINE, NULL);
+
+	cr_assert_eq(r.code, 0, "%s", r.err);
+	cr_expect(strstr(trace_line(r.err, 1), "syscall(close)"), "%s: %s", mode, r.err);
+	/* The next system call is printf's write, after close returned. */
+	cr_expect(strstr(trace_line(r.err, 2), "syscall write") ||
+		      strstr(trace_line(r.err, 2), "syscall fstat") ||
+		      strstr(trace_line(r.err, 2), "syscall newfstatat"),
+		  "%s: %s", mode, r.err);
+	h_result_free(&r);
+}
+
+Test(fine, syscall_events_stop_before_the_call)
+{
+	struct h_result r = run_sched("sys.sched",
+				      "thread A = wait any enter(five)\n"
+				      "run A until syscall(close)\n",
+				      NULL, FINE, NULL);
+
+	cr_assert_eq(r.code, 0, "%s", r.err);
+	cr_expect(strstr(trace_line(r.err, 1), "syscall(close)"), "%s", r.err);
+	h_result_free(&r);
+	expect_held_before_close(NULL);
+	expect_held_before_close("--single-step");
+}
+
+Test(fine, more_variables_than_debug_registers)
+{
+	struct h_result r =
+	    run_sched("five.sched",
+		      "thread A = wait any enter(five)\n"
+		      "repeat 5 {\n"
+		      "  run A until write(v1) || write(v2) || write(v3) || write(v4) "
+		      "|| write(v5)\n"
+		      "}\n"
+		      "run A until write(origin)\n",
+		      NULL, FINE, NULL);
+	int i;
+
+	cr_assert_eq(r.code, 0, "%s", r.err);
+	for (i = 1; i <= 5; i++)
+		cr_expect(strstr(trace_line(r.err, i), h_fmt("write(v%d) ", i)) &&
+			      strstr(trace_line(r.err, i), h_fmt("= 0x%d ", i)),
+			  "event %d:\n%s", i, r.err);
+	/* origin is 16 bytes: watched by decoding; where->x is inside it. */
+	cr_expect(strstr(trace_line(r.err, 6), "write(origin)") &&
+		      strstr(trace_line(r.err, 6), "= 0x7 "),
+		  "%s", r.err);
+	h_result_free(&r);
+}
+
+Test(fine, event_fields_and_in)
+{
+	struct h_result r = run_sched(
+	    "fields.sched",
+	    "thread A = wait any enter(worker)\n"
+	    "run A until write && addr == &v3 && size == 8 && value == 3 && func == five\n"
+	    "run A until write && in(tail_callee)\n",
+	    NULL, FINE, NULL);
+
+	cr_assert_eq(r.code, 2, "the second wait cannot happen after five: %s", r.err);
+	cr_expect(strstr(trace_line(r.err, 1), "= 0x3 ") && strstr(trace_line(r.err, 1), " five "),
+		  "%s", r.err);
+	cr_expect(strstr(r.err, "unrealizable"), "%s", r.err);
+	h_result_free(&r);
+	r = run_sched("fields.sched",
+		      "thread A = wait any enter(worker)\n"
+		      "run A until write && in(tail_callee) && line > 0\n",
+		      NULL, FINE, NULL);
+	cr_assert_eq(r.code, 0, "%s", r.err);
+	cr_expect(strstr(trace_line(r.err, 1), "= 0x15 ") &&
+		      strstr(trace_line(r.err, 1), " tail_callee "),
+		  "where->y = 21 in tail_callee: %s", r.err);
+	h_result_free(&r);
+}
+
+/* --- the stepper against single-stepping ---------------------------- */
+
+/* Replaces every "needle" in line (in place; the text only shrinks). */
+static void replace_all(char *line, const char *needle, const char *with)
+{
+	char *p = line;
+	size_t n = strlen(needle), w = strlen(with);
+
+	while ((p = strstr(p, needle))) {
+		memmove(p + w, p + n, strlen(p + n) + 1);
+		memcpy(p, with, w);
+		p += w;
+	}
+}
+
+/* One JSON trace line without what differs between two runs: the time,
+ * and the thread's tid (which pthread_mutex_lock writes as the owner). */
+static void stabilise(char *line)
+{
+	char *at = strstr(line, "\"tid\":"), *comma;
+	long tid = at ? atol(at + 6) : 0;
+
+	if (at && (comma = strchr(at, ',')))
+		memmove(at, comma + 1, strlen(comma + 1) + 1);
+	if (tid > 0) {
+		replace_all(line, h_fmt("= %#lx\"", tid), "= TID\"");
+		replace_all(line, h_fmt("\"%#lx\"", tid), "\"TID\"");
+	}
+	if ((at = strstr(line, "\"ms\":")) && (comma = strchr(at, ',')))
+		memmove(at, comma + 1, strlen(comma + 1) + 1);
+}
+
+/* The events after the first skip ones (the waits that bound threads, in
+ * whatever order the threads came). */
+static char *stable_events(const char *json, int skip)
+{
+	char *out = h_fmt("%s", ""), line[4096];
+	const char *at = json;
+
+	while (skip-- > 0 && at && (at = strchr(at, '\n')))
+		at++;
+	while (at && *at) {
+		const char *nl = strchr(at, '\n');
+		size_t len = nl ? (size_t)(nl - at) : strlen(at);
+
+		snprintf(line, sizeof(line), "%.*s", (int)len, at);
+		stabilise(line);
+		out = h_fmt("%s%s\n", out, line);
+		at = nl ? nl + 1 : NULL;
+	}
+	return out;
+}
+
+static char *events_with(const char *mode, const char *sched, int skip, const char *prog,
+			 const char *arg, int *code)
+{
+	char json[] = "/tmp/cctrace-fine-XXXXXX";
+	int fd = mkstemp(json);
+	const char *argv[] = {h_cctrace(), "run", "-q", "--timeout", "20s", "--trace-json",
+			      json,	   sched, "--", prog,	     arg,   NULL};
+	const char *argv_mode[] = {
+	    h_cctrace(), "run", mode, "-q", "--timeout", "20s", "--trace-json",
+	    json,	 sched, "--", prog, arg,	 NULL};
+	struct h_result r;
+	char *text, *events;
+
+	cr_assert(fd >= 0);
+	close(fd);
+	r = h_run(mode ? argv_mode : argv, 240);
+	*code = r.code;
+	h_result_free(&r);
+	text = h_read_file(json, NULL);
+	unlink(json);
+	events = stable_events(text ? text : "", skip);
+	free(text);
+	return events;
+}
+
+/* bind holds every thread but the walker W in a known place, so that what W
+ * reads does not depend on how far the others got. */
+static void expect_same_events(const char *bind, int bound, const char *prog, const char *arg)
+{
+	char *sched = h_temp_sched(
+	    "walk.sched", h_fmt("%s"
+				"for i in 0..400 {\n"
+				"  if (!ended(W)) {\n"
+				"    run W until read || write || call || syscall || exit\n"
+				"  }\n"
+				"}\n",
+				bind));
+	int code_decoded, code_stepped;
+	char *decoded = events_with(NULL, sched, bound, prog, arg, &code_decoded);
+	char *stepped = events_with("--single-step", sched, bound, prog, arg, &code_stepped);
+
+	cr_expect_eq(code_decoded, code_stepped, "%s: outcomes differ", prog);
+	cr_expect_gt(h_count_lines(decoded, "\"event\""), 20, "%s: too few events:\n%s", prog,
+		     decoded);
+	if (strcmp(decoded, stepped) != 0) {
+		size_t k = 0, line = 0;
+
+		while (decoded[k] && decoded[k] == stepped[k])
+			k++;
+		while (k > 0 && decoded[k - 1] != '\n')
+			k--;
+		for (size_t j = 0; j < k; j++)
+			line += decoded[j] == '\n';
+		cr_expect_fail("%s: the stepper and single-stepping disagree at event %zu:\n"
+			       "decoded:  %.300s\nstepped:  %.300s",
+			       prog, line + 1, decoded + k, stepped + k);
+	}
+}
+
+Test(fine, stepper_equals_single_stepping_on_every_sample, .timeout = 300)
+{
+	expect_same_events("thread A, B = wait 2 distinct enter(record_hit)\nthread W = p1.t2\n", 2,
+			   "samples/stats/stats", "3");
+	expect_same_events("thread A, B = wait 2 distinct enter(withdraw)\nthread W = p1.t2\n", 2,
+			   "samples/bank/bank", NULL);
+	expect_same_events("thread A, B = wait 2 distinct enter(work)\nthread W = p1.t2\n", 2,
+			   "samples/bbuf/bbuf", NULL);
+	expect_same_events("thread W = wait any enter(reader)\nthread C = wait any enter(owner)\n",
+			   2, "samples/fdclose/fdclose", NULL);
+	expect_same_events("thread W = wait any enter(worker)\n", 1, FINE, "5");
+}
