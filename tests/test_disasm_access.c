@@ -811,3 +811,47 @@ Test(next_pc, failures)
 	cr_expect_eq(dis_next_pc(&insn, int3, &regs, fake_peek, &m, &next), -1);
 	cr_expect_eq(next, 0x1111, "*next untouched on failure");
 }
+
+Test(scan, repeated_scans_see_changed_code)
+{
+	uint8_t code[sizeof(prog)];
+	struct dis_insn stop;
+
+	memcpy(code, prog, sizeof(code));
+	cr_expect_eq(dis_scan(code, sizeof(code), ADDR, DIS_WANT_MEM, &stop), 8);
+	cr_expect_eq(dis_scan(code, sizeof(code), ADDR, DIS_WANT_MEM, &stop), 8);
+	cr_expect_str_eq(stop.text, "mov eax, dword ptr [rip + 0x100]");
+	cr_expect_eq(stop.len, 6);
+	/* same address, fewer bytes than the first answer needed: no stale result */
+	cr_expect_eq(dis_scan(code, 12, ADDR, DIS_WANT_MEM, &stop), 8);
+	cr_expect_eq(stop.kind, DIS_INVALID);
+	/* the spill at 4 becomes mov [rax-8], rdi (ModRM 01 111 000): a heap store */
+	code[6] = 0x78;
+	cr_expect_eq(dis_scan(code, sizeof(code), ADDR, DIS_WANT_MEM, &stop), 4);
+	cr_expect_str_eq(stop.text, "mov qword ptr [rax - 8], rdi");
+	/* an int3 planted at 1 (as a tracer might leave it) stops the scan there */
+	code[1] = 0xcc;
+	cr_expect_eq(dis_scan(code, sizeof(code), ADDR, DIS_WANT_MEM, &stop), 1);
+	cr_expect_eq(stop.kind, DIS_TRAP);
+}
+
+Test(decode, same_address_other_bytes)
+{
+	const uint8_t load[] = {0x8b, 0x05, 0x10, 0, 0, 0};  /* mov eax, [rip+0x10] */
+	const uint8_t store[] = {0x89, 0x05, 0x10, 0, 0, 0}; /* mov [rip+0x10], eax */
+	struct user_regs_struct regs = test_regs();
+	struct dis_access acc[DIS_MAX_ACCESSES];
+	struct dis_insn a, b;
+
+	cr_assert_eq(dis_decode(load, sizeof(load), ADDR, &a), 0);
+	cr_assert_eq(dis_decode(store, sizeof(store), ADDR, &b), 0);
+	cr_expect_eq(a.mem_access, DIS_READ);
+	cr_expect_eq(b.mem_access, DIS_WRITE);
+	/* dis_accesses decodes the bytes it is given, not what was decoded last */
+	cr_assert_eq(dis_accesses(&a, load, &regs, acc, DIS_MAX_ACCESSES), 1);
+	cr_expect_eq(acc[0].rw, DIS_READ);
+	cr_assert_eq(dis_accesses(&b, store, &regs, acc, DIS_MAX_ACCESSES), 1);
+	cr_expect_eq(acc[0].rw, DIS_WRITE);
+	/* the same bytes cut short do not decode, even right after a full decode */
+	cr_expect_eq(dis_decode(store, 4, ADDR, &b), -1);
+}
