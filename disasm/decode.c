@@ -8,7 +8,8 @@
  *
  * Capstone 4's per-operand access flags are wrong for a number of common
  * instructions (cmpxchg reads only, test/bt "write", SSE and AVX stores
- * "read", setae reads, lea and nop "read" an operand they never touch).
+ * "read", setae reads, rotates of memory and stmxcsr only read, frstor
+ * writes, lea and nop "read" an operand they never touch).
  * dis_cs_op_access() corrects those by instruction family before trusting
  * what capstone says; everything not listed keeps capstone's flags.
  *
@@ -53,12 +54,12 @@ static bool is_one_of(const char *s, const char *const *list)
 }
 
 static const char *const no_access[] = {"lea", "nop", "clflush", "clflushopt", "clwb", NULL};
-static const char *const read_only[] = {"cmp", "test", "bt", NULL};
-static const char *const read_write[] = {"cmpxchg", "cmpxchg8b", "cmpxchg16b",
-					 "xadd",    "xchg",	 NULL};
-static const char *const x87_store[] = {"fst",	  "fstp",     "fist",	 "fistp",  "fisttp",
-					"fnstcw", "fnstsw",   "fnstenv", "fnsave", "fbstp",
-					"fxsave", "fxsave64", NULL};
+static const char *const read_only[] = {"cmp", "test", "bt", "frstor", NULL};
+static const char *const read_write[] = {"cmpxchg", "cmpxchg8b", "cmpxchg16b", "xadd", "xchg",
+					 "rol",	    "ror",	 "rcl",	       "rcr",  NULL};
+static const char *const x87_store[] = {"fst",	  "fstp",     "fist",	 "fistp",    "fisttp",
+					"fnstcw", "fnstsw",   "fnstenv", "fnsave",   "fbstp",
+					"fxsave", "fxsave64", "stmxcsr", "vstmxcsr", NULL};
 /* "mov*"/"vmov*"/"pextr*"... with memory first and a register source are
  * stores, which never read their destination. */
 static const char *const store_prefixes[] = {"mov",	  "vmov",     "pextr", "vpextr",

@@ -18,6 +18,7 @@
 #define RAX  0x10000ull
 #define RBX  0x20ull
 #define RCX  0x3ull
+#define RDX  0x100ull
 #define RDI  0x7000ull
 #define RSI  0x8000ull
 #define RBP  0x7ffe0100ull
@@ -43,6 +44,7 @@ static struct user_regs_struct test_regs(void)
 	r.rax = RAX;
 	r.rbx = RBX;
 	r.rcx = RCX;
+	r.rdx = RDX;
 	r.rdi = RDI;
 	r.rsi = RSI;
 	r.rbp = RBP;
@@ -346,6 +348,30 @@ static const struct arow arows[] = {
     {"movsd xmm0, [rsi]", {0xf2, 0x0f, 0x10, 0x06}, 4, DIS_OTHER, MEM, 8, 1, {A(RSI, 8, R, false)}},
     /* 67 8B /r: 32-bit address size */
     {"mov eax, [eax]", {0x67, 0x8b, 0x00}, 3, DIS_OTHER, MEM, 4, 1, {A(RAX, 4, R, false)}},
+    /* EVEX 62, P0 E1 (R X B clear, R' clear: reg + 16; map 0F), P1 F5 (W1, vvvv = ~1110,
+     * pp = 66), P2 20 (L'L = 01: 256 bits; V' clear: vvvv + 16), EF /r, ModRM 01 001 100,
+     * SIB 00 010 111 (rdx + rdi), disp8 FE scaled by N = 32: -0x40 */
+    {"vpxorq ymm17, ymm17, [rdi+rdx-0x40]",
+     {0x62, 0xe1, 0xf5, 0x20, 0xef, 0x4c, 0x17, 0xfe},
+     8,
+     DIS_OTHER,
+     MEM,
+     32,
+     1,
+     {A(RDI + RDX - 0x40, 32, R, false)}},
+    /* as above, SIB 00 100 111: index 100 is "none" */
+    {"vpxorq ymm17, ymm17, [rdi-0x40]",
+     {0x62, 0xe1, 0xf5, 0x20, 0xef, 0x4c, 0x27, 0xfe},
+     8,
+     DIS_OTHER,
+     MEM,
+     32,
+     1,
+     {A(RDI - 0x40, 32, R, false)}},
+    /* D1 /0, ModRM 00 000 000: a rotate of memory writes it back */
+    {"rol dword [rax], 1", {0xd1, 0x00}, 2, DIS_OTHER, MEM, 4, 1, {A(RAX, 4, RW, false)}},
+    /* 0F AE /3, ModRM 00 011 000 */
+    {"stmxcsr [rax]", {0x0f, 0xae, 0x18}, 3, DIS_OTHER, MEM, 4, 1, {A(RAX, 4, W, false)}},
     {"syscall", {0x0f, 0x05}, 2, DIS_SYSCALL, 0, 0, 0, {}},
     {"int 0x80", {0xcd, 0x80}, 2, DIS_SYSCALL, 0, 0, 0, {}},
     {"sysenter", {0x0f, 0x34}, 2, DIS_SYSCALL, 0, 0, 0, {}},
