@@ -206,8 +206,12 @@ bool dis_matches(const struct dis_insn *insn, const uint8_t *code,
  * register: its value, through memory: the 8 bytes there, read with peek;
  * ret: [rsp], read with peek; DIS_OTHER and DIS_SYSCALL: the next
  * instruction (a system call such as exit or rt_sigreturn may not come
- * back there).  Returns 0 and sets *next, or -1 for DIS_TRAP, DIS_INVALID,
- * far jumps and calls, xbegin, and memory peek cannot read.
+ * back there).  A rep string op goes to the next instruction once it is
+ * done; note that PTRACE_SINGLESTEP traps after each of its iterations with
+ * rip unchanged (rcx one less), so a single-stepping fallback sees it once
+ * per element where a breakpoint sees it once.  Returns 0 and sets *next,
+ * or -1 for DIS_TRAP, DIS_INVALID, far jumps and calls, xbegin, and memory
+ * peek cannot read.
  */
 int dis_next_pc(const struct dis_insn *insn, const uint8_t *code,
 		const struct user_regs_struct *regs, dis_peek_fn peek, void *ctx, uint64_t *next);
