@@ -185,6 +185,10 @@ int dis_accesses(const struct dis_insn *insn, const uint8_t *code,
  * scan again from there; with DIS_MAX_INSN or more bytes left the bytes are
  * truly undecodable (single-step them and let the CPU decide).  Returns -1
  * when that happens at k == 0 (nothing decodable at code[0]).
+ * code must hold the original bytes: an int3 the tracer planted in the copy
+ * reads as DIS_TRAP.  Each thread remembers its 64 most recent scans (keyed
+ * by addr and want, checked against the bytes), so rescanning a loop costs
+ * a memcmp, not a decode per instruction.
  */
 long dis_scan(const uint8_t *code, size_t n, uint64_t addr, unsigned want, struct dis_insn *stop);
 
