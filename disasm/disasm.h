@@ -156,6 +156,11 @@ struct dis_access {
 int dis_accesses(const struct dis_insn *insn, const uint8_t *code,
 		 const struct user_regs_struct *regs, struct dis_access *out, int max);
 
+/* Does access a, all a->count elements of it (below addr when descending),
+ * touch any of the len bytes at lo?  For matching read(EXPR)/write(EXPR)
+ * by decoding, when there are more lvalues than debug registers. */
+bool dis_access_overlaps(const struct dis_access *a, uint64_t lo, uint64_t len);
+
 /* --- decode-ahead stepping --- */
 
 /* What a stepper is looking for.  DIS_WANT_MEM matches an access that is not

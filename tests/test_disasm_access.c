@@ -881,3 +881,29 @@ Test(decode, same_address_other_bytes)
 	/* the same bytes cut short do not decode, even right after a full decode */
 	cr_expect_eq(dis_decode(store, 4, ADDR, &b), -1);
 }
+
+Test(access, overlaps)
+{
+	struct dis_access word = {.addr = 0x1000, .size = 4, .rw = DIS_READ, .count = 1};
+	struct dis_access copy = {.addr = 0x2000, .size = 8, .rw = DIS_WRITE, .count = 16};
+	struct dis_access down = copy;
+	struct dis_access huge = {.addr = 0x3000, .size = 8, .count = UINT64_MAX};
+
+	cr_expect(dis_access_overlaps(&word, 0x1000, 4));
+	cr_expect(dis_access_overlaps(&word, 0x1003, 1), "last byte");
+	cr_expect(dis_access_overlaps(&word, 0xff0, 0x11), "a range ending on its first byte");
+	cr_expect(!dis_access_overlaps(&word, 0x1004, 8), "just past it");
+	cr_expect(!dis_access_overlaps(&word, 0xff0, 0x10), "just before it");
+	cr_expect(!dis_access_overlaps(&word, 0x1000, 0), "empty range");
+	/* rep movsq of 16 qwords from 0x2000 up: [0x2000, 0x2080) */
+	cr_expect(dis_access_overlaps(&copy, 0x2078, 8));
+	cr_expect(!dis_access_overlaps(&copy, 0x2080, 8));
+	/* with DF set the elements go down: [0x1f88, 0x2008) */
+	down.descending = true;
+	cr_expect(dis_access_overlaps(&down, 0x1f88, 1));
+	cr_expect(!dis_access_overlaps(&down, 0x1f80, 8));
+	cr_expect(!dis_access_overlaps(&down, 0x2008, 8));
+	/* an absurd rcx saturates instead of wrapping around */
+	cr_expect(dis_access_overlaps(&huge, UINT64_MAX - 8, 4));
+	cr_expect(!dis_access_overlaps(&huge, 0x2ff8, 8));
+}
