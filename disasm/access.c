@@ -246,3 +246,33 @@ int dis_accesses(const struct dis_insn *insn, const uint8_t *code,
 		return -1;
 	return dis_cs_accesses(ci, regs, out, max);
 }
+
+/* [*first, *end) of all elements of a, saturated at the ends of the
+ * address space (rcx may be anything). */
+static void access_span(const struct dis_access *a, uint64_t *first, uint64_t *end)
+{
+	uint64_t count = a->count ? a->count : 1, rest;
+
+	if (__builtin_mul_overflow(count - 1, (uint64_t)a->size, &rest))
+		rest = UINT64_MAX;
+	if (a->descending) {
+		*first = a->addr >= rest ? a->addr - rest : 0;
+		*end = a->addr + a->size < a->addr ? UINT64_MAX : a->addr + a->size;
+	} else {
+		*first = a->addr;
+		if (__builtin_add_overflow(a->addr, rest, end) ||
+		    __builtin_add_overflow(*end, (uint64_t)a->size, end))
+			*end = UINT64_MAX;
+	}
+}
+
+bool dis_access_overlaps(const struct dis_access *a, uint64_t lo, uint64_t len)
+{
+	uint64_t first, end, hi;
+
+	if (len == 0 || a->size == 0)
+		return false;
+	access_span(a, &first, &end);
+	hi = lo + len < lo ? UINT64_MAX : lo + len;
+	return first < hi && lo < end;
+}

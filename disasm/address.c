@@ -7,6 +7,12 @@
  * zero-extended and the sum cut to 32 bits under an address-size prefix.
  * Only fs and gs have a base in 64-bit mode; it comes from regs.
  *
+ * Capstone 4 misreads the SIB index of EVEX (AVX-512) instructions whose
+ * EVEX.V' bit is clear: [rdi + rdx - 0x40] comes out as [rdi + xmm2 - 0x40],
+ * and "no index" as xmm4.  glibc's evex string functions are full of these.
+ * Only gathers and scatters (VSIB) really index with a vector register, so
+ * for everything else xmmN is mapped back to general register N.
+ *
  * x86 reports a data breakpoint after the access, with rip already past the
  * instruction, and variable-length encoding means the bytes before pc can
  * be split into an instruction in several ways.  dis_access_before() tries
@@ -59,6 +65,25 @@ int dis_reg_value(const struct user_regs_struct *regs, x86_reg reg, uint64_t *v)
 	return -1;
 }
 
+/* General registers by their 4-bit encoding; 4 in an index means none. */
+static const x86_reg gpr_by_number[16] = {
+    X86_REG_RAX, X86_REG_RCX, X86_REG_RDX, X86_REG_RBX, X86_REG_INVALID, X86_REG_RBP,
+    X86_REG_RSI, X86_REG_RDI, X86_REG_R8,  X86_REG_R9,	X86_REG_R10,	 X86_REG_R11,
+    X86_REG_R12, X86_REG_R13, X86_REG_R14, X86_REG_R15,
+};
+
+static bool is_vsib(const cs_insn *ci)
+{
+	return strstr(ci->mnemonic, "gather") || strstr(ci->mnemonic, "scatter");
+}
+
+static x86_reg index_register(const cs_insn *ci, x86_reg index)
+{
+	if (index >= X86_REG_XMM0 && index <= X86_REG_XMM15 && !is_vsib(ci))
+		return gpr_by_number[index - X86_REG_XMM0];
+	return index;
+}
+
 static uint64_t segment_base(const struct user_regs_struct *regs, x86_reg seg)
 {
 	if (seg == X86_REG_FS)
@@ -77,7 +102,7 @@ int dis_cs_op_address(const cs_insn *ci, const cs_x86_op *op, const struct user_
 		base = ci->address + ci->size;
 	else if (dis_reg_value(regs, op->mem.base, &base))
 		return -1;
-	if (dis_reg_value(regs, op->mem.index, &index))
+	if (dis_reg_value(regs, index_register(ci, op->mem.index), &index))
 		return -1;
 	sum = base + index * (uint64_t)op->mem.scale + (uint64_t)op->mem.disp;
 	if (ci->detail->x86.addr_size == 4)

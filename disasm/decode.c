@@ -8,7 +8,8 @@
  *
  * Capstone 4's per-operand access flags are wrong for a number of common
  * instructions (cmpxchg reads only, test/bt "write", SSE and AVX stores
- * "read", setae reads, lea and nop "read" an operand they never touch).
+ * "read", setae reads, rotates of memory and stmxcsr only read, frstor
+ * writes, lea and nop "read" an operand they never touch).
  * dis_cs_op_access() corrects those by instruction family before trusting
  * what capstone says; everything not listed keeps capstone's flags.
  *
@@ -17,6 +18,7 @@
  * taken without registers, so that classification and the per-execution
  * answer can never disagree about what an instruction touches.
  */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -51,45 +53,97 @@ static bool is_one_of(const char *s, const char *const *list)
 	return false;
 }
 
-/* Operand i of a store: "mov*"/"vmov*"/"pextr*" with memory first and a
- * register source.  None of these reads its destination. */
-static bool is_store_form(const cs_insn *ci, int i)
-{
-	static const char *const prefixes[] = {"mov",	 "vmov",      "pextr",
-					       "vpextr", "extractps", "vextract"};
-	const cs_x86 *x = &ci->detail->x86;
-	const char *mn = base_mnemonic(ci);
+static const char *const no_access[] = {"lea", "nop", "clflush", "clflushopt", "clwb", NULL};
+static const char *const read_only[] = {"cmp", "test", "bt", "frstor", NULL};
+static const char *const read_write[] = {"cmpxchg", "cmpxchg8b", "cmpxchg16b", "xadd", "xchg",
+					 "rol",	    "ror",	 "rcl",	       "rcr",  NULL};
+static const char *const x87_store[] = {"fst",	  "fstp",     "fist",	 "fistp",    "fisttp",
+					"fnstcw", "fnstsw",   "fnstenv", "fnsave",   "fbstp",
+					"fxsave", "fxsave64", "stmxcsr", "vstmxcsr", NULL};
+/* "mov*"/"vmov*"/"pextr*"... with memory first and a register source are
+ * stores, which never read their destination. */
+static const char *const store_prefixes[] = {"mov",	  "vmov",     "pextr", "vpextr",
+					     "extractps", "vextract", NULL};
 
-	if (i != 0 || x->op_count < 2 || x->operands[1].type != X86_OP_REG)
-		return false;
-	for (size_t k = 0; k < sizeof(prefixes) / sizeof(prefixes[0]); k++)
-		if (starts_with(mn, prefixes[k]))
+/* How an instruction family's memory operands are accessed, whatever
+ * capstone says; FAM_CAPSTONE trusts capstone. */
+enum family {
+	FAM_UNKNOWN, /* not looked up yet */
+	FAM_CAPSTONE,
+	FAM_NONE,
+	FAM_READ,
+	FAM_READ_WRITE,
+	FAM_WRITE,
+	FAM_STORE_FORM, /* a store when operand 0 is memory and operand 1 a register */
+};
+
+static bool starts_with_one_of(const char *s, const char *const *list)
+{
+	for (; *list; list++)
+		if (starts_with(s, *list))
 			return true;
 	return false;
 }
 
-static const char *const no_access[] = {"lea", "nop", "clflush", "clflushopt", "clwb", NULL};
-static const char *const read_only[] = {"cmp", "test", "bt", NULL};
-static const char *const read_write[] = {"cmpxchg", "cmpxchg8b", "cmpxchg16b",
-					 "xadd",    "xchg",	 NULL};
-static const char *const x87_store[] = {"fst",	  "fstp",     "fist",	 "fistp",  "fisttp",
-					"fnstcw", "fnstsw",   "fnstenv", "fnsave", "fbstp",
-					"fxsave", "fxsave64", NULL};
+static enum family family_by_mnemonic(const cs_insn *ci)
+{
+	const char *mn = base_mnemonic(ci);
+
+	if (is_one_of(mn, no_access) || starts_with(mn, "prefetch"))
+		return FAM_NONE;
+	if (is_one_of(mn, read_only))
+		return FAM_READ;
+	if (is_one_of(mn, read_write))
+		return FAM_READ_WRITE;
+	if (starts_with(mn, "set") || is_one_of(mn, x87_store))
+		return FAM_WRITE;
+	if (starts_with_one_of(mn, store_prefixes))
+		return FAM_STORE_FORM;
+	return FAM_CAPSTONE;
+}
+
+/* The family depends on the mnemonic without prefixes, which is the same
+ * for every instance of an instruction id, so it is worked out once per id
+ * (string compares cost as much as the rest of a decode).  Racing threads
+ * store the same value; relaxed atomics make that well defined. */
+static _Atomic uint8_t families[X86_INS_ENDING];
+
+static enum family family_of(const cs_insn *ci)
+{
+	uint8_t f;
+
+	if (ci->id >= X86_INS_ENDING)
+		return family_by_mnemonic(ci);
+	f = atomic_load_explicit(&families[ci->id], memory_order_relaxed);
+	if (f == FAM_UNKNOWN) {
+		f = (uint8_t)family_by_mnemonic(ci);
+		atomic_store_explicit(&families[ci->id], f, memory_order_relaxed);
+	}
+	return (enum family)f;
+}
 
 unsigned dis_cs_op_access(const cs_insn *ci, int i)
 {
-	const char *mn = base_mnemonic(ci);
-	uint8_t ac = ci->detail->x86.operands[i].access;
+	const cs_x86 *x = &ci->detail->x86;
+	uint8_t ac = x->operands[i].access;
 	unsigned access = 0;
 
-	if (is_one_of(mn, no_access) || starts_with(mn, "prefetch"))
+	switch (family_of(ci)) {
+	case FAM_NONE:
 		return 0;
-	if (is_one_of(mn, read_only))
+	case FAM_READ:
 		return DIS_READ;
-	if (is_one_of(mn, read_write))
+	case FAM_READ_WRITE:
 		return DIS_READ | DIS_WRITE;
-	if (starts_with(mn, "set") || is_one_of(mn, x87_store) || is_store_form(ci, i))
+	case FAM_WRITE:
 		return DIS_WRITE;
+	case FAM_STORE_FORM:
+		if (i == 0 && x->op_count >= 2 && x->operands[1].type == X86_OP_REG)
+			return DIS_WRITE;
+		break;
+	default:
+		break;
+	}
 	if (ac & CS_AC_READ)
 		access |= DIS_READ;
 	if (ac & CS_AC_WRITE)

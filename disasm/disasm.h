@@ -156,6 +156,11 @@ struct dis_access {
 int dis_accesses(const struct dis_insn *insn, const uint8_t *code,
 		 const struct user_regs_struct *regs, struct dis_access *out, int max);
 
+/* Does access a, all a->count elements of it (below addr when descending),
+ * touch any of the len bytes at lo?  For matching read(EXPR)/write(EXPR)
+ * by decoding, when there are more lvalues than debug registers. */
+bool dis_access_overlaps(const struct dis_access *a, uint64_t lo, uint64_t len);
+
 /* --- decode-ahead stepping --- */
 
 /* What a stepper is looking for.  DIS_WANT_MEM matches an access that is not
@@ -185,6 +190,10 @@ int dis_accesses(const struct dis_insn *insn, const uint8_t *code,
  * scan again from there; with DIS_MAX_INSN or more bytes left the bytes are
  * truly undecodable (single-step them and let the CPU decide).  Returns -1
  * when that happens at k == 0 (nothing decodable at code[0]).
+ * code must hold the original bytes: an int3 the tracer planted in the copy
+ * reads as DIS_TRAP.  Each thread remembers its 64 most recent scans (keyed
+ * by addr and want, checked against the bytes), so rescanning a loop costs
+ * a memcmp, not a decode per instruction.
  */
 long dis_scan(const uint8_t *code, size_t n, uint64_t addr, unsigned want, struct dis_insn *stop);
 
@@ -206,8 +215,12 @@ bool dis_matches(const struct dis_insn *insn, const uint8_t *code,
  * register: its value, through memory: the 8 bytes there, read with peek;
  * ret: [rsp], read with peek; DIS_OTHER and DIS_SYSCALL: the next
  * instruction (a system call such as exit or rt_sigreturn may not come
- * back there).  Returns 0 and sets *next, or -1 for DIS_TRAP, DIS_INVALID,
- * far jumps and calls, xbegin, and memory peek cannot read.
+ * back there).  A rep string op goes to the next instruction once it is
+ * done; note that PTRACE_SINGLESTEP traps after each of its iterations with
+ * rip unchanged (rcx one less), so a single-stepping fallback sees it once
+ * per element where a breakpoint sees it once.  Returns 0 and sets *next,
+ * or -1 for DIS_TRAP, DIS_INVALID, far jumps and calls, xbegin, and memory
+ * peek cannot read.
  */
 int dis_next_pc(const struct dis_insn *insn, const uint8_t *code,
 		const struct user_regs_struct *regs, dis_peek_fn peek, void *ctx, uint64_t *next);

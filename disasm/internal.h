@@ -2,9 +2,9 @@
  * internal: what the disasm/ files share and nobody else sees.
  *
  * Every file decodes through dis_cs_decode(), which owns one capstone handle
- * and one cs_insn buffer per thread, so the module is thread-safe without
- * locks and decodes without allocating.  The returned cs_insn stays valid
- * until the same thread decodes again.
+ * and a small cache of cs_insn buffers per thread, so the module is
+ * thread-safe without locks and decodes without allocating.  The returned
+ * cs_insn stays valid until the same thread decodes again.
  */
 #ifndef CCTRACE_DISASM_INTERNAL_H
 #define CCTRACE_DISASM_INTERNAL_H

@@ -14,6 +14,13 @@
  * thread's registers, whether it actually does (a rep string op with rcx
  * == 0 does not).  Instructions are decoded without their text, which is
  * printed only for the one the scan stops at.
+ *
+ * A stepper in a loop scans the same code over and over, and a scan costs
+ * a capstone decode per instruction, about as much as a trap.  So each
+ * thread keeps a small direct-mapped memo of recent scans, keyed by start
+ * address and want and validated by comparing the bytes the scan examined:
+ * a result depends only on those bytes, so a hit is exact, and changed code
+ * (or an int3 the caller left in its copy) simply misses.
  */
 #include <stdio.h>
 #include <string.h>
@@ -58,6 +65,56 @@ static bool may_match(const cs_insn *ci, unsigned want)
 	return any_access_wanted(acc, n, want);
 }
 
+#define MEMO_SLOTS 64
+#define MEMO_BYTES 96 /* scans that examined more are not remembered */
+
+struct memo {
+	uint64_t addr;
+	unsigned want;
+	unsigned used; /* bytes examined: stop offset + stop length; 0 = empty slot */
+	long off;
+	struct dis_insn stop;
+	uint8_t bytes[MEMO_BYTES];
+};
+
+static __thread struct memo memos[MEMO_SLOTS];
+
+static struct memo *memo_slot(uint64_t addr, unsigned want)
+{
+	uint64_t h = (addr ^ ((uint64_t)want << 7)) * 0x9e3779b97f4a7c15ull;
+
+	return &memos[h >> 58]; /* top 6 bits: 64 slots */
+}
+
+static bool memo_lookup(const uint8_t *code, size_t n, uint64_t addr, unsigned want,
+			struct dis_insn *stop, long *off)
+{
+	const struct memo *m = memo_slot(addr, want);
+
+	if (!m->used || m->addr != addr || m->want != want || n < m->used ||
+	    memcmp(m->bytes, code, m->used) != 0)
+		return false;
+	*stop = m->stop;
+	*off = m->off;
+	return true;
+}
+
+static void memo_store(const uint8_t *code, uint64_t addr, unsigned want,
+		       const struct dis_insn *stop, long off)
+{
+	struct memo *m = memo_slot(addr, want);
+	size_t used = (size_t)off + stop->len;
+
+	if (used > MEMO_BYTES)
+		return;
+	m->addr = addr;
+	m->want = want;
+	m->used = (unsigned)used;
+	m->off = off;
+	m->stop = *stop;
+	memcpy(m->bytes, code, used);
+}
+
 static void stop_invalid(uint64_t addr, struct dis_insn *stop)
 {
 	memset(stop, 0, sizeof(*stop));
@@ -69,7 +126,10 @@ static void stop_invalid(uint64_t addr, struct dis_insn *stop)
 long dis_scan(const uint8_t *code, size_t n, uint64_t addr, unsigned want, struct dis_insn *stop)
 {
 	size_t off = 0;
+	long memo_off;
 
+	if (memo_lookup(code, n, addr, want, stop, &memo_off))
+		return memo_off;
 	for (;;) {
 		const cs_insn *ci = off < n ? dis_cs_decode(code + off, n - off, addr + off) : NULL;
 
@@ -80,6 +140,7 @@ long dis_scan(const uint8_t *code, size_t n, uint64_t addr, unsigned want, struc
 		dis_cs_fill(ci, stop);
 		if (stop->kind != DIS_OTHER || may_match(ci, want)) {
 			dis_cs_set_text(ci, stop);
+			memo_store(code, addr, want, stop, (long)off);
 			return (long)off;
 		}
 		off += ci->size;

@@ -18,6 +18,7 @@
 #define RAX  0x10000ull
 #define RBX  0x20ull
 #define RCX  0x3ull
+#define RDX  0x100ull
 #define RDI  0x7000ull
 #define RSI  0x8000ull
 #define RBP  0x7ffe0100ull
@@ -43,6 +44,7 @@ static struct user_regs_struct test_regs(void)
 	r.rax = RAX;
 	r.rbx = RBX;
 	r.rcx = RCX;
+	r.rdx = RDX;
 	r.rdi = RDI;
 	r.rsi = RSI;
 	r.rbp = RBP;
@@ -346,6 +348,30 @@ static const struct arow arows[] = {
     {"movsd xmm0, [rsi]", {0xf2, 0x0f, 0x10, 0x06}, 4, DIS_OTHER, MEM, 8, 1, {A(RSI, 8, R, false)}},
     /* 67 8B /r: 32-bit address size */
     {"mov eax, [eax]", {0x67, 0x8b, 0x00}, 3, DIS_OTHER, MEM, 4, 1, {A(RAX, 4, R, false)}},
+    /* EVEX 62, P0 E1 (R X B clear, R' clear: reg + 16; map 0F), P1 F5 (W1, vvvv = ~1110,
+     * pp = 66), P2 20 (L'L = 01: 256 bits; V' clear: vvvv + 16), EF /r, ModRM 01 001 100,
+     * SIB 00 010 111 (rdx + rdi), disp8 FE scaled by N = 32: -0x40 */
+    {"vpxorq ymm17, ymm17, [rdi+rdx-0x40]",
+     {0x62, 0xe1, 0xf5, 0x20, 0xef, 0x4c, 0x17, 0xfe},
+     8,
+     DIS_OTHER,
+     MEM,
+     32,
+     1,
+     {A(RDI + RDX - 0x40, 32, R, false)}},
+    /* as above, SIB 00 100 111: index 100 is "none" */
+    {"vpxorq ymm17, ymm17, [rdi-0x40]",
+     {0x62, 0xe1, 0xf5, 0x20, 0xef, 0x4c, 0x27, 0xfe},
+     8,
+     DIS_OTHER,
+     MEM,
+     32,
+     1,
+     {A(RDI - 0x40, 32, R, false)}},
+    /* D1 /0, ModRM 00 000 000: a rotate of memory writes it back */
+    {"rol dword [rax], 1", {0xd1, 0x00}, 2, DIS_OTHER, MEM, 4, 1, {A(RAX, 4, RW, false)}},
+    /* 0F AE /3, ModRM 00 011 000 */
+    {"stmxcsr [rax]", {0x0f, 0xae, 0x18}, 3, DIS_OTHER, MEM, 4, 1, {A(RAX, 4, W, false)}},
     {"syscall", {0x0f, 0x05}, 2, DIS_SYSCALL, 0, 0, 0, {}},
     {"int 0x80", {0xcd, 0x80}, 2, DIS_SYSCALL, 0, 0, 0, {}},
     {"sysenter", {0x0f, 0x34}, 2, DIS_SYSCALL, 0, 0, 0, {}},
@@ -810,4 +836,74 @@ Test(next_pc, failures)
 	insn = decode_ok(int3, sizeof(int3));
 	cr_expect_eq(dis_next_pc(&insn, int3, &regs, fake_peek, &m, &next), -1);
 	cr_expect_eq(next, 0x1111, "*next untouched on failure");
+}
+
+Test(scan, repeated_scans_see_changed_code)
+{
+	uint8_t code[sizeof(prog)];
+	struct dis_insn stop;
+
+	memcpy(code, prog, sizeof(code));
+	cr_expect_eq(dis_scan(code, sizeof(code), ADDR, DIS_WANT_MEM, &stop), 8);
+	cr_expect_eq(dis_scan(code, sizeof(code), ADDR, DIS_WANT_MEM, &stop), 8);
+	cr_expect_str_eq(stop.text, "mov eax, dword ptr [rip + 0x100]");
+	cr_expect_eq(stop.len, 6);
+	/* same address, fewer bytes than the first answer needed: no stale result */
+	cr_expect_eq(dis_scan(code, 12, ADDR, DIS_WANT_MEM, &stop), 8);
+	cr_expect_eq(stop.kind, DIS_INVALID);
+	/* the spill at 4 becomes mov [rax-8], rdi (ModRM 01 111 000): a heap store */
+	code[6] = 0x78;
+	cr_expect_eq(dis_scan(code, sizeof(code), ADDR, DIS_WANT_MEM, &stop), 4);
+	cr_expect_str_eq(stop.text, "mov qword ptr [rax - 8], rdi");
+	/* an int3 planted at 1 (as a tracer might leave it) stops the scan there */
+	code[1] = 0xcc;
+	cr_expect_eq(dis_scan(code, sizeof(code), ADDR, DIS_WANT_MEM, &stop), 1);
+	cr_expect_eq(stop.kind, DIS_TRAP);
+}
+
+Test(decode, same_address_other_bytes)
+{
+	const uint8_t load[] = {0x8b, 0x05, 0x10, 0, 0, 0};  /* mov eax, [rip+0x10] */
+	const uint8_t store[] = {0x89, 0x05, 0x10, 0, 0, 0}; /* mov [rip+0x10], eax */
+	struct user_regs_struct regs = test_regs();
+	struct dis_access acc[DIS_MAX_ACCESSES];
+	struct dis_insn a, b;
+
+	cr_assert_eq(dis_decode(load, sizeof(load), ADDR, &a), 0);
+	cr_assert_eq(dis_decode(store, sizeof(store), ADDR, &b), 0);
+	cr_expect_eq(a.mem_access, DIS_READ);
+	cr_expect_eq(b.mem_access, DIS_WRITE);
+	/* dis_accesses decodes the bytes it is given, not what was decoded last */
+	cr_assert_eq(dis_accesses(&a, load, &regs, acc, DIS_MAX_ACCESSES), 1);
+	cr_expect_eq(acc[0].rw, DIS_READ);
+	cr_assert_eq(dis_accesses(&b, store, &regs, acc, DIS_MAX_ACCESSES), 1);
+	cr_expect_eq(acc[0].rw, DIS_WRITE);
+	/* the same bytes cut short do not decode, even right after a full decode */
+	cr_expect_eq(dis_decode(store, 4, ADDR, &b), -1);
+}
+
+Test(access, overlaps)
+{
+	struct dis_access word = {.addr = 0x1000, .size = 4, .rw = DIS_READ, .count = 1};
+	struct dis_access copy = {.addr = 0x2000, .size = 8, .rw = DIS_WRITE, .count = 16};
+	struct dis_access down = copy;
+	struct dis_access huge = {.addr = 0x3000, .size = 8, .count = UINT64_MAX};
+
+	cr_expect(dis_access_overlaps(&word, 0x1000, 4));
+	cr_expect(dis_access_overlaps(&word, 0x1003, 1), "last byte");
+	cr_expect(dis_access_overlaps(&word, 0xff0, 0x11), "a range ending on its first byte");
+	cr_expect(!dis_access_overlaps(&word, 0x1004, 8), "just past it");
+	cr_expect(!dis_access_overlaps(&word, 0xff0, 0x10), "just before it");
+	cr_expect(!dis_access_overlaps(&word, 0x1000, 0), "empty range");
+	/* rep movsq of 16 qwords from 0x2000 up: [0x2000, 0x2080) */
+	cr_expect(dis_access_overlaps(&copy, 0x2078, 8));
+	cr_expect(!dis_access_overlaps(&copy, 0x2080, 8));
+	/* with DF set the elements go down: [0x1f88, 0x2008) */
+	down.descending = true;
+	cr_expect(dis_access_overlaps(&down, 0x1f88, 1));
+	cr_expect(!dis_access_overlaps(&down, 0x1f80, 8));
+	cr_expect(!dis_access_overlaps(&down, 0x2008, 8));
+	/* an absurd rcx saturates instead of wrapping around */
+	cr_expect(dis_access_overlaps(&huge, UINT64_MAX - 8, 4));
+	cr_expect(!dis_access_overlaps(&huge, 0x2ff8, 8));
 }
