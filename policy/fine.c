@@ -348,7 +348,9 @@ int fine_advance(struct run *r, struct tr_thread *th)
 	}
 	tc->parked_before = 0;
 	keep_accesses(r, &insn, code, tracer_regs(th), tc);
-	if (r->opt->single_step)
+	/* A single step of rep movs is one element; its accesses were counted
+	 * for all of them, so it runs whole, as under the stepper. */
+	if (r->opt->single_step && !(tc->npending && tc->pending[0].span))
 		goto single_step;
 	next = next_pc(th, &insn, code);
 	stop = next ? next_stop(r, th, next) : 0;

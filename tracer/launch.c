@@ -62,6 +62,27 @@ static void exit_message(int status, int exec_errno, const char *prog, char *err
 			 strsignal(WTERMSIG(status)));
 }
 
+/* glibc picks AVX-512 versions of memcpy, strlen... where the CPU has
+ * them, and capstone 4 cannot decode several of their instructions
+ * (kmovd, vpcmpub...), so an instruction-level stepper would have to
+ * single-step them and could not see what they read.  The AVX2 versions
+ * do the same work.  A user's own GLIBC_TUNABLES is kept and extended. */
+static void avoid_avx512_string_functions(void)
+{
+	static const char hwcaps[] = "glibc.cpu.hwcaps=-AVX512VL,-AVX512BW";
+	const char *old = getenv("GLIBC_TUNABLES");
+	char *value;
+
+	if (old && strstr(old, "glibc.cpu.hwcaps"))
+		return; /* the user chose */
+	if (!old || !*old) {
+		setenv("GLIBC_TUNABLES", hwcaps, 1);
+		return;
+	}
+	if (asprintf(&value, "%s:%s", old, hwcaps) >= 0)
+		setenv("GLIBC_TUNABLES", value, 1);
+}
+
 static void child_exec(struct tracer *t, char *const argv[], int errfd)
 {
 	sigset_t none;
@@ -74,6 +95,7 @@ static void child_exec(struct tracer *t, char *const argv[], int errfd)
 	 * same layout, and a search can keep its symbol tables across runs.
 	 * Where the kernel refuses, the program simply runs randomised. */
 	personality(ADDR_NO_RANDOMIZE);
+	avoid_avx512_string_functions();
 	raise(SIGSTOP);
 	execvp(argv[0], argv);
 	e = errno;
