@@ -105,16 +105,19 @@ struct sym_space {
 	struct retired *retired;
 	struct symi_arena arena;
 
-	struct strmap vars;  /* name -> struct var_ent */
-	struct strmap enums; /* name -> int64_t */
-	struct strmap plain; /* "name@@VER" -> "name" */
+	struct strmap vars;   /* name -> struct var_ent */
+	struct strmap enums;  /* name -> int64_t */
+	struct strmap tls;    /* name -> struct var_ent: CU-level __thread variables */
+	struct strmap locals; /* name -> struct var_ent: first local or parameter so named */
+	struct strmap plain;  /* "name@@VER" -> "name" */
 	bool exe_indexed, all_indexed;
 
 	struct type_map types;
 	struct sym_type *void_type;
 	struct desc_ent *desc; /* DESC_CACHE_SIZE entries */
 
-	void *unw_as; /* unw_addr_space_t, created on first backtrace */
+	void *unw_as;		     /* unw_addr_space_t, created on first backtrace */
+	struct thread_db *thread_db; /* libthread_db agent, created on first library TLS */
 };
 
 /* space.c */
@@ -134,6 +137,22 @@ int symi_space_each_symbol(struct sym_space *s, struct sym_mod *m, symtab_cb cb,
 
 /* types.c */
 void symi_types_free(struct sym_space *s);
+/* The type DIE refers to with DW_AT_type (void when none). */
+const struct sym_type *symi_type_of(struct sym_space *s, Dwarf_Die *die);
+/* An unsigned integer (or byte array) type of SIZE bytes, for ELF-only symbols. */
+const struct sym_type *symi_elf_object_type(struct sym_space *s, uint64_t size);
+/* Build the DWARF name indexes (executable only, or every module). */
+void symi_ensure_index(struct sym_space *s, bool all);
+/* A CU-level __thread variable by name: its DIE and the index of its module. */
+bool symi_tls_variable(struct sym_space *s, const char *name, Dwarf_Die *die, size_t *mod);
+/* Some function's local or parameter by name (the first the index met). */
+bool symi_local_variable(struct sym_space *s, const char *name, Dwarf_Die *die);
+
+/* tls.c */
+/* Start of module M's TLS block in the thread VIEW shows; -1 with a reason. */
+int symi_tls_block(struct sym_space *s, struct sym_mod *m, const struct sym_thread_view *view,
+		   uint64_t *base, char *err, size_t errlen);
+void symi_tls_free(struct sym_space *s);
 
 /* unwind.c */
 void symi_unwind_flush(struct sym_space *s);

@@ -532,7 +532,10 @@ void symi_space_reset_caches(struct sym_space *s)
 
 	symi_strmap_free(&s->vars);
 	symi_strmap_free(&s->enums);
+	symi_strmap_free(&s->tls);
+	symi_strmap_free(&s->locals);
 	s->exe_indexed = s->all_indexed = false;
+	symi_tls_free(s);
 	for (i = 0; i < DESC_CACHE_SIZE; i++)
 		s->desc[i].valid = false;
 	symi_unwind_flush(s);
@@ -567,8 +570,11 @@ void sym_close(struct sym_space *s)
 		return;
 	symi_unwind_free(s);
 	symi_types_free(s);
+	symi_tls_free(s);
 	symi_strmap_free(&s->vars);
 	symi_strmap_free(&s->enums);
+	symi_strmap_free(&s->tls);
+	symi_strmap_free(&s->locals);
 	symi_strmap_free(&s->plain);
 	if (s->dwfl)
 		dwfl_end(s->dwfl);
