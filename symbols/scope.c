@@ -408,16 +408,32 @@ static bool is_declaration(Dwarf_Die *die)
 	return dwarf_hasattr(die, DW_AT_declaration) && !dwarf_hasattr(die, DW_AT_location);
 }
 
-/* The innermost DW_TAG_subprogram with code among SCOPES (not an abstract one). */
-static Dwarf_Die *enclosing_function(Dwarf_Die *scopes, int n)
+static bool is_concrete_function(Dwarf_Die *die)
+{
+	return dwarf_tag(die) == DW_TAG_subprogram && dwarf_hasattr(die, DW_AT_frame_base);
+}
+
+/* The function whose frame the pc is in, for DW_AT_frame_base.  Scopes past
+ * an inlined subroutine are those of its abstract definition, which has no
+ * frame: then the function is the CU's subprogram that contains the pc. */
+static bool enclosing_function(Dwarf_Die *scopes, int n, Dwarf_Die *cu, Dwarf_Addr pc,
+			       Dwarf_Die *out)
 {
 	int i;
 
-	for (i = 0; i < n; i++)
-		if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram &&
-		    dwarf_hasattr(&scopes[i], DW_AT_frame_base))
-			return &scopes[i];
-	return NULL;
+	for (i = 0; i < n && dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine; i++) {
+		if (is_concrete_function(&scopes[i])) {
+			*out = scopes[i];
+			return true;
+		}
+	}
+	if (dwarf_child(cu, out) != 0)
+		return false;
+	do {
+		if (is_concrete_function(out) && dwarf_haspc(out, pc) > 0)
+			return true;
+	} while (dwarf_siblingof(out, out) == 0);
+	return false;
 }
 
 /* 1: found in the pc's scopes (*out filled), 0: not there, -1: found, no address. */
@@ -425,7 +441,7 @@ static int from_scopes(struct eval_ctx *c, struct sym_var *out)
 {
 	uint64_t pc = c->view->regs->rip;
 	Dwfl_Module *mod = dwfl_addrmodule(c->s->dwfl, pc);
-	Dwarf_Die *cu, *scopes = NULL, var;
+	Dwarf_Die *cu, *scopes = NULL, var, func;
 	int n, idx, rc = 0;
 
 	if (!mod || !(cu = dwfl_module_addrdie(mod, pc, &c->bias)) || !(c->m = mod_of(c->s, mod)))
@@ -436,7 +452,7 @@ static int from_scopes(struct eval_ctx *c, struct sym_var *out)
 	idx = dwarf_getscopevar(scopes, n, c->name, 0, NULL, 0, 0, &var);
 	if (idx < 0 || is_declaration(&var))
 		goto out;
-	c->func = enclosing_function(scopes, n);
+	c->func = enclosing_function(scopes, n, cu, pc - c->bias, &func) ? &func : NULL;
 	rc = variable_address(c, &var, &out->addr) < 0 ? -1 : 1;
 	if (rc == 1)
 		out->type = symi_type_of(c->s, &var);

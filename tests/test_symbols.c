@@ -559,10 +559,23 @@ Test(symbols, live_backtrace)
 
 #define DEADLINE_MS 60000
 
-enum scope_stop { SHAPES_ENTRY, SHAPES_INNER, SHAPES_OUTER, RECURSE, TLS, REG_SQUARE, NSTOPS };
+enum scope_stop {
+	SHAPES_ENTRY,
+	SHAPES_INNER,
+	SHAPES_OUTER,
+	RECURSE,
+	TLS,
+	REG_SQUARE,
+	INLINED,
+	JOIN,
+	NSTOPS
+};
 
-static const char *const stop_markers[NSTOPS] = {NULL,	    "shapes_inner", "shapes_outer",
-						 "recurse", "tls",	    NULL};
+static const char *const stop_markers[NSTOPS] = {[SHAPES_INNER] = "shapes_inner",
+						 [SHAPES_OUTER] = "shapes_outer",
+						 [RECURSE] = "recurse",
+						 [TLS] = "tls",
+						 [INLINED] = "inlined"};
 
 struct scopes_run {
 	struct tracer *t;
@@ -622,6 +635,17 @@ static void var_at_fails(struct scopes_run *r, const char *name, const char *wan
 	cr_assert_eq(sym_variable_at(r->s, name, &r->view, &v, err, sizeof(err)), -1,
 		     "%s resolved to %#lx", name, (long)v.addr);
 	cr_assert_str_eq(err, want);
+}
+
+/* The same, where the rest of the message depends on libc's debug information. */
+static void var_at_fails_prefix(struct scopes_run *r, const char *name, const char *want)
+{
+	struct sym_var v = {0};
+	char err[256] = "";
+
+	cr_assert_eq(sym_variable_at(r->s, name, &r->view, &v, err, sizeof(err)), -1,
+		     "%s resolved to %#lx", name, (long)v.addr);
+	cr_assert(!strncmp(err, want, strlen(want)), "%s", err);
 }
 
 static void check_shapes_inner(struct scopes_run *r)
@@ -700,10 +724,41 @@ static void check_tls(struct scopes_run *r)
 	cr_assert_str_eq(sym_type_name(v.type), "char [24]");
 	cr_assert_eq(tracer_read(r->p, v.addr, name, 8), 0);
 	cr_assert_str_eq(name, "initiali");
-	v = var_at(r, "errno"); /* libc's, from its ELF symbol: libc has no DWARF here */
+	v = var_at(r, "errno"); /* libc's: a library's TLS, through libthread_db */
 	cr_assert_eq(v.addr, stored(r, "at_errno", id), "thread %d: %#lx", id, (long)v.addr);
 	cr_assert_eq(peek_int(r, v.addr), id + 40);
 	cr_assert_eq(sym_type_size(v.type), 4);
+}
+
+/* In main, inside the inlined body of twice(4). */
+static void check_inlined(struct scopes_run *r)
+{
+	struct sym_var v = var_at(r, "doubled");
+	char want[128];
+
+	cr_assert_eq(v.addr, stored(r, "at_doubled", 0));
+	cr_assert_eq(peek_int(r, v.addr), 8);
+	v = var_at(r, "v");
+	cr_assert_eq(v.addr, stored(r, "at_v", 0));
+	cr_assert_eq(peek_int(r, v.addr), 4);
+	cr_assert_str_eq(sym_type_name(v.type), "int");
+	/* C scopes, not the stack: main's locals are not visible in twice(). */
+	snprintf(want, sizeof(want), "no variable 'sum' in scope at main (scopes.c:%d)",
+		 marker_line_in("scopes.c", "inlined"));
+	var_at_fails(r, "sum", want);
+}
+
+/* The main thread in pthread_join, a libc function without DWARF: only
+ * TLS and globals are visible, and the executable's TLS comes from the
+ * DWARF index rather than from the scopes of the pc. */
+static void check_join(struct scopes_run *r)
+{
+	struct sym_var v = var_at(r, "tls_counter");
+
+	cr_assert_eq(v.addr, stored(r, "at_tls_main", 0));
+	cr_assert_eq(peek_int(r, v.addr), 3);
+	cr_assert_neq(v.addr, r->tls[0]);
+	var_at_fails_prefix(r, "total", "no variable 'total' in scope at pthread_join");
 }
 
 static void on_stop(struct scopes_run *r, struct tr_thread *th, int stop)
@@ -728,6 +783,12 @@ static void on_stop(struct scopes_run *r, struct tr_thread *th, int stop)
 	case TLS:
 		check_tls(r);
 		break;
+	case INLINED:
+		check_inlined(r);
+		break;
+	case JOIN:
+		check_join(r);
+		break;
 	default: /* reg_square, built -O2, on entry */
 		var_at_fails(r, "x", "'x' lives in register rdi at this point");
 		break;
@@ -742,6 +803,7 @@ static void scopes_breakpoints(struct scopes_run *r)
 
 	cr_assert_eq(sym_function(r->s, "shapes", &r->addr[SHAPES_ENTRY]), 0);
 	cr_assert_eq(sym_function(r->s, "reg_square", &r->addr[REG_SQUARE]), 0);
+	cr_assert_eq(sym_function(r->s, "pthread_join", &r->addr[JOIN]), 0);
 	for (i = 0; i < NSTOPS; i++) {
 		if (stop_markers[i])
 			cr_assert_eq(sym_line(r->s, "scopes.c",
@@ -785,6 +847,8 @@ Test(symbols, variables_at_breakpoints)
 	cr_assert_eq(r.hits[RECURSE], 3);
 	cr_assert_eq(r.hits[TLS], 2);
 	cr_assert_eq(r.hits[REG_SQUARE], 1);
+	cr_assert_eq(r.hits[INLINED], 1);
+	cr_assert_eq(r.hits[JOIN], 2);
 	cr_assert(r.here[0] > r.here[1] && r.here[1] > r.here[2], "one frame below the other");
 	cr_assert_neq(r.tls[0], r.tls[1]);
 	sym_close(r.s);
