@@ -2,10 +2,13 @@
  * Variables, enumerators and types, from DWARF (libdw).
  *
  * Nothing is read at open time.  The first sym_variable, sym_enumerator or
- * sym_suggest_variable walks the executable's DWARF once and builds two
+ * sym_suggest_variable walks the executable's DWARF once and builds the
  * name indexes: CU-level variables whose DW_AT_location is a single
  * DW_OP_addr (globals and file statics; an external definition wins over a
- * static one of the same name), and every enumerator.  Libraries are
+ * static one of the same name), every enumerator, and for scope.c the
+ * CU-level __thread variables (a location ending in DW_OP_form_tls_address)
+ * and the locals and parameters of every function (first one met wins:
+ * only the name and a type matter there, addresses need a stopped thread).  Libraries are
  * indexed the same way, but only when a name is missing from the executable
  * (a library without debug info costs nothing).  When no DWARF knows a
  * variable, its ELF object symbol is used and its type is synthesised: an

@@ -724,6 +724,10 @@ static void check_tls(struct scopes_run *r)
 	cr_assert_str_eq(sym_type_name(v.type), "char [24]");
 	cr_assert_eq(tracer_read(r->p, v.addr, name, 8), 0);
 	cr_assert_str_eq(name, "initiali");
+	v = var_at(r, "asm_tls"); /* no DWARF: the ELF STT_TLS symbol */
+	cr_assert_eq(v.addr, stored(r, "at_asm_tls", id), "thread %d: %#lx", id, (long)v.addr);
+	cr_assert_eq(peek(r, v.addr), (uint64_t)id + 1000);
+	cr_assert_eq(sym_type_size(v.type), 8);
 	v = var_at(r, "errno"); /* libc's: a library's TLS, through libthread_db */
 	cr_assert_eq(v.addr, stored(r, "at_errno", id), "thread %d: %#lx", id, (long)v.addr);
 	cr_assert_eq(peek_int(r, v.addr), id + 40);
@@ -868,6 +872,8 @@ Test(symbols, variable_scope_offline)
 	cr_assert_eq(sym_variable_scope(s, "calls", &t), SYM_SCOPE_LOCAL);
 	cr_assert_eq(sym_variable_scope(s, "tls_counter", &t), SYM_SCOPE_TLS);
 	cr_assert_str_eq(sym_type_name(t), "int");
+	cr_assert_eq(sym_variable_scope(s, "asm_tls", &t), SYM_SCOPE_TLS);
+	cr_assert_eq(sym_type_size(t), 8);
 	cr_assert_eq(sym_variable_scope(s, "errno", &t), SYM_SCOPE_TLS);
 	cr_assert_eq(sym_type_size(t), 4);
 	cr_assert_eq(sym_variable_scope(s, "globl", &t), SYM_SCOPE_GLOBAL);
