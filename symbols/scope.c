@@ -220,13 +220,22 @@ static int binary(struct eval_ctx *c, struct stack *st, unsigned atom)
 	}
 }
 
+/* Start of module M's TLS block in the thread; the reason names the variable. */
+static int tls_base(struct eval_ctx *c, struct sym_mod *m, uint64_t *base)
+{
+	char why[160] = "";
+
+	if (symi_tls_block(c->s, m, c->view, base, why, sizeof(why)) == 0)
+		return 0;
+	snprintf(c->err, c->errlen, "'%s': %s", c->name, why);
+	return -1;
+}
+
 static int tls_address(struct eval_ctx *c, struct stack *st)
 {
 	uint64_t off, base;
 
-	if (pop(c, st, &off) < 0)
-		return -1;
-	if (symi_tls_block(c->s, c->m, c->view, &base, c->err, c->errlen) < 0)
+	if (pop(c, st, &off) < 0 || tls_base(c, c->m, &base) < 0)
 		return -1;
 	return push(c, st, base + off);
 }
@@ -513,7 +522,7 @@ static int from_tls(struct eval_ctx *c, struct sym_var *out)
 	for (i = 0; i < c->s->nmods; i++) {
 		if (!elf_tls_symbol(&c->s->mods[i], c->name, &sym))
 			continue;
-		if (symi_tls_block(c->s, &c->s->mods[i], c->view, &base, c->err, c->errlen) < 0)
+		if (tls_base(c, &c->s->mods[i], &base) < 0)
 			return -1;
 		out->addr = base + sym.st_value;
 		out->type = symi_elf_object_type(c->s, sym.st_size);
