@@ -143,10 +143,13 @@ const struct sym_type *symi_type_of(struct sym_space *s, Dwarf_Die *die);
 const struct sym_type *symi_elf_object_type(struct sym_space *s, uint64_t size);
 /* Build the DWARF name indexes (executable only, or every module). */
 void symi_ensure_index(struct sym_space *s, bool all);
-/* A CU-level __thread variable by name: its DIE and the index of its module. */
-bool symi_tls_variable(struct sym_space *s, const char *name, Dwarf_Die *die, size_t *mod);
-/* Some function's local or parameter by name (the first the index met). */
-bool symi_local_variable(struct sym_space *s, const char *name, Dwarf_Die *die);
+/* A CU-level __thread variable, or some function's local or parameter (the
+ * first the index met), by name: its DIE and the index of its module.  ALL
+ * false indexes and searches the executable only (its entries win anyway). */
+bool symi_tls_variable(struct sym_space *s, const char *name, bool all, Dwarf_Die *die,
+		       size_t *mod);
+bool symi_local_variable(struct sym_space *s, const char *name, bool all, Dwarf_Die *die,
+			 size_t *mod);
 
 /* tls.c */
 /* Start of module M's TLS block in the thread VIEW shows; -1 with a reason. */

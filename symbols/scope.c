@@ -501,15 +501,28 @@ static bool elf_tls_symbol(struct sym_mod *m, const char *name, GElf_Sym *out)
 	return false;
 }
 
-/* 1: found (*out filled), 0: no such TLS variable, -1: found, no address. */
-static int from_tls(struct eval_ctx *c, struct sym_var *out)
+/* A TLS symbol NAME of the executable (LIBS false) or of a library (true). */
+static struct sym_mod *elf_tls_module(struct sym_space *s, const char *name, bool libs,
+				      GElf_Sym *sym)
+{
+	size_t i;
+
+	for (i = 0; i < s->nmods; i++)
+		if (s->mods[i].is_exe != libs && elf_tls_symbol(&s->mods[i], name, sym))
+			return &s->mods[i];
+	return NULL;
+}
+
+/* A TLS variable of the executable (LIBS false) or of a library (true).
+ * 1: found (*out filled), 0: no such TLS variable, -1: found, no address. */
+static int from_tls(struct eval_ctx *c, struct sym_var *out, bool libs)
 {
 	Dwarf_Die var;
 	GElf_Sym sym;
 	uint64_t base;
 	size_t i;
 
-	if (symi_tls_variable(c->s, c->name, &var, &i)) {
+	if (symi_tls_variable(c->s, c->name, libs, &var, &i) && c->s->mods[i].is_exe != libs) {
 		c->m = &c->s->mods[i];
 		if (!dwfl_module_getdwarf(c->m->mod, &c->bias))
 			return 0;
@@ -519,16 +532,14 @@ static int from_tls(struct eval_ctx *c, struct sym_var *out)
 		out->type = symi_type_of(c->s, &var);
 		return out->type ? 1 : fail(c, "has no address: %s", "out of memory");
 	}
-	for (i = 0; i < c->s->nmods; i++) {
-		if (!elf_tls_symbol(&c->s->mods[i], c->name, &sym))
-			continue;
-		if (tls_base(c, &c->s->mods[i], &base) < 0)
-			return -1;
-		out->addr = base + sym.st_value;
-		out->type = symi_elf_object_type(c->s, sym.st_size);
-		return out->type ? 1 : fail(c, "has no address: %s", "out of memory");
-	}
-	return 0;
+	c->m = elf_tls_module(c->s, c->name, libs, &sym);
+	if (!c->m)
+		return 0;
+	if (tls_base(c, c->m, &base) < 0)
+		return -1;
+	out->addr = base + sym.st_value;
+	out->type = symi_elf_object_type(c->s, sym.st_size);
+	return out->type ? 1 : fail(c, "has no address: %s", "out of memory");
 }
 
 static void not_in_scope(struct eval_ctx *c)
@@ -563,44 +574,57 @@ int sym_variable_at(struct sym_space *s, const char *name, const struct sym_thre
 	}
 	rc = from_scopes(&c, out);
 	if (rc == 0)
-		rc = from_tls(&c, out);
-	if (rc != 0)
-		return rc > 0 ? 0 : -1;
-	if (sym_variable(s, name, out) == 0)
-		return 0;
-	not_in_scope(&c);
-	return -1;
+		rc = from_tls(&c, out, false);
+	if (rc == 0 && sym_variable(s, name, out) == 0)
+		rc = 1;
+	if (rc == 0)
+		rc = from_tls(&c, out, true);
+	if (rc == 0)
+		not_in_scope(&c);
+	return rc > 0 ? 0 : -1;
 }
 
-enum sym_var_scope sym_variable_scope(struct sym_space *s, const char *name,
-				      const struct sym_type **type)
+/* A local or TLS variable of the executable (LIBS false) or of a library. */
+static enum sym_var_scope indexed_scope(struct sym_space *s, const char *name, bool libs,
+					const struct sym_type **type)
 {
-	const struct sym_type *dummy;
-	struct sym_var v;
 	Dwarf_Die die;
 	GElf_Sym sym;
 	size_t i;
 
-	if (!type)
-		type = &dummy;
-	if (symi_local_variable(s, name, &die)) {
+	if (symi_local_variable(s, name, libs, &die, &i) && s->mods[i].is_exe != libs) {
 		*type = symi_type_of(s, &die);
 		return SYM_SCOPE_LOCAL;
 	}
-	if (symi_tls_variable(s, name, &die, &i)) {
+	if (symi_tls_variable(s, name, libs, &die, &i) && s->mods[i].is_exe != libs) {
 		*type = symi_type_of(s, &die);
 		return SYM_SCOPE_TLS;
 	}
-	for (i = 0; i < s->nmods; i++) {
-		if (elf_tls_symbol(&s->mods[i], name, &sym)) {
-			*type = symi_elf_object_type(s, sym.st_size);
-			return SYM_SCOPE_TLS;
-		}
+	if (elf_tls_module(s, name, libs, &sym)) {
+		*type = symi_elf_object_type(s, sym.st_size);
+		return SYM_SCOPE_TLS;
 	}
+	return SYM_SCOPE_NONE;
+}
+
+/* The executable's own names first, as at run time: a global of the program
+ * is not hidden by a library's local of the same name. */
+enum sym_var_scope sym_variable_scope(struct sym_space *s, const char *name,
+				      const struct sym_type **type)
+{
+	const struct sym_type *dummy;
+	enum sym_var_scope scope;
+	struct sym_var v;
+
+	if (!type)
+		type = &dummy;
+	*type = NULL;
+	scope = indexed_scope(s, name, false, type);
+	if (scope != SYM_SCOPE_NONE)
+		return scope;
 	if (sym_variable(s, name, &v) == 0) {
 		*type = v.type;
 		return SYM_SCOPE_GLOBAL;
 	}
-	*type = NULL;
-	return SYM_SCOPE_NONE;
+	return indexed_scope(s, name, true, type);
 }

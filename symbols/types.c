@@ -906,31 +906,29 @@ const char *sym_suggest_variable(struct sym_space *s, const char *name)
 	return c.best ? symi_plain_name(s, c.best) : NULL;
 }
 
-static bool indexed_lookup(struct sym_space *s, struct strmap *map, const char *name,
+/* The entry for NAME; with ALL false only the executable is indexed (its
+ * entries are always indexed first, so they win), with ALL every module. */
+static bool indexed_lookup(struct sym_space *s, struct strmap *map, const char *name, bool all,
 			   Dwarf_Die *die, size_t *mod)
 {
 	struct var_ent *e;
 
-	symi_ensure_index(s, false);
+	symi_ensure_index(s, all);
 	e = symi_strmap_get(map, name);
-	if (!e) {
-		symi_ensure_index(s, true);
-		e = symi_strmap_get(map, name);
-	}
 	if (!e)
 		return false;
 	*die = e->die;
-	if (mod)
-		*mod = e->modrank;
+	*mod = e->modrank;
 	return true;
 }
 
-bool symi_tls_variable(struct sym_space *s, const char *name, Dwarf_Die *die, size_t *mod)
+bool symi_tls_variable(struct sym_space *s, const char *name, bool all, Dwarf_Die *die, size_t *mod)
 {
-	return indexed_lookup(s, &s->tls, name, die, mod);
+	return indexed_lookup(s, &s->tls, name, all, die, mod);
 }
 
-bool symi_local_variable(struct sym_space *s, const char *name, Dwarf_Die *die)
+bool symi_local_variable(struct sym_space *s, const char *name, bool all, Dwarf_Die *die,
+			 size_t *mod)
 {
-	return indexed_lookup(s, &s->locals, name, die, NULL);
+	return indexed_lookup(s, &s->locals, name, all, die, mod);
 }

@@ -878,6 +878,8 @@ Test(symbols, variable_scope_offline)
 	cr_assert_eq(sym_type_size(t), 4);
 	cr_assert_eq(sym_variable_scope(s, "globl", &t), SYM_SCOPE_GLOBAL);
 	cr_assert_str_eq(sym_type_name(t), "int");
+	cr_assert_eq(sym_variable_scope(s, "len", &t), SYM_SCOPE_GLOBAL);
+	cr_assert_str_eq(sym_type_name(t), "int");
 	cr_assert_eq(sym_variable_scope(s, "nosuch", &t), SYM_SCOPE_NONE);
 	cr_assert_null(t);
 	cr_assert_eq(sym_variable_scope(s, "tls_worker", NULL), SYM_SCOPE_NONE);
