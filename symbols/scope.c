@@ -19,9 +19,11 @@
  * is an error with the reason, as is a location list with no entry for the
  * pc (optimized out there).
  *
- * Past the pc's scopes come thread-local variables of every module (the
- * DWARF index, then ELF STT_TLS symbols for libraries without DWARF; the
- * TLS block comes from tls.c), then globals (sym_variable).
+ * Past the pc's scopes come the executable's thread-local variables, then
+ * globals (sym_variable), then the libraries' thread-local variables, so
+ * that a program's own names are never hidden by a library's (libc's DWARF,
+ * when installed, is full of common names).  TLS variables come from the
+ * DWARF index, else from ELF STT_TLS symbols; their blocks from tls.c.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE

@@ -112,23 +112,25 @@ struct sym_thread_view {
 /* Resolve NAME as the thread sees it at regs->rip (a live view only), in C
  * scope order: a local or parameter of the innermost lexical block, inlined
  * subroutine or function that contains the pc (a block's variables count
- * from the block's first instruction, not from their declaration line),
- * then a variable of the pc's compilation unit, then a thread-local variable
- * (__thread) of the executable or of a library loaded at startup (DWARF, or
- * the ELF STT_TLS symbol for a library without debug information), then a
- * global (sym_variable).  Only the innermost frame is understood: regs must
- * be the thread's current registers.  On success *out gets the run-time
- * address and type.  Returns 0; -1 when the name is not visible at that pc
- * or has no memory address there, with a one-line reason in err, e.g.
+ * from the block's first instruction, not from their declaration line; in
+ * an inlined body, the caller's locals are not visible), then a variable of
+ * the pc's compilation unit, then a thread-local variable (__thread) of the
+ * executable, then a global (sym_variable), then a thread-local variable of
+ * a library loaded at startup (DWARF, or the ELF STT_TLS symbol when there
+ * is no DWARF).  Only the innermost frame is understood: regs must be the
+ * thread's current registers.  On success *out gets the run-time address
+ * and type.  Returns 0; -1 when the name is not visible at that pc or has
+ * no memory address there, with a one-line reason in err, e.g.
  * "'count' lives in register rbx at this point" or
  * "no variable 'x' in scope at worker (fixture.c:12)". */
 int sym_variable_at(struct sym_space *space, const char *name, const struct sym_thread_view *view,
 		    struct sym_var *out, char *err, size_t errlen);
 
 /* Offline check (before launch): is NAME a local/parameter of some function,
- * a TLS variable, or a global?  When it is more than one, the answer is the
- * first in sym_variable_at's order (local, TLS, global).  *type (may be
- * NULL) gets the type of the first such variable the DWARF index met. */
+ * a TLS variable, or a global?  When it is more than one: the executable's
+ * locals, then its TLS, then globals, then libraries' locals and TLS.
+ * *type (may be NULL) gets the type of the variable chosen (for a local,
+ * the first one of that name the DWARF index met); NULL for NONE. */
 enum sym_var_scope { SYM_SCOPE_NONE, SYM_SCOPE_GLOBAL, SYM_SCOPE_TLS, SYM_SCOPE_LOCAL };
 enum sym_var_scope sym_variable_scope(struct sym_space *space, const char *name,
 				      const struct sym_type **type);
