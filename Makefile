@@ -27,8 +27,9 @@ CRITERION_LIBS := $(shell pkg-config --libs criterion 2>/dev/null)
 
 SAMPLE_DIRS := $(patsubst %/,%,$(dir $(wildcard samples/*/Makefile.inc)))
 SAMPLE_CFLAGS := -std=gnu11 -g -O0 -pthread -Wall -Wextra -Werror
-FIXTURE_SRCS := $(wildcard tests/fixtures/*.c)
-FIXTURE_BINS := $(FIXTURE_SRCS:%.c=%)
+FIXTURE_LIBS := $(patsubst %.c,%.so,$(wildcard tests/fixtures/lib*.c))
+FIXTURE_SRCS := $(filter-out tests/fixtures/lib%.c,$(wildcard tests/fixtures/*.c))
+FIXTURE_BINS := $(FIXTURE_SRCS:%.c=%) $(FIXTURE_LIBS)
 
 .PHONY: all deps samples fixtures test check-asan bench clean format lint
 all: cctrace samples
@@ -57,6 +58,8 @@ samples: $(SAMPLE_BINS)
 fixtures: $(FIXTURE_BINS)
 tests/fixtures/%: tests/fixtures/%.c
 	$(CC) $(SAMPLE_CFLAGS) -o $@ $<
+tests/fixtures/lib%.so: tests/fixtures/lib%.c
+	$(CC) $(SAMPLE_CFLAGS) -shared -fPIC -o $@ $<
 
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 test: samples fixtures

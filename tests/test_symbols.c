@@ -899,3 +899,59 @@ Test(symbols, variable_at_needs_a_live_view)
 	cr_assert_str_eq(err, "'total': locals and TLS need a live process");
 	sym_close(s);
 }
+
+/* A library loaded with dlopen: its TLS block exists in a thread only after
+ * the thread first touched it, and the answer says so until then. */
+Test(symbols, dlopen_library_tls)
+{
+	char *argv[] = {(char *)fixture_named("tlsdyn"), NULL};
+	struct tracer_options opt = {.pin_cpu = false};
+	struct scopes_run r = {0};
+	uint64_t loaded, touched;
+	struct tr_event ev;
+	struct sym_var v;
+	char err[256] = "", want[128];
+	int stops = 0;
+
+	r.t = tracer_new(&opt);
+	cr_assert_eq(tracer_launch(r.t, argv, err, sizeof(err)), 0, "%s", err);
+	r.p = tracer_processes(r.t);
+	r.view.peek = peek_target;
+	r.view.ctx = r.p;
+	r.s = sym_open_pid(tracer_process_pid(r.p), err, sizeof(err));
+	cr_assert_not_null(r.s, "%s", err);
+	cr_assert_eq(sym_function(r.s, "loaded", &loaded), 0);
+	cr_assert_eq(sym_function(r.s, "touched", &touched), 0);
+	cr_assert_eq(tracer_break_insert(r.p, loaded, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(tracer_break_insert(r.p, touched, err, sizeof(err)), 0, "%s", err);
+	for (;;) {
+		cr_assert_eq(tracer_wait(r.t, &ev, tracer_now_ms() + DEADLINE_MS, NULL),
+			     TR_WAIT_EVENT);
+		if (ev.kind == TR_EV_PROCESS_EXIT)
+			break;
+		cr_assert_neq(ev.kind, TR_EV_SIGNAL, "signal %d", ev.signo);
+		if (ev.kind == TR_EV_BREAK && (ev.addr == loaded || ev.addr == touched)) {
+			r.view.tid = ev.thread->tid;
+			r.view.regs = tracer_regs(ev.thread);
+			cr_assert_eq(sym_refresh(r.s), 0); /* the library is new */
+			stops++;
+		}
+		if (ev.kind == TR_EV_BREAK && ev.addr == loaded) {
+			snprintf(want, sizeof(want),
+				 "'dyn_tls': libtlsdyn.so's TLS block is not allocated yet in "
+				 "thread %d",
+				 (int)ev.thread->tid);
+			var_at_fails(&r, "dyn_tls", want);
+		} else if (ev.kind == TR_EV_BREAK && ev.addr == touched) {
+			v = var_at(&r, "dyn_tls");
+			cr_assert_eq(v.addr, stored(&r, "at_dyn", 0));
+			cr_assert_eq(peek(&r, v.addr), 42);
+			cr_assert_str_eq(sym_type_name(v.type), "long");
+		}
+		cr_assert_eq(tracer_resume(ev.thread), 0);
+	}
+	cr_assert_eq(ev.status, 0, "the fixture failed");
+	cr_assert_eq(stops, 2);
+	sym_close(r.s);
+	tracer_free(r.t);
+}
