@@ -123,6 +123,7 @@ struct sym_space {
 /* space.c */
 int symi_space_load_modules(struct sym_space *s);
 Dwarf_Addr symi_mod_elf_bias(const struct sym_mod *m);
+bool symi_mod_is_system(const struct sym_mod *m);
 uint64_t symi_space_out_addr(const struct sym_space *s, const struct sym_mod *m, Dwarf_Addr a);
 void symi_space_reset_caches(struct sym_space *s);
 

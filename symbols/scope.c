@@ -12,7 +12,10 @@
  * CFA comes from libdw's CFI (.eh_frame, else .debug_frame) for the pc, so
  * it is right even on the function's first instruction, before the
  * prologue has set up rbp.  Only frame 0 is understood: every register is
- * the thread's current one.
+ * the thread's current one.  The scopes of a pc in a system library (libc,
+ * ld.so: symi_mod_is_system) are skipped: with libc6-dbg installed, a
+ * thread held at pthread_mutex_lock would otherwise see its parameter
+ * 'mutex' where the schedule means the program's global.
  *
  * A location that names a register, or computes a value (DW_OP_stack_value,
  * DW_OP_implicit_value, DW_OP_entry_value), has no address to watch; that
@@ -455,7 +458,8 @@ static int from_scopes(struct eval_ctx *c, struct sym_var *out)
 	Dwarf_Die *cu, *scopes = NULL, var, func;
 	int n, idx, rc = 0;
 
-	if (!mod || !(cu = dwfl_module_addrdie(mod, pc, &c->bias)) || !(c->m = mod_of(c->s, mod)))
+	if (!mod || !(c->m = mod_of(c->s, mod)) || symi_mod_is_system(c->m) ||
+	    !(cu = dwfl_module_addrdie(mod, pc, &c->bias)))
 		return 0;
 	n = dwarf_getscopes(cu, pc - c->bias, &scopes);
 	if (n <= 0)
@@ -594,7 +598,8 @@ static enum sym_var_scope indexed_scope(struct sym_space *s, const char *name, b
 	GElf_Sym sym;
 	size_t i;
 
-	if (symi_local_variable(s, name, libs, &die, &i) && s->mods[i].is_exe != libs) {
+	if (symi_local_variable(s, name, libs, &die, &i) && s->mods[i].is_exe != libs &&
+	    !symi_mod_is_system(&s->mods[i])) {
 		*type = symi_type_of(s, &die);
 		return SYM_SCOPE_LOCAL;
 	}

@@ -174,6 +174,22 @@ fail:
 	return -1;
 }
 
+/* A library of the system directories (libc, ld.so...), not the program's. */
+bool symi_mod_is_system(const struct sym_mod *m)
+{
+	size_t i, n;
+
+	if (m->is_exe)
+		return false;
+	for (i = 0; i < sizeof(system_dirs) / sizeof(system_dirs[0]); i++) {
+		n = strlen(system_dirs[i]);
+		if (!strncmp(m->name, system_dirs[i], n) && m->name[n] == '/' &&
+		    !strchr(m->name + n + 1, '/'))
+			return true;
+	}
+	return false;
+}
+
 Dwarf_Addr symi_mod_elf_bias(const struct sym_mod *m)
 {
 	Dwarf_Addr bias = 0;

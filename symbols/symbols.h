@@ -113,7 +113,8 @@ struct sym_thread_view {
  * scope order: a local or parameter of the innermost lexical block, inlined
  * subroutine or function that contains the pc (a block's variables count
  * from the block's first instruction, not from their declaration line; in
- * an inlined body, the caller's locals are not visible), then a variable of
+ * an inlined body, the caller's locals are not visible; a pc in a system
+ * library such as libc has no locals here), then a variable of
  * the pc's compilation unit, then a thread-local variable (__thread) of the
  * executable, then a global (sym_variable), then a thread-local variable of
  * a library loaded at startup (DWARF, or the ELF STT_TLS symbol when there
@@ -127,7 +128,8 @@ int sym_variable_at(struct sym_space *space, const char *name, const struct sym_
 		    struct sym_var *out, char *err, size_t errlen);
 
 /* Offline check (before launch): is NAME a local/parameter of some function,
- * a TLS variable, or a global?  When it is more than one: the executable's
+ * a TLS variable, or a global?  Locals of system libraries (libc, ld.so)
+ * do not count.  When it is more than one: the executable's
  * locals, then its TLS, then globals, then libraries' locals and TLS.
  * *type (may be NULL) gets the type of the variable chosen (for a local,
  * the first one of that name the DWARF index met); NULL for NONE. */

@@ -7,8 +7,9 @@
  * DW_OP_addr (globals and file statics; an external definition wins over a
  * static one of the same name), every enumerator, and for scope.c the
  * CU-level __thread variables (a location ending in DW_OP_form_tls_address)
- * and the locals and parameters of every function (first one met wins:
- * only the name and a type matter there, addresses need a stopped thread).  Libraries are
+ * and the locals and parameters of every function outside the system
+ * libraries (first one met wins: only the name and a type matter there,
+ * addresses need a stopped thread).  Libraries are
  * indexed the same way, but only when a name is missing from the executable
  * (a library without debug info costs nothing).  When no DWARF knows a
  * variable, its ELF object symbol is used and its type is synthesised: an
@@ -199,9 +200,10 @@ static void index_children(struct sym_space *s, struct sym_mod *m, size_t rank, 
 
 		if (tag == DW_TAG_variable && depth == 0)
 			index_variable(s, m, rank, &c, bias);
-		else if (tag == DW_TAG_variable || tag == DW_TAG_formal_parameter)
-			index_first(s, &s->locals, rank, &c);
-		else if (tag == DW_TAG_enumeration_type)
+		else if (tag == DW_TAG_variable || tag == DW_TAG_formal_parameter) {
+			if (!symi_mod_is_system(m))
+				index_first(s, &s->locals, rank, &c);
+		} else if (tag == DW_TAG_enumeration_type)
 			index_enumerators(s, &c);
 		else if (dwarf_haschildren(&c) > 0 && !dwarf_hasattr(&c, DW_AT_declaration))
 			index_children(s, m, rank, &c, bias, depth + 1);
