@@ -152,6 +152,26 @@ bool symi_tls_variable(struct sym_space *s, const char *name, bool all, Dwarf_Di
 bool symi_local_variable(struct sym_space *s, const char *name, bool all, Dwarf_Die *die,
 			 size_t *mod);
 
+/* locexpr.c */
+/* Everything the location expression of one variable may refer to. */
+struct symi_eval {
+	struct sym_space *s;
+	struct sym_mod *m; /* module of the variable (TLS, DW_OP_addr) */
+	Dwarf_Addr bias;   /* of m's DWARF */
+	const struct sym_thread_view *view;
+	Dwarf_Die *func; /* the concrete DW_TAG_subprogram around the pc, for the frame base */
+	const char *name;
+	char *err;
+	size_t errlen;
+};
+
+/* Run-time address of variable DIE VAR; -1 with "'name' <why>" in c->err. */
+int symi_variable_address(struct symi_eval *c, Dwarf_Die *var, uint64_t *addr);
+/* Start of module M's TLS block in the thread; the reason names the variable. */
+int symi_eval_tls_base(struct symi_eval *c, struct sym_mod *m, uint64_t *base);
+/* Sets c->err to "'name' " followed by FMT; returns -1. */
+int symi_eval_fail(struct symi_eval *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* tls.c */
 /* Start of module M's TLS block in the thread VIEW shows; -1 with a reason. */
 int symi_tls_block(struct sym_space *s, struct sym_mod *m, const struct sym_thread_view *view,
