@@ -12,7 +12,7 @@ PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 WARN     := -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers
 CFLAGS   ?= -O2 -g
 ALL_CFLAGS = $(CFLAGS) -std=gnu11 -D_GNU_SOURCE $(WARN) -I. $(PKG_CFLAGS) -MMD -MP
-LDLIBS   += $(PKG_LIBS) -ledit -lpthread
+LDLIBS   += $(PKG_LIBS) -ledit -lpthread -lthread_db
 
 BUILD    ?= build
 Q        := $(if $(V),,@)   # make V=1 shows the commands
@@ -27,8 +27,9 @@ CRITERION_LIBS := $(shell pkg-config --libs criterion 2>/dev/null)
 
 SAMPLE_DIRS := $(patsubst %/,%,$(dir $(wildcard samples/*/Makefile.inc)))
 SAMPLE_CFLAGS := -std=gnu11 -g -O0 -pthread -Wall -Wextra -Werror
-FIXTURE_SRCS := $(wildcard tests/fixtures/*.c)
-FIXTURE_BINS := $(FIXTURE_SRCS:%.c=%)
+FIXTURE_LIBS := $(patsubst %.c,%.so,$(wildcard tests/fixtures/lib*.c))
+FIXTURE_SRCS := $(filter-out tests/fixtures/lib%.c,$(wildcard tests/fixtures/*.c))
+FIXTURE_BINS := $(FIXTURE_SRCS:%.c=%) $(FIXTURE_LIBS)
 
 .PHONY: all deps samples fixtures test check-asan bench clean format lint
 all: cctrace samples
@@ -57,6 +58,8 @@ samples: $(SAMPLE_BINS)
 fixtures: $(FIXTURE_BINS)
 tests/fixtures/%: tests/fixtures/%.c
 	$(CC) $(SAMPLE_CFLAGS) -o $@ $<
+tests/fixtures/lib%.so: tests/fixtures/lib%.c
+	$(CC) $(SAMPLE_CFLAGS) -shared -fPIC -o $@ $<
 
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 test: samples fixtures

@@ -105,21 +105,25 @@ struct sym_space {
 	struct retired *retired;
 	struct symi_arena arena;
 
-	struct strmap vars;  /* name -> struct var_ent */
-	struct strmap enums; /* name -> int64_t */
-	struct strmap plain; /* "name@@VER" -> "name" */
+	struct strmap vars;   /* name -> struct var_ent */
+	struct strmap enums;  /* name -> int64_t */
+	struct strmap tls;    /* name -> struct var_ent: CU-level __thread variables */
+	struct strmap locals; /* name -> struct var_ent: first local or parameter so named */
+	struct strmap plain;  /* "name@@VER" -> "name" */
 	bool exe_indexed, all_indexed;
 
 	struct type_map types;
 	struct sym_type *void_type;
 	struct desc_ent *desc; /* DESC_CACHE_SIZE entries */
 
-	void *unw_as; /* unw_addr_space_t, created on first backtrace */
+	void *unw_as;		     /* unw_addr_space_t, created on first backtrace */
+	struct thread_db *thread_db; /* libthread_db agent, created on first library TLS */
 };
 
 /* space.c */
 int symi_space_load_modules(struct sym_space *s);
 Dwarf_Addr symi_mod_elf_bias(const struct sym_mod *m);
+bool symi_mod_is_system(const struct sym_mod *m);
 uint64_t symi_space_out_addr(const struct sym_space *s, const struct sym_mod *m, Dwarf_Addr a);
 void symi_space_reset_caches(struct sym_space *s);
 
@@ -134,6 +138,45 @@ int symi_space_each_symbol(struct sym_space *s, struct sym_mod *m, symtab_cb cb,
 
 /* types.c */
 void symi_types_free(struct sym_space *s);
+/* The type DIE refers to with DW_AT_type (void when none). */
+const struct sym_type *symi_type_of(struct sym_space *s, Dwarf_Die *die);
+/* An unsigned integer (or byte array) type of SIZE bytes, for ELF-only symbols. */
+const struct sym_type *symi_elf_object_type(struct sym_space *s, uint64_t size);
+/* Build the DWARF name indexes (executable only, or every module). */
+void symi_ensure_index(struct sym_space *s, bool all);
+/* A CU-level __thread variable, or some function's local or parameter (the
+ * first the index met), by name: its DIE and the index of its module.  ALL
+ * false indexes and searches the executable only (its entries win anyway). */
+bool symi_tls_variable(struct sym_space *s, const char *name, bool all, Dwarf_Die *die,
+		       size_t *mod);
+bool symi_local_variable(struct sym_space *s, const char *name, bool all, Dwarf_Die *die,
+			 size_t *mod);
+
+/* locexpr.c */
+/* Everything the location expression of one variable may refer to. */
+struct symi_eval {
+	struct sym_space *s;
+	struct sym_mod *m; /* module of the variable (TLS, DW_OP_addr) */
+	Dwarf_Addr bias;   /* of m's DWARF */
+	const struct sym_thread_view *view;
+	Dwarf_Die *func; /* the concrete DW_TAG_subprogram around the pc, for the frame base */
+	const char *name;
+	char *err;
+	size_t errlen;
+};
+
+/* Run-time address of variable DIE VAR; -1 with "'name' <why>" in c->err. */
+int symi_variable_address(struct symi_eval *c, Dwarf_Die *var, uint64_t *addr);
+/* Start of module M's TLS block in the thread; the reason names the variable. */
+int symi_eval_tls_base(struct symi_eval *c, struct sym_mod *m, uint64_t *base);
+/* Sets c->err to "'name' " followed by FMT; returns -1. */
+int symi_eval_fail(struct symi_eval *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* tls.c */
+/* Start of module M's TLS block in the thread VIEW shows; -1 with a reason. */
+int symi_tls_block(struct sym_space *s, struct sym_mod *m, const struct sym_thread_view *view,
+		   uint64_t *base, char *err, size_t errlen);
+void symi_tls_free(struct sym_space *s);
 
 /* unwind.c */
 void symi_unwind_flush(struct sym_space *s);

@@ -174,6 +174,22 @@ fail:
 	return -1;
 }
 
+/* A library of the system directories (libc, ld.so...), not the program's. */
+bool symi_mod_is_system(const struct sym_mod *m)
+{
+	size_t i, n;
+
+	if (m->is_exe)
+		return false;
+	for (i = 0; i < sizeof(system_dirs) / sizeof(system_dirs[0]); i++) {
+		n = strlen(system_dirs[i]);
+		if (!strncmp(m->name, system_dirs[i], n) && m->name[n] == '/' &&
+		    !strchr(m->name + n + 1, '/'))
+			return true;
+	}
+	return false;
+}
+
 Dwarf_Addr symi_mod_elf_bias(const struct sym_mod *m)
 {
 	Dwarf_Addr bias = 0;
@@ -532,7 +548,10 @@ void symi_space_reset_caches(struct sym_space *s)
 
 	symi_strmap_free(&s->vars);
 	symi_strmap_free(&s->enums);
+	symi_strmap_free(&s->tls);
+	symi_strmap_free(&s->locals);
 	s->exe_indexed = s->all_indexed = false;
+	symi_tls_free(s);
 	for (i = 0; i < DESC_CACHE_SIZE; i++)
 		s->desc[i].valid = false;
 	symi_unwind_flush(s);
@@ -567,8 +586,11 @@ void sym_close(struct sym_space *s)
 		return;
 	symi_unwind_free(s);
 	symi_types_free(s);
+	symi_tls_free(s);
 	symi_strmap_free(&s->vars);
 	symi_strmap_free(&s->enums);
+	symi_strmap_free(&s->tls);
+	symi_strmap_free(&s->locals);
 	symi_strmap_free(&s->plain);
 	if (s->dwfl)
 		dwfl_end(s->dwfl);

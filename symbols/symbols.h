@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/user.h>
 
 struct sym_space;
 struct sym_type;
@@ -102,6 +103,43 @@ struct sym_var {
 
 /* A global or file-static variable with a static address (DW_OP_addr). */
 int sym_variable(struct sym_space *space, const char *name, struct sym_var *out);
+
+/* The registers and memory of one stopped thread, for location expressions. */
+struct sym_thread_view {
+	pid_t tid;
+	const struct user_regs_struct *regs; /* <sys/user.h>; fs_base is the thread pointer */
+	/* Read 8 bytes of target memory at addr (any alignment); 0 or -1. */
+	int (*peek)(void *ctx, uint64_t addr, uint64_t *value);
+	void *ctx;
+};
+
+/* Resolve NAME as the thread sees it at regs->rip (a live view only), in C
+ * scope order: a local or parameter of the innermost lexical block, inlined
+ * subroutine or function that contains the pc (a block's variables count
+ * from the block's first instruction, not from their declaration line; in
+ * an inlined body, the caller's locals are not visible; a pc in a system
+ * library such as libc has no locals here), then a variable of
+ * the pc's compilation unit, then a thread-local variable (__thread) of the
+ * executable, then a global (sym_variable), then a thread-local variable of
+ * a library loaded at startup (DWARF, or the ELF STT_TLS symbol when there
+ * is no DWARF).  Only the innermost frame is understood: regs must be the
+ * thread's current registers.  On success *out gets the run-time address
+ * and type.  Returns 0; -1 when the name is not visible at that pc or has
+ * no memory address there, with a one-line reason in err, e.g.
+ * "'count' lives in register rbx at this point" or
+ * "no variable 'x' in scope at worker (fixture.c:12)". */
+int sym_variable_at(struct sym_space *space, const char *name, const struct sym_thread_view *view,
+		    struct sym_var *out, char *err, size_t errlen);
+
+/* Offline check (before launch): is NAME a local/parameter of some function,
+ * a TLS variable, or a global?  Locals of system libraries (libc, ld.so)
+ * do not count.  When it is more than one: the executable's
+ * locals, then its TLS, then globals, then libraries' locals and TLS.
+ * *type (may be NULL) gets the type of the variable chosen (for a local,
+ * the first one of that name the DWARF index met); NULL for NONE. */
+enum sym_var_scope { SYM_SCOPE_NONE, SYM_SCOPE_GLOBAL, SYM_SCOPE_TLS, SYM_SCOPE_LOCAL };
+enum sym_var_scope sym_variable_scope(struct sym_space *space, const char *name,
+				      const struct sym_type **type);
 
 /* The value of an enumerator constant declared anywhere in the program. */
 int sym_enumerator(struct sym_space *space, const char *name, int64_t *value);

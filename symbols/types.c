@@ -2,10 +2,14 @@
  * Variables, enumerators and types, from DWARF (libdw).
  *
  * Nothing is read at open time.  The first sym_variable, sym_enumerator or
- * sym_suggest_variable walks the executable's DWARF once and builds two
+ * sym_suggest_variable walks the executable's DWARF once and builds the
  * name indexes: CU-level variables whose DW_AT_location is a single
  * DW_OP_addr (globals and file statics; an external definition wins over a
- * static one of the same name), and every enumerator.  Libraries are
+ * static one of the same name), every enumerator, and for scope.c the
+ * CU-level __thread variables (a location ending in DW_OP_form_tls_address)
+ * and the locals and parameters of every function outside the system
+ * libraries (first one met wins: only the name and a type matter there,
+ * addresses need a stopped thread).  Libraries are
  * indexed the same way, but only when a name is missing from the executable
  * (a library without debug info costs nothing).  When no DWARF knows a
  * variable, its ELF object symbol is used and its type is synthesised: an
@@ -102,6 +106,35 @@ static bool static_address(Dwarf_Die *var, Dwarf_Addr *addr)
 	return dwarf_getlocation_attr(&at, ops, &res) == 0 && dwarf_formaddr(&res, addr) == 0;
 }
 
+/* A location that ends in DW_OP_form_tls_address: an offset in the module's TLS block. */
+static bool tls_location(Dwarf_Die *var)
+{
+	Dwarf_Attribute at;
+	Dwarf_Op *ops;
+	size_t n;
+
+	if (!dwarf_attr(var, DW_AT_location, &at) || dwarf_getlocation(&at, &ops, &n) != 0 || !n)
+		return false;
+	return ops[n - 1].atom == DW_OP_form_tls_address ||
+	       ops[n - 1].atom == DW_OP_GNU_push_tls_address;
+}
+
+/* First wins: the executable's entries are indexed before the libraries'. */
+static void index_first(struct sym_space *s, struct strmap *map, size_t rank, Dwarf_Die *die)
+{
+	const char *name = die_name(die);
+	struct var_ent *e;
+
+	if (!name || symi_strmap_get(map, name))
+		return;
+	e = symi_arena_alloc(&s->arena, sizeof(*e));
+	if (!e)
+		return;
+	e->die = *die;
+	e->modrank = rank;
+	symi_strmap_put(map, name, e);
+}
+
 static void index_variable(struct sym_space *s, struct sym_mod *m, size_t rank, Dwarf_Die *die,
 			   Dwarf_Addr bias)
 {
@@ -110,6 +143,8 @@ static void index_variable(struct sym_space *s, struct sym_mod *m, size_t rank, 
 	Dwarf_Addr a;
 	bool ext;
 
+	if (name && tls_location(die))
+		index_first(s, &s->tls, rank, die);
 	if (!name || !static_address(die, &a))
 		return;
 	ext = dwarf_hasattr_integrate(die, DW_AT_external);
@@ -151,7 +186,8 @@ static void index_enumerators(struct sym_space *s, Dwarf_Die *type)
 	} while (dwarf_siblingof(&c, &c) == 0);
 }
 
-/* Enumerators anywhere below DIE; variables only at CU level (DEPTH 0). */
+/* Enumerators anywhere below DIE; globals and TLS at CU level (DEPTH 0),
+ * locals and parameters below it (not those of a mere declaration). */
 static void index_children(struct sym_space *s, struct sym_mod *m, size_t rank, Dwarf_Die *die,
 			   Dwarf_Addr bias, int depth)
 {
@@ -164,9 +200,12 @@ static void index_children(struct sym_space *s, struct sym_mod *m, size_t rank, 
 
 		if (tag == DW_TAG_variable && depth == 0)
 			index_variable(s, m, rank, &c, bias);
-		else if (tag == DW_TAG_enumeration_type)
+		else if (tag == DW_TAG_variable || tag == DW_TAG_formal_parameter) {
+			if (!symi_mod_is_system(m))
+				index_first(s, &s->locals, rank, &c);
+		} else if (tag == DW_TAG_enumeration_type)
 			index_enumerators(s, &c);
-		else if (dwarf_haschildren(&c) > 0 && tag != DW_TAG_enumeration_type)
+		else if (dwarf_haschildren(&c) > 0 && !dwarf_hasattr(&c, DW_AT_declaration))
 			index_children(s, m, rank, &c, bias, depth + 1);
 	} while (dwarf_siblingof(&c, &c) == 0);
 }
@@ -192,7 +231,7 @@ static void index_module(struct sym_space *s, size_t rank)
 			index_children(s, m, rank, &cudie, bias, 0);
 }
 
-static void ensure_index(struct sym_space *s, bool all)
+void symi_ensure_index(struct sym_space *s, bool all)
 {
 	size_t i;
 
@@ -396,6 +435,11 @@ static const struct sym_type *type_of(struct sym_space *s, Dwarf_Die *die)
 	if (!die_type(die, &t))
 		return void_type(s);
 	return type_get(s, &t, 0);
+}
+
+const struct sym_type *symi_type_of(struct sym_space *s, Dwarf_Die *die)
+{
+	return type_of(s, die);
 }
 
 /* --- accessors --- */
@@ -745,7 +789,7 @@ const char *sym_type_name(const struct sym_type *type)
 
 /* --- variables and enumerators --- */
 
-static const struct sym_type *elf_object_type(struct sym_space *s, uint64_t size)
+const struct sym_type *symi_elf_object_type(struct sym_space *s, uint64_t size)
 {
 	struct sym_type *t;
 
@@ -793,7 +837,7 @@ static int elf_variable(struct sym_space *s, const char *name, struct sym_var *o
 		if (!c.found)
 			continue;
 		out->addr = symi_space_out_addr(s, &s->mods[i], c.addr);
-		out->type = elf_object_type(s, c.size);
+		out->type = symi_elf_object_type(s, c.size);
 		return out->type ? 0 : -1;
 	}
 	return -1;
@@ -803,10 +847,10 @@ int sym_variable(struct sym_space *s, const char *name, struct sym_var *out)
 {
 	struct var_ent *e;
 
-	ensure_index(s, false);
+	symi_ensure_index(s, false);
 	e = symi_strmap_get(&s->vars, name);
 	if (!e) {
-		ensure_index(s, true);
+		symi_ensure_index(s, true);
 		e = symi_strmap_get(&s->vars, name);
 	}
 	if (!e)
@@ -820,10 +864,10 @@ int sym_enumerator(struct sym_space *s, const char *name, int64_t *value)
 {
 	int64_t *v;
 
-	ensure_index(s, false);
+	symi_ensure_index(s, false);
 	v = symi_strmap_get(&s->enums, name);
 	if (!v) {
-		ensure_index(s, true);
+		symi_ensure_index(s, true);
 		v = symi_strmap_get(&s->enums, name);
 	}
 	if (!v)
@@ -855,11 +899,38 @@ const char *sym_suggest_variable(struct sym_space *s, const char *name)
 	struct vsuggest_ctx c = {.query = name, .best_d = -1u};
 	size_t i;
 
-	ensure_index(s, true);
+	symi_ensure_index(s, true);
 	for (i = 0; i < s->vars.cap; i++)
 		if (s->vars.slots[i].key)
 			symi_suggest_consider(name, s->vars.slots[i].key, &c.best_d, &c.best);
 	for (i = 0; i < s->nmods; i++)
 		symi_space_each_symbol(s, &s->mods[i], vsuggest_cb, &c);
 	return c.best ? symi_plain_name(s, c.best) : NULL;
+}
+
+/* The entry for NAME; with ALL false only the executable is indexed (its
+ * entries are always indexed first, so they win), with ALL every module. */
+static bool indexed_lookup(struct sym_space *s, struct strmap *map, const char *name, bool all,
+			   Dwarf_Die *die, size_t *mod)
+{
+	struct var_ent *e;
+
+	symi_ensure_index(s, all);
+	e = symi_strmap_get(map, name);
+	if (!e)
+		return false;
+	*die = e->die;
+	*mod = e->modrank;
+	return true;
+}
+
+bool symi_tls_variable(struct sym_space *s, const char *name, bool all, Dwarf_Die *die, size_t *mod)
+{
+	return indexed_lookup(s, &s->tls, name, all, die, mod);
+}
+
+bool symi_local_variable(struct sym_space *s, const char *name, bool all, Dwarf_Die *die,
+			 size_t *mod)
+{
+	return indexed_lookup(s, &s->locals, name, all, die, mod);
 }

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "symbols/symbols.h"
+#include "tracer/tracer.h"
 
 /* --- fixture helpers --- */
 
@@ -45,23 +46,28 @@ static const char *repo_root(void)
 	return root;
 }
 
-static const char *fixture(void)
+static const char *fixture_named(const char *name)
 {
 	static char path[PATH_MAX + 32];
 
-	snprintf(path, sizeof(path), "%s/tests/fixtures/symfix", repo_root());
+	snprintf(path, sizeof(path), "%s/tests/fixtures/%s", repo_root(), name);
 	cr_assert(access(path, X_OK) == 0, "%s missing: run make fixtures", path);
 	return path;
 }
 
-/* The line of the fixture carrying the marker LINE:name. */
-static int marker_line(const char *name)
+static const char *fixture(void)
+{
+	return fixture_named("symfix");
+}
+
+/* The line of fixture SRC carrying the marker LINE:name. */
+static int marker_line_in(const char *src, const char *name)
 {
 	char path[PATH_MAX + 32], buf[512], tag[128];
 	FILE *f;
 	int line = 0, found = 0;
 
-	snprintf(path, sizeof(path), "%s/tests/fixtures/symfix.c", repo_root());
+	snprintf(path, sizeof(path), "%s/tests/fixtures/%s", repo_root(), src);
 	snprintf(tag, sizeof(tag), "/* LINE:%s */", name);
 	f = fopen(path, "r");
 	cr_assert_not_null(f);
@@ -72,6 +78,11 @@ static int marker_line(const char *name)
 	fclose(f);
 	cr_assert(found, "marker %s not found", name);
 	return line;
+}
+
+static int marker_line(const char *name)
+{
+	return marker_line_in("symfix.c", name);
 }
 
 /* A value printed by symfix --layout. */
@@ -542,4 +553,409 @@ Test(symbols, live_backtrace)
 	cr_assert_eq(sym_backtrace(s, l.tid, frames, 2), 2);
 	sym_close(s);
 	stop_live(&l);
+}
+
+/* --- variables as a stopped thread sees them (tests/fixtures/scopes) --- */
+
+#define DEADLINE_MS 60000
+
+enum scope_stop {
+	SHAPES_ENTRY,
+	SHAPES_INNER,
+	SHAPES_OUTER,
+	RECURSE,
+	TLS,
+	REG_SQUARE,
+	INLINED,
+	JOIN,
+	NSTOPS
+};
+
+static const char *const stop_markers[NSTOPS] = {[SHAPES_INNER] = "shapes_inner",
+						 [SHAPES_OUTER] = "shapes_outer",
+						 [RECURSE] = "recurse",
+						 [TLS] = "tls",
+						 [INLINED] = "inlined"};
+
+struct scopes_run {
+	struct tracer *t;
+	struct tr_process *p;
+	struct sym_space *s;
+	uint64_t addr[NSTOPS];
+	int hits[NSTOPS];
+	struct sym_thread_view view;
+	uint64_t n_at_entry;
+	uint64_t here[3];
+	uint64_t tls[2];
+};
+
+static int peek_target(void *ctx, uint64_t addr, uint64_t *value)
+{
+	return tracer_read(ctx, addr, value, sizeof(*value));
+}
+
+static uint64_t peek(struct scopes_run *r, uint64_t addr)
+{
+	uint64_t v = 0;
+
+	cr_assert_eq(tracer_read(r->p, addr, &v, sizeof(v)), 0, "cannot read %#lx", (long)addr);
+	return v;
+}
+
+static int peek_int(struct scopes_run *r, uint64_t addr)
+{
+	return (int)(uint32_t)peek(r, addr);
+}
+
+/* Element I of the fixture's global pointer array (or pointer) NAME. */
+static uint64_t stored(struct scopes_run *r, const char *name, int i)
+{
+	struct sym_var v;
+
+	cr_assert_eq(sym_variable(r->s, name, &v), 0, "global %s", name);
+	return peek(r, v.addr + 8 * (uint64_t)i);
+}
+
+static struct sym_var var_at(struct scopes_run *r, const char *name)
+{
+	struct sym_var v = {0};
+	char err[256] = "";
+
+	cr_assert_eq(sym_variable_at(r->s, name, &r->view, &v, err, sizeof(err)), 0, "%s: %s", name,
+		     err);
+	cr_assert_not_null(v.type, "%s", name);
+	return v;
+}
+
+static void var_at_fails(struct scopes_run *r, const char *name, const char *want)
+{
+	struct sym_var v = {0};
+	char err[256] = "";
+
+	cr_assert_eq(sym_variable_at(r->s, name, &r->view, &v, err, sizeof(err)), -1,
+		     "%s resolved to %#lx", name, (long)v.addr);
+	cr_assert_str_eq(err, want);
+}
+
+/* The same, where the rest of the message depends on libc's debug information. */
+static void var_at_fails_prefix(struct scopes_run *r, const char *name, const char *want)
+{
+	struct sym_var v = {0};
+	char err[256] = "";
+
+	cr_assert_eq(sym_variable_at(r->s, name, &r->view, &v, err, sizeof(err)), -1,
+		     "%s resolved to %#lx", name, (long)v.addr);
+	cr_assert(!strncmp(err, want, strlen(want)), "%s", err);
+}
+
+static void check_shapes_inner(struct scopes_run *r)
+{
+	struct sym_var v, g;
+	const struct sym_type *m;
+	uint64_t off = 0;
+	char want[128];
+
+	v = var_at(r, "total"); /* the inner one shadows the outer one */
+	cr_assert_eq(v.addr, stored(r, "at_inner_total", 0));
+	cr_assert_eq(peek_int(r, v.addr), 21);
+	cr_assert_str_eq(sym_type_name(v.type), "int");
+	v = var_at(r, "n");
+	cr_assert_eq(v.addr, stored(r, "at_n", 0));
+	cr_assert_eq(v.addr, r->n_at_entry, "n at entry %#lx, in the body %#lx",
+		     (long)r->n_at_entry, (long)v.addr);
+	cr_assert_eq(peek_int(r, v.addr), 7);
+	v = var_at(r, "p");
+	cr_assert_eq(v.addr, stored(r, "at_p", 0));
+	cr_assert_str_eq(sym_type_name(v.type), "int *");
+	cr_assert_eq(sym_variable(r->s, "globl", &g), 0);
+	cr_assert_eq(peek(r, v.addr), g.addr, "p points to globl");
+	v = var_at(r, "s");
+	cr_assert_eq(v.addr, stored(r, "at_s", 0));
+	cr_assert_str_eq(sym_type_name(v.type), "struct pair");
+	m = sym_type_member(v.type, "second", &off);
+	cr_assert_not_null(m);
+	cr_assert_eq(peek(r, v.addr + off), 8 + 21);
+	v = var_at(r, "calls"); /* a static local */
+	cr_assert_eq(v.addr, stored(r, "at_calls", 0));
+	cr_assert_eq(peek_int(r, v.addr), 1);
+	v = var_at(r, "globl"); /* not a local: the global */
+	cr_assert_eq(v.addr, g.addr);
+	snprintf(want, sizeof(want), "no variable 'here' in scope at shapes (scopes.c:%d)",
+		 marker_line_in("scopes.c", "shapes_inner"));
+	var_at_fails(r, "here", want);
+}
+
+static void check_shapes_outer(struct scopes_run *r)
+{
+	struct sym_var v = var_at(r, "total");
+
+	cr_assert_eq(v.addr, stored(r, "at_outer_total", 0));
+	cr_assert_neq(v.addr, stored(r, "at_inner_total", 0));
+	cr_assert_eq(peek_int(r, v.addr), 14);
+}
+
+static void check_recurse(struct scopes_run *r)
+{
+	int depth = peek_int(r, var_at(r, "depth").addr);
+	struct sym_var v;
+
+	cr_assert(depth >= 0 && depth < 3, "depth %d", depth);
+	cr_assert_eq(r->here[depth], 0, "depth %d twice", depth);
+	v = var_at(r, "here");
+	cr_assert_eq(v.addr, stored(r, "at_here", depth));
+	cr_assert_eq(peek_int(r, v.addr), depth * 10 + 1);
+	r->here[depth] = v.addr;
+}
+
+static void check_tls(struct scopes_run *r)
+{
+	struct sym_var v = var_at(r, "id");
+	int id = peek_int(r, v.addr);
+	char name[9] = "";
+
+	cr_assert(id == 0 || id == 1, "id %d", id);
+	cr_assert_eq(v.addr, stored(r, "at_id", id));
+	v = var_at(r, "tls_counter");
+	cr_assert_eq(v.addr, stored(r, "at_tls", id), "thread %d: %#lx", id, (long)v.addr);
+	cr_assert_eq(peek_int(r, v.addr), id * 100 + 7);
+	cr_assert_str_eq(sym_type_name(v.type), "int");
+	r->tls[id] = v.addr;
+	v = var_at(r, "tls_name"); /* initialised: in .tdata, before the .tbss of tls_counter */
+	cr_assert_str_eq(sym_type_name(v.type), "char [24]");
+	cr_assert_eq(tracer_read(r->p, v.addr, name, 8), 0);
+	cr_assert_str_eq(name, "initiali");
+	v = var_at(r, "asm_tls"); /* no DWARF: the ELF STT_TLS symbol */
+	cr_assert_eq(v.addr, stored(r, "at_asm_tls", id), "thread %d: %#lx", id, (long)v.addr);
+	cr_assert_eq(peek(r, v.addr), (uint64_t)id + 1000);
+	cr_assert_eq(sym_type_size(v.type), 8);
+	v = var_at(r, "errno"); /* libc's: a library's TLS, through libthread_db */
+	cr_assert_eq(v.addr, stored(r, "at_errno", id), "thread %d: %#lx", id, (long)v.addr);
+	cr_assert_eq(peek_int(r, v.addr), id + 40);
+	cr_assert_eq(sym_type_size(v.type), 4);
+}
+
+/* In main, inside the inlined body of twice(4). */
+static void check_inlined(struct scopes_run *r)
+{
+	struct sym_var v = var_at(r, "doubled");
+	char want[128];
+
+	cr_assert_eq(v.addr, stored(r, "at_doubled", 0));
+	cr_assert_eq(peek_int(r, v.addr), 8);
+	v = var_at(r, "v");
+	cr_assert_eq(v.addr, stored(r, "at_v", 0));
+	cr_assert_eq(peek_int(r, v.addr), 4);
+	cr_assert_str_eq(sym_type_name(v.type), "int");
+	/* C scopes, not the stack: main's locals are not visible in twice(). */
+	snprintf(want, sizeof(want), "no variable 'sum' in scope at main (scopes.c:%d)",
+		 marker_line_in("scopes.c", "inlined"));
+	var_at_fails(r, "sum", want);
+}
+
+/* The main thread in pthread_join, a libc function without DWARF: only
+ * TLS and globals are visible, and the executable's TLS comes from the
+ * DWARF index rather than from the scopes of the pc. */
+static void check_join(struct scopes_run *r)
+{
+	struct sym_var v = var_at(r, "tls_counter");
+
+	cr_assert_eq(v.addr, stored(r, "at_tls_main", 0));
+	cr_assert_eq(peek_int(r, v.addr), 3);
+	cr_assert_neq(v.addr, r->tls[0]);
+	var_at_fails_prefix(r, "total", "no variable 'total' in scope at pthread_join");
+	/* libc's own parameter (when libc6-dbg gives it DWARF) is not a name
+	 * schedules see: a system library's scopes are skipped. */
+	var_at_fails_prefix(r, "threadid", "no variable 'threadid' in scope at pthread_join");
+}
+
+static void on_stop(struct scopes_run *r, struct tr_thread *th, int stop)
+{
+	r->view.tid = th->tid;
+	r->view.regs = tracer_regs(th);
+	cr_assert_not_null(r->view.regs);
+	r->hits[stop]++;
+	switch (stop) {
+	case SHAPES_ENTRY: /* before the prologue: the frame base comes from the CFI */
+		r->n_at_entry = var_at(r, "n").addr;
+		break;
+	case SHAPES_INNER:
+		check_shapes_inner(r);
+		break;
+	case SHAPES_OUTER:
+		check_shapes_outer(r);
+		break;
+	case RECURSE:
+		check_recurse(r);
+		break;
+	case TLS:
+		check_tls(r);
+		break;
+	case INLINED:
+		check_inlined(r);
+		break;
+	case JOIN:
+		check_join(r);
+		break;
+	default: /* reg_square, built -O2, on entry */
+		var_at_fails(r, "x", "'x' lives in register rdi at this point");
+		break;
+	}
+}
+
+static void scopes_breakpoints(struct scopes_run *r)
+{
+	char err[256] = "";
+	size_t n;
+	int i;
+
+	cr_assert_eq(sym_function(r->s, "shapes", &r->addr[SHAPES_ENTRY]), 0);
+	cr_assert_eq(sym_function(r->s, "reg_square", &r->addr[REG_SQUARE]), 0);
+	cr_assert_eq(sym_function(r->s, "pthread_join", &r->addr[JOIN]), 0);
+	for (i = 0; i < NSTOPS; i++) {
+		if (stop_markers[i])
+			cr_assert_eq(sym_line(r->s, "scopes.c",
+					      marker_line_in("scopes.c", stop_markers[i]),
+					      &r->addr[i], 1, &n),
+				     0, "%s", stop_markers[i]);
+		cr_assert_eq(tracer_break_insert(r->p, r->addr[i], err, sizeof(err)), 0, "%s", err);
+	}
+}
+
+Test(symbols, variables_at_breakpoints)
+{
+	char *argv[] = {(char *)fixture_named("scopes"), NULL};
+	struct tracer_options opt = {.pin_cpu = false};
+	struct scopes_run r = {0};
+	struct tr_event ev;
+	char err[256] = "";
+	int i;
+
+	r.t = tracer_new(&opt);
+	cr_assert_eq(tracer_launch(r.t, argv, err, sizeof(err)), 0, "%s", err);
+	r.p = tracer_processes(r.t);
+	r.view.peek = peek_target;
+	r.view.ctx = r.p;
+	r.s = sym_open_pid(tracer_process_pid(r.p), err, sizeof(err));
+	cr_assert_not_null(r.s, "%s", err);
+	scopes_breakpoints(&r);
+	for (;;) {
+		cr_assert_eq(tracer_wait(r.t, &ev, tracer_now_ms() + DEADLINE_MS, NULL),
+			     TR_WAIT_EVENT);
+		if (ev.kind == TR_EV_PROCESS_EXIT)
+			break;
+		cr_assert_neq(ev.kind, TR_EV_SIGNAL, "signal %d", ev.signo);
+		for (i = 0; ev.kind == TR_EV_BREAK && i < NSTOPS; i++)
+			if (ev.addr == r.addr[i])
+				on_stop(&r, ev.thread, i);
+		cr_assert_eq(tracer_resume(ev.thread), 0);
+	}
+	cr_assert_eq(ev.status, 0, "the fixture failed");
+	cr_assert_eq(r.hits[SHAPES_ENTRY] + r.hits[SHAPES_INNER] + r.hits[SHAPES_OUTER], 3);
+	cr_assert_eq(r.hits[RECURSE], 3);
+	cr_assert_eq(r.hits[TLS], 2);
+	cr_assert_eq(r.hits[REG_SQUARE], 1);
+	cr_assert_eq(r.hits[INLINED], 1);
+	cr_assert_eq(r.hits[JOIN], 2);
+	cr_assert(r.here[0] > r.here[1] && r.here[1] > r.here[2], "one frame below the other");
+	cr_assert_neq(r.tls[0], r.tls[1]);
+	sym_close(r.s);
+	tracer_free(r.t);
+}
+
+Test(symbols, variable_scope_offline)
+{
+	struct sym_space *s = sym_open_program(fixture_named("scopes"), NULL, 0);
+	const struct sym_type *t = NULL;
+
+	cr_assert_not_null(s);
+	cr_assert_eq(sym_variable_scope(s, "total", &t), SYM_SCOPE_LOCAL);
+	cr_assert_str_eq(sym_type_name(t), "int");
+	cr_assert_eq(sym_variable_scope(s, "p", &t), SYM_SCOPE_LOCAL);
+	cr_assert_str_eq(sym_type_name(t), "int *");
+	cr_assert_eq(sym_variable_scope(s, "calls", &t), SYM_SCOPE_LOCAL);
+	cr_assert_eq(sym_variable_scope(s, "tls_counter", &t), SYM_SCOPE_TLS);
+	cr_assert_str_eq(sym_type_name(t), "int");
+	cr_assert_eq(sym_variable_scope(s, "asm_tls", &t), SYM_SCOPE_TLS);
+	cr_assert_eq(sym_type_size(t), 8);
+	cr_assert_eq(sym_variable_scope(s, "errno", &t), SYM_SCOPE_TLS);
+	cr_assert_eq(sym_type_size(t), 4);
+	cr_assert_eq(sym_variable_scope(s, "globl", &t), SYM_SCOPE_GLOBAL);
+	cr_assert_str_eq(sym_type_name(t), "int");
+	cr_assert_eq(sym_variable_scope(s, "len", &t), SYM_SCOPE_GLOBAL);
+	cr_assert_str_eq(sym_type_name(t), "int");
+	cr_assert_eq(sym_variable_scope(s, "nosuch", &t), SYM_SCOPE_NONE);
+	cr_assert_eq(sym_variable_scope(s, "threadid", &t), SYM_SCOPE_NONE); /* libc's local */
+	cr_assert_null(t);
+	cr_assert_eq(sym_variable_scope(s, "tls_worker", NULL), SYM_SCOPE_NONE);
+	sym_close(s);
+}
+
+Test(symbols, variable_at_needs_a_live_view)
+{
+	struct sym_space *s = sym_open_program(fixture_named("scopes"), NULL, 0);
+	struct user_regs_struct regs = {0};
+	struct sym_thread_view view = {.tid = 1, .regs = &regs};
+	struct sym_var v;
+	char err[128] = "";
+
+	cr_assert_not_null(s);
+	cr_assert_eq(sym_variable_at(s, "total", &view, &v, err, sizeof(err)), -1);
+	cr_assert_str_eq(err, "'total': locals and TLS need a live process");
+	sym_close(s);
+}
+
+/* A library loaded with dlopen: its TLS block exists in a thread only after
+ * the thread first touched it, and the answer says so until then. */
+Test(symbols, dlopen_library_tls)
+{
+	char *argv[] = {(char *)fixture_named("tlsdyn"), NULL};
+	struct tracer_options opt = {.pin_cpu = false};
+	struct scopes_run r = {0};
+	uint64_t loaded, touched;
+	struct tr_event ev;
+	struct sym_var v;
+	char err[256] = "", want[128];
+	int stops = 0;
+
+	r.t = tracer_new(&opt);
+	cr_assert_eq(tracer_launch(r.t, argv, err, sizeof(err)), 0, "%s", err);
+	r.p = tracer_processes(r.t);
+	r.view.peek = peek_target;
+	r.view.ctx = r.p;
+	r.s = sym_open_pid(tracer_process_pid(r.p), err, sizeof(err));
+	cr_assert_not_null(r.s, "%s", err);
+	cr_assert_eq(sym_function(r.s, "loaded", &loaded), 0);
+	cr_assert_eq(sym_function(r.s, "touched", &touched), 0);
+	cr_assert_eq(tracer_break_insert(r.p, loaded, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(tracer_break_insert(r.p, touched, err, sizeof(err)), 0, "%s", err);
+	for (;;) {
+		cr_assert_eq(tracer_wait(r.t, &ev, tracer_now_ms() + DEADLINE_MS, NULL),
+			     TR_WAIT_EVENT);
+		if (ev.kind == TR_EV_PROCESS_EXIT)
+			break;
+		cr_assert_neq(ev.kind, TR_EV_SIGNAL, "signal %d", ev.signo);
+		if (ev.kind == TR_EV_BREAK && (ev.addr == loaded || ev.addr == touched)) {
+			r.view.tid = ev.thread->tid;
+			r.view.regs = tracer_regs(ev.thread);
+			cr_assert_eq(sym_refresh(r.s), 0); /* the library is new */
+			stops++;
+		}
+		if (ev.kind == TR_EV_BREAK && ev.addr == loaded) {
+			snprintf(want, sizeof(want),
+				 "'dyn_tls': libtlsdyn.so's TLS block is not allocated yet in "
+				 "thread %d",
+				 (int)ev.thread->tid);
+			var_at_fails(&r, "dyn_tls", want);
+		} else if (ev.kind == TR_EV_BREAK && ev.addr == touched) {
+			v = var_at(&r, "dyn_tls");
+			cr_assert_eq(v.addr, stored(&r, "at_dyn", 0));
+			cr_assert_eq(peek(&r, v.addr), 42);
+			cr_assert_str_eq(sym_type_name(v.type), "long");
+		}
+		cr_assert_eq(tracer_resume(ev.thread), 0);
+	}
+	cr_assert_eq(ev.status, 0, "the fixture failed");
+	cr_assert_eq(stops, 2);
+	sym_close(r.s);
+	tracer_free(r.t);
 }

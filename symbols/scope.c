@@ -1,0 +1,255 @@
+/*
+ * Variables as a stopped thread sees them: sym_variable_at, sym_variable_scope.
+ *
+ * The scopes that contain the pc come from libdw (dwarf_getscopes: lexical
+ * blocks, inlined subroutines, the function, the CU, innermost first) and
+ * the innermost variable of that name from dwarf_getscopevar, so shadowing
+ * follows C; its location is evaluated by locexpr.c.  The scopes of a pc in
+ * a system library (libc, ld.so: symi_mod_is_system) are skipped: with
+ * libc6-dbg installed, a thread held at pthread_mutex_lock would otherwise
+ * see its parameter 'mutex' where the schedule means the program's global.
+ *
+ * Past the pc's scopes come the executable's thread-local variables, then
+ * globals (sym_variable), then the libraries' thread-local variables, so
+ * that a program's own names are never hidden by a library's (libc's DWARF,
+ * when installed, is full of common names).  TLS variables come from the
+ * DWARF index, else from ELF STT_TLS symbols; their blocks from tls.c.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dwarf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "symbols/internal.h"
+
+static struct sym_mod *mod_of(struct sym_space *s, Dwfl_Module *mod)
+{
+	size_t i;
+
+	for (i = 0; i < s->nmods; i++)
+		if (s->mods[i].mod == mod)
+			return &s->mods[i];
+	return NULL;
+}
+
+static bool is_declaration(Dwarf_Die *die)
+{
+	return dwarf_hasattr(die, DW_AT_declaration) && !dwarf_hasattr(die, DW_AT_location);
+}
+
+static bool is_concrete_function(Dwarf_Die *die)
+{
+	return dwarf_tag(die) == DW_TAG_subprogram && dwarf_hasattr(die, DW_AT_frame_base);
+}
+
+/* The function whose frame the pc is in, for DW_AT_frame_base.  Scopes past
+ * an inlined subroutine are those of its abstract definition, which has no
+ * frame: then the function is the CU's subprogram that contains the pc. */
+static bool enclosing_function(Dwarf_Die *scopes, int n, Dwarf_Die *cu, Dwarf_Addr pc,
+			       Dwarf_Die *out)
+{
+	int i;
+
+	for (i = 0; i < n && dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine; i++) {
+		if (is_concrete_function(&scopes[i])) {
+			*out = scopes[i];
+			return true;
+		}
+	}
+	if (dwarf_child(cu, out) != 0)
+		return false;
+	do {
+		if (is_concrete_function(out) && dwarf_haspc(out, pc) > 0)
+			return true;
+	} while (dwarf_siblingof(out, out) == 0);
+	return false;
+}
+
+/* 1: found in the pc's scopes (*out filled), 0: not there, -1: found, no address. */
+static int from_scopes(struct symi_eval *c, struct sym_var *out)
+{
+	uint64_t pc = c->view->regs->rip;
+	Dwfl_Module *mod = dwfl_addrmodule(c->s->dwfl, pc);
+	Dwarf_Die *cu, *scopes = NULL, var, func;
+	int n, idx, rc = 0;
+
+	if (!mod || !(c->m = mod_of(c->s, mod)) || symi_mod_is_system(c->m) ||
+	    !(cu = dwfl_module_addrdie(mod, pc, &c->bias)))
+		return 0;
+	n = dwarf_getscopes(cu, pc - c->bias, &scopes);
+	if (n <= 0)
+		return 0;
+	idx = dwarf_getscopevar(scopes, n, c->name, 0, NULL, 0, 0, &var);
+	if (idx < 0 || is_declaration(&var))
+		goto out;
+	c->func = enclosing_function(scopes, n, cu, pc - c->bias, &func) ? &func : NULL;
+	rc = symi_variable_address(c, &var, &out->addr) < 0 ? -1 : 1;
+	if (rc == 1)
+		out->type = symi_type_of(c->s, &var);
+	if (rc == 1 && !out->type)
+		rc = symi_eval_fail(c, "has no address: %s", "out of memory");
+out:
+	free(scopes);
+	return rc;
+}
+
+/* --- thread-local variables of any module --- */
+
+/* "name" or "name@@VERSION". */
+static bool symbol_named(const char *symname, const char *name)
+{
+	size_t n = strlen(name);
+
+	return !strncmp(symname, name, n) && (!symname[n] || !strncmp(symname + n, "@@", 2));
+}
+
+static bool elf_tls_symbol(struct sym_mod *m, const char *name, GElf_Sym *out)
+{
+	int i, n = dwfl_module_getsymtab(m->mod);
+	GElf_Sym sym;
+	GElf_Addr addr;
+	GElf_Word shndx;
+	const char *sname;
+
+	for (i = 1; i < n; i++) {
+		sname = dwfl_module_getsym_info(m->mod, i, &sym, &addr, &shndx, NULL, NULL);
+		if (sname && GELF_ST_TYPE(sym.st_info) == STT_TLS && shndx != SHN_UNDEF &&
+		    symbol_named(sname, name)) {
+			*out = sym;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* A TLS symbol NAME of the executable (LIBS false) or of a library (true). */
+static struct sym_mod *elf_tls_module(struct sym_space *s, const char *name, bool libs,
+				      GElf_Sym *sym)
+{
+	size_t i;
+
+	for (i = 0; i < s->nmods; i++)
+		if (s->mods[i].is_exe != libs && elf_tls_symbol(&s->mods[i], name, sym))
+			return &s->mods[i];
+	return NULL;
+}
+
+/* A TLS variable of the executable (LIBS false) or of a library (true).
+ * 1: found (*out filled), 0: no such TLS variable, -1: found, no address. */
+static int from_tls(struct symi_eval *c, struct sym_var *out, bool libs)
+{
+	Dwarf_Die var;
+	GElf_Sym sym;
+	uint64_t base;
+	size_t i;
+
+	if (symi_tls_variable(c->s, c->name, libs, &var, &i) && c->s->mods[i].is_exe != libs) {
+		c->m = &c->s->mods[i];
+		if (!dwfl_module_getdwarf(c->m->mod, &c->bias))
+			return 0;
+		c->func = NULL;
+		if (symi_variable_address(c, &var, &out->addr) < 0)
+			return -1;
+		out->type = symi_type_of(c->s, &var);
+		return out->type ? 1 : symi_eval_fail(c, "has no address: %s", "out of memory");
+	}
+	c->m = elf_tls_module(c->s, c->name, libs, &sym);
+	if (!c->m)
+		return 0;
+	if (symi_eval_tls_base(c, c->m, &base) < 0)
+		return -1;
+	out->addr = base + sym.st_value;
+	out->type = symi_elf_object_type(c->s, sym.st_size);
+	return out->type ? 1 : symi_eval_fail(c, "has no address: %s", "out of memory");
+}
+
+static void not_in_scope(struct symi_eval *c)
+{
+	struct sym_loc loc;
+	uint64_t pc = c->view->regs->rip;
+
+	if (sym_describe(c->s, pc, &loc) == 0 && loc.func && loc.file)
+		snprintf(c->err, c->errlen, "no variable '%s' in scope at %s (%s:%d)", c->name,
+			 loc.func, loc.file, loc.line);
+	else if (loc.func)
+		snprintf(c->err, c->errlen, "no variable '%s' in scope at %s", c->name, loc.func);
+	else
+		snprintf(c->err, c->errlen, "no variable '%s' in scope at %#llx", c->name,
+			 (unsigned long long)pc);
+}
+
+int sym_variable_at(struct sym_space *s, const char *name, const struct sym_thread_view *view,
+		    struct sym_var *out, char *err, size_t errlen)
+{
+	char scratch[8];
+	struct symi_eval c = {.s = s, .view = view, .name = name, .err = err, .errlen = errlen};
+	int rc;
+
+	if (!err || !errlen) {
+		c.err = scratch;
+		c.errlen = sizeof(scratch);
+	}
+	if (!s->pid) {
+		snprintf(c.err, c.errlen, "'%s': locals and TLS need a live process", name);
+		return -1;
+	}
+	rc = from_scopes(&c, out);
+	if (rc == 0)
+		rc = from_tls(&c, out, false);
+	if (rc == 0 && sym_variable(s, name, out) == 0)
+		rc = 1;
+	if (rc == 0)
+		rc = from_tls(&c, out, true);
+	if (rc == 0)
+		not_in_scope(&c);
+	return rc > 0 ? 0 : -1;
+}
+
+/* A local or TLS variable of the executable (LIBS false) or of a library. */
+static enum sym_var_scope indexed_scope(struct sym_space *s, const char *name, bool libs,
+					const struct sym_type **type)
+{
+	Dwarf_Die die;
+	GElf_Sym sym;
+	size_t i;
+
+	if (symi_local_variable(s, name, libs, &die, &i) && s->mods[i].is_exe != libs &&
+	    !symi_mod_is_system(&s->mods[i])) {
+		*type = symi_type_of(s, &die);
+		return SYM_SCOPE_LOCAL;
+	}
+	if (symi_tls_variable(s, name, libs, &die, &i) && s->mods[i].is_exe != libs) {
+		*type = symi_type_of(s, &die);
+		return SYM_SCOPE_TLS;
+	}
+	if (elf_tls_module(s, name, libs, &sym)) {
+		*type = symi_elf_object_type(s, sym.st_size);
+		return SYM_SCOPE_TLS;
+	}
+	return SYM_SCOPE_NONE;
+}
+
+/* The executable's own names first, as at run time: a global of the program
+ * is not hidden by a library's local of the same name. */
+enum sym_var_scope sym_variable_scope(struct sym_space *s, const char *name,
+				      const struct sym_type **type)
+{
+	const struct sym_type *dummy;
+	enum sym_var_scope scope;
+	struct sym_var v;
+
+	if (!type)
+		type = &dummy;
+	*type = NULL;
+	scope = indexed_scope(s, name, false, type);
+	if (scope != SYM_SCOPE_NONE)
+		return scope;
+	if (sym_variable(s, name, &v) == 0) {
+		*type = v.type;
+		return SYM_SCOPE_GLOBAL;
+	}
+	return indexed_scope(s, name, true, type);
+}
