@@ -167,6 +167,11 @@ static int resolve_name(struct checker *k, struct expr *e)
 		e->ref = REF_VAR;
 		return 0;
 	}
+	/* A global wins over a same-named local: schedules name globals. */
+	if (sym_variable_scope(k->syms, e->name, NULL) >= SYM_SCOPE_TLS) {
+		e->ref = REF_VAR_AT;
+		return 0;
+	}
 	if (sym_enumerator(k->syms, e->name, &e->enum_value) == 0) {
 		e->ref = REF_ENUM;
 		return 0;

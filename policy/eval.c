@@ -88,6 +88,80 @@ static int rvalue(struct eval_ctx *c, const struct expr *e, struct value *v)
 	return 0;
 }
 
+static int peek_thread(void *ctx, uint64_t addr, uint64_t *value)
+{
+	return tracer_read(ctx, addr, value, sizeof(*value));
+}
+
+/* Variable name as thread th sees it where it stopped: its locals and
+ * parameters, its __thread variables, then globals. */
+static int variable_in(struct eval_ctx *c, const struct expr *e, const char *name,
+		       struct tr_thread *th, struct value *out)
+{
+	struct sym_thread_view view;
+	struct sym_var var;
+	char why[256];
+
+	view = (struct sym_thread_view){th->tid, tracer_regs(th), peek_thread, th->proc};
+	if (sym_variable_at(c->syms, name, &view, &var, why, sizeof(why)) < 0)
+		return fail(c, e, "%s (in %s)", why, th->name);
+	*out = (struct value){.lvalue = true, .addr = var.addr, .type = var.type};
+	return 0;
+}
+
+/* Only its type, while checking. */
+static int variable_type(struct eval_ctx *c, const struct expr *e, const char *name,
+			 struct value *out)
+{
+	const struct sym_type *type = NULL;
+	struct sym_var var;
+
+	if (sym_variable_scope(c->syms, name, &type) == SYM_SCOPE_NONE) {
+		if (sym_variable(c->syms, name, &var) < 0)
+			return fail(c, e, "no variable '%s' in the program", name);
+		type = var.type;
+	}
+	*out = (struct value){.lvalue = true, .addr = 0, .type = type};
+	return 0;
+}
+
+/* A local, parameter or __thread variable, in the thread of the event. */
+static int eval_thread_variable(struct eval_ctx *c, const struct expr *e, struct value *out)
+{
+	if (!c->proc)
+		return variable_type(c, e, e->name, out);
+	if (!c->thread || c->thread->state != TR_HELD)
+		return fail(
+		    c, e,
+		    "'%s' is a local or thread-local variable: it has an address only "
+		    "in a given thread; write T.%s for thread T's, or use it in a predicate",
+		    e->name, e->name);
+	return variable_in(c, e, e->name, c->thread, out);
+}
+
+/* T.var: var as the held thread bound to T sees it. */
+static int eval_thread_member(struct eval_ctx *c, const struct expr *e, struct value *out)
+{
+	struct tr_thread *th;
+
+	if (!c->proc)
+		return variable_type(c, e, e->name, out);
+	th = c->thread_of ? c->thread_of(c->hook, e->lhs->name) : NULL;
+	if (!th || th->state != TR_HELD)
+		return fail(c, e, "%s.%s: thread %s is %s", e->lhs->name, e->name, e->lhs->name,
+			    th ? "running or gone" : "not bound");
+	return variable_in(c, e, e->name, th, out);
+}
+
+bool expr_is_thread_relative(const struct expr *e)
+{
+	if (!e)
+		return false;
+	if (e->kind == E_NAME)
+		return e->ref == REF_VAR_AT;
+	return expr_is_thread_relative(e->lhs) || expr_is_thread_relative(e->rhs);
+}
+
 static int eval_name(struct eval_ctx *c, const struct expr *e, struct value *out)
 {
 	struct sym_var var;
@@ -114,6 +188,8 @@ static int eval_name(struct eval_ctx *c, const struct expr *e, struct value *out
 	default:
 		break;
 	}
+	if (e->ref == REF_VAR_AT)
+		return eval_thread_variable(c, e, out);
 	if (!c->syms || sym_variable(c->syms, e->name, &var) < 0)
 		return fail(c, e, "no variable '%s' in the program", e->name);
 	*out = (struct value){.lvalue = true, .addr = var.addr, .type = var.type};
@@ -126,6 +202,8 @@ static int eval_member(struct eval_ctx *c, const struct expr *e, struct value *o
 	struct value base;
 	uint64_t offset;
 
+	if (e->kind == E_MEMBER && e->lhs->kind == E_NAME && e->lhs->ref == REF_THREAD)
+		return eval_thread_member(c, e, out);
 	if (eval_value(c, e->lhs, &base) < 0)
 		return -1;
 	if (e->kind == E_ARROW) {

@@ -16,7 +16,17 @@
 #define WATCH_BY_DECODING	1
 #define DEFAULT_TIMEOUT_MS	10000
 
-enum name_ref { REF_NONE, REF_THREAD, REF_VAR, REF_ENUM, REF_LOCAL, REF_FIELD, REF_FUNC };
+enum name_ref {
+	REF_NONE,
+	REF_THREAD,
+	REF_VAR, /* a global or static: one address */
+	REF_ENUM,
+	REF_LOCAL, /* a let/for variable of the schedule */
+	REF_FIELD,
+	REF_FUNC,
+	REF_VAR_AT, /* a local, parameter or __thread variable: its address depends on
+		     * the thread and where it is stopped */
+};
 
 /* Fields of the event at hand, usable in predicates (expr->slot of a
  * REF_FIELD name). */
@@ -58,10 +68,13 @@ struct value {
 
 struct eval_ctx {
 	struct sym_space *syms;
-	struct tr_process *proc; /* NULL while checking: types only, no memory */
+	struct tr_process *proc;  /* NULL while checking: types only, no memory */
+	struct tr_thread *thread; /* whose locals and __thread variables names mean */
 	/* Event atoms and thread conditions are the interpreter's business. */
 	int (*event_atom)(void *hook, const struct expr *e, bool *out);
 	int (*thread_cond)(void *hook, const struct expr *e, bool *out);
+	/* The thread a thread variable is bound to, for T.var (NULL if none). */
+	struct tr_thread *(*thread_of)(void *hook, const char *name);
 	/* A field of the event at hand (NULL while checking: typed as 0). */
 	int (*event_field)(void *hook, enum event_field field, int64_t *out);
 	/* choose(...): which of n values; NULL picks the first */
@@ -78,6 +91,8 @@ int eval_int(struct eval_ctx *c, const struct expr *e, int64_t *out);
 /* Address and size of an lvalue expression (for watchpoints). */
 int eval_lvalue(struct eval_ctx *c, const struct expr *e, uint64_t *addr, uint64_t *size);
 bool expr_has_event(const struct expr *e);
+/* Does the expression name a local or __thread variable (REF_VAR_AT)? */
+bool expr_is_thread_relative(const struct expr *e);
 
 /* --- interp.c --- */
 struct run_report;

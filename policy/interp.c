@@ -154,12 +154,16 @@ static void fork_happened(struct run *r, const struct tr_event *ev)
 int run_predicate_holds(struct run *r, const struct tr_event *ev, bool *holds)
 {
 	char err[1024];
-	struct eval_ctx c = points_eval_ctx(r, ev->thread->proc, err, sizeof(err));
+	struct eval_ctx c;
 	int64_t v;
+	int rc;
 
 	r->event = ev;
 	r->matched_atom = NULL;
-	if (eval_int(&c, r->pred, &v) < 0) {
+	c = points_eval_ctx(r, ev->thread->proc, err, sizeof(err));
+	rc = eval_int(&c, r->pred, &v);
+	r->event = NULL;
+	if (rc < 0) {
 		report_outcome(r, OUTCOME_ERROR, "%s", err);
 		return -1;
 	}
@@ -381,6 +385,8 @@ enum flow run_wait_for(struct run *r, const struct stmt *s, struct tr_thread **t
 			run_thread(r, th)->candidate = true;
 	for (i = 0; i < ntargets; i++)
 		run_thread(r, targets[i])->candidate = true;
+	r->targets = targets;
+	r->ntargets = ntargets;
 	fine_plan(r, s->pred);
 	for (th = tracer_threads(r->t); r->fine_want && th; th = th->next)
 		fine_forget(r, th);
@@ -445,6 +451,8 @@ enum flow run_wait_for(struct run *r, const struct stmt *s, struct tr_thread **t
 out:
 	points_disarm(r);
 	clear_wait_marks(r);
+	r->targets = NULL;
+	r->ntargets = 0;
 	return flow;
 }
 

@@ -222,9 +222,25 @@ static void flush_lingering_breakpoints(struct run *r)
 	r->nlingering = 0;
 }
 
-static int arm_watch(struct run *r, struct tr_process *p, const struct expr *e)
+/* Where lvalue atom e is, seen from th (NULL: a global expression). */
+static int locate(struct run *r, struct tr_process *p, struct tr_thread *th, const struct expr *e,
+		  uint64_t *addr, uint64_t *size)
 {
 	struct eval_ctx c;
+	char err[512];
+
+	c = points_eval_ctx(r, p, err, sizeof(err));
+	c.thread = th;
+	if (eval_lvalue(&c, e->lhs, addr, size) < 0) {
+		report_outcome(r, OUTCOME_ERROR, "%s", err);
+		return -1;
+	}
+	return 0;
+}
+
+static int arm_watch(struct run *r, struct tr_process *p, struct tr_thread *th,
+		     const struct expr *e)
+{
 	char err[512];
 	uint64_t addr, size;
 	int slot;
@@ -232,11 +248,8 @@ static int arm_watch(struct run *r, struct tr_process *p, const struct expr *e)
 
 	if (r->nwatches == MAX_ARMED_WATCH)
 		return 0;
-	c = points_eval_ctx(r, p, err, sizeof(err));
-	if (eval_lvalue(&c, e->lhs, &addr, &size) < 0) {
-		report_outcome(r, OUTCOME_ERROR, "%s", err);
+	if (locate(r, p, th, e, &addr, &size) < 0)
 		return -1;
-	}
 	slot = tracer_watch_insert(p, addr, (int)size, kind, err, sizeof(err));
 	if (slot < 0 && r->nlingering_watches) {
 		flush_lingering_watches(r);
@@ -249,35 +262,53 @@ static int arm_watch(struct run *r, struct tr_process *p, const struct expr *e)
 			       e->lhs->name ? e->lhs->name : "variable", err);
 		return -1;
 	}
-	r->watches[r->nwatches++] = (struct armed_watch){e, p, addr, slot, (int)size};
+	r->watches[r->nwatches++] = (struct armed_watch){e, p, th, addr, slot, (int)size};
 	return 0;
 }
 
 /* read(X)/write(X) matched by the stepper: X's place, computed now. */
-static int arm_decoded(struct run *r, struct tr_process *p, const struct expr *e)
+static int arm_decoded(struct run *r, struct tr_process *p, struct tr_thread *th,
+		       const struct expr *e)
 {
-	struct eval_ctx c;
-	char err[512];
 	uint64_t addr, size;
 
 	if (r->ndecoded == MAX_ARMED_WATCH)
 		return 0;
-	c = points_eval_ctx(r, p, err, sizeof(err));
-	if (eval_lvalue(&c, e->lhs, &addr, &size) < 0) {
-		report_outcome(r, OUTCOME_ERROR, "%s", err);
+	if (locate(r, p, th, e, &addr, &size) < 0)
 		return -1;
-	}
-	r->decoded[r->ndecoded++] = (struct decoded_lvalue){e, p, addr, size};
+	r->decoded[r->ndecoded++] = (struct decoded_lvalue){e, p, th, addr, size};
 	return 0;
 }
 
+static int arm_lvalue(struct run *r, struct tr_process *p, struct tr_thread *th,
+		      const struct expr *e)
+{
+	return r->fine_want ? arm_decoded(r, p, th, e) : arm_watch(r, p, th, e);
+}
+
+/* A local or __thread variable has one place per thread: each thread the
+ * `run` moves gets its own watch, and only its accesses count. */
 static int arm_access(struct run *r, struct tr_process *p, const struct expr *e)
 {
+	char text[128];
+	int i;
+
 	if (!e->lhs)
 		return 0;
-	if (r->fine_want)
-		return arm_decoded(r, p, e);
-	return arm_watch(r, p, e);
+	if (!expr_is_thread_relative(e->lhs))
+		return arm_lvalue(r, p, NULL, e);
+	if (!r->targets) {
+		expr_format(e->lhs, text, sizeof(text));
+		report_outcome(r, OUTCOME_ERROR,
+			       "'%s' names a local or thread-local variable, which has an address "
+			       "only in a given thread: use it in 'run T until ...', not in 'wait'",
+			       text);
+		return -1;
+	}
+	for (i = 0; i < r->ntargets; i++)
+		if (r->targets[i]->proc == p && arm_lvalue(r, p, r->targets[i], e) < 0)
+			return -1;
+	return 0;
 }
 
 /* Read watches go first so that a variable both read and written gets one
@@ -443,7 +474,8 @@ static bool watch_matches(struct run *r, const struct expr *e, const struct tr_e
 	for (i = 0; i < r->nwatches; i++) {
 		const struct armed_watch *w = &r->watches[i];
 
-		if (w->atom == e && w->proc == ev->thread->proc && w->addr == ev->addr)
+		if (w->atom == e && w->proc == ev->thread->proc && w->addr == ev->addr &&
+		    (!w->thread || w->thread == ev->thread))
 			return ev->access == 0 || (ev->access & need);
 	}
 	return false;
@@ -481,7 +513,7 @@ static bool fine_access_matches(struct run *r, const struct expr *e, const struc
 	for (i = 0; i < r->ndecoded; i++) {
 		const struct decoded_lvalue *d = &r->decoded[i];
 
-		if (d->atom == e && d->proc == p &&
+		if (d->atom == e && d->proc == p && (!d->thread || d->thread == r->event->thread) &&
 		    overlaps(fe->addr, fe->span ? fe->span : fe->size, d->addr, d->size))
 			return true;
 	}
@@ -672,6 +704,11 @@ static int event_field(void *hook, enum event_field field, int64_t *out)
 	return 0;
 }
 
+static struct tr_thread *thread_of(void *hook, const char *name)
+{
+	return run_binding(hook, name);
+}
+
 struct eval_ctx points_eval_ctx(struct run *r, struct tr_process *p, char *err, size_t errlen)
 {
 	struct proc_ctx *pc = run_proc(r, p);
@@ -679,9 +716,12 @@ struct eval_ctx points_eval_ctx(struct run *r, struct tr_process *p, char *err, 
 	return (struct eval_ctx){
 	    .syms = pc ? pc->syms : NULL,
 	    .proc = p,
+	    .thread = r->event && r->event->thread && r->event->thread->proc == p ? r->event->thread
+										  : NULL,
 	    .event_atom = points_event_atom,
 	    .thread_cond = points_thread_cond,
 	    .event_field = event_field,
+	    .thread_of = thread_of,
 	    .choose = run_choose_value,
 	    .locals = r->locals,
 	    .hook = r,

@@ -89,6 +89,7 @@ struct armed_bp {
 struct armed_watch {
 	const struct expr *atom;
 	struct tr_process *proc;
+	struct tr_thread *thread; /* a local's or __thread variable's: only its events */
 	uint64_t addr;
 	int slot;
 	int size;
@@ -135,6 +136,8 @@ struct run {
 	/* the wait in progress */
 	const struct stmt *stmt;
 	const struct expr *pred;
+	struct tr_thread **targets; /* the threads a `run` moves (NULL for a `wait`) */
+	int ntargets;
 	uint64_t return_funcs;		 /* bit f: the predicate waits for return(funcs[f]) */
 	const struct tr_event *event;	 /* being evaluated */
 	const struct expr *matched_atom; /* first atom the event satisfied */
@@ -146,6 +149,7 @@ struct run {
 	struct decoded_lvalue {		 /* read(X)/write(X) matched by decoding */
 		const struct expr *atom;
 		struct tr_process *proc;
+		struct tr_thread *thread; /* as in armed_watch */
 		uint64_t addr, size;
 	} decoded[MAX_ARMED_WATCH];
 	int ndecoded;
