@@ -374,3 +374,46 @@ Test(fine, locals_parameters_and_thread_locals)
 	cr_expect(strstr(r.err, "'f' names a local or thread-local variable"), "%s", r.err);
 	h_result_free(&r);
 }
+
+/* ChooseThread at every load and store: explore finds the lost hit
+ * without being told the interleaving, and its schedule replays it. */
+Test(fine, explore_finds_the_lost_hit_at_instruction_level, .timeout = 240)
+{
+	char dir[] = "/tmp/cctrace-fine-XXXXXX";
+	const char *argv[] = {h_cctrace(),
+			      "explore",
+			      "samples/stats/lost-hit.search",
+			      "--fail-on-exit",
+			      "--strategy",
+			      "dfs",
+			      "--out",
+			      dir,
+			      "--",
+			      "samples/stats/stats",
+			      NULL};
+	struct h_result r;
+	int i;
+
+	cr_assert_not_null(mkdtemp(dir));
+	r = h_run(argv, 200);
+	cr_assert_eq(r.code, 1, "explore did not find the bug:\n%s", r.err);
+	h_result_free(&r);
+	for (i = 0; i < 10; i++) {
+		const char *replay[] = {h_cctrace(),
+					"run",
+					"-q",
+					"--fail-on-exit",
+					"--expect",
+					"bug",
+					h_fmt("%s/bug-1.sched", dir),
+					"--",
+					"samples/stats/stats",
+					NULL};
+
+		r = h_run(replay, 30);
+		cr_expect_eq(r.code, 0, "replay %d: %s", i, r.err);
+		cr_expect(strstr(r.out, "BUG: 1 hits recorded"), "replay %d: %s", i, r.out);
+		h_result_free(&r);
+	}
+	cr_expect_eq(system(h_fmt("rm -rf %s", dir)), 0);
+}
