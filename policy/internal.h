@@ -53,6 +53,8 @@ struct eval_ctx {
 	/* Event atoms and thread conditions are the interpreter's business. */
 	int (*event_atom)(void *hook, const struct expr *e, bool *out);
 	int (*thread_cond)(void *hook, const struct expr *e, bool *out);
+	/* proc(T): -1 if T is not bound */
+	int (*thread_value)(void *hook, const struct expr *e, int64_t *out);
 	/* choose(...): which of n values; NULL picks the first */
 	int (*choose)(void *hook, const struct expr *e, int n);
 	int64_t *locals; /* values of let/for variables, NULL while checking */

@@ -430,6 +430,10 @@ static bool atom_matches(struct run *r, const struct expr *e, const struct tr_ev
 		return ev->kind == TR_EV_EXIT;
 	case E_EV_BLOCKED:
 		return r->blocked_event;
+	case E_EV_FORK:
+		return ev->kind == TR_EV_FORK;
+	case E_EV_EXEC:
+		return ev->kind == TR_EV_EXEC;
 	case E_EV_SIGNAL:
 		return ev->kind == TR_EV_SIGNAL && (e->ival == 0 || e->ival == ev->signo);
 	case E_EV_ENTER:
@@ -495,6 +499,16 @@ int points_thread_cond(void *hook, const struct expr *e, bool *out)
 	return 0;
 }
 
+int points_thread_value(void *hook, const struct expr *e, int64_t *out)
+{
+	struct tr_thread *th = run_binding(hook, e->name);
+
+	if (!th)
+		return -1;
+	*out = tracer_process_pid(th->proc);
+	return 0;
+}
+
 struct eval_ctx points_eval_ctx(struct run *r, struct tr_process *p, char *err, size_t errlen)
 {
 	struct proc_ctx *pc = run_proc(r, p);
@@ -504,6 +518,7 @@ struct eval_ctx points_eval_ctx(struct run *r, struct tr_process *p, char *err, 
 	    .proc = p,
 	    .event_atom = points_event_atom,
 	    .thread_cond = points_thread_cond,
+	    .thread_value = points_thread_value,
 	    .choose = run_choose_value,
 	    .locals = r->locals,
 	    .hook = r,

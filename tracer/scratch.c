@@ -84,6 +84,19 @@ static uint64_t find_syscall_gadget(struct tr_process *p)
 	return gadget;
 }
 
+/*
+ * Stepped out of a stop inside a system call (a new child's first stop,
+ * the exec event), the kernel reports the step at the system call's exit,
+ * before the first instruction: the pc is still the gadget, and the step
+ * must be taken again.
+ */
+static bool step_trap_at(struct tr_thread *th, uint64_t gadget)
+{
+	struct user_regs_struct now;
+
+	return ptrace(PTRACE_GETREGS, th->tid, 0, &now) == 0 && now.rip == gadget;
+}
+
 long tr_inject_syscall(struct tr_thread *th, long nr, const long args[6], bool *ok)
 {
 	struct user_regs_struct saved = th->regs, regs = th->regs;
@@ -112,8 +125,16 @@ long tr_inject_syscall(struct tr_thread *th, long nr, const long args[6], bool *
 			goto restore;
 		if (!WIFSTOPPED(status))
 			return ret; /* died; the caller's wait loop sees nothing more of it */
-		if (WSTOPSIG(status) == SIGTRAP && (status >> 16) == 0)
-			break;
+		if (WSTOPSIG(status) == SIGTRAP && (status >> 16) == 0) {
+			if (!step_trap_at(th, gadget))
+				break;
+			/* Reported at the exit of the interrupted system call,
+			 * which may have rewritten registers: set ours again. */
+			if (ptrace(PTRACE_SETREGS, th->tid, 0, &regs) < 0 ||
+			    ptrace(PTRACE_SINGLESTEP, th->tid, 0, 0) < 0)
+				goto restore;
+			continue;
+		}
 		/* A signal arrived first: keep it for later and step again. */
 		if ((status >> 16) == 0)
 			th->pending_signal = WSTOPSIG(status);

@@ -105,6 +105,14 @@ struct tr_process *tr_process_new(struct tracer *t, pid_t pid)
 	return p;
 }
 
+void tr_process_inherit(struct tr_process *parent, struct tr_process *child)
+{
+	/* A child of a program we launched is part of that program: it is
+	 * killed with it rather than left running. */
+	child->launched = parent->launched;
+	tr_break_inherit(parent, child);
+}
+
 struct tr_thread *tr_thread_new(struct tracer *t, struct tr_process *p, pid_t tid)
 {
 	struct tr_thread *th = calloc(1, sizeof(*th));

@@ -40,19 +40,30 @@ static struct tr_process *process_by_pid(struct tracer *t, pid_t pid)
 	return NULL;
 }
 
+static pid_t parent_of(pid_t pid)
+{
+	unsigned long long ppid;
+
+	return tr_status_field(pid, 0, "PPid", 10, &ppid) == 0 ? (pid_t)ppid : -1;
+}
+
 /* A task we have not heard of: a new thread or process whose creation
- * event has not been decoded yet.  Its first stop is its start. */
-static struct tr_thread *adopt_task(struct tracer *t, pid_t tid, struct tr_process *parent)
+ * event has not been decoded yet (the child's first stop can be reaped
+ * before its parent's fork event).  Its first stop is its start.  A new
+ * process takes its parent's breakpoints now, before it runs: its text is
+ * a copy of the parent's, int3s included. */
+static struct tr_thread *adopt_task(struct tracer *t, pid_t tid)
 {
 	pid_t tgid = thread_group_of(tid);
-	struct tr_process *p = process_by_pid(t, tgid);
+	struct tr_process *p = process_by_pid(t, tgid), *parent;
 
 	if (!p) {
 		p = tr_process_new(t, tgid);
 		if (!p)
 			return NULL;
+		parent = process_by_pid(t, parent_of(tgid));
 		if (parent)
-			tr_break_inherit(parent, p);
+			tr_process_inherit(parent, p);
 	}
 	return tr_thread_new(t, p, tid);
 }
@@ -99,7 +110,7 @@ static void new_child_task(struct tracer *t, struct tr_thread *th, bool new_proc
 
 			if (!p)
 				return;
-			tr_break_inherit(th->proc, p);
+			tr_process_inherit(th->proc, p);
 			child = tr_thread_new(t, p, (pid_t)msg);
 		} else {
 			child = tr_thread_new(t, th->proc, (pid_t)msg);
@@ -282,7 +293,7 @@ static enum decoded decode(struct tracer *t, pid_t tid, int status, struct tr_ev
 	if (!th) {
 		if (!WIFSTOPPED(status))
 			return ALREADY_HANDLED; /* not ours, or already buried */
-		th = adopt_task(t, tid, NULL);
+		th = adopt_task(t, tid);
 		if (!th)
 			return ALREADY_HANDLED;
 	}
