@@ -525,7 +525,7 @@ static struct expr *parse_call(struct parser *p, const struct token *word)
 			perr(p, word->loc,
 			     "unknown event or condition '%.*s(...)': function calls are not "
 			     "supported; events are enter, return, at, read, write, signal and "
-			     "conditions ended, in, proc",
+			     "conditions ended, in",
 			     (int)word->len, word->text);
 		return NULL;
 	}

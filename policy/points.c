@@ -194,6 +194,8 @@ static int arm_bp(struct run *r, struct tr_process *p, uint64_t addr)
 		r->armed_cap = cap;
 	}
 	if (tracer_break_insert(p, addr, err, sizeof(err)) < 0) {
+		if (tracer_process_exiting(p))
+			return 0; /* its memory is going away with it */
 		report_outcome(r, OUTCOME_ERROR, "cannot plant a breakpoint: %s", err);
 		return -1;
 	}

@@ -191,6 +191,16 @@ bool tracer_process_alive(const struct tr_process *p)
 	return p->alive;
 }
 
+bool tracer_process_exiting(const struct tr_process *p)
+{
+	struct tr_thread *th;
+
+	for (th = p->tracer->threads; th; th = th->next)
+		if (th->proc == p && th->state != TR_EXITED && !th->exiting)
+			return false;
+	return true;
+}
+
 void *tracer_process_user(const struct tr_process *p)
 {
 	return p->user;
