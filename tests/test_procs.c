@@ -128,6 +128,26 @@ Test(procs, vfork_then_exec_reloads_symbols)
 	h_result_free(&r);
 }
 
+/* clone() without CLONE_THREAD makes a process: p2, not p1.t2. */
+Test(procs, clone_of_a_process_is_a_process)
+{
+	struct h_trace_ev evs[16];
+	struct h_result r = run_forker("timeout 10s\n"
+				       "thread P = wait 1 distinct fork\n"
+				       "let parent = proc(P)\n"
+				       "release P\n"
+				       "thread C = wait 1 distinct enter(child_work)\n"
+				       "assert proc(C) != parent\n"
+				       "run C until return(child_work)\n"
+				       "release all\n",
+				       "clone", NULL, 0);
+	int n = h_parse_trace(r.err, evs, 16);
+
+	cr_expect(find_event(evs, n, "p1.t1", "fork"), "no fork event for clone:\n%s", r.err);
+	cr_expect(find_event(evs, n, "p2.t1", "enter(child_work)"), "%s", r.err);
+	h_result_free(&r);
+}
+
 Test(procs, exec_in_place_replants_breakpoints)
 {
 	struct h_trace_ev evs[16];

@@ -96,20 +96,25 @@ bool tracer_signal_crashes(int sig)
 	}
 }
 
-static void new_child_task(struct tracer *t, struct tr_thread *th, bool new_process,
+/* The task a clone, fork or vfork event announces joins the tables (its
+ * own first stop may have come first).  A clone without CLONE_THREAD makes
+ * a process, as fork does: returns whether a process was made. */
+static bool new_child_task(struct tracer *t, struct tr_thread *th, bool by_clone,
 			   struct tr_event *ev)
 {
 	unsigned long msg = 0;
 	struct tr_thread *child;
+	bool new_process;
 
 	ptrace(PTRACE_GETEVENTMSG, th->tid, 0, &msg);
+	new_process = !by_clone || thread_group_of((pid_t)msg) == (pid_t)msg;
 	child = tracer_thread_by_tid(t, (pid_t)msg);
 	if (!child) {
 		if (new_process) {
 			struct tr_process *p = tr_process_new(t, (pid_t)msg);
 
 			if (!p)
-				return;
+				return false;
 			tr_process_inherit(th->proc, p);
 			child = tr_thread_new(t, p, (pid_t)msg);
 		} else {
@@ -118,6 +123,7 @@ static void new_child_task(struct tracer *t, struct tr_thread *th, bool new_proc
 	}
 	if (child && new_process)
 		ev->child = child->proc;
+	return new_process;
 }
 
 static void process_exec(struct tracer *t, struct tr_thread *th)
@@ -223,11 +229,13 @@ static enum decoded decode_stop(struct tracer *t, struct tr_thread *th, int stat
 
 	switch (event) {
 	case PTRACE_EVENT_CLONE:
-		new_child_task(t, th, false, ev);
-		return SILENT_RESUME;
+		if (!new_child_task(t, th, true, ev))
+			return SILENT_RESUME; /* a thread: its start is the news */
+		ev->kind = TR_EV_FORK;
+		return REPORT;
 	case PTRACE_EVENT_FORK:
 	case PTRACE_EVENT_VFORK:
-		new_child_task(t, th, true, ev);
+		new_child_task(t, th, false, ev);
 		ev->kind = TR_EV_FORK;
 		return REPORT;
 	case PTRACE_EVENT_VFORK_DONE:
