@@ -292,3 +292,31 @@ Test(procs, proc_of_unknown_thread_is_an_error)
 		  r.err);
 	h_result_free(&r);
 }
+
+/* The two threads of bank that enter withdraw are of one process: with
+ * `processes`, the second does not match, and the wait times out. */
+Test(procs, distinct_processes_refuses_two_threads_of_one_process)
+{
+	char *sched =
+	    h_temp_sched("one.sched", "timeout 1s\n"
+				      "thread A, B = wait 2 distinct processes enter(withdraw)\n"
+				      "release all\n");
+	struct h_trace_ev evs[16];
+	struct h_result r;
+
+	cr_assert(access("samples/bank/bank", X_OK) == 0, "samples/bank/bank is not built");
+	r = h_run((const char *const[]){h_cctrace(), "run", sched, "--", "samples/bank/bank", NULL},
+		  H_SAFETY_S);
+	cr_expect_eq(r.code, 2, "exit %d, expected 2 (unrealizable):\n%s", r.code, r.err);
+	cr_expect_eq(h_parse_trace(r.err, evs, 16), 1, "exactly one thread should match:\n%s",
+		     r.err);
+	h_result_free(&r);
+	sched = h_temp_sched("two.sched", "timeout 5s\n"
+					  "thread A, B = wait 2 distinct enter(withdraw)\n"
+					  "assert proc(A) == proc(B)\n"
+					  "release all\n");
+	r = h_run((const char *const[]){h_cctrace(), "run", sched, "--", "samples/bank/bank", NULL},
+		  H_SAFETY_S);
+	cr_expect_eq(r.code, 0, "without 'processes' both threads match:\n%s", r.err);
+	h_result_free(&r);
+}
