@@ -2,6 +2,7 @@
 #
 #   make            ./cctrace (and the samples)
 #   make deps       Debian packages (apt-get; idempotent)
+#   make system-deps the real servers the system tests drive (apt-get; idempotent)
 #   make test       the whole Criterion suite, built with ASan + UBSan
 #   make bench      side-by-side cost measurements (not part of make test)
 
@@ -31,7 +32,7 @@ FIXTURE_LIBS := $(patsubst %.c,%.so,$(wildcard tests/fixtures/lib*.c))
 FIXTURE_SRCS := $(filter-out tests/fixtures/lib%.c,$(wildcard tests/fixtures/*.c))
 FIXTURE_BINS := $(FIXTURE_SRCS:%.c=%) $(FIXTURE_LIBS)
 
-.PHONY: all deps samples fixtures test check-asan bench clean format lint
+.PHONY: all deps system-deps samples fixtures test check-asan bench clean format lint
 all: cctrace samples
 
 cctrace: $(BUILD)/cctrace
@@ -77,6 +78,12 @@ deps:
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
 	  build-essential pkg-config libunwind-dev libcapstone-dev libelf-dev libdw-dev \
 	  libcriterion-dev libedit-dev gdb tmux
+
+# Servers and clients for tests/test_apache.c (and the memcached tests).
+system-deps:
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+	  memcached apache2 libmemcached-tools curl dpkg-dev
 
 format:
 	clang-format -i $(wildcard $(addsuffix /*.[ch],$(MODULES))) $(TEST_SRCS)

@@ -39,6 +39,7 @@ enum expr_kind {
 	E_ENDED, /* ended(name) */
 	E_IN,	 /* in(name, func) : thread `name` has `func` on its stack;
 		  * in(func): the thread of the event at hand (name NULL) */
+	E_PROC,	 /* proc(name): the pid of the process of thread `name` (a value) */
 	/* event atoms */
 	E_EV_START,   /* start */
 	E_EV_EXIT,    /* exit */
@@ -53,6 +54,8 @@ enum expr_kind {
 	E_EV_CALL,    /* call, call(func): about to execute a call instruction (to func) */
 	E_EV_SYSCALL, /* syscall, syscall(NAME): about to make a system call; ival = its
 		       * number, -1 for any; name = NAME */
+	E_EV_FORK,    /* fork: the thread has just created a process (fork, vfork, clone) */
+	E_EV_EXEC,    /* exec: the thread's process has just executed a new program */
 };
 
 struct expr {
@@ -60,7 +63,7 @@ struct expr {
 	struct src_loc loc;
 	int op;	      /* E_UNARY, E_BINARY */
 	int64_t ival; /* E_INT; E_EV_SIGNAL (0 = any); E_EV_AT line */
-	char *name;   /* E_NAME, member, thread of E_ENDED/E_IN, func, file of E_EV_AT */
+	char *name;   /* E_NAME, member, thread of E_ENDED/E_IN/E_PROC, func, file of E_EV_AT */
 	char *func;   /* E_IN: the function */
 	struct expr *lhs, *rhs;
 	struct expr **args; /* E_CHOOSE */
@@ -106,6 +109,7 @@ struct stmt {
 	bool all;	    /* release all */
 	int64_t count;	    /* S_WAIT: N (1 for `any`); S_REPEAT: N */
 	bool distinct;	    /* S_WAIT: `distinct` was written */
+	bool processes;	    /* S_WAIT: `distinct processes`: one thread per process */
 	int64_t timeout_ms; /* S_TIMEOUT */
 	struct expr *pred;  /* S_WAIT, S_RUN: the until/wait predicate */
 	struct expr *cond;  /* S_IF, S_WHILE, S_ASSERT, S_ASSUME; S_LET: the value */

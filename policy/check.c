@@ -266,6 +266,7 @@ static int check_expr(struct checker *k, struct expr *e)
 	case E_NAME:
 		return resolve_name(k, e);
 	case E_ENDED:
+	case E_PROC:
 		if (thread_index(k, e->name) < 0)
 			return unknown_thread(k, e->loc, e->name);
 		return 0;

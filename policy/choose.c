@@ -202,7 +202,8 @@ void run_record(struct run *r, const struct stmt *s)
 		if (s->count == 1)
 			fprintf(r->record, "wait any ");
 		else
-			fprintf(r->record, "wait %ld distinct ", (long)s->count);
+			fprintf(r->record, "wait %ld distinct %s", (long)s->count,
+				s->processes ? "processes " : "");
 		record_pred(r, s->pred);
 		break;
 	case S_RUN:

@@ -367,11 +367,24 @@ static int eval_binary(struct eval_ctx *c, const struct expr *e, struct value *o
 	return 0;
 }
 
+/* proc(T): checking, any integer; running, the pid of T's process. */
+static int eval_proc(struct eval_ctx *c, const struct expr *e, struct value *out)
+{
+	int64_t pid = 0;
+
+	if (c->thread_value && c->thread_value(c->hook, e, &pid) < 0)
+		return fail(c, e, "proc(%s): %s is not bound to a thread yet", e->name, e->name);
+	*out = (struct value){.i = pid};
+	return 0;
+}
+
 static int eval_hooked(struct eval_ctx *c, const struct expr *e, struct value *out)
 {
 	bool b = false;
 	int rc;
 
+	if (e->kind == E_PROC)
+		return eval_proc(c, e, out);
 	if (e->kind == E_ENDED || e->kind == E_IN)
 		rc = c->thread_cond ? c->thread_cond(c->hook, e, &b) : 0;
 	else

@@ -77,6 +77,8 @@ struct eval_ctx {
 	struct tr_thread *(*thread_of)(void *hook, const char *name);
 	/* A field of the event at hand (NULL while checking: typed as 0). */
 	int (*event_field)(void *hook, enum event_field field, int64_t *out);
+	/* proc(T): -1 if T is not bound */
+	int (*thread_value)(void *hook, const struct expr *e, int64_t *out);
 	/* choose(...): which of n values; NULL picks the first */
 	int (*choose)(void *hook, const struct expr *e, int n);
 	int64_t *locals; /* values of let/for variables, NULL while checking */

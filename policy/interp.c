@@ -112,10 +112,25 @@ enum flow run_program_ended(struct run *r, const struct tr_event *ev, const char
 	return FLOW_STOP;
 }
 
+/* Drop the entries of p from an armed list (its image is gone). */
+static void forget_armed(struct armed_bp *list, int *n, struct tr_process *p)
+{
+	int i, kept = 0;
+
+	for (i = 0; i < *n; i++)
+		if (list[i].proc != p)
+			list[kept++] = list[i];
+	*n = kept;
+}
+
+/* A new program in p: its symbols are read again on first use, and the
+ * old image's breakpoints (gone with it) are forgotten. */
 static void exec_happened(struct run *r, struct tr_process *p)
 {
 	struct proc_ctx *pc = tracer_process_user(p);
 
+	forget_armed(r->armed, &r->narmed, p);
+	forget_armed(r->lingering, &r->nlingering, p);
 	if (pc) {
 		if (!pc->syms_borrowed)
 			sym_close(pc->syms);
@@ -127,28 +142,37 @@ static void exec_happened(struct run *r, struct tr_process *p)
 	fine_forget_process(r, p);
 }
 
-/* A forked child inherits our int3s in its copy of the text: account for
- * them so that disarming removes them there too. */
-static void fork_happened(struct run *r, const struct tr_event *ev)
+/* Append, for each entry of parent in list, the same address in child. */
+static void copy_armed(struct armed_bp **list, int *n, int *cap, struct tr_process *parent,
+		       struct tr_process *child)
 {
-	int i, n = r->narmed;
+	int i, before = *n;
 
-	if (!ev->child)
-		return;
-	for (i = 0; i < n; i++) {
-		if (r->armed[i].proc != ev->thread->proc)
+	for (i = 0; i < before; i++) {
+		if ((*list)[i].proc != parent)
 			continue;
-		if (r->narmed == r->armed_cap) {
-			int cap = r->armed_cap * 2;
-			struct armed_bp *grown = realloc(r->armed, sizeof(*grown) * (size_t)cap);
+		if (*n == *cap) {
+			int grown_cap = *cap ? *cap * 2 : 16;
+			struct armed_bp *grown = realloc(*list, sizeof(*grown) * (size_t)grown_cap);
 
 			if (!grown)
 				return;
-			r->armed = grown;
-			r->armed_cap = cap;
+			*list = grown;
+			*cap = grown_cap;
 		}
-		r->armed[r->narmed++] = (struct armed_bp){ev->child, r->armed[i].addr};
+		(*list)[(*n)++] = (struct armed_bp){child, (*list)[i].addr};
 	}
+}
+
+/* A forked child inherits our int3s in its copy of the text, armed and
+ * lingering alike: account for them so that disarming removes them there
+ * too. */
+static void fork_happened(struct run *r, const struct tr_event *ev)
+{
+	if (!ev->child)
+		return;
+	copy_armed(&r->armed, &r->narmed, &r->armed_cap, ev->thread->proc, ev->child);
+	copy_armed(&r->lingering, &r->nlingering, &r->lingering_cap, ev->thread->proc, ev->child);
 }
 
 int run_predicate_holds(struct run *r, const struct tr_event *ev, bool *holds)
@@ -203,6 +227,21 @@ static void matched_here(struct run *r, struct tr_thread *th, const struct tr_ev
 	blocked_forget(r, NULL);
 	matched[(*nmatched)++] = th;
 	report_event(r, ev);
+}
+
+/* `wait N distinct processes P`: a thread of a process that already gave
+ * one of the N does not match (it runs on). */
+static bool process_taken(struct run *r, struct tr_thread *th, struct tr_thread **matched,
+			  int nmatched)
+{
+	int i;
+
+	if (!r->stmt || r->stmt->kind != S_WAIT || !r->stmt->processes)
+		return false;
+	for (i = 0; i < nmatched; i++)
+		if (matched[i]->proc == th->proc)
+			return true;
+	return false;
 }
 
 static enum flow handle_event(struct run *r, const struct tr_event *ev, bool new_are_candidates,
@@ -264,6 +303,8 @@ static enum flow handle_event(struct run *r, const struct tr_event *ev, bool new
 	}
 	if (run_predicate_holds(r, ev, &holds) < 0)
 		return FLOW_STOP;
+	if (holds && process_taken(r, th, matched, *nmatched))
+		holds = false;
 	if (holds) {
 		matched_here(r, th, ev, matched, nmatched);
 		return FLOW_NEXT;

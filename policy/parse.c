@@ -440,8 +440,8 @@ static bool parse_in_args(struct parser *p, struct expr *e)
 	return e->func != NULL;
 }
 
-static const char *const call_words[] = {"enter", "return", "at",     "read", "write",	"ended",
-					 "in",	  "signal", "choose", "call", "syscall"};
+static const char *const call_words[] = {"enter", "return", "at",     "read", "write",	 "ended",
+					 "in",	  "signal", "choose", "call", "syscall", "proc"};
 
 /* syscall(NAME): NAME is a system call of x86-64 Linux. */
 static bool parse_syscall_arg(struct parser *p, struct expr *e)
@@ -534,6 +534,7 @@ static struct expr *parse_call(struct parser *p, const struct token *word)
 	    {"enter", E_EV_ENTER}, {"return", E_EV_RETURN}, {"at", E_EV_AT},
 	    {"read", E_EV_READ},   {"write", E_EV_WRITE},   {"ended", E_ENDED},
 	    {"in", E_IN},	   {"call", E_EV_CALL},	    {"syscall", E_EV_SYSCALL},
+	    {"proc", E_PROC},
 	};
 	size_t i = 0, n = sizeof(calls) / sizeof(calls[0]);
 	if (tok_is(word, "choose"))
@@ -572,6 +573,8 @@ static struct expr *parse_call(struct parser *p, const struct token *word)
 			ok = parse_access_arg(p, e, calls[i].word);
 		else if (e->kind == E_ENDED)
 			ok = (e->name = expect_word(p, "ended(...) expects a thread name", false));
+		else if (e->kind == E_PROC)
+			ok = (e->name = expect_word(p, "proc(...) expects a thread name", false));
 		else
 			ok = parse_in_args(p, e);
 	}
@@ -626,6 +629,13 @@ static struct expr *parse_word(struct parser *p)
 	}
 	if (tok_is(&word, "signal"))
 		return parse_signal(p);
+	if (tok_is(&word, "fork") || tok_is(&word, "exec")) {
+		struct expr *e =
+		    new_expr(p, tok_is(&word, "fork") ? E_EV_FORK : E_EV_EXEC, word.loc);
+
+		advance(p);
+		return e;
+	}
 	if (tok_is(&word, "blocked")) {
 		struct expr *e = new_expr(p, E_EV_BLOCKED, word.loc);
 
@@ -924,6 +934,9 @@ static bool parse_wait_rest(struct parser *p, struct stmt *s)
 		s->distinct = tok_is(&p->tok, "distinct");
 		if (s->distinct) {
 			advance(p);
+			s->processes = tok_is(&p->tok, "processes");
+			if (s->processes)
+				advance(p);
 		} else if (s->count > 1) {
 			perr(p, p->tok.loc,
 			     "expected 'distinct' after 'wait %lld': 'wait N distinct PRED', found "
@@ -1734,6 +1747,15 @@ static void fmt_event(struct outbuf *o, const struct expr *e)
 	case E_EV_SYSCALL:
 		out_printf(o, e->name ? "syscall(%s)" : "syscall", e->name);
 		break;
+	case E_PROC:
+		out_printf(o, "proc(%s)", e->name);
+		break;
+	case E_EV_FORK:
+		out_printf(o, "fork");
+		break;
+	case E_EV_EXEC:
+		out_printf(o, "exec");
+		break;
 	case E_EV_START:
 		out_printf(o, "start");
 		break;
@@ -1864,7 +1886,8 @@ static void dump_wait(FILE *out, const struct stmt *s)
 		fprintf(out, " = ");
 	}
 	if (s->distinct)
-		fprintf(out, "wait %lld distinct ", (long long)s->count);
+		fprintf(out, "wait %lld distinct %s", (long long)s->count,
+			s->processes ? "processes " : "");
 	else if (s->count == 1)
 		fprintf(out, "wait any ");
 	else

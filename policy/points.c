@@ -194,6 +194,8 @@ static int arm_bp(struct run *r, struct tr_process *p, uint64_t addr)
 		r->armed_cap = cap;
 	}
 	if (tracer_break_insert(p, addr, err, sizeof(err)) < 0) {
+		if (tracer_process_exiting(p))
+			return 0; /* its memory is going away with it */
 		report_outcome(r, OUTCOME_ERROR, "cannot plant a breakpoint: %s", err);
 		return -1;
 	}
@@ -555,6 +557,10 @@ static bool atom_matches(struct run *r, const struct expr *e, const struct tr_ev
 		return ev->kind == TR_EV_EXIT;
 	case E_EV_BLOCKED:
 		return r->blocked_event;
+	case E_EV_FORK:
+		return ev->kind == TR_EV_FORK;
+	case E_EV_EXEC:
+		return ev->kind == TR_EV_EXEC;
 	case E_EV_SIGNAL:
 		return ev->kind == TR_EV_SIGNAL && (e->ival == 0 || e->ival == ev->signo);
 	case E_EV_ENTER:
@@ -709,6 +715,16 @@ static struct tr_thread *thread_of(void *hook, const char *name)
 	return run_binding(hook, name);
 }
 
+int points_thread_value(void *hook, const struct expr *e, int64_t *out)
+{
+	struct tr_thread *th = run_binding(hook, e->name);
+
+	if (!th)
+		return -1;
+	*out = tracer_process_pid(th->proc);
+	return 0;
+}
+
 struct eval_ctx points_eval_ctx(struct run *r, struct tr_process *p, char *err, size_t errlen)
 {
 	struct proc_ctx *pc = run_proc(r, p);
@@ -722,6 +738,7 @@ struct eval_ctx points_eval_ctx(struct run *r, struct tr_process *p, char *err, 
 	    .thread_cond = points_thread_cond,
 	    .event_field = event_field,
 	    .thread_of = thread_of,
+	    .thread_value = points_thread_value,
 	    .choose = run_choose_value,
 	    .locals = r->locals,
 	    .hook = r,

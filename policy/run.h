@@ -262,6 +262,8 @@ void points_note_break(struct run *r, struct tr_thread *th, const struct tr_even
 void points_seed_frames(struct run *r, struct tr_thread *th);
 int points_event_atom(void *hook, const struct expr *e, bool *out);
 int points_thread_cond(void *hook, const struct expr *e, bool *out);
+/* proc(T): the pid of bound thread T's process; -1 if T is not bound. */
+int points_thread_value(void *hook, const struct expr *e, int64_t *out);
 /* Unwind a held thread (its cached registers written back first). */
 int run_backtrace(struct run *r, struct tr_thread *th, struct sym_frame *frames, int max);
 struct eval_ctx points_eval_ctx(struct run *r, struct tr_process *p, char *err, size_t errlen);

@@ -1807,3 +1807,60 @@ Test(parser, corpus_round_trips)
 		schedule_free(again);
 	}
 }
+
+/* ---- processes: fork, exec, proc(T), wait N distinct processes --------- */
+
+Test(parser, process_events)
+{
+	struct schedule *s = parse_ok("thread P = wait 1 distinct fork\n"
+				      "thread A, B = wait 2 distinct processes enter(work)\n"
+				      "run A until exec || exit\n"
+				      "assert proc(A) != proc(B)\n");
+	const struct stmt *w = s->body;
+	cr_assert_eq(w->pred->kind, E_EV_FORK);
+	cr_assert(!w->processes);
+	w = w->next;
+	cr_assert_eq(w->kind, S_WAIT);
+	cr_assert(w->distinct);
+	cr_assert(w->processes);
+	cr_assert_eq(w->count, 2);
+	cr_assert_eq(w->pred->kind, E_EV_ENTER);
+	cr_assert_str_eq(w->pred->name, "work");
+	w = w->next;
+	cr_assert_eq(w->pred->lhs->kind, E_EV_EXEC);
+	w = w->next;
+	cr_assert_eq(w->cond->lhs->kind, E_PROC);
+	cr_assert_str_eq(w->cond->lhs->name, "A");
+	cr_assert_eq(w->cond->lhs->loc.col, 8);
+	schedule_free(s);
+	expr_is("proc(A) == proc(B) && fork", "(proc(A) == proc(B)) && fork");
+	dumps_as("thread A, B = wait 2 distinct processes enter(f) || exec\n"
+		 "assert proc(A) != 7\n",
+		 "thread A, B = wait 2 distinct processes enter(f) || exec\n"
+		 "assert proc(A) != 7\n");
+}
+
+Test(parser, process_words_as_function_names)
+{
+	/* `fork` and `exec` are events only on their own: enter(fork) is libc's. */
+	struct schedule *s = parse_ok("run A until enter(fork) || return(exec)\n");
+
+	cr_assert_eq(s->body->pred->lhs->kind, E_EV_ENTER);
+	cr_assert_str_eq(s->body->pred->lhs->name, "fork");
+	cr_assert_str_eq(s->body->pred->rhs->name, "exec");
+	schedule_free(s);
+}
+
+Test(parser_errors, process_events)
+{
+	fails("assert proc() == 1\n",
+	      "t.sched:1:13: error: proc(...) expects a thread name, found ')'");
+	fails("assert proc(3) == 1\n",
+	      "t.sched:1:13: error: proc(...) expects a thread name, found '3'");
+	fails("assert proc(A, B) == 1\n",
+	      "t.sched:1:14: error: expected ')' to close '(' at 1:12, found ','");
+	fails("thread A, B = wait 2 distinct processes\n",
+	      "t.sched:1:40: error: expected a predicate after 'wait', found end of line");
+	fails("run A until prc(A)\n",
+	      "t.sched:1:13: error: unknown event or condition 'prc(...)'; did you mean 'proc'?");
+}

@@ -201,25 +201,80 @@ void tr_break_fix_pc_in_slot(struct tr_thread *th)
 	}
 }
 
+/*
+ * The child's memory is the parent's as it was at the fork, and the parent
+ * may have run between our writes to it (a scratch page is mapped by the
+ * parent itself, which runs on before the slot and the int3 are written),
+ * or our list may have changed while the fork event waited to be reaped.
+ * So the copied list is made to agree with the child's bytes before the
+ * child runs: an int3 we do not account for would kill it with SIGTRAP
+ * once detached, a dormant entry over a live int3 would loop, and a slot
+ * the child does not have would crash it (such an entry is dropped: the
+ * child gets a fresh one if the point is armed there again).  After vfork the memory is
+ * shared and already agrees.
+ */
+static bool sync_inherited(struct tr_process *parent, struct tr_process *child,
+			   struct tr_breakpoint *bp)
+{
+	uint8_t now, slot[DIS_SLOT_SIZE];
+
+	if (tracer_read(child, bp->addr, &now, 1) < 0)
+		return false;
+	if (bp->slot && tracer_read(child, bp->slot, slot, 1) < 0) {
+		/* Its scratch page was mapped after the fork: not the child's. */
+		if (now == int3)
+			tracer_write(child, bp->addr, &bp->orig, 1);
+		return false;
+	}
+	if (bp->refs == 0) {
+		if (now == int3)
+			tracer_write(child, bp->addr, &bp->orig, 1);
+		return true;
+	}
+	if (now == int3)
+		return true; /* planted before the fork, so its slot was written too */
+	if (bp->slot && (tracer_read(parent, bp->slot, slot, sizeof(slot)) < 0 ||
+			 tracer_write(child, bp->slot, slot, sizeof(slot)) < 0))
+		return false;
+	return tracer_write(child, bp->addr, &int3, 1) == 0;
+}
+
+/* Scratch pages mapped before the fork are the child's too; one mapped
+ * after it (the parent ran on) is not. */
+static void inherit_scratch(struct tr_process *parent, struct tr_process *child)
+{
+	struct tr_scratch *s, *copy, **tail = &child->scratch;
+	uint8_t probe;
+
+	for (s = parent->scratch; s; s = s->next) {
+		if (tracer_read(child, s->addr, &probe, 1) < 0)
+			continue;
+		copy = malloc(sizeof(*copy));
+		if (!copy)
+			return;
+		*copy = *s;
+		copy->next = NULL;
+		*tail = copy;
+		tail = &copy->next;
+	}
+}
+
 void tr_break_inherit(struct tr_process *parent, struct tr_process *child)
 {
-	struct tr_breakpoint *bp, *copy;
-	struct tr_scratch *s, *scopy;
+	struct tr_breakpoint *bp, *copy, **tail = &child->breakpoints;
 
+	inherit_scratch(parent, child);
 	for (bp = parent->breakpoints; bp; bp = bp->next) {
 		copy = malloc(sizeof(*copy));
 		if (!copy)
 			return;
 		*copy = *bp;
-		copy->next = child->breakpoints;
-		child->breakpoints = copy;
-	}
-	for (s = parent->scratch; s; s = s->next) {
-		scopy = malloc(sizeof(*scopy));
-		if (!scopy)
-			return;
-		*scopy = *s;
-		scopy->next = child->scratch;
-		child->scratch = scopy;
+		copy->next = NULL;
+		if (!sync_inherited(parent, child, copy)) {
+			free(copy);
+			continue;
+		}
+		*tail = copy;
+		tail = &copy->next;
 	}
 }

@@ -72,6 +72,9 @@ struct tracer {
 struct tr_process *tr_process_new(struct tracer *t, pid_t pid);
 struct tr_thread *tr_thread_new(struct tracer *t, struct tr_process *p, pid_t tid);
 void tr_thread_gone(struct tr_thread *th);
+/* A new process forked by parent: what it inherits from it (breakpoints,
+ * scratch pages, whether we launched it). */
+void tr_process_inherit(struct tr_process *parent, struct tr_process *child);
 /* A field of /proc/PID/status (or of thread tid's, if tid is not 0), read
  * in base; 0, or -1 if the file or the field is missing. */
 int tr_status_field(pid_t pid, pid_t tid, const char *key, int base, unsigned long long *value);
@@ -97,6 +100,8 @@ int tr_break_step_over(struct tr_thread *th);
 void tr_break_remove_all(struct tr_process *p, bool restore_bytes);
 /* If th's pc lies in a scratch slot, move it to the equivalent original pc. */
 void tr_break_fix_pc_in_slot(struct tr_thread *th);
+/* Copy the parent's breakpoints and scratch pages to a forked child, whose
+ * code bytes are made to agree with the copy. */
 void tr_break_inherit(struct tr_process *parent, struct tr_process *child);
 
 /* scratch.c */

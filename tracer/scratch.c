@@ -84,6 +84,27 @@ static uint64_t find_syscall_gadget(struct tr_process *p)
 	return gadget;
 }
 
+/*
+ * Stepped out of a stop inside a system call (the fork, clone or exec
+ * event of the thread, a new child's first stop), the kernel finishes
+ * that system call and reports the step at its exit, before the first
+ * instruction: the pc is still the gadget.  The interrupted call is over
+ * then, and its result is in rax: the thread must later resume as if
+ * returning from it with that result (not restart it, nor lose the pid a
+ * fork returned), and our registers must be set again for the real step.
+ */
+static bool stepped_out_of_syscall(struct tr_thread *th, uint64_t gadget,
+				   struct user_regs_struct *saved)
+{
+	struct user_regs_struct now;
+
+	if (ptrace(PTRACE_GETREGS, th->tid, 0, &now) < 0 || now.rip != gadget)
+		return false;
+	saved->rax = now.rax;
+	saved->orig_rax = (unsigned long)-1;
+	return true;
+}
+
 long tr_inject_syscall(struct tr_thread *th, long nr, const long args[6], bool *ok)
 {
 	struct user_regs_struct saved = th->regs, regs = th->regs;
@@ -112,8 +133,14 @@ long tr_inject_syscall(struct tr_thread *th, long nr, const long args[6], bool *
 			goto restore;
 		if (!WIFSTOPPED(status))
 			return ret; /* died; the caller's wait loop sees nothing more of it */
-		if (WSTOPSIG(status) == SIGTRAP && (status >> 16) == 0)
-			break;
+		if (WSTOPSIG(status) == SIGTRAP && (status >> 16) == 0) {
+			if (!stepped_out_of_syscall(th, gadget, &saved))
+				break;
+			if (ptrace(PTRACE_SETREGS, th->tid, 0, &regs) < 0 ||
+			    ptrace(PTRACE_SINGLESTEP, th->tid, 0, 0) < 0)
+				goto restore;
+			continue;
+		}
 		/* A signal arrived first: keep it for later and step again. */
 		if ((status >> 16) == 0)
 			th->pending_signal = WSTOPSIG(status);

@@ -105,6 +105,14 @@ struct tr_process *tr_process_new(struct tracer *t, pid_t pid)
 	return p;
 }
 
+void tr_process_inherit(struct tr_process *parent, struct tr_process *child)
+{
+	/* A child of a program we launched is part of that program: it is
+	 * killed with it rather than left running. */
+	child->launched = parent->launched;
+	tr_break_inherit(parent, child);
+}
+
 struct tr_thread *tr_thread_new(struct tracer *t, struct tr_process *p, pid_t tid)
 {
 	struct tr_thread *th = calloc(1, sizeof(*th));
@@ -181,6 +189,16 @@ int tracer_process_index(const struct tr_process *p)
 bool tracer_process_alive(const struct tr_process *p)
 {
 	return p->alive;
+}
+
+bool tracer_process_exiting(const struct tr_process *p)
+{
+	struct tr_thread *th;
+
+	for (th = p->tracer->threads; th; th = th->next)
+		if (th->proc == p && th->state != TR_EXITED && !th->exiting)
+			return false;
+	return true;
 }
 
 void *tracer_process_user(const struct tr_process *p)

@@ -210,6 +210,9 @@ struct tr_process *tracer_process_next(struct tr_process *p);
 pid_t tracer_process_pid(const struct tr_process *p);
 int tracer_process_index(const struct tr_process *p); /* 1 for p1 */
 bool tracer_process_alive(const struct tr_process *p);
+/* Every thread of p has exited or is about to (its memory may be gone):
+ * a breakpoint that cannot be planted there is no error. */
+bool tracer_process_exiting(const struct tr_process *p);
 /* The caller's per-process data (e.g. its symbol table). */
 void *tracer_process_user(const struct tr_process *p);
 void tracer_process_set_user(struct tr_process *p, void *user);

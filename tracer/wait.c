@@ -40,19 +40,30 @@ static struct tr_process *process_by_pid(struct tracer *t, pid_t pid)
 	return NULL;
 }
 
+static pid_t parent_of(pid_t pid)
+{
+	unsigned long long ppid;
+
+	return tr_status_field(pid, 0, "PPid", 10, &ppid) == 0 ? (pid_t)ppid : -1;
+}
+
 /* A task we have not heard of: a new thread or process whose creation
- * event has not been decoded yet.  Its first stop is its start. */
-static struct tr_thread *adopt_task(struct tracer *t, pid_t tid, struct tr_process *parent)
+ * event has not been decoded yet (the child's first stop can be reaped
+ * before its parent's fork event).  Its first stop is its start.  A new
+ * process takes its parent's breakpoints now, before it runs: its text is
+ * a copy of the parent's, int3s included. */
+static struct tr_thread *adopt_task(struct tracer *t, pid_t tid)
 {
 	pid_t tgid = thread_group_of(tid);
-	struct tr_process *p = process_by_pid(t, tgid);
+	struct tr_process *p = process_by_pid(t, tgid), *parent;
 
 	if (!p) {
 		p = tr_process_new(t, tgid);
 		if (!p)
 			return NULL;
+		parent = process_by_pid(t, parent_of(tgid));
 		if (parent)
-			tr_break_inherit(parent, p);
+			tr_process_inherit(parent, p);
 	}
 	return tr_thread_new(t, p, tid);
 }
@@ -85,21 +96,26 @@ bool tracer_signal_crashes(int sig)
 	}
 }
 
-static void new_child_task(struct tracer *t, struct tr_thread *th, bool new_process,
+/* The task a clone, fork or vfork event announces joins the tables (its
+ * own first stop may have come first).  A clone without CLONE_THREAD makes
+ * a process, as fork does: returns whether a process was made. */
+static bool new_child_task(struct tracer *t, struct tr_thread *th, bool by_clone,
 			   struct tr_event *ev)
 {
 	unsigned long msg = 0;
 	struct tr_thread *child;
+	bool new_process;
 
 	ptrace(PTRACE_GETEVENTMSG, th->tid, 0, &msg);
+	new_process = !by_clone || thread_group_of((pid_t)msg) == (pid_t)msg;
 	child = tracer_thread_by_tid(t, (pid_t)msg);
 	if (!child) {
 		if (new_process) {
 			struct tr_process *p = tr_process_new(t, (pid_t)msg);
 
 			if (!p)
-				return;
-			tr_break_inherit(th->proc, p);
+				return false;
+			tr_process_inherit(th->proc, p);
 			child = tr_thread_new(t, p, (pid_t)msg);
 		} else {
 			child = tr_thread_new(t, th->proc, (pid_t)msg);
@@ -107,6 +123,7 @@ static void new_child_task(struct tracer *t, struct tr_thread *th, bool new_proc
 	}
 	if (child && new_process)
 		ev->child = child->proc;
+	return new_process;
 }
 
 static void process_exec(struct tracer *t, struct tr_thread *th)
@@ -230,11 +247,13 @@ static enum decoded decode_stop(struct tracer *t, struct tr_thread *th, int stat
 
 	switch (event) {
 	case PTRACE_EVENT_CLONE:
-		new_child_task(t, th, false, ev);
-		return SILENT_RESUME;
+		if (!new_child_task(t, th, true, ev))
+			return SILENT_RESUME; /* a thread: its start is the news */
+		ev->kind = TR_EV_FORK;
+		return REPORT;
 	case PTRACE_EVENT_FORK:
 	case PTRACE_EVENT_VFORK:
-		new_child_task(t, th, true, ev);
+		new_child_task(t, th, false, ev);
 		ev->kind = TR_EV_FORK;
 		return REPORT;
 	case PTRACE_EVENT_VFORK_DONE:
@@ -302,7 +321,7 @@ static enum decoded decode(struct tracer *t, pid_t tid, int status, struct tr_ev
 	if (!th) {
 		if (!WIFSTOPPED(status))
 			return ALREADY_HANDLED; /* not ours, or already buried */
-		th = adopt_task(t, tid, NULL);
+		th = adopt_task(t, tid);
 		if (!th)
 			return ALREADY_HANDLED;
 	}
