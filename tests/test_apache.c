@@ -13,13 +13,13 @@
  * the parent's code, a graceful restart (SIGUSR1) makes the parent fork a
  * new generation of workers, which cctrace follows from their first
  * instruction (workers that existed before the attach are not traced).
- * Client 1 connects; when cctrace's trace shows its worker held at
- * enter(ap_process_request), client 2 connects.  The schedule runs the
+ * Client 1 connects; when cctrace's trace shows its worker held at the
+ * start of the request, client 2 connects.  The schedule runs the
  * second worker through its whole request first, so the access log must
  * list client 2's URL before client 1's: in every one of ten runs.  Then
  * the server, detached, must answer 1000 more requests without one error.
- * prefork gives the two requests to two processes, worker to two threads
- * of one process.
+ * prefork gives the two requests to two processes, worker and event to
+ * two threads of one process.
  */
 #include "harness.h"
 
@@ -308,7 +308,7 @@ static char *last_two_log_lines(const struct server *s)
 }
 
 /* One attach: client 2's request completes and is logged before client
- * 1's, which cctrace holds at enter(ap_process_request). */
+ * 1's, which cctrace holds at the start of its request. */
 static void one_run(struct server *s, const char *sched, int run)
 {
 	struct h_text before[64];
@@ -329,9 +329,8 @@ static void one_run(struct server *s, const char *sched, int run)
 	cr_assert(wait_all_children_traced(s->pid, tracer.pid, 10000),
 		  "run %d: the new workers are not traced", run);
 	fd1 = http_send(s->port, h_fmt("/one-%d", run));
-	cr_assert(
-	    wait_trace_line(tracer.err, "enter(ap_process_request)", seen, sizeof(seen), 10000),
-	    "run %d: client 1's worker was not held:\n%s", run, seen);
+	cr_assert(wait_trace_line(tracer.err, "enter(ap_process_", seen, sizeof(seen), 10000),
+		  "run %d: client 1's worker was not held:\n%s", run, seen);
 	fd2 = http_send(s->port, h_fmt("/two-%d", run));
 	st2 = http_status(fd2, 15);
 	st1 = http_status(fd1, 15);
@@ -408,5 +407,21 @@ Test(apache, worker_second_request_logged_first)
 			"assert proc(A) == proc(B)\n"
 			"run B until return(ap_process_request)\n"
 			"run A until return(ap_process_request)\n"
+			"release all\n");
+}
+
+/* The event MPM does not call ap_process_request: a request starts in
+ * ap_process_async_request, and its access-log line is written by
+ * ap_run_log_transaction (mod_log_config's log_transaction hook). */
+Test(apache, event_second_request_logged_first)
+{
+	run_server_test("event",
+			"StartServers 1\nServerLimit 2\nThreadsPerChild 4\n"
+			"MinSpareThreads 1\nMaxSpareThreads 8\nMaxRequestWorkers 8\n",
+			"timeout 10s\n"
+			"thread A, B = wait 2 distinct enter(ap_process_async_request)\n"
+			"assert proc(A) == proc(B)\n"
+			"run B until return(ap_run_log_transaction)\n"
+			"run A until return(ap_run_log_transaction)\n"
 			"release all\n");
 }

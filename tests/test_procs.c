@@ -148,6 +148,23 @@ Test(procs, clone_of_a_process_is_a_process)
 	h_result_free(&r);
 }
 
+/* child_work's int3 is in the text the vfork child shares with its parent;
+ * after the exec the child's image is new, and the point is planted there. */
+Test(procs, point_armed_across_vfork_and_exec)
+{
+	struct h_trace_ev evs[16];
+	struct h_result r = run_forker("timeout 10s\n"
+				       "thread C = wait 1 distinct enter(child_work)\n"
+				       "run C until return(child_work)\n"
+				       "release all\n",
+				       "vfork", NULL, 0);
+	int n = h_parse_trace(r.err, evs, 16);
+
+	cr_expect(find_event(evs, n, "p2.t1", "enter(child_work)"), "%s", r.err);
+	cr_expect(find_event(evs, n, "p2.t1", "return(child_work)"), "%s", r.err);
+	h_result_free(&r);
+}
+
 Test(procs, exec_in_place_replants_breakpoints)
 {
 	struct h_trace_ev evs[16];

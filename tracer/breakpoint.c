@@ -210,8 +210,8 @@ void tr_break_fix_pc_in_slot(struct tr_thread *th)
  * child runs: an int3 we do not account for would kill it with SIGTRAP
  * once detached, a dormant entry over a live int3 would loop, and a slot
  * the child does not have would crash it (such an entry is dropped: the
- * child gets a fresh one if the point is armed there again).  After vfork the memory is
- * shared and already agrees.
+ * child gets a fresh one if the point is armed there again).  After vfork
+ * the memory is shared and already agrees.
  */
 static bool sync_inherited(struct tr_process *parent, struct tr_process *child,
 			   struct tr_breakpoint *bp)

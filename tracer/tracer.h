@@ -10,6 +10,11 @@
  * decides when to resume it.  Bookkeeping stops (clone notifications,
  * interrupts it asked for itself, group-stops) never reach the caller.
  *
+ * Processes the program creates are followed: a child joins the tables
+ * before its first instruction, with the parent's breakpoints (made to
+ * agree with its copy of the code), and an exec clears a process's
+ * breakpoints and scratch pages (the caller plants them again).
+ *
  * Breakpoints are int3 bytes.  A thread resumed from a breakpoint executes
  * the displaced instruction out of line from a scratch slot (or has it
  * emulated), so the int3 stays in place and no other thread that passes the
@@ -48,7 +53,8 @@ enum tr_event_kind {
 	TR_EV_SIGNAL,	    /* signal-delivery stop; delivered on resume */
 	TR_EV_EXIT,	    /* thread about to exit (status is its exit status) */
 	TR_EV_PROCESS_EXIT, /* the whole process ended (thread is its last thread) */
-	TR_EV_FORK,	    /* thread created a new process, child */
+	TR_EV_FORK,	    /* thread created a new process, child (fork, vfork, or clone
+			     * without CLONE_THREAD); the child's thread gets its own START */
 	TR_EV_EXEC,	    /* the process executed a new program */
 	TR_EV_INTERRUPT,    /* stopped on the caller's tracer_interrupt() */
 	TR_EV_CHILD_EXIT,   /* the untraced child given to tracer_watch_child() ended
