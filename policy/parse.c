@@ -551,8 +551,8 @@ static struct expr *parse_call(struct parser *p, const struct token *word)
 		else
 			perr(p, word->loc,
 			     "unknown event or condition '%.*s(...)': function calls are not "
-			     "supported; events are enter, return, at, read, write, signal and "
-			     "conditions ended, in",
+			     "supported; events are enter, return, at, read, write, call, "
+			     "syscall, signal, conditions ended, in, and proc(T)",
 			     (int)word->len, word->text);
 		return NULL;
 	}

@@ -1313,8 +1313,8 @@ Test(parser_errors, unknown_calls)
 	      "t.sched:1:8: error: unknown event or condition 'ende(...)'; did you mean 'ended'?");
 	fails("assert strlen(s) == 0\n",
 	      "t.sched:1:8: error: unknown event or condition 'strlen(...)': function calls are "
-	      "not supported; events are enter, return, at, read, write, signal and conditions "
-	      "ended, in");
+	      "not supported; events are enter, return, at, read, write, call, syscall, signal, "
+	      "conditions ended, in, and proc(T)");
 }
 
 Test(parser_errors, expressions)
