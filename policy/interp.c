@@ -901,12 +901,43 @@ int run_statements(struct run *r, struct schedule *sched)
 	return exec_block(r, sched->body) == FLOW_NEXT ? 0 : -1;
 }
 
+/*
+ * The end of the schedule with the bound threads let go one at a time,
+ * each until it exits or blocks, in binding order (end_order > 0) or its
+ * reverse.  A replay that reproduces a bug this way and with everything
+ * released at once does not depend on how the released threads race,
+ * which is what minimisation needs to know before it drops a step.
+ */
+static void finish_serially(struct run *r)
+{
+	struct expr exit_atom = {.kind = E_EV_EXIT}, blocked_atom = {.kind = E_EV_BLOCKED};
+	struct expr pred = {
+	    .kind = E_BINARY, .op = T_OROR, .lhs = &exit_atom, .rhs = &blocked_atom};
+	struct stmt end = {.kind = S_RUN, .pred = &pred};
+	struct tr_thread *order[64], *matched[1];
+	int n = 0, i, var;
+
+	for (var = 0; var < r->nbindings && n < 64; var++)
+		if (r->bindings[var] && r->bindings[var]->state == TR_HELD &&
+		    run_thread(r, r->bindings[var])->bound == var)
+			order[n++] = r->bindings[var];
+	for (i = 0; i < n && !r->finished; i++) {
+		struct tr_thread *th = order[r->opt->end_order > 0 ? i : n - 1 - i];
+
+		if (th->state == TR_HELD && th->last_event != TR_EV_EXIT &&
+		    run_wait_for(r, &end, &th, 1, 1, matched) == FLOW_STOP)
+			return;
+	}
+}
+
 /* Leave the program: a launched one runs to its end, still watched for
  * crashes and, with --fail-on-exit, a bad exit status; an attached one is
  * detached.  Reports "completed" unless something else was reported. */
 void run_finish(struct run *r)
 {
 	if (r->launched) {
+		if (!r->finished && r->opt->end_order)
+			finish_serially(r);
 		if (!r->finished || (r->outcome == OUTCOME_BUG && !r->no_drain)) {
 			release_everything(r);
 			drain(r);

@@ -392,12 +392,19 @@ Test(fine, explore_finds_the_lost_hit_at_instruction_level, .timeout = 240)
 			      "samples/stats/stats",
 			      NULL};
 	struct h_result r;
+	char *text;
 	int i;
 
 	cr_assert_not_null(mkdtemp(dir));
 	r = h_run(argv, 200);
 	cr_assert_eq(r.code, 1, "explore did not find the bug:\n%s", r.err);
 	h_result_free(&r);
+	/* Minimised to A's load and B's load: dropping B's would leave B free
+	 * to load after A's store, which the serial-end replays rule out. */
+	text = h_read_file(h_fmt("%s/bug-1.sched", dir), NULL);
+	cr_assert_not_null(text);
+	cr_expect_eq(h_count_lines(text, " until "), 2, "%s", text);
+	free(text);
 	for (i = 0; i < 10; i++) {
 		const char *replay[] = {h_cctrace(),
 					"run",
