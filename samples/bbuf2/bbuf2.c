@@ -36,10 +36,13 @@ struct bbuf {
 };
 
 struct role {
-	struct bbuf *buf;
-	int id, puts, gets; /* a producer puts, a consumer gets */
+	int puts, gets; /* a producer puts, a consumer gets */
 	int taken;
 };
+
+static struct bbuf buf;
+static struct role roles[16];
+static int next_ticket;
 
 static int check(int status, const char *what)
 {
@@ -91,7 +94,7 @@ __attribute__((noinline)) void *bbuf_get(struct bbuf *b)
 	}
 	/* ERR1: the lock is dropped between the check and the take */
 	check(pthread_mutex_unlock(&b->mutex), "unlock");
-	check(pthread_mutex_lock(&b->mutex), "lock"); /* <- at(bbuf2.c:94): AtPc(1) */
+	check(pthread_mutex_lock(&b->mutex), "lock"); /* <- at(bbuf2.c:97): AtPc(1) */
 	item = b->slots[b->head];
 	b->slots[b->head] = NULL;
 	b->head = (b->head + 1) % b->max_size;
@@ -101,17 +104,23 @@ __attribute__((noinline)) void *bbuf_get(struct bbuf *b)
 	return item;
 }
 
-/* Every thread of the test runs this: a producer puts, a consumer gets. */
-__attribute__((noinline)) void worker(struct role *r)
+/*
+ * Every thread of the test runs this.  A thread takes its role from a
+ * ticket as it starts, producers first: the threads are alike until then,
+ * so which one produces follows from the order a schedule runs them in,
+ * not from the order the kernel happened to start them.
+ */
+__attribute__((noinline)) void worker(void)
 {
 	static int items[64];
-	int i;
+	int id = __atomic_fetch_add(&next_ticket, 1, __ATOMIC_SEQ_CST), i;
+	struct role *r = &roles[id];
 
 	for (i = 0; i < r->puts; i++)
-		bbuf_put(r->buf, &items[(r->id * 8 + i) % 64]);
+		bbuf_put(&buf, &items[(id * 8 + i) % 64]);
 	for (i = 0; i < r->gets; i++) {
-		if (!bbuf_get(r->buf)) {
-			printf("BUG: consumer %d took from an empty buffer\n", r->id);
+		if (!bbuf_get(&buf)) {
+			printf("BUG: thread %d took from an empty buffer\n", id);
 			fflush(stdout);
 			abort();
 		}
@@ -121,7 +130,8 @@ __attribute__((noinline)) void worker(struct role *r)
 
 static void *thread_main(void *arg)
 {
-	worker(arg);
+	(void)arg;
+	worker();
 	return NULL;
 }
 
@@ -140,9 +150,7 @@ int main(int argc, char **argv)
 {
 	int producers = arg_or(argc, argv, 1, 1), consumers = arg_or(argc, argv, 2, 2);
 	int items = arg_or(argc, argv, 3, 2), total = producers * items, n = producers + consumers;
-	struct role roles[16];
 	pthread_t threads[16];
-	struct bbuf buf;
 	int i, taken = 0;
 
 	if (total % consumers) {
@@ -152,13 +160,13 @@ int main(int argc, char **argv)
 	}
 	bbuf_init(&buf, 3); /* CONCURRIT's size: two items at most */
 	for (i = 0; i < n; i++) {
-		roles[i] = (struct role){.buf = &buf, .id = i};
 		if (i < producers)
 			roles[i].puts = items;
 		else
 			roles[i].gets = total / consumers;
-		check(pthread_create(&threads[i], NULL, thread_main, &roles[i]), "pthread_create");
 	}
+	for (i = 0; i < n; i++)
+		check(pthread_create(&threads[i], NULL, thread_main, NULL), "pthread_create");
 	for (i = 0; i < n; i++) {
 		check(pthread_join(threads[i], NULL), "pthread_join");
 		taken += roles[i].taken;
