@@ -149,7 +149,8 @@ static bool is_shard_point(const struct oracle *o, int at)
 {
 	int i;
 
-	if (o->cfg.nshards == 1 || o->trace[at].n < 2 || o->trace[at].forced)
+	if (o->cfg.nshards == 1 || o->trace[at].n < 2 || o->trace[at].forced ||
+	    (o->cfg.kind == STRAT_VB && o->cfg.param2)) /* vb:V:T splits permutations */
 		return false;
 	for (i = 0; i < at; i++)
 		if (o->trace[i].n > 1 && !o->trace[i].forced)
@@ -230,7 +231,9 @@ void oracle_set_variables(struct oracle *o, int n)
 	o->nvars = n < MAX_VARS ? n : MAX_VARS;
 	o->subset = o->nvars ? 1 : 0; /* the first set of one variable */
 	if (o->cfg.kind == STRAT_VB && o->cfg.param2) {
-		tb_first_permutation(o);
+		/* A shard with no permutation of the first set skips its run
+		 * and moves on. */
+		o->abandoned = !tb_first_permutation(o);
 		tb_start_run(o);
 	}
 }
@@ -401,11 +404,10 @@ static bool dfs_backtrack(struct oracle *o)
 	if (o->cfg.param2 && tb_next_permutation(o))
 		return true;
 	/* vb: this set is done; start over with the next one. */
-	if (!next_subset(o))
-		return false;
-	if (o->cfg.param2)
-		tb_first_permutation(o);
-	return true;
+	while (next_subset(o))
+		if (!o->cfg.param2 || tb_first_permutation(o))
+			return true;
+	return false;
 }
 
 static int enqueue(struct oracle *o, const struct entry *t, int len, int last)

@@ -71,11 +71,11 @@ int pct_choose(struct oracle *o, int n, const int *ids);
 void pctvb_plan(struct oracle *o);
 int pctvb_choose(struct oracle *o, int n, const int *ids, int current, int current_var);
 void pctvb_learn(struct oracle *o);
-/* vb:V:T: start the variable set's permutations; the next one (false when
- * the set has had its share); the option the priorities run, with the
+/* vb:V:T: start the variable set's permutations, or go to the next one
+ * (false when the set has none left for this shard); the option the priorities run, with the
  * thread `lowered` (an id, -1 for none) given the priority of preemption
  * number `nth`; and the priority change of a preemption. */
-void tb_first_permutation(struct oracle *o);
+bool tb_first_permutation(struct oracle *o);
 bool tb_next_permutation(struct oracle *o);
 void tb_start_run(struct oracle *o);
 int tb_highest(struct oracle *o, int n, const int *ids, int lowered, int nth);

@@ -244,7 +244,23 @@ static void draw_permutation(struct oracle *o)
 	remember(o, hash_ranks(o->tb_rank, m));
 }
 
-void tb_first_permutation(struct oracle *o)
+static bool advance(struct oracle *o)
+{
+	if (o->tb_perm + 1 >= tb_permutations(o))
+		return false;
+	o->tb_perm++;
+	draw_permutation(o);
+	return true;
+}
+
+/* Shards split a set's permutations: permutation p is shard p mod N's.
+ * Every shard draws them all, so that they agree on what p is. */
+static bool mine(const struct oracle *o)
+{
+	return o->tb_perm % o->cfg.nshards == o->cfg.shard;
+}
+
+static void start_set(struct oracle *o)
 {
 	o->tb_n = o->tb_seen > 2 ? o->tb_seen : 2;
 	if (o->tb_n > 64)
@@ -255,19 +271,28 @@ void tb_first_permutation(struct oracle *o)
 	draw_permutation(o);
 }
 
+bool tb_first_permutation(struct oracle *o)
+{
+	start_set(o);
+	while (!mine(o))
+		if (!advance(o))
+			return false;
+	return true;
+}
+
 bool tb_next_permutation(struct oracle *o)
 {
 	if (o->tb_seen > o->tb_n) { /* more threads than assumed: start the set over */
 		long done = o->tb_perm + 1;
 
-		tb_first_permutation(o);
+		start_set(o);
 		o->tb_perm = done;
-		return true;
-	}
-	if (o->tb_perm + 1 >= tb_permutations(o))
+	} else if (!advance(o)) {
 		return false;
-	o->tb_perm++;
-	draw_permutation(o);
+	}
+	while (!mine(o))
+		if (!advance(o))
+			return false;
 	return true;
 }
 

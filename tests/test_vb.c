@@ -180,3 +180,49 @@ Test(vb, pctvb_bug_replays)
 	cr_expect_eq(search_replays(&s, TWOVARS, 10), 10);
 	search_cleanup(&s);
 }
+
+/* Shards split each variable set's permutations (p goes to shard p mod N):
+ * together they make exactly the unsharded search's runs. */
+Test(vb, thread_bounding_shards_add_up_to_the_whole_search)
+{
+	char dir[] = "/tmp/cctrace-vb-XXXXXX";
+	char *whole[256], *parts[256];
+	long runs = 0, all;
+	struct h_result r;
+	int s, nwhole, nparts;
+
+	cr_assert_not_null(mkdtemp(dir));
+	r = explore_all("vb:1:2", TWOVARS, TWOVARS_SCHED, dir, h_fmt("%s/whole", dir));
+	all = search_field(r.out, "runs");
+	h_result_free(&r);
+	for (s = 1; s <= 3; s++) {
+		const char *argv[] = {h_cctrace(),
+				      "explore",
+				      TWOVARS_SCHED,
+				      "--strategy",
+				      "vb:1:2",
+				      "--shard",
+				      h_fmt("%d/3", s),
+				      "--all",
+				      "--no-minimize",
+				      "--json",
+				      "--out",
+				      dir,
+				      "--schedules",
+				      h_fmt("%s/part%d", dir, s),
+				      "--",
+				      TWOVARS,
+				      NULL};
+
+		r = h_run(argv, 240);
+		runs += search_field(r.out, "runs");
+		h_result_free(&r);
+	}
+	cr_expect_eq(runs, all, "3 shards made %ld runs, unsharded %ld", runs, all);
+	cr_assert_eq(system(h_fmt("cat %s/part1 %s/part2 %s/part3 > %s/parts", dir, dir, dir, dir)),
+		     0);
+	nwhole = unique_lines(h_fmt("%s/whole", dir), whole, 256);
+	nparts = unique_lines(h_fmt("%s/parts", dir), parts, 256);
+	cr_expect_eq(nparts, nwhole);
+	cr_expect_eq(system(h_fmt("rm -rf %s", dir)), 0);
+}
