@@ -45,6 +45,15 @@ static void check_sample(const char *sched, const char *prog, const struct expec
 			     s.code);
 		cr_expect_eq(s.runs, e[i].runs, "%s on %s: %ld runs, recorded %ld", e[i].strategy,
 			     sched, s.runs, e[i].runs);
+		if (s.bugs) { /* a signal of the program, not a deadlock verdict */
+			char *report = h_read_file(h_fmt("%s/bug-1.txt", s.dir), NULL);
+
+			cr_expect(report && strstr(report, " received ") &&
+				      !strstr(report, "deadlock"),
+				  "%s on %s found something else:\n%s", e[i].strategy, sched,
+				  report ? report : "(no report)");
+			free(report);
+		}
 		if (s.bugs && e[i].replay)
 			cr_expect_eq(search_replays(&s, prog, 10), 10, "%s's bug on %s",
 				     e[i].strategy, sched);
