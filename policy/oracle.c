@@ -339,7 +339,9 @@ static int choose_option(struct oracle *o, int n, const int *ids, int current, i
 		o->index++;
 		return k;
 	case STRAT_VB:
-		if (o->cfg.param2)
+		/* priorities order threads; a choice of values is searched
+		 * like any other */
+		if (o->cfg.param2 && ids)
 			return tb_choose(o, n, ids, current, current_var);
 		break;
 	default:
