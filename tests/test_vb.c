@@ -226,3 +226,31 @@ Test(vb, thread_bounding_shards_add_up_to_the_whole_search)
 	cr_expect_eq(nparts, nwhole);
 	cr_expect_eq(system(h_fmt("rm -rf %s", dir)), 0);
 }
+
+/* Priorities order threads only: a choice of a value is searched in full
+ * under vb:V:T as under vb:V (three values triple the distinct schedules). */
+Test(vb, thread_bounding_searches_every_value_of_a_choice)
+{
+	const char *sched = h_temp_sched(
+	    "values.sched", "thread A, B = wait 2 distinct enter(work)\n"
+			    "let x = choose(0, 1, 2)\n"
+			    "while (!ended(A) || !ended(B)) {\n"
+			    "\tthread T = choose(A, B)\n"
+			    "\trun T until read(hot) || write(hot) || read(cold) || write(cold) "
+			    "|| exit\n"
+			    "}\n");
+	char dir[] = "/tmp/cctrace-vb-XXXXXX";
+	struct h_result r;
+	long plain, bounded;
+
+	cr_assert_not_null(mkdtemp(dir));
+	r = explore_all("vb:1", TWOVARS, sched, dir, h_fmt("%s/plain", dir));
+	plain = search_field(r.out, "distinct");
+	h_result_free(&r);
+	r = explore_all("vb:1:2", TWOVARS, sched, dir, h_fmt("%s/bounded", dir));
+	bounded = search_field(r.out, "distinct");
+	h_result_free(&r);
+	cr_expect_eq(plain, 3 * 18, "vb:1 ran %ld distinct schedules", plain);
+	cr_expect_eq(bounded, plain, "vb:1:2 ran %ld distinct schedules, vb:1 %ld", bounded, plain);
+	cr_expect_eq(system(h_fmt("rm -rf %s \"$(dirname %s)\"", dir, sched)), 0);
+}
