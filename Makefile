@@ -13,7 +13,7 @@ PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 WARN     := -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers
 CFLAGS   ?= -O2 -g
 ALL_CFLAGS = $(CFLAGS) -std=gnu11 -D_GNU_SOURCE $(WARN) -I. $(PKG_CFLAGS) -MMD -MP
-LDLIBS   += $(PKG_LIBS) -ledit -lpthread -lthread_db
+LDLIBS   += $(PKG_LIBS) -ledit -lpthread -lthread_db -lm
 
 BUILD    ?= build
 Q        := $(if $(V),,@)   # make V=1 shows the commands

@@ -1,7 +1,7 @@
 /*
  * explore.c: `cctrace explore`, the command line of systematic search.
  *
- *   cctrace explore SCHED [--strategy dfs|bfs|random|pct:D|cb:N] [--runs N]
+ *   cctrace explore SCHED [--strategy dfs|bfs|random|pct:D|cb:N|vb:V[:T]|pctvb:D:V] [--runs N]
  *                         [--time T] [--seed S] [--shard I/N] [--out DIR]
  *                         [--all] [--json] [--schedules FILE] [--jobs J] -- PROG ARGS
  *
@@ -32,10 +32,10 @@
 static void usage(FILE *f)
 {
 	fputs("usage: cctrace explore SCHEDULE [OPTIONS] -- PROGRAM [ARGS...]\n"
-	      "  --strategy S      dfs (default), bfs, random, pct:D, cb:N or vb:V\n"
+	      "  --strategy S      dfs (default), bfs, random, pct:D, cb:N, vb:V[:T] or pctvb:D:V\n"
 	      "  --runs N          stop after N runs (random and pct default to 100)\n"
 	      "  --time DURATION   stop after this long (e.g. 30s, 5m)\n"
-	      "  --seed S          seed of random and pct (default 1)\n"
+	      "  --seed S          seed of random, pct, pctvb and vb:V:T (default 1)\n"
 	      "  --shard I/N       explore the I-th of N disjoint parts\n"
 	      "  --out DIR         where bug-N.sched and bug-N.txt go (default cctrace-bugs)\n"
 	      "  --all             keep searching after the first bug\n"
@@ -313,6 +313,10 @@ static void add(struct explore_summary *total, const struct explore_summary *s)
 	total->diverged += s->diverged;
 	total->errors += s->errors;
 	total->skipped += s->skipped;
+	total->launch_ms += s->launch_ms;
+	total->symbols_ms += s->symbols_ms;
+	total->schedule_ms += s->schedule_ms;
+	total->finish_ms += s->finish_ms;
 	if (s->ms > total->ms)
 		total->ms = s->ms;
 }
@@ -356,9 +360,11 @@ static int fan_out(struct explore_cli *c, struct policy *pol, char **prog,
 		fprintf(c->eo.json,
 			"{\"jobs\":%d,\"runs\":%ld,\"bugs\":%ld,\"completed\":%ld,"
 			"\"infeasible\":%ld,\"unrealizable\":%ld,\"diverged\":%ld,"
-			"\"errors\":%ld,\"ms\":%.0f}\n",
+			"\"errors\":%ld,\"ms\":%.0f,\"ms_launch\":%.1f,\"ms_symbols\":%.1f,"
+			"\"ms_schedule\":%.1f,\"ms_finish\":%.1f}\n",
 			c->jobs, total->runs, total->bugs, total->completed, total->infeasible,
-			total->unrealizable, total->diverged, total->errors, total->ms);
+			total->unrealizable, total->diverged, total->errors, total->ms,
+			total->launch_ms, total->symbols_ms, total->schedule_ms, total->finish_ms);
 	return rc ? rc : total->bugs ? 1 : 0;
 }
 

@@ -7,66 +7,38 @@
  * options; after the run it backtracks to the deepest entry with an option
  * left.  Breadth-first keeps a queue of prefixes instead.  Random and PCT
  * never replay; they draw from a generator seeded per run, so a run is
- * reproducible from its seed.  See oracle.h for what each one means.
+ * reproducible from its seed.  vb:V:T is depth-first too, but over
+ * whether to preempt, with the thread that runs chosen by priorities
+ * (priority.c has those); its trace is searched once per permutation.
+ * See oracle.h for what each strategy means.
  */
-#include "policy/oracle.h"
+#include "policy/oracle_state.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define PCT_MAX_IDS 256
-
-struct entry {
-	int k, n;
-	int cum;	   /* cb: preemptions including this choice */
-	bool can_continue; /* cb: the thread that ran last is option 0; any other
-			    * option preempts it */
-	bool forced;	   /* vb: no preemption allowed here: only option 0 */
-};
-
-struct prefix {
-	int *k;
-	int len;
-};
-
-struct oracle {
-	struct oracle_config cfg;
-	struct entry *trace;
-	int len, cap;
-	int replay_len; /* entries to replay at the start of the run */
-	int index;	/* next entry to use */
-	bool diverged;
-	bool abandoned;
-	/* bfs */
-	struct prefix *queue;
-	int qhead, qlen, qcap;
-	/* random, pct */
-	uint64_t rng;
-	long run;
-	int max_points; /* pct: most choice points seen in a run */
-	int change[16]; /* pct: choice-point numbers where priorities drop */
-	int nchange;
-	int prio[PCT_MAX_IDS];
-	int nvars;	     /* vb: watched variables of the schedule */
-	uint64_t subset;     /* vb: the variables preemptions may follow */
-	double estimate_sum; /* sum over runs of the product of options */
-	long estimate_runs;
-};
-
-static uint64_t next_random(struct oracle *o)
+/* "N" or "N:M" after a strategy's name, each within its range. */
+static int parse_params(const char *text, struct oracle_config *cfg, int min1, int min2,
+			bool second)
 {
-	/* splitmix64: small, fast, good enough for schedules */
-	uint64_t z = (o->rng += 0x9e3779b97f4a7c15ull);
+	char *end;
+	long a = strtol(text, &end, 10), b = 0;
 
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
+	if (end == text || a < min1 || a > 16)
+		return -1;
+	if (*end == ':' && second) {
+		const char *at = end + 1;
 
-static int below(struct oracle *o, int n)
-{
-	return (int)(next_random(o) % (uint64_t)n);
+		b = strtol(at, &end, 10);
+		if (end == at || b < min2 || b > 16)
+			return -1;
+	}
+	if (*end)
+		return -1;
+	cfg->param = (int)a;
+	cfg->param2 = (int)b;
+	return 0;
 }
 
 int oracle_parse_strategy(const char *text, struct oracle_config *cfg, char *err, size_t errlen)
@@ -74,46 +46,54 @@ int oracle_parse_strategy(const char *text, struct oracle_config *cfg, char *err
 	static const struct {
 		const char *name;
 		enum strategy kind;
-		bool param;
+		int min1, min2; /* -1: no parameter */
+		bool second;
+		const char *usage;
 	} table[] = {
-	    {"dfs", STRAT_DFS, false}, {"bfs", STRAT_BFS, false}, {"random", STRAT_RANDOM, false},
-	    {"pct", STRAT_PCT, true},  {"cb", STRAT_CB, true},	  {"vb", STRAT_VB, true},
+	    {"dfs", STRAT_DFS, -1, 0, false, "takes no parameter"},
+	    {"bfs", STRAT_BFS, -1, 0, false, "takes no parameter"},
+	    {"random", STRAT_RANDOM, -1, 0, false, "takes no parameter"},
+	    {"pct", STRAT_PCT, 1, 0, false, "needs a depth from 1 to 16, e.g. pct:3"},
+	    {"cb", STRAT_CB, 0, 0, false, "needs a bound from 0 to 16, e.g. cb:2"},
+	    {"vb", STRAT_VB, 1, 2, true,
+	     "needs V from 1 to 16 and an optional thread bound T from 2 to 16, e.g. vb:1 or "
+	     "vb:1:2"},
+	    {"pctvb", STRAT_PCTVB, 1, 1, true,
+	     "needs a depth D and a number of variables V, each from 1 to 16, e.g. pctvb:2:1"},
 	};
 	const char *colon = strchr(text, ':');
-	size_t len = colon ? (size_t)(colon - text) : strlen(text);
-	size_t i;
-	char *end;
+	size_t len = colon ? (size_t)(colon - text) : strlen(text), i;
 
 	for (i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
 		if (strlen(table[i].name) != len || strncmp(table[i].name, text, len) != 0)
 			continue;
 		cfg->kind = table[i].kind;
-		cfg->param = 0;
-		if (!table[i].param && !colon)
+		cfg->param = cfg->param2 = 0;
+		if (table[i].min1 < 0 && !colon)
 			return 0;
-		if (table[i].param && colon) {
-			cfg->param = (int)strtol(colon + 1, &end, 10);
-			if (*end == 0 &&
-			    cfg->param >=
-				(cfg->kind == STRAT_PCT || cfg->kind == STRAT_VB ? 1 : 0) &&
-			    cfg->param <= 16)
-				return 0;
+		if (table[i].min1 >= 0 && colon &&
+		    parse_params(colon + 1, cfg, table[i].min1, table[i].min2, table[i].second) ==
+			0) {
+			if (cfg->kind == STRAT_PCTVB && !cfg->param2)
+				cfg->param2 = 1;
+			return 0;
 		}
-		snprintf(err, errlen, "strategy '%s' %s", text,
-			 table[i].param ? "needs a number from 0 to 16, e.g. pct:3, cb:2 or vb:1"
-					: "takes no parameter");
+		snprintf(err, errlen, "strategy '%s' %s", text, table[i].usage);
 		return -1;
 	}
-	snprintf(err, errlen, "unknown strategy '%s': use dfs, bfs, random, pct:D, cb:N or vb:V",
+	snprintf(err, errlen,
+		 "unknown strategy '%s': use dfs, bfs, random, pct:D, cb:N, vb:V[:T] or pctvb:D:V",
 		 text);
 	return -1;
 }
 
 const char *oracle_strategy_name(const struct oracle_config *cfg, char *buf, size_t len)
 {
-	static const char *const names[] = {"dfs", "bfs", "random", "pct", "cb", "vb"};
+	static const char *const names[] = {"dfs", "bfs", "random", "pct", "cb", "vb", "pctvb"};
 
-	if (cfg->kind == STRAT_PCT || cfg->kind == STRAT_CB || cfg->kind == STRAT_VB)
+	if (cfg->param2)
+		snprintf(buf, len, "%s:%d:%d", names[cfg->kind], cfg->param, cfg->param2);
+	else if (cfg->kind == STRAT_PCT || cfg->kind == STRAT_CB || cfg->kind == STRAT_VB)
 		snprintf(buf, len, "%s:%d", names[cfg->kind], cfg->param);
 	else
 		snprintf(buf, len, "%s", names[cfg->kind]);
@@ -145,6 +125,7 @@ void oracle_free(struct oracle *o)
 		free(o->queue[(o->qhead + i) % o->qcap].k);
 	free(o->queue);
 	free(o->trace);
+	free(o->tb_used);
 	free(o);
 }
 
@@ -168,53 +149,13 @@ static bool is_shard_point(const struct oracle *o, int at)
 {
 	int i;
 
-	if (o->cfg.nshards == 1 || o->trace[at].n < 2 || o->trace[at].forced)
+	if (o->cfg.nshards == 1 || o->trace[at].n < 2 || o->trace[at].forced ||
+	    (o->cfg.kind == STRAT_VB && o->cfg.param2)) /* vb:V:T splits permutations */
 		return false;
 	for (i = 0; i < at; i++)
 		if (o->trace[i].n > 1 && !o->trace[i].forced)
 			return false;
 	return true;
-}
-
-/* --- random and pct --- */
-
-static void pct_plan(struct oracle *o)
-{
-	int i, points = o->max_points > 0 ? o->max_points : 1;
-
-	memset(o->prio, 0, sizeof(o->prio));
-	o->nchange = o->cfg.param - 1 < 16 ? o->cfg.param - 1 : 16;
-	for (i = 0; i < o->nchange; i++)
-		o->change[i] = 1 + below(o, points);
-}
-
-static int *pct_prio(struct oracle *o, const int *ids, int i)
-{
-	int *p = &o->prio[ids ? ids[i] % PCT_MAX_IDS : i];
-
-	if (!*p) /* first sight: a random priority above every change point */
-		*p = o->cfg.param + 1 + below(o, 1 << 20);
-	return p;
-}
-
-static int pct_highest(struct oracle *o, int n, const int *ids)
-{
-	int i, best = 0;
-
-	for (i = 1; i < n; i++)
-		if (*pct_prio(o, ids, i) > *pct_prio(o, ids, best))
-			best = i;
-	return best;
-}
-
-static int pct_choose(struct oracle *o, int n, const int *ids)
-{
-	int i, point = o->index + 1;
-
-	for (i = 0; i < o->nchange; i++)
-		if (o->change[i] == point) /* the thread that would run drops low */
-			*pct_prio(o, ids, pct_highest(o, n, ids)) = i + 1;
-	return pct_highest(o, n, ids);
 }
 
 /* --- choose --- */
@@ -252,9 +193,10 @@ static bool continues(const int *ids, int n, int current)
 	return false;
 }
 
-/* cb bounds preemptions by its parameter; vb by the size of its set (a
- * bug of v variables needs at least v preemptions, 004 section 2, and the
- * search tries the fewest first). */
+/* cb bounds preemptions by its parameter, and so does vb (V bounds both
+ * the variables and the preemptions: a bug of v variables needs at least
+ * v preemptions, 004 section 2, but may need more, like the bank's lost
+ * update in withdraw.search: two preemptions, both at balance). */
 static bool counts_preemptions(const struct oracle *o)
 {
 	return o->cfg.kind == STRAT_CB || o->cfg.kind == STRAT_VB;
@@ -262,7 +204,7 @@ static bool counts_preemptions(const struct oracle *o)
 
 static int preemption_bound(const struct oracle *o)
 {
-	return o->cfg.kind == STRAT_VB ? __builtin_popcountll(o->subset) : o->cfg.param;
+	return o->cfg.param;
 }
 
 static int first_option(struct oracle *o, struct entry *e)
@@ -286,8 +228,14 @@ static int first_option(struct oracle *o, struct entry *e)
 
 void oracle_set_variables(struct oracle *o, int n)
 {
-	o->nvars = n < 64 ? n : 64;
+	o->nvars = n < MAX_VARS ? n : MAX_VARS;
 	o->subset = o->nvars ? 1 : 0; /* the first set of one variable */
+	if (o->cfg.kind == STRAT_VB && o->cfg.param2) {
+		/* A shard with no permutation of the first set skips its run
+		 * and moves on. */
+		o->abandoned = !tb_first_permutation(o);
+		tb_start_run(o);
+	}
 }
 
 /* The next set of as many variables (Gosper's hack), or of one more. */
@@ -311,20 +259,11 @@ static bool next_subset(struct oracle *o)
 	return true;
 }
 
-int oracle_choose(struct oracle *o, int n, const int *ids, int current, int current_var)
+/* The trace's option at this choice point: replayed, or the first one of a
+ * new entry.  ORACLE_ABANDON if the entry would leave this shard or the
+ * preemption bound. */
+static int next_entry(struct oracle *o, int n, bool can_continue, bool forced)
 {
-	struct entry e = {.n = n};
-	int k;
-
-	if (o->abandoned || n <= 0)
-		return ORACLE_ABANDON;
-	if (o->cfg.kind == STRAT_RANDOM || o->cfg.kind == STRAT_PCT) {
-		k = o->cfg.kind == STRAT_RANDOM ? below(o, n) : pct_choose(o, n, ids);
-		e.k = k;
-		push_entry(o, e);
-		o->index++;
-		return k;
-	}
 	if (o->index < o->replay_len) {
 		struct entry *r = &o->trace[o->index++];
 
@@ -336,26 +275,98 @@ int oracle_choose(struct oracle *o, int n, const int *ids, int current, int curr
 			if (r->k >= n)
 				r->k = n - 1;
 		}
-		k = r->k;
-	} else {
-		e.can_continue = continues(ids, n, current);
-		/* vb: going on is the only choice unless the thread that ran
-		 * last just touched a variable of the set. */
-		e.forced =
-		    o->cfg.kind == STRAT_VB && e.can_continue &&
-		    !(current_var >= 0 && current_var < 64 && (o->subset >> current_var & 1));
-		if (push_entry(o, e) < 0)
-			return ORACLE_ABANDON;
-		if (first_option(o, &o->trace[o->len - 1]) < 0) {
-			o->len--;
-			o->abandoned = true;
-			return ORACLE_ABANDON;
-		}
-		o->index++;
-		k = o->trace[o->len - 1].k;
+		return r->k;
 	}
-	if (o->cfg.kind == STRAT_CB || o->cfg.kind == STRAT_VB)
+	if (push_entry(o, (struct entry){.n = n, .can_continue = can_continue, .forced = forced}) <
+	    0)
+		return ORACLE_ABANDON;
+	if (first_option(o, &o->trace[o->len - 1]) < 0) {
+		o->len--;
+		o->abandoned = true;
+		return ORACLE_ABANDON;
+	}
+	o->index++;
+	return o->trace[o->len - 1].k;
+}
+
+static int option_of(const int *ids, int n, int id)
+{
+	int i;
+
+	for (i = 0; ids && i < n; i++)
+		if (ids[i] == id)
+			return i;
+	return -1;
+}
+
+/*
+ * vb:V:T: the highest-priority option runs.  Right after an access to the
+ * set, while preemptions are left, the search may also preempt the thread
+ * that would go on: it drops to the priority of this preemption, and the
+ * point is only a choice if that makes another thread run.
+ */
+static int tb_choose(struct oracle *o, int n, const int *ids, int current, int current_var)
+{
+	int run = tb_highest(o, n, ids, -1, 0), before = o->index ? o->trace[o->index - 1].cum : 0;
+	bool may = current >= 0 && option_of(ids, n, current) == run &&
+		   oracle_var_in_subset(o, o->subset, current_var) &&
+		   before < preemption_bound(o) && tb_highest(o, n, ids, current, before) != run;
+	int k = next_entry(o, may ? 2 : 1, may, !may);
+
+	if (k == ORACLE_ABANDON)
+		return k;
+	if (k == 1) {
+		tb_preempt(o, current, before);
+		run = tb_highest(o, n, ids, -1, 0);
+	}
+	return run;
+}
+
+static int choose_option(struct oracle *o, int n, const int *ids, int current, int current_var)
+{
+	bool can_continue;
+	int k;
+
+	switch (o->cfg.kind) {
+	case STRAT_RANDOM:
+	case STRAT_PCT:
+	case STRAT_PCTVB:
+		k = o->cfg.kind == STRAT_RANDOM ? oracle_below(o, n)
+		    : o->cfg.kind == STRAT_PCT	? pct_choose(o, n, ids)
+						: pctvb_choose(o, n, ids, current, current_var);
+		if (push_entry(o, (struct entry){.k = k, .n = n}) < 0)
+			return ORACLE_ABANDON;
+		o->index++;
+		return k;
+	case STRAT_VB:
+		/* priorities order threads; a choice of values is searched
+		 * like any other */
+		if (o->cfg.param2 && ids)
+			return tb_choose(o, n, ids, current, current_var);
+		break;
+	default:
+		break;
+	}
+	can_continue = continues(ids, n, current);
+	/* vb: going on is the only choice unless the thread that ran last
+	 * just touched a variable of the set. */
+	k = next_entry(o, n, can_continue,
+		       o->cfg.kind == STRAT_VB && can_continue &&
+			   !oracle_var_in_subset(o, o->subset, current_var));
+	if (k != ORACLE_ABANDON && (o->cfg.kind == STRAT_CB || o->cfg.kind == STRAT_VB))
 		k = cb_option(ids, n, current, k);
+	return k;
+}
+
+int oracle_choose(struct oracle *o, int n, const int *ids, int current, int current_var)
+{
+	int k;
+
+	if (o->abandoned || n <= 0)
+		return ORACLE_ABANDON;
+	k = choose_option(o, n, ids, current, current_var);
+	if (k != ORACLE_ABANDON && o->index > 0)
+		o->trace[o->index - 1].abs = k;
 	return k;
 }
 
@@ -388,11 +399,16 @@ static bool dfs_backtrack(struct oracle *o)
 		o->len = i + 1;
 		return true;
 	}
-	/* vb: this set is done; start over with the next one. */
-	if (o->cfg.kind == STRAT_VB && next_subset(o)) {
-		o->len = 0;
+	if (o->cfg.kind != STRAT_VB)
+		return false;
+	/* vb:V:T: this permutation is done; the set's next one. */
+	o->len = 0;
+	if (o->cfg.param2 && tb_next_permutation(o))
 		return true;
-	}
+	/* vb: this set is done; start over with the next one. */
+	while (next_subset(o))
+		if (!o->cfg.param2 || tb_first_permutation(o))
+			return true;
 	return false;
 }
 
@@ -445,19 +461,30 @@ static bool bfs_next(struct oracle *o)
 	return true;
 }
 
+/* Strategies that draw every run afresh instead of replaying a prefix. */
+static bool is_random(const struct oracle *o)
+{
+	return o->cfg.kind == STRAT_RANDOM || o->cfg.kind == STRAT_PCT ||
+	       o->cfg.kind == STRAT_PCTVB;
+}
+
 static void start_run(struct oracle *o)
 {
 	o->index = 0;
 	o->diverged = false;
 	o->abandoned = false;
-	if (o->cfg.kind == STRAT_RANDOM || o->cfg.kind == STRAT_PCT) {
+	if (is_random(o)) {
 		/* Run r of shard s uses seed + r * nshards + s. */
 		o->rng = o->cfg.seed +
 			 (uint64_t)(o->run * o->cfg.nshards + o->cfg.shard) * 0x9e3779b97f4a7c15ull;
 		o->len = 0;
 		if (o->cfg.kind == STRAT_PCT)
 			pct_plan(o);
+		if (o->cfg.kind == STRAT_PCTVB)
+			pctvb_plan(o);
 	}
+	if (o->cfg.kind == STRAT_VB && o->cfg.param2)
+		tb_start_run(o);
 	o->replay_len = o->len;
 }
 
@@ -494,6 +521,10 @@ bool oracle_next_run(struct oracle *o)
 	if (o->index < o->len && !o->abandoned)
 		o->len = o->index > o->replay_len ? o->index : o->replay_len;
 	switch (o->cfg.kind) {
+	case STRAT_PCTVB:
+		pctvb_learn(o);
+		more = true;
+		break;
 	case STRAT_RANDOM:
 	case STRAT_PCT:
 		more = true;
@@ -517,7 +548,7 @@ void oracle_trace(const struct oracle *o, char *buf, size_t len)
 	buf[0] = 0;
 	for (i = 0; i < o->index && i < o->len && used + 12 < len; i++)
 		used +=
-		    (size_t)snprintf(buf + used, len - used, "%s%d", i ? "." : "", o->trace[i].k);
+		    (size_t)snprintf(buf + used, len - used, "%s%d", i ? "." : "", o->trace[i].abs);
 }
 
 bool oracle_diverged(const struct oracle *o)

@@ -18,6 +18,11 @@
  *           S of v of the schedule's watched variables, depth-first over
  *           traces that preempt only right after an access to a variable
  *           in S (elsewhere the thread that ran last goes on)
+ *   vb:V:T  the same sets with thread bounding (004, section 4): strict
+ *           priority scheduling under permutations drawn for thread bound
+ *           T, depth-first over whether to preempt at each access to S
+ *   pctvb:D:V  PCT with variable bounding (004, section 3): a random set of
+ *           V variables per run, D-1 change points among its accesses
  * Sharding splits the options of the first real choice (dfs, bfs, cb) or
  * the seeds (random, pct) so that N shards cover exactly one unsharded run.
  */
@@ -28,18 +33,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum strategy { STRAT_DFS, STRAT_BFS, STRAT_RANDOM, STRAT_PCT, STRAT_CB, STRAT_VB };
+enum strategy { STRAT_DFS, STRAT_BFS, STRAT_RANDOM, STRAT_PCT, STRAT_CB, STRAT_VB, STRAT_PCTVB };
 
 struct oracle_config {
 	enum strategy kind;
-	int param; /* pct: depth D; cb: preemption bound N */
+	int param;  /* pct, pctvb: depth D; cb: preemption bound N; vb: V */
+	int param2; /* vb: thread bound T (0: none); pctvb: variables V */
 	uint64_t seed;
 	int shard, nshards; /* 0-based shard of nshards (1 = no sharding) */
 };
 
 struct oracle;
 
-/* "dfs", "pct:3", ... into cfg; -1 with a message if malformed. */
+/* "dfs", "pct:3", "vb:1:2", "pctvb:2:1", ... into cfg; -1 with a message
+ * if malformed. */
 int oracle_parse_strategy(const char *text, struct oracle_config *cfg, char *err, size_t errlen);
 const char *oracle_strategy_name(const struct oracle_config *cfg, char *buf, size_t len);
 
@@ -48,7 +55,7 @@ void oracle_free(struct oracle *o);
 
 #define ORACLE_ABANDON (-1) /* the run lies outside this shard: stop it */
 
-/* How many distinct watched variables the schedule has (vb). */
+/* How many distinct watched variables the schedule has (vb, pctvb). */
 void oracle_set_variables(struct oracle *o, int n);
 
 /*

@@ -154,15 +154,15 @@ static int read_raw_lines(const char *path, char lines[][160], int max)
 }
 
 /*
- * The thread sequence of an interleave trace: one letter per step.  For
- * cb, option 0 is the thread that ran last if it can go on, and the other
- * options follow in the order A, B; otherwise options index the threads
- * that have not ended, in the order A, B.  Fails the test on a trace that
- * does not describe 3 steps of each thread.
+ * The thread sequence of an interleave trace: one letter per step.  A trace
+ * shows the option each choice took, whatever the strategy (cb orders its
+ * options relatively, but records the one it took): options index the
+ * threads that have not ended, in the order A, B.  Fails the test on a
+ * trace that does not describe 3 steps of each thread.
  */
-static void to_sequence(const char *trace, bool cb, char *seq, size_t len)
+static void to_sequence(const char *trace, char *seq, size_t len)
 {
-	int done[2] = {0, 0}, current = -1, n = 0;
+	int done[2] = {0, 0}, n = 0;
 	const char *p = trace;
 
 	cr_assert(len > 6);
@@ -178,22 +178,8 @@ static void to_sequence(const char *trace, bool cb, char *seq, size_t len)
 				alive[nalive++] = i;
 		cr_assert(nalive > 0 && k >= 0 && k < nalive, "trace '%s': option %d of %d", trace,
 			  k, nalive);
-		if (cb && current >= 0 && done[current] < 3) {
-			if (k == 0) {
-				t = current;
-			} else {
-				int others[2], nothers = 0;
-
-				for (i = 0; i < nalive; i++)
-					if (alive[i] != current)
-						others[nothers++] = alive[i];
-				t = others[k - 1];
-			}
-		} else {
-			t = alive[k];
-		}
+		t = alive[k];
 		done[t]++;
-		current = t;
 		cr_assert(n < 6, "trace '%s' has more than 6 steps", trace);
 		seq[n++] = (char)('A' + t);
 	}
@@ -268,7 +254,7 @@ static int interleave(const char *dir, const char *tag, const char *strategy, co
 
 		cr_assert_str_eq(lines[i].outcome, "completed", "%s run %d (%s): %s", strategy,
 				 i + 1, lines[i].trace, lines[i].outcome);
-		to_sequence(lines[i].trace, strncmp(strategy, "cb", 2) == 0, seq, sizeof(seq));
+		to_sequence(lines[i].trace, seq, sizeof(seq));
 		seqs[i] = h_fmt("%s", seq);
 	}
 	if (res)
@@ -458,7 +444,7 @@ Test(explore_t, random_is_reproducible_from_its_seed)
 
 		cr_assert_str_eq(a[i], b[i], "seed 7, run %d differs between invocations", i + 1);
 		sscanf(a[i], "%127s", trace);
-		to_sequence(trace, false, seq, sizeof(seq));
+		to_sequence(trace, seq, sizeof(seq));
 		same += strcmp(a[i], c[i]) == 0;
 	}
 	cr_assert(same < na, "seeds 7 and 8 gave the same %d schedules", na);
