@@ -17,6 +17,7 @@
  */
 #include "policy/run.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -79,15 +80,41 @@ static void describe_block(struct run *r, struct tr_thread *th, char *buf, size_
 	snprintf(buf, len, "%s (%s)", state, loc.func ? loc.func : "??");
 }
 
+/*
+ * A held thread that was stopped asleep in futex(FUTEX_WAIT, uaddr, val)
+ * redoes that call when it runs again, and the call returns at once if
+ * *uaddr is no longer val.  glibc changes the word before every wake (a
+ * wake sent while we hold the thread finds nobody in the kernel's queue),
+ * so a changed word means the thread would go on: it is not blocked any
+ * more.  Without this, a producer that waits in pthread_cond_signal for a
+ * consumer we hold to leave its old wait looked like a deadlock.
+ */
+static bool futex_wait_would_return(struct tr_thread *th)
+{
+	const struct user_regs_struct *regs = tracer_regs(th);
+	long op = (long)(regs->rsi & 0x7f);
+	uint32_t word;
+
+	if (regs->orig_rax != 202 /* futex */ || (op != 0 /* WAIT */ && op != 9 /* WAIT_BITSET */))
+		return false;
+	if (tracer_read(th->proc, regs->rdi, &word, sizeof(word)) < 0)
+		return false;
+	return word != (uint32_t)regs->rdx;
+}
+
 static bool all_controlled_blocked(struct run *r)
 {
 	int var;
 
 	for (var = 0; var < r->nbindings; var++) {
 		struct tr_thread *th = r->bindings[var];
+		struct thread_ctx *tc = th ? run_thread(r, th) : NULL;
 
-		if (th && th->state != TR_EXITED && th->last_event != TR_EV_EXIT &&
-		    !run_thread(r, th)->blocked)
+		if (!th || th->state == TR_EXITED || th->last_event == TR_EV_EXIT)
+			continue;
+		if (tc->blocked && th->state == TR_HELD && futex_wait_would_return(th))
+			tc->blocked = false;
+		if (!tc->blocked)
 			return false;
 	}
 	return true;
@@ -127,8 +154,8 @@ static bool accepts_blocked(struct run *r, struct tr_thread **targets, int n)
 	if (i == n)
 		return false;
 	ev.thread = targets[i];
-	c = points_eval_ctx(r, targets[i]->proc, err, sizeof(err));
 	r->event = &ev;
+	c = points_eval_ctx(r, targets[i]->proc, err, sizeof(err));
 	r->blocked_event = true;
 	if (eval_int(&c, r->pred, &v) < 0)
 		v = 0;
