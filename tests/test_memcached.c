@@ -3,8 +3,9 @@
  * (/usr/bin/memcached, 8 worker threads, libevent).
  *
  * cctrace attaches to the running server and controls its workers through
- * breakpoints on the libc function they reply with (sendmsg): the worker
- * serving client A is held at its reply until client B's reply has gone,
+ * breakpoints on the libevent and libc functions they call (event_add for a
+ * new connection, sendmsg for a reply): the worker serving client A is held
+ * at its reply until client B's reply has gone,
  * and the clients must see B's reply first.  Then cctrace detaches and the
  * server serves as before.  Under a steady load from another process
  * (tests/fixtures/mcload), 20 attach/schedule/detach cycles in a row must
@@ -16,9 +17,11 @@
 
 TestSuite(memcached, .fini = h_cleanup, .timeout = 90);
 
-/* A's reply waits until B's has gone. */
+/* A's worker is bound when libevent registers client A's new connection
+ * (event_add); its reply then waits until B's has gone. */
 static const char order_sched[] = "timeout 10s\n"
-				  "thread A = wait any enter(sendmsg)\n"
+				  "thread A = wait any enter(event_add)\n"
+				  "run A until enter(sendmsg)\n"
 				  "thread B = wait any enter(sendmsg)\n"
 				  "run B until return(sendmsg)\n"
 				  "release all\n";
@@ -61,7 +64,7 @@ Test(memcached, reply_of_A_held_until_B_replied_then_detach_and_serve)
 	int round;
 
 	mc_start(&m, MC_DEBIAN, 8);
-	bp = mc_symbol_addr(m.proc.pid, "libc.so", "sendmsg");
+	bp = mc_symbol_addr(m.proc.pid, "libevent", "event_add");
 	for (round = 0; round < 3; round++) {
 		struct h_proc cc = mc_attach(m.proc.pid, sched, false);
 		char *log = NULL, *rest;
@@ -84,6 +87,7 @@ Test(memcached, reply_of_A_held_until_B_replied_then_detach_and_serve)
 		cr_expect(strstr(rest, "cctrace: completed:"), "%s%s", log, rest);
 		cr_expect_eq(h_count_lines(h_fmt("%s%s", log, rest), "enter(sendmsg)"), 2, "%s%s",
 			     log, rest);
+		cr_expect_eq(h_count_lines(log, "enter(event_add)"), 1, "%s", log);
 		free(rest);
 		close(a);
 		close(b);
