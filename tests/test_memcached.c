@@ -230,3 +230,63 @@ Test(memcached, client_killed_in_the_middle_of_a_schedule)
 	mc_expect_serves(m.port, 100, "after the killed client");
 	mc_stop(&m);
 }
+
+/*
+ * Regression: a worker back in epoll_wait waits for its client, not for a
+ * thread cctrace holds.  The blocked-thread detection used to call it a
+ * deadlock (a bug, exit 1) within milliseconds, ending every schedule
+ * whose next request had not arrived yet.  Now a late request is simply
+ * served, and with no request the statement ends at its timeout.
+ */
+Test(memcached, a_worker_idle_in_epoll_wait_is_waiting_not_deadlocked)
+{
+	static const char *const scheds[] = {"timeout 10s\n"
+					     "thread A = wait any enter(sendmsg)\n"
+					     "run A until enter(sendmsg)\n"
+					     "release all\n",
+					     "timeout 10s\n"
+					     "thread A = wait any enter(sendmsg)\n"
+					     "timeout 500ms\n"
+					     "run A until enter(sendmsg)\n"
+					     "release all\n"};
+	struct mc m;
+	uint64_t bp;
+	int late;
+
+	mc_start(&m, MC_DEBIAN, 8);
+	bp = mc_symbol_addr(m.proc.pid, "libc.so", "sendmsg");
+	for (late = 1; late >= 0; late--) {
+		struct h_proc cc =
+		    mc_attach(m.proc.pid, h_temp_sched("idle.sched", scheds[!late]), false);
+		char *log = NULL, *rest, *reply;
+		int a, code;
+
+		mc_wait_int3(m.proc.pid, bp, 10000);
+		a = mc_dial(m.port);
+		cr_assert(a >= 0);
+		mc_send(a, "version\r\n");
+		cr_assert(mc_await_line(cc.err, "enter(sendmsg)", &log, 10000), "%s", log);
+		reply = mc_recv_until(a, "\r\n", 10000);
+		cr_assert(reply && strncmp(reply, "VERSION ", 8) == 0, "%s", log);
+		if (late) /* the worker is back in epoll_wait, or soon will be */
+			mc_send(a, "version\r\n");
+		rest = h_read_all(cc.err, 20);
+		code = h_wait(cc.pid, 20, NULL);
+		cr_expect(!strstr(rest, "deadlock"), "%s%s", log, rest);
+		if (late) {
+			cr_expect_eq(code, 0, "%s%s", log, rest);
+			cr_expect(mc_recv_until(a, "\r\n", 10000), "no reply to the late request");
+		} else {
+			cr_expect_eq(code, 2, "%s%s", log, rest);
+			cr_expect(strstr(rest, "cctrace: unrealizable:") &&
+				      strstr(rest, "within 500 ms"),
+				  "%s%s", log, rest);
+		}
+		free(rest);
+		close(a);
+		close(cc.err);
+		mc_expect_untraced(m.proc.pid, "after the schedule");
+	}
+	mc_expect_serves(m.port, 100, "after the schedules");
+	mc_stop(&m);
+}
