@@ -13,8 +13,9 @@
  * waiting, not blocked: the statement waits for its event or its timeout.
  *
  * Readiness waits (epoll, poll, select) may also watch a pipe a held
- * thread would write; then the statement ends at its timeout instead of at
- * once, which is slower but never a false deadlock.
+ * thread would write, and a socket read may be on a socketpair between two
+ * threads of the program; then the statement ends at its timeout instead
+ * of at once, which is slower but never a false deadlock.
  */
 #include "tracer/internal.h"
 
