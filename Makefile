@@ -2,7 +2,8 @@
 #
 #   make            ./cctrace (and the samples)
 #   make deps       Debian packages (apt-get; idempotent)
-#   make system-deps the real servers the system tests drive (apt-get; idempotent)
+#   make system-deps  the real servers the system tests run, and what
+#                   building memcached from source needs (as root)
 #   make test       the whole Criterion suite, built with ASan + UBSan
 #   make bench      side-by-side cost measurements (not part of make test)
 
@@ -79,11 +80,14 @@ deps:
 	  build-essential pkg-config libunwind-dev libcapstone-dev libelf-dev libdw-dev \
 	  libcriterion-dev libedit-dev gdb tmux
 
-# Servers and clients for tests/test_apache.c (and the memcached tests).
+# The servers and clients of the system tests (tests/test_memcached*.c), and
+# what tests/memcached/build.sh needs to build memcached from Debian's source
+# package: a deb-src entry (added if there is none) and its build-deps.
 system-deps:
+	tests/memcached/add-deb-src.sh
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-	  memcached apache2 libmemcached-tools curl dpkg-dev
+	  memcached apache2 libmemcached-tools curl dpkg-dev libevent-dev patch
 
 format:
 	clang-format -i $(wildcard $(addsuffix /*.[ch],$(MODULES))) $(TEST_SRCS)

@@ -1,10 +1,12 @@
 /*
  * peek.c: print, in hex, the byte at a symbol's address in a live process.
  *
- *   peek PID SYMBOL_VALUE
+ *   peek PID SYMBOL_VALUE [FILE]
  *
  * SYMBOL_VALUE is nm's (hex); for a position-independent executable the
- * load address (the executable's mapping at file offset 0) is added.
+ * load address (the executable's mapping at file offset 0) is added.  With
+ * FILE, the symbol is in the first mapped file whose path contains FILE
+ * (a library: "libc.so") instead of the executable.
  * bench/run uses it to see that cctrace attach has planted its int3.
  */
 #define _GNU_SOURCE
@@ -23,8 +25,8 @@ int main(int argc, char **argv)
 	FILE *maps;
 	int fd;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: peek PID SYMBOL_VALUE\n");
+	if (argc != 3 && argc != 4) {
+		fprintf(stderr, "usage: peek PID SYMBOL_VALUE [FILE]\n");
 		return 2;
 	}
 	sym = strtoul(argv[2], NULL, 16);
@@ -40,7 +42,9 @@ int main(int argc, char **argv)
 	while (fgets(line, sizeof(line), maps)) {
 		name[0] = 0;
 		if (sscanf(line, "%lx-%*x %*s %lx %*s %*d %511s", &lo, &off, name) == 3 &&
-		    off == 0 && strcmp(name, exe) == 0 && (!base || lo < base))
+		    off == 0 &&
+		    (argc == 4 ? strstr(name, argv[3]) != NULL : strcmp(name, exe) == 0) &&
+		    (!base || lo < base))
 			base = lo;
 	}
 	fclose(maps);

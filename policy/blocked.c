@@ -14,6 +14,10 @@
  *     threads until another thread has moved;
  *   - in an exact schedule, the schedule cannot be followed: unrealizable,
  *     saying where the thread sleeps.
+ * A thread that sleeps waiting for the outside (a server's worker in
+ * epoll_wait until a client writes, a read on a socket, a sleep) is not
+ * blocked: the statement waits for its event or its timeout (see
+ * tracer/outside.c).
  */
 #include "policy/run.h"
 
@@ -40,7 +44,8 @@ static bool still_asleep(struct run *r, struct tr_thread *th)
 	struct tr_kernel_sample now;
 	bool same;
 
-	if (tracer_kernel_sample(th, &now) < 0 || !now.asleep) {
+	/* A wait for a client or a timer is not blocked by a held thread. */
+	if (tracer_kernel_sample(th, &now) < 0 || !now.asleep || now.awaits_outside) {
 		tc->sampled = false;
 		return false;
 	}

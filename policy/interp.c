@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 static enum flow exec_block(struct run *r, const struct stmt *s);
 
@@ -312,8 +313,15 @@ static enum flow handle_event(struct run *r, const struct tr_event *ev, bool new
 	if (ev->kind == TR_EV_EXIT && !new_are_candidates) {
 		run_where(r, r->stmt, where, sizeof(where));
 		expr_format(r->pred, text, sizeof(text));
-		report_outcome(r, OUTCOME_UNREALIZABLE, "%s exited before reaching '%s' (%s)",
-			       th->name, text, where);
+		/* A server killed under a schedule: say so, not just "exited". */
+		if (WIFSIGNALED(ev->status))
+			report_outcome(r, OUTCOME_UNREALIZABLE,
+				       "%s was killed by %s before reaching '%s' (%s)", th->name,
+				       sigabbrev_np(WTERMSIG(ev->status)), text, where);
+		else
+			report_outcome(r, OUTCOME_UNREALIZABLE,
+				       "%s exited before reaching '%s' (%s)", th->name, text,
+				       where);
 		return FLOW_STOP;
 	}
 	if (ev->kind == TR_EV_EXIT || ev->kind == TR_EV_PROCESS_EXIT) {

@@ -78,6 +78,10 @@ void tr_process_inherit(struct tr_process *parent, struct tr_process *child);
 /* A field of /proc/PID/status (or of thread tid's, if tid is not 0), read
  * in base; 0, or -1 if the file or the field is missing. */
 int tr_status_field(pid_t pid, pid_t tid, const char *key, int base, unsigned long long *value);
+
+/* Does system call nr (first argument arg0) of a thread of pid sleep until
+ * something outside the program happens (input, a timer)?  outside.c. */
+bool tr_syscall_awaits_outside(pid_t pid, long nr, unsigned long long arg0);
 int tr_fetch_regs(struct tr_thread *th);
 int tr_flush_regs(struct tr_thread *th);
 /* Resume with PTRACE_CONT (or SINGLESTEP), flushing regs and signals. */

@@ -451,8 +451,12 @@ int tracer_kernel_sample(struct tr_thread *th, struct tr_kernel_sample *s)
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", th->proc->pid, th->tid);
 	f = fopen(path, "r");
 	if (f) {
-		if (fgets(buf, sizeof(buf), f) && strncmp(buf, "running", 7) != 0)
-			s->syscall = strtol(buf, NULL, 10);
+		unsigned long long arg0 = 0;
+
+		if (fgets(buf, sizeof(buf), f) && strncmp(buf, "running", 7) != 0 &&
+		    sscanf(buf, "%ld %llx", &s->syscall, &arg0) >= 1)
+			s->awaits_outside =
+			    tr_syscall_awaits_outside(th->proc->pid, s->syscall, arg0);
 		fclose(f);
 	}
 	s->asleep = (state == 'S' || state == 'D') && s->syscall >= 0;

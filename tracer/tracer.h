@@ -198,6 +198,9 @@ struct tr_kernel_sample {
 	bool asleep;		/* state S or D, inside a system call */
 	long syscall;		/* its number, -1 if none */
 	unsigned long switches; /* voluntary + involuntary context switches */
+	bool awaits_outside;	/* the call waits for input or time, not for
+				 * another thread: epoll_wait, accept, a read
+				 * on a socket, nanosleep (see outside.c) */
 };
 int tracer_kernel_sample(struct tr_thread *th, struct tr_kernel_sample *s);
 

@@ -449,12 +449,24 @@ int tr_wait_for_stop(struct tracer *t, struct tr_thread *th)
 	}
 }
 
+/*
+ * A thread that has passed its exit event never stops again, and a
+ * thread-group leader that has (a main thread after pthread_exit, or any
+ * thread of a killed server) is reported only once every other thread has
+ * gone: waiting for it while we hold the others never returns.  So only
+ * threads that can still stop are interrupted and waited for.
+ */
+static bool can_stop(const struct tr_thread *th)
+{
+	return th->state == TR_RUNNING && !th->exiting;
+}
+
 int tracer_stop_all(struct tracer *t)
 {
 	struct tr_thread *th;
 
 	for (th = t->threads; th; th = th->next) {
-		if (th->state != TR_RUNNING)
+		if (!can_stop(th))
 			continue;
 		if (!th->interrupting) {
 			if (ptrace(PTRACE_INTERRUPT, th->tid, 0, 0) < 0)
@@ -463,7 +475,7 @@ int tracer_stop_all(struct tracer *t)
 		}
 	}
 	for (th = t->threads; th; th = th->next)
-		if (th->state == TR_RUNNING)
+		if (can_stop(th))
 			tr_wait_for_stop(t, th);
 	return 0;
 }

@@ -1,0 +1,67 @@
+/*
+ * outside.c: system calls that wait for the world outside the program.
+ *
+ * The blocked-thread detection (policy/blocked.c) ends a `run` early when
+ * the threads it runs sleep in the kernel with no progress, on the theory
+ * that a thread the schedule holds owns what they wait for.  That holds for
+ * a lock or a pipe between threads; it does not hold for a server's worker
+ * idle in epoll_wait until a client writes, a thread in accept, a read on a
+ * socket, or a sleep that ends by itself.  Those wait for something outside
+ * the program (a client, the clock), which no held thread can give, and
+ * calling them a deadlock would end a schedule just because the next
+ * request has not arrived yet.  So a thread asleep in one of them is
+ * waiting, not blocked: the statement waits for its event or its timeout.
+ *
+ * Readiness waits (epoll, poll, select) may also watch a pipe a held
+ * thread would write, and a socket read may be on a socketpair between two
+ * threads of the program; then the statement ends at its timeout instead
+ * of at once, which is slower but never a false deadlock.
+ */
+#include "tracer/internal.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* Is fd of pid a socket? */
+static bool is_socket(pid_t pid, unsigned long long fd)
+{
+	char path[64], target[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd/%llu", (int)pid, fd);
+	n = readlink(path, target, sizeof(target) - 1);
+	if (n < 0)
+		return false;
+	target[n] = 0;
+	return strncmp(target, "socket:", 7) == 0;
+}
+
+bool tr_syscall_awaits_outside(pid_t pid, long nr, unsigned long long arg0)
+{
+	switch (nr) {
+	case SYS_nanosleep:
+	case SYS_clock_nanosleep:
+	case SYS_epoll_wait:
+	case SYS_epoll_pwait:
+#ifdef SYS_epoll_pwait2
+	case SYS_epoll_pwait2:
+#endif
+	case SYS_poll:
+	case SYS_ppoll:
+	case SYS_select:
+	case SYS_pselect6:
+	case SYS_accept:
+	case SYS_accept4:
+		return true;
+	case SYS_read:
+	case SYS_readv:
+	case SYS_recvfrom:
+	case SYS_recvmsg:
+	case SYS_recvmmsg:
+		return is_socket(pid, arg0);
+	default:
+		return false;
+	}
+}
