@@ -49,6 +49,7 @@ static void usage(FILE *f)
 	      "  --jobs J          explore with J processes (default 1)\n"
 	      "  --timeout D       limit of every wait (default 10s)\n"
 	      "  --fail-on-exit    a non-zero exit status of the program is a bug\n"
+	      "  --include-stack   bare read/write also match stack accesses (rsp/rbp)\n"
 	      "  --no-pin          do not pin cctrace and driven threads to one CPU\n",
 	      f);
 }
@@ -86,7 +87,8 @@ static int parse(int argc, char **argv, struct explore_cli *c)
 		O_MIN,
 		O_NOMIN,
 		O_VERBOSE,
-		O_DRIVER
+		O_DRIVER,
+		O_STACK
 	};
 	static const struct option opts[] = {
 	    {"strategy", required_argument, NULL, O_STRATEGY},
@@ -106,6 +108,7 @@ static int parse(int argc, char **argv, struct explore_cli *c)
 	    {"no-minimize", no_argument, NULL, O_NOMIN},
 	    {"verbose", no_argument, NULL, O_VERBOSE},
 	    {"driver", required_argument, NULL, O_DRIVER},
+	    {"include-stack", no_argument, NULL, O_STACK},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -154,6 +157,9 @@ static int parse(int argc, char **argv, struct explore_cli *c)
 			break;
 		case O_FAIL:
 			c->opt.fail_on_exit = true;
+			break;
+		case O_STACK:
+			c->opt.include_stack = true;
 			break;
 		case O_NOPIN:
 			c->opt.pin_cpu = false;

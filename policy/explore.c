@@ -120,12 +120,12 @@ static int save_bug(const struct explore_options *eo, const struct policy_option
 	int i;
 
 	snprintf(path, sizeof(path), "%s/bug-%ld.sched", eo->out_dir, n);
-	if (opt->driver)
-		used =
-		    (size_t)snprintf(head, sizeof(head), "# run: cctrace run --driver '%s' %s --",
-				     opt->driver, path);
-	else
-		used = (size_t)snprintf(head, sizeof(head), "# run: cctrace run %s --", path);
+	/* The options that decide what counts as the bug go with it. */
+	used = (size_t)snprintf(head, sizeof(head), "# run: cctrace run%s%s%s%s%s %s --",
+				opt->fail_on_exit ? " --fail-on-exit" : "",
+				opt->include_stack ? " --include-stack" : "",
+				opt->driver ? " --driver '" : "", opt->driver ? opt->driver : "",
+				opt->driver ? "'" : "", path);
 	for (i = 0; argv[i] && used < sizeof(head) - 2; i++)
 		used += (size_t)snprintf(head + used, sizeof(head) - used, " %s", argv[i]);
 	snprintf(head + used, sizeof(head) - used,
