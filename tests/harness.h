@@ -731,6 +731,27 @@ static inline char *h_text_diff(const struct h_text *a, int na, const struct h_t
 }
 
 /* Does the mapping of a snapshot whose path ends in suffix exist? */
+/* Polls until the code of pid differs from `before` (cctrace has planted
+ * its breakpoints), with a safety deadline. */
+static inline bool h_wait_text_changed(pid_t pid, const struct h_text *before, int nbefore,
+				       int timeout_ms)
+{
+	int64_t deadline = h_now_ms() + timeout_ms;
+
+	while (h_now_ms() < deadline) {
+		struct h_text now[64];
+		int n = h_snapshot_text(pid, now, 64);
+		char *diff = h_text_diff(before, nbefore, now, n);
+
+		h_free_text(now, n);
+		free(diff);
+		if (diff)
+			return true;
+		h_pace();
+	}
+	return false;
+}
+
 static inline bool h_text_has(const struct h_text *t, int n, const char *suffix)
 {
 	int i;

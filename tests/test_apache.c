@@ -252,25 +252,6 @@ static bool wait_all_children_traced(pid_t parent, pid_t tracer, int timeout_ms)
 	return false;
 }
 
-/* Polls until pid's code differs from `before`: the breakpoints are in. */
-static bool wait_text_changed(pid_t pid, const struct h_text *before, int nbefore, int timeout_ms)
-{
-	int64_t deadline = h_now_ms() + timeout_ms;
-
-	while (h_now_ms() < deadline) {
-		struct h_text now[64];
-		int n = h_snapshot_text(pid, now, 64);
-		char *diff = h_text_diff(before, nbefore, now, n);
-
-		h_free_text(now, n);
-		free(diff);
-		if (diff)
-			return true;
-		h_pace();
-	}
-	return false;
-}
-
 /* Reads trace lines from fd until one contains needle; false on timeout. */
 static bool wait_trace_line(int fd, const char *needle, char *seen, size_t seen_len, int timeout_ms)
 {
@@ -322,7 +303,7 @@ static void one_run(struct server *s, const char *sched, int run)
 		    false, false, true);
 	cr_assert(h_wait_traced_by(s->pid, tracer.pid, 10000), "run %d: cctrace did not attach",
 		  run);
-	cr_assert(wait_text_changed(s->pid, before, nbefore, 10000),
+	cr_assert(h_wait_text_changed(s->pid, before, nbefore, 10000),
 		  "run %d: no breakpoint was planted", run);
 	h_free_text(before, nbefore);
 	cr_assert(kill(s->pid, SIGUSR1) == 0); /* graceful restart: new, followed workers */

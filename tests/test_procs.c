@@ -222,26 +222,6 @@ Test(procs, a_process_exiting_does_not_disturb_the_others)
 	h_result_free(&r);
 }
 
-/* Polls until the code of pid differs from `before` (cctrace has planted
- * its breakpoints), with a safety deadline. */
-static bool wait_text_changed(pid_t pid, const struct h_text *before, int nbefore, int timeout_ms)
-{
-	int64_t deadline = h_now_ms() + timeout_ms;
-
-	while (h_now_ms() < deadline) {
-		struct h_text now[64];
-		int n = h_snapshot_text(pid, now, 64);
-		char *diff = h_text_diff(before, nbefore, now, n);
-
-		h_free_text(now, n);
-		free(diff);
-		if (diff)
-			return true;
-		h_pace();
-	}
-	return false;
-}
-
 /* A parent cctrace attached to: children it forks afterwards are followed,
  * and after the detach it forks clean, untraced children. */
 Test(procs, attach_follows_children_forked_after_it)
@@ -268,7 +248,7 @@ Test(procs, attach_follows_children_forked_after_it)
 	    h_spawn((const char *const[]){h_cctrace(), "attach", h_fmt("%d", pid), sched, NULL},
 		    false, true, true);
 	cr_assert(h_wait_traced_by(pid, tracer.pid, 10000), "cctrace did not attach");
-	cr_assert(wait_text_changed(pid, before, nbefore, 10000), "no breakpoint was planted");
+	cr_assert(h_wait_text_changed(pid, before, nbefore, 10000), "no breakpoint was planted");
 	cr_assert(dprintf(server.in, "5\n") > 0);
 	r = h_collect(&tracer, H_SAFETY_S);
 	cr_expect_eq(r.code, 0, "cctrace exited %d:\n%s", r.code, r.err);
