@@ -9,11 +9,10 @@
  * own process group, which is SIGTERMed and then SIGKILLed (h_cleanup does
  * the same if an assertion stops the test half way).
  *
- * One run: cctrace attaches to the parent, and once its breakpoints are in
- * the parent's code, a graceful restart (SIGUSR1) makes the parent fork a
- * new generation of workers, which cctrace follows from their first
- * instruction (workers that existed before the attach are not traced).
- * Client 1 connects; when cctrace's trace shows its worker held at the
+ * One run: cctrace attaches to the parent, which takes the workers it has
+ * forked already too (workers forked later are followed from their first
+ * instruction).  Once the breakpoints are in and every worker is traced,
+ * client 1 connects; when cctrace's trace shows its worker held at the
  * start of the request, client 2 connects.  The schedule runs the
  * second worker through its whole request first, so the access log must
  * list client 2's URL before client 1's: in every one of ten runs.  Then
@@ -306,9 +305,9 @@ static void one_run(struct server *s, const char *sched, int run)
 	cr_assert(h_wait_text_changed(s->pid, before, nbefore, 10000),
 		  "run %d: no breakpoint was planted", run);
 	h_free_text(before, nbefore);
-	cr_assert(kill(s->pid, SIGUSR1) == 0); /* graceful restart: new, followed workers */
+	/* The workers that exist are attached with their parent. */
 	cr_assert(wait_all_children_traced(s->pid, tracer.pid, 10000),
-		  "run %d: the new workers are not traced", run);
+		  "run %d: the workers are not traced", run);
 	fd1 = http_send(s->port, h_fmt("/one-%d", run));
 	cr_assert(wait_trace_line(tracer.err, "enter(ap_process_", seen, sizeof(seen), 10000),
 		  "run %d: client 1's worker was not held:\n%s", run, seen);

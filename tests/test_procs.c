@@ -268,6 +268,55 @@ Test(procs, attach_follows_children_forked_after_it)
 	h_result_free(&r);
 }
 
+/* A pool forked before the attach: attaching to the parent takes its
+ * children too (p2, p3), and after the detach they run on untraced. */
+Test(procs, attach_takes_the_children_that_already_exist)
+{
+	const char *argv[] = {FORKER, "pool", "2", NULL};
+	struct h_proc pool, tracer;
+	struct h_result r;
+	char line[128], *sched;
+	int pid = 0;
+	pid_t kids[2] = {0, 0};
+
+	need_forker();
+	pool = h_spawn(argv, true, true, false);
+	cr_assert(h_read_line(pool.out, line, sizeof(line), 10000), "forker printed nothing");
+	cr_assert(sscanf(line, "ready %d", &pid) == 1 && pid == pool.pid, "%s", line);
+	sched = h_temp_sched("pool.sched", h_fmt("timeout 10s\n"
+						 "thread A, B = wait 2 distinct processes "
+						 "enter(child_work)\n"
+						 "assert proc(A) != proc(B) && proc(A) != %d && "
+						 "proc(B) != %d\n"
+						 "run A until return(child_work)\n"
+						 "run B until return(child_work)\n"
+						 "release all\n",
+						 pid, pid));
+	tracer =
+	    h_spawn((const char *const[]){h_cctrace(), "attach", h_fmt("%d", pid), sched, NULL},
+		    false, true, true);
+	r = h_collect(&tracer, H_SAFETY_S);
+	cr_expect_eq(r.code, 0, "cctrace exited %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, "p2.t1    enter(child_work)") &&
+		      strstr(r.err, "p3.t1    enter(child_work)"),
+		  "the pool's children were not attached:\n%s", r.err);
+	{
+		FILE *f = fopen(h_fmt("/proc/%d/task/%d/children", pid, pid), "r");
+
+		cr_assert_not_null(f);
+		cr_assert_eq(fscanf(f, "%d %d", &kids[0], &kids[1]), 2);
+		fclose(f);
+	}
+	cr_expect_eq(h_status_field(pid, pid, "TracerPid"), 0, "the parent is still traced");
+	cr_expect_eq(h_status_field(kids[0], kids[0], "TracerPid"), 0, "a child is still traced");
+	cr_expect_eq(h_status_field(kids[1], kids[1], "TracerPid"), 0, "a child is still traced");
+	close(pool.in);
+	cr_assert(h_read_line(pool.out, line, sizeof(line), 10000), "the pool did not end");
+	cr_expect_str_eq(line, "pool ok", "a child of the pool died of something else");
+	cr_expect_eq(h_wait(pid, 10, NULL), 0);
+	h_result_free(&r);
+}
+
 /* Checker errors about processes point at the schedule, before any run. */
 Test(procs, proc_of_unknown_thread_is_an_error)
 {

@@ -373,27 +373,14 @@ gone:
 	return 0;
 }
 
-int tracer_attach(struct tracer *t, pid_t pid, char *err, size_t len)
+/* Seize pid and every thread of it, until no new thread appears, and hold
+ * them: a new process of the table. */
+static int attach_process(struct tracer *t, pid_t pid, char *err, size_t len)
 {
 	struct tr_process *p;
 	struct tr_thread *th;
 	int seized;
 
-	if (pid <= 0 || (kill(pid, 0) < 0 && errno == ESRCH)) {
-		snprintf(err, len, "cannot attach to pid %d: no such process", pid);
-		return -1;
-	}
-	if (pid == getpid()) {
-		snprintf(err, len, "cannot attach to pid %d: that is cctrace itself", pid);
-		return -1;
-	}
-	if (status_field(pid, "Tgid") != pid) {
-		snprintf(err, len,
-			 "cannot attach to pid %d: it is a thread of pid %ld; give the "
-			 "process id",
-			 pid, status_field(pid, "Tgid"));
-		return -1;
-	}
 	if (ptrace(PTRACE_SEIZE, pid, 0, TRACE_OPTIONS) < 0) {
 		explain_seize_failure(pid, errno, err, len);
 		return -1;
@@ -415,5 +402,71 @@ int tracer_attach(struct tracer *t, pid_t pid, char *err, size_t len)
 	for (th = t->threads; th; th = th->next)
 		if (th->proc == p && th->state == TR_RUNNING && hold_seized_thread(th) < 0)
 			return -1;
+	return 0;
+}
+
+/* The processes whose parent is pid, ascending. */
+static int list_children(pid_t pid, pid_t *kids, int max)
+{
+	struct dirent *de;
+	DIR *d = opendir("/proc");
+	int n = 0;
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d)) && n < max) {
+		pid_t kid = (pid_t)atoi(de->d_name);
+
+		if (kid > 0 && kid != pid && status_field(kid, "PPid") == pid &&
+		    status_field(kid, "Tgid") == kid)
+			kids[n++] = kid;
+	}
+	closedir(d);
+	qsort(kids, (size_t)n, sizeof(*kids), cmp_tid);
+	return n;
+}
+
+/*
+ * A server's workers are children of the pid the user gives (Apache's
+ * prefork, a pre-forked pool): they are attached too, depth first, as
+ * processes p2, p3...  One that cannot be traced (another tracer has it,
+ * or it exited meanwhile) is left alone: the parent is what was asked
+ * for.  One forked after the parent was seized is already ours, through
+ * PTRACE_O_TRACEFORK, and is skipped here.
+ */
+static void attach_children(struct tracer *t, pid_t parent, int depth)
+{
+	pid_t kids[256];
+	char err[256];
+	int i, n = list_children(parent, kids, 256);
+
+	for (i = 0; i < n && depth < 8; i++) {
+		if (tracer_thread_by_tid(t, kids[i]))
+			continue;
+		if (attach_process(t, kids[i], err, sizeof(err)) == 0)
+			attach_children(t, kids[i], depth + 1);
+	}
+}
+
+int tracer_attach(struct tracer *t, pid_t pid, char *err, size_t len)
+{
+	if (pid <= 0 || (kill(pid, 0) < 0 && errno == ESRCH)) {
+		snprintf(err, len, "cannot attach to pid %d: no such process", pid);
+		return -1;
+	}
+	if (pid == getpid()) {
+		snprintf(err, len, "cannot attach to pid %d: that is cctrace itself", pid);
+		return -1;
+	}
+	if (status_field(pid, "Tgid") != pid) {
+		snprintf(err, len,
+			 "cannot attach to pid %d: it is a thread of pid %ld; give the "
+			 "process id",
+			 pid, status_field(pid, "Tgid"));
+		return -1;
+	}
+	if (attach_process(t, pid, err, len) < 0)
+		return -1;
+	attach_children(t, pid, 0);
 	return 0;
 }

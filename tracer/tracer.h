@@ -134,9 +134,12 @@ int tracer_launch(struct tracer *t, char *const argv[], char *err, size_t errlen
 
 /*
  * PTRACE_SEIZE every thread of pid, until no new thread appears, then hold
- * them all (PTRACE_INTERRUPT).  No events are queued for them.  On failure
- * returns -1 and explains why in err: no such process, permission (uid,
- * ptrace_scope, capabilities), already traced (and by whom).
+ * them all (PTRACE_INTERRUPT).  The processes descending from pid (a
+ * server's pre-forked workers) are attached the same way, as p2, p3...,
+ * in pid order, depth first; one that cannot be traced is skipped.  No
+ * events are queued for them.  On failure returns -1 and explains why in
+ * err: no such process, permission (uid, ptrace_scope, capabilities),
+ * already traced (and by whom).
  */
 int tracer_attach(struct tracer *t, pid_t pid, char *err, size_t errlen);
 
