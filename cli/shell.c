@@ -710,6 +710,7 @@ static const struct command commands[] = {
     {"run", "Moving", ARG_THREAD, false, cmd_statement, "run threads until PRED",
      "  run T[, U...] until PRED\n"
      "  e.g. run A until read(balance)    run B until return(withdraw) || exit\n"
+     "       run A until write && addr == &counter    run B until syscall(futex)\n"
      "Each named thread runs until its own first event matching PRED, then is held.\n"
      "The statement itself is recorded.\n"},
     {"step", NULL, ARG_THREAD, false, cmd_statement, "execute N machine instructions",
@@ -951,8 +952,10 @@ static void free_candidates(struct candidates *c)
 static void collect(struct shell *sh, enum arg_kind kind, const char *prefix, struct candidates *c)
 {
 	static const char *const pred_words[] = {
-	    "enter(", "return(", "read(", "write(",   "at(",   "start", "exit", "signal",
-	    "ended(", "in(",	 "any",	  "distinct", "until", "wait",	"all",
+	    "enter(", "return(", "read(", "write(", "at(",	"start",    "exit",
+	    "signal", "ended(",	 "in(",	  "any",    "distinct", "until",    "wait",
+	    "all",    "read",	 "write", "call",   "call(",	"syscall(", "syscall",
+	    "proc(",  "fork",	 "exec",  "addr",   "value",	"size",	    "line",
 	};
 	size_t i;
 
