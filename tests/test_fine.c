@@ -334,6 +334,8 @@ Test(fine, stepper_equals_single_stepping_on_every_sample, .timeout = 300)
 	expect_same_events("thread W = wait any enter(reader)\nthread C = wait any enter(owner)\n",
 			   2, 4000 /* to its end: released early, W races C's close() */,
 			   "samples/fdclose/fdclose", NULL);
+	expect_same_events("thread A, B, C = wait 3 distinct enter(worker)\nthread W = p1.t2\n", 3,
+			   400, "samples/bbuf2/bbuf2", NULL);
 	expect_same_events("thread W = wait any enter(worker)\n", 1, 400, FINE, "5");
 }
 
