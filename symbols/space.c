@@ -24,6 +24,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libelf.h>
@@ -493,6 +494,37 @@ fail:
 	return NULL;
 }
 
+/* A process whose main thread has ended (pthread_exit) keeps a zombie
+ * leader, whose /proc/PID/maps reads empty: any live thread's maps are
+ * the process's. */
+static int report_task_maps(Dwfl *dwfl, pid_t pid)
+{
+	char path[96];
+	struct dirent *de;
+	DIR *d;
+	FILE *f;
+	int rc = ESRCH;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return errno;
+	while (rc != 0 && (de = readdir(d))) {
+		int tid = atoi(de->d_name);
+
+		if (tid <= 0 || tid == pid)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/maps", (int)pid, tid);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		rc = dwfl_linux_proc_maps_report(dwfl, f);
+		fclose(f);
+	}
+	closedir(d);
+	return rc;
+}
+
 static Dwfl *proc_dwfl(pid_t pid, char *err, size_t errlen)
 {
 	Dwfl *dwfl = dwfl_begin(&proc_callbacks);
@@ -504,6 +536,8 @@ static Dwfl *proc_dwfl(pid_t pid, char *err, size_t errlen)
 	}
 	dwfl_report_begin(dwfl);
 	rc = dwfl_linux_proc_report(dwfl, pid);
+	if (rc != 0)
+		rc = report_task_maps(dwfl, pid);
 	if (rc != 0) {
 		seterr(err, errlen, "pid %d: %s", (int)pid,
 		       rc > 0 ? strerror(rc) : dwfl_errmsg(-1));

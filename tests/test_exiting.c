@@ -63,3 +63,46 @@ Test(exiting, detach_after_the_leader_ended_does_not_hang)
 		      before, now);
 	cr_expect_neq(h_task_state(fix.pid, tids[1]), 't');
 }
+
+/* Attaching once the leader has ended: its /proc/PID/maps and mem read
+ * empty, so symbols, code and scratch pages go through the worker's
+ * /proc/PID/task/TID files, and the worker is the process's only thread. */
+Test(exiting, attach_after_the_leader_ended)
+{
+	char *sched = h_temp_sched("after.sched", "timeout 10s\n"
+						  "thread W = wait any enter(work)\n"
+						  "run W until return(work)\n"
+						  "run W until enter(work)\n"
+						  "release all\n");
+	const char *fix_argv[] = {LEADEREXIT, NULL};
+	struct h_proc fix;
+	struct h_result r;
+	char line[256];
+	pid_t tids[8];
+	int64_t deadline;
+	long before, now;
+
+	cr_assert(access(LEADEREXIT, X_OK) == 0, LEADEREXIT " is not built (make fixtures)");
+	fix = h_spawn(fix_argv, true, true, false);
+	cr_assert(h_read_line(fix.out, line, sizeof(line), 10000) && strcmp(line, "ready") == 0);
+	cr_assert_eq(write(fix.in, "go\n", 3), 3);
+	deadline = h_now_ms() + 10000;
+	while (h_task_state(fix.pid, fix.pid) != 'Z' && h_now_ms() < deadline)
+		h_pace();
+	cr_assert_eq(h_task_state(fix.pid, fix.pid), 'Z', "the main thread did not end");
+	r = H_RUN(h_cctrace(), "attach", h_fmt("%d", (int)fix.pid), sched);
+	cr_expect_eq(r.code, 0, "cctrace attach exited %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, "p1.t1    enter(work)") && strstr(r.err, "return(work)"), "%s",
+		  r.err);
+	h_result_free(&r);
+	cr_assert_eq(h_tasks(fix.pid, tids, 8), 2);
+	cr_expect_eq(h_status_field(fix.pid, tids[1], "TracerPid"), 0,
+		     "the worker is still traced");
+	before = h_status_field(fix.pid, tids[1], "voluntary_ctxt_switches");
+	deadline = h_now_ms() + 10000;
+	do {
+		h_pace();
+		now = h_status_field(fix.pid, tids[1], "voluntary_ctxt_switches");
+	} while (now < before + 20 && now >= 0 && h_now_ms() < deadline);
+	cr_expect_geq(now, before + 20, "the worker stopped running after the detach");
+}

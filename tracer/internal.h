@@ -7,6 +7,8 @@
 #include "disasm/disasm.h"
 #include "tracer/tracer.h"
 
+#include <stdio.h>
+
 #include <signal.h>
 
 #define TR_MAX_WATCH 4
@@ -88,6 +90,8 @@ int tr_flush_regs(struct tr_thread *th);
 int tr_continue(struct tr_thread *th, int request);
 
 /* mem.c */
+/* The process's maps (through a live thread's if its leader has ended). */
+FILE *tr_open_maps(struct tr_process *p, char *path, size_t len);
 int tr_mem_open(struct tr_process *p);
 int tr_peek_fn(void *proc, uint64_t addr, uint64_t *value);
 int tr_poke_fn(void *proc, uint64_t addr, uint64_t value);

@@ -319,6 +319,24 @@ static int list_tasks(pid_t pid, pid_t *tids, int max)
 	return n;
 }
 
+/* A thread that has ended but is not reaped yet: the main thread of a
+ * process that called pthread_exit stays so while the others run. */
+static bool task_is_zombie(pid_t pid, pid_t tid)
+{
+	char path[64], line[512], *state;
+	FILE *f;
+	bool zombie = false;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	if (fgets(line, sizeof(line), f) && (state = strrchr(line, ')')))
+		zombie = state[1] == ' ' && state[2] == 'Z';
+	fclose(f);
+	return zombie;
+}
+
 static int seize_new_tasks(struct tracer *t, struct tr_process *p, int *seized)
 {
 	enum { MAX_TASKS = 8192 };
@@ -334,8 +352,8 @@ static int seize_new_tasks(struct tracer *t, struct tr_process *p, int *seized)
 		if (th)
 			continue;
 		if (ptrace(PTRACE_SEIZE, tids[i], 0, TRACE_OPTIONS) < 0) {
-			if (errno == ESRCH)
-				continue; /* exited meanwhile */
+			if (errno == ESRCH || (errno == EPERM && task_is_zombie(p->pid, tids[i])))
+				continue; /* exited meanwhile, or ended and not reaped */
 			return -1;
 		}
 		th = tr_thread_new(t, p, tids[i]);
@@ -381,17 +399,24 @@ static int attach_process(struct tracer *t, pid_t pid, char *err, size_t len)
 	struct tr_thread *th;
 	int seized;
 
+	bool leader_ended = false;
+
 	if (ptrace(PTRACE_SEIZE, pid, 0, TRACE_OPTIONS) < 0) {
-		explain_seize_failure(pid, errno, err, len);
-		return -1;
+		/* Its main thread has ended; the other threads are the process. */
+		leader_ended = errno == EPERM && task_is_zombie(pid, pid);
+		if (!leader_ended) {
+			explain_seize_failure(pid, errno, err, len);
+			return -1;
+		}
 	}
 	p = tr_process_new(t, pid);
-	th = p ? tr_thread_new(t, p, pid) : NULL;
-	if (!th) {
+	th = p && !leader_ended ? tr_thread_new(t, p, pid) : NULL;
+	if (!p || (!leader_ended && !th)) {
 		snprintf(err, len, "out of memory");
 		return -1;
 	}
-	th->started = true;
+	if (th)
+		th->started = true;
 	do {
 		if (seize_new_tasks(t, p, &seized) < 0) {
 			snprintf(err, len, "cannot attach to the threads of pid %d: %s", pid,
@@ -402,6 +427,10 @@ static int attach_process(struct tracer *t, pid_t pid, char *err, size_t len)
 	for (th = t->threads; th; th = th->next)
 		if (th->proc == p && th->state == TR_RUNNING && hold_seized_thread(th) < 0)
 			return -1;
+	if (leader_ended && tr_mem_open(p) < 0) {
+		snprintf(err, len, "cannot open the memory of pid %d: %s", pid, strerror(errno));
+		return -1;
+	}
 	return 0;
 }
 

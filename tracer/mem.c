@@ -12,13 +12,34 @@
 #include <stdio.h>
 #include <unistd.h>
 
+/* /proc/PID/WHAT, or /proc/PID/task/TID/WHAT of a live traced thread when
+ * there is one: the main thread of a process may have ended (pthread_exit),
+ * and its maps and mem read empty while the others run on. */
+static void proc_path(struct tr_process *p, const char *what, char *path, size_t len)
+{
+	struct tr_thread *th;
+
+	snprintf(path, len, "/proc/%d/%s", p->pid, what);
+	for (th = p->tracer->threads; th; th = th->next)
+		if (th->proc == p && th->state != TR_EXITED && th->tid != p->pid) {
+			snprintf(path, len, "/proc/%d/task/%d/%s", p->pid, th->tid, what);
+			return;
+		}
+}
+
+FILE *tr_open_maps(struct tr_process *p, char *path, size_t len)
+{
+	proc_path(p, "maps", path, len);
+	return fopen(path, "r");
+}
+
 int tr_mem_open(struct tr_process *p)
 {
 	char path[64];
 
 	if (p->mem_fd >= 0)
 		close(p->mem_fd);
-	snprintf(path, sizeof(path), "/proc/%d/mem", p->pid);
+	proc_path(p, "mem", path, sizeof(path));
 	p->mem_fd = open(path, O_RDWR | O_CLOEXEC);
 	return p->mem_fd < 0 ? -1 : 0;
 }

@@ -65,8 +65,7 @@ static uint64_t find_syscall_gadget(struct tr_process *p)
 
 	if (p->syscall_gadget)
 		return p->syscall_gadget;
-	snprintf(path, sizeof(path), "/proc/%d/maps", p->pid);
-	f = fopen(path, "r");
+	f = tr_open_maps(p, path, sizeof(path));
 	if (!f)
 		return 0;
 	while (!gadget && fgets(line, sizeof(line), f)) {
@@ -167,8 +166,7 @@ static uint64_t find_hole(struct tr_process *p, uint64_t near)
 	uint64_t best = 0, prev_end = PAGE * 16, dist, best_dist = ~0ul;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", p->pid);
-	f = fopen(path, "r");
+	f = tr_open_maps(p, path, sizeof(path));
 	if (!f)
 		return 0;
 	while (fgets(line, sizeof(line), f)) {
