@@ -176,6 +176,15 @@ static void fork_happened(struct run *r, const struct tr_event *ev)
 	copy_armed(&r->lingering, &r->nlingering, &r->lingering_cap, ev->thread->proc, ev->child);
 }
 
+/* Bookkeeping for a fork or an exec seen outside a wait (step, next...). */
+void run_note_process_event(struct run *r, const struct tr_event *ev)
+{
+	if (ev->kind == TR_EV_EXEC)
+		exec_happened(r, ev->thread->proc);
+	else if (ev->kind == TR_EV_FORK)
+		fork_happened(r, ev);
+}
+
 int run_predicate_holds(struct run *r, const struct tr_event *ev, bool *holds)
 {
 	char err[1024];

@@ -202,6 +202,7 @@ enum flow run_wait_for(struct run *r, const struct stmt *s, struct tr_thread **t
 		       int ntargets, int need, struct tr_thread **matched);
 
 int run_predicate_holds(struct run *r, const struct tr_event *ev, bool *holds);
+void run_note_process_event(struct run *r, const struct tr_event *ev);
 /* Resume a candidate of the current wait: to its next instruction-level
  * event under the stepper, else plainly.  1 if it matched on the spot. */
 int run_move_candidate(struct run *r, struct tr_thread *th);

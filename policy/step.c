@@ -34,6 +34,7 @@ static void move(struct run *r, struct tr_thread *th, enum drive_mode mode)
 
 static enum flow other_thread_stop(struct run *r, const struct tr_event *ev)
 {
+	run_note_process_event(r, ev);
 	if (ev->kind == TR_EV_PROCESS_EXIT)
 		return run_program_ended(r, ev, "while a thread was being stepped");
 	if (ev->kind == TR_EV_SIGNAL && ev->fatal) {
@@ -77,6 +78,12 @@ static enum flow drive(struct run *r, const struct stmt *s, struct tr_thread *th
 				return FLOW_STOP;
 			continue;
 		}
+		if (ev.kind == TR_EV_EXEC || ev.kind == TR_EV_FORK)
+			run_note_process_event(r, &ev);
+		/* A new program: where it starts is as far as a step can go
+		 * (a return address in the old image will never be reached). */
+		if (ev.kind == TR_EV_EXEC)
+			return FLOW_NEXT;
 		if (ev.kind == TR_EV_EXIT) {
 			run_where(r, s, where, sizeof(where));
 			report_outcome(r, OUTCOME_UNREALIZABLE, "%s exited while being moved (%s)",

@@ -366,3 +366,25 @@ Test(procs, distinct_processes_refuses_two_threads_of_one_process)
 	cr_expect_eq(r.code, 0, "without 'processes' both threads match:\n%s", r.err);
 	h_result_free(&r);
 }
+
+/* `next` over execl: the return address is in the old image, so the step
+ * ends where the new program starts, with its symbols; a breakpoint set
+ * after that is in the new image. */
+Test(procs, next_over_exec_stops_in_the_new_program)
+{
+	char *sched = h_temp_sched("nextexec.sched", "timeout 10s\n"
+						     "thread A = wait any enter(main)\n"
+						     "while (in(A, main)) {\n"
+						     "  next A\n"
+						     "}\n"
+						     "run A until enter(child_work)\n"
+						     "run A until return(child_work)\n");
+	struct h_result r;
+
+	need_forker();
+	r = H_RUN(h_cctrace(), "run", sched, "--", FORKER, "exec");
+	cr_expect_eq(r.code, 0, "cctrace exited %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, "next                         _start"), "%s", r.err);
+	cr_expect(strstr(r.err, "enter(child_work)"), "%s", r.err);
+	h_result_free(&r);
+}
