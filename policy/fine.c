@@ -30,8 +30,6 @@
 #include "disasm/disasm.h"
 #include "policy/run.h"
 
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 struct plan {
@@ -354,9 +352,6 @@ int fine_advance(struct run *r, struct tr_thread *th)
 		goto single_step;
 	next = next_pc(th, &insn, code);
 	stop = next ? next_stop(r, th, next) : 0;
-	if (getenv("FINE_DEBUG"))
-		fprintf(stderr, "fine %s pc %#lx %s next %#lx stop %#lx\n", th->name,
-			(unsigned long)pc, insn.text, (unsigned long)next, (unsigned long)stop);
 	if (!stop || place_breakpoint(r, th->proc, stop) < 0)
 		goto single_step;
 	tracer_resume(th);
