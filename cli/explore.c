@@ -46,7 +46,8 @@ static void usage(FILE *f)
 	      "                    replays (default 10); --no-minimize keeps it as found\n"
 	      "  --json            print a JSON summary on stdout at the end\n"
 	      "  --schedules FILE  write each run's choices and outcome, one line per run\n"
-	      "  --jobs J          explore with J processes (default 1)\n"
+	      "  --jobs J          explore with J processes (default 1); \"{job}\" in PROGRAM,\n"
+	      "                    ARGS and --driver is the job's number, 1..J (a port per job)\n"
 	      "  --timeout D       limit of every wait (default 10s)\n"
 	      "  --fail-on-exit    a non-zero exit status of the program is a bug\n"
 	      "  --include-stack   bare read/write also match stack accesses (rsp/rbp)\n"
@@ -217,6 +218,52 @@ static int search(struct explore_cli *c, struct policy *pol, char **prog,
 
 /* --- --jobs --- */
 
+/* Each worker runs its own copy of a server, which needs its own port:
+ * "{job}" in PROG ARGS and in --driver becomes the job's number, 1..J
+ * (1 without --jobs), e.g. -- memcached -p 1131{job}. */
+static char *with_job(const char *s, int job)
+{
+	const char *at;
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	if (!s || !strstr(s, "{job}") || !(f = open_memstream(&out, &len)))
+		return (char *)s;
+	while ((at = strstr(s, "{job}"))) {
+		fprintf(f, "%.*s%d", (int)(at - s), s, job);
+		s = at + 5;
+	}
+	fputs(s, f);
+	fclose(f);
+	return out;
+}
+
+/* argv with {job} replaced, or NULL if it has none (or out of memory). */
+static char **argv_with_job(char **argv, int job)
+{
+	int n = 0, i, changed = 0;
+	char **out;
+
+	while (argv[n])
+		changed += strstr(argv[n++], "{job}") != NULL;
+	if (!changed || !(out = calloc((size_t)n + 1, sizeof(*out))))
+		return NULL;
+	for (i = 0; i < n; i++)
+		out[i] = with_job(argv[i], job);
+	return out;
+}
+
+static void free_argv_with_job(char **out, char **argv)
+{
+	int i;
+
+	for (i = 0; out && out[i]; i++)
+		if (out[i] != argv[i])
+			free(out[i]);
+	free(out);
+}
+
 struct worker {
 	pid_t pid;
 	int fd; /* the worker's summary comes back through it */
@@ -244,6 +291,7 @@ static void start_worker(struct explore_cli *c, struct policy *pol, char **prog,
 	struct explore_summary sum = {0};
 	int base = c->eo.nshards ? c->eo.shard - 1 : 0, n = c->eo.nshards ? c->eo.nshards : 1;
 	int fds[2], rc;
+	char **job_argv;
 
 	snprintf(w->dir, sizeof(w->dir), "%s/job-%d", c->eo.out_dir, j + 1);
 	if (pipe(fds) < 0) {
@@ -266,7 +314,9 @@ static void start_worker(struct explore_cli *c, struct policy *pol, char **prog,
 	mine.eo.out_dir = w->dir;
 	mine.eo.json = NULL;
 	mine.eo.progress = false;
-	rc = search(&mine, pol, prog, &sum);
+	mine.opt.driver = with_job(c->opt.driver, j + 1);
+	job_argv = argv_with_job(prog, j + 1);
+	rc = search(&mine, pol, job_argv ? job_argv : prog, &sum);
 	if (write(fds[1], &sum, sizeof(sum)) != (ssize_t)sizeof(sum))
 		rc = 3;
 	_exit(rc);
@@ -289,14 +339,19 @@ static void collect_bugs(const char *out, const struct worker *w, long nbugs, lo
 		f = fopen(from, "r");
 		if (!f)
 			continue;
-		/* The first line names the file itself: keep it true. */
+		/* The first line names the file itself: keep it true, and
+		 * keep its options. */
 		if (getline(&text, &len, f) > 0) {
 			FILE *g = fopen(to, "w");
-			char *rest = strstr(text, " -- ");
+			char *at = strstr(text, from);
 			int c;
 
 			if (g) {
-				fprintf(g, "# run: cctrace run %s%s", to, rest ? rest : "\n");
+				if (at)
+					fprintf(g, "%.*s%s%s", (int)(at - text), text, to,
+						at + strlen(from));
+				else
+					fputs(text, g);
 				while ((c = fgetc(f)) != EOF)
 					fputc(c, g);
 				fclose(g);
@@ -423,8 +478,18 @@ int explore_main(int argc, char **argv)
 			fclose(c.eo.schedules);
 		return 3;
 	}
-	rc = c.jobs > 1 ? fan_out(&c, pol, argv + dashes, &sum)
-			: search(&c, pol, argv + dashes, &sum);
+	if (c.jobs > 1) {
+		rc = fan_out(&c, pol, argv + dashes, &sum);
+	} else {
+		char **job_argv = argv_with_job(argv + dashes, 1);
+		const char *driver = c.opt.driver;
+
+		c.opt.driver = with_job(driver, 1);
+		rc = search(&c, pol, job_argv ? job_argv : argv + dashes, &sum);
+		free_argv_with_job(job_argv, argv + dashes);
+		if (c.opt.driver != driver)
+			free((char *)c.opt.driver);
+	}
 	policy_free(pol);
 	if (rc != 3)
 		report(&sum);

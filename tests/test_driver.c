@@ -50,3 +50,56 @@ Test(driver, explore_finds_the_lost_increment_and_the_run_line_replays_it)
 	free(line);
 	cr_expect_eq(system(h_fmt("rm -rf %s", dir)), 0);
 }
+
+/* With --jobs every worker runs its own server: "{job}" in the program's
+ * arguments and in the driver gives each its own port file.  The bug file
+ * gathered from a worker keeps the driver and the arguments of that job. */
+Test(driver, jobs_give_each_worker_its_own_server)
+{
+	char dir[] = "/tmp/cctrace-driver-XXXXXX";
+	char *line, *nl, *job;
+	struct h_result r;
+	int i;
+
+	cr_assert_not_null(mkdtemp(dir));
+	{
+		const char *argv[] = {
+		    h_cctrace(),
+		    "explore",
+		    "tests/schedules/counterd.sched",
+		    "--jobs",
+		    "2",
+		    "--no-minimize",
+		    "--out",
+		    dir,
+		    "--driver",
+		    h_fmt("tests/schedules/counterd-driver.sh %s/port-{job}", dir),
+		    "--",
+		    "tests/fixtures/counterd",
+		    h_fmt("%s/port-{job}", dir),
+		    NULL};
+
+		r = h_run(argv, 240);
+	}
+	cr_assert_eq(r.code, 1, "explore --jobs 2 did not find the bug:\n%s", r.err);
+	h_result_free(&r);
+	cr_expect_eq(access(h_fmt("%s/port-{job}", dir), F_OK), -1, "{job} was not replaced");
+	line = h_read_file(h_fmt("%s/bug-1.sched", dir), NULL);
+	cr_assert_not_null(line);
+	nl = strchr(line, '\n');
+	cr_assert_not_null(nl);
+	*nl = 0;
+	job = strstr(line, "/port-");
+	cr_assert(job && (job[6] == '1' || job[6] == '2'), "%s", line);
+	cr_expect(strstr(line, h_fmt("# run: cctrace run --driver 'tests/schedules/"
+				     "counterd-driver.sh %s/port-%c' %s/bug-1.sched -- "
+				     "tests/fixtures/counterd %s/port-%c",
+				     dir, job[6], dir, dir, job[6])),
+		  "%s", line);
+	for (i = 0; i < 3; i++)
+		cr_expect_eq(system(h_fmt("%s run -q --expect bug %s >/dev/null 2>&1", h_cctrace(),
+					  line + strlen("# run: cctrace run "))),
+			     0, "replay %d of: %s", i, line);
+	free(line);
+	cr_expect_eq(system(h_fmt("rm -rf %s", dir)), 0);
+}
