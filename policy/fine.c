@@ -111,13 +111,16 @@ static bool transfers_control(const struct dis_insn *insn)
 }
 
 /* Judge one instruction-level event; 1 if the predicate holds, and then
- * r->fine and r->fine_ev describe it until the caller has reported it. */
+ * r->fine (the thread's copy of fe) and r->fine_ev describe it until the
+ * caller has reported it. */
 static int judge(struct run *r, struct tr_thread *th, const struct fine_event *fe)
 {
+	struct thread_ctx *tc = run_thread(r, th);
 	bool holds = false;
 
+	tc->judged = *fe;
 	r->fine_ev = (struct tr_event){.kind = TR_EV_STEP, .thread = th, .pc = fe->pc};
-	r->fine = fe;
+	r->fine = &tc->judged;
 	if (run_predicate_holds(r, &r->fine_ev, &holds) < 0) {
 		r->fine = NULL;
 		return -1;
@@ -163,7 +166,6 @@ static int keep_accesses(struct run *r, const struct dis_insn *insn, const uint8
 	return tc->npending;
 }
 
-/* The accesses made since the last stop, judged now that they are done. */
 /* The accesses made since the last stop, judged now that they are done.
  * Those after a match stay pending, to be judged first by the next wait. */
 static int judge_pending(struct run *r, struct tr_thread *th)
@@ -183,8 +185,6 @@ static int judge_pending(struct run *r, struct tr_thread *th)
 		if (rc < 0)
 			return rc;
 		if (rc) {
-			tc->judged = *fe; /* r->fine points here until reported */
-			r->fine = &tc->judged;
 			tc->npending = n - i - 1;
 			memcpy(tc->pending, pending + i + 1,
 			       sizeof(pending[0]) * (size_t)(n - i - 1));
@@ -201,7 +201,6 @@ static int judge_before(struct run *r, struct tr_thread *th, const struct dis_in
 {
 	const struct user_regs_struct *regs = tracer_regs(th);
 	struct fine_event fe = {.pc = insn->addr};
-
 	struct thread_ctx *tc = run_thread(r, th);
 	int rc;
 
@@ -216,11 +215,8 @@ static int judge_before(struct run *r, struct tr_thread *th, const struct dis_in
 		return 0;
 	}
 	rc = judge(r, th, &fe);
-	if (rc > 0) {
-		tc->judged = fe;
-		r->fine = &tc->judged;
-		tc->parked_before = insn->addr; /* not an event again for the next wait */
-	}
+	if (rc > 0) /* not an event again for the next wait */
+		tc->parked_before = insn->addr;
 	return rc;
 }
 

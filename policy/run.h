@@ -74,7 +74,7 @@ struct thread_ctx {
 	struct fine_event pending[FINE_MAX_PENDING]; /* accesses made since its last stop */
 	int npending;
 	uint64_t pending_at;	  /* the pc at which the pending ones are still news */
-	struct fine_event judged; /* the event that matched, while it is reported */
+	struct fine_event judged; /* the event being judged (r->fine), kept until reported */
 	/* in(F): the functions on its stack, unwound once per stop */
 	uint64_t stack_stop, stack_pc, stack_sp;
 	int nstack;
