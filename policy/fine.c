@@ -215,8 +215,10 @@ static int judge_before(struct run *r, struct tr_thread *th, const struct dis_in
 		return 0;
 	}
 	rc = judge(r, th, &fe);
-	if (rc > 0) /* not an event again for the next wait */
+	if (rc > 0) { /* not an event again for the next wait */
 		tc->parked_before = insn->addr;
+		tc->parked_on_syscall = fe.kind == FINE_SYSCALL;
+	}
 	return rc;
 }
 

@@ -44,8 +44,10 @@ int run_move_candidate(struct run *r, struct tr_thread *th)
 	if (r->fine_syscalls) {
 		/* On a system call the last wait reported: its entry stop,
 		 * next, is not news. */
-		run_thread(r, th)->skip_syscall_entry =
-		    run_thread(r, th)->parked_before == tracer_regs(th)->rip;
+		struct thread_ctx *tc = run_thread(r, th);
+
+		tc->skip_syscall_entry =
+		    tc->parked_on_syscall && tc->parked_before == tracer_regs(th)->rip;
 		tracer_resume_syscalls(th);
 		return 0;
 	}

@@ -70,7 +70,8 @@ struct thread_ctx {
 	struct tr_kernel_sample sample;
 	/* the stepper (fine.c) */
 	uint64_t parked_before;	 /* a call/syscall here was the last wait's event */
-	bool skip_syscall_entry; /* ...and this is its entry stop, coming next */
+	bool parked_on_syscall;	 /* ...and it was a system call: its entry stop is */
+	bool skip_syscall_entry; /* coming next, and is not news */
 	struct fine_event pending[FINE_MAX_PENDING]; /* accesses made since its last stop */
 	int npending;
 	uint64_t pending_at;	  /* the pc at which the pending ones are still news */

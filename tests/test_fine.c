@@ -166,6 +166,16 @@ Test(fine, syscall_events_stop_before_the_call)
 	h_result_free(&r);
 	expect_held_before_close(NULL);
 	expect_held_before_close("--single-step");
+	/* Parked on the call to close() by the stepper, the next wait on
+	 * system call stops must still see close's own entry. */
+	r = run_sched("callclose.sched",
+		      "thread A = wait any enter(five)\n"
+		      "run A until call(close)\n"
+		      "run A until syscall(close)\n",
+		      NULL, FINE, NULL);
+	cr_assert_eq(r.code, 0, "%s", r.err);
+	cr_expect(strstr(trace_line(r.err, 2), "syscall(close)"), "%s", r.err);
+	h_result_free(&r);
 }
 
 Test(fine, more_variables_than_debug_registers)
