@@ -446,8 +446,8 @@ static int list_children(pid_t pid, pid_t *kids, int max)
 	while ((de = readdir(d)) && n < max) {
 		pid_t kid = (pid_t)atoi(de->d_name);
 
-		if (kid > 0 && kid != pid && status_field(kid, "PPid") == pid &&
-		    status_field(kid, "Tgid") == kid)
+		/* /proc lists processes (thread-group leaders) only. */
+		if (kid > 0 && kid != pid && status_field(kid, "PPid") == pid)
 			kids[n++] = kid;
 	}
 	closedir(d);
