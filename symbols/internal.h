@@ -54,7 +54,8 @@ struct sym_mod {
 	const char *base;     /* basename of name */
 	Dwarf_Addr low, high; /* dwfl address range */
 	bool is_exe;
-	bool indexed; /* DWARF globals and enumerators indexed */
+	bool indexed;		       /* DWARF globals and enumerators indexed */
+	struct plt_layout *plt_layout; /* plt.c's, read on first use */
 };
 
 /* --- sym_type: a DWARF type (or a synthetic one for ELF-only symbols) --- */

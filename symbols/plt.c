@@ -75,9 +75,21 @@ static const char *relocation_symbol(Elf *elf, const struct plt_layout *l, long 
 	return elf_strptr(elf, symtab_sh.sh_link, sym.st_name);
 }
 
+/* The module's PLT sections, found once: call(F) asks at every call. */
+static const struct plt_layout *layout_of(struct sym_space *space, struct sym_mod *m, Elf *elf)
+{
+	if (!m->plt_layout) {
+		m->plt_layout = symi_arena_alloc(&space->arena, sizeof(*m->plt_layout));
+		if (!m->plt_layout)
+			return NULL;
+		find_sections(elf, m->plt_layout);
+	}
+	return m->plt_layout;
+}
+
 int sym_plt_function(struct sym_space *space, uint64_t addr, const char **name)
 {
-	struct plt_layout layout;
+	const struct plt_layout *layout;
 	Dwarf_Addr bias = 0;
 	size_t i;
 	Elf *elf;
@@ -91,16 +103,14 @@ int sym_plt_function(struct sym_space *space, uint64_t addr, const char **name)
 		if (addr < low || addr >= high)
 			continue;
 		elf = dwfl_module_getelf(m->mod, &bias);
-		if (!elf)
-			return -1;
-		find_sections(elf, &layout);
-		if (!layout.has_rela)
+		layout = elf ? layout_of(space, m, elf) : NULL;
+		if (!layout || !layout->has_rela)
 			return -1;
 		/* Section addresses are link-time; addr is as the space gives them. */
-		index = stub_index(&layout, space->pid ? addr - bias : addr);
-		if (index < 0 || (uint64_t)index >= layout.rela.sh_size / sizeof(Elf64_Rela))
+		index = stub_index(layout, space->pid ? addr - bias : addr);
+		if (index < 0 || (uint64_t)index >= layout->rela.sh_size / sizeof(Elf64_Rela))
 			return -1;
-		*name = relocation_symbol(elf, &layout, index);
+		*name = relocation_symbol(elf, layout, index);
 		return *name ? 0 : -1;
 	}
 	return -1;
