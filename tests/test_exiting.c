@@ -15,6 +15,27 @@ TestSuite(exiting, .fini = h_cleanup, .timeout = 60);
 
 #define LEADEREXIT "tests/fixtures/leaderexit"
 
+/* After the detach the worker, alone, untraced, goes on calling work()
+ * and sleeping: its context switches keep growing. */
+static void expect_worker_runs_on(pid_t pid)
+{
+	pid_t tids[8];
+	int64_t deadline;
+	long before, now;
+
+	cr_assert_eq(h_tasks(pid, tids, 8), 2, "leaderexit should have 2 threads");
+	cr_expect_eq(h_status_field(pid, tids[1], "TracerPid"), 0, "the worker is still traced");
+	before = h_status_field(pid, tids[1], "voluntary_ctxt_switches");
+	deadline = h_now_ms() + 10000;
+	do {
+		h_pace();
+		now = h_status_field(pid, tids[1], "voluntary_ctxt_switches");
+	} while (now < before + 20 && now >= 0 && h_now_ms() < deadline);
+	cr_expect_geq(now, before + 20, "the worker stopped running after the detach (%ld -> %ld)",
+		      before, now);
+	cr_expect_neq(h_task_state(pid, tids[1]), 't');
+}
+
 Test(exiting, detach_after_the_leader_ended_does_not_hang)
 {
 	char *sched = h_temp_sched("leader.sched", "timeout 10s\n"
@@ -24,10 +45,7 @@ Test(exiting, detach_after_the_leader_ended_does_not_hang)
 	const char *fix_argv[] = {LEADEREXIT, NULL};
 	struct h_proc fix, cc;
 	char line[256], *out;
-	pid_t tids[8];
-	long before, now;
-	int64_t deadline;
-	int code, n;
+	int code;
 
 	cr_assert(access(LEADEREXIT, X_OK) == 0, LEADEREXIT " is not built (make fixtures)");
 	fix = h_spawn(fix_argv, true, true, false);
@@ -48,20 +66,7 @@ Test(exiting, detach_after_the_leader_ended_does_not_hang)
 	free(out);
 
 	cr_expect_eq(h_task_state(fix.pid, fix.pid), 'Z', "the main thread should have ended");
-	n = h_tasks(fix.pid, tids, 8);
-	cr_assert_eq(n, 2, "leaderexit has %d threads", n);
-	cr_expect_eq(h_status_field(fix.pid, tids[1], "TracerPid"), 0,
-		     "the worker is still traced");
-	/* The worker goes on calling work() and sleeping: its switches grow. */
-	before = h_status_field(fix.pid, tids[1], "voluntary_ctxt_switches");
-	deadline = h_now_ms() + 10000;
-	do {
-		h_pace();
-		now = h_status_field(fix.pid, tids[1], "voluntary_ctxt_switches");
-	} while (now < before + 20 && now >= 0 && h_now_ms() < deadline);
-	cr_expect_geq(now, before + 20, "the worker stopped running after the detach (%ld -> %ld)",
-		      before, now);
-	cr_expect_neq(h_task_state(fix.pid, tids[1]), 't');
+	expect_worker_runs_on(fix.pid);
 }
 
 /* Attaching once the leader has ended: its /proc/PID/maps and mem read
@@ -78,9 +83,7 @@ Test(exiting, attach_after_the_leader_ended)
 	struct h_proc fix;
 	struct h_result r;
 	char line[256];
-	pid_t tids[8];
 	int64_t deadline;
-	long before, now;
 
 	cr_assert(access(LEADEREXIT, X_OK) == 0, LEADEREXIT " is not built (make fixtures)");
 	fix = h_spawn(fix_argv, true, true, false);
@@ -95,14 +98,5 @@ Test(exiting, attach_after_the_leader_ended)
 	cr_expect(strstr(r.err, "p1.t1    enter(work)") && strstr(r.err, "return(work)"), "%s",
 		  r.err);
 	h_result_free(&r);
-	cr_assert_eq(h_tasks(fix.pid, tids, 8), 2);
-	cr_expect_eq(h_status_field(fix.pid, tids[1], "TracerPid"), 0,
-		     "the worker is still traced");
-	before = h_status_field(fix.pid, tids[1], "voluntary_ctxt_switches");
-	deadline = h_now_ms() + 10000;
-	do {
-		h_pace();
-		now = h_status_field(fix.pid, tids[1], "voluntary_ctxt_switches");
-	} while (now < before + 20 && now >= 0 && h_now_ms() < deadline);
-	cr_expect_geq(now, before + 20, "the worker stopped running after the detach");
+	expect_worker_runs_on(fix.pid);
 }
