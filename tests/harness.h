@@ -149,6 +149,32 @@ static inline bool h_is_trace_line(const char *line, size_t len)
 	return len > 6 && line[0] == '[' && memmem(line, len, " ms] ", 5);
 }
 
+/* The value of "key":"..." (or "key":NUMBER) on a JSON line, into buf. */
+static inline bool h_json_field(const char *line, const char *key, char *buf, size_t len)
+{
+	char pat[64];
+	const char *p;
+	size_t n = 0;
+
+	snprintf(pat, sizeof(pat), "\"%s\":", key);
+	p = strstr(line, pat);
+	if (!p)
+		return false;
+	p += strlen(pat);
+	if (*p == '"') {
+		p++;
+		while (*p && *p != '"' && n + 1 < len)
+			buf[n++] = *p++;
+		if (*p != '"')
+			return false;
+	} else {
+		while (*p && *p != ',' && *p != '}' && n + 1 < len)
+			buf[n++] = *p++;
+	}
+	buf[n] = 0;
+	return n > 0;
+}
+
 /*
  * Splits the trace lines of text into thread and event columns.  Returns the
  * number of trace lines; at most max are stored.

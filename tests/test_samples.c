@@ -240,32 +240,6 @@ Test(samples, bank_trace_is_the_schedule)
 	h_result_free(&r);
 }
 
-/* The value of "key":"..." (or "key":NUMBER) on a JSON line, into buf. */
-static bool json_field(const char *line, const char *key, char *buf, size_t len)
-{
-	char pat[64];
-	const char *p;
-	size_t n = 0;
-
-	snprintf(pat, sizeof(pat), "\"%s\":", key);
-	p = strstr(line, pat);
-	if (!p)
-		return false;
-	p += strlen(pat);
-	if (*p == '"') {
-		p++;
-		while (*p && *p != '"' && n + 1 < len)
-			buf[n++] = *p++;
-		if (*p != '"')
-			return false;
-	} else {
-		while (*p && *p != ',' && *p != '}' && n + 1 < len)
-			buf[n++] = *p++;
-	}
-	buf[n] = 0;
-	return n > 0;
-}
-
 Test(samples, bank_trace_json_matches_the_trace)
 {
 	char *json_path = h_temp_sched("trace.json", ""), *json, *line, *save = NULL;
@@ -284,12 +258,12 @@ Test(samples, bank_trace_json_matches_the_trace)
 		size_t len = strlen(line);
 
 		cr_assert(line[0] == '{' && line[len - 1] == '}', "not a JSON object: %s", line);
-		cr_assert(json_field(line, "thread", thread, sizeof(thread)), "no thread: %s",
+		cr_assert(h_json_field(line, "thread", thread, sizeof(thread)), "no thread: %s",
 			  line);
-		cr_assert(json_field(line, "event", event, sizeof(event)), "no event: %s", line);
-		cr_assert(json_field(line, "func", func, sizeof(func)), "no func: %s", line);
-		cr_assert(json_field(line, "file", file, sizeof(file)), "no file: %s", line);
-		cr_assert(json_field(line, "line", lineno, sizeof(lineno)), "no line: %s", line);
+		cr_assert(h_json_field(line, "event", event, sizeof(event)), "no event: %s", line);
+		cr_assert(h_json_field(line, "func", func, sizeof(func)), "no func: %s", line);
+		cr_assert(h_json_field(line, "file", file, sizeof(file)), "no file: %s", line);
+		cr_assert(h_json_field(line, "line", lineno, sizeof(lineno)), "no line: %s", line);
 		cr_assert(strspn(lineno, "0123456789") == strlen(lineno) && atoi(lineno) > 0,
 			  "line is not a positive number: %s", line);
 		cr_assert_lt(lines, n, "more JSON lines than trace lines:\n%s", line);

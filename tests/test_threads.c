@@ -19,26 +19,6 @@ TestSuite(threads, .fini = h_cleanup, .timeout = 60);
 
 #define QUICK_S 10
 
-/* The value of "key":"..." or "key":NUMBER on a JSON line. */
-static bool json_field(const char *line, const char *key, char *buf, size_t len)
-{
-	char pat[64];
-	const char *p;
-	size_t n = 0;
-
-	snprintf(pat, sizeof(pat), "\"%s\":", key);
-	p = strstr(line, pat);
-	if (!p)
-		return false;
-	p += strlen(pat);
-	if (*p == '"')
-		p++;
-	while (*p && *p != '"' && *p != ',' && *p != '}' && n + 1 < len)
-		buf[n++] = *p++;
-	buf[n] = 0;
-	return n > 0;
-}
-
 Test(threads, hold_one_thread_while_waves_come_and_go)
 {
 	char *sched = h_temp_sched("waves.sched", "timeout 5s\n"
@@ -83,8 +63,8 @@ Test(threads, hold_one_thread_while_waves_come_and_go)
 	nl = strchr(first_line, '\n');
 	if (nl)
 		*nl = 0;
-	cr_assert(json_field(first_line, "tid", tid, sizeof(tid)), "%s", first_line);
-	cr_assert(json_field(first_line, "thread", thread, sizeof(thread)), "%s", first_line);
+	cr_assert(h_json_field(first_line, "tid", tid, sizeof(tid)), "%s", first_line);
+	cr_assert(h_json_field(first_line, "thread", thread, sizeof(thread)), "%s", first_line);
 	cr_expect_str_eq(thread, ev[0].thread);
 	cr_expect_eq(atoi(tid), last_tid,
 		     "A (tid %s) was held, yet tid %d finished last:\nstdout: %s\nstderr:\n%s", tid,
