@@ -175,6 +175,34 @@ static inline bool h_json_field(const char *line, const char *key, char *buf, si
 	return n > 0;
 }
 
+/* What the "# run: cctrace run ARGS" first line of the schedule file at
+ * path gives cctrace run: ARGS.  Fails the test if there is no such line. */
+static inline char *h_run_line(const char *path)
+{
+	static const char prefix[] = "# run: cctrace run ";
+	char *text = h_read_file(path, NULL), *nl, *args;
+
+	cr_assert_not_null(text, "cannot read %s", path);
+	nl = strchr(text, '\n');
+	if (nl)
+		*nl = 0;
+	cr_assert(strncmp(text, prefix, sizeof(prefix) - 1) == 0, "%s: first line %s", path, text);
+	args = h_fmt("%s", text + sizeof(prefix) - 1);
+	free(text);
+	return args;
+}
+
+/* How many of n replays of `cctrace run -q --expect bug ARGS` exit 0. */
+static inline int h_bug_replays(const char *args, int n)
+{
+	int i, ok = 0;
+
+	for (i = 0; i < n; i++)
+		ok += system(h_fmt("%s run -q --expect bug %s >/dev/null 2>&1", h_cctrace(),
+				   args)) == 0;
+	return ok;
+}
+
 /*
  * Splits the trace lines of text into thread and event columns.  Returns the
  * number of trace lines; at most max are stored.

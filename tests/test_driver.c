@@ -16,9 +16,8 @@
 Test(driver, explore_finds_the_lost_increment_and_the_run_line_replays_it)
 {
 	char dir[] = "/tmp/cctrace-driver-XXXXXX";
-	char *port, *driver, *line, *nl, *cmd, *report;
+	char *port, *driver, *line, *report;
 	struct h_result r;
-	int i;
 
 	cr_assert_not_null(mkdtemp(dir));
 	port = h_fmt("%s/port", dir);
@@ -36,18 +35,9 @@ Test(driver, explore_finds_the_lost_increment_and_the_run_line_replays_it)
 	report = h_read_file(h_fmt("%s/bug-1.txt", dir), NULL);
 	cr_assert(report && strstr(report, "cctrace: bug: the driver exited with status 1"));
 	free(report);
-	line = h_read_file(h_fmt("%s/bug-1.sched", dir), NULL);
-	cr_assert_not_null(line);
-	nl = strchr(line, '\n');
-	cr_assert_not_null(nl);
-	*nl = 0;
-	cr_assert(strncmp(line, "# run: cctrace run --driver '", 29) == 0, "%s", line);
-	for (i = 0; i < 10; i++) {
-		cmd = h_fmt("%s run -q --expect bug %s >/dev/null 2>&1", h_cctrace(),
-			    line + strlen("# run: cctrace run "));
-		cr_expect_eq(system(cmd), 0, "replay %d of: %s", i, line);
-	}
-	free(line);
+	line = h_run_line(h_fmt("%s/bug-1.sched", dir));
+	cr_assert(strncmp(line, "--driver '", 10) == 0, "%s", line);
+	cr_expect_eq(h_bug_replays(line, 10), 10, "not every replay of %s shows the bug", line);
 	cr_expect_eq(system(h_fmt("rm -rf %s", dir)), 0);
 }
 
@@ -57,9 +47,8 @@ Test(driver, explore_finds_the_lost_increment_and_the_run_line_replays_it)
 Test(driver, jobs_give_each_worker_its_own_server)
 {
 	char dir[] = "/tmp/cctrace-driver-XXXXXX";
-	char *line, *nl, *job;
+	char *line, *job;
 	struct h_result r;
-	int i;
 
 	cr_assert_not_null(mkdtemp(dir));
 	{
@@ -84,22 +73,12 @@ Test(driver, jobs_give_each_worker_its_own_server)
 	cr_assert_eq(r.code, 1, "explore --jobs 2 did not find the bug:\n%s", r.err);
 	h_result_free(&r);
 	cr_expect_eq(access(h_fmt("%s/port-{job}", dir), F_OK), -1, "{job} was not replaced");
-	line = h_read_file(h_fmt("%s/bug-1.sched", dir), NULL);
-	cr_assert_not_null(line);
-	nl = strchr(line, '\n');
-	cr_assert_not_null(nl);
-	*nl = 0;
+	line = h_run_line(h_fmt("%s/bug-1.sched", dir));
 	job = strstr(line, "/port-");
 	cr_assert(job && (job[6] == '1' || job[6] == '2'), "%s", line);
-	cr_expect(strstr(line, h_fmt("# run: cctrace run --driver 'tests/schedules/"
-				     "counterd-driver.sh %s/port-%c' %s/bug-1.sched -- "
-				     "tests/fixtures/counterd %s/port-%c",
-				     dir, job[6], dir, dir, job[6])),
-		  "%s", line);
-	for (i = 0; i < 3; i++)
-		cr_expect_eq(system(h_fmt("%s run -q --expect bug %s >/dev/null 2>&1", h_cctrace(),
-					  line + strlen("# run: cctrace run "))),
-			     0, "replay %d of: %s", i, line);
-	free(line);
+	cr_expect_str_eq(line, h_fmt("--driver 'tests/schedules/counterd-driver.sh %s/port-%c' "
+				     "%s/bug-1.sched -- tests/fixtures/counterd %s/port-%c",
+				     dir, job[6], dir, dir, job[6]));
+	cr_expect_eq(h_bug_replays(line, 3), 3, "not every replay of %s shows the bug", line);
 	cr_expect_eq(system(h_fmt("rm -rf %s", dir)), 0);
 }

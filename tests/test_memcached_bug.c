@@ -168,9 +168,9 @@ Test(memcached_bug, reinjected_incr_race_loses_an_update_in_10_of_10_attaches)
 Test(memcached_bug, explore_finds_the_reinjected_incr_race_and_bug_1_replays_it)
 {
 	char dir[] = "/tmp/cctrace-mcbug-XXXXXX";
-	char *bin = patched_memcached(), *port, *driver, *line, *nl, *report;
+	char *bin = patched_memcached(), *port, *driver, *line, *report;
 	struct h_result r;
-	int i, ok = 0;
+	int ok;
 
 	cr_assert_not_null(mkdtemp(dir));
 	port = h_fmt("%d", mc_free_port());
@@ -206,17 +206,10 @@ Test(memcached_bug, explore_finds_the_reinjected_incr_race_and_bug_1_replays_it)
 	cr_assert(report && strstr(report, "cctrace: bug: the driver exited with status 1"), "%s",
 		  report);
 	free(report);
-	line = h_read_file(h_fmt("%s/bug-1.sched", dir), NULL);
-	cr_assert_not_null(line);
-	nl = strchr(line, '\n');
-	cr_assert_not_null(nl);
-	*nl = 0;
-	cr_assert(strncmp(line, "# run: cctrace run --driver '", 29) == 0, "%s", line);
-	for (i = 0; i < 10; i++)
-		ok += system(h_fmt("%s run -q --expect bug %s >/dev/null 2>&1", h_cctrace(),
-				   line + strlen("# run: cctrace run "))) == 0;
+	line = h_run_line(h_fmt("%s/bug-1.sched", dir));
+	cr_assert(strncmp(line, "--driver '", 10) == 0, "%s", line);
+	ok = h_bug_replays(line, 10);
 	cr_expect_eq(ok, 10, "bug-1.sched reproduced the lost update in %d of 10 replays: %s", ok,
 		     line);
-	free(line);
 	cr_expect_eq(system(h_fmt("rm -rf %s", dir)), 0);
 }
