@@ -225,7 +225,7 @@ static bool is_call(struct tr_thread *th, struct dis_insn *insn)
 	uint8_t code[DIS_MAX_INSN];
 	uint64_t pc = tracer_regs(th)->rip;
 
-	if (tracer_read(th->proc, pc, code, sizeof(code)) < 0 ||
+	if (tracer_read_code(th->proc, pc, code, sizeof(code)) < 0 ||
 	    dis_decode(code, sizeof(code), pc, insn) < 0)
 		return false;
 	return insn->kind == DIS_CALL ||

@@ -436,3 +436,20 @@ Test(fine, explore_finds_the_lost_hit_at_instruction_level, .timeout = 240)
 	}
 	cr_expect_eq(system(h_fmt("rm -rf %s", dir)), 0);
 }
+
+/* Held at a breakpoint on a line that starts with a call, `next` must see
+ * the call under the int3 and run over it, not step into mix(). */
+Test(fine, next_over_a_call_under_a_breakpoint)
+{
+	struct h_result r = run_sched("nextcall.sched",
+				      "thread A = wait any at(fine.c:71)\n"
+				      "next A\n",
+				      NULL, FINE, NULL);
+
+	cr_assert_eq(r.code, 0, "%s", r.err);
+	cr_expect(strstr(trace_line(r.err, 0), "fine.c:71"), "%s", r.err);
+	cr_expect(strstr(trace_line(r.err, 1), " worker ") &&
+		      strstr(trace_line(r.err, 1), "fine.c:72"),
+		  "next stepped into the call: %s", r.err);
+	h_result_free(&r);
+}

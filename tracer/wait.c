@@ -181,7 +181,7 @@ static enum decoded decode_trap(struct tr_thread *th, struct tr_event *ev)
 		ev->kind = TR_EV_WATCH;
 		ev->watch = slot;
 		ev->addr = p->watch[slot].addr;
-		if (tracer_read(p, th->regs.rip - sizeof(window), window, sizeof(window)) == 0)
+		if (tracer_read_code(p, th->regs.rip - sizeof(window), window, sizeof(window)) == 0)
 			dis_access_before(window, sizeof(window), th->regs.rip, &th->regs, ev->addr,
 					  &insn, &ev->access);
 		return REPORT;
