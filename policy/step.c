@@ -15,7 +15,6 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #define NEXT_MAX_STEPS 1000000
 
@@ -228,8 +227,7 @@ static bool is_call(struct tr_thread *th, struct dis_insn *insn)
 	if (tracer_read_code(th->proc, pc, code, sizeof(code)) < 0 ||
 	    dis_decode(code, sizeof(code), pc, insn) < 0)
 		return false;
-	return insn->kind == DIS_CALL ||
-	       (insn->kind == DIS_INDIRECT && strncmp(insn->text, "call", 4) == 0);
+	return insn->flags & DIS_F_CALL;
 }
 
 struct line_pos {
