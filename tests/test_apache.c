@@ -202,6 +202,12 @@ static void start_server(struct server *s, const char *mpm, const char *tuning)
 	}
 	cr_assert(fd >= 0, "apache2 does not listen on port %d", s->port);
 	close(fd);
+	/* Listening comes before apache2 reloads its modules and forks its
+	 * workers: a request answered means the parent's code is settled,
+	 * which the runs snapshot and compare. */
+	cr_assert_eq(http_status(http_send(s->port, "/one-0"), 10), 200,
+		     "apache2 does not answer:\n%s",
+		     h_read_file(s->error_log, NULL) ?: "(no error log)");
 }
 
 /* Stops the server; nothing may be left of its process group. */
