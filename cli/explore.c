@@ -51,6 +51,8 @@ static void usage(FILE *f)
 	      "  --timeout D       limit of every wait (default 10s)\n"
 	      "  --fail-on-exit    a non-zero exit status of the program is a bug\n"
 	      "  --include-stack   bare read/write also match stack accesses (rsp/rbp)\n"
+	      "  --watchpoints M   read(X)/write(X) by debug registers (hw), by decoding (sw),\n"
+	      "                    or hw where they trap on this host (auto, the default)\n"
 	      "  --no-pin          do not pin cctrace and driven threads to one CPU\n",
 	      f);
 }
@@ -89,7 +91,8 @@ static int parse(int argc, char **argv, struct explore_cli *c)
 		O_NOMIN,
 		O_VERBOSE,
 		O_DRIVER,
-		O_STACK
+		O_STACK,
+		O_WATCHPOINTS
 	};
 	static const struct option opts[] = {
 	    {"strategy", required_argument, NULL, O_STRATEGY},
@@ -110,6 +113,7 @@ static int parse(int argc, char **argv, struct explore_cli *c)
 	    {"verbose", no_argument, NULL, O_VERBOSE},
 	    {"driver", required_argument, NULL, O_DRIVER},
 	    {"include-stack", no_argument, NULL, O_STACK},
+	    {"watchpoints", required_argument, NULL, O_WATCHPOINTS},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -161,6 +165,12 @@ static int parse(int argc, char **argv, struct explore_cli *c)
 			break;
 		case O_STACK:
 			c->opt.include_stack = true;
+			break;
+		case O_WATCHPOINTS:
+			ch = policy_watchpoints_parse(optarg);
+			if (ch < 0)
+				return bad("--watchpoints (use hw, sw or auto)", optarg);
+			c->opt.watchpoints = (enum policy_watchpoints)ch;
 			break;
 		case O_NOPIN:
 			c->opt.pin_cpu = false;
@@ -436,7 +446,7 @@ int explore_main(int argc, char **argv)
 	    .eo = {.out_dir = "cctrace-bugs", .seed = 1, .minimize_replays = 10}};
 	struct explore_summary sum = {0};
 	struct policy *pol;
-	const char *sched;
+	const char *sched, *watch_why;
 	char err[4096];
 	int rc, dashes;
 
@@ -452,6 +462,10 @@ int explore_main(int argc, char **argv)
 	optind = 2;
 	if (parse(argc, argv, &c) < 0)
 		return 3;
+	if (policy_resolve_watchpoints(&c.opt, &watch_why, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s\n", err);
+		return 3;
+	}
 	dashes = optind;
 	if (dashes >= argc) {
 		fprintf(stderr, "cctrace explore: expected -- PROGRAM [ARGS...]\n");
@@ -478,6 +492,7 @@ int explore_main(int argc, char **argv)
 			fclose(c.eo.schedules);
 		return 3;
 	}
+	policy_note_watchpoints(pol, &(struct policy_options){.trace = stderr}, watch_why);
 	if (c.jobs > 1) {
 		rc = fan_out(&c, pol, argv + dashes, &sum);
 	} else {

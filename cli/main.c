@@ -25,6 +25,7 @@ struct cli {
 	struct policy_options opt;
 	int expect; /* an outcome, or -1 */
 	const char *trace_json_path;
+	const char *watch_why; /* why software watchpoints, NULL if hardware */
 };
 
 static void usage(FILE *f)
@@ -51,6 +52,9 @@ static void usage(FILE *f)
 	      "  --single-step        find instruction-level events (read, write, call) by\n"
 	      "                       single-stepping every instruction instead of decoding\n"
 	      "                       ahead (slower; the reference the stepper is tested against)\n"
+	      "  --watchpoints MODE   read(X)/write(X) by debug registers (hw), by decoding\n"
+	      "                       instructions (sw), or hw where they trap on this host\n"
+	      "                       (auto, the default; also $CCTRACE_WATCHPOINTS)\n"
 	      "  -h, --help           this text\n"
 	      "\n"
 	      "exit codes: 0 completed, 1 bug, 2 unrealizable, 3 error, 4 unexpected outcome\n",
@@ -59,6 +63,7 @@ static void usage(FILE *f)
 
 static int parse_options(int argc, char **argv, struct cli *c)
 {
+	char err[256];
 	enum {
 		O_TIMEOUT = 256,
 		O_EXPECT,
@@ -68,6 +73,7 @@ static int parse_options(int argc, char **argv, struct cli *c)
 		O_DRIVER,
 		O_INCLUDE_STACK,
 		O_SINGLE_STEP,
+		O_WATCHPOINTS,
 	};
 	static const struct option longopts[] = {
 	    {"timeout", required_argument, NULL, O_TIMEOUT},
@@ -79,10 +85,11 @@ static int parse_options(int argc, char **argv, struct cli *c)
 	    {"no-pin", no_argument, NULL, O_NO_PIN},
 	    {"include-stack", no_argument, NULL, O_INCLUDE_STACK},
 	    {"single-step", no_argument, NULL, O_SINGLE_STEP},
+	    {"watchpoints", required_argument, NULL, O_WATCHPOINTS},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	int ch;
+	int ch, mode;
 
 	while ((ch = getopt_long(argc, argv, "+qh", longopts, NULL)) != -1) {
 		switch (ch) {
@@ -125,6 +132,16 @@ static int parse_options(int argc, char **argv, struct cli *c)
 		case O_SINGLE_STEP:
 			c->opt.single_step = true;
 			break;
+		case O_WATCHPOINTS:
+			mode = policy_watchpoints_parse(optarg);
+			if (mode < 0) {
+				fprintf(stderr,
+					"cctrace: bad --watchpoints '%s': use hw, sw or auto\n",
+					optarg);
+				return -1;
+			}
+			c->opt.watchpoints = (enum policy_watchpoints)mode;
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -132,6 +149,10 @@ static int parse_options(int argc, char **argv, struct cli *c)
 			usage(stderr);
 			return -1;
 		}
+	}
+	if (policy_resolve_watchpoints(&c->opt, &c->watch_why, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s\n", err);
+		return -1;
 	}
 	return 0;
 }
@@ -177,6 +198,7 @@ static int cmd_run(int argc, char **argv, struct cli *c)
 		policy_free(pol);
 		return EXIT_ERROR;
 	}
+	policy_note_watchpoints(pol, &c->opt, c->watch_why);
 	o = policy_run_program(pol, argv + 2, &c->opt);
 	policy_free(pol);
 	return finish(c, o);
@@ -208,6 +230,7 @@ static int cmd_attach(int argc, char **argv, struct cli *c)
 		policy_free(pol);
 		return EXIT_ERROR;
 	}
+	policy_note_watchpoints(pol, &c->opt, c->watch_why);
 	o = policy_run_attached(pol, (pid_t)pid, &c->opt);
 	policy_free(pol);
 	return finish(c, o);

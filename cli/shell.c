@@ -1333,6 +1333,8 @@ static void usage(FILE *f)
 	      "  --exit-on-error      stop at the first failed command, exit code 3\n"
 	      "  -q, --quiet          do not print scheduling events as they happen\n"
 	      "  --no-pin             do not pin cctrace and driven threads to one CPU\n"
+	      "  --watchpoints MODE   watch by debug registers (hw), by decoding (sw), or hw\n"
+	      "                       where they trap on this host (auto, the default)\n"
 	      "  -h, --help           this text\n"
 	      "\n"
 	      "See docs/shell.md; 'help' at the prompt lists the commands.\n",
@@ -1341,15 +1343,18 @@ static void usage(FILE *f)
 
 static int parse_options(int argc, char **argv, struct shell *sh)
 {
-	enum { O_TIMEOUT = 256, O_EXIT_ON_ERROR, O_NO_PIN };
+	enum { O_TIMEOUT = 256, O_EXIT_ON_ERROR, O_NO_PIN, O_WATCHPOINTS };
 	static const struct option longopts[] = {
 	    {"timeout", required_argument, NULL, O_TIMEOUT},
 	    {"exit-on-error", no_argument, NULL, O_EXIT_ON_ERROR},
 	    {"quiet", no_argument, NULL, 'q'},
 	    {"no-pin", no_argument, NULL, O_NO_PIN},
+	    {"watchpoints", required_argument, NULL, O_WATCHPOINTS},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
+	char err[256];
+	const char *watch_why;
 	int ch;
 
 	optind = 1;
@@ -1372,6 +1377,17 @@ static int parse_options(int argc, char **argv, struct shell *sh)
 		case O_NO_PIN:
 			sh->opt.pin_cpu = false;
 			break;
+		case O_WATCHPOINTS:
+			ch = policy_watchpoints_parse(optarg);
+			if (ch < 0) {
+				fprintf(
+				    stderr,
+				    "cctrace shell: bad --watchpoints '%s': use hw, sw or auto\n",
+				    optarg);
+				return -1;
+			}
+			sh->opt.watchpoints = (enum policy_watchpoints)ch;
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -1380,6 +1396,11 @@ static int parse_options(int argc, char **argv, struct shell *sh)
 			return -1;
 		}
 	}
+	if (policy_resolve_watchpoints(&sh->opt, &watch_why, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s\n", err);
+		return -1;
+	}
+	policy_note_watchpoints(NULL, &sh->opt, watch_why); /* `watch` is a command away */
 	return 0;
 }
 

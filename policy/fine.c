@@ -38,7 +38,7 @@ struct plan {
 	bool lvalues;  /* read(X)/write(X) atoms */
 };
 
-static void plan_expr(const struct expr *e, bool include_stack, struct plan *pl)
+static void plan_expr(const struct expr *e, bool include_stack, bool soft_watch, struct plan *pl)
 {
 	if (!e)
 		return;
@@ -47,7 +47,7 @@ static void plan_expr(const struct expr *e, bool include_stack, struct plan *pl)
 	case E_EV_WRITE:
 		if (!e->lhs)
 			pl->want |= DIS_WANT_MEM | (include_stack ? DIS_WANT_STACK_MEM : 0);
-		else if (e->ival == WATCH_BY_DECODING)
+		else if (e->ival == WATCH_BY_DECODING || soft_watch)
 			pl->want |= DIS_WANT_MEM;
 		pl->lvalues |= e->lhs != NULL;
 		return;
@@ -58,8 +58,8 @@ static void plan_expr(const struct expr *e, bool include_stack, struct plan *pl)
 		pl->syscalls = true;
 		return;
 	default:
-		plan_expr(e->lhs, include_stack, pl);
-		plan_expr(e->rhs, include_stack, pl);
+		plan_expr(e->lhs, include_stack, soft_watch, pl);
+		plan_expr(e->rhs, include_stack, soft_watch, pl);
 	}
 }
 
@@ -68,7 +68,7 @@ void fine_plan(struct run *r, const struct expr *pred)
 {
 	struct plan pl = {0};
 
-	plan_expr(pred, r->opt->include_stack, &pl);
+	plan_expr(pred, r->opt->include_stack, r->opt->watchpoints == WATCHPOINTS_SW, &pl);
 	r->fine_want = pl.want;
 	r->fine_syscalls = pl.syscalls && !pl.want;
 	if (pl.want && pl.syscalls)

@@ -51,6 +51,15 @@ struct policy {
 	int nthreads;
 };
 
+/* --- vec.c --- */
+/* Room for element n of the array *items (a T **) of capacity *cap:
+ * 0, or -1 when memory is exhausted. */
+int vec_reserve(void *items, int *cap, int n, size_t size);
+
+/* --- watchmode.c --- */
+/* tracer_hw_watchpoints_fire's answer if it was asked, -2 if not. */
+int watchmode_probed(void);
+
 /* --- check.c --- */
 int policy_check(struct policy *pol, struct sym_space *syms, char *err, size_t errlen);
 /* Check another schedule (a fragment typed in the shell) against pol's

@@ -261,7 +261,7 @@ static enum flow handle_event(struct run *r, const struct tr_event *ev, bool new
 {
 	struct tr_thread *th = ev->thread;
 	struct thread_ctx *tc;
-	char where[200], text[256];
+	char where[200], text[768], silent[512];
 	bool holds = false;
 	int rc;
 
@@ -274,7 +274,9 @@ static enum flow handle_event(struct run *r, const struct tr_event *ev, bool new
 		if (r->all_candidates) /* `continue`: the program may simply end */
 			return run_program_ended(r, ev, NULL);
 		run_where(r, r->stmt, where, sizeof(where));
-		snprintf(text, sizeof(text), "while the schedule waited at %s", where);
+		silent[0] = '\0';
+		points_silent_watch(r, silent, sizeof(silent));
+		snprintf(text, sizeof(text), "while the schedule waited at %s%s", where, silent);
 		return run_program_ended(r, ev, text);
 	case TR_EV_SIGNAL:
 		if (ev->fatal) {
@@ -324,15 +326,17 @@ static enum flow handle_event(struct run *r, const struct tr_event *ev, bool new
 	if (ev->kind == TR_EV_EXIT && !new_are_candidates) {
 		run_where(r, r->stmt, where, sizeof(where));
 		expr_format(r->pred, text, sizeof(text));
+		silent[0] = '\0';
+		points_silent_watch(r, silent, sizeof(silent));
 		/* A server killed under a schedule: say so, not just "exited". */
 		if (WIFSIGNALED(ev->status))
 			report_outcome(r, OUTCOME_UNREALIZABLE,
-				       "%s was killed by %s before reaching '%s' (%s)", th->name,
-				       sigabbrev_np(WTERMSIG(ev->status)), text, where);
+				       "%s was killed by %s before reaching '%s' (%s)%s", th->name,
+				       sigabbrev_np(WTERMSIG(ev->status)), text, where, silent);
 		else
 			report_outcome(r, OUTCOME_UNREALIZABLE,
-				       "%s exited before reaching '%s' (%s)", th->name, text,
-				       where);
+				       "%s exited before reaching '%s' (%s)%s", th->name, text,
+				       where, silent);
 		return FLOW_STOP;
 	}
 	if (ev->kind == TR_EV_EXIT || ev->kind == TR_EV_PROCESS_EXIT) {
@@ -365,7 +369,7 @@ static void capture_kernel_states(struct run *r)
 
 void run_timed_out(struct run *r, const struct stmt *s)
 {
-	char where[256], text[256];
+	char where[256], text[256], silent[512];
 
 	run_where(r, s, where, sizeof(where));
 	if (s->pred)
@@ -374,9 +378,11 @@ void run_timed_out(struct run *r, const struct stmt *s)
 		snprintf(text, sizeof(text), "the end of this statement");
 	capture_kernel_states(r);
 	tracer_stop_all(r->t);
+	silent[0] = '\0';
+	points_silent_watch(r, silent, sizeof(silent));
 	report_outcome(r, OUTCOME_UNREALIZABLE,
-		       "no thread reached '%s' within %ld ms (%s); where the threads were:", text,
-		       (long)r->timeout_ms, where);
+		       "no thread reached '%s' within %ld ms (%s)%s; where the threads were:", text,
+		       (long)r->timeout_ms, where, silent);
 	report_threads(r);
 }
 
@@ -979,6 +985,9 @@ void run_free(struct run *r)
 	free(r->bindings);
 	free(r->armed);
 	free(r->lingering);
+	free(r->watches);
+	free(r->lingering_watches);
+	free(r->decoded);
 	free(r->locals);
 	free(r->deferred);
 	free(r);

@@ -240,6 +240,12 @@ static int locate(struct run *r, struct tr_process *p, struct tr_thread *th, con
 	return 0;
 }
 
+static int read_first_bytes(struct tr_process *p, uint64_t addr, uint64_t size, uint64_t *value)
+{
+	*value = 0;
+	return tracer_read(p, addr, value, size < 8 ? size : 8);
+}
+
 static int arm_watch(struct run *r, struct tr_process *p, struct tr_thread *th,
 		     const struct expr *e)
 {
@@ -248,8 +254,10 @@ static int arm_watch(struct run *r, struct tr_process *p, struct tr_thread *th,
 	int slot;
 	enum tr_watch_kind kind = e->kind == E_EV_WRITE ? TR_WATCH_WRITE : TR_WATCH_ACCESS;
 
-	if (r->nwatches == MAX_ARMED_WATCH)
-		return 0;
+	if (vec_reserve(&r->watches, &r->watches_cap, r->nwatches, sizeof(*r->watches)) < 0) {
+		report_outcome(r, OUTCOME_ERROR, "out of memory");
+		return -1;
+	}
 	if (locate(r, p, th, e, &addr, &size) < 0)
 		return -1;
 	slot = tracer_watch_insert(p, addr, (int)size, kind, err, sizeof(err));
@@ -264,7 +272,39 @@ static int arm_watch(struct run *r, struct tr_process *p, struct tr_thread *th,
 			       e->lhs->name ? e->lhs->name : "variable", err);
 		return -1;
 	}
-	r->watches[r->nwatches++] = (struct armed_watch){e, p, th, addr, slot, (int)size};
+	r->watches[r->nwatches] = (struct armed_watch){e, p, th, addr, slot, (int)size, 0};
+	read_first_bytes(p, addr, size, &r->watches[r->nwatches].armed_value);
+	r->nwatches++;
+	return 0;
+}
+
+int points_silent_watch(struct run *r, char *buf, size_t len)
+{
+	char text[128];
+	uint64_t now;
+	int i;
+
+	for (i = 0; i < r->nwatches; i++) {
+		const struct armed_watch *w = &r->watches[i];
+
+		if (!tracer_process_alive(w->proc) ||
+		    read_first_bytes(w->proc, w->addr, (uint64_t)w->size, &now) < 0 ||
+		    now == w->armed_value)
+			continue;
+		expr_format(w->atom->lhs, text, sizeof(text));
+		snprintf(buf, len,
+			 "; %s changed from %#lx to %#lx while its debug-register watchpoint was "
+			 "armed, and the watchpoint never fired: this host's debug registers do "
+			 "not trap (use --watchpoints sw or auto)",
+			 text, (unsigned long)w->armed_value, (unsigned long)now);
+		return 1;
+	}
+	if (r->nwatches && watchmode_probed() == 0) {
+		snprintf(buf, len,
+			 "; its watchpoint used the debug registers (--watchpoints hw), which a "
+			 "probe found do not trap on this host (use --watchpoints sw or auto)");
+		return 1;
+	}
 	return 0;
 }
 
@@ -274,8 +314,10 @@ static int arm_decoded(struct run *r, struct tr_process *p, struct tr_thread *th
 {
 	uint64_t addr, size;
 
-	if (r->ndecoded == MAX_ARMED_WATCH)
-		return 0;
+	if (vec_reserve(&r->decoded, &r->decoded_cap, r->ndecoded, sizeof(*r->decoded)) < 0) {
+		report_outcome(r, OUTCOME_ERROR, "out of memory");
+		return -1;
+	}
 	if (locate(r, p, th, e, &addr, &size) < 0)
 		return -1;
 	r->decoded[r->ndecoded++] = (struct decoded_lvalue){e, p, th, addr, size};
@@ -376,6 +418,21 @@ int points_arm(struct run *r, const struct expr *pred)
 	return 0;
 }
 
+/* The armed watches become the lingering ones; the old lingering table's
+ * memory is reused for the next wait's. */
+static void linger_watches(struct run *r)
+{
+	struct armed_watch *table = r->lingering_watches;
+	int cap = r->lingering_watches_cap;
+
+	r->lingering_watches = r->watches;
+	r->lingering_watches_cap = r->watches_cap;
+	r->nlingering_watches = r->nwatches;
+	r->watches = table;
+	r->watches_cap = cap;
+	r->nwatches = 0;
+}
+
 void points_disarm(struct run *r)
 {
 	struct armed_bp *swap = r->lingering;
@@ -389,9 +446,7 @@ void points_disarm(struct run *r)
 	r->armed = swap;
 	r->armed_cap = cap;
 	r->narmed = 0;
-	memcpy(r->lingering_watches, r->watches, sizeof(r->watches));
-	r->nlingering_watches = r->nwatches;
-	r->nwatches = 0;
+	linger_watches(r);
 	r->pred = NULL;
 }
 
@@ -655,29 +710,43 @@ int points_thread_cond(void *hook, const struct expr *e, bool *out)
 }
 
 /* addr, size, value, func and line of the event at hand. */
+bool points_event_access(struct run *r, const struct tr_event *ev, const struct fine_event *fe,
+			 struct fine_event *out)
+{
+	int i;
+
+	if (fe && fe->kind == FINE_ACCESS) {
+		*out = *fe;
+		return true;
+	}
+	if (!ev || ev->kind != TR_EV_WATCH)
+		return false;
+	*out = (struct fine_event){.kind = FINE_ACCESS, .pc = ev->pc, .addr = ev->addr};
+	for (i = 0; i < r->nwatches; i++)
+		if (r->watches[i].addr == ev->addr && r->watches[i].proc == ev->thread->proc)
+			out->size = (unsigned)r->watches[i].size;
+	tracer_read(ev->thread->proc, ev->addr, &out->value,
+		    out->size && out->size < 8 ? out->size : 8);
+	return true;
+}
+
 static int event_field(void *hook, enum event_field field, int64_t *out)
 {
 	struct run *r = hook;
 	const struct tr_event *ev = r->event;
 	const struct fine_event *fe = r->fine;
+	struct fine_event access;
 	struct proc_ctx *pc;
 	struct sym_loc loc;
 	uint64_t addr = 0, size = 0, value = 0;
-	int i;
 
 	*out = 0;
 	if (!ev || !ev->thread)
 		return 0;
-	if (fe && fe->kind == FINE_ACCESS) {
-		addr = fe->addr;
-		size = fe->size;
-		value = fe->value;
-	} else if (ev->kind == TR_EV_WATCH) {
-		addr = ev->addr;
-		for (i = 0; i < r->nwatches; i++)
-			if (r->watches[i].addr == addr && r->watches[i].proc == ev->thread->proc)
-				size = r->watches[i].size;
-		tracer_read(ev->thread->proc, addr, &value, size && size < 8 ? size : 8);
+	if (points_event_access(r, ev, fe, &access)) {
+		addr = access.addr;
+		size = access.size;
+		value = access.value;
 	}
 	switch (field) {
 	case FIELD_ADDR:

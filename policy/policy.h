@@ -36,6 +36,14 @@ enum policy_outcome {
 #define EXIT_UNEXPECTED	  4 /* --expect was given and the outcome differs */
 #define EXIT_INFEASIBLE	  5
 
+/* How read(X)/write(X) are watched (--watchpoints, $CCTRACE_WATCHPOINTS). */
+enum policy_watchpoints {
+	WATCHPOINTS_DEFAULT, /* $CCTRACE_WATCHPOINTS if set, else auto */
+	WATCHPOINTS_AUTO,    /* debug registers where a probe shows they trap */
+	WATCHPOINTS_HW,	     /* debug registers DR0-DR3 */
+	WATCHPOINTS_SW,	     /* the decode-ahead stepper (fine.c) */
+};
+
 struct policy_options {
 	bool fail_on_exit;  /* a non-zero exit status of the program is a bug */
 	int64_t timeout_ms; /* default limit of every wait; 0 = 10 s */
@@ -50,6 +58,7 @@ struct policy_options {
 	bool include_stack; /* bare read/write match stack accesses (rsp/rbp) too */
 	bool single_step;   /* instruction-level events by PTRACE_SINGLESTEP, not by
 			     * decoding ahead (the reference for tests and bench) */
+	enum policy_watchpoints watchpoints;
 	int end_order;	    /* 0: at the end every thread is let go at once; 1 / -1: the
 			     * bound ones one at a time, each until it exits or blocks, in
 			     * binding order / its reverse (minimisation's replays) */
@@ -197,6 +206,24 @@ int policy_explore(struct policy *pol, char *const argv[], const struct policy_o
  * plus .full.sched.  *removed counts the dropped lines. */
 int policy_minimize(const char *path, char *const argv[], const struct policy_options *opt,
 		    int replays, int *removed);
+
+/* "hw", "sw" or "auto"; -1 if none of them. */
+int policy_watchpoints_parse(const char *name);
+/*
+ * Settle opt->watchpoints to WATCHPOINTS_HW or WATCHPOINTS_SW: from the
+ * environment if it is WATCHPOINTS_DEFAULT, then for auto by probing the
+ * debug registers (tracer_hw_watchpoints_fire; call this before anything
+ * is traced).  *why (static text) says why software watchpoints are used,
+ * or why hardware ones were forced on a host whose probe says they do not
+ * trap; NULL otherwise.  -1 with err for a bad $CCTRACE_WATCHPOINTS.
+ */
+int policy_resolve_watchpoints(struct policy_options *opt, const char **why, char *err,
+			       size_t errlen);
+/* "cctrace: watchpoints: software, ...: why" on opt->trace if why is not
+ * NULL and pol watches a variable (or pol is NULL: a shell, which may
+ * watch one later): the trace's first line. */
+void policy_note_watchpoints(const struct policy *pol, const struct policy_options *opt,
+			     const char *why);
 
 const char *policy_outcome_name(enum policy_outcome o);
 int policy_outcome_exit_code(enum policy_outcome o);

@@ -77,7 +77,10 @@ static void event_text(struct run *r, const struct tr_event *ev, char *buf, size
 	if (ev->kind == TR_EV_SYSCALL && r->matched_atom && !r->matched_atom->name)
 		snprintf(buf + strlen(buf), len - strlen(buf), " %s",
 			 tracer_syscall_name(ev->sysno) ? tracer_syscall_name(ev->sysno) : "?");
-	if (r->fine)
+	/* read(X)/write(X) read the same whether a debug register or the
+	 * stepper found the access (watchmode.c): X names the place.  The JSON
+	 * trace has the address, size and value of both. */
+	if (r->fine && !(r->matched_atom && r->matched_atom->lhs))
 		fine_event_text(r, ev->thread, r->fine, buf + strlen(buf), len - strlen(buf));
 }
 
@@ -158,6 +161,7 @@ void report_deferred_trace(struct run *r, FILE *f)
 
 void report_event(struct run *r, const struct tr_event *ev)
 {
+	struct fine_event access;
 	char what[160], where[160] = "";
 	struct sym_loc loc;
 
@@ -188,10 +192,10 @@ void report_event(struct run *r, const struct tr_event *ev)
 		fprintf(f, ",\"file\":");
 		json_string(f, loc.file);
 		fprintf(f, ",\"line\":%d", loc.line);
-		if (r->fine && r->fine->kind == FINE_ACCESS)
+		if (points_event_access(r, ev, r->fine, &access))
 			fprintf(f, ",\"addr\":\"%#lx\",\"size\":%u,\"value\":\"%#lx\"",
-				(unsigned long)r->fine->addr, r->fine->size,
-				(unsigned long)r->fine->value);
+				(unsigned long)access.addr, access.size,
+				(unsigned long)access.value);
 		fprintf(f, "}\n");
 	}
 }

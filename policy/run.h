@@ -13,7 +13,6 @@
 #include "policy/oracle.h"
 
 #define MAX_FRAMES	64
-#define MAX_ARMED_WATCH 16
 
 /* Per traced process: its symbols and the addresses the schedule's names
  * resolve to there (resolved on first use, reset on exec). */
@@ -94,6 +93,7 @@ struct armed_watch {
 	uint64_t addr;
 	int slot;
 	int size;
+	uint64_t armed_value; /* its first 8 bytes when armed: proof of a missed write */
 };
 
 enum flow { FLOW_NEXT, FLOW_STOP };
@@ -152,8 +152,8 @@ struct run {
 		struct tr_process *proc;
 		struct tr_thread *thread; /* as in armed_watch */
 		uint64_t addr, size;
-	} decoded[MAX_ARMED_WATCH];
-	int ndecoded;
+	} * decoded;
+	int ndecoded, decoded_cap;
 	struct armed_bp fine_bps[FINE_MAX_BPS]; /* the stepper's, oldest first */
 	int nfine_bps;
 	unsigned fine_planted_want; /* what they were planted for */
@@ -169,10 +169,10 @@ struct run {
 	 * costs no writes to the target.  points_flush() really removes them. */
 	struct armed_bp *lingering;
 	int nlingering, lingering_cap;
-	struct armed_watch watches[MAX_ARMED_WATCH];
-	int nwatches;
-	struct armed_watch lingering_watches[MAX_ARMED_WATCH];
-	int nlingering_watches;
+	struct armed_watch *watches;
+	int nwatches, watches_cap;
+	struct armed_watch *lingering_watches;
+	int nlingering_watches, lingering_watches_cap;
 };
 
 /* interp.c */
@@ -257,12 +257,21 @@ struct thread_ctx *run_thread(struct run *r, struct tr_thread *th);
 int points_arm(struct run *r, const struct expr *pred);
 void points_disarm(struct run *r);
 void points_flush(struct run *r);
+/* A debug-register watch of the current wait that demonstrably missed an
+ * access (its variable changed while armed), or that was forced on a host
+ * whose probe says they never trap: why, for the unrealizable report.
+ * 1 if buf says something, 0 if there is nothing to say. */
+int points_silent_watch(struct run *r, char *buf, size_t len);
 /* Bookkeeping at a breakpoint stop of a candidate: push a frame at entry
  * of a function whose return is awaited, recognise a return. */
 void points_note_break(struct run *r, struct tr_thread *th, const struct tr_event *ev);
 /* Frames of functions in the predicate that th is inside now. */
 void points_seed_frames(struct run *r, struct tr_thread *th);
 int points_event_atom(void *hook, const struct expr *e, bool *out);
+/* The access an event made, whether a debug register (ev) or the stepper
+ * (fe) found it: false if it was no memory access. */
+bool points_event_access(struct run *r, const struct tr_event *ev, const struct fine_event *fe,
+			 struct fine_event *out);
 int points_thread_cond(void *hook, const struct expr *e, bool *out);
 /* proc(T): the pid of bound thread T's process; -1 if T is not bound. */
 int points_thread_value(void *hook, const struct expr *e, int64_t *out);

@@ -161,9 +161,12 @@ Test(errors, fifth_watched_variable_is_decoded)
 						 "wait any write(w1) || write(w2) || write(w3) || "
 						 "write(w4) || write(w5)\n");
 	struct h_result r = H_RUN(h_cctrace(), "run", sched, "--", ERRFIX, "writes");
+	struct h_trace_ev ev[1];
 
 	cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
-	cr_expect(strstr(r.err, "write(w1) 0x") && strstr(r.err, " writer "), "%s", r.err);
+	cr_expect_eq(h_parse_trace(r.err, ev, 1), 1, "%s", r.err);
+	cr_expect_str_eq(ev[0].event, "write(w1)", "%s", r.err);
+	cr_expect_str_eq(ev[0].func, "writer", "%s", r.err);
 	cr_expect_str_eq(r.out, "w1..w4 = 1 2 3 4, w5 = 0\n");
 	h_result_free(&r);
 }

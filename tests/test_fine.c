@@ -32,6 +32,33 @@ static struct h_result run_sched(const char *name, const char *text, const char 
 	return h_run(mode ? argv_mode : argv, 120);
 }
 
+/* The n-th line (0-based) of the JSON trace at path, or fail. */
+static const char *json_line(const char *path, int n)
+{
+	char *text = h_read_file(path, NULL), *line = text;
+	int i;
+
+	cr_assert_not_null(text, "no JSON trace at %s", path);
+	for (i = 0; i < n && line; i++) {
+		line = strchr(line, '\n');
+		line = line ? line + 1 : NULL;
+	}
+	cr_assert(line && *line, "no line %d in the JSON trace:\n%s", n, text);
+	line = h_fmt("%.*s", (int)strcspn(line, "\n"), line);
+	free(text);
+	return line;
+}
+
+/* The value the access of JSON trace line n saw, as "0x..". */
+static const char *json_value(const char *path, int n)
+{
+	char buf[64];
+
+	cr_assert(h_json_field(json_line(path, n), "value", buf, sizeof(buf)), "no value in %s",
+		  json_line(path, n));
+	return h_fmt("%s", buf);
+}
+
 /* The trace line of the n-th event (0-based), or fail. */
 static const char *trace_line(const char *err, int n)
 {
@@ -180,6 +207,7 @@ Test(fine, syscall_events_stop_before_the_call)
 
 Test(fine, more_variables_than_debug_registers)
 {
+	char *json = h_fmt("%s.json", h_temp_sched("five.json", ""));
 	struct h_result r =
 	    run_sched("five.sched",
 		      "thread A = wait any enter(five)\n"
@@ -188,18 +216,18 @@ Test(fine, more_variables_than_debug_registers)
 		      "|| write(v5)\n"
 		      "}\n"
 		      "run A until write(origin)\n",
-		      NULL, FINE, NULL);
+		      h_fmt("--trace-json=%s", json), FINE, NULL);
 	int i;
 
 	cr_assert_eq(r.code, 0, "%s", r.err);
-	for (i = 1; i <= 5; i++)
-		cr_expect(strstr(trace_line(r.err, i), h_fmt("write(v%d) ", i)) &&
-			      strstr(trace_line(r.err, i), h_fmt("= 0x%d ", i)),
-			  "event %d:\n%s", i, r.err);
+	for (i = 1; i <= 5; i++) {
+		cr_expect(strstr(trace_line(r.err, i), h_fmt("write(v%d) ", i)), "event %d:\n%s", i,
+			  r.err);
+		cr_expect_str_eq(json_value(json, i), h_fmt("0x%d", i), "event %d", i);
+	}
 	/* origin is 16 bytes: watched by decoding; where->x is inside it. */
-	cr_expect(strstr(trace_line(r.err, 6), "write(origin)") &&
-		      strstr(trace_line(r.err, 6), "= 0x7 "),
-		  "%s", r.err);
+	cr_expect(strstr(trace_line(r.err, 6), "write(origin)"), "%s", r.err);
+	cr_expect_str_eq(json_value(json, 6), "0x7");
 	h_result_free(&r);
 }
 
@@ -353,6 +381,7 @@ Test(fine, stepper_equals_single_stepping_on_every_sample, .timeout = 300)
  * in the thread the `run` moves, by watchpoint or, past four, by decoding. */
 Test(fine, locals_parameters_and_thread_locals)
 {
+	char *json = h_fmt("%s.json", h_temp_sched("locals.json", "")), addr[64];
 	struct h_result r = run_sched("locals.sched",
 				      "thread A = wait any enter(worker)\n"
 				      "run A until write(f)\n"
@@ -374,11 +403,12 @@ Test(fine, locals_parameters_and_thread_locals)
 		      "thread A = wait any enter(worker)\n"
 		      "run A until write(f) || write(v1) || write(v2) || write(v3) || write(v4)\n"
 		      "run A until write(n) && value == 21\n",
-		      NULL, FINE, NULL);
+		      h_fmt("--trace-json=%s", json), FINE, NULL);
 	cr_assert_eq(r.code, 3, "n is fact's, not in scope in worker: %s", r.err);
-	cr_expect(strstr(trace_line(r.err, 1), "write(f) 0x7ff") &&
-		      strstr(trace_line(r.err, 1), "= 0x78 "),
-		  "f = 120, on the stack, found by decoding: %s", r.err);
+	cr_expect(strstr(trace_line(r.err, 1), "write(f)"), "%s", r.err);
+	cr_expect(h_json_field(json_line(json, 1), "addr", addr, sizeof(addr)) &&
+		      strncmp(addr, "0x7ff", 5) == 0 && strcmp(json_value(json, 1), "0x78") == 0,
+		  "f = 120, on the stack, found by decoding: %s", json_line(json, 1));
 	cr_expect(strstr(r.err, "no variable 'n' in scope at worker"), "%s", r.err);
 	h_result_free(&r);
 	r = run_sched("localwait.sched", "wait any write(f)\n", NULL, FINE, NULL);

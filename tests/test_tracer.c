@@ -129,6 +129,12 @@ Test(tracer, breakpoints_lose_no_event_while_others_step_over)
 
 Test(tracer, watchpoint_reaches_threads_created_after_it)
 {
+	char why[400];
+
+	/* The software mechanism that replaces them is tested through the
+	 * schedules (test_samples, test_fine, test_watchmode). */
+	if (tracer_hw_watchpoints_fire(why, sizeof(why)) != 1)
+		cr_skip_test("%s", why);
 	struct tracer *t = launch("500");
 	struct tr_process *p = tracer_processes(t);
 	struct sym_space *syms;

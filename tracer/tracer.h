@@ -248,6 +248,13 @@ int tracer_watch_insert(struct tr_process *p, uint64_t addr, int len, enum tr_wa
 			char *err, size_t errlen);
 void tracer_watch_remove(struct tr_process *p, int slot);
 
+/* Do debug-register watchpoints trap on this host?  Some hosts (AMD under
+ * Firecracker) accept DR0-DR7 and never trap.  Probes once per boot with a
+ * child of its own (so call it before anything is traced) and caches the
+ * answer.  1: they fire; 0: they do not, and why says so; -1: the probe
+ * could not run (why says why). */
+int tracer_hw_watchpoints_fire(char *why, size_t len);
+
 /* Undo everything in every process and let all threads go.  Safe on any
  * path, including after errors; returns 0 if everything was restored. */
 int tracer_detach_all(struct tracer *t);
