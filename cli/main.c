@@ -4,6 +4,8 @@
  *   cctrace run [OPTIONS] SCHEDULE -- PROGRAM [ARGS...]
  *   cctrace attach [OPTIONS] PID SCHEDULE
  *   cctrace shell [OPTIONS] PID | -- PROGRAM [ARGS...]   (cli/shell.c)
+ *   cctrace explore SCHEDULE [OPTIONS] -- PROGRAM [ARGS...]   (cli/explore.c)
+ *   cctrace watchpoints
  *
  * Subcommands are a table; each parses its own operands and hands a loaded
  * schedule to policy/.  The exit code is the outcome's (0 completed, 1 bug,
@@ -35,6 +37,7 @@ static void usage(FILE *f)
 	      "       cctrace shell [OPTIONS] PID | -- PROGRAM [ARGS...]   (see cctrace shell -h)\n"
 	      "       cctrace explore SCHEDULE [OPTIONS] -- PROGRAM [ARGS...]  (see cctrace "
 	      "explore -h)\n"
+	      "       cctrace watchpoints    do debug-register watchpoints trap on this host?\n"
 	      "\n"
 	      "Drive the threads of a program along a schedule file.\n"
 	      "\n"
@@ -236,6 +239,32 @@ static int cmd_attach(int argc, char **argv, struct cli *c)
 	return finish(c, o);
 }
 
+/* `cctrace watchpoints`: what --watchpoints auto chooses here, and why;
+ * exit 0 where the debug registers trap, 1 where they do not (scripts,
+ * such as tests/run-all, choose on it). */
+static int watchpoints_main(int argc, char **argv)
+{
+	struct policy_options opt = {.watchpoints = WATCHPOINTS_AUTO};
+	const char *why;
+	char err[256];
+
+	(void)argv;
+	if (argc > 1) {
+		fprintf(stderr, "cctrace watchpoints: takes no operands\n");
+		return EXIT_ERROR;
+	}
+	if (policy_resolve_watchpoints(&opt, &why, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s\n", err);
+		return EXIT_ERROR;
+	}
+	if (opt.watchpoints == WATCHPOINTS_HW) {
+		printf("hw: this host's debug registers trap; read(X)/write(X) use them\n");
+		return 0;
+	}
+	printf("sw: %s; read(X)/write(X) are found by decoding instructions\n", why);
+	return 1;
+}
+
 static const struct command {
 	const char *name;
 	int (*fn)(int argc, char **argv, struct cli *c);
@@ -245,6 +274,7 @@ static const struct command {
     {"attach", cmd_attach, NULL},
     {"shell", NULL, shell_main},
     {"explore", NULL, explore_main},
+    {"watchpoints", NULL, watchpoints_main},
 };
 
 int main(int argc, char **argv)
