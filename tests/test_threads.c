@@ -21,7 +21,9 @@ TestSuite(threads, .fini = h_cleanup, .timeout = 60);
 
 Test(threads, hold_one_thread_while_waves_come_and_go)
 {
-	char *sched = h_temp_sched("waves.sched", "timeout 5s\n"
+	/* With software watchpoints every free thread is decoded through
+	 * job()'s loop until one writes finished: seconds on a loaded host. */
+	char *sched = h_temp_sched("waves.sched", "timeout 25s\n"
 						  "thread A = wait any enter(job)\n"
 						  "wait any write(finished) && finished == 11\n"
 						  "run A until return(job)\n"
