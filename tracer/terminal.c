@@ -31,6 +31,16 @@
  * program's terminal modes are kept for its next turn and cctrace's put
  * back.
  *
+ * A thread of the program may be asleep in a read of the terminal when
+ * cctrace takes it back: the kernel checks the foreground only as a read
+ * starts, so it would go on reading and eat what is typed at the prompt.
+ * Each such thread (seen in /proc/PID/task/TID/syscall) is interrupted
+ * (PTRACE_INTERRUPT, resumed silently at the next wait): its read is
+ * restarted, finds itself in the background, and stops with SIGTTIN
+ * until the next command gives the terminal back.  Threads in other
+ * system calls are left alone, as an interrupt can make some of them
+ * (epoll_wait) fail with EINTR.
+ *
  * A process that is not in the foreground must not call tcsetpgrp or
  * tcsetattr, nor write to a terminal with TOSTOP set, without SIGTTOU
  * stopping it; cctrace keeps SIGTTOU blocked while the program has the
@@ -42,7 +52,12 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -119,6 +134,64 @@ bool tr_terminal_stop(struct tr_thread *th, int sig)
 	return true;
 }
 
+/* cctrace's controlling terminal (tty_nr of /proc/self/stat), 0 if none. */
+static dev_t controlling_terminal(void)
+{
+	char line[1024], *p;
+	unsigned long tty = 0;
+	FILE *f = fopen("/proc/self/stat", "r");
+
+	if (!f)
+		return 0;
+	p = fgets(line, sizeof(line), f) ? strrchr(line, ')') : NULL;
+	fclose(f);
+	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %lu", &tty) != 1)
+		return 0;
+	return makedev((tty >> 8) & 0xfff, (tty & 0xff) | ((tty >> 12) & 0xfff00));
+}
+
+/* Is thread tid of pid asleep in a read of the terminal tty? */
+static bool reads_terminal(pid_t pid, pid_t tid, dev_t tty)
+{
+	char path[64];
+	long nr;
+	unsigned long long fd;
+	struct stat st;
+	bool in_read;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", pid, tid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	in_read = fscanf(f, "%ld %llx", &nr, &fd) == 2 &&
+		  (nr == SYS_read || nr == SYS_readv || nr == SYS_pread64 || nr == SYS_preadv ||
+		   nr == SYS_preadv2);
+	fclose(f);
+	if (!in_read)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/fd/%llu", pid, fd);
+	return stat(path, &st) == 0 && S_ISCHR(st.st_mode) &&
+	       (st.st_rdev == tty || st.st_rdev == makedev(5, 0)); /* or /dev/tty */
+}
+
+/* Stop the program's reads of the terminal that started while it had it. */
+static void interrupt_readers(struct tracer *t, pid_t pgrp)
+{
+	dev_t tty = controlling_terminal();
+	struct tr_thread *th;
+
+	for (th = t->threads; th && tty; th = th->next) {
+		if (th->state != TR_RUNNING || th->listening || th->interrupting || th->exiting ||
+		    getpgid(th->proc->pid) != pgrp || !reads_terminal(th->proc->pid, th->tid, tty))
+			continue;
+		if (ptrace(PTRACE_INTERRUPT, th->tid, 0, 0) == 0) {
+			th->interrupting = true;
+			th->report_interrupt = false;
+		}
+	}
+}
+
 void tracer_terminal_take(struct tracer *t)
 {
 	int fd;
@@ -130,6 +203,7 @@ void tracer_terminal_take(struct tracer *t)
 		have_their_modes = tcgetattr(fd, &their_modes) == 0;
 		tcsetpgrp(fd, getpgrp());
 		tcsetattr(fd, TCSADRAIN, &our_modes);
+		interrupt_readers(t, given_to);
 	}
 	if (fd >= 0)
 		close(fd);
