@@ -21,8 +21,9 @@ TestSuite(memcached, .fini = h_cleanup, .timeout = 90);
  * A is the worker that takes client A's new connection: the first thread
  * to call read() once the breakpoints are in (a worker reads the
  * notification the dispatcher sends it, then the request; nothing else in
- * memcached reads, once the closes of earlier connections are served).  It registers the connection with libevent
- * (event_add) and its reply then waits until B's has gone.  A used to be
+ * memcached reads, once the closes of earlier connections are served).
+ * It registers the connection with libevent (event_add) and its reply
+ * then waits until B's has gone.  A used to be
  * bound by event_add itself, which the main thread also calls, every
  * second, to re-arm its clock timer: when that tick came between the
  * breakpoints going in and client A's connection (a wide window on a
