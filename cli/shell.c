@@ -39,7 +39,10 @@
  * the terminal's ISIG is turned off in libedit's edit mode and ^C is a key
  * bound to "drop this line".  A SIGINT that arrives between commands (e.g.
  * typed during `print`) stays noted; the session forgets it before every
- * command so that it cannot interrupt the next one.
+ * command so that it cannot interrupt the next one.  A launched program
+ * has a process group of its own, so none of this reaches it; if it reads
+ * the terminal it gets it while a command runs, and the keys typed then
+ * still come to cctrace (tracer/terminal.c).
  */
 #include "cli/shell.h"
 #include "cli/duration.h"
@@ -1282,14 +1285,14 @@ static char *read_tty_line(struct shell *sh)
 	for (;;) {
 		sh->cancel_line = false;
 		got = el_gets(sh->el, &count);
-		if (!got && count < 0 && errno == EINTR)
+		/* ^C on an empty line ends el_gets with nothing read, which
+		 * is how it says end of input too: the flag tells them apart. */
+		if (sh->cancel_line || (!got && count < 0 && errno == EINTR))
 			continue;
 		if (!got) {
 			printf("\n");
 			return NULL;
 		}
-		if (sh->cancel_line)
-			continue;
 		line = strdup(got);
 		if (line) {
 			line[strcspn(line, "\n")] = 0;

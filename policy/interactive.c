@@ -12,6 +12,11 @@
  * User breakpoints and watchpoints are kept as predicate atoms; `continue`
  * is a wait with every thread as a candidate and that disjunction as its
  * predicate.
+ *
+ * A launched program runs in a process group of its own, so a Ctrl-C
+ * typed at the terminal interrupts the session and never reaches it; if
+ * it reads the terminal during a command it gets it (tracer/terminal.c),
+ * and every command ends by taking it back for the prompt.
  */
 #include "policy/run.h"
 
@@ -48,7 +53,9 @@ struct policy_session {
 static struct policy_session *session_new(const struct policy_options *opt)
 {
 	struct policy_session *s = calloc(1, sizeof(*s));
-	struct tracer_options topt = {.pin_cpu = opt->pin_cpu};
+	/* A launched program in a process group of its own: Ctrl-C is the
+	 * session's, and never reaches the program. */
+	struct tracer_options topt = {.pin_cpu = opt->pin_cpu, .own_pgrp = true};
 
 	if (!s)
 		return NULL;
@@ -133,6 +140,7 @@ void policy_session_end(struct policy_session *s)
 		return;
 	s->run->finished = true; /* nothing more to report */
 	s->run->interactive = false;
+	tracer_terminal_take(s->tracer);
 	if (s->run->launched)
 		tracer_kill_launched(s->tracer);
 	else
@@ -146,6 +154,7 @@ void policy_session_detach(struct policy_session *s)
 		return;
 	s->run->finished = true;
 	s->run->interactive = false;
+	tracer_terminal_take(s->tracer);
 	points_flush(s->run);
 	tracer_detach_all(s->tracer);
 	session_free(s);
@@ -260,6 +269,7 @@ static enum session_result execute(struct policy_session *s, struct schedule *sc
 	s->opt.report = mem;
 	s->run->finished = false;
 	rc = run_statements(s->run, sched);
+	tracer_terminal_take(s->tracer); /* the prompt reads it next */
 	s->opt.report = saved;
 	if (mem)
 		fclose(mem);
@@ -556,6 +566,7 @@ enum session_result policy_session_continue(struct policy_session *s, char *err,
 	s->run->all_candidates = false;
 	s->run->no_deadline = false;
 	tracer_stop_all(s->tracer);
+	tracer_terminal_take(s->tracer);
 	record(s, "%s", "# continue (not replayable: where threads stopped is up to the OS)");
 	if (program_gone(s) || (s->run->finished && s->run->outcome == OUTCOME_BUG)) {
 		s->over = true;

@@ -146,7 +146,9 @@ fail:
 static enum policy_outcome run_on(struct policy *pol, char *const argv[], pid_t pid,
 				  const struct policy_options *opt)
 {
-	struct tracer_options topt = {.pin_cpu = opt->pin_cpu};
+	/* A launched program in a process group of its own: Ctrl-C is
+	 * cctrace's, which ends the run ("interrupted") and kills it. */
+	struct tracer_options topt = {.pin_cpu = opt->pin_cpu, .own_pgrp = argv != NULL};
 	struct tracer *t = tracer_new(&topt);
 	enum policy_outcome o = OUTCOME_ERROR;
 	char err[512];
@@ -163,6 +165,7 @@ static enum policy_outcome run_on(struct policy *pol, char *const argv[], pid_t 
 	} else {
 		o = interp_execute(pol, t, opt, argv != NULL);
 	}
+	tracer_terminal_take(t);
 	tracer_free(t);
 	return o;
 }

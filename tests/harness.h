@@ -55,34 +55,82 @@ static inline const char *h_cctrace(void)
 	return p && *p ? p : "./cctrace";
 }
 
-/* Strings made by h_fmt live as long as the test process: they are kept
- * here so that the leak checker sees them as reachable, not lost. */
-static char **h_strings;
-static size_t h_nstrings;
+/*
+ * Every block the harness hands out (h_fmt's strings, the buffers of
+ * h_read_all, h_read_file and h_collect) is registered here from the
+ * moment it is allocated.  A failed cr_assert leaves the test by a
+ * longjmp, past the free() that would have followed, and the process ends
+ * soon after: registered, the block is still reachable then, so the leak
+ * checker does not report a leak that is only the failed assertion's.
+ * h_free() frees a block and forgets it.  A plain free() of one is safe
+ * too (the registry only remembers addresses and never frees them), but
+ * leaves its address behind.  h_fmt's strings live as long as the test.
+ */
+static void **h_kept;
+static size_t h_nkept;
+
+/* The registry's slot of block p, or h_nkept (a new slot) if p is not
+ * registered (or NULL).  Taken before a realloc, whose old pointer must
+ * not be looked at afterwards. */
+static inline size_t h_slot(const void *p)
+{
+	size_t i;
+
+	for (i = 0; p && i < h_nkept; i++)
+		if (h_kept[i] == p)
+			return i;
+	return h_nkept;
+}
+
+/* Put p in slot (from h_slot). */
+static inline void h_keep_at(size_t slot, void *p)
+{
+	void **grown;
+
+	if (slot < h_nkept) {
+		h_kept[slot] = p;
+		return;
+	}
+	grown = realloc(h_kept, sizeof(*grown) * (h_nkept + 1));
+	cr_assert(grown, "out of memory");
+	h_kept = grown;
+	h_kept[h_nkept++] = p;
+}
+
+/* Free a block the harness handed out. */
+static inline void h_free(void *p)
+{
+	size_t i;
+
+	for (i = 0; p && i < h_nkept; i++)
+		if (h_kept[i] == p) {
+			h_kept[i] = h_kept[--h_nkept];
+			break;
+		}
+	free(p);
+}
 
 /* printf into a fresh string, owned by the harness. */
 __attribute__((format(printf, 1, 2))) static inline char *h_fmt(const char *fmt, ...)
 {
 	va_list ap;
-	char *s = NULL, **grown;
+	char *s = NULL;
 
 	va_start(ap, fmt);
 	if (vasprintf(&s, fmt, ap) < 0)
 		s = NULL;
 	va_end(ap);
 	cr_assert(s, "out of memory");
-	grown = realloc(h_strings, sizeof(*grown) * (h_nstrings + 1));
-	cr_assert(grown, "out of memory");
-	h_strings = grown;
-	h_strings[h_nstrings++] = s;
+	h_keep_at(h_nkept, s);
 	return s;
 }
 
-/* Whole file into a NUL-terminated string; NULL if it cannot be opened. */
+/* Whole file into a NUL-terminated string (h_free it); NULL if it cannot
+ * be opened. */
 static inline char *h_read_file(const char *path, size_t *lenp)
 {
 	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
+	char *buf = NULL, *grown;
 	size_t len = 0, cap = 0, n;
 
 	if (!f)
@@ -90,8 +138,14 @@ static inline char *h_read_file(const char *path, size_t *lenp)
 	for (;;) {
 		if (cap - len < 4096) {
 			cap = cap ? cap * 2 : 8192;
-			buf = realloc(buf, cap);
-			cr_assert(buf);
+			size_t slot = h_slot(buf);
+
+			grown = realloc(buf, cap);
+			if (!grown)
+				fclose(f);
+			cr_assert(grown, "out of memory");
+			h_keep_at(slot, grown);
+			buf = grown;
 		}
 		n = fread(buf + len, 1, cap - len - 1, f);
 		if (n == 0)
@@ -188,7 +242,7 @@ static inline char *h_run_line(const char *path)
 		*nl = 0;
 	cr_assert(strncmp(text, prefix, sizeof(prefix) - 1) == 0, "%s: first line %s", path, text);
 	args = h_fmt("%s", text + sizeof(prefix) - 1);
-	free(text);
+	h_free(text);
 	return args;
 }
 
@@ -398,17 +452,23 @@ struct h_result {
 
 static inline void h_result_free(struct h_result *r)
 {
-	free(r->out);
-	free(r->err);
+	h_free(r->out);
+	h_free(r->err);
 	memset(r, 0, sizeof(*r));
 }
 
 static inline void h_append(char **buf, size_t *len, size_t *cap, const char *data, size_t n)
 {
+	char *grown;
+	size_t slot;
+
 	if (*len + n + 1 > *cap) {
 		*cap = (*len + n + 1) * 2 + 4096;
-		*buf = realloc(*buf, *cap);
-		cr_assert(*buf);
+		slot = h_slot(*buf);
+		grown = realloc(*buf, *cap);
+		cr_assert(grown, "out of memory");
+		h_keep_at(slot, grown);
+		*buf = grown;
 	}
 	memcpy(*buf + *len, data, n);
 	*len += n;
@@ -566,7 +626,8 @@ static inline int h_wait(pid_t pid, int timeout_s, int *statusp)
 	return h_code(status);
 }
 
-/* Everything that is left on fd until end of file (at most timeout_s). */
+/* Everything that is left on fd until end of file (at most timeout_s);
+ * h_free it. */
 static inline char *h_read_all(int fd, int timeout_s)
 {
 	int64_t deadline = h_now_ms() + (int64_t)timeout_s * 1000;
@@ -733,6 +794,7 @@ static inline int h_snapshot_text(pid_t pid, struct h_text *texts, int max)
 		snprintf(texts[n].path, sizeof(texts[n].path), "%s", file);
 		texts[n].bytes = malloc(len);
 		cr_assert(texts[n].bytes);
+		h_keep_at(h_nkept, texts[n].bytes);
 		while (got < len) {
 			ssize_t r =
 			    pread(mem, texts[n].bytes + got, len - got, (off_t)(start + got));
@@ -753,12 +815,12 @@ static inline void h_free_text(struct h_text *texts, int n)
 	int i;
 
 	for (i = 0; i < n; i++)
-		free(texts[i].bytes);
+		h_free(texts[i].bytes);
 }
 
 /*
  * Compares two snapshots; returns NULL if identical, else a description of
- * the first difference (to free).
+ * the first difference (an h_fmt string).
  */
 static inline char *h_text_diff(const struct h_text *a, int na, const struct h_text *b, int nb)
 {
@@ -798,7 +860,6 @@ static inline bool h_wait_text_changed(pid_t pid, const struct h_text *before, i
 		char *diff = h_text_diff(before, nbefore, now, n);
 
 		h_free_text(now, n);
-		free(diff);
 		if (diff)
 			return true;
 		h_pace();
@@ -817,6 +878,115 @@ static inline bool h_text_has(const struct h_text *t, int n, const char *suffix)
 			return true;
 	}
 	return false;
+}
+
+/* ---------------------------------------------------------- breakpoints */
+
+/*
+ * The run-time address of symbol in the first mapping of pid whose path
+ * contains file ("libc.so", "/memcached"), from nm's value and the mapping's
+ * load address (position-independent code; the tests' targets all are).
+ */
+static inline uint64_t h_symbol_addr(pid_t pid, const char *file, const char *symbol)
+{
+	char *maps = h_read_file(h_fmt("/proc/%d/maps", (int)pid), NULL), *line, *save = NULL;
+	char path[512] = "", nmline[512];
+	unsigned long long base = 0, value = 0;
+	FILE *nm;
+
+	cr_assert(maps, "no maps for pid %d", (int)pid);
+	for (line = strtok_r(maps, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		unsigned long long start, off;
+
+		if (sscanf(line, "%llx-%*x %*s %llx %*s %*s %511s", &start, &off, path) == 3 &&
+		    strstr(path, file) && off == 0) {
+			base = start;
+			break;
+		}
+	}
+	h_free(maps);
+	cr_assert(base, "pid %d has no mapping of %s", (int)pid, file);
+	nm = popen(h_fmt("nm -D --defined-only %s 2>/dev/null; nm --defined-only %s 2>/dev/null",
+			 path, path),
+		   "r");
+	cr_assert(nm);
+	while (fgets(nmline, sizeof(nmline), nm)) {
+		char name[256];
+		unsigned long long v;
+
+		if (sscanf(nmline, "%llx %*s %255s", &v, name) != 2)
+			continue;
+		name[strcspn(name, "@")] = 0;
+		if (strcmp(name, symbol) == 0 && !value)
+			value = v;
+	}
+	pclose(nm);
+	cr_assert(value, "no symbol %s in %s", symbol, path);
+	return base + value;
+}
+
+/* The byte at addr in pid's memory, -1 if it cannot be read. */
+static inline int h_peek_byte(pid_t pid, uint64_t addr)
+{
+	char path[64];
+	unsigned char b;
+	int fd, v = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (pread(fd, &b, 1, (off_t)addr) == 1)
+		v = b;
+	close(fd);
+	return v;
+}
+
+/* What fd has to read right now, without waiting (h_free it). */
+static inline char *h_read_available(int fd)
+{
+	char *buf = NULL, tmp[4096];
+	size_t len = 0, cap = 0;
+	struct pollfd pfd = {fd, POLLIN, 0};
+	ssize_t got;
+
+	h_append(&buf, &len, &cap, "", 0);
+	while (poll(&pfd, 1, 0) == 1 && (got = read(fd, tmp, sizeof(tmp))) > 0)
+		h_append(&buf, &len, &cap, tmp, (size_t)got);
+	return buf;
+}
+
+/*
+ * Polls until the byte at addr in pid is an int3: the tracer (a cctrace
+ * started with its stderr on a pipe) has armed its breakpoint there.  If
+ * the tracer ends first the test fails at once with what it printed,
+ * instead of waiting for a breakpoint that can no longer come (its
+ * breakpoints may even have come and gone between two looks); timeout_ms
+ * is only a safety net.
+ */
+static inline void h_wait_int3(pid_t pid, uint64_t addr, struct h_proc *tracer, int timeout_ms)
+{
+	int64_t deadline = h_now_ms() + timeout_ms;
+	int status, code;
+
+	for (;;) {
+		if (h_peek_byte(pid, addr) == 0xcc)
+			return;
+		if (waitpid(tracer->pid, &status, WNOHANG) == tracer->pid) {
+			h_untrack(tracer->pid);
+			code = h_code(status);
+			cr_assert_fail(
+			    "cctrace ended (exit %d) before its breakpoint at %#llx in pid "
+			    "%d was seen:\n%s",
+			    code, (unsigned long long)addr, (int)pid, h_read_all(tracer->err, 5));
+		}
+		if (h_now_ms() >= deadline)
+			cr_assert_fail(
+			    "no breakpoint at %#llx in pid %d within %d ms; cctrace said:\n%s",
+			    (unsigned long long)addr, (int)pid, timeout_ms,
+			    h_read_available(tracer->err));
+		h_pace();
+	}
 }
 
 #endif

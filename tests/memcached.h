@@ -7,7 +7,7 @@
  * whatever the outcome, and mc_stop() stops it (SIGTERM) at the end of a test
  * that passed.  Readiness is a connection that gets a reply, polled with a
  * deadline; a breakpoint being armed is its int3 byte in the target's code
- * (read through /proc/PID/mem), so no test sleeps to synchronise.
+ * (read through /proc/PID/mem, harness.h), so no test sleeps to synchronise.
  */
 #ifndef CCTRACE_TESTS_MEMCACHED_H
 #define CCTRACE_TESTS_MEMCACHED_H
@@ -191,65 +191,33 @@ static inline void mc_expect_untraced(pid_t pid, const char *when)
 }
 
 /*
- * The run-time address of symbol in the first mapping of pid whose path
- * contains file ("libc.so", "/memcached"), from nm's value and the mapping's
- * load address (position-independent code; the tests' targets all are).
+ * Polls until the server has dealt with every connection a client closed
+ * on port: none of its sockets is left in CLOSE_WAIT (/proc/net/tcp), so
+ * no worker is about to wake up to read the end of one.
  */
-static inline uint64_t mc_symbol_addr(pid_t pid, const char *file, const char *symbol)
-{
-	char *maps = h_read_file(h_fmt("/proc/%d/maps", (int)pid), NULL), *line, *save = NULL;
-	char path[512] = "", nmline[512];
-	unsigned long long base = 0, value = 0;
-	FILE *nm;
-
-	cr_assert(maps, "no maps for pid %d", (int)pid);
-	for (line = strtok_r(maps, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		unsigned long long start, off;
-
-		if (sscanf(line, "%llx-%*x %*s %llx %*s %*s %511s", &start, &off, path) == 3 &&
-		    strstr(path, file) && off == 0) {
-			base = start;
-			break;
-		}
-	}
-	free(maps);
-	cr_assert(base, "pid %d has no mapping of %s", (int)pid, file);
-	nm = popen(h_fmt("nm -D --defined-only %s 2>/dev/null; nm --defined-only %s 2>/dev/null",
-			 path, path),
-		   "r");
-	cr_assert(nm);
-	while (fgets(nmline, sizeof(nmline), nm)) {
-		char name[256];
-		unsigned long long v;
-
-		if (sscanf(nmline, "%llx %*s %255s", &v, name) != 2)
-			continue;
-		name[strcspn(name, "@")] = 0;
-		if (strcmp(name, symbol) == 0 && !value)
-			value = v;
-	}
-	pclose(nm);
-	cr_assert(value, "no symbol %s in %s", symbol, path);
-	return base + value;
-}
-
-/* Polls until the byte at addr in pid is an int3 (a breakpoint is armed). */
-static inline void mc_wait_int3(pid_t pid, uint64_t addr, int timeout_ms)
+static inline void mc_wait_closes_served(int port, int timeout_ms)
 {
 	int64_t deadline = h_now_ms() + timeout_ms;
-	int fd = open(h_fmt("/proc/%d/mem", (int)pid), O_RDONLY);
+	char line[256];
 
-	cr_assert(fd >= 0);
 	for (;;) {
-		unsigned char b = 0;
+		FILE *f = fopen("/proc/net/tcp", "r");
+		int waiting = 0;
+		unsigned local_port, st;
 
-		if (pread(fd, &b, 1, (off_t)addr) == 1 && b == 0xcc)
-			break;
-		cr_assert(h_now_ms() < deadline, "no breakpoint at %#llx in pid %d",
-			  (unsigned long long)addr, (int)pid);
+		cr_assert(f, "/proc/net/tcp: %s", strerror(errno));
+		/* "sl local_address rem_address st ...", in hex; 08 is CLOSE_WAIT */
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "%*s %*x:%x %*s %x", &local_port, &st) == 2 &&
+			    (int)local_port == port && st == 0x08)
+				waiting++;
+		fclose(f);
+		if (!waiting)
+			return;
+		cr_assert(h_now_ms() < deadline, "%d connections to port %d are still not closed",
+			  waiting, port);
 		h_pace();
 	}
-	close(fd);
 }
 
 /* Starts `cctrace attach [-q] PID SCHED` with stderr on a pipe. */

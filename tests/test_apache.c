@@ -127,7 +127,7 @@ static int http_status(int fd, int timeout_s)
 	close(fd);
 	if (sscanf(answer, "HTTP/1.%*d %d", &code) != 1)
 		code = -1;
-	free(answer);
+	h_free(answer);
 	return code;
 }
 
@@ -158,7 +158,7 @@ static void write_config(const struct server *s, const char *mpm, const char *tu
 	fclose(f);
 	h_write_file(h_fmt("%s/httpd.conf", s->dir), out);
 	free(out);
-	free(text);
+	h_free(text);
 }
 
 /* Documents one-I and two-I for every run, readable by the workers' user. */
@@ -233,7 +233,7 @@ static int children_of(pid_t pid, pid_t *kids, int max)
 			break;
 		kids[n++] = (pid_t)v;
 	}
-	free(text);
+	h_free(text);
 	return n;
 }
 
@@ -288,29 +288,44 @@ static char *last_two_log_lines(const struct server *s)
 		snprintf(a, sizeof(a), "%s", b);
 		snprintf(b, sizeof(b), "%s", line);
 	}
-	free(log);
+	h_free(log);
 	result = h_fmt("%s %s", a, b);
 	return result;
 }
 
-/* One attach: client 2's request completes and is logged before client
- * 1's, which cctrace holds at the start of its request. */
-static void one_run(struct server *s, const char *sched, int run)
+/*
+ * One attach: client 2's request completes and is logged before client
+ * 1's, which cctrace holds at the start of its request.  The clients wait
+ * for cctrace's breakpoint on func (the function the schedule waits for)
+ * to be in the parent's code; the parent's code must be as it was before
+ * when cctrace has gone.
+ *
+ * This used to wait for any change in the parent's code within 10 s, and
+ * sometimes failed with "no breakpoint was planted" while cctrace's
+ * output went unread.  Without cctrace's words the cause cannot be told
+ * apart: cctrace slow to plant, cctrace ending before the test looked
+ * (its breakpoints come and go in a few ms, and a look at the parent's
+ * whole code takes about as long), or a breakpoint left in the parent by
+ * the run before, which makes the code before and during look the same.
+ * Now each has its own check and message, with what cctrace said.
+ */
+static void one_run(struct server *s, const char *sched, const char *func, int run)
 {
-	struct h_text before[64];
-	int nbefore = h_snapshot_text(s->pid, before, 64), fd1, fd2, st1, st2;
+	uint64_t entry = h_symbol_addr(s->pid, "/usr/sbin/apache2", func);
+	struct h_text before[64], after[64];
+	int nbefore = h_snapshot_text(s->pid, before, 64), nafter, fd1, fd2, st1, st2;
 	struct h_proc tracer;
 	struct h_result r;
-	char seen[8192] = "", *order;
+	char seen[8192] = "", *order, *diff;
 
+	cr_assert_neq(h_peek_byte(s->pid, entry), 0xcc,
+		      "run %d: a breakpoint is left on %s in the parent", run, func);
 	tracer =
 	    h_spawn((const char *const[]){h_cctrace(), "attach", h_fmt("%d", s->pid), sched, NULL},
 		    false, false, true);
-	cr_assert(h_wait_traced_by(s->pid, tracer.pid, 10000), "run %d: cctrace did not attach",
+	cr_assert(h_wait_traced_by(s->pid, tracer.pid, 30000), "run %d: cctrace did not attach",
 		  run);
-	cr_assert(h_wait_text_changed(s->pid, before, nbefore, 10000),
-		  "run %d: no breakpoint was planted", run);
-	h_free_text(before, nbefore);
+	h_wait_int3(s->pid, entry, &tracer, 30000);
 	/* The workers that exist are attached with their parent. */
 	cr_assert(wait_all_children_traced(s->pid, tracer.pid, 10000),
 		  "run %d: the workers are not traced", run);
@@ -322,6 +337,11 @@ static void one_run(struct server *s, const char *sched, int run)
 	st1 = http_status(fd1, 15);
 	r = h_collect(&tracer, H_SAFETY_S);
 	cr_assert_eq(r.code, 0, "run %d: cctrace exited %d:\n%s%s", run, r.code, seen, r.err);
+	nafter = h_snapshot_text(s->pid, after, 64);
+	diff = h_text_diff(before, nbefore, after, nafter);
+	cr_assert_null(diff, "run %d: the parent's code differs after the detach: %s", run, diff);
+	h_free_text(before, nbefore);
+	h_free_text(after, nafter);
 	cr_expect_eq(st1, 200, "run %d: client 1 got %d", run, st1);
 	cr_expect_eq(st2, 200, "run %d: client 2 got %d", run, st2);
 	order = last_two_log_lines(s);
@@ -350,10 +370,11 @@ static void serves_on(struct server *s)
 	errors = h_read_file(s->error_log, NULL);
 	cr_expect(errors && !strstr(errors, "exit signal") && !strstr(errors, "[core:error]"),
 		  "the error log shows a crash:\n%s", errors ? errors : "");
-	free(errors);
+	h_free(errors);
 }
 
-static void run_server_test(const char *mpm, const char *tuning, const char *sched_text)
+static void run_server_test(const char *mpm, const char *tuning, const char *func,
+			    const char *sched_text)
 {
 	char *sched = h_temp_sched("apache.sched", sched_text);
 	struct server s;
@@ -361,7 +382,7 @@ static void run_server_test(const char *mpm, const char *tuning, const char *sch
 
 	start_server(&s, mpm, tuning);
 	for (run = 0; run < RUNS; run++)
-		one_run(&s, sched, run);
+		one_run(&s, sched, func, run);
 	serves_on(&s);
 	stop_server(&s);
 }
@@ -372,6 +393,7 @@ Test(apache, prefork_second_request_logged_first)
 	run_server_test("prefork",
 			"StartServers 2\nMinSpareServers 2\nMaxSpareServers 4\n"
 			"MaxRequestWorkers 8\n",
+			"ap_process_request",
 			"# B's request runs to its end (its access-log line is written in\n"
 			"# ap_process_request) while A is held at its start.\n"
 			"timeout 10s\n"
@@ -388,6 +410,7 @@ Test(apache, worker_second_request_logged_first)
 	run_server_test("worker",
 			"StartServers 1\nServerLimit 2\nThreadsPerChild 4\n"
 			"MinSpareThreads 1\nMaxSpareThreads 8\nMaxRequestWorkers 8\n",
+			"ap_process_request",
 			"timeout 10s\n"
 			"thread A, B = wait 2 distinct enter(ap_process_request)\n"
 			"assert proc(A) == proc(B)\n"
@@ -404,6 +427,7 @@ Test(apache, event_second_request_logged_first)
 	run_server_test("event",
 			"StartServers 1\nServerLimit 2\nThreadsPerChild 4\n"
 			"MinSpareThreads 1\nMaxSpareThreads 8\nMaxRequestWorkers 8\n",
+			"ap_process_async_request",
 			"timeout 10s\n"
 			"thread A, B = wait 2 distinct enter(ap_process_async_request)\n"
 			"assert proc(A) == proc(B)\n"

@@ -17,10 +17,23 @@
 
 TestSuite(memcached, .fini = h_cleanup, .timeout = 90);
 
-/* A's worker is bound when libevent registers client A's new connection
- * (event_add); its reply then waits until B's has gone. */
+/*
+ * A is the worker that takes client A's new connection: the first thread
+ * to call read() once the breakpoints are in (a worker reads the
+ * notification the dispatcher sends it, then the request; nothing else in
+ * memcached reads, once the closes of earlier connections are served).
+ * It registers the connection with libevent (event_add) and its reply
+ * then waits until B's has gone.  A used to be
+ * bound by event_add itself, which the main thread also calls, every
+ * second, to re-arm its clock timer: when that tick came between the
+ * breakpoints going in and client A's connection (a wide window on a
+ * loaded machine, the more so as a tick that fell due while the attach
+ * held every thread fires as soon as they run), A was the main thread,
+ * which never calls sendmsg, and the test waited for its 10 s timeout.
+ */
 static const char order_sched[] = "timeout 10s\n"
-				  "thread A = wait any enter(event_add)\n"
+				  "thread A = wait any enter(read)\n"
+				  "run A until enter(event_add)\n"
 				  "run A until enter(sendmsg)\n"
 				  "thread B = wait any enter(sendmsg)\n"
 				  "run B until return(sendmsg)\n"
@@ -75,14 +88,17 @@ Test(memcached, reply_of_A_held_until_B_replied_then_detach_and_serve)
 	int round;
 
 	mc_start(&m, MC_DEBIAN, 8);
-	bp = mc_symbol_addr(m.proc.pid, "libevent", "event_add");
+	bp = h_symbol_addr(m.proc.pid, "libc.so", "read");
 	for (round = 0; round < 3; round++) {
-		struct h_proc cc = mc_attach(m.proc.pid, sched, false);
+		struct h_proc cc;
 		char *log = NULL, *rest;
 		int64_t t_a, t_b;
 		int a, b, code;
 
-		mc_wait_int3(m.proc.pid, bp, 10000);
+		/* A worker reading the end of an earlier connection would be A. */
+		mc_wait_closes_served(m.port, 30000);
+		cc = mc_attach(m.proc.pid, sched, false);
+		h_wait_int3(m.proc.pid, bp, &cc, 30000);
 		a = stamped_dial(m.port);
 		mc_send(a, "get nosuchkey\r\n");
 		/* B connects only once A's worker is held at its reply. */
@@ -100,8 +116,11 @@ Test(memcached, reply_of_A_held_until_B_replied_then_detach_and_serve)
 		cr_expect(strstr(rest, "cctrace: completed:"), "%s%s", log, rest);
 		cr_expect_eq(h_count_lines(h_fmt("%s%s", log, rest), "enter(sendmsg)"), 2, "%s%s",
 			     log, rest);
+		cr_expect_eq(h_count_lines(log, "enter(read)"), 1, "%s", log);
 		cr_expect_eq(h_count_lines(log, "enter(event_add)"), 1, "%s", log);
-		free(rest);
+		cr_expect_eq(h_count_lines(log, " p1.t1 "), 0, "the main thread was bound:\n%s",
+			     log);
+		h_free(rest);
 		close(a);
 		close(b);
 		close(cc.err);
@@ -138,7 +157,7 @@ static long stop_load(struct h_proc *load, long *requests)
 	cr_assert_eq(h_wait(load->pid, 20, NULL), 0, "mcload failed:\n%s", out);
 	cr_assert(sscanf(out, "requests %ld failed %ld", requests, &failed) == 2, "mcload said %s",
 		  out);
-	free(out);
+	h_free(out);
 	close(load->out);
 	return failed;
 }
@@ -200,7 +219,8 @@ Test(memcached, server_killed_in_the_middle_of_a_schedule)
 
 		mc_start(&m, MC_DEBIAN, 8);
 		cc = mc_attach(m.proc.pid, h_temp_sched("kill.sched", scheds[k]), false);
-		mc_wait_int3(m.proc.pid, mc_symbol_addr(m.proc.pid, "libc.so", "sendmsg"), 10000);
+		h_wait_int3(m.proc.pid, h_symbol_addr(m.proc.pid, "libc.so", "sendmsg"), &cc,
+			    30000);
 		a = mc_dial(m.port);
 		cr_assert(a >= 0);
 		mc_send(a, "version\r\n");
@@ -214,7 +234,7 @@ Test(memcached, server_killed_in_the_middle_of_a_schedule)
 			      strstr(rest, "kill.sched:3:1"),
 			  "case %zu:\n%s%s", k, log, rest);
 		cr_expect_eq(h_wait(m.proc.pid, 10, NULL), 128 + SIGKILL);
-		free(rest);
+		h_free(rest);
 		close(a);
 		close(cc.err);
 	}
@@ -233,7 +253,7 @@ Test(memcached, client_killed_in_the_middle_of_a_schedule)
 
 	mc_start(&m, MC_DEBIAN, 8);
 	cc = mc_attach(m.proc.pid, sched, false);
-	mc_wait_int3(m.proc.pid, mc_symbol_addr(m.proc.pid, "libc.so", "sendmsg"), 10000);
+	h_wait_int3(m.proc.pid, h_symbol_addr(m.proc.pid, "libc.so", "sendmsg"), &cc, 30000);
 	{
 		/* A client process whose reply is held, killed while it waits. */
 		const char *argv[] = {MC_LOAD, h_fmt("%d", m.port), "1", NULL};
@@ -249,7 +269,7 @@ Test(memcached, client_killed_in_the_middle_of_a_schedule)
 	cr_expect(strstr(rest, "cctrace: unrealizable:") && strstr(rest, "within 2000 ms") &&
 		      strstr(rest, "where the threads were") && strstr(rest, "client.sched:3:"),
 		  "no clear timeout report:\n%s%s", log, rest);
-	free(rest);
+	h_free(rest);
 	close(cc.err);
 	close(client.out);
 	mc_expect_untraced(m.proc.pid, "after the timeout");
@@ -280,14 +300,14 @@ Test(memcached, a_worker_idle_in_epoll_wait_is_waiting_not_deadlocked)
 	int late;
 
 	mc_start(&m, MC_DEBIAN, 8);
-	bp = mc_symbol_addr(m.proc.pid, "libc.so", "sendmsg");
+	bp = h_symbol_addr(m.proc.pid, "libc.so", "sendmsg");
 	for (late = 1; late >= 0; late--) {
 		struct h_proc cc =
 		    mc_attach(m.proc.pid, h_temp_sched("idle.sched", scheds[!late]), false);
 		char *log = NULL, *rest, *reply;
 		int a, code;
 
-		mc_wait_int3(m.proc.pid, bp, 10000);
+		h_wait_int3(m.proc.pid, bp, &cc, 30000);
 		a = mc_dial(m.port);
 		cr_assert(a >= 0);
 		mc_send(a, "version\r\n");
@@ -308,7 +328,7 @@ Test(memcached, a_worker_idle_in_epoll_wait_is_waiting_not_deadlocked)
 				      strstr(rest, "within 500 ms"),
 				  "%s%s", log, rest);
 		}
-		free(rest);
+		h_free(rest);
 		close(a);
 		close(cc.err);
 		mc_expect_untraced(m.proc.pid, "after the schedule");

@@ -61,7 +61,7 @@ static int line_after_read(const char *bin)
 		else if (read_at && strcmp(line, "    if (incr) {") == 0)
 			found = n;
 	}
-	free(src);
+	h_free(src);
 	cr_assert(found, "cannot find the value read in do_add_delta");
 	return found;
 }
@@ -173,7 +173,7 @@ Test(memcached_bug, reinjected_incr_race_loses_an_update_in_10_of_10_attaches)
 				   "release all\n",
 				   line_after_read(bin)));
 	mc_start(&m, bin, 4);
-	bp = mc_symbol_addr(m.proc.pid, "/memcached", "do_add_delta");
+	bp = h_symbol_addr(m.proc.pid, "/memcached", "do_add_delta");
 	for (i = 0; i < 10; i++) {
 		struct h_proc cc;
 		char *out;
@@ -181,7 +181,7 @@ Test(memcached_bug, reinjected_incr_race_loses_an_update_in_10_of_10_attaches)
 
 		set_counter_to_zero(m.port);
 		cc = mc_attach(m.proc.pid, sched, false);
-		mc_wait_int3(m.proc.pid, bp, 10000);
+		h_wait_int3(m.proc.pid, bp, &cc, 30000);
 		two_incr(m.port);
 		out = h_read_all(cc.err, 20);
 		code = h_wait(cc.pid, 20, NULL);
@@ -190,7 +190,7 @@ Test(memcached_bug, reinjected_incr_race_loses_an_update_in_10_of_10_attaches)
 		cr_expect_eq(h_count_lines(out, "at(memcached.c:"), 1, "%s", out);
 		if (counter(m.port) == 10)
 			lost++;
-		free(out);
+		h_free(out);
 	}
 	cr_expect_eq(lost, 10, "the update was lost in %d of 10 attaches", lost);
 	mc_expect_untraced(m.proc.pid, "after the attaches");
@@ -238,7 +238,7 @@ Test(memcached_bug, explore_finds_the_reinjected_incr_race_and_bug_1_replays_it)
 	report = h_read_file(h_fmt("%s/bug-1.txt", dir), NULL);
 	cr_assert(report && strstr(report, "cctrace: bug: the driver exited with status 1"), "%s",
 		  report);
-	free(report);
+	h_free(report);
 	line = h_run_line(h_fmt("%s/bug-1.sched", dir));
 	cr_assert(strncmp(line, "--driver '", 10) == 0, "%s", line);
 	ok = h_bug_replays(line, 10);

@@ -37,13 +37,54 @@
 #define SAFETY_MS 20000 /* any single command; reaching it fails the test */
 #define BANK	  "samples/bank/bank"
 #define SHELLFIX  "tests/fixtures/shellfix"
+#define TTYREAD	  "tests/fixtures/ttyread"
 
 static char tmux_socket[64]; /* "" when no tmux server was started */
+
+/* What the helpers allocate belongs to the test and is freed by teardown,
+ * which also runs when an assertion fails half way (a free() after the
+ * assertion would never run, and the leak checker would report it). */
+static void **owned;
+static size_t nowned;
+
+static void *own(void *p)
+{
+	void **grown;
+
+	cr_assert(p, "out of memory");
+	grown = realloc(owned, sizeof(*grown) * (nowned + 1));
+	cr_assert(grown, "out of memory");
+	owned = grown;
+	owned[nowned++] = p;
+	return p;
+}
+
+/* Free p now (loops that poll would otherwise pile up their copies). */
+static void release(void *p)
+{
+	size_t i;
+
+	for (i = 0; i < nowned; i++)
+		if (owned[i] == p) {
+			owned[i] = owned[--nowned];
+			break;
+		}
+	free(p);
+}
+
+static void free_owned(void)
+{
+	while (nowned > 0)
+		free(owned[--nowned]);
+	free(owned);
+	owned = NULL;
+}
 
 static void teardown(void)
 {
 	char cmd[128];
 
+	free_owned();
 	if (!tmux_socket[0])
 		return;
 	snprintf(cmd, sizeof(cmd), "tmux -L %s kill-server 2>/dev/null", tmux_socket);
@@ -147,11 +188,10 @@ static bool drain(pid_t pid, int out, int err, struct result *r)
 /* Runs argv with input on stdin; collects stdout, stderr and the exit code. */
 static struct result *run(const char *const argv[], const char *input)
 {
-	struct result *r = calloc(1, sizeof(*r));
+	struct result *r = own(calloc(1, sizeof(*r)));
 	int in[2], out[2], err[2], status = 0;
 	pid_t pid;
 
-	cr_assert(r);
 	cr_assert(pipe2(in, O_CLOEXEC) == 0 && pipe2(out, O_CLOEXEC) == 0 &&
 		  pipe2(err, O_CLOEXEC) == 0);
 	fflush(NULL);
@@ -186,7 +226,7 @@ static struct result *shell(const char *prog, const char *opt, const char *scrip
 	return run((const char *const[]){cctrace(), "shell", "--", prog, NULL}, script);
 }
 
-/* The text after the line "echo"ed as marker (to free), up to the next marker. */
+/* The text after the line "echo"ed as marker, up to the next marker. */
 static char *section(const char *out, const char *marker)
 {
 	char key[128];
@@ -197,10 +237,10 @@ static char *section(const char *out, const char *marker)
 	cr_assert(p, "marker '%s' not in the output:\n%s", marker, out);
 	p += strlen(key);
 	end = strstr(p, "\n--- ");
-	return strndup(p, end ? (size_t)(end - p + 1) : strlen(p));
+	return own(strndup(p, end ? (size_t)(end - p + 1) : strlen(p)));
 }
 
-/* The row of a `threads` table whose VAR column is var (to free), or NULL. */
+/* The row of a `threads` table whose VAR column is var, or NULL. */
 static char *thread_row(const char *table, const char *var)
 {
 	const char *line = table;
@@ -211,7 +251,7 @@ static char *thread_row(const char *table, const char *var)
 		char name[32], v[32];
 
 		if (sscanf(line, "%31s %31s", name, v) == 2 && strcmp(v, var) == 0)
-			return strndup(line, len);
+			return own(strndup(line, len));
 		line = nl ? nl + 1 : NULL;
 	}
 	return NULL;
@@ -235,11 +275,11 @@ static int withdraw_line(void)
 }
 
 /* The scheduling events of a trace ("EVENT FUNC WHERE" per line, no thread
- * names or times), joined by newlines (to free). */
+ * names or times), joined by newlines. */
 static char *events(const char *trace)
 {
 	size_t cap = strlen(trace) + 1, len = 0;
-	char *outp = calloc(1, cap);
+	char *outp = own(calloc(1, cap));
 	const char *line = trace;
 
 	while (line && *line) {
@@ -256,7 +296,7 @@ static char *events(const char *trace)
 
 static void check_built(void)
 {
-	if (access(BANK, X_OK) != 0 || access(SHELLFIX, X_OK) != 0)
+	if (access(BANK, X_OK) != 0 || access(SHELLFIX, X_OK) != 0 || access(TTYREAD, X_OK) != 0)
 		cr_assert_fail("build the targets first: make samples fixtures");
 }
 
@@ -299,29 +339,22 @@ Test(shell, bank_session_and_replay)
 		cr_assert(row, "no row for %s in the table:\n%s", vars[i], s);
 		cr_assert(strstr(row, " held ") && strstr(row, " withdraw ") && strstr(row, at),
 			  "%s is not held in withdraw at bank.c:%d: %s", vars[i], line, row);
-		free(row);
 	}
 	cr_assert(strstr(s, "NAME") && strstr(s, "STATE") && strstr(s, "LAST EVENT"), "%s", s);
-	free(s);
 
 	s = section(r->out, "--- run");
 	cr_assert(strstr(s, "read(balance)") && strstr(s, "A (p1.t") &&
 		      strstr(s, "held in withdraw"),
 		  "%s", s);
-	free(s);
 	s = section(r->out, "--- step");
 	cr_assert(strstr(s, "step 3") && strstr(s, "B (p1.t") && strstr(s, "held in withdraw"),
 		  "%s", s);
-	free(s);
 	s = section(r->out, "--- print");
 	cr_assert(strstr(s, "balance = 100"), "%s", s);
-	free(s);
 	s = section(r->out, "--- bt");
 	cr_assert(strstr(s, "withdraw") && strstr(s, "customer"), "%s", s);
-	free(s);
 	s = section(r->out, "--- save");
 	cr_assert(strstr(s, "saved"), "%s", s);
-	free(s);
 
 	replay = run((const char *const[]){cctrace(), "run", path, "--", BANK, NULL}, NULL);
 	cr_assert(replay->code == 0 || replay->code == 1, "replay exit %d:\n%s", replay->code,
@@ -330,10 +363,6 @@ Test(shell, bank_session_and_replay)
 	ev_replay = events(replay->err);
 	cr_assert(strncmp(ev_replay, ev_shell, strlen(ev_shell)) == 0,
 		  "replay events differ\nshell:\n%s\nreplay:\n%s", ev_shell, ev_replay);
-	free(ev_shell);
-	free(ev_replay);
-	free(replay);
-	free(r);
 	unlink(path);
 }
 
@@ -357,7 +386,7 @@ Test(shell, lost_update_round_trip)
 	/* 80 or 90, depending on which customer came first and is A */
 	cr_assert(strstr(r->out, "balance = ") && !strstr(r->out, "balance = 70"),
 		  "the update was not lost:\n%s", r->out);
-	text = calloc(1, 65536);
+	text = own(calloc(1, 65536));
 	{
 		FILE *f = fopen(path, "r");
 
@@ -377,11 +406,6 @@ Test(shell, lost_update_round_trip)
 	ev_shell = events(r->out);
 	ev_replay = events(replay->err);
 	cr_assert_str_eq(ev_replay, ev_shell, "replay events differ");
-	free(ev_shell);
-	free(ev_replay);
-	free(text);
-	free(replay);
-	free(r);
 	unlink(path);
 }
 
@@ -404,7 +428,6 @@ Test(shell, errors_carry_on)
 	cr_assert(strstr(r->err, "did you mean 'run'"), "%s", r->err);
 	cr_assert(strstr(r->out, "balance = 100"), "%s", r->out);
 	cr_assert(strstr(r->out, "--- still here"), "%s", r->out);
-	free(r);
 }
 
 Test(shell, exit_on_error)
@@ -417,7 +440,6 @@ Test(shell, exit_on_error)
 	cr_assert(strstr(r->out, "NAME"), "%s", r->out);
 	cr_assert(!strstr(r->out, "--- after"), "went on after the error:\n%s", r->out);
 	cr_assert(strstr(r->err, "error:"), "%s", r->err);
-	free(r);
 }
 
 Test(shell, comments_blank_lines_and_help)
@@ -438,7 +460,6 @@ Test(shell, comments_blank_lines_and_help)
 	cr_assert(strstr(r->out, "run A until read(balance)"), "%s", r->out);
 	cr_assert(!strstr(r->out, "\033["), "colour on a pipe");
 	cr_assert(!strstr(r->out, "(cctrace)"), "a prompt on a pipe");
-	free(r);
 }
 
 Test(shell, next_and_finish)
@@ -465,10 +486,6 @@ Test(shell, next_and_finish)
 		  "next did not move A to another line of withdraw: %s", a);
 	cr_assert(strstr(b, " held ") && strstr(b, " customer ") && strstr(b, " bank.c:"),
 		  "finish did not bring B back to customer: %s", b);
-	free(a);
-	free(b);
-	free(s);
-	free(r);
 }
 
 Test(shell, list_source)
@@ -483,7 +500,6 @@ Test(shell, list_source)
 	cr_assert_eq(r->code, 0, "exit %d\n%s\n%s", r->code, r->out, r->err);
 	cr_assert(strstr(r->out, "bank.c:"), "%s", r->out);
 	cr_assert(strstr(r->out, "=> ") && strstr(r->out, "long b = balance"), "%s", r->out);
-	free(r);
 }
 
 Test(shell, program_gone)
@@ -496,7 +512,6 @@ Test(shell, program_gone)
 	cr_assert(strstr(r->out, "the program is gone"), "%s", r->out);
 	cr_assert(strstr(r->err, "only save, help and quit"), "%s", r->err);
 	cr_assert(strstr(r->out, "save FILE"), "%s", r->out);
-	free(r);
 }
 
 Test(shell, bad_operands)
@@ -506,15 +521,12 @@ Test(shell, bad_operands)
 	r = run((const char *const[]){cctrace(), "shell", NULL}, NULL);
 	cr_assert_eq(r->code, 3);
 	cr_assert(strstr(r->err, "expected PID"), "%s", r->err);
-	free(r);
 	r = run((const char *const[]){cctrace(), "shell", BANK, NULL}, NULL);
 	cr_assert_eq(r->code, 3);
 	cr_assert(strstr(r->err, "cctrace shell -- " BANK), "%s", r->err);
-	free(r);
 	r = run((const char *const[]){cctrace(), "shell", "--timeout", "soon", "--", BANK, NULL},
 		NULL);
 	cr_assert_eq(r->code, 3);
-	free(r);
 }
 
 /* ------------------------------------------------------- tmux tests */
@@ -524,7 +536,7 @@ static bool have_tmux(void)
 	return system("tmux -V >/dev/null 2>&1") == 0;
 }
 
-/* tmux -L SOCKET ARGS...; returns its stdout (to free). */
+/* tmux -L SOCKET ARGS...; returns its stdout. */
 static char *tmux(const char *const args[])
 {
 	const char *argv[16] = {"tmux", "-L", tmux_socket};
@@ -536,12 +548,12 @@ static char *tmux(const char *const args[])
 		argv[3 + i] = args[i];
 	argv[3 + i] = NULL;
 	r = run(argv, NULL);
-	out = strdup(r->out);
-	free(r);
+	out = own(strdup(r->out));
+	release(r);
 	return out;
 }
 
-#define TMUX(...) free(tmux((const char *const[]){__VA_ARGS__, NULL}))
+#define TMUX(...) release(tmux((const char *const[]){__VA_ARGS__, NULL}))
 
 static char *screen(bool escapes)
 {
@@ -562,7 +574,7 @@ static bool wait_screen(const char *const needles[], int timeout_ms)
 
 		for (i = 0; needles[i]; i++)
 			all = all && strstr(s, needles[i]);
-		free(s);
+		release(s);
 		if (all)
 			return true;
 		if (now_ms() >= deadline)
@@ -573,7 +585,16 @@ static bool wait_screen(const char *const needles[], int timeout_ms)
 
 #define WAIT_SCREEN(ms, ...) wait_screen((const char *const[]){__VA_ARGS__, NULL}, ms)
 
-static void start_tmux(const char *env, const char *opts, const char *prog)
+/*
+ * Runs `env ENV CCTRACE ARGS` in a fresh tmux session, then prints its
+ * exit code ("SHELL-EXITED N") and reads a line from the terminal, which
+ * it echoes as "READ-BACK line": that read waits for input only if cctrace
+ * gave the terminal back (tmux runs the command in a shell without job
+ * control, where SIGTTIN is ignored, so a read from the background fails
+ * at once with EIO and the line is empty).  Waits until ready is on the
+ * screen.
+ */
+static void start_tmux_cmd(const char *env, const char *args, const char *ready)
 {
 	char cwd[PATH_MAX], bin[PATH_MAX], cmd[3 * PATH_MAX];
 
@@ -583,10 +604,20 @@ static void start_tmux(const char *env, const char *opts, const char *prog)
 	cr_assert(getcwd(cwd, sizeof(cwd)));
 	cr_assert(realpath(cctrace(), bin), "%s: %s", cctrace(), strerror(errno));
 	snprintf(tmux_socket, sizeof(tmux_socket), "cctrace-test-%d", (int)getpid());
-	snprintf(cmd, sizeof(cmd), "env %s %s shell %s -- %s; echo SHELL-EXITED $?; sleep 60", env,
-		 bin, opts, prog);
+	snprintf(cmd, sizeof(cmd),
+		 "env %s %s %s; echo SHELL-EXITED $?; read line; echo READ-BACK \"$line\"; "
+		 "sleep 60",
+		 env, bin, args);
 	TMUX("new-session", "-d", "-s", "shell", "-x", "200", "-y", "50", "-c", cwd, cmd);
-	cr_assert(WAIT_SCREEN(10000, "(cctrace)"), "no prompt");
+	cr_assert(WAIT_SCREEN(10000, ready), "never showed '%s'", ready);
+}
+
+static void start_tmux(const char *env, const char *opts, const char *prog)
+{
+	char args[2 * PATH_MAX];
+
+	snprintf(args, sizeof(args), "shell %s -- %s", opts, prog);
+	start_tmux_cmd(env, args, "(cctrace)");
 }
 
 static void keys(const char *k)
@@ -632,7 +663,6 @@ Test(shell, terminal_prompt_completion_history)
 
 	s = screen(true);
 	cr_assert(strstr(s, "\033["), "no colour on a terminal");
-	free(s);
 
 	keys("C-d");
 	cr_assert(WAIT_SCREEN(10000, "SHELL-EXITED 0"));
@@ -677,9 +707,239 @@ Test(shell, terminal_ctrl_c)
 	cr_assert(WAIT_SCREEN(5000, "\nstill alive"), "the shell did not come back");
 	s = screen(true);
 	cr_assert(!strstr(s, "\033["), "colour despite NO_COLOR:\n%s", s);
-	free(s);
 	literal("quit");
 	keys("Enter");
 	cr_assert(WAIT_SCREEN(10000, "SHELL-EXITED 0"));
 	unlink(hist);
+}
+
+/* The pid the banner names ("launched PROG (pid N)"). */
+static pid_t banner_pid(void)
+{
+	char *s = screen(false), *p = strstr(s, "(pid ");
+	long pid = p ? strtol(p + 5, NULL, 10) : 0;
+
+	cr_assert(pid > 0, "no pid in the banner");
+	return (pid_t)pid;
+}
+
+/* Field n (1-based, as in proc(5): 5 pgrp, 8 tpgid) of /proc/PID/stat. */
+static long stat_field(pid_t pid, int n)
+{
+	char path[64], line[1024], *p;
+	long v = -1;
+	int i;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	cr_assert(f, "pid %d is gone", (int)pid);
+	p = fgets(line, sizeof(line), f) ? strrchr(line, ')') : NULL;
+	fclose(f);
+	cr_assert(p, "cannot read %s", path);
+	for (i = 3, p++; i < n && p; i++)
+		p = strchr(p + 1, ' ');
+	if (p)
+		v = strtol(p + 1, NULL, 10);
+	return v;
+}
+
+/* The pid tmux started in the pane: the shell that runs cctrace. */
+static pid_t pane_pid(void)
+{
+	char *out =
+	    tmux((const char *const[]){"display", "-p", "-t", "shell", "#{pane_pid}", NULL});
+	long pid = strtol(out, NULL, 10);
+
+	release(out);
+	cr_assert(pid > 0, "no pane pid");
+	return (pid_t)pid;
+}
+
+/* The process group in the foreground of the pane's terminal. */
+static pid_t terminal_owner(void)
+{
+	return (pid_t)stat_field(pane_pid(), 8);
+}
+
+/* Polls until the foreground group of the terminal is (or, if !is, is
+ * not) pgrp. */
+static bool wait_owner(pid_t pgrp, bool is, int timeout_ms)
+{
+	int64_t deadline = now_ms() + timeout_ms;
+
+	for (;;) {
+		if ((terminal_owner() == pgrp) == is)
+			return true;
+		if (now_ms() >= deadline)
+			return false;
+		usleep(20000);
+	}
+}
+
+/* Is SIGINT pending for pid (its shared or its main thread's queue)? */
+static bool sigint_pending(pid_t pid)
+{
+	char path[64], line[256];
+	bool pending = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	cr_assert(f, "pid %d is gone", (int)pid);
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, "ShdPnd:", 7) == 0 || strncmp(line, "SigPnd:", 7) == 0)
+			pending |= (strtoull(line + 7, NULL, 16) >> (SIGINT - 1)) & 1;
+	fclose(f);
+	return pending;
+}
+
+/* Ctrl-C until the running command says it was interrupted (the first
+ * one may land before the wait started, where it is drained). */
+static void interrupt_command(void)
+{
+	int64_t deadline = now_ms() + 15000;
+	bool interrupted = false;
+
+	while (!interrupted && now_ms() < deadline) {
+		keys("C-c");
+		interrupted = WAIT_SCREEN(1000, "interrupted by INT; every thread is held");
+	}
+	cr_assert(interrupted, "Ctrl-C did not interrupt the wait");
+}
+
+static void shell_command(const char *line, const char *expect)
+{
+	char *s;
+
+	literal(line);
+	keys("Enter");
+	if (WAIT_SCREEN(10000, expect))
+		return;
+	s = screen(false);
+	cr_assert_fail("'%s' did not show '%s':\n%s", line, expect, s);
+}
+
+/*
+ * Regression: the launched program shared cctrace's process group, so the
+ * Ctrl-C that interrupted a wait reached it too, and the next command that
+ * resumed a thread reported "killed by INT".  Now the program has a group
+ * of its own: after several Ctrl-C it has no SIGINT pending, resumes, and
+ * the session ends normally.
+ */
+Test(shell, terminal_ctrl_c_is_cctraces_not_the_programs)
+{
+	char hist[] = "/tmp/cctrace-shell-history-XXXXXX", env[128], *s;
+	pid_t pid;
+
+	close(mkstemp(hist));
+	snprintf(env, sizeof(env), "NO_COLOR=1 CCTRACE_HISTORY=%s", hist);
+	start_tmux(env, "--timeout 60s", SHELLFIX);
+	pid = banner_pid();
+
+	shell_command("wait any enter(never_called_function)",
+		      "wait any enter(never_called_function)");
+	cr_assert_neq(terminal_owner(), pid, "the program has the terminal without reading it");
+	interrupt_command();
+	keys("C-c"); /* one more, at the prompt */
+	shell_command("bind A = p1.t1", "A (p1.t1) held");
+	cr_assert(!sigint_pending(pid), "a SIGINT is on its way to the program");
+	shell_command("run A until enter(tick)", "A (p1.t1) held in tick at shellfix.c:");
+	shell_command("next A", "next ");
+	cr_assert(WAIT_SCREEN(5000, "A (p1.t1) held in tick at shellfix.c:20"),
+		  "next did not step");
+	s = screen(false);
+	cr_assert(!strstr(s, "killed") && !strstr(s, "unrealizable") && !strstr(s, "gone"),
+		  "the program did not survive the Ctrl-C:\n%s", s);
+	cr_assert(kill(pid, 0) == 0, "the program is gone");
+	shell_command("quit", "SHELL-EXITED 0");
+	literal("back");
+	keys("Enter");
+	cr_assert(WAIT_SCREEN(5000, "READ-BACK back"), "the terminal was not given back");
+	unlink(hist);
+}
+
+/*
+ * A program that reads the terminal gets it while a command runs (gdb's
+ * scheme, on demand): the line typed during `wait` is its, Ctrl-C during
+ * the next wait, while it has the terminal, still interrupts the wait and
+ * not the program, and the prompt has the terminal after each command.
+ */
+Test(shell, terminal_program_reads_the_terminal)
+{
+	char hist[] = "/tmp/cctrace-shell-history-XXXXXX", env[128], *s;
+	pid_t pid;
+
+	close(mkstemp(hist));
+	snprintf(env, sizeof(env), "NO_COLOR=1 CCTRACE_HISTORY=%s", hist);
+	start_tmux(env, "--timeout 60s", TTYREAD);
+	pid = banner_pid();
+
+	literal("wait any enter(got_line)");
+	keys("Enter");
+	/* The program reads the terminal once the wait lets it run; what is
+	 * typed until then waits in the terminal's input queue. */
+	literal("hello");
+	keys("Enter");
+	cr_assert(WAIT_SCREEN(10000, "enter(got_line)"), "the program did not read the line");
+	cr_assert(wait_owner(pid, false, 5000), "the prompt does not have the terminal");
+	shell_command("print first", "first = 104");
+	shell_command("wait any enter(never_called_function)",
+		      "wait any enter(never_called_function)");
+	/* It reads the terminal again: the Ctrl-C goes to it, and on to cctrace. */
+	cr_assert(wait_owner(pid, true, 10000),
+		  "the reading program never got the terminal (tpgid %d, pid %d)",
+		  (int)terminal_owner(), (int)pid);
+	interrupt_command();
+	cr_assert(wait_owner(pid, false, 5000), "the prompt did not take the terminal back");
+	cr_assert(!sigint_pending(pid), "a SIGINT is on its way to the program");
+	shell_command("bind A = p1.t2", "A (p1.t2) held");
+	shell_command("run A until enter(tick)", "A (p1.t2) held in tick at ttyread.c:");
+	s = screen(false);
+	cr_assert(!strstr(s, "killed") && !strstr(s, "gone"), "the program died:\n%s", s);
+	shell_command("quit", "SHELL-EXITED 0");
+	literal("back");
+	keys("Enter");
+	cr_assert(WAIT_SCREEN(5000, "READ-BACK back"), "the terminal was not given back");
+	unlink(hist);
+}
+
+/*
+ * Ctrl-C on `cctrace run` is cctrace's: the run ends as interrupted, exit
+ * 3, the program killed, and the terminal is the shell's again; the same
+ * when the program holds the terminal because it is reading it.
+ */
+Test(shell, run_ctrl_c_interrupts_the_run)
+{
+	char sched[] = "/tmp/cctrace-ctrl-c-XXXXXX.sched", args[PATH_MAX];
+	const char *const progs[] = {SHELLFIX, TTYREAD};
+	size_t i;
+	FILE *f;
+
+	close(mkstemps(sched, 6));
+	f = fopen(sched, "w");
+	cr_assert(f);
+	fputs("timeout 60s\n"
+	      "thread A = wait any enter(tick)\n"
+	      "wait any enter(never_called_function)\n",
+	      f);
+	cr_assert(fclose(f) == 0);
+	for (i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		snprintf(args, sizeof(args), "run %s -- %s", sched, progs[i]);
+		start_tmux_cmd("NO_COLOR=1", args, "enter(tick)");
+		if (strcmp(progs[i], TTYREAD) == 0) /* then the Ctrl-C goes to the program */
+			cr_assert(wait_owner((pid_t)stat_field(pane_pid(), 5), false, 10000),
+				  "the reading program never got the terminal");
+		keys("C-c");
+		cr_assert(WAIT_SCREEN(10000,
+				      "cctrace: error: interrupted by INT; the program was killed",
+				      "SHELL-EXITED 3"),
+			  "%s: Ctrl-C did not end the run as interrupted", progs[i]);
+		literal("back");
+		keys("Enter");
+		cr_assert(WAIT_SCREEN(5000, "READ-BACK back"),
+			  "%s: the terminal was not given back", progs[i]);
+		teardown();
+	}
+	unlink(sched);
 }

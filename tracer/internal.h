@@ -131,6 +131,12 @@ void tr_signals_install(void);
  * status), the deadline passes, or a stop signal arrives. */
 int tr_wait_any(int64_t deadline_ms, pid_t *tid, int *status);
 
+/* terminal.c */
+/* th is in a signal-delivery stop for sig: if the terminal sent it to the
+ * program (tracer_terminal_take), deal with it, resume th and return
+ * true; false leaves the signal to be delivered as usual. */
+bool tr_terminal_stop(struct tr_thread *th, int sig);
+
 /* wait.c */
 int tr_wait_for_stop(struct tracer *t, struct tr_thread *th);
 void tr_queue_event(struct tracer *t, const struct tr_event *ev);

@@ -6,8 +6,10 @@
  * exec so that it can be seized with PTRACE_O_EXITKILL; the exec is then
  * followed, and the program is run to its ELF entry point (AT_ENTRY), where
  * the dynamic loader has mapped every library it needs but no program code
- * has run.  Attaching seizes /proc/PID/task until a pass finds no thread it
- * has not seen, because threads may be created while it works.
+ * has run.  With own_pgrp the child first makes a process group of its
+ * own (see terminal.c).  Attaching seizes /proc/PID/task until a pass
+ * finds no thread it has not seen, because threads may be created while
+ * it works.
  *
  * When the kernel refuses, the error says why in the user's terms.
  */
@@ -17,6 +19,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,7 +91,17 @@ static void child_exec(struct tracer *t, char *const argv[], int errfd)
 	sigset_t none;
 	int e;
 
-	(void)t;
+	/* Its own process group, so that the terminal's Ctrl-C is cctrace's
+	 * (terminal.c); the parent does the same, whichever runs first.  From
+	 * the background, a read of the terminal must raise SIGTTIN (SIGTTOU
+	 * for a change of its modes), for cctrace to hand the terminal over:
+	 * inherited as ignored (from a shell without job control), the read
+	 * would fail with EIO instead. */
+	if (t->opt.own_pgrp) {
+		setpgid(0, 0);
+		signal(SIGTTIN, SIG_DFL);
+		signal(SIGTTOU, SIG_DFL);
+	}
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	/* Same addresses on every run, as under gdb: a schedule replays in the
@@ -181,6 +194,8 @@ int tracer_launch(struct tracer *t, char *const argv[], char *err, size_t len)
 	}
 	if (pid == 0)
 		child_exec(t, argv, pipefd[1]);
+	if (t->opt.own_pgrp)
+		setpgid(pid, pid);
 	close(pipefd[1]);
 	if (follow_to_exec(pid, &status) < 0) {
 		if (read(pipefd[0], &exec_errno, sizeof(exec_errno)) != sizeof(exec_errno))

@@ -117,6 +117,9 @@ enum tr_wait_result {
 
 struct tracer_options {
 	bool pin_cpu; /* run cctrace and the threads it drives on one CPU */
+	/* A launched program gets a process group of its own, so that the
+	 * terminal's Ctrl-C reaches cctrace alone (tracer_terminal_take). */
+	bool own_pgrp;
 };
 
 struct tracer *tracer_new(const struct tracer_options *opt);
@@ -131,6 +134,19 @@ void tracer_free(struct tracer *t);
  * Returns 0, or -1 with a message in err ("cannot run 'prog': ...").
  */
 int tracer_launch(struct tracer *t, char *const argv[], char *err, size_t errlen);
+
+/*
+ * The terminal of a program launched with own_pgrp (terminal.c).  cctrace
+ * keeps the foreground of its controlling terminal, so Ctrl-C, Ctrl-\ and
+ * Ctrl-Z act on cctrace; the program gets it when it tries to read the
+ * terminal or change its modes from the background (SIGTTIN, SIGTTOU),
+ * and while it has it those three keys, which the terminal then sends to
+ * the program, are passed to cctrace instead of delivered.  Take it back
+ * before cctrace reads the terminal again (the shell's prompt) and at the
+ * end; the program's modes are kept for its next turn.  A no-op when the
+ * program does not have it.
+ */
+void tracer_terminal_take(struct tracer *t);
 
 /*
  * PTRACE_SEIZE every thread of pid, until no new thread appears, then hold

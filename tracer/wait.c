@@ -279,6 +279,8 @@ static enum decoded decode_stop(struct tracer *t, struct tr_thread *th, int stat
 		return decode_syscall_stop(th, ev);
 	if (sig == SIGTRAP)
 		return decode_trap(th, ev);
+	if (tr_terminal_stop(th, sig))
+		return ALREADY_HANDLED;
 	th->pending_signal = sig;
 	ev->kind = TR_EV_SIGNAL;
 	ev->signo = sig;
