@@ -40,6 +40,7 @@ struct plan {
 
 static void plan_expr(const struct expr *e, bool include_stack, struct plan *pl)
 {
+again:
 	if (!e)
 		return;
 	switch (e->kind) {
@@ -58,8 +59,9 @@ static void plan_expr(const struct expr *e, bool include_stack, struct plan *pl)
 		pl->syscalls = true;
 		return;
 	default:
-		plan_expr(e->lhs, include_stack, pl);
 		plan_expr(e->rhs, include_stack, pl);
+		e = e->lhs; /* iterating: along lhs, a chain is as deep as it is long */
+		goto again;
 	}
 }
 
