@@ -75,7 +75,9 @@ struct expr {
 	char *name;   /* E_NAME, member, thread of E_ENDED/E_IN/E_PROC, func, file of E_EV_AT */
 	char *func;   /* E_IN: the function */
 	struct expr *lhs, *rhs;
-	struct expr *up;    /* the E_BINARY whose lhs this is (set by the parser), else NULL */
+	struct expr *up;    /* the E_BINARY whose lhs this is (set by the parser; a tree
+			     * built by hand must set it where a binary operation is the
+			     * lhs of another), else NULL */
 	struct expr **args; /* E_CHOOSE */
 	int nargs;
 	/* filled in by the checker */
@@ -194,7 +196,9 @@ void schedule_diag(const struct schedule *s, struct src_loc loc, char *buf, size
 size_t expr_format(const struct expr *e, char *buf, size_t len);
 
 /* Pretty-prints the statements of s, one per line, blocks indented by 8
- * spaces; the output parses back to the same tree.  For tests and debugging. */
+ * spaces, expressions with only the parentheses they need (never nested
+ * deeper than written); the output parses back to the same tree.  For tests
+ * and debugging. */
 void schedule_dump(const struct schedule *s, FILE *out);
 
 #endif
