@@ -6,6 +6,7 @@
 #                   building memcached from source needs (as root)
 #   make test       the whole Criterion suite, built with ASan + UBSan
 #   make bench      side-by-side cost measurements (not part of make test)
+#   make fuzz       fuzz the schedule parser and checker for FUZZ_TIME seconds
 
 CC       ?= gcc
 PKGS     := libunwind-ptrace libdw libelf capstone
@@ -33,7 +34,7 @@ FIXTURE_LIBS := $(patsubst %.c,%.so,$(wildcard tests/fixtures/lib*.c))
 FIXTURE_SRCS := $(filter-out tests/fixtures/lib%.c,$(wildcard tests/fixtures/*.c))
 FIXTURE_BINS := $(FIXTURE_SRCS:%.c=%) $(FIXTURE_LIBS)
 
-.PHONY: all deps system-deps samples fixtures test check-asan bench clean format lint
+.PHONY: all deps system-deps samples fixtures test check-asan bench fuzz clean format lint
 all: cctrace samples
 
 cctrace: $(BUILD)/cctrace
@@ -74,11 +75,25 @@ test-bins: $(TEST_BINS)
 bench: all fixtures
 	bench/run
 
+# libFuzzer (clang) on the parser, printer and checker: tests/fuzz/.  The
+# library is rebuilt with clang into build/fuzz, where the corpus, seeded
+# with every schedule in the tree, is kept between runs.
+FUZZ_TIME ?= 60
+FUZZ_SAN  := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+fuzz: fixtures
+	$(MAKE) BUILD=build/fuzz CC=clang CFLAGS="-O1 -g $(FUZZ_SAN) -fsanitize=fuzzer-no-link" \
+	  LDFLAGS="$(FUZZ_SAN)" build/fuzz/fuzz_schedule
+	tests/fuzz/run build/fuzz/fuzz_schedule build/fuzz $(FUZZ_TIME)
+
+$(BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(LIB_OBJS)
+	@echo "  FUZZ    $@"
+	$(Q)$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer $(LDFLAGS) -o $@ $< $(LIB_OBJS) $(LDLIBS)
+
 deps:
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
 	  build-essential pkg-config libunwind-dev libcapstone-dev libelf-dev libdw-dev \
-	  libcriterion-dev libedit-dev gdb tmux
+	  libcriterion-dev libedit-dev gdb tmux clang libclang-rt-dev
 
 # The servers and clients of the system tests (tests/test_memcached*.c), and
 # what tests/memcached/build.sh needs to build memcached from Debian's source
@@ -90,7 +105,7 @@ system-deps:
 	  memcached apache2 libmemcached-tools curl dpkg-dev libevent-dev patch
 
 format:
-	clang-format -i $(wildcard $(addsuffix /*.[ch],$(MODULES))) $(TEST_SRCS)
+	clang-format -i $(wildcard $(addsuffix /*.[ch],$(MODULES))) $(TEST_SRCS) tests/fuzz/*.c
 
 lint:
 	cppcheck --quiet --inline-suppr --enable=warning,performance,portability --error-exitcode=1 \

@@ -9,6 +9,15 @@
  * Predicates and conditions share one expression type.  Event atoms
  * (E_EV_*) may appear only in the predicate of `run ... until` and `wait`;
  * the checker enforces that.
+ *
+ * Depth: a chain of left-associative binary operators (a + b + c, a || b ||
+ * c) is a left-deep tree, ((a + b) + c), as deep as the chain is long, and
+ * only the size of the file bounds that.  Every other path through a tree is
+ * bounded by the parser (parentheses, unary operators, ... : MAX_NESTING in
+ * parse.c), and so is each statement's depth.  So every walk over an
+ * expression iterates along the left spine of a chain (->lhs downwards,
+ * ->up back) and recurses only into the other operands: a schedule of any
+ * size cannot overflow the stack.
  */
 #ifndef CCTRACE_POLICY_AST_H
 #define CCTRACE_POLICY_AST_H
@@ -66,6 +75,9 @@ struct expr {
 	char *name;   /* E_NAME, member, thread of E_ENDED/E_IN/E_PROC, func, file of E_EV_AT */
 	char *func;   /* E_IN: the function */
 	struct expr *lhs, *rhs;
+	struct expr *up;    /* the E_BINARY whose lhs this is (set by the parser; a tree
+			     * built by hand must set it where a binary operation is the
+			     * lhs of another), else NULL */
 	struct expr **args; /* E_CHOOSE */
 	int nargs;
 	/* filled in by the checker */
@@ -128,6 +140,17 @@ struct schedule {
 	char *run_comment; /* text after "# run:" on the first line, or NULL */
 };
 
+/* The lowest operation of the chain that e (an E_BINARY) heads: for
+ * a + b - c, parsed ((a + b) - c), the node (a + b).  Its lhs is the chain's
+ * first operand; from it, ->up leads back to e through every operation in
+ * source order.  Const in, non-const out, like strchr. */
+static inline struct expr *expr_chain_bottom(const struct expr *e)
+{
+	while (e->lhs->kind == E_BINARY)
+		e = e->lhs;
+	return (struct expr *)e;
+}
+
 /* Token kinds beyond single characters (single-character tokens use their
  * ASCII value: '(' ')' '{' '}' ',' ';' '.' '[' ']' '+' '-' '*' '/' '%' '<' '>'
  * '!' '~' '&' '|' '^' '=' ':' ). */
@@ -173,7 +196,9 @@ void schedule_diag(const struct schedule *s, struct src_loc loc, char *buf, size
 size_t expr_format(const struct expr *e, char *buf, size_t len);
 
 /* Pretty-prints the statements of s, one per line, blocks indented by 8
- * spaces; the output parses back to the same tree.  For tests and debugging. */
+ * spaces, expressions with only the parentheses they need (never nested
+ * deeper than written); the output parses back to the same tree.  For tests
+ * and debugging. */
 void schedule_dump(const struct schedule *s, FILE *out);
 
 #endif

@@ -25,6 +25,7 @@ struct checker {
 	int watches; /* distinct watched lvalues in the current predicate */
 	char watch_text[MAX_WATCH_PER_WAIT + 1][128];
 	bool in_predicate;
+	bool in_choose; /* in the values of a choose(...) */
 };
 
 static int fail(struct checker *k, struct src_loc loc, const char *fmt, ...)
@@ -219,8 +220,46 @@ static int check_watch(struct checker *k, struct expr *e)
 
 static int check_expr(struct checker *k, struct expr *e);
 
+/* The operands of a chain of binary operations, in source order so that the
+ * first error reported is the leftmost: iterating along the chain, whose
+ * length only the file bounds (ast.h). */
+static int check_chain(struct checker *k, struct expr *e)
+{
+	struct expr *b = expr_chain_bottom(e);
+
+	if (check_expr(k, b->lhs) < 0)
+		return -1;
+	for (;; b = b->up) {
+		if (check_expr(k, b->rhs) < 0)
+			return -1;
+		if (b == e)
+			return 0;
+	}
+}
+
+/* The values of choose(...) are checked like any expression, but may not be
+ * events: a predicate's events are found (and their breakpoints planted) by
+ * walks that take choose as a value, not as a part of the predicate. */
+static int check_choose(struct checker *k, struct expr *e)
+{
+	bool in_choose = k->in_choose;
+	int i, rc = 0;
+
+	k->in_choose = true;
+	if (e->nargs == 0)
+		rc = check_expr(k, e->lhs) < 0 || check_expr(k, e->rhs) < 0 ? -1 : 0;
+	for (i = 0; rc == 0 && i < e->nargs; i++)
+		rc = check_expr(k, e->args[i]);
+	k->in_choose = in_choose;
+	return rc;
+}
+
 static int check_children(struct checker *k, struct expr *e)
 {
+	if (e->kind == E_BINARY)
+		return check_chain(k, e);
+	if (e->kind == E_CHOOSE)
+		return check_choose(k, e);
 	if (e->lhs && check_expr(k, e->lhs) < 0)
 		return -1;
 	if (e->rhs && check_expr(k, e->rhs) < 0)
@@ -232,6 +271,12 @@ static int check_event(struct checker *k, struct expr *e)
 {
 	char text[128];
 
+	if (k->in_choose) {
+		expr_format(e, text, sizeof(text));
+		return fail(k, e->loc,
+			    "choose(...) picks among values; the event '%s' cannot be one of them",
+			    text);
+	}
 	if (!k->in_predicate) {
 		expr_format(e, text, sizeof(text));
 		return fail(k, e->loc, "the event '%s' can only be used after 'until' or 'wait'",

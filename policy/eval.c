@@ -153,13 +153,16 @@ static int eval_thread_member(struct eval_ctx *c, const struct expr *e, struct v
 	return variable_in(c, e, e->name, th, out);
 }
 
+/* Along lhs by iteration, as every walk here (ast.h). */
 bool expr_is_thread_relative(const struct expr *e)
 {
-	if (!e)
-		return false;
-	if (e->kind == E_NAME)
-		return e->ref == REF_VAR_AT;
-	return expr_is_thread_relative(e->lhs) || expr_is_thread_relative(e->rhs);
+	for (; e; e = e->lhs) {
+		if (e->kind == E_NAME)
+			return e->ref == REF_VAR_AT;
+		if (expr_is_thread_relative(e->rhs))
+			return true;
+	}
+	return false;
 }
 
 static int eval_name(struct eval_ctx *c, const struct expr *e, struct value *out)
@@ -346,24 +349,42 @@ static int arith(struct eval_ctx *c, const struct expr *e, int64_t a, int64_t b,
 	}
 }
 
-static int eval_binary(struct eval_ctx *c, const struct expr *e, struct value *out)
+/* *acc = *acc OP rhs for the operation e. */
+static int eval_step(struct eval_ctx *c, const struct expr *e, int64_t *acc)
 {
-	int64_t a, b, r;
+	int64_t b;
 
-	if (eval_int(c, e->lhs, &a) < 0)
-		return -1;
 	/* && and || short-circuit, but checking must still see both sides. */
-	if (c->proc && e->op == T_ANDAND && !a)
-		return *out = (struct value){.i = 0}, 0;
-	if (c->proc && e->op == T_OROR && a)
-		return *out = (struct value){.i = 1}, 0;
+	if (c->proc && e->op == T_ANDAND && !*acc)
+		return *acc = 0, 0;
+	if (c->proc && e->op == T_OROR && *acc)
+		return *acc = 1, 0;
 	if (eval_int(c, e->rhs, &b) < 0)
 		return -1;
-	if (e->op == T_ANDAND || e->op == T_OROR)
-		r = e->op == T_ANDAND ? (a && b) : (a || b);
-	else if (arith(c, e, a, b, &r) < 0)
+	if (e->op == T_ANDAND || e->op == T_OROR) {
+		*acc = e->op == T_ANDAND ? (*acc && b) : (*acc || b);
+		return 0;
+	}
+	return arith(c, e, *acc, b, acc);
+}
+
+/* A chain a + b - c, parsed ((a + b) - c), is folded left to right along
+ * its spine (ast.h) rather than by recursion: same order, same short
+ * circuits, any length. */
+static int eval_binary(struct eval_ctx *c, const struct expr *e, struct value *out)
+{
+	const struct expr *b = expr_chain_bottom(e);
+	int64_t acc;
+
+	if (eval_int(c, b->lhs, &acc) < 0)
 		return -1;
-	*out = (struct value){.i = r};
+	for (;; b = b->up) {
+		if (eval_step(c, b, &acc) < 0)
+			return -1;
+		if (b == e)
+			break;
+	}
+	*out = (struct value){.i = acc};
 	return 0;
 }
 
@@ -476,9 +497,31 @@ int eval_lvalue(struct eval_ctx *c, const struct expr *e, uint64_t *addr, uint64
 
 bool expr_has_event(const struct expr *e)
 {
-	if (!e)
-		return false;
-	if (e->kind >= E_EV_START)
-		return true;
-	return expr_has_event(e->lhs) || expr_has_event(e->rhs);
+	for (; e; e = e->lhs) {
+		if (e->kind >= E_EV_START)
+			return true;
+		if (expr_has_event(e->rhs))
+			return true;
+	}
+	return false;
+}
+
+int expr_operands(const struct expr *e, int (*fn)(const struct expr *operand, void *ctx), void *ctx)
+{
+	const struct expr *b;
+
+	if (e->kind != E_BINARY) {
+		if (e->lhs && fn(e->lhs, ctx) < 0)
+			return -1;
+		return e->rhs ? fn(e->rhs, ctx) : 0;
+	}
+	b = expr_chain_bottom(e);
+	if (fn(b->lhs, ctx) < 0)
+		return -1;
+	for (;; b = b->up) {
+		if (fn(b->rhs, ctx) < 0)
+			return -1;
+		if (b == e)
+			return 0;
+	}
 }

@@ -40,6 +40,7 @@ struct plan {
 
 static void plan_expr(const struct expr *e, bool include_stack, bool soft_watch, struct plan *pl)
 {
+again:
 	if (!e)
 		return;
 	switch (e->kind) {
@@ -58,8 +59,9 @@ static void plan_expr(const struct expr *e, bool include_stack, bool soft_watch,
 		pl->syscalls = true;
 		return;
 	default:
-		plan_expr(e->lhs, include_stack, soft_watch, pl);
 		plan_expr(e->rhs, include_stack, soft_watch, pl);
+		e = e->lhs; /* iterating: along lhs, a chain is as deep as it is long */
+		goto again;
 	}
 }
 

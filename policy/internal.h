@@ -102,6 +102,13 @@ int eval_int(struct eval_ctx *c, const struct expr *e, int64_t *out);
 /* Address and size of an lvalue expression (for watchpoints). */
 int eval_lvalue(struct eval_ctx *c, const struct expr *e, uint64_t *addr, uint64_t *size);
 bool expr_has_event(const struct expr *e);
+/* Calls fn on the operands of e in source order (stopping at, and returning,
+ * the first negative result): for a chain of binary operations, those of the
+ * whole chain (a, b and c for a + b - c), iterating along it, since it may be
+ * as long as the file (ast.h); for any other node, lhs then rhs.  A walk that
+ * recurses through this cannot overflow the stack. */
+int expr_operands(const struct expr *e, int (*fn)(const struct expr *operand, void *ctx),
+		  void *ctx);
 /* Does the expression name a local or __thread variable (REF_VAR_AT)? */
 bool expr_is_thread_relative(const struct expr *e);
 

@@ -610,6 +610,14 @@ static int eval_condition(struct run *r, const struct expr *e, bool *out)
 	return 0;
 }
 
+static void print_variables(struct run *r, const struct expr *e);
+
+static int print_operand(const struct expr *e, void *r)
+{
+	print_variables(r, e);
+	return 0;
+}
+
 static void print_variables(struct run *r, const struct expr *e)
 {
 	char err[256], text[128];
@@ -627,8 +635,7 @@ static void print_variables(struct run *r, const struct expr *e)
 			fprintf(r->opt->report, "  %s = %ld\n", text, (long)v);
 		return;
 	}
-	print_variables(r, e->lhs);
-	print_variables(r, e->rhs);
+	expr_operands(e, print_operand, r);
 }
 
 static enum flow exec_assert(struct run *r, const struct stmt *s)

@@ -34,8 +34,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_NESTING 200 /* expression depth */
-#define MAX_BLOCKS  100 /* statement depth */
+/* Depth limits, which bound the recursion of every walk over the tree (see
+ * ast.h).  An expression level is a parenthesised, bracketed or argument
+ * sub-expression, a unary operator or a postfix .x, ->x or [i]; chains of
+ * binary operators do not nest (a + b + ... + z is one level however long).
+ * A statement level is a block, or an `else if`, which nests the next `if`. */
+#define MAX_NESTING 256
+#define MAX_BLOCKS  100
 
 struct parser {
 	struct lexer lx;
@@ -44,15 +49,18 @@ struct parser {
 	char *err;
 	size_t errlen;
 	bool failed;
-	int nesting;	  /* expression depth */
+	int nesting;	  /* expression depth (levels, see MAX_NESTING) */
 	int stmt_nesting; /* statement depth */
 };
 
 /* ---- diagnostics ------------------------------------------------------ */
 
+/* Text into buf[len] (truncated, always terminated), or to file if set. */
 struct outbuf {
 	char *buf;
 	size_t len, used;
+	FILE *file;
+	bool minimal; /* expressions with only the parentheses they need */
 };
 
 static void out_printf(struct outbuf *o, const char *fmt, ...)
@@ -61,6 +69,12 @@ static void out_printf(struct outbuf *o, const char *fmt, ...)
 static void out_printf(struct outbuf *o, const char *fmt, ...)
 {
 	va_list ap;
+	if (o->file) {
+		va_start(ap, fmt);
+		vfprintf(o->file, fmt, ap);
+		va_end(ap);
+		return;
+	}
 	if (o->used >= o->len)
 		return;
 	va_start(ap, fmt);
@@ -87,12 +101,18 @@ static const char *find_line(const char *text, int line, size_t *len)
 	return s;
 }
 
+/* A source line longer than this is shown as an excerpt of this many bytes
+ * around the caret, "..." marking what is left out, so that the caret line
+ * fits in the caller's buffer however long the line (a generated schedule
+ * may have a 100,000-byte condition). */
+#define DIAG_WIDTH 160
+
 static void diag_v(const char *path, const char *text, struct src_loc loc, char *buf, size_t len,
 		   const char *fmt, va_list ap)
 {
-	struct outbuf o = {buf, len, 0};
+	struct outbuf o = {buf, len, 0, NULL};
 	char msg[512];
-	size_t llen = 0;
+	size_t llen = 0, start = 0, end, col = loc.col > 0 ? (size_t)loc.col - 1 : 0;
 	if (!buf || !len)
 		return;
 	buf[0] = '\0';
@@ -101,9 +121,14 @@ static void diag_v(const char *path, const char *text, struct src_loc loc, char 
 	const char *src = text ? find_line(text, loc.line, &llen) : NULL;
 	if (!src)
 		return;
-	out_printf(&o, "    %.*s\n    ", (int)llen, src);
-	for (int i = 0; i < loc.col - 1; i++)
-		out_printf(&o, "%c", (size_t)i < llen && src[i] == '\t' ? '\t' : ' ');
+	if (llen > DIAG_WIDTH && col > DIAG_WIDTH / 2)
+		start = col - DIAG_WIDTH / 2 < llen - DIAG_WIDTH ? col - DIAG_WIDTH / 2
+								 : llen - DIAG_WIDTH;
+	end = llen - start > DIAG_WIDTH ? start + DIAG_WIDTH : llen;
+	out_printf(&o, "    %s%.*s%s\n    %s", start ? "..." : "", (int)(end - start), src + start,
+		   end < llen ? "..." : "", start ? "   " : "");
+	for (size_t i = start; i < col; i++)
+		out_printf(&o, "%c", i < llen && src[i] == '\t' ? '\t' : ' ');
 	out_printf(&o, "^\n");
 }
 
@@ -246,18 +271,31 @@ static struct expr *new_expr(struct parser *p, enum expr_kind kind, struct src_l
 	return e;
 }
 
+/* Iterates along lhs, where a chain of binary operators is as deep as it is
+ * long (see ast.h), and recurses into the rest, which the parser bounds. */
 static void expr_free(struct expr *e)
 {
-	if (!e)
-		return;
-	expr_free(e->lhs);
-	expr_free(e->rhs);
-	for (int i = 0; i < e->nargs; i++)
-		expr_free(e->args[i]);
-	free(e->args);
-	free(e->name);
-	free(e->func);
-	free(e);
+	while (e) {
+		struct expr *lhs = e->lhs;
+		expr_free(e->rhs);
+		for (int i = 0; i < e->nargs; i++)
+			expr_free(e->args[i]);
+		free(e->args);
+		free(e->name);
+		free(e->func);
+		free(e);
+		e = lhs;
+	}
+}
+
+/* Enters one level of expression nesting (undone by p->nesting--, also on
+ * failure); past MAX_NESTING it is an error at loc. */
+static bool nest(struct parser *p, struct src_loc loc)
+{
+	if (++p->nesting <= MAX_NESTING)
+		return true;
+	perr(p, loc, "expression nested deeper than %d levels", MAX_NESTING);
+	return false;
 }
 
 /* An identifier node (E_NAME and the like) whose name is the current token. */
@@ -715,17 +753,23 @@ static bool parse_postfix_step(struct parser *p, struct expr **lhs)
 	return e->name != NULL;
 }
 
+/* Each step is a level of nesting: a.b.c is a left-deep tree, walked by
+ * recursion. */
 static struct expr *parse_postfix(struct parser *p)
 {
 	struct expr *e = parse_primary(p);
+	int steps = 0;
 	if (!e || e->kind > E_INDEX) /* no postfix on conditions and events */
 		return e;
 	while (p->tok.kind == '.' || p->tok.kind == T_ARROW || p->tok.kind == '[') {
-		if (!parse_postfix_step(p, &e)) {
+		steps++;
+		if (!nest(p, p->tok.loc) || !parse_postfix_step(p, &e)) {
 			expr_free(e);
-			return NULL;
+			e = NULL;
+			break;
 		}
 	}
+	p->nesting -= steps;
 	return e;
 }
 
@@ -735,9 +779,7 @@ static struct expr *parse_unary(struct parser *p)
 	if (op.kind != '-' && op.kind != '!' && op.kind != '~' && op.kind != '*' && op.kind != '&')
 		return parse_postfix(p);
 	struct expr *e = NULL;
-	if (++p->nesting > MAX_NESTING)
-		perr(p, op.loc, "expression nested too deeply");
-	else
+	if (nest(p, op.loc))
 		e = new_expr(p, E_UNARY, op.loc);
 	if (e) {
 		e->op = op.kind;
@@ -788,14 +830,14 @@ static int binary_prec(int kind)
 	}
 }
 
+/* Precedence climbing.  A chain of operators is built by the loop, left-deep
+ * ((a + b) + c), and linked upwards (->up) for walks that iterate along it;
+ * the recursion for a right operand is bounded by the number of precedence
+ * levels, since each one climbs at least one. */
 static struct expr *parse_binary(struct parser *p, int min_prec)
 {
-	struct expr *lhs = NULL;
-	if (++p->nesting > MAX_NESTING) {
-		perr(p, p->tok.loc, "expression nested too deeply");
-		goto fail;
-	}
-	if (!(lhs = parse_unary(p)))
+	struct expr *lhs = parse_unary(p);
+	if (!lhs)
 		goto fail;
 	for (;;) {
 		int prec = binary_prec(p->tok.kind);
@@ -810,22 +852,27 @@ static struct expr *parse_binary(struct parser *p, int min_prec)
 			goto fail;
 		e->op = p->tok.kind;
 		e->lhs = lhs;
+		lhs->up = e;
 		lhs = e;
 		advance(p);
 		if (!(e->rhs = parse_binary(p, prec + 1)))
 			goto fail;
 	}
-	p->nesting--;
 	return lhs;
 fail:
-	p->nesting--;
 	expr_free(lhs);
 	return NULL;
 }
 
+/* A whole expression, and a level of nesting: every parenthesised,
+ * bracketed or argument sub-expression comes through here. */
 static struct expr *parse_expr(struct parser *p)
 {
-	return parse_binary(p, 1);
+	struct expr *e = NULL;
+	if (nest(p, p->tok.loc))
+		e = parse_binary(p, 1);
+	p->nesting--;
+	return e;
 }
 
 /* A predicate or condition that must be present: `what` says after what. */
@@ -1492,7 +1539,9 @@ static struct stmt *parse_stmt(struct parser *p)
 	size_t i = 0, n = sizeof(stmt_table) / sizeof(stmt_table[0]);
 	struct stmt *s = NULL;
 	if (++p->stmt_nesting > MAX_BLOCKS) {
-		perr(p, p->tok.loc, "statements nested too deeply");
+		perr(p, p->tok.loc,
+		     "statements nested deeper than %d levels (blocks, and each 'else if')",
+		     MAX_BLOCKS);
 		goto out;
 	}
 	if (tok_is(&p->tok, "wait")) {
@@ -1719,11 +1768,14 @@ static const char *op_text(int op)
 	}
 }
 
-static void fmt_operand(struct outbuf *o, const struct expr *e)
+/* The operand of a unary operator (of) or of a postfix one (of NULL). */
+static void fmt_operand(struct outbuf *o, const struct expr *e, const struct expr *of)
 {
-	bool wrap = e->kind == E_UNARY || e->kind == E_BINARY;
+	bool wrap = e->kind == E_BINARY || (e->kind == E_UNARY && !(o->minimal && of));
 	if (wrap)
 		out_printf(o, "(");
+	else if (e->kind == E_UNARY && e->op == of->op && (e->op == '-' || e->op == '&'))
+		out_printf(o, " "); /* - -a, & &a: not the tokens -- and && */
 	fmt_expr(o, e, true);
 	if (wrap)
 		out_printf(o, ")");
@@ -1796,6 +1848,46 @@ static void fmt_event(struct outbuf *o, const struct expr *e)
 	}
 }
 
+/* Whether a binary operation b below e on the spine of a chain is wrapped in
+ * parentheses: always, fully parenthesised; with minimal ones, when it binds
+ * less tightly than the operation it is the left operand of. */
+static bool spine_wrapped(const struct outbuf *o, const struct expr *b)
+{
+	return !o->minimal || binary_prec(b->op) < binary_prec(b->up->op);
+}
+
+/* And a right operand: binary operators associate to the left. */
+static bool rhs_wrapped(const struct outbuf *o, const struct expr *b)
+{
+	return b->rhs->kind == E_BINARY &&
+	       (!o->minimal || binary_prec(b->rhs->op) <= binary_prec(b->op));
+}
+
+/* A chain of binary operations, along its spine (see ast.h); the wrapped
+ * operations are nested on the left, so their '(' all come first:
+ * ((a + b) + c).  top: e itself is not wrapped. */
+static void fmt_chain(struct outbuf *o, const struct expr *e, bool top)
+{
+	const struct expr *b;
+	if (!top)
+		out_printf(o, "(");
+	for (b = e->lhs; b->kind == E_BINARY; b = b->lhs)
+		if (spine_wrapped(o, b))
+			out_printf(o, "(");
+	b = expr_chain_bottom(e);
+	fmt_expr(o, b->lhs, true);
+	for (;; b = b->up) {
+		out_printf(o, " %s ", op_text(b->op));
+		fmt_expr(o, b->rhs, !rhs_wrapped(o, b));
+		if (b == e)
+			break;
+		if (spine_wrapped(o, b))
+			out_printf(o, ")");
+	}
+	if (!top)
+		out_printf(o, ")");
+}
+
 static void fmt_expr(struct outbuf *o, const struct expr *e, bool top)
 {
 	switch (e->kind) {
@@ -1807,22 +1899,18 @@ static void fmt_expr(struct outbuf *o, const struct expr *e, bool top)
 		break;
 	case E_UNARY:
 		out_printf(o, "%c", e->op);
-		fmt_operand(o, e->lhs);
+		fmt_operand(o, e->lhs, e);
 		break;
 	case E_BINARY:
-		out_printf(o, top ? "" : "(");
-		fmt_expr(o, e->lhs, false);
-		out_printf(o, " %s ", op_text(e->op));
-		fmt_expr(o, e->rhs, false);
-		out_printf(o, top ? "" : ")");
+		fmt_chain(o, e, top);
 		break;
 	case E_MEMBER:
 	case E_ARROW:
-		fmt_operand(o, e->lhs);
+		fmt_operand(o, e->lhs, NULL);
 		out_printf(o, "%s%s", e->kind == E_MEMBER ? "." : "->", e->name);
 		break;
 	case E_INDEX:
-		fmt_operand(o, e->lhs);
+		fmt_operand(o, e->lhs, NULL);
 		out_printf(o, "[");
 		fmt_expr(o, e->rhs, true);
 		out_printf(o, "]");
@@ -1848,7 +1936,7 @@ static void fmt_expr(struct outbuf *o, const struct expr *e, bool top)
 
 size_t expr_format(const struct expr *e, char *buf, size_t len)
 {
-	struct outbuf o = {buf, len, 0};
+	struct outbuf o = {buf, len, 0, NULL};
 	if (!buf || !len)
 		return 0;
 	buf[0] = '\0';
@@ -1864,11 +1952,13 @@ static void dump_names(FILE *out, const struct stmt *s)
 		fprintf(out, "%s%s", i ? ", " : "", s->names[i]);
 }
 
+/* Whole, however long, and with only the parentheses the source needed: the
+ * dump must parse back, and fully parenthesised a chain a + b + ... + z
+ * would nest as deep as it is long. */
 static void dump_expr(FILE *out, const struct expr *e)
 {
-	char buf[1024];
-	expr_format(e, buf, sizeof(buf));
-	fputs(buf, out);
+	struct outbuf o = {.file = out, .minimal = true};
+	fmt_expr(&o, e, true);
 }
 
 static void dump_block(FILE *out, const struct stmt *body, int depth)

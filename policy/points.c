@@ -355,10 +355,26 @@ static int arm_access(struct run *r, struct tr_process *p, const struct expr *e)
 	return 0;
 }
 
+struct arm_walk {
+	struct run *r;
+	struct tr_process *p;
+	int pass;
+};
+
+static int arm_expr(struct run *r, struct tr_process *p, const struct expr *e, int pass);
+
+static int arm_operand(const struct expr *e, void *ctx)
+{
+	struct arm_walk *w = ctx;
+
+	return arm_expr(w->r, w->p, e, w->pass);
+}
+
 /* Read watches go first so that a variable both read and written gets one
  * access watchpoint, not a write one that a read would slip past. */
 static int arm_expr(struct run *r, struct tr_process *p, const struct expr *e, int pass)
 {
+	struct arm_walk w = {r, p, pass};
 	struct loc_addrs *la;
 	size_t i;
 
@@ -382,9 +398,7 @@ static int arm_expr(struct run *r, struct tr_process *p, const struct expr *e, i
 	case E_EV_SYSCALL:
 		return 0;
 	default:
-		if (arm_expr(r, p, e->lhs, pass) < 0)
-			return -1;
-		return arm_expr(r, p, e->rhs, pass);
+		return expr_operands(e, arm_operand, &w);
 	}
 }
 
@@ -392,11 +406,14 @@ static int arm_expr(struct run *r, struct tr_process *p, const struct expr *e, i
  * their indexes (the first 64). */
 static uint64_t return_funcs(const struct expr *e)
 {
-	if (!e)
-		return 0;
-	if (e->kind == E_EV_RETURN && e->slot >= 0 && e->slot < 64)
-		return 1ull << e->slot;
-	return return_funcs(e->lhs) | return_funcs(e->rhs);
+	uint64_t set = 0;
+
+	for (; e; e = e->lhs) { /* iterating along lhs: a chain is as deep as it is long */
+		if (e->kind == E_EV_RETURN && e->slot >= 0 && e->slot < 64)
+			return set | 1ull << e->slot;
+		set |= return_funcs(e->rhs);
+	}
+	return set;
 }
 
 int points_arm(struct run *r, const struct expr *pred)

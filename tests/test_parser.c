@@ -2,12 +2,19 @@
  * Tests for the schedule parser (policy/lexer.c, policy/parse.c).
  *
  * Success cases check the tree shape directly (kinds, names, counts,
- * locations) and through expr_format/schedule_dump, which print binary
- * operations fully parenthesised so precedence is visible.  Error cases check
- * the whole first line of the diagnostic and that the source line and caret
+ * locations) and through expr_format, which prints binary operations fully
+ * parenthesised so precedence is visible, and schedule_dump, which prints
+ * only the parentheses needed and must parse back.  Error cases check the
+ * whole first line of the diagnostic and that the source line and caret
  * lines match it.
+ *
+ * Size and depth: chains of 45,000 operands go through the whole pipeline
+ * (parse, check against the offline symbols of tests/fixtures/symfix,
+ * print, free, and `cctrace run` on samples/bank), and nesting past the
+ * limits is an error with a caret.
  */
-#include "policy/ast.h"
+#include "policy/internal.h"
+#include "tests/harness.h"
 
 #include <criterion/criterion.h>
 #include <signal.h>
@@ -146,7 +153,7 @@ Test(parser, full_example)
 		       "run A until write(balance)\n"
 		       "run B until at(bank.c:41)\n"
 		       "run A until return(withdraw) || exit\n"
-		       "run A until read(acct->balance) && (balance < 0)\n"
+		       "run A until read(acct->balance) && balance < 0\n"
 		       "if (balance != 100) {\n"
 		       "        run A until exit\n"
 		       "} else {\n"
@@ -162,7 +169,7 @@ Test(parser, full_example)
 		       "        run T until enter(hook)\n"
 		       "}\n"
 		       "assert balance == 80\n"
-		       "assert (accounts[1].balance >= 0) && (p->next == 0)\n"
+		       "assert accounts[1].balance >= 0 && p->next == 0\n"
 		       "release all\n"
 		       "release A, B\n"
 		       "run A until signal\n"
@@ -714,6 +721,7 @@ Test(parser, precedence)
 	expr_is("(*p)->x", "(*p)->x");
 	expr_is("- -a", "-(-a)");
 	expr_is("!!a", "!(!a)");
+	expr_is("&*&a", "&(*(&a))");
 	expr_is("(*p).f", "(*p).f");
 	expr_is("a.b.c->d[1][2]", "a.b.c->d[1][2]");
 	expr_is("a[i + 1].f", "a[i + 1].f");
@@ -1353,40 +1361,328 @@ Test(parser_errors, expressions)
 	fails("assert a b\n", "t.sched:1:10: error: expected end of 'assert' statement, found 'b'");
 }
 
+/* n copies of c; like h_fmt's, the strings live as long as the test. */
+static char *repeat_str(const char *c, int n)
+{
+	size_t len = strlen(c);
+	char *buf = malloc(len * (size_t)n + 1), *kept;
+	cr_assert_not_null(buf);
+	for (int i = 0; i < n; i++)
+		memcpy(buf + len * (size_t)i, c, len);
+	buf[len * (size_t)n] = '\0';
+	kept = h_fmt("%s", buf);
+	free(buf);
+	return kept;
+}
+
+/* "pre" + n copies of "x" + "post". */
+static char *text_of(const char *pre, const char *x, int n, const char *post)
+{
+	return h_fmt("%s%s%s", pre, repeat_str(x, n), post);
+}
+
+static bool starts_with(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* The error of a text that must not parse. */
+static const char *parse_error(const char *text)
+{
+	static char err[2048];
+	struct schedule *s = schedule_parse(PATH, text, err, sizeof(err));
+	cr_assert_null(s, "parsed: %.80s...", text);
+	return err;
+}
+
+/* A long line is shown as 160 bytes around the caret, "..." marking what is
+ * left out: the diagnostic expected when the 160 bytes are all `fill`, the
+ * caret in the middle. */
+static const char *excerpt_diag(const char *first, char fill)
+{
+	char *dots = repeat_str((char[]){fill, 0}, 160);
+	char *pad = repeat_str(" ", 80);
+	return h_fmt("%s\n    ...%s...\n       %s^\n", first, dots, pad);
+}
+
 Test(parser_errors, nesting_limits)
 {
-	char text[4096];
-	size_t n = 0;
-	n += (size_t)sprintf(text, "assert ");
-	for (int i = 0; i < 1000; i++)
-		text[n++] = '(';
-	text[n++] = 'x';
-	for (int i = 0; i < 1000; i++)
-		text[n++] = ')';
-	text[n] = '\0';
-	char err[2048];
-	cr_assert_null(schedule_parse(PATH, text, err, sizeof(err)));
-	cr_assert(strstr(err, "error: expression nested too deeply\n"), "%s", err);
-	n = (size_t)sprintf(text, "assert ");
-	for (int i = 0; i < 1000; i++)
-		text[n++] = '!';
-	strcpy(text + n, "x");
-	cr_assert_null(schedule_parse(PATH, text, err, sizeof(err)));
-	cr_assert(strstr(err, "error: expression nested too deeply\n"), "%s", err);
-	n = 0;
-	for (int i = 0; i < 300; i++)
-		n += (size_t)sprintf(text + n, "if(x){");
-	cr_assert_null(schedule_parse(PATH, text, err, sizeof(err)));
-	cr_assert(strstr(err, "error: statements nested too deeply\n"), "%s", err);
-	/* Moderate nesting is fine. */
-	n = (size_t)sprintf(text, "assert ");
-	for (int i = 0; i < 50; i++)
-		text[n++] = '(';
-	text[n++] = 'x';
-	for (int i = 0; i < 50; i++)
-		text[n++] = ')';
-	text[n] = '\0';
-	schedule_free(parse_ok(text));
+	/* 1000 parentheses: the 257th level is the '(' at column 7 + 257. */
+	const char *text = text_of("assert ", "(", 1000, text_of("x", ")", 1000, "\n"));
+	cr_assert_str_eq(
+	    parse_error(text),
+	    excerpt_diag("t.sched:1:264: error: expression nested deeper than 256 levels", '('));
+	/* Unary operators: the 256th '!' is the 257th level. */
+	text = text_of("assert ", "!", 1000, "x\n");
+	cr_assert_str_eq(
+	    parse_error(text),
+	    excerpt_diag("t.sched:1:263: error: expression nested deeper than 256 levels", '!'));
+	/* Postfix steps: a.b.b.b... (the 256th '.', at offset 8 + 2 * 255). */
+	text = text_of("assert a", ".b", 1000, "\n");
+	const char *err = parse_error(text);
+	cr_assert(
+	    starts_with(err, "t.sched:1:519: error: expression nested deeper than 256 levels\n"),
+	    "%s", err);
+	cr_assert_eq(text[518], '.');
+	/* Arguments: choose(choose(... */
+	text = text_of("assert ", "choose(1, ", 1000, "\n");
+	err = parse_error(text);
+	cr_assert(strstr(err, ": error: expression nested deeper than 256 levels\n"), "%s", err);
+	/* Brackets: a[a[a[... */
+	text = text_of("assert ", "a[", 1000, "\n");
+	err = parse_error(text);
+	cr_assert(strstr(err, ": error: expression nested deeper than 256 levels\n"), "%s", err);
+	/* Blocks, and else-if chains, which nest the next if. */
+	text = text_of("", "if(x){", 300, "\n");
+	err = parse_error(text);
+	cr_assert(starts_with(err, "t.sched:1:601: error: statements nested deeper than 100 levels "
+				   "(blocks, and each 'else if')\n"),
+		  "%s", err);
+	text = text_of("if (x) { }", " else if (x) { }", 150, "\n");
+	err = parse_error(text);
+	cr_assert(strstr(err, ": error: statements nested deeper than 100 levels"), "%s", err);
+	/* Moderate nesting is fine, and so is nesting up to the limit. */
+	schedule_free(parse_ok(text_of("assert ", "(", 50, text_of("x", ")", 50, "\n"))));
+	schedule_free(parse_ok(text_of("assert ", "(", 255, text_of("x", ")", 255, "\n"))));
+	schedule_free(parse_ok(text_of("assert ", "!", 255, "x\n")));
+	schedule_free(parse_ok(text_of("if (x) { }", " else if (x) { }", 99, "\n")));
+}
+
+/* ---- size: long chains, deep nesting, through the whole pipeline -------- */
+
+#define SYMFIX "tests/fixtures/symfix"
+#define TERMS  45000
+
+/* Checks a parsed schedule against symfix's offline symbols: the check the
+ * CLI makes before it launches anything.  Returns the diagnostic, "" if
+ * none; frees s. */
+static const char *check_schedule(struct schedule *s)
+{
+	static char err[4096];
+	struct sym_space *syms = sym_open_program(SYMFIX, err, sizeof(err));
+	struct policy *pol = calloc(1, sizeof(*pol));
+
+	cr_assert_not_null(syms, "%s (make fixtures)", err);
+	cr_assert_not_null(pol);
+	pol->sched = s;
+	err[0] = '\0';
+	int rc = policy_check(pol, syms, err, sizeof(err));
+	cr_assert_eq(rc, err[0] ? -1 : 0, "rc %d with <<%s>>", rc, err);
+	policy_free(pol);
+	sym_close(syms);
+	return err;
+}
+
+/* The chain "x OP x OP ... x" of n operands, fully parenthesised as
+ * expr_format prints it: ((x OP x) OP x) ... */
+static char *full_parens(const char *x, const char *op, int n)
+{
+	return h_fmt("%s%s%s %s %s", repeat_str("(", n - 2), x,
+		     repeat_str(h_fmt(" %s %s)", op, x), n - 2), op, x);
+}
+
+/* `assert CHAIN` with n operands x joined by op: parsed left-deep with its
+ * spine linked upwards, printed fully parenthesised by expr_format and as
+ * written by schedule_dump (which parses back), checked, freed. */
+static void long_chain(const char *x, const char *op, int opkind)
+{
+	char *joint = h_fmt(" %s %s", op, x);
+	char *text = text_of(h_fmt("assert %s", x), joint, TERMS - 1, "\n");
+	struct schedule *s = parse_ok(text);
+	const struct expr *e = s->body->cond, *b;
+	int n = 0;
+
+	for (b = e; b->kind == E_BINARY; b = b->lhs, n++) {
+		cr_assert_eq(b->op, opkind);
+		cr_assert(b->lhs->up == b, "operation %d is not linked to its parent", n);
+	}
+	cr_assert_eq(n, TERMS - 1);
+	cr_assert_null(e->up);
+	cr_assert_eq(b->loc.col, 8);
+	cr_assert_eq(expr_chain_bottom(e), b->up);
+
+	size_t len = strlen(text) * 2;
+	char *buf = malloc(len);
+	cr_assert_not_null(buf);
+	char *expect = full_parens(x, op, TERMS);
+	cr_assert_eq(expr_format(e, buf, len), strlen(expect));
+	cr_assert(strcmp(buf, expect) == 0, "%s chain formats as %.100s...", op, buf);
+	char small[64];
+	cr_assert_eq(expr_format(e, small, sizeof(small)), sizeof(small) - 1);
+	cr_assert(strncmp(small, expect, sizeof(small) - 1) == 0);
+	free(buf);
+
+	char *out = dump(s);
+	cr_assert(strcmp(out, text) == 0, "%s chain dumps as %.100s...", op, out);
+	struct schedule *again = parse_ok(out);
+	free(out);
+	cr_assert_str_eq(check_schedule(again), "");
+	cr_assert_str_eq(check_schedule(s), "");
+}
+
+Test(size, chains_of_45000_operands)
+{
+	long_chain("1", "+", '+');
+	long_chain("counter", "||", T_OROR);
+	long_chain("bank.id", "&&", T_ANDAND);
+	long_chain("1", "==", T_EQ);
+	long_chain("shade", "-", '-');
+}
+
+/* A predicate of 45,000 events, and the checker's first error is still the
+ * leftmost, with a caret under it in an excerpt of the long line. */
+Test(size, long_predicates_and_their_errors)
+{
+	char *text = text_of("wait any enter(worker)", " || enter(worker)", TERMS - 1, "\n");
+	cr_assert_str_eq(check_schedule(parse_ok(text)), "");
+	text = text_of("wait any enter(worker)", " || enter(worker)", TERMS - 1,
+		       " || enter(wroker) || enter(nosuch)\n");
+	size_t col = strlen(text) - strlen("enter(wroker) || enter(nosuch)\n") + 1;
+	const char *err = check_schedule(parse_ok(text));
+	/* The caret is 30 bytes from the end of the line: the excerpt is the
+	 * line's last 160 bytes. */
+	cr_assert_str_eq(err, h_fmt("t.sched:1:%zu: error: no function 'wroker'; did you mean "
+				    "'worker'?\n    ...%.160s\n       %s^\n",
+				    col, text + strlen(text) - 161, repeat_str(" ", 130)));
+	/* And the same in an assert, where the names are variables. */
+	text = text_of("assert counter", " + counter", TERMS - 1, " + countr\n");
+	err = check_schedule(parse_ok(text));
+	cr_assert(strstr(err, "error: no variable 'countr'; did you mean 'counter'?\n"), "%s", err);
+}
+
+/* The deepest expressions the parser accepts, in the shapes that cost the
+ * walks the most stack: in each of 255 levels of parentheses (or 127 of
+ * unary minus and parentheses), one operator of each of the 10 precedences,
+ * each the right operand of the one before.  Parsed, checked (which
+ * evaluates them), printed, parsed back, freed. */
+static void deepest(const char *level, int levels)
+{
+	char *text = text_of("assert ", level, levels, text_of("1 + 1", ")", levels, "\n"));
+	struct schedule *s = parse_ok(text);
+	char *out = dump(s);
+	cr_assert(strcmp(out, text) == 0, "dumps as %.200s", out);
+	cr_assert_str_eq(check_schedule(parse_ok(out)), "");
+	cr_assert_str_eq(check_schedule(s), "");
+	free(out);
+	text = text_of("wait any enter(worker) || ", level, levels,
+		       text_of("1 + 1", ")", levels, "\n"));
+	cr_assert_str_eq(check_schedule(parse_ok(text)), "");
+	/* One level more is refused. */
+	text = text_of("assert ", level, levels + 1, text_of("1 + 1", ")", levels + 1, "\n"));
+	cr_assert(strstr(parse_error(text), "error: expression nested deeper than 256 levels\n"));
+}
+
+Test(size, deepest_nesting_through_the_pipeline)
+{
+	deepest("counter || 1 && 1 | 1 ^ 1 & 1 == 1 < 1 << 1 + 1 * (", 255);
+	deepest("counter || 1 && 1 | 1 ^ 1 & 1 == 1 < 1 << 1 + 1 * -(", 127);
+}
+
+/* Found by tests/fuzz: a chain of 200 unary operators printed as *(*(*(...
+ * nested twice as deep as it was written, and the printout did not parse. */
+Test(size, unary_chains_print_within_the_limit)
+{
+	char *text = text_of("assert ", "*", 250, "bank_ptr\n");
+	struct schedule *s = parse_ok(text);
+	char *out = dump(s);
+	cr_assert_str_eq(out, text);
+	schedule_free(parse_ok(out));
+	free(out);
+	schedule_free(s);
+	dumps_as("assert - -a + !!b + ~-c + &*p + -(-1 + 2)\n",
+		 "assert - -a + !!b + ~-c + &*p + -(-1 + 2)\n");
+	dumps_as("assert & &a\n", "assert & &a\n");
+}
+
+/* schedule_dump prints only the parentheses needed: what was written,
+ * minus redundant ones, never more, so that the printout nests no deeper
+ * than the text did. */
+Test(size, dump_prints_needed_parentheses_only)
+{
+	dumps_as("assert a - (b - c) - d\n", "assert a - (b - c) - d\n");
+	dumps_as("assert (a - b) - c\n", "assert a - b - c\n");
+	dumps_as("assert a * (b + c) == (d || e) && !(f < g)\n",
+		 "assert a * (b + c) == (d || e) && !(f < g)\n");
+	dumps_as("assert ((a || b) && c) | d[(1 + 2) * 3]\n",
+		 "assert ((a || b) && c) | d[(1 + 2) * 3]\n");
+	dumps_as("assert (*p).x + (-a)[1] + (a + b).c\n", "assert (*p).x + (-a)[1] + (a + b).c\n");
+	dumps_as("assert ((((a))))\n", "assert a\n");
+}
+
+/* The values of choose(...) are checked like any other expression (a let
+ * variable, a thread condition), and may not be events. */
+Test(size, choose_values_are_checked)
+{
+	cr_assert_str_eq(check_schedule(parse_ok("let i = 1\nassert choose(i, 2) >= 1\n")), "");
+	cr_assert_str_eq(
+	    check_schedule(parse_ok("assert choose(ended(Z), 1)\n")),
+	    "t.sched:1:15: error: unknown thread 'Z': no thread has been bound yet (bind one "
+	    "with 'thread Z = wait any start')\n"
+	    "    assert choose(ended(Z), 1)\n"
+	    "                  ^\n");
+	cr_assert_str_eq(check_schedule(parse_ok("wait any exit || choose(enter(worker), 0)\n")),
+			 "t.sched:1:25: error: choose(...) picks among values; the event "
+			 "'enter(worker)' cannot be one of them\n"
+			 "    wait any exit || choose(enter(worker), 0)\n"
+			 "                            ^\n");
+	cr_assert_str_eq(check_schedule(parse_ok("assert choose(1..countr)\n")),
+			 "t.sched:1:18: error: no variable 'countr'; did you mean 'counter'?\n"
+			 "    assert choose(1..countr)\n"
+			 "                     ^\n");
+}
+
+/* `cctrace run` on samples/bank with 45,000-operand chains in a predicate
+ * (wait, run ... until: breakpoints planted for the chain's events, the
+ * predicate evaluated at each event) and in asserts evaluated on the live
+ * program, passing and failing. */
+static struct h_result run_bank(const char *text)
+{
+	char *path = h_temp_sched("chain.sched", text);
+	return H_RUN(h_cctrace(), "run", path, "--", "samples/bank/bank");
+}
+
+Test(size, cctrace_runs_long_chains, .fini = h_cleanup, .timeout = 120)
+{
+	char *pred =
+	    text_of("enter(withdraw)", " || enter(withdraw)", TERMS - 2, " || return(withdraw)");
+	struct h_result r =
+	    run_bank(h_fmt("timeout 10s\nthread A, B = wait 2 distinct %s\n"
+			   "run A until return(withdraw)\nassert balance < 100\nrelease all\n",
+			   pred));
+	cr_assert_eq(r.code, 0, "stdout:\n%s\nstderr:\n%.2000s", r.out, r.err);
+	cr_assert(strstr(r.err, "cctrace: completed"), "%.2000s", r.err);
+	cr_assert_eq(h_count_lines(r.err, "enter(withdraw)"), 2, "%.2000s", r.err);
+
+	pred = text_of("return(withdraw)", " || return(withdraw)", TERMS - 1, "");
+	h_result_free(&r);
+	r = run_bank(h_fmt("timeout 10s\nthread A, B = wait 2 distinct enter(withdraw)\n"
+			   "run A until %s\nassert balance < 100\nrelease all\n",
+			   pred));
+	cr_assert_eq(r.code, 0, "stdout:\n%s\nstderr:\n%.2000s", r.out, r.err);
+	cr_assert_eq(h_count_lines(r.err, "return(withdraw)"), 1, "%.2000s", r.err);
+
+	/* Each is true only if every operand is evaluated, in order.  Both
+	 * threads are held at the entry of withdraw: the balance is 100. */
+	h_result_free(&r);
+	r = run_bank(h_fmt("timeout 10s\nthread A, B = wait 2 distinct enter(withdraw)\n"
+			   "assert %s == %d\nassert %s\nassert %s\nassert %s\nrelease all\n",
+			   text_of("1", " + 1", TERMS - 1, ""), TERMS,
+			   text_of("0", " || 0", TERMS - 2, " || balance == 100"),
+			   text_of("balance == 100", " && 1", TERMS - 1, ""),
+			   text_of("1", " == 1", TERMS - 1, "")));
+	cr_assert_eq(r.code, 0, "stdout:\n%s\nstderr:\n%.2000s", r.out, r.err);
+	cr_assert(strstr(r.err, "cctrace: completed"), "%.2000s", r.err);
+
+	/* A failing one: the bug, the assertion's text, the variable's value. */
+	h_result_free(&r);
+	r = run_bank(h_fmt("timeout 10s\nthread A, B = wait 2 distinct enter(withdraw)\n"
+			   "assert %s\nrelease all\n",
+			   text_of("0", " || 0", TERMS - 2, " || balance != 100")));
+	cr_assert_eq(r.code, 1, "stdout:\n%s\nstderr:\n%.2000s", r.out, r.err);
+	cr_assert(strstr(r.err, "cctrace: bug: assertion failed at "), "%.2000s", r.err);
+	cr_assert(strstr(r.err, ":3:1: assert ((((((((((((((((((((((("), "%.2000s", r.err);
+	cr_assert(strstr(r.err, "  balance = 100\n"), "%.2000s", r.err);
+	h_result_free(&r);
 }
 
 Test(parser_errors, thread_lists)
@@ -1863,4 +2159,28 @@ Test(parser_errors, process_events)
 	      "t.sched:1:40: error: expected a predicate after 'wait', found end of line");
 	fails("run A until prc(A)\n",
 	      "t.sched:1:13: error: unknown event or condition 'prc(...)'; did you mean 'proc'?");
+}
+
+/* The deepest schedule the parser accepts, run: an assert at the deepest
+ * expression nesting in the costliest shape (evaluated with its short
+ * circuits, then walked whole to print its variables when it fails), inside
+ * 99 levels of blocks, after a wait whose predicate is as deep. */
+Test(size, cctrace_runs_the_deepest_schedule, .fini = h_cleanup, .timeout = 120)
+{
+	const char *level = "0 || 0 && 1 | 1 ^ 1 & 1 == 1 < 1 << 1 + 1 * (";
+	char *deep = text_of("", level, 255, text_of("balance", ")", 255, ""));
+	char *pred = text_of("enter(withdraw) || ", level, 255, text_of("exit", ")", 255, ""));
+	struct h_result r =
+	    run_bank(h_fmt("timeout 10s\nthread A, B = wait 2 distinct %s\n"
+			   "%sassert %s\n%srelease all\n",
+			   pred, repeat_str("if (1) {\n", 98), deep, repeat_str("}\n", 98)));
+
+	cr_assert_eq(r.code, 1, "stdout:\n%s\nstderr:\n%.2000s", r.out, r.err);
+	cr_assert(strstr(r.err, "cctrace: bug: assertion failed at "), "%.2000s", r.err);
+	cr_assert(strstr(r.err, ":101:1: assert 0 || (0 && (1 | (1 ^ (1 & (1 == (1 < (1 << (1 + "
+				"(1 * (0 || (0 && "),
+		  "%.2000s", r.err);
+	cr_assert(strstr(r.err, "  balance = 100\n"), "%.2000s", r.err);
+	cr_assert_eq(h_count_lines(r.err, "enter(withdraw)"), 2, "%.2000s", r.err);
+	h_result_free(&r);
 }
