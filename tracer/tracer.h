@@ -207,6 +207,10 @@ struct tr_kernel_sample {
 };
 int tracer_kernel_sample(struct tr_thread *th, struct tr_kernel_sample *s);
 
+/* The system call th is asleep in (running) or was stopped in and redoes
+ * when resumed (held), with its first three arguments; -1 if none. */
+long tracer_syscall_args(struct tr_thread *th, uint64_t args[3]);
+
 /* x86-64 system call numbers by name and back; -1 / NULL if unknown. */
 long tracer_syscall_number(const char *name);
 const char *tracer_syscall_name(long nr);
