@@ -144,11 +144,22 @@ static bool blocked_outside_futex(struct tr_thread *th)
 	return nr >= 0 && nr != NR_FUTEX;
 }
 
+/* The variable a bound thread goes by: the one a wait first gave it (A,
+ * not the T of `thread T = choose(A, B)`); NULL if it is not bound. */
+static const char *var_name(struct run *r, struct tr_thread *th)
+{
+	struct thread_ctx *tc = run_thread(r, th);
+
+	if (tc->bound < 0)
+		return NULL;
+	return r->pol->threads[tc->primary >= 0 ? tc->primary : tc->bound];
+}
+
 /* ", waiting for B (p1.t3), which the schedule holds", or "". */
 static void describe_wait(struct run *r, struct tr_thread *th, char *buf, size_t len)
 {
 	struct tr_thread *o = th->state == TR_EXITED ? NULL : awaited(r, th);
-	const char *var = o ? run_var_of(r, o) : NULL;
+	const char *var = o ? var_name(r, o) : NULL;
 	const char *how;
 
 	buf[0] = 0;
@@ -163,7 +174,7 @@ static void describe_wait(struct run *r, struct tr_thread *th, char *buf, size_t
 	else if (o->last_event == TR_EV_EXIT)
 		how = "which is exiting";
 	else
-		how = var ? "which runs" : "which runs freely";
+		how = var ? "which runs" : "which is free";
 	if (var)
 		snprintf(buf, len, ", waiting for %s (%s), %s", var, o->name, how);
 	else

@@ -4,10 +4,11 @@
  *
  * Each limit that used to cut off quietly at 64 is driven past it on a
  * real traced process: a return(F) whose F is the 70th function the
- * schedule names (tests/fixtures/manyfuncs), a wait for and a run of 100
- * threads and a choice among 70 (tests/fixtures/crowd), and 100 breakpoint
- * stops that the tracer queues at one moment (through the tracer's API, so
- * that all 100 are certainly pending when it stops the threads).  Search
+ * schedule names (tests/fixtures/manyfuncs), the return of a recursion
+ * 100 deep (tests/fixtures/deep), a wait for and a run of 100 threads and
+ * a choice among 70 (tests/fixtures/crowd), and 100 breakpoint stops that
+ * the tracer queues at one moment (through the tracer's API, so that all
+ * 100 are certainly pending when it stops the threads).  Search
  * strategies whose tables were fixed take 300 values or refuse 65
  * variables before anything runs.  A search whose first run cannot follow
  * the schedule, or whose every run is unrealizable, is an error (exit 3)
@@ -69,6 +70,25 @@ Test(limits, return_of_the_70th_function_named)
 	cr_expect(strstr(r.err, "p1.t1    return(fn69)") != NULL, "%s", r.err);
 	cr_expect(strstr(r.err, "cctrace: completed:") != NULL, "%s", r.err);
 	cr_expect(strstr(r.out, "called fn69\n") != NULL, "%s", r.out);
+	h_result_free(&r);
+}
+
+Test(limits, return_of_a_recursion_100_deep_is_the_deepest_one)
+{
+	/* Every call of rec is a frame whose return is awaited: the first
+	 * return is rec(99)'s, which used to be the 100th frame of a table of
+	 * 64 and went unnoticed (the match was rec(63)'s). */
+	struct h_result r = run_schedule("deep.sched",
+					 "timeout 20s\n"
+					 "thread A = wait any enter(rec)\n"
+					 "run A until return(rec)\n"
+					 "assert done == 99\n",
+					 "tests/fixtures/deep", NULL);
+
+	cr_assert(!r.timed_out, "%s", r.err);
+	cr_expect_eq(r.code, 0, "%s", r.err);
+	cr_expect(strstr(r.err, "cctrace: completed:") != NULL, "%s", r.err);
+	cr_expect(strstr(r.out, "deep: 0\n") != NULL, "%s", r.out);
 	h_result_free(&r);
 }
 
