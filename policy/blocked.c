@@ -336,6 +336,64 @@ static void pause_ms(int ms)
 	nanosleep(&ts, NULL);
 }
 
+/* What a thread says about a deadlock. */
+enum verdict {
+	V_GONE,	   /* exited, or a zombie leader: nothing */
+	V_BLOCKED, /* held, blocked */
+	V_FREE,	   /* running and asleep: to be sampled again */
+	V_MOVING,  /* held and free to go, running, or dying: no deadlock */
+};
+
+static enum verdict verdict_of(struct run *r, struct tr_thread *th)
+{
+	struct thread_ctx *tc = run_thread(r, th);
+
+	if (th->state == TR_EXITED)
+		return V_GONE;
+	if (th->last_event == TR_EV_EXIT && th->state == TR_RUNNING)
+		return dying(r, th) ? V_MOVING : V_GONE;
+	if (held_at_exit(th))
+		return V_GONE; /* unless someone waits for it: see below */
+	if (th->state == TR_HELD) {
+		if (tc->blocked && futex_wait_would_return(th))
+			tc->blocked = false;
+		return tc->blocked ? V_BLOCKED : V_MOVING;
+	}
+	return free_sample(th, &tc->sample) ? V_FREE : V_MOVING;
+}
+
+/* A blocked thread waits for one held at its exit: letting it go helps. */
+static bool waits_for_an_exit(struct run *r)
+{
+	struct tr_thread *th, *o;
+
+	for (th = tracer_threads(r->t); th; th = th->next) {
+		o = th->state == TR_HELD && run_thread(r, th)->blocked ? awaited(r, th) : NULL;
+		if (o && held_at_exit(o))
+			return true;
+	}
+	return false;
+}
+
+/* The free threads sampled before still sleep in the same call, with no
+ * context switch since. */
+static bool free_ones_still_asleep(struct run *r)
+{
+	struct tr_thread *th;
+
+	for (th = tracer_threads(r->t); th; th = th->next) {
+		struct thread_ctx *tc = run_thread(r, th);
+		struct tr_kernel_sample now;
+
+		if (th->state != TR_RUNNING || th->last_event == TR_EV_EXIT)
+			continue;
+		if (!free_sample(th, &now) || now.switches != tc->sample.switches ||
+		    now.syscall != tc->sample.syscall)
+			return false;
+	}
+	return true;
+}
+
 /*
  * No release could wake them: every live thread sleeps.  Held threads
  * must be blocked ones (a held thread at its exit counts only if someone
@@ -350,49 +408,26 @@ static bool is_deadlock(struct run *r)
 	int blocked = 0;
 
 	for (th = tracer_threads(r->t); th; th = th->next) {
-		struct thread_ctx *tc = run_thread(r, th);
-
-		if (th->state == TR_EXITED ||
-		    (th->last_event == TR_EV_EXIT && !dying(r, th) && th->state == TR_RUNNING))
-			continue;
-		if (dying(r, th))
+		switch (verdict_of(r, th)) {
+		case V_MOVING:
 			return false;
-		if (held_at_exit(th))
-			continue; /* waited for: see below */
-		if (th->state == TR_HELD) {
-			if (tc->blocked && futex_wait_would_return(th))
-				tc->blocked = false;
-			if (!tc->blocked)
-				return false; /* a release may be all they need */
+		case V_BLOCKED:
 			blocked++;
-			continue;
+			break;
+		case V_FREE:
+			free_ones = true;
+			break;
+		case V_GONE:
+			break;
 		}
-		if (!free_sample(th, &tc->sample))
-			return false;
-		free_ones = true;
 	}
-	for (th = tracer_threads(r->t); th; th = th->next) {
-		struct tr_thread *o =
-		    th->state == TR_HELD && run_thread(r, th)->blocked ? awaited(r, th) : NULL;
-
-		if (o && held_at_exit(o))
-			return false;
-	}
+	if (blocked == 0 || waits_for_an_exit(r))
+		return false;
 	if (free_ones) {
 		pause_ms(BLOCKED_POLL_MS);
-		for (th = tracer_threads(r->t); th; th = th->next) {
-			struct thread_ctx *tc = run_thread(r, th);
-			struct tr_kernel_sample now;
-
-			if (th->state != TR_RUNNING || th->last_event == TR_EV_EXIT)
-				continue;
-			if (!free_sample(th, &now) || now.switches != tc->sample.switches ||
-			    now.syscall != tc->sample.syscall)
-				return false;
-			blocked++;
-		}
+		return free_ones_still_asleep(r);
 	}
-	return blocked > 0;
+	return true;
 }
 
 /* The free threads that sleep too, and what they wait for. */

@@ -7,7 +7,9 @@
  * thread choice, the first thread that has not ended), so the same file
  * runs everywhere.  A thread choice only offers threads that have not
  * ended, and tells the oracle which one ran last, so that context bounding
- * can tell a preemption from a thread simply going on.
+ * can tell a preemption from a thread simply going on.  Blocked threads
+ * are not offered; when all of them are, blocked.c decides whether one can
+ * go on again, or the run is a deadlock or waits on the schedule.
  *
  * While exploring, every statement that moves threads is written to
  * r->record as it starts, with thread aliases resolved to the variable a
