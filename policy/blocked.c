@@ -34,7 +34,13 @@
  *     thread of the program, those the schedule does not control included,
  *     sleeps with no progress, and none is held by the schedule (but a
  *     thread held at its exit that nobody waits for).  A free thread that
- *     still runs may yet unlock what they wait for.
+ *     still runs may yet unlock what they wait for: while only free threads
+ *     run, they are let run (up to the timeout) until they sleep too, a
+ *     deadlock, or wake the targets, which then go on.
+ *   - A target may wake between the last sample and the interrupt: if it
+ *     then stops for an event of its own, or in its own code rather than
+ *     inside the call it slept in, it was not blocked, and the wait goes on
+ *     (its event given back to be judged).
  *   - What a thread waits for is read from the futex it sleeps on: a word
  *     that is a thread's id is that thread's (pthread_join waits on the
  *     joined thread's tid; PI and robust mutexes keep their owner's), and a
@@ -294,8 +300,13 @@ static void describe_block(struct run *r, struct tr_thread *th, char *buf, size_
 	struct sym_loc loc = {0};
 	char state[48];
 	uint64_t pcaddr = tracer_thread_pc(th);
+	long nr = th->state == TR_HELD ? (long)tracer_regs(th)->orig_rax : -1;
 
-	tracer_describe_kernel_state(th, state, sizeof(state));
+	/* stopped in the call: the call it will redo */
+	if (nr >= 0 && tracer_syscall_name(nr))
+		snprintf(state, sizeof(state), "blocked in %s", tracer_syscall_name(nr));
+	else
+		tracer_describe_kernel_state(th, state, sizeof(state));
 	if (pcaddr && pc && pc->syms)
 		sym_describe(pc->syms, pcaddr, &loc);
 	snprintf(buf, len, "%s (%s)", state, loc.func ? loc.func : "??");
@@ -471,6 +482,96 @@ void report_deadlock(struct run *r, const struct stmt *s)
 		report_free_sleepers(r);
 }
 
+/* A thread the schedule holds that is neither blocked nor ended. */
+static struct tr_thread *held_free_to_go(struct run *r)
+{
+	struct tr_thread *th;
+
+	for (th = tracer_threads(r->t); th; th = th->next)
+		if (th->state == TR_HELD && th->last_event != TR_EV_EXIT &&
+		    !run_thread(r, th)->blocked)
+			return th;
+	return NULL;
+}
+
+/* A blocked thread among these whose futex word has changed can go on now. */
+static bool any_unblocked(struct run *r, struct tr_thread **choices, int n)
+{
+	bool any = false;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		struct thread_ctx *tc = run_thread(r, choices[i]);
+
+		if (tc->blocked && choices[i]->state == TR_HELD &&
+		    futex_wait_would_return(choices[i])) {
+			tc->blocked = false;
+			any = true;
+		}
+	}
+	return any;
+}
+
+/* Let the free threads run until until_ms: their stops are resumed, and
+ * a crash, the program's end or Ctrl-C ends the run (FLOW_STOP).  While
+ * blocked threads are held, only free threads have events to give. */
+static enum flow let_free_threads_run(struct run *r, int64_t until_ms)
+{
+	struct tr_event ev;
+	int signo = 0;
+
+	for (;;) {
+		switch (tracer_wait(r->t, &ev, until_ms, &signo)) {
+		case TR_WAIT_EVENT:
+			break;
+		case TR_WAIT_INTERRUPTED:
+			run_interrupted(r, signo);
+			return FLOW_STOP;
+		default:
+			return FLOW_NEXT;
+		}
+		if (ev.kind == TR_EV_CHILD_EXIT)
+			return run_driver_ended(r, &ev);
+		if (ev.kind == TR_EV_PROCESS_EXIT) {
+			if (run_program_ended(r, &ev, "while threads were blocked") == FLOW_STOP)
+				return FLOW_STOP;
+			continue;
+		}
+		if (ev.kind == TR_EV_SIGNAL && ev.fatal) {
+			run_crash(r, &ev);
+			return FLOW_STOP;
+		}
+		run_note_process_event(r, &ev); /* a fork or exec: its breakpoints */
+		/* a late stop of a thread the schedule holds: it stays held */
+		if (run_thread(r, ev.thread)->bound < 0 && !run_thread(r, ev.thread)->blocked)
+			run_resume(r, ev.thread);
+	}
+}
+
+/*
+ * No held thread can wake the blocked targets, but free threads still
+ * run: let them, up to the timeout, until they sleep too (a deadlock after
+ * all: true) or wake a target (false).  Deciding here, at the statement
+ * where the targets blocked, and not at a later choose, lets the schedule
+ * of a deadlock found by a search (which records this statement, not the
+ * choose) replay it.
+ */
+static bool free_threads_settle(struct run *r, struct tr_thread **targets, int n, enum flow *flow)
+{
+	int64_t deadline = tracer_now_ms() + r->timeout_ms;
+
+	*flow = FLOW_NEXT;
+	while (!held_free_to_go(r) && !waits_for_an_exit(r) && !any_unblocked(r, targets, n) &&
+	       tracer_now_ms() < deadline) {
+		*flow = let_free_threads_run(r, tracer_now_ms() + BLOCKED_POLL_MS);
+		if (*flow == FLOW_STOP)
+			return false;
+		if (is_deadlock(r))
+			return true;
+	}
+	return false;
+}
+
 static bool accepts_blocked(struct run *r, struct tr_thread **targets, int n)
 {
 	char err[512];
@@ -505,11 +606,54 @@ static void report_blocked(struct run *r, struct tr_thread *th)
 	r->label = NULL;
 }
 
-/* Stop the blocked targets where they sleep, and decide what it means. */
-enum flow blocked_end(struct run *r, const struct stmt *s, struct tr_thread **targets, int n)
+/* Is any target still short of its event blocked? */
+static bool any_blocked(struct run *r, struct tr_thread **targets, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (!run_thread(r, targets[i])->matched && run_thread(r, targets[i])->blocked)
+			return true;
+	return false;
+}
+
+/* Stopped by our interrupt inside a system call it is to restart: the
+ * call had not returned, so the thread was still asleep in it. */
+static bool interrupted_in_call(struct tr_thread *th)
+{
+	const struct user_regs_struct *regs = tracer_regs(th);
+	long rax = (long)regs->rax;
+
+	return (long)regs->orig_rax >= 0 &&
+	       (rax == -512 /* ERESTARTSYS */ || rax == -513 /* ERESTARTNOINTR */ ||
+		rax == -514 /* ERESTARTNOHAND */ || rax == -516 /* ERESTART_RESTARTBLOCK */);
+}
+
+/* The stop that answers a blocked target's interrupt.  It may have woken
+ * between the last sample and the interrupt: then it stopped for an event
+ * of its own (given back for the wait to judge) or in its own code, and it
+ * is not blocked. */
+static void target_stopped(struct run *r, const struct tr_event *ev)
+{
+	struct thread_ctx *tc = run_thread(r, ev->thread);
+
+	if (ev->kind != TR_EV_INTERRUPT) {
+		tc->blocked = false;
+		if (tracer_push_back(r->t, ev) < 0)
+			report_outcome(r, OUTCOME_ERROR, "out of memory");
+	} else if (!interrupted_in_call(ev->thread)) {
+		tc->blocked = false;
+	}
+}
+
+/* Stop the blocked targets where they sleep, and decide what it means.
+ * *again: a free thread woke them meanwhile; resume them and wait on. */
+enum flow blocked_end(struct run *r, const struct stmt *s, struct tr_thread **targets, int n,
+		      bool *again)
 {
 	struct tr_event ev;
 	char what[128], where[256], waits[160] = "";
+	enum flow flow = FLOW_NEXT;
 	int i, pending = 0;
 
 	for (i = 0; i < n; i++) {
@@ -517,8 +661,6 @@ enum flow blocked_end(struct run *r, const struct stmt *s, struct tr_thread **ta
 
 		if (tc->matched)
 			continue;
-		describe_block(r, targets[i], what, sizeof(what));
-		snprintf(tc->kernel_state, sizeof(tc->kernel_state), "%s", what);
 		tc->blocked = true;
 		tc->candidate = false;
 		if (tracer_interrupt(targets[i]) == 0)
@@ -530,16 +672,34 @@ enum flow blocked_end(struct run *r, const struct stmt *s, struct tr_thread **ta
 			return run_driver_ended(r, &ev);
 		if (run_thread(r, ev.thread)->blocked && ev.thread->state == TR_HELD) {
 			pending--;
+			target_stopped(r, &ev);
 			continue;
 		}
 		if (ev.kind == TR_EV_PROCESS_EXIT)
 			return run_program_ended(r, &ev, "while threads were blocked");
 		run_resume(r, ev.thread);
 	}
-	if (is_deadlock(r)) {
+	/* Named once they are stopped: naming reads symbols, which takes time. */
+	for (i = 0; i < n; i++) {
+		struct thread_ctx *tc = run_thread(r, targets[i]);
+
+		if (tc->blocked && !tc->matched) {
+			describe_block(r, targets[i], what, sizeof(what));
+			snprintf(tc->kernel_state, sizeof(tc->kernel_state), "%s", what);
+		}
+	}
+	*again = !any_blocked(r, targets, n);
+	if (*again)
+		return FLOW_NEXT;
+	if (is_deadlock(r) || free_threads_settle(r, targets, n, &flow)) {
 		report_deadlock(r, s);
 		return FLOW_STOP;
 	}
+	if (flow == FLOW_STOP)
+		return FLOW_STOP;
+	*again = !any_blocked(r, targets, n);
+	if (*again)
+		return FLOW_NEXT;
 	/* A search goes on (choose skips blocked threads), and so does a
 	 * schedule that expects it: `run A until ... || blocked`. */
 	if (r->oracle || accepts_blocked(r, targets, n)) {
@@ -550,7 +710,9 @@ enum flow blocked_end(struct run *r, const struct stmt *s, struct tr_thread **ta
 		return FLOW_NEXT;
 	}
 	run_where(r, s, where, sizeof(where));
-	for (i = 0; i < n && run_thread(r, targets[i])->matched; i++)
+	for (i = 0;
+	     i < n && (run_thread(r, targets[i])->matched || !run_thread(r, targets[i])->blocked);
+	     i++)
 		;
 	if (i < n)
 		describe_wait(r, targets[i], waits, sizeof(waits));
@@ -559,36 +721,6 @@ enum flow blocked_end(struct run *r, const struct stmt *s, struct tr_thread **ta
 		       i < n ? run_thread(r, targets[i])->kernel_state : "the kernel", waits,
 		       where);
 	return FLOW_STOP;
-}
-
-/* A thread the schedule holds that is neither blocked nor ended. */
-static struct tr_thread *held_free_to_go(struct run *r)
-{
-	struct tr_thread *th;
-
-	for (th = tracer_threads(r->t); th; th = th->next)
-		if (th->state == TR_HELD && th->last_event != TR_EV_EXIT &&
-		    !run_thread(r, th)->blocked)
-			return th;
-	return NULL;
-}
-
-/* A blocked choice whose futex word has changed can go on now. */
-static bool any_unblocked(struct run *r, struct tr_thread **choices, int n)
-{
-	bool any = false;
-	int i;
-
-	for (i = 0; i < n; i++) {
-		struct thread_ctx *tc = run_thread(r, choices[i]);
-
-		if (tc->blocked && choices[i]->state == TR_HELD &&
-		    futex_wait_would_return(choices[i])) {
-			tc->blocked = false;
-			any = true;
-		}
-	}
-	return any;
 }
 
 static void report_no_choice(struct run *r, const struct stmt *s, struct tr_thread **choices, int n,
@@ -647,7 +779,8 @@ bool blocked_choose_again(struct run *r, const struct stmt *s, struct tr_thread 
 			report_no_choice(r, s, choices, n, true);
 			return false;
 		}
-		pause_ms(BLOCKED_POLL_MS);
+		if (let_free_threads_run(r, tracer_now_ms() + BLOCKED_POLL_MS) == FLOW_STOP)
+			return false;
 	}
 }
 

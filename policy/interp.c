@@ -427,6 +427,27 @@ static int start_candidate(struct run *r, struct tr_thread *th, struct tr_thread
 	return rc < 0 ? -1 : 0;
 }
 
+/* Targets that blocked and were woken while stopped (blocked.c) go on. */
+static int restart_targets(struct run *r, struct tr_thread **targets, int n,
+			   struct tr_thread **matched, int *nmatched)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		struct thread_ctx *tc = run_thread(r, targets[i]);
+
+		if (tc->matched || targets[i]->state != TR_HELD)
+			continue;
+		tc->candidate = true;
+		tc->sampled = false;
+		/* one that woke into an event of its own is judged first */
+		if (!tracer_event_pending(targets[i]) &&
+		    start_candidate(r, targets[i], matched, nmatched) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /*
  * Release targets (or, with no targets, every unbound thread) and wait until
  * `need` of them satisfy the predicate.  Matched threads are stored in
@@ -491,10 +512,15 @@ enum flow run_wait_for(struct run *r, const struct stmt *s, struct tr_thread **t
 			break;
 		case TR_WAIT_TIMEOUT:
 			if (poll != deadline) {
-				if (blocked_targets(r, targets, ntargets)) {
-					flow = blocked_end(r, s, targets, ntargets);
+				bool again = false;
+
+				if (!blocked_targets(r, targets, ntargets))
+					break;
+				flow = blocked_end(r, s, targets, ntargets, &again);
+				if (!again)
 					goto out;
-				}
+				if (restart_targets(r, targets, ntargets, matched, &nmatched) < 0)
+					flow = FLOW_STOP;
 				break;
 			}
 			run_timed_out(r, s);

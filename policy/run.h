@@ -221,7 +221,8 @@ void fine_forget_process(struct run *r, struct tr_process *p);
 /* blocked.c */
 int64_t blocked_poll_deadline(struct run *r, bool has_targets, int64_t deadline);
 bool blocked_targets(struct run *r, struct tr_thread **targets, int n);
-enum flow blocked_end(struct run *r, const struct stmt *s, struct tr_thread **targets, int n);
+enum flow blocked_end(struct run *r, const struct stmt *s, struct tr_thread **targets, int n,
+		      bool *again);
 void blocked_forget(struct run *r, struct tr_thread *except);
 void report_deadlock(struct run *r, const struct stmt *s);
 /* choose found every thread it may choose blocked: true if one can go on

@@ -12,6 +12,9 @@
  * on a thread the schedule holds elsewhere is unrealizable, and the
  * message (of a run, of a choose, of a timeout) names the held thread;
  * the lock-order deadlock of tests/fixtures/abba is still a deadlock.
+ * tests/fixtures/freelock: a lock that a free (uncontrolled) thread holds
+ * while it computes is waited for; a deadlock that involves a free thread
+ * is still found.
  */
 #include "tests/harness.h"
 
@@ -23,6 +26,7 @@ TestSuite(deadlock, .fini = h_cleanup, .timeout = 120);
 
 #define JOINWORK "tests/fixtures/joinwork"
 #define LOCKERS	 "tests/fixtures/lockers"
+#define FREELOCK "tests/fixtures/freelock"
 
 /* Exactly the schedule of the report (issue 10). */
 static const char generic_search[] = "thread A, B = wait 2 distinct enter(t1) || enter(t2)\n"
@@ -182,5 +186,44 @@ Test(deadlock, timeout_names_the_held_thread_the_others_wait_for)
 		h_count_lines(r.err, ", waiting for A (p1.t4), which the schedule holds at "
 				     "__GI___lll_lock_wait+"),
 	    2, "%s", r.err);
+	h_result_free(&r);
+}
+
+static struct h_result run_freelock(const char *mode)
+{
+	char *path = h_temp_sched("freelock.sched", "timeout 20s\n"
+						    "thread W = wait any enter(worker)\n"
+						    "run W until enter(worker_done)\n");
+	const char *argv[] = {h_cctrace(), "run", path, "--", FREELOCK, mode, NULL};
+
+	return h_run(argv, 60);
+}
+
+Test(deadlock, lock_held_by_a_computing_free_thread_is_waited_for)
+{
+	/* The worker blocks on a lock a free thread holds while it computes
+	 * for 300 ms: no held thread is involved, and it is no deadlock. */
+	struct h_result r = run_freelock(NULL);
+
+	cr_assert(!r.timed_out, "%s", r.err);
+	cr_expect_eq(r.code, 0, "%s", r.err);
+	cr_expect(strstr(r.err, "deadlock") == NULL, "%s", r.err);
+	cr_expect(strstr(r.err, "enter(worker_done)") != NULL, "%s", r.err);
+	cr_expect(strstr(r.out, "freelock: ok\n") != NULL, "%s", r.out);
+	h_result_free(&r);
+}
+
+Test(deadlock, deadlock_with_a_free_thread_is_found)
+{
+	struct h_result r = run_freelock("deadlock");
+
+	cr_assert(!r.timed_out, "%s", r.err);
+	cr_expect_eq(r.code, 1, "%s", r.err);
+	cr_expect(strstr(r.err, "cctrace: bug: deadlock: ") != NULL, "%s", r.err);
+	/* the free thread is in it, waiting for the worker */
+	cr_expect(
+	    strstr(r.err, "(free): blocked in futex (__GI___lll_lock_wait), waiting for W (") !=
+		NULL,
+	    "%s", r.err);
 	h_result_free(&r);
 }

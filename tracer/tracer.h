@@ -164,6 +164,9 @@ int64_t tracer_now_us(void);
 
 /* Is an event for th queued and not yet returned by tracer_wait? */
 bool tracer_event_pending(struct tr_thread *th);
+/* Give back an event tracer_wait returned: the next tracer_wait returns
+ * it again (its thread stays held).  0, or -1 if out of memory. */
+int tracer_push_back(struct tracer *t, const struct tr_event *ev);
 
 int tracer_resume(struct tr_thread *th);
 /* Resume until the thread is about to make a system call (TR_EV_SYSCALL),

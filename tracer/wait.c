@@ -439,6 +439,16 @@ int tr_queue_event(struct tracer *t, const struct tr_event *ev)
 	return 0;
 }
 
+int tracer_push_back(struct tracer *t, const struct tr_event *ev)
+{
+	if (t->queue_len == t->queue_cap && grow_queue(t) < 0)
+		return -1;
+	t->queue_head = (t->queue_head + t->queue_cap - 1) % t->queue_cap;
+	t->queue[t->queue_head] = *ev;
+	t->queue_len++;
+	return 0;
+}
+
 /* Wait for th alone to stop after we interrupted it.  If it stopped for a
  * real event instead, that event is queued for tracer_wait, not lost. */
 int tr_wait_for_stop(struct tracer *t, struct tr_thread *th)
