@@ -11,7 +11,12 @@
  * the parent stops the others at the first bug (unless --all), then
  * numbers every worker's bugs into one sequence in DIR.
  * Exit code: 1 when a bug was found, 0 when the search ended without one,
- * 3 on an error.
+ * 3 on an error.  A search in which no run could follow the schedule (the
+ * first one failed before its first choice point, or every run was
+ * unrealizable or an error) explored nothing: that is an error too, with
+ * the reason, not "0 bugs" (exit 3 rather than 2, unrealizable, because it
+ * says the search itself could not be done, as a schedule that does not
+ * load; exit 0 would let a CI job pass with the bug unfound).
  */
 #include "cli/explore.h"
 #include "cli/duration.h"
@@ -207,11 +212,28 @@ static int parse(int argc, char **argv, struct explore_cli *c)
 
 static void report(const struct explore_summary *sum)
 {
+	char errors[48] = "";
+
+	if (sum->errors)
+		snprintf(errors, sizeof(errors), ", %ld errors", sum->errors);
 	fprintf(stderr,
 		"cctrace explore: %ld runs, %ld bugs, %ld completed, %ld infeasible, "
-		"%ld unrealizable, %ld diverged%s\n",
+		"%ld unrealizable, %ld diverged%s%s\n",
 		sum->runs, sum->bugs, sum->completed, sum->infeasible, sum->unrealizable,
-		sum->diverged, sum->bugs ? "; see the bug-N.sched files" : "");
+		sum->diverged, errors, sum->bugs ? "; see the bug-N.sched files" : "");
+}
+
+/* Every run failed to follow the schedule: nothing was explored. */
+static int nothing_explored(const struct explore_summary *sum)
+{
+	if (sum->interrupted || sum->runs == 0 || sum->unrealizable + sum->errors < sum->runs)
+		return 0;
+	report(sum);
+	fprintf(stderr,
+		"cctrace explore: error: no run could follow the schedule (every one was "
+		"unrealizable or an error), so nothing was explored; the last: %s\n",
+		sum->last_failure[0] ? sum->last_failure : "(no report)");
+	return 3;
 }
 
 static int search(struct explore_cli *c, struct policy *pol, char **prog,
@@ -220,7 +242,7 @@ static int search(struct explore_cli *c, struct policy *pol, char **prog,
 	char err[4096];
 
 	if (policy_explore(pol, prog, &c->opt, &c->eo, sum, err, sizeof(err)) < 0) {
-		fprintf(stderr, "cctrace explore: %s\n", err);
+		fprintf(stderr, "cctrace explore: error: %s\n", err);
 		return 3;
 	}
 	return sum->bugs ? 1 : 0;
@@ -390,6 +412,9 @@ static void add(struct explore_summary *total, const struct explore_summary *s)
 	total->finish_ms += s->finish_ms;
 	if (s->ms > total->ms)
 		total->ms = s->ms;
+	if (s->last_failure[0])
+		memcpy(total->last_failure, s->last_failure, sizeof(total->last_failure));
+	total->interrupted |= s->interrupted;
 }
 
 static int fan_out(struct explore_cli *c, struct policy *pol, char **prog,
@@ -415,7 +440,9 @@ static int fan_out(struct explore_cli *c, struct policy *pol, char **prog,
 			if (w[j].pid != pid)
 				continue;
 			running--;
-			if (read(w[j].fd, &sum, sizeof(sum)) != (ssize_t)sizeof(sum))
+			/* A worker whose search could not start said why. */
+			if (read(w[j].fd, &sum, sizeof(sum)) != (ssize_t)sizeof(sum) ||
+			    (WIFEXITED(status) && WEXITSTATUS(status) == 3))
 				rc = 3;
 			close(w[j].fd);
 			add(total, &sum);
@@ -436,7 +463,9 @@ static int fan_out(struct explore_cli *c, struct policy *pol, char **prog,
 			c->jobs, total->runs, total->bugs, total->completed, total->infeasible,
 			total->unrealizable, total->diverged, total->errors, total->ms,
 			total->launch_ms, total->symbols_ms, total->schedule_ms, total->finish_ms);
-	return rc ? rc : total->bugs ? 1 : 0;
+	if (rc)
+		return rc;
+	return total->bugs ? 1 : nothing_explored(total);
 }
 
 int explore_main(int argc, char **argv)
@@ -501,6 +530,8 @@ int explore_main(int argc, char **argv)
 
 		c.opt.driver = with_job(driver, 1);
 		rc = search(&c, pol, job_argv ? job_argv : argv + dashes, &sum);
+		if (rc == 0)
+			rc = nothing_explored(&sum);
 		free_argv_with_job(job_argv, argv + dashes);
 		if (c.opt.driver != driver)
 			free((char *)c.opt.driver);

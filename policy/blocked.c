@@ -8,24 +8,58 @@
  * between, is blocked.  When every target still short of P is blocked,
  * they are stopped where they are (the system call restarts when they next
  * run) and the statement ends:
- *   - if every thread the schedule controls is now blocked, it is a
- *     deadlock, a bug, reported with every stack;
+ *   - if no release could ever wake them, it is a deadlock, a bug, reported
+ *     with every stack;
  *   - under a search, the statement simply ends and `choose` skips blocked
  *     threads until another thread has moved;
  *   - in an exact schedule, the schedule cannot be followed: unrealizable,
- *     saying where the thread sleeps.
+ *     saying where the thread sleeps and, when it can be told, which held
+ *     thread it waits for.
  * A thread that sleeps waiting for the outside (a server's worker in
  * epoll_wait until a client writes, a read on a socket, a sleep) is not
  * blocked: the statement waits for its event or its timeout (see
  * tracer/outside.c).
+ *
+ * A thread held by cctrace is not blocked, and a thread asleep waiting for
+ * one is waiting on the schedule, not deadlocked:
+ *   - A thread held at its exit event has nothing left that a schedule can
+ *     see, but until it is gone a pthread_join on it sleeps (the kernel
+ *     wakes the joiner as the thread dies).  When the threads a statement
+ *     runs block and one of them waits for such a thread, that thread is
+ *     let go (the trace says so) and the statement goes on.  Otherwise a
+ *     generic search loop (`run T until read || write || exit`) could never
+ *     get past a join: it used to call the joiner deadlocked, and a bug
+ *     after the join could never be found.
+ *   - A deadlock is reported only when no release could end it: every live
+ *     thread of the program, those the schedule does not control included,
+ *     sleeps with no progress, and none is held by the schedule (but a
+ *     thread held at its exit that nobody waits for).  A free thread that
+ *     still runs may yet unlock what they wait for: while only free threads
+ *     run, they are let run (up to the timeout) until they sleep too, a
+ *     deadlock, or wake the targets, which then go on.
+ *   - A target may wake between the last sample and the interrupt: if it
+ *     then stops for an event of its own, or in its own code rather than
+ *     inside the call it slept in, it was not blocked, and the wait goes on
+ *     (its event given back to be judged).
+ *   - What a thread waits for is read from the futex it sleeps on: a word
+ *     that is a thread's id is that thread's (pthread_join waits on the
+ *     joined thread's tid; PI and robust mutexes keep their owner's), and a
+ *     pthread mutex keeps its owner's tid 8 bytes after its word (glibc's
+ *     __owner).  A thread blocked in another call (a pipe, wait4) may wait
+ *     for a process to end, so the last thread of a process held at its
+ *     exit is let go for it too.
  */
 #include "policy/run.h"
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define BLOCKED_POLL_MS 5
+#define NR_FUTEX	202
+#define FUTEX_TID_MASK	0x3fffffffu
 
 int64_t blocked_poll_deadline(struct run *r, bool has_targets, int64_t deadline)
 {
@@ -35,6 +69,179 @@ int64_t blocked_poll_deadline(struct run *r, bool has_targets, int64_t deadline)
 	if (!has_targets)
 		return deadline;
 	return deadline < 0 || soon < deadline ? soon : deadline;
+}
+
+static bool held_at_exit(struct tr_thread *th)
+{
+	return th->state == TR_HELD && th->last_event == TR_EV_EXIT;
+}
+
+/* Another thread of th's process that has not exited? */
+static bool others_alive(struct run *r, struct tr_thread *th)
+{
+	struct tr_thread *o;
+
+	for (o = tracer_threads(r->t); o; o = o->next)
+		if (o != th && o->proc == th->proc && o->state != TR_EXITED)
+			return true;
+	return false;
+}
+
+/* Let go from its exit event and not gone yet.  A thread-group leader
+ * stays a zombie until its last thread has gone: that is not news. */
+static bool dying(struct run *r, struct tr_thread *th)
+{
+	if (th->state != TR_RUNNING || th->last_event != TR_EV_EXIT)
+		return false;
+	return th->tid != tracer_process_pid(th->proc) || !others_alive(r, th);
+}
+
+static bool anyone_dying(struct run *r)
+{
+	struct tr_thread *th;
+
+	for (th = tracer_threads(r->t); th; th = th->next)
+		if (dying(r, th))
+			return true;
+	return false;
+}
+
+/* A live traced thread with this tid, other than th. */
+static struct tr_thread *thread_with_tid(struct run *r, struct tr_thread *th, uint32_t tid)
+{
+	struct tr_thread *o = tid ? tracer_thread_by_tid(r->t, (pid_t)tid) : NULL;
+
+	return o && o != th && o->state != TR_EXITED ? o : NULL;
+}
+
+/* The thread th sleeps waiting for, if its futex tells; NULL otherwise. */
+static struct tr_thread *awaited(struct run *r, struct tr_thread *th)
+{
+	uint64_t a[3];
+	long nr = tracer_syscall_args(th, a), op = (long)(a[1] & 0x7f);
+	uint32_t word;
+	int32_t owner;
+	struct tr_thread *o;
+
+	/* FUTEX_WAIT, WAIT_BITSET, LOCK_PI, LOCK_PI2 */
+	if (nr != NR_FUTEX || (op != 0 && op != 9 && op != 6 && op != 13))
+		return NULL;
+	if (tracer_read(th->proc, a[0], &word, sizeof(word)) < 0)
+		return NULL;
+	/* A join (word and expected value are the thread's tid), a robust
+	 * or PI mutex (the owner's tid and flags). */
+	o = thread_with_tid(r, th, word & FUTEX_TID_MASK);
+	if (o && (op == 6 || op == 13 || (uint32_t)a[2] == word))
+		return o;
+	/* A pthread mutex: locked (1) or contended (2), owner at +8. */
+	if ((word == 1 || word == 2) &&
+	    tracer_read(th->proc, a[0] + 8, &owner, sizeof(owner)) == 0 && owner > 0)
+		return thread_with_tid(r, th, (uint32_t)owner);
+	return NULL;
+}
+
+/* Blocked in something other than a futex: it may wait for a process to
+ * end (wait4, a pipe whose other end that process holds). */
+static bool blocked_outside_futex(struct tr_thread *th)
+{
+	uint64_t a[3];
+	long nr = tracer_syscall_args(th, a);
+
+	return nr >= 0 && nr != NR_FUTEX;
+}
+
+/* The variable a bound thread goes by: the one a wait first gave it (A,
+ * not the T of `thread T = choose(A, B)`); NULL if it is not bound. */
+static const char *var_name(struct run *r, struct tr_thread *th)
+{
+	struct thread_ctx *tc = run_thread(r, th);
+
+	if (tc->bound < 0)
+		return NULL;
+	return r->pol->threads[tc->primary >= 0 ? tc->primary : tc->bound];
+}
+
+/* ", waiting for B (p1.t3), which the schedule holds", or "". */
+static void describe_wait(struct run *r, struct tr_thread *th, char *buf, size_t len)
+{
+	struct tr_thread *o = th->state == TR_EXITED ? NULL : awaited(r, th);
+	const char *var = o ? var_name(r, o) : NULL;
+	const char *how;
+
+	buf[0] = 0;
+	if (!o)
+		return;
+	if (held_at_exit(o))
+		how = "which the schedule holds at its exit";
+	else if (o->state == TR_HELD && run_thread(r, o)->blocked)
+		how = "which is blocked too";
+	else if (o->state == TR_HELD)
+		how = "which the schedule holds";
+	else if (o->last_event == TR_EV_EXIT)
+		how = "which is exiting";
+	else
+		how = var ? "which runs" : "which is free";
+	if (var)
+		snprintf(buf, len, ", waiting for %s (%s), %s", var, o->name, how);
+	else
+		snprintf(buf, len, ", waiting for %s, %s", o->name, how);
+}
+
+void blocked_describe(struct run *r, struct tr_thread *th, char *buf, size_t len)
+{
+	size_t used = strlen(buf);
+
+	if (used < len)
+		describe_wait(r, th, buf + used, len - used);
+}
+
+/* Let th go from its exit event: it dies, and whoever joins it wakes. */
+static void let_exit(struct run *r, struct tr_thread *th, struct tr_thread *waiter)
+{
+	struct tr_event ev = {.kind = TR_EV_EXIT, .thread = th, .pc = tracer_regs(th)->rip};
+	const struct fine_event *fine = r->fine;
+	const struct expr *atom = r->matched_atom;
+	char label[96];
+
+	snprintf(label, sizeof(label), "let go at its exit: %s waits for it", waiter->name);
+	r->label = label;
+	r->fine = NULL;
+	r->matched_atom = NULL;
+	report_event(r, &ev);
+	r->label = NULL;
+	r->fine = fine;
+	r->matched_atom = atom;
+	run_thread(r, th)->blocked = false;
+	tracer_resume(th);
+}
+
+/* Let go every thread held at its exit that one of the n blocked waiters
+ * may be waiting for.  Returns how many went. */
+static int release_awaited_exits(struct run *r, struct tr_thread **waiters, int n)
+{
+	struct tr_thread *o;
+	int i, released = 0;
+
+	for (i = 0; i < n; i++) {
+		struct tr_thread *w = waiters[i];
+
+		if (w->state == TR_EXITED)
+			continue;
+		o = awaited(r, w);
+		if (o && held_at_exit(o) && !tracer_event_pending(o)) {
+			let_exit(r, o, w);
+			released++;
+			continue;
+		}
+		if (o || !blocked_outside_futex(w))
+			continue;
+		for (o = tracer_threads(r->t); o; o = o->next)
+			if (held_at_exit(o) && !tracer_event_pending(o) && !others_alive(r, o)) {
+				let_exit(r, o, w);
+				released++;
+			}
+	}
+	return released;
 }
 
 /* Is th asleep now, and was it asleep with the same switch count before? */
@@ -58,8 +265,9 @@ static bool still_asleep(struct run *r, struct tr_thread *th)
 
 bool blocked_targets(struct run *r, struct tr_thread **targets, int n)
 {
+	struct tr_thread **waiting = NULL;
 	bool all = n > 0;
-	int i;
+	int i, nwaiting = 0;
 
 	for (i = 0; i < n; i++) {
 		struct thread_ctx *tc = run_thread(r, targets[i]);
@@ -69,6 +277,20 @@ bool blocked_targets(struct run *r, struct tr_thread **targets, int n)
 		if (targets[i]->state != TR_RUNNING || !still_asleep(r, targets[i]))
 			all = false;
 	}
+	/* A thread let go from its exit is still on its way out: its end may
+	 * be what they wait for. */
+	if (!all || anyone_dying(r))
+		return false;
+	waiting = calloc((size_t)n, sizeof(*waiting));
+	for (i = 0; waiting && i < n; i++)
+		if (!run_thread(r, targets[i])->matched)
+			waiting[nwaiting++] = targets[i];
+	if (waiting && release_awaited_exits(r, waiting, nwaiting) > 0) {
+		for (i = 0; i < n; i++)
+			run_thread(r, targets[i])->sampled = false;
+		all = false;
+	}
+	free(waiting);
 	return all;
 }
 
@@ -78,8 +300,13 @@ static void describe_block(struct run *r, struct tr_thread *th, char *buf, size_
 	struct sym_loc loc = {0};
 	char state[48];
 	uint64_t pcaddr = tracer_thread_pc(th);
+	long nr = th->state == TR_HELD ? (long)tracer_regs(th)->orig_rax : -1;
 
-	tracer_describe_kernel_state(th, state, sizeof(state));
+	/* stopped in the call: the call it will redo */
+	if (nr >= 0 && tracer_syscall_name(nr))
+		snprintf(state, sizeof(state), "blocked in %s", tracer_syscall_name(nr));
+	else
+		tracer_describe_kernel_state(th, state, sizeof(state));
 	if (pcaddr && pc && pc->syms)
 		sym_describe(pc->syms, pcaddr, &loc);
 	snprintf(buf, len, "%s (%s)", state, loc.func ? loc.func : "??");
@@ -100,34 +327,138 @@ static bool futex_wait_would_return(struct tr_thread *th)
 	long op = (long)(regs->rsi & 0x7f);
 	uint32_t word;
 
-	if (regs->orig_rax != 202 /* futex */ || (op != 0 /* WAIT */ && op != 9 /* WAIT_BITSET */))
+	if (regs->orig_rax != NR_FUTEX || (op != 0 /* WAIT */ && op != 9 /* WAIT_BITSET */))
 		return false;
 	if (tracer_read(th->proc, regs->rdi, &word, sizeof(word)) < 0)
 		return false;
 	return word != (uint32_t)regs->rdx;
 }
 
-static bool all_controlled_blocked(struct run *r)
+/* A thread the schedule does not hold, asleep with no progress? */
+static bool free_sample(struct tr_thread *th, struct tr_kernel_sample *s)
 {
-	int var;
+	return tracer_kernel_sample(th, s) == 0 && s->asleep;
+}
 
-	for (var = 0; var < r->nbindings; var++) {
-		struct tr_thread *th = r->bindings[var];
-		struct thread_ctx *tc = th ? run_thread(r, th) : NULL;
+static void pause_ms(int ms)
+{
+	struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)ms * 1000000};
 
-		if (!th || th->state == TR_EXITED || th->last_event == TR_EV_EXIT)
-			continue;
-		if (tc->blocked && th->state == TR_HELD && futex_wait_would_return(th))
+	nanosleep(&ts, NULL);
+}
+
+/* What a thread says about a deadlock. */
+enum verdict {
+	V_GONE,	   /* exited, or a zombie leader: nothing */
+	V_BLOCKED, /* held, blocked */
+	V_FREE,	   /* running and asleep: to be sampled again */
+	V_MOVING,  /* held and free to go, running, or dying: no deadlock */
+};
+
+static enum verdict verdict_of(struct run *r, struct tr_thread *th)
+{
+	struct thread_ctx *tc = run_thread(r, th);
+
+	if (th->state == TR_EXITED)
+		return V_GONE;
+	if (th->last_event == TR_EV_EXIT && th->state == TR_RUNNING)
+		return dying(r, th) ? V_MOVING : V_GONE;
+	if (held_at_exit(th))
+		return V_GONE; /* unless someone waits for it: see below */
+	if (th->state == TR_HELD) {
+		if (tc->blocked && futex_wait_would_return(th))
 			tc->blocked = false;
-		if (!tc->blocked)
+		return tc->blocked ? V_BLOCKED : V_MOVING;
+	}
+	return free_sample(th, &tc->sample) ? V_FREE : V_MOVING;
+}
+
+/* A blocked thread waits for one held at its exit: letting it go helps. */
+static bool waits_for_an_exit(struct run *r)
+{
+	struct tr_thread *th, *o;
+
+	for (th = tracer_threads(r->t); th; th = th->next) {
+		o = th->state == TR_HELD && run_thread(r, th)->blocked ? awaited(r, th) : NULL;
+		if (o && held_at_exit(o))
+			return true;
+	}
+	return false;
+}
+
+/* The free threads sampled before still sleep in the same call, with no
+ * context switch since. */
+static bool free_ones_still_asleep(struct run *r)
+{
+	struct tr_thread *th;
+
+	for (th = tracer_threads(r->t); th; th = th->next) {
+		struct thread_ctx *tc = run_thread(r, th);
+		struct tr_kernel_sample now;
+
+		if (th->state != TR_RUNNING || th->last_event == TR_EV_EXIT)
+			continue;
+		if (!free_sample(th, &now) || now.switches != tc->sample.switches ||
+		    now.syscall != tc->sample.syscall)
 			return false;
 	}
 	return true;
 }
 
+/*
+ * No release could wake them: every live thread sleeps.  Held threads
+ * must be blocked ones (a held thread at its exit counts only if someone
+ * waits for it); free threads are sampled twice, a few milliseconds apart,
+ * and must sleep in the same call with no context switch (a free thread
+ * idle in epoll_wait or a sleep holds nothing they could wait for).
+ */
+static bool is_deadlock(struct run *r)
+{
+	struct tr_thread *th;
+	bool free_ones = false;
+	int blocked = 0;
+
+	for (th = tracer_threads(r->t); th; th = th->next) {
+		switch (verdict_of(r, th)) {
+		case V_MOVING:
+			return false;
+		case V_BLOCKED:
+			blocked++;
+			break;
+		case V_FREE:
+			free_ones = true;
+			break;
+		case V_GONE:
+			break;
+		}
+	}
+	if (blocked == 0 || waits_for_an_exit(r))
+		return false;
+	if (free_ones) {
+		pause_ms(BLOCKED_POLL_MS);
+		return free_ones_still_asleep(r);
+	}
+	return true;
+}
+
+/* The free threads that sleep too, and what they wait for. */
+static void report_free_sleepers(struct run *r)
+{
+	struct tr_thread *th;
+	char what[128], waits[160];
+
+	for (th = tracer_threads(r->t); th; th = th->next) {
+		if (th->state != TR_RUNNING || th->last_event == TR_EV_EXIT)
+			continue;
+		describe_block(r, th, what, sizeof(what));
+		describe_wait(r, th, waits, sizeof(waits));
+		fprintf(r->opt->report, "  %s (free): %s%s\n", th->name, what, waits);
+	}
+}
+
 void report_deadlock(struct run *r, const struct stmt *s)
 {
-	char where[256];
+	char where[256], waits[160];
 	int var;
 
 	r->no_drain = true;
@@ -137,13 +468,108 @@ void report_deadlock(struct run *r, const struct stmt *s)
 	for (var = 0; var < r->nbindings; var++) {
 		struct tr_thread *th = r->bindings[var];
 
-		if (th && run_thread(r, th)->primary == var && th->state == TR_HELD) {
-			if (r->opt->report)
-				fprintf(r->opt->report, "  %s = %s: %s\n", r->pol->threads[var],
-					th->name, run_thread(r, th)->kernel_state);
+		if (th && run_thread(r, th)->primary == var && th->state == TR_HELD &&
+		    th->last_event != TR_EV_EXIT) {
+			if (r->opt->report) {
+				describe_wait(r, th, waits, sizeof(waits));
+				fprintf(r->opt->report, "  %s = %s: %s%s\n", r->pol->threads[var],
+					th->name, run_thread(r, th)->kernel_state, waits);
+			}
 			report_stack(r, th);
 		}
 	}
+	if (r->opt->report)
+		report_free_sleepers(r);
+}
+
+/* A thread the schedule holds that is neither blocked nor ended. */
+static struct tr_thread *held_free_to_go(struct run *r)
+{
+	struct tr_thread *th;
+
+	for (th = tracer_threads(r->t); th; th = th->next)
+		if (th->state == TR_HELD && th->last_event != TR_EV_EXIT &&
+		    !run_thread(r, th)->blocked)
+			return th;
+	return NULL;
+}
+
+/* A blocked thread among these whose futex word has changed can go on now. */
+static bool any_unblocked(struct run *r, struct tr_thread **choices, int n)
+{
+	bool any = false;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		struct thread_ctx *tc = run_thread(r, choices[i]);
+
+		if (tc->blocked && choices[i]->state == TR_HELD &&
+		    futex_wait_would_return(choices[i])) {
+			tc->blocked = false;
+			any = true;
+		}
+	}
+	return any;
+}
+
+/* Let the free threads run until until_ms: their stops are resumed, and
+ * a crash, the program's end or Ctrl-C ends the run (FLOW_STOP).  While
+ * blocked threads are held, only free threads have events to give. */
+static enum flow let_free_threads_run(struct run *r, int64_t until_ms)
+{
+	struct tr_event ev;
+	int signo = 0;
+
+	for (;;) {
+		switch (tracer_wait(r->t, &ev, until_ms, &signo)) {
+		case TR_WAIT_EVENT:
+			break;
+		case TR_WAIT_INTERRUPTED:
+			run_interrupted(r, signo);
+			return FLOW_STOP;
+		default:
+			return FLOW_NEXT;
+		}
+		if (ev.kind == TR_EV_CHILD_EXIT)
+			return run_driver_ended(r, &ev);
+		if (ev.kind == TR_EV_PROCESS_EXIT) {
+			if (run_program_ended(r, &ev, "while threads were blocked") == FLOW_STOP)
+				return FLOW_STOP;
+			continue;
+		}
+		if (ev.kind == TR_EV_SIGNAL && ev.fatal) {
+			run_crash(r, &ev);
+			return FLOW_STOP;
+		}
+		run_note_process_event(r, &ev); /* a fork or exec: its breakpoints */
+		/* a late stop of a thread the schedule holds: it stays held */
+		if (run_thread(r, ev.thread)->bound < 0 && !run_thread(r, ev.thread)->blocked)
+			run_resume(r, ev.thread);
+	}
+}
+
+/*
+ * No held thread can wake the blocked targets, but free threads still
+ * run: let them, up to the timeout, until they sleep too (a deadlock after
+ * all: true) or wake a target (false).  Deciding here, at the statement
+ * where the targets blocked, and not at a later choose, lets the schedule
+ * of a deadlock found by a search (which records this statement, not the
+ * choose) replay it.
+ */
+static bool free_threads_settle(struct run *r, struct tr_thread **targets, int n, enum flow *flow)
+{
+	int64_t deadline = tracer_now_ms() + r->timeout_ms;
+
+	*flow = FLOW_NEXT;
+	while (!held_free_to_go(r) && !waits_for_an_exit(r) && !any_unblocked(r, targets, n) &&
+	       tracer_now_ms() < deadline) {
+		*flow = let_free_threads_run(r, tracer_now_ms() + BLOCKED_POLL_MS);
+		if (*flow == FLOW_STOP)
+			return false;
+		if (is_deadlock(r))
+			return true;
+	}
+	return false;
 }
 
 static bool accepts_blocked(struct run *r, struct tr_thread **targets, int n)
@@ -180,11 +606,54 @@ static void report_blocked(struct run *r, struct tr_thread *th)
 	r->label = NULL;
 }
 
-/* Stop the blocked targets where they sleep, and decide what it means. */
-enum flow blocked_end(struct run *r, const struct stmt *s, struct tr_thread **targets, int n)
+/* Is any target still short of its event blocked? */
+static bool any_blocked(struct run *r, struct tr_thread **targets, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (!run_thread(r, targets[i])->matched && run_thread(r, targets[i])->blocked)
+			return true;
+	return false;
+}
+
+/* Stopped by our interrupt inside a system call it is to restart: the
+ * call had not returned, so the thread was still asleep in it. */
+static bool interrupted_in_call(struct tr_thread *th)
+{
+	const struct user_regs_struct *regs = tracer_regs(th);
+	long rax = (long)regs->rax;
+
+	return (long)regs->orig_rax >= 0 &&
+	       (rax == -512 /* ERESTARTSYS */ || rax == -513 /* ERESTARTNOINTR */ ||
+		rax == -514 /* ERESTARTNOHAND */ || rax == -516 /* ERESTART_RESTARTBLOCK */);
+}
+
+/* The stop that answers a blocked target's interrupt.  It may have woken
+ * between the last sample and the interrupt: then it stopped for an event
+ * of its own (given back for the wait to judge) or in its own code, and it
+ * is not blocked. */
+static void target_stopped(struct run *r, const struct tr_event *ev)
+{
+	struct thread_ctx *tc = run_thread(r, ev->thread);
+
+	if (ev->kind != TR_EV_INTERRUPT) {
+		tc->blocked = false;
+		if (tracer_push_back(r->t, ev) < 0)
+			report_outcome(r, OUTCOME_ERROR, "out of memory");
+	} else if (!interrupted_in_call(ev->thread)) {
+		tc->blocked = false;
+	}
+}
+
+/* Stop the blocked targets where they sleep, and decide what it means.
+ * *again: a free thread woke them meanwhile; resume them and wait on. */
+enum flow blocked_end(struct run *r, const struct stmt *s, struct tr_thread **targets, int n,
+		      bool *again)
 {
 	struct tr_event ev;
-	char what[128], where[256];
+	char what[128], where[256], waits[160] = "";
+	enum flow flow = FLOW_NEXT;
 	int i, pending = 0;
 
 	for (i = 0; i < n; i++) {
@@ -192,8 +661,6 @@ enum flow blocked_end(struct run *r, const struct stmt *s, struct tr_thread **ta
 
 		if (tc->matched)
 			continue;
-		describe_block(r, targets[i], what, sizeof(what));
-		snprintf(tc->kernel_state, sizeof(tc->kernel_state), "%s", what);
 		tc->blocked = true;
 		tc->candidate = false;
 		if (tracer_interrupt(targets[i]) == 0)
@@ -205,16 +672,34 @@ enum flow blocked_end(struct run *r, const struct stmt *s, struct tr_thread **ta
 			return run_driver_ended(r, &ev);
 		if (run_thread(r, ev.thread)->blocked && ev.thread->state == TR_HELD) {
 			pending--;
+			target_stopped(r, &ev);
 			continue;
 		}
 		if (ev.kind == TR_EV_PROCESS_EXIT)
 			return run_program_ended(r, &ev, "while threads were blocked");
 		run_resume(r, ev.thread);
 	}
-	if (all_controlled_blocked(r)) {
+	/* Named once they are stopped: naming reads symbols, which takes time. */
+	for (i = 0; i < n; i++) {
+		struct thread_ctx *tc = run_thread(r, targets[i]);
+
+		if (tc->blocked && !tc->matched) {
+			describe_block(r, targets[i], what, sizeof(what));
+			snprintf(tc->kernel_state, sizeof(tc->kernel_state), "%s", what);
+		}
+	}
+	*again = !any_blocked(r, targets, n);
+	if (*again)
+		return FLOW_NEXT;
+	if (is_deadlock(r) || free_threads_settle(r, targets, n, &flow)) {
 		report_deadlock(r, s);
 		return FLOW_STOP;
 	}
+	if (flow == FLOW_STOP)
+		return FLOW_STOP;
+	*again = !any_blocked(r, targets, n);
+	if (*again)
+		return FLOW_NEXT;
 	/* A search goes on (choose skips blocked threads), and so does a
 	 * schedule that expects it: `run A until ... || blocked`. */
 	if (r->oracle || accepts_blocked(r, targets, n)) {
@@ -225,12 +710,78 @@ enum flow blocked_end(struct run *r, const struct stmt *s, struct tr_thread **ta
 		return FLOW_NEXT;
 	}
 	run_where(r, s, where, sizeof(where));
-	for (i = 0; i < n && run_thread(r, targets[i])->matched; i++)
+	for (i = 0;
+	     i < n && (run_thread(r, targets[i])->matched || !run_thread(r, targets[i])->blocked);
+	     i++)
 		;
-	report_outcome(r, OUTCOME_UNREALIZABLE, "%s is %s; a held thread must go first (%s)",
+	if (i < n)
+		describe_wait(r, targets[i], waits, sizeof(waits));
+	report_outcome(r, OUTCOME_UNREALIZABLE, "%s is %s%s; a held thread must go first (%s)",
 		       i < n ? targets[i]->name : "a thread",
-		       i < n ? run_thread(r, targets[i])->kernel_state : "the kernel", where);
+		       i < n ? run_thread(r, targets[i])->kernel_state : "the kernel", waits,
+		       where);
 	return FLOW_STOP;
+}
+
+static void report_no_choice(struct run *r, const struct stmt *s, struct tr_thread **choices, int n,
+			     bool timed_out)
+{
+	char where[256], waits[160];
+	int i;
+
+	run_where(r, s, where, sizeof(where));
+	for (i = 0; i < n && !run_thread(r, choices[i])->blocked; i++)
+		;
+	if (i == n)
+		i = 0;
+	describe_wait(r, choices[i], waits, sizeof(waits));
+	if (timed_out)
+		report_outcome(r, OUTCOME_UNREALIZABLE,
+			       "every thread to choose from is blocked, and nothing woke them "
+			       "within %ld ms: %s is %s%s (%s)",
+			       (long)r->timeout_ms, choices[i]->name,
+			       run_thread(r, choices[i])->kernel_state, waits, where);
+	else
+		report_outcome(r, OUTCOME_UNREALIZABLE,
+			       "every thread to choose from is blocked: %s is %s%s; a held thread "
+			       "must go first (%s)",
+			       choices[i]->name, run_thread(r, choices[i])->kernel_state, waits,
+			       where);
+}
+
+/*
+ * `choose` found every thread it may choose blocked.  Returns true when
+ * one may go on now (choose again), false when the run is over: a
+ * deadlock, or a wait on a thread only the schedule could release.  While
+ * only free threads run, they may yet free them: that is waited for, up to
+ * the timeout.
+ */
+bool blocked_choose_again(struct run *r, const struct stmt *s, struct tr_thread **choices, int n)
+{
+	int64_t deadline = tracer_now_ms() + r->timeout_ms;
+
+	for (;;) {
+		if (release_awaited_exits(r, choices, n) > 0) {
+			blocked_forget(r, NULL);
+			return true;
+		}
+		if (any_unblocked(r, choices, n))
+			return true;
+		if (is_deadlock(r)) {
+			report_deadlock(r, s);
+			return false;
+		}
+		if (held_free_to_go(r)) {
+			report_no_choice(r, s, choices, n, false);
+			return false;
+		}
+		if (tracer_now_ms() >= deadline) {
+			report_no_choice(r, s, choices, n, true);
+			return false;
+		}
+		if (let_free_threads_run(r, tracer_now_ms() + BLOCKED_POLL_MS) == FLOW_STOP)
+			return false;
+	}
 }
 
 /* Something moved: blocked threads may be able to go on now. */

@@ -7,7 +7,9 @@
  * thread choice, the first thread that has not ended), so the same file
  * runs everywhere.  A thread choice only offers threads that have not
  * ended, and tells the oracle which one ran last, so that context bounding
- * can tell a preemption from a thread simply going on.
+ * can tell a preemption from a thread simply going on.  Blocked threads
+ * are not offered; when all of them are, blocked.c decides whether one can
+ * go on again, or the run is a deadlock or waits on the schedule.
  *
  * While exploring, every statement that moves threads is written to
  * r->record as it starts, with thread aliases resolved to the variable a
@@ -48,46 +50,75 @@ static enum flow abandoned(struct run *r)
 	return FLOW_STOP;
 }
 
-enum flow exec_choose_thread(struct run *r, const struct stmt *s)
+/* The threads of s's choices that may run now, in options (ids: their
+ * variables); the bound ones that have not ended, in live.  Returns how
+ * many may run. */
+static int collect_choices(struct run *r, const struct stmt *s, struct tr_thread **options,
+			   int *ids, struct tr_thread **live, int *nlive, int *current)
 {
-	struct tr_thread *options[64];
-	int ids[64], n = 0, i, k, current = -1, var;
-	char where[256];
+	int i, n = 0;
 
-	for (i = 0; i < s->nchoices && n < 64; i++) {
+	*nlive = 0;
+	*current = -1;
+	for (i = 0; i < s->nchoices; i++) {
 		struct tr_thread *th = run_binding(r, s->choices[i]);
 
-		if (!th || has_ended(th) || run_thread(r, th)->blocked)
+		if (!th || has_ended(th))
+			continue;
+		live[(*nlive)++] = th;
+		if (run_thread(r, th)->blocked)
 			continue;
 		options[n] = th;
 		ids[n] = run_var(r, s->choices[i]);
 		if (th == r->last_run)
-			current = ids[n];
+			*current = ids[n];
 		n++;
 	}
-	if (n == 0) {
-		for (i = 0; i < s->nchoices; i++) {
-			struct tr_thread *th = run_binding(r, s->choices[i]);
+	return n;
+}
 
-			if (th && !has_ended(th)) {
-				report_deadlock(r, s);
-				return FLOW_STOP;
-			}
+enum flow exec_choose_thread(struct run *r, const struct stmt *s)
+{
+	struct tr_thread **options = calloc((size_t)s->nchoices + 1, sizeof(*options));
+	struct tr_thread **live = calloc((size_t)s->nchoices + 1, sizeof(*live));
+	int *ids = calloc((size_t)s->nchoices + 1, sizeof(*ids));
+	int n, nlive, k, current, var;
+	enum flow flow = FLOW_STOP;
+	char where[256];
+
+	if (!options || !live || !ids) {
+		report_outcome(r, OUTCOME_ERROR, "out of memory");
+		goto out;
+	}
+	while ((n = collect_choices(r, s, options, ids, live, &nlive, &current)) == 0) {
+		if (nlive > 0) {
+			/* Blocked, all of them: a deadlock, or waiting on the
+			 * schedule, or about to go on. */
+			if (!blocked_choose_again(r, s, live, nlive))
+				goto out;
+			continue;
 		}
 		run_where(r, s, where, sizeof(where));
 		report_outcome(r, OUTCOME_UNREALIZABLE,
 			       "every thread to choose from has ended (%s)", where);
-		return FLOW_STOP;
+		goto out;
 	}
 	k = r->oracle ? oracle_choose(r->oracle, n, ids, current,
 				      r->last_run ? run_thread(r, r->last_run)->last_var : -1)
 		      : 0;
-	if (k == ORACLE_ABANDON)
-		return abandoned(r);
+	if (k == ORACLE_ABANDON) {
+		flow = abandoned(r);
+		goto out;
+	}
 	var = run_var(r, s->names[0]);
 	if (var >= 0)
 		run_bind(r, var, options[k]);
-	return FLOW_NEXT;
+	flow = FLOW_NEXT;
+out:
+	free(options);
+	free(live);
+	free(ids);
+	return flow;
 }
 
 static int eval_here(struct run *r, const struct expr *e, int64_t *v)

@@ -25,7 +25,9 @@ struct one_run {
 	bool abandoned, diverged;
 	char *schedule, *report, *trace; /* memstream buffers */
 	size_t schedule_len, report_len, trace_len;
-	char choices[4096];
+	char *choices; /* the choice trace, "0.1.0": no length limit (a long run
+			* makes thousands of choices, and a cut trace would
+			* make distinct runs look alike) */
 };
 
 static void free_run(struct one_run *o)
@@ -33,6 +35,7 @@ static void free_run(struct one_run *o)
 	free(o->schedule);
 	free(o->report);
 	free(o->trace);
+	free(o->choices);
 }
 
 static int execute_once(struct policy *pol, char *const argv[], const struct policy_options *opt,
@@ -78,7 +81,11 @@ static int execute_once(struct policy *pol, char *const argv[], const struct pol
 		report_deferred_trace(r, local.trace);
 	out->abandoned = r->abandoned;
 	out->diverged = oracle_diverged(oracle);
-	oracle_trace(oracle, out->choices, sizeof(out->choices));
+	out->choices = oracle_trace(oracle);
+	if (!out->choices) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
 	rc = 0;
 out:
 	run_stop_driver(driver_pid);
@@ -111,32 +118,57 @@ static int write_file(const char *dir, const char *name, long n, const char *ext
 	return fclose(f) == 0 ? 0 : -1;
 }
 
+/* The first lines of DIR/bug-N.sched: how to replay it, and how it was
+ * found.  Built in memory: argv and the choice trace have no length limit. */
+static char *bug_head(const struct explore_options *eo, const struct policy_options *opt,
+		      char *const argv[], const char *path, const struct one_run *o,
+		      const char *strategy, long run)
+{
+	char *head = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&head, &len);
+	int i;
+
+	if (!f)
+		return NULL;
+	/* The options that decide what counts as the bug go with it. */
+	fprintf(f, "# run: cctrace run%s%s%s%s%s %s --", opt->fail_on_exit ? " --fail-on-exit" : "",
+		opt->include_stack ? " --include-stack" : "", opt->driver ? " --driver '" : "",
+		opt->driver ? opt->driver : "", opt->driver ? "'" : "", path);
+	for (i = 0; argv[i]; i++)
+		fprintf(f, " %s", argv[i]);
+	fprintf(f, "\n# found by cctrace explore --strategy %s --seed %lu, run %ld, choices [%s]\n",
+		strategy, (unsigned long)eo->seed, run, o->choices);
+	if (fclose(f) != 0) {
+		free(head);
+		return NULL;
+	}
+	return head;
+}
+
 static int save_bug(const struct explore_options *eo, const struct policy_options *opt,
 		    char *const argv[], long n, const struct one_run *o, const char *strategy,
 		    long run, char *err, size_t errlen)
 {
-	char head[8192], path[4096];
-	size_t used;
-	int i;
+	char path[4096], *head;
+	int rc;
 
 	snprintf(path, sizeof(path), "%s/bug-%ld.sched", eo->out_dir, n);
-	/* The options that decide what counts as the bug go with it. */
-	used = (size_t)snprintf(head, sizeof(head), "# run: cctrace run%s%s%s%s%s %s --",
-				opt->fail_on_exit ? " --fail-on-exit" : "",
-				opt->include_stack ? " --include-stack" : "",
-				opt->driver ? " --driver '" : "", opt->driver ? opt->driver : "",
-				opt->driver ? "'" : "", path);
-	for (i = 0; argv[i] && used < sizeof(head) - 2; i++)
-		used += (size_t)snprintf(head + used, sizeof(head) - used, " %s", argv[i]);
-	snprintf(head + used, sizeof(head) - used,
-		 "\n# found by cctrace explore --strategy %s --seed %lu, run %ld, choices [%s]\n",
-		 strategy, (unsigned long)eo->seed, run, o->choices);
-	if (write_file(eo->out_dir, "bug", n, "sched", head, o->schedule, err, errlen) < 0)
+	head = bug_head(eo, opt, argv, path, o, strategy, run);
+	if (!head) {
+		snprintf(err, errlen, "out of memory");
 		return -1;
-	snprintf(head, sizeof(head),
-		 "outcome: bug\nstrategy: %s\nseed: %lu\nrun: %ld\nchoices: %s\n\n--- report\n",
-		 strategy, (unsigned long)eo->seed, run, o->choices);
-	if (write_file(eo->out_dir, "bug", n, "txt", head, o->report, err, errlen) < 0)
+	}
+	rc = write_file(eo->out_dir, "bug", n, "sched", head, o->schedule, err, errlen);
+	free(head);
+	if (rc < 0 || asprintf(&head,
+			       "outcome: bug\nstrategy: %s\nseed: %lu\nrun: %ld\nchoices: "
+			       "%s\n\n--- report\n",
+			       strategy, (unsigned long)eo->seed, run, o->choices) < 0)
+		return -1;
+	rc = write_file(eo->out_dir, "bug", n, "txt", head, o->report, err, errlen);
+	free(head);
+	if (rc < 0)
 		return -1;
 	snprintf(path, sizeof(path), "%s/bug-%ld.txt", eo->out_dir, n);
 	{
@@ -162,6 +194,21 @@ static void minimize_bug(const struct explore_options *eo, char *const argv[],
 			removed);
 }
 
+/* The first "cctrace: OUTCOME: ..." line of a run's report, without the
+ * prefix, into buf. */
+static void outcome_line(const struct one_run *o, char *buf, size_t len)
+{
+	const char *at = o->report ? strstr(o->report, "cctrace: ") : NULL;
+	size_t n;
+
+	buf[0] = 0;
+	if (!at)
+		return;
+	at += strlen("cctrace: ");
+	n = strcspn(at, "\n");
+	snprintf(buf, len, "%.*s", (int)n, at);
+}
+
 static void count(struct explore_summary *sum, const struct one_run *o)
 {
 	if (o->abandoned) {
@@ -182,11 +229,38 @@ static void count(struct explore_summary *sum, const struct one_run *o)
 		break;
 	case OUTCOME_UNREALIZABLE:
 		sum->unrealizable++;
+		outcome_line(o, sum->last_failure, sizeof(sum->last_failure));
 		break;
 	case OUTCOME_ERROR:
 		sum->errors++;
+		outcome_line(o, sum->last_failure, sizeof(sum->last_failure));
 		break;
 	}
+}
+
+/*
+ * The first run could not follow the schedule up to its first choice
+ * point: an error, or unrealizable with no choice made (a wait that never
+ * matched, a watchpoint that never fired).  Every run would end the same
+ * way, so the search would explore nothing and could only report "0
+ * bugs": it stops as an error instead, saying why.
+ */
+static bool cannot_start(const struct explore_summary *sum, const struct one_run *o, char *err,
+			 size_t errlen)
+{
+	if (o->abandoned || sum->runs != 1)
+		return false;
+	if (o->outcome == OUTCOME_ERROR) {
+		snprintf(err, errlen, "the first run ended in an error: %s", sum->last_failure);
+		return true;
+	}
+	if (o->outcome != OUTCOME_UNREALIZABLE || (o->choices && o->choices[0]))
+		return false;
+	snprintf(err, errlen,
+		 "the first run could not follow the schedule up to its first choice point, so "
+		 "there is nothing to search: %s",
+		 sum->last_failure);
+	return true;
 }
 
 /* Distinct choice traces seen: a small open-addressing set of hashes. */
@@ -294,6 +368,8 @@ int policy_explore(struct policy *pol, char *const argv[], const struct policy_o
 	cfg.shard = eo->nshards > 0 ? eo->shard - 1 : 0;
 	cfg.nshards = eo->nshards > 0 ? eo->nshards : 1;
 	oracle_strategy_name(&cfg, strategy, sizeof(strategy));
+	if (oracle_check_variables(&cfg, pol->nwatched, err, errlen) < 0)
+		return -1;
 	if (mkdir(eo->out_dir, 0777) < 0 && errno != EEXIST) {
 		snprintf(err, errlen, "cannot create %s: %s", eo->out_dir, strerror(errno));
 		return -1;
@@ -312,11 +388,12 @@ int policy_explore(struct policy *pol, char *const argv[], const struct policy_o
 		}
 		count(sum, &o);
 		if (eo->verbose && o.outcome != OUTCOME_COMPLETED && !o.abandoned)
-			fprintf(stderr, "--- run %ld [%s]: %s\n%s%s", sum->runs, o.choices,
-				policy_outcome_name(o.outcome), o.trace ? o.trace : "",
-				o.report ? o.report : "");
+			fprintf(stderr, "--- run %ld [%s]: %s\n%s%s", sum->runs,
+				o.choices ? o.choices : "", policy_outcome_name(o.outcome),
+				o.trace ? o.trace : "", o.report ? o.report : "");
 		if (!o.abandoned && eo->schedules)
-			fprintf(eo->schedules, "%s %s\n", o.choices[0] ? o.choices : "-",
+			fprintf(eo->schedules, "%s %s\n",
+				o.choices && o.choices[0] ? o.choices : "-",
 				policy_outcome_name(o.outcome));
 		if (!o.abandoned && o.outcome == OUTCOME_BUG &&
 		    save_bug(eo, opt, argv, sum->bugs, &o, strategy, sum->runs, err, errlen) < 0)
@@ -324,19 +401,18 @@ int policy_explore(struct policy *pol, char *const argv[], const struct policy_o
 		if (rc == 0 && !o.abandoned && o.outcome == OUTCOME_BUG && eo->minimize_replays)
 			minimize_bug(eo, argv, opt, sum->bugs);
 		if (!o.abandoned) {
-			seen_add(&seen, o.choices);
+			seen_add(&seen, o.choices ? o.choices : "");
 			sum->distinct = (long)seen.n;
 		}
 		progress(eo, sum, oracle, t0);
-		if (o.outcome == OUTCOME_ERROR && (stop_requested() || sum->runs == 1)) {
-			/* Interrupted, or the schedule cannot run at all: no
-			 * point in restarting. */
-			sum->interrupted = stop_requested();
-			if (!sum->interrupted) {
-				fputs(o.report ? o.report : "", stderr);
-				snprintf(err, errlen, "the first run ended in an error");
-				rc = -1;
-			}
+		if (o.outcome == OUTCOME_ERROR && stop_requested()) {
+			sum->interrupted = true; /* no point in restarting */
+			free_run(&o);
+			break;
+		}
+		if (cannot_start(sum, &o, err, errlen)) {
+			fputs(o.report ? o.report : "", stderr);
+			rc = -1;
 			free_run(&o);
 			break;
 		}

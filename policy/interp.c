@@ -15,6 +15,7 @@
  */
 #include "policy/run.h"
 
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -364,6 +365,8 @@ static void capture_kernel_states(struct run *r)
 		tracer_describe_kernel_state(th, tc->kernel_state, sizeof(tc->kernel_state));
 		if (strcmp(tc->kernel_state, "held") == 0)
 			tc->kernel_state[0] = 0;
+		else if (strncmp(tc->kernel_state, "blocked", 7) == 0)
+			blocked_describe(r, th, tc->kernel_state, sizeof(tc->kernel_state));
 	}
 }
 
@@ -430,6 +433,27 @@ static int start_candidate(struct run *r, struct tr_thread *th, struct tr_thread
 	return rc < 0 ? -1 : 0;
 }
 
+/* Targets that blocked and were woken while stopped (blocked.c) go on. */
+static int restart_targets(struct run *r, struct tr_thread **targets, int n,
+			   struct tr_thread **matched, int *nmatched)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		struct thread_ctx *tc = run_thread(r, targets[i]);
+
+		if (tc->matched || targets[i]->state != TR_HELD)
+			continue;
+		tc->candidate = true;
+		tc->sampled = false;
+		/* one that woke into an event of its own is judged first */
+		if (!tracer_event_pending(targets[i]) &&
+		    start_candidate(r, targets[i], matched, nmatched) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /*
  * Release targets (or, with no targets, every unbound thread) and wait until
  * `need` of them satisfy the predicate.  Matched threads are stored in
@@ -494,10 +518,15 @@ enum flow run_wait_for(struct run *r, const struct stmt *s, struct tr_thread **t
 			break;
 		case TR_WAIT_TIMEOUT:
 			if (poll != deadline) {
-				if (blocked_targets(r, targets, ntargets)) {
-					flow = blocked_end(r, s, targets, ntargets);
+				bool again = false;
+
+				if (!blocked_targets(r, targets, ntargets))
+					break;
+				flow = blocked_end(r, s, targets, ntargets, &again);
+				if (!again)
 					goto out;
-				}
+				if (restart_targets(r, targets, ntargets, matched, &nmatched) < 0)
+					flow = FLOW_STOP;
 				break;
 			}
 			run_timed_out(r, s);
@@ -522,13 +551,31 @@ out:
 	return flow;
 }
 
+/* Room for n threads, or an error outcome. */
+static struct tr_thread **thread_array(struct run *r, const struct stmt *s, int64_t n)
+{
+	struct tr_thread **a = n >= 0 && n < INT_MAX ? calloc((size_t)n + 1, sizeof(*a)) : NULL;
+	char where[256];
+
+	if (!a) {
+		run_where(r, s, where, sizeof(where));
+		report_outcome(r, OUTCOME_ERROR, "cannot wait for %lld threads: %s (%s)",
+			       (long long)n, n < INT_MAX ? "out of memory" : "too many", where);
+	}
+	return a;
+}
+
 static enum flow exec_wait(struct run *r, const struct stmt *s)
 {
-	struct tr_thread *matched[64];
-	int i, need = (int)(s->count < 64 ? s->count : 64);
+	struct tr_thread **matched = thread_array(r, s, s->count);
+	int i, need = (int)s->count;
 
-	if (run_wait_for(r, s, NULL, 0, need, matched) == FLOW_STOP)
+	if (!matched)
 		return FLOW_STOP;
+	if (run_wait_for(r, s, NULL, 0, need, matched) == FLOW_STOP) {
+		free(matched);
+		return FLOW_STOP;
+	}
 	for (i = 0; i < s->n_names && i < need; i++) {
 		int var = run_var(r, s->names[i]);
 
@@ -538,6 +585,7 @@ static enum flow exec_wait(struct run *r, const struct stmt *s)
 	/* `wait any P` without names: the thread was only waited for. */
 	for (i = s->n_names; i < need; i++)
 		run_resume(r, matched[i]);
+	free(matched);
 	return FLOW_NEXT;
 }
 
@@ -565,13 +613,14 @@ struct tr_thread *run_binding(struct run *r, const char *name)
 	return var >= 0 ? r->bindings[var] : NULL;
 }
 
-static enum flow exec_run(struct run *r, const struct stmt *s)
+/* Every thread s names, bound and not ended; NULL (outcome reported) if
+ * one is not. */
+static enum flow run_targets(struct run *r, const struct stmt *s, struct tr_thread **targets)
 {
-	struct tr_thread *targets[64], *matched[64];
 	char where[256];
-	int i, n = s->n_names < 64 ? s->n_names : 64;
+	int i;
 
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < s->n_names; i++) {
 		targets[i] = run_binding(r, s->names[i]);
 		if (targets[i] && targets[i]->state != TR_EXITED &&
 		    targets[i]->last_event != TR_EV_EXIT)
@@ -586,9 +635,25 @@ static enum flow exec_run(struct run *r, const struct stmt *s)
 				       targets[i]->name, where);
 		return FLOW_STOP;
 	}
+	return FLOW_NEXT;
+}
+
+static enum flow exec_run(struct run *r, const struct stmt *s)
+{
+	struct tr_thread **targets = thread_array(r, s, s->n_names);
+	struct tr_thread **matched = thread_array(r, s, s->n_names);
+	int n = s->n_names;
+	enum flow flow = FLOW_STOP;
+
+	if (!targets || !matched || run_targets(r, s, targets) == FLOW_STOP)
+		goto out;
 	if (n == 1)
 		r->last_run = targets[0];
-	return run_wait_for(r, s, targets, n, n, matched);
+	flow = run_wait_for(r, s, targets, n, n, matched);
+out:
+	free(targets);
+	free(matched);
+	return flow;
 }
 
 static int eval_condition(struct run *r, const struct expr *e, bool *out)
@@ -903,6 +968,8 @@ static void free_contexts(struct run *r)
 	struct tr_process *p;
 
 	for (th = tracer_threads(r->t); th; th = th->next) {
+		if (th->user)
+			free(run_thread(r, th)->frames);
 		free(th->user);
 		th->user = NULL;
 	}
@@ -946,10 +1013,14 @@ static void finish_serially(struct run *r)
 	struct expr pred = {
 	    .kind = E_BINARY, .op = T_OROR, .lhs = &exit_atom, .rhs = &blocked_atom};
 	struct stmt end = {.kind = S_RUN, .pred = &pred};
-	struct tr_thread *order[64], *matched[1];
+	struct tr_thread **order = calloc((size_t)r->nbindings + 1, sizeof(*order)), *matched[1];
 	int n = 0, i, var;
 
-	for (var = 0; var < r->nbindings && n < 64; var++)
+	if (!order) {
+		report_outcome(r, OUTCOME_ERROR, "out of memory");
+		return;
+	}
+	for (var = 0; var < r->nbindings; var++)
 		if (r->bindings[var] && r->bindings[var]->state == TR_HELD &&
 		    run_thread(r, r->bindings[var])->bound == var)
 			order[n++] = r->bindings[var];
@@ -958,8 +1029,9 @@ static void finish_serially(struct run *r)
 
 		if (th->state == TR_HELD && th->last_event != TR_EV_EXIT &&
 		    run_wait_for(r, &end, &th, 1, 1, matched) == FLOW_STOP)
-			return;
+			break;
 	}
+	free(order);
 }
 
 /* Leave the program: a launched one runs to its end, still watched for
@@ -990,6 +1062,7 @@ void run_free(struct run *r)
 		return;
 	free_contexts(r);
 	free(r->bindings);
+	free(r->return_funcs);
 	free(r->armed);
 	free(r->lingering);
 	free(r->watches);

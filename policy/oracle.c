@@ -126,6 +126,8 @@ void oracle_free(struct oracle *o)
 	free(o->queue);
 	free(o->trace);
 	free(o->tb_used);
+	free(o->prio);
+	free(o->tb_rank);
 	free(o);
 }
 
@@ -224,6 +226,17 @@ static int first_option(struct oracle *o, struct entry *e)
 	if (counts_preemptions(o) && e->cum > preemption_bound(o))
 		return -1;
 	return 0;
+}
+
+int oracle_check_variables(const struct oracle_config *cfg, int n, char *err, size_t errlen)
+{
+	if ((cfg->kind != STRAT_VB && cfg->kind != STRAT_PCTVB) || n <= MAX_VARS)
+		return 0;
+	snprintf(err, errlen,
+		 "strategy %s draws its sets from at most %d watched variables; the schedule "
+		 "watches %d (use another strategy, or watch fewer)",
+		 cfg->kind == STRAT_VB ? "vb" : "pctvb", MAX_VARS, n);
+	return -1;
 }
 
 void oracle_set_variables(struct oracle *o, int n)
@@ -540,15 +553,22 @@ bool oracle_next_run(struct oracle *o)
 	return more;
 }
 
-void oracle_trace(const struct oracle *o, char *buf, size_t len)
+char *oracle_trace(const struct oracle *o)
 {
-	size_t used = 0;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
 	int i;
 
-	buf[0] = 0;
-	for (i = 0; i < o->index && i < o->len && used + 12 < len; i++)
-		used +=
-		    (size_t)snprintf(buf + used, len - used, "%s%d", i ? "." : "", o->trace[i].abs);
+	if (!f)
+		return NULL;
+	for (i = 0; i < o->index && i < o->len; i++)
+		fprintf(f, "%s%d", i ? "." : "", o->trace[i].abs);
+	if (fclose(f) != 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
 }
 
 bool oracle_diverged(const struct oracle *o)

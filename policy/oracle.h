@@ -57,6 +57,9 @@ void oracle_free(struct oracle *o);
 
 /* How many distinct watched variables the schedule has (vb, pctvb). */
 void oracle_set_variables(struct oracle *o, int n);
+/* Can the strategy take n watched variables?  -1 with a message if not
+ * (vb and pctvb keep variable sets as 64-bit sets); before any run. */
+int oracle_check_variables(const struct oracle_config *cfg, int n, char *err, size_t errlen);
 
 /*
  * A choice point: pick one of n options.  For thread choices, ids[i] is a
@@ -69,8 +72,9 @@ int oracle_choose(struct oracle *o, int n, const int *ids, int current, int curr
 /* The run is over.  Returns true if there is another run to make. */
 bool oracle_next_run(struct oracle *o);
 
-/* The current run's choices as "1.0.2" (empty for none). */
-void oracle_trace(const struct oracle *o, char *buf, size_t len);
+/* The current run's choices as "1.0.2" (empty for none), however many;
+ * malloc'd (NULL if out of memory). */
+char *oracle_trace(const struct oracle *o);
 /* Did the run stop asking before replaying its whole prefix, or ask with a
  * different number of options (uncontrolled nondeterminism)? */
 bool oracle_diverged(const struct oracle *o);

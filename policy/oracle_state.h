@@ -9,9 +9,8 @@
 
 #include "policy/oracle.h"
 
-#define PRIO_MAX_IDS 256
-#define MAX_VARS     64
-#define MAX_CHANGES  16
+#define MAX_VARS    64 /* vb, pctvb: variable sets are bit sets (oracle_check) */
+#define MAX_CHANGES 16
 
 struct entry {
 	int k, n;
@@ -45,16 +44,22 @@ struct oracle {
 	int change[MAX_CHANGES];     /* pct: choice-point numbers where priorities drop */
 	int change_var[MAX_CHANGES]; /* pctvb: the variable of each change point */
 	int nchange;
-	int prio[PRIO_MAX_IDS];
+	/* pct, pctvb, vb:V:T: priority of each option identity (a thread
+	 * variable, or a value's index); grows on demand, the first nprio set
+	 * for this run (priority.c, prio_slot) */
+	int *prio;
+	int nprio, prio_cap;
+	int prio_spare;	       /* stands in for a slot that could not be had */
 	int nvars;	       /* vb, pctvb: watched variables of the schedule */
 	uint64_t subset;       /* vb, pctvb: the variables preemptions may follow */
 	int acc_run[MAX_VARS]; /* pctvb: choice points after an access, this run */
 	int acc_max[MAX_VARS]; /* pctvb: the most in any run so far (k_q of 004) */
 	/* vb:V:T thread bounding: a permutation of tb_n thread priorities and
 	 * one priority per preemption (004, section 4) */
-	int tb_n;    /* threads the permutations are over */
-	int tb_seen; /* 1 + the largest thread id seen so far */
-	int tb_rank[2 * MAX_CHANGES + 64];
+	int tb_n;     /* threads the permutations are over */
+	int tb_seen;  /* 1 + the largest thread id seen so far */
+	int *tb_rank; /* [tb_n + preemptions] */
+	int tb_rank_cap;
 	long tb_perm;	   /* index of the current permutation in this set */
 	uint64_t *tb_used; /* hashes of the permutations drawn for this set */
 	long tb_nused, tb_capused;

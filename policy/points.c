@@ -402,18 +402,47 @@ static int arm_expr(struct run *r, struct tr_process *p, const struct expr *e, i
 	}
 }
 
-/* The functions whose return(F) the predicate waits for, as a bit set of
- * their indexes (the first 64). */
-static uint64_t return_funcs(const struct expr *e)
+/* Mark in r->return_funcs the functions whose return(F) e waits for. */
+static void mark_return_funcs(struct run *r, const struct expr *e)
 {
-	uint64_t set = 0;
-
 	for (; e; e = e->lhs) { /* iterating along lhs: a chain is as deep as it is long */
-		if (e->kind == E_EV_RETURN && e->slot >= 0 && e->slot < 64)
-			return set | 1ull << e->slot;
-		set |= return_funcs(e->rhs);
+		if (e->kind == E_EV_RETURN) {
+			if (e->slot >= 0 && e->slot / 64 < r->return_words) {
+				r->return_funcs[e->slot / 64] |= 1ull << (e->slot % 64);
+				r->any_return = true;
+			}
+			return;
+		}
+		mark_return_funcs(r, e->rhs);
 	}
-	return set;
+}
+
+/* A set as large as the schedule's table of functions, which has no
+ * limit (a long shell session keeps adding to it). */
+static int return_funcs(struct run *r, const struct expr *pred)
+{
+	int words = (r->pol->nfuncs + 63) / 64;
+
+	if (words > r->return_words) {
+		uint64_t *grown = realloc(r->return_funcs, sizeof(*grown) * (size_t)words);
+
+		if (!grown) {
+			report_outcome(r, OUTCOME_ERROR, "out of memory");
+			return -1;
+		}
+		r->return_funcs = grown;
+		r->return_words = words;
+	}
+	if (r->return_words)
+		memset(r->return_funcs, 0, sizeof(*r->return_funcs) * (size_t)r->return_words);
+	r->any_return = false;
+	mark_return_funcs(r, pred);
+	return 0;
+}
+
+static bool wants_return(const struct run *r, int f)
+{
+	return f >= 0 && f / 64 < r->return_words && (r->return_funcs[f / 64] >> (f % 64) & 1);
 }
 
 int points_arm(struct run *r, const struct expr *pred)
@@ -421,7 +450,8 @@ int points_arm(struct run *r, const struct expr *pred)
 	struct tr_process *p;
 
 	r->pred = pred;
-	r->return_funcs = return_funcs(pred);
+	if (return_funcs(r, pred) < 0)
+		return -1;
 	r->ndecoded = 0;
 	for (p = tracer_processes(r->t); p; p = tracer_process_next(p)) {
 		if (!tracer_process_alive(p))
@@ -481,8 +511,17 @@ static void push_frame(struct run *r, struct tr_thread *th, int func, uint64_t r
 {
 	struct thread_ctx *tc = run_thread(r, th);
 
-	if (tc->nframes == MAX_FRAMES)
-		return;
+	if (tc->nframes == tc->frames_cap) {
+		int cap = tc->frames_cap ? 2 * tc->frames_cap : 16;
+		struct ret_frame *grown = realloc(tc->frames, sizeof(*grown) * (size_t)cap);
+
+		if (!grown) {
+			report_outcome(r, OUTCOME_ERROR, "out of memory");
+			return;
+		}
+		tc->frames = grown;
+		tc->frames_cap = cap;
+	}
 	tc->frames[tc->nframes++] = (struct ret_frame){func, ret, sp_after};
 	arm_bp(r, th->proc, ret);
 }
@@ -492,15 +531,15 @@ void points_seed_frames(struct run *r, struct tr_thread *th)
 	struct thread_ctx *tc = run_thread(r, th);
 	struct proc_ctx *pc = run_proc(r, th->proc);
 	struct sym_frame frames[MAX_FRAMES];
-	uint64_t want = r->return_funcs, ret;
+	uint64_t ret;
 	int n, i, f;
 
 	tc->nframes = 0;
-	if (!want || th->state != TR_HELD || !pc || !pc->syms)
+	if (!r->any_return || th->state != TR_HELD || !pc || !pc->syms)
 		return;
-	for (f = 0; f < r->pol->nfuncs && f < 64; f++) {
+	for (f = 0; f < r->pol->nfuncs; f++) {
 		/* At the very entry the unwinder is not needed: [rsp] is it. */
-		if ((want >> f & 1) && tracer_regs(th)->rip == func_addr(r, th->proc, f) &&
+		if (wants_return(r, f) && tracer_regs(th)->rip == func_addr(r, th->proc, f) &&
 		    tracer_read(th->proc, tracer_regs(th)->rsp, &ret, sizeof(ret)) == 0) {
 			push_frame(r, th, f, ret, tracer_regs(th)->rsp + 8);
 			return;
@@ -508,8 +547,8 @@ void points_seed_frames(struct run *r, struct tr_thread *th)
 	}
 	n = run_backtrace(r, th, frames, MAX_FRAMES);
 	for (i = n - 2; i >= 0; i--) {
-		for (f = 0; f < r->pol->nfuncs && f < 64; f++)
-			if ((want >> f & 1) && frames[i].loc.func &&
+		for (f = 0; f < r->pol->nfuncs; f++)
+			if (wants_return(r, f) && frames[i].loc.func &&
 			    strcmp(frames[i].loc.func, r->pol->funcs[f]) == 0)
 				push_frame(r, th, f, frames[i + 1].pc, frames[i + 1].sp);
 	}
@@ -519,11 +558,11 @@ void points_note_break(struct run *r, struct tr_thread *th, const struct tr_even
 {
 	struct thread_ctx *tc = run_thread(r, th);
 	const struct user_regs_struct *regs = tracer_regs(th);
-	uint64_t want = r->return_funcs, ret;
+	uint64_t ret;
 	int f, i;
 
 	tc->returned_func = -1;
-	if (!want)
+	if (!r->any_return)
 		return;
 	for (i = tc->nframes - 1; i >= 0; i--) {
 		if (tc->frames[i].ret_addr == ev->addr && tc->frames[i].sp_after == regs->rsp) {
@@ -532,8 +571,8 @@ void points_note_break(struct run *r, struct tr_thread *th, const struct tr_even
 			return;
 		}
 	}
-	for (f = 0; f < r->pol->nfuncs && f < 64; f++)
-		if ((want >> f & 1) && ev->addr == func_addr(r, th->proc, f) &&
+	for (f = 0; f < r->pol->nfuncs; f++)
+		if (wants_return(r, f) && ev->addr == func_addr(r, th->proc, f) &&
 		    tracer_read(th->proc, regs->rsp, &ret, sizeof(ret)) == 0)
 			push_frame(r, th, f, ret, regs->rsp + 8);
 }

@@ -192,6 +192,9 @@ struct explore_summary {
 	long distinct;	       /* distinct choice traces among the runs */
 	double space_estimate; /* estimated number of traces in the search space */
 	double ms;
+	/* the outcome line of the last unrealizable or error run ("" if none):
+	 * why, when no run could follow the schedule */
+	char last_failure[512];
 };
 
 /* Restart argv as many times as the strategy asks, resolving the

@@ -52,11 +52,44 @@ bool oracle_var_in_subset(const struct oracle *o, uint64_t subset, int var)
 	return var >= 0 && var < MAX_VARS && (subset >> var & 1);
 }
 
+/* The default priority of identity j: pct and pctvb draw one at first
+ * sight (0 means not drawn yet); vb:V:T's come from the permutation, and
+ * threads beyond it rank below all of it. */
+static int default_prio(const struct oracle *o, int j)
+{
+	if (o->cfg.kind == STRAT_VB && o->cfg.param2)
+		return j < o->tb_n ? o->tb_rank[j] : -1 - j;
+	return 0;
+}
+
+/* Option identities have no fixed bound (thread variables, a choose of up
+ * to 4096 values): the table grows to hold id. */
+static int *prio_slot(struct oracle *o, int id)
+{
+	if (id < 0)
+		return &o->prio_spare;
+	if (id >= o->prio_cap) {
+		int cap = o->prio_cap ? o->prio_cap : 64;
+		int *grown;
+
+		while (cap <= id)
+			cap *= 2;
+		grown = realloc(o->prio, sizeof(*grown) * (size_t)cap);
+		if (!grown) /* a lost priority costs the strategy its odds, not correctness */
+			return &o->prio_spare;
+		o->prio = grown;
+		o->prio_cap = cap;
+	}
+	for (; o->nprio <= id; o->nprio++)
+		o->prio[o->nprio] = default_prio(o, o->nprio);
+	return &o->prio[id];
+}
+
 /* --- pct --- */
 
 static int *prio_of(struct oracle *o, const int *ids, int i)
 {
-	int *p = &o->prio[ids ? ids[i] % PRIO_MAX_IDS : i];
+	int *p = prio_slot(o, ids ? ids[i] : i);
 
 	if (!*p) /* first sight: a random priority above every change point */
 		*p = o->cfg.param + 1 + oracle_below(o, 1 << 20);
@@ -82,7 +115,7 @@ void pct_plan(struct oracle *o)
 {
 	int i, points = o->max_points > 0 ? o->max_points : 1;
 
-	memset(o->prio, 0, sizeof(o->prio));
+	o->nprio = 0;
 	o->nchange = nchanges(o);
 	for (i = 0; i < o->nchange; i++)
 		o->change[i] = 1 + oracle_below(o, points);
@@ -118,7 +151,7 @@ void pctvb_plan(struct oracle *o)
 {
 	int i, q, k = 0;
 
-	memset(o->prio, 0, sizeof(o->prio));
+	o->nprio = 0;
 	memset(o->acc_run, 0, sizeof(o->acc_run));
 	o->subset = draw_subset(o);
 	for (q = 0; q < o->nvars; q++)
@@ -151,8 +184,7 @@ int pctvb_choose(struct oracle *o, int n, const int *ids, int current, int curre
 
 		for (i = 0; i < o->nchange && current >= 0; i++)
 			if (o->change_var[i] == current_var && o->change[i] == nth) {
-				prio_of(o, NULL, current % PRIO_MAX_IDS); /* drawn if unseen */
-				o->prio[current % PRIO_MAX_IDS] = i + 1;
+				*prio_of(o, NULL, current) = i + 1;
 			}
 	}
 	return highest(o, n, ids);
@@ -229,6 +261,8 @@ static void draw_permutation(struct oracle *o)
 {
 	int m = o->tb_n + preemptions_of_set(o), i, tries;
 
+	if (m > o->tb_rank_cap)
+		return; /* start_set could not make room: abandoned */
 	for (tries = 0; tries < 100000; tries++) {
 		for (i = 0; i < m; i++)
 			o->tb_rank[i] = i;
@@ -262,9 +296,20 @@ static bool mine(const struct oracle *o)
 
 static void start_set(struct oracle *o)
 {
+	int m;
+
 	o->tb_n = o->tb_seen > 2 ? o->tb_seen : 2;
-	if (o->tb_n > 64)
-		o->tb_n = 64;
+	m = o->tb_n + preemptions_of_set(o);
+	if (m > o->tb_rank_cap) {
+		int *grown = realloc(o->tb_rank, sizeof(*grown) * (size_t)m);
+
+		if (!grown) { /* out of memory: the runs stop, as for a trace */
+			o->abandoned = true;
+			return;
+		}
+		o->tb_rank = grown;
+		o->tb_rank_cap = m;
+	}
 	o->tb_perm = 0;
 	o->tb_nused = 0;
 	o->rng = o->cfg.seed ^ (o->subset * 0xd1b54a32d192ed03ull);
@@ -274,6 +319,8 @@ static void start_set(struct oracle *o)
 bool tb_first_permutation(struct oracle *o)
 {
 	start_set(o);
+	if (o->abandoned)
+		return false;
 	while (!mine(o))
 		if (!advance(o))
 			return false;
@@ -286,6 +333,8 @@ bool tb_next_permutation(struct oracle *o)
 		long done = o->tb_perm + 1;
 
 		start_set(o);
+		if (o->abandoned)
+			return false;
 		o->tb_perm = done;
 	} else if (!advance(o)) {
 		return false;
@@ -298,10 +347,7 @@ bool tb_next_permutation(struct oracle *o)
 
 void tb_start_run(struct oracle *o)
 {
-	int j;
-
-	for (j = 0; j < PRIO_MAX_IDS; j++)
-		o->prio[j] = j < o->tb_n ? o->tb_rank[j] : -1 - j;
+	o->nprio = 0; /* every slot back to the permutation's */
 }
 
 int tb_highest(struct oracle *o, int n, const int *ids, int lowered, int nth)
@@ -309,8 +355,8 @@ int tb_highest(struct oracle *o, int n, const int *ids, int lowered, int nth)
 	int i, best = 0, best_prio = 0;
 
 	for (i = 0; i < n; i++) {
-		int id = ids ? ids[i] % PRIO_MAX_IDS : i;
-		int p = id == lowered ? o->tb_rank[o->tb_n + nth] : o->prio[id];
+		int id = ids ? ids[i] : i;
+		int p = id == lowered ? o->tb_rank[o->tb_n + nth] : *prio_slot(o, id);
 
 		if (ids && ids[i] + 1 > o->tb_seen)
 			o->tb_seen = ids[i] + 1;
@@ -324,5 +370,5 @@ int tb_highest(struct oracle *o, int n, const int *ids, int lowered, int nth)
 
 void tb_preempt(struct oracle *o, int id, int nth)
 {
-	o->prio[id % PRIO_MAX_IDS] = o->tb_rank[o->tb_n + nth];
+	*prio_slot(o, id) = o->tb_rank[o->tb_n + nth];
 }

@@ -54,13 +54,13 @@ struct fine_event {
 
 /* Per traced thread. */
 struct thread_ctx {
-	int bound;	   /* a thread variable bound to it, -1 if unbound */
-	int primary;	   /* the variable a wait or bind first gave it, for replays */
-	bool candidate;	   /* may satisfy the current wait */
-	bool matched;	   /* satisfied it (and is held) */
-	int returned_func; /* the func whose return this stop is, -1 if none */
-	struct ret_frame frames[MAX_FRAMES];
-	int nframes;
+	int bound;		  /* a thread variable bound to it, -1 if unbound */
+	int primary;		  /* the variable a wait or bind first gave it, for replays */
+	bool candidate;		  /* may satisfy the current wait */
+	bool matched;		  /* satisfied it (and is held) */
+	int returned_func;	  /* the func whose return this stop is, -1 if none */
+	struct ret_frame *frames; /* grows: a recursion has no fixed depth */
+	int nframes, frames_cap;
 	char kernel_state[128]; /* captured for reports before threads are stopped */
 	char last_event[160];	/* the last scheduling event, as the trace names it */
 	bool blocked;		/* ran into the kernel and stayed there (blocked.c) */
@@ -139,7 +139,9 @@ struct run {
 	const struct expr *pred;
 	struct tr_thread **targets; /* the threads a `run` moves (NULL for a `wait`) */
 	int ntargets;
-	uint64_t return_funcs;		 /* bit f: the predicate waits for return(funcs[f]) */
+	uint64_t *return_funcs;		 /* bit f: the predicate waits for return(funcs[f]) */
+	int return_words;		 /* ...in this many words (the shell adds functions) */
+	bool any_return;		 /* ...and at least one bit is set */
 	const struct tr_event *event;	 /* being evaluated */
 	const struct expr *matched_atom; /* first atom the event satisfied */
 	uint64_t stops;			 /* events seen; keys per-stop caches */
@@ -219,9 +221,16 @@ void fine_forget_process(struct run *r, struct tr_process *p);
 /* blocked.c */
 int64_t blocked_poll_deadline(struct run *r, bool has_targets, int64_t deadline);
 bool blocked_targets(struct run *r, struct tr_thread **targets, int n);
-enum flow blocked_end(struct run *r, const struct stmt *s, struct tr_thread **targets, int n);
+enum flow blocked_end(struct run *r, const struct stmt *s, struct tr_thread **targets, int n,
+		      bool *again);
 void blocked_forget(struct run *r, struct tr_thread *except);
 void report_deadlock(struct run *r, const struct stmt *s);
+/* choose found every thread it may choose blocked: true if one can go on
+ * now (choose again), false if the run is over (outcome reported). */
+bool blocked_choose_again(struct run *r, const struct stmt *s, struct tr_thread **choices, int n);
+/* Append to buf what th sleeps waiting for, if that can be told
+ * (", waiting for B (p1.t3), which the schedule holds"). */
+void blocked_describe(struct run *r, struct tr_thread *th, char *buf, size_t len);
 
 /* driver.c */
 pid_t run_start_driver(struct run *r, const char *cmd, bool quiet);

@@ -62,12 +62,13 @@ struct tracer {
 	struct tr_thread *threads, **threads_tail;
 	struct tr_process *processes, **processes_tail;
 	int next_process_index;
-	int cpu; /* the CPU cctrace pinned itself to, -1 if not */
-	/* Events decoded but not yet handed out: launch's START, an emulated
-	 * single-step, a stop met while waiting for an interrupt. */
+	int cpu;     /* the CPU cctrace pinned itself to, -1 if not */
 	pid_t child; /* tracer_watch_child */
-	struct tr_event queue[64];
-	unsigned queue_head, queue_len;
+	/* Events decoded but not yet handed out: launch's START, an emulated
+	 * single-step, a stop met while waiting for an interrupt.  A ring that
+	 * grows: stopping every thread can meet one event per thread. */
+	struct tr_event *queue;
+	unsigned queue_head, queue_len, queue_cap;
 };
 
 /* task.c */
@@ -139,7 +140,9 @@ bool tr_terminal_stop(struct tr_thread *th, int sig);
 
 /* wait.c */
 int tr_wait_for_stop(struct tracer *t, struct tr_thread *th);
-void tr_queue_event(struct tracer *t, const struct tr_event *ev);
+/* 0, or -1 (ENOMEM) if the queue could not grow: the event is not lost
+ * silently, the caller fails. */
+int tr_queue_event(struct tracer *t, const struct tr_event *ev);
 /* Hold a running thread of p for our own use (its real events are queued). */
 struct tr_thread *tr_borrow_thread(struct tr_process *p, bool *borrowed);
 void tr_return_thread(struct tr_thread *th, bool borrowed);

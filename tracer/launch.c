@@ -222,8 +222,14 @@ int tracer_launch(struct tracer *t, char *const argv[], char *err, size_t len)
 		tr_thread_gone(th);
 		return -1;
 	}
-	tr_queue_event(t,
-		       &(struct tr_event){.kind = TR_EV_START, .thread = th, .pc = th->regs.rip});
+	if (tr_queue_event(
+		t, &(struct tr_event){.kind = TR_EV_START, .thread = th, .pc = th->regs.rip}) < 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, __WALL);
+		tr_thread_gone(th);
+		snprintf(err, len, "out of memory");
+		return -1;
+	}
 	th->last_event = TR_EV_START;
 	th->last_pc = th->regs.rip;
 	return 0;

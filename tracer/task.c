@@ -68,6 +68,7 @@ void tracer_free(struct tracer *t)
 			close(p->mem_fd);
 		free(p);
 	}
+	free(t->queue);
 	free(t);
 }
 
@@ -462,4 +463,33 @@ int tracer_kernel_sample(struct tr_thread *th, struct tr_kernel_sample *s)
 	s->asleep = (state == 'S' || state == 'D') && s->syscall >= 0;
 	s->switches = context_switches(th->proc->pid, th->tid);
 	return 0;
+}
+
+long tracer_syscall_args(struct tr_thread *th, uint64_t args[3])
+{
+	unsigned long long a[3] = {0, 0, 0};
+	char path[64], buf[512];
+	long nr = -1;
+	FILE *f;
+
+	if (th->state == TR_EXITED)
+		return -1;
+	if (th->state == TR_HELD) {
+		args[0] = th->regs.rdi;
+		args[1] = th->regs.rsi;
+		args[2] = th->regs.rdx;
+		return (long)th->regs.orig_rax;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", th->proc->pid, th->tid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (!fgets(buf, sizeof(buf), f) || strncmp(buf, "running", 7) == 0 ||
+	    sscanf(buf, "%ld %llx %llx %llx", &nr, &a[0], &a[1], &a[2]) != 4)
+		nr = -1;
+	fclose(f);
+	args[0] = a[0];
+	args[1] = a[1];
+	args[2] = a[2];
+	return nr;
 }

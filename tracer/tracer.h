@@ -180,6 +180,9 @@ int64_t tracer_now_us(void);
 
 /* Is an event for th queued and not yet returned by tracer_wait? */
 bool tracer_event_pending(struct tr_thread *th);
+/* Give back an event tracer_wait returned: the next tracer_wait returns
+ * it again (its thread stays held).  0, or -1 if out of memory. */
+int tracer_push_back(struct tracer *t, const struct tr_event *ev);
 
 int tracer_resume(struct tr_thread *th);
 /* Resume until the thread is about to make a system call (TR_EV_SYSCALL),
@@ -222,6 +225,10 @@ struct tr_kernel_sample {
 				 * on a socket, nanosleep (see outside.c) */
 };
 int tracer_kernel_sample(struct tr_thread *th, struct tr_kernel_sample *s);
+
+/* The system call th is asleep in (running) or was stopped in and redoes
+ * when resumed (held), with its first three arguments; -1 if none. */
+long tracer_syscall_args(struct tr_thread *th, uint64_t args[3]);
 
 /* x86-64 system call numbers by name and back; -1 / NULL if unknown. */
 long tracer_syscall_number(const char *name);

@@ -356,7 +356,7 @@ enum tr_wait_result tracer_wait(struct tracer *t, struct tr_event *ev, int64_t d
 
 	if (t->queue_len) {
 		*ev = t->queue[t->queue_head];
-		t->queue_head = (t->queue_head + 1) % 64;
+		t->queue_head = (t->queue_head + 1) % t->queue_cap;
 		t->queue_len--;
 		return TR_WAIT_EVENT;
 	}
@@ -401,10 +401,9 @@ int tracer_singlestep(struct tr_thread *th)
 		th->regs_dirty = true;
 		th->rewound_only = false;
 		th->at_break = false;
-		tr_queue_event(
+		return tr_queue_event(
 		    th->proc->tracer,
 		    &(struct tr_event){.kind = TR_EV_STEP, .thread = th, .pc = th->regs.rip});
-		return 0;
 	}
 	if (bp) {
 		th->regs.rip = bp->slot;
@@ -414,12 +413,42 @@ int tracer_singlestep(struct tr_thread *th)
 	return tr_continue(th, PTRACE_SINGLESTEP);
 }
 
-void tr_queue_event(struct tracer *t, const struct tr_event *ev)
+/* Double the ring, unwrapping it so that the oldest event is first. */
+static int grow_queue(struct tracer *t)
 {
-	if (t->queue_len == 64)
-		return;
-	t->queue[(t->queue_head + t->queue_len) % 64] = *ev;
+	unsigned cap = t->queue_cap ? 2 * t->queue_cap : 64, i;
+	struct tr_event *grown = malloc(sizeof(*grown) * cap);
+
+	if (!grown) {
+		errno = ENOMEM;
+		return -1;
+	}
+	for (i = 0; i < t->queue_len; i++)
+		grown[i] = t->queue[(t->queue_head + i) % t->queue_cap];
+	free(t->queue);
+	t->queue = grown;
+	t->queue_head = 0;
+	t->queue_cap = cap;
+	return 0;
+}
+
+int tr_queue_event(struct tracer *t, const struct tr_event *ev)
+{
+	if (t->queue_len == t->queue_cap && grow_queue(t) < 0)
+		return -1;
+	t->queue[(t->queue_head + t->queue_len) % t->queue_cap] = *ev;
 	t->queue_len++;
+	return 0;
+}
+
+int tracer_push_back(struct tracer *t, const struct tr_event *ev)
+{
+	if (t->queue_len == t->queue_cap && grow_queue(t) < 0)
+		return -1;
+	t->queue_head = (t->queue_head + t->queue_cap - 1) % t->queue_cap;
+	t->queue[t->queue_head] = *ev;
+	t->queue_len++;
+	return 0;
 }
 
 /* Wait for th alone to stop after we interrupted it.  If it stopped for a
@@ -427,19 +456,21 @@ void tr_queue_event(struct tracer *t, const struct tr_event *ev)
 int tr_wait_for_stop(struct tracer *t, struct tr_thread *th)
 {
 	struct tr_event ev;
+	enum decoded d;
 	int status;
 
 	for (;;) {
 		if (waitpid(th->tid, &status, __WALL) < 0)
 			return -1;
-		switch (decode(t, th->tid, status, &ev)) {
+		switch ((d = decode(t, th->tid, status, &ev))) {
 		case REPORT:
-			if (ev.kind != TR_EV_INTERRUPT)
-				tr_queue_event(t, &ev);
-			/* fall through */
 		case SILENT_RESUME:
 			th->interrupting = false;
 			th->report_interrupt = false;
+			/* Without room for it the event would be lost and its
+			 * thread held for ever: fail instead. */
+			if (d == REPORT && ev.kind != TR_EV_INTERRUPT && tr_queue_event(t, &ev) < 0)
+				return -1;
 			return th->state == TR_HELD ? 0 : -1;
 		case ALREADY_HANDLED:
 			if (th->state == TR_EXITED)
@@ -493,7 +524,7 @@ bool tracer_event_pending(struct tr_thread *th)
 	unsigned i;
 
 	for (i = 0; i < t->queue_len; i++)
-		if (t->queue[(t->queue_head + i) % 64].thread == th)
+		if (t->queue[(t->queue_head + i) % t->queue_cap].thread == th)
 			return true;
 	return false;
 }
