@@ -28,8 +28,9 @@ int run_choose_value(void *hook, const struct expr *e, int n)
 	(void)e;
 	if (!r->oracle)
 		return 0;
-	k = oracle_choose(r->oracle, n, NULL, -1, -1);
-	if (k == ORACLE_ABANDON) {
+	k = search_choose(r->oracle,
+			  &(struct search_point){.n = n, .current = -1, .current_var = -1});
+	if (k == SEARCH_ABANDON) {
 		r->abandoned = true;
 		return 0;
 	}
@@ -52,6 +53,7 @@ enum flow exec_choose_thread(struct run *r, const struct stmt *s)
 {
 	struct tr_thread *options[64];
 	int ids[64], n = 0, i, k, current = -1, var;
+	struct search_point point;
 	char where[256];
 
 	for (i = 0; i < s->nchoices && n < 64; i++) {
@@ -79,10 +81,10 @@ enum flow exec_choose_thread(struct run *r, const struct stmt *s)
 			       "every thread to choose from has ended (%s)", where);
 		return FLOW_STOP;
 	}
-	k = r->oracle ? oracle_choose(r->oracle, n, ids, current,
-				      r->last_run ? run_thread(r, r->last_run)->last_var : -1)
-		      : 0;
-	if (k == ORACLE_ABANDON)
+	point = (struct search_point){n, ids, current,
+				      r->last_run ? run_thread(r, r->last_run)->last_var : -1};
+	k = r->oracle ? search_choose(r->oracle, &point) : 0;
+	if (k == SEARCH_ABANDON)
 		return abandoned(r);
 	var = run_var(r, s->names[0]);
 	if (var >= 0)
