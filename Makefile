@@ -1,5 +1,4 @@
-# cctrace build.  One module per directory; cli -> policy -> search, tracer, symbols;
-# tracer -> disasm.
+# cctrace build.  One module per directory; cli -> policy -> search, tracer, symbols, disasm.
 #
 #   make            ./cctrace (and the samples)
 #   make deps       Debian packages (apt-get; idempotent)

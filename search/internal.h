@@ -84,6 +84,8 @@ bool trace_backtrack(struct search *s);
  * relative option k, and whether the thread that ran last is an option. */
 int trace_relative_option(const struct search_point *p, int k);
 bool trace_can_continue(const struct search_point *p);
+/* The option whose id is id, -1 if none (or a choice among values). */
+int trace_option_of(const struct search_point *p, int id);
 void trace_free(struct trace *t);
 
 /* --- rng.c --- */

@@ -52,7 +52,8 @@
 struct search;
 struct strategy_ops;
 
-#define SEARCH_MAX_PARAMS 2
+#define SEARCH_MAX_PARAMS 2    /* "vb:V:T" */
+#define SEARCH_PARAM_MAX  16   /* the largest value of any parameter */
 #define SEARCH_ABANDON	  (-1) /* the run lies outside this shard: stop it */
 
 struct search_config {
@@ -75,9 +76,15 @@ struct search_point {
  * the name, separated by ':' ("pct:3", "vb:1:2"), each from its minimum to
  * SEARCH_PARAM_MAX; the first nrequired must be given, the rest may be
  * (absent ones take their default).  The hooks get the whole search; the
- * strategy keeps its own state in search_state(s).
+ * strategy keeps its own state in it (search/internal.h).
+ *
+ * Sharding and reporting are not hooks.  A strategy splits its space
+ * among shards through what it shares (init turns on trace.c's split of
+ * the first real choice; the seeded ones draw from per-run seeds, rng.c)
+ * or in its own next_run (vb:V:T's permutations), and says which in its
+ * file.  Every strategy reports the same things, kept by search.c: the
+ * options taken, divergence, the space estimate and its canonical name.
  */
-#define SEARCH_PARAM_MAX 16
 struct strategy_ops {
 	const char *name;
 	int nparams, nrequired;

@@ -177,7 +177,7 @@ bool trace_backtrack(struct search *s)
 	return false;
 }
 
-static int option_of(const struct search_point *p, int id)
+int trace_option_of(const struct search_point *p, int id)
 {
 	int i;
 
@@ -189,12 +189,12 @@ static int option_of(const struct search_point *p, int id)
 
 bool trace_can_continue(const struct search_point *p)
 {
-	return p->current >= 0 && option_of(p, p->current) >= 0;
+	return p->current >= 0 && trace_option_of(p, p->current) >= 0;
 }
 
 int trace_relative_option(const struct search_point *p, int k)
 {
-	int at = p->current >= 0 ? option_of(p, p->current) : -1, pos;
+	int at = p->current >= 0 ? trace_option_of(p, p->current) : -1, pos;
 
 	assert(k >= 0 && k < p->n);
 	if (at < 0)

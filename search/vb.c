@@ -84,16 +84,6 @@ static void vb_plan(struct search *s)
 		s->abandoned = true;
 }
 
-static int option_of(const struct search_point *p, int id)
-{
-	int i;
-
-	for (i = 0; i < p->n; i++)
-		if (p->ids[i] == id)
-			return i;
-	return -1;
-}
-
 /* vb:V:T: the highest-priority option runs.  Right after an access to the
  * set, while preemptions are left, the search may also preempt the thread
  * that would go on: it drops to the priority of this preemption, and the
@@ -105,7 +95,7 @@ static int tb_choose(struct search *s, struct vb *v, const struct search_point *
 
 	if (run < 0)
 		return SEARCH_ABANDON;
-	may = p->current >= 0 && option_of(p, p->current) == run &&
+	may = p->current >= 0 && trace_option_of(p, p->current) == run &&
 	      varset_has(&v->set, p->current_var) && before < s->trace.preemption_bound &&
 	      tbound_highest(v->tb, p, p->current, before) != run;
 	k = trace_next(s, may ? 2 : 1, may, !may);
