@@ -30,8 +30,9 @@ int run_choose_value(void *hook, const struct expr *e, int n)
 	(void)e;
 	if (!r->oracle)
 		return 0;
-	k = oracle_choose(r->oracle, n, NULL, -1, -1);
-	if (k == ORACLE_ABANDON) {
+	k = search_choose(r->oracle,
+			  &(struct search_point){.n = n, .current = -1, .current_var = -1});
+	if (k == SEARCH_ABANDON) {
 		r->abandoned = true;
 		return 0;
 	}
@@ -83,6 +84,7 @@ enum flow exec_choose_thread(struct run *r, const struct stmt *s)
 	struct tr_thread **live = calloc((size_t)s->nchoices + 1, sizeof(*live));
 	int *ids = calloc((size_t)s->nchoices + 1, sizeof(*ids));
 	int n, nlive, k, current, var;
+	struct search_point point;
 	enum flow flow = FLOW_STOP;
 	char where[256];
 
@@ -103,10 +105,10 @@ enum flow exec_choose_thread(struct run *r, const struct stmt *s)
 			       "every thread to choose from has ended (%s)", where);
 		goto out;
 	}
-	k = r->oracle ? oracle_choose(r->oracle, n, ids, current,
-				      r->last_run ? run_thread(r, r->last_run)->last_var : -1)
-		      : 0;
-	if (k == ORACLE_ABANDON) {
+	point = (struct search_point){n, ids, current,
+				      r->last_run ? run_thread(r, r->last_run)->last_var : -1};
+	k = r->oracle ? search_choose(r->oracle, &point) : 0;
+	if (k == SEARCH_ABANDON) {
 		flow = abandoned(r);
 		goto out;
 	}

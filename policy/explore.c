@@ -39,7 +39,7 @@ static void free_run(struct one_run *o)
 }
 
 static int execute_once(struct policy *pol, char *const argv[], const struct policy_options *opt,
-			const struct explore_options *eo, struct oracle *oracle,
+			const struct explore_options *eo, struct search *oracle,
 			struct symbol_cache *cache, struct one_run *out,
 			struct explore_summary *sum, char *err, size_t errlen)
 {
@@ -51,6 +51,7 @@ static int execute_once(struct policy *pol, char *const argv[], const struct pol
 	struct tracer *t = tracer_new(&topt);
 	struct run *r = NULL;
 	int rc = -1;
+	size_t choices_len;
 
 	local.report = open_memstream(&out->report, &out->report_len);
 	local.trace = open_memstream(&out->trace, &out->trace_len);
@@ -80,12 +81,14 @@ static int execute_once(struct policy *pol, char *const argv[], const struct pol
 	if (r->outcome == OUTCOME_BUG || eo->verbose)
 		report_deferred_trace(r, local.trace);
 	out->abandoned = r->abandoned;
-	out->diverged = oracle_diverged(oracle);
-	out->choices = oracle_trace(oracle);
+	out->diverged = search_diverged(oracle);
+	choices_len = search_trace(oracle, NULL, 0) + 1;
+	out->choices = malloc(choices_len);
 	if (!out->choices) {
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
+	search_trace(oracle, out->choices, choices_len);
 	rc = 0;
 out:
 	run_stop_driver(driver_pid);
@@ -309,7 +312,7 @@ static void seen_add(struct seen *set, const char *trace)
 }
 
 static void progress(const struct explore_options *eo, const struct explore_summary *sum,
-		     const struct oracle *oracle, int64_t t0)
+		     const struct search *oracle, int64_t t0)
 {
 	double s = (double)(tracer_now_ms() - t0) / 1000.0;
 
@@ -319,7 +322,7 @@ static void progress(const struct explore_options *eo, const struct explore_summ
 		"\rcctrace explore: %ld runs, %ld distinct, %ld bugs, %ld infeasible, "
 		"%ld diverged, %.1f runs/s, ~%.0f schedules in all ",
 		sum->runs, sum->distinct, sum->bugs, sum->infeasible, sum->diverged,
-		s > 0 ? sum->runs / s : 0.0, oracle_space_estimate(oracle));
+		s > 0 ? sum->runs / s : 0.0, search_space_estimate(oracle));
 }
 
 static void print_json(const struct explore_options *eo, const struct explore_summary *sum,
@@ -352,8 +355,8 @@ int policy_explore(struct policy *pol, char *const argv[], const struct policy_o
 		   const struct explore_options *eo, struct explore_summary *sum, char *err,
 		   size_t errlen)
 {
-	struct oracle_config cfg = {.seed = eo->seed};
-	struct oracle *oracle;
+	struct search_config cfg = {.seed = eo->seed};
+	struct search *oracle;
 	struct seen seen = {0};
 	struct symbol_cache cache = {0};
 	bool exhausted = false;
@@ -363,21 +366,20 @@ int policy_explore(struct policy *pol, char *const argv[], const struct policy_o
 	int rc = 0;
 
 	memset(sum, 0, sizeof(*sum));
-	if (oracle_parse_strategy(eo->strategy ? eo->strategy : "dfs", &cfg, err, errlen) < 0)
+	if (search_parse(eo->strategy ? eo->strategy : "dfs", &cfg, err, errlen) < 0)
 		return -1;
 	cfg.shard = eo->nshards > 0 ? eo->shard - 1 : 0;
 	cfg.nshards = eo->nshards > 0 ? eo->nshards : 1;
-	oracle_strategy_name(&cfg, strategy, sizeof(strategy));
-	if (oracle_check_variables(&cfg, pol->nwatched, err, errlen) < 0)
-		return -1;
+	search_name(&cfg, strategy, sizeof(strategy));
 	if (mkdir(eo->out_dir, 0777) < 0 && errno != EEXIST) {
 		snprintf(err, errlen, "cannot create %s: %s", eo->out_dir, strerror(errno));
 		return -1;
 	}
-	oracle = oracle_new(&cfg);
-	if (!oracle)
+	oracle = search_new(&cfg, pol->nwatched);
+	if (!oracle) {
+		snprintf(err, errlen, "out of memory");
 		return -1;
-	oracle_set_variables(oracle, pol->nwatched);
+	}
 	while (more) {
 		struct one_run o = {0};
 
@@ -417,7 +419,7 @@ int policy_explore(struct policy *pol, char *const argv[], const struct policy_o
 			break;
 		}
 		free_run(&o);
-		exhausted = !oracle_next_run(oracle);
+		exhausted = !search_next_run(oracle);
 		more = rc == 0 && !exhausted && (eo->all || sum->bugs == 0) &&
 		       (!eo->max_runs || sum->runs < eo->max_runs) &&
 		       (!eo->max_ms || tracer_now_ms() - t0 < eo->max_ms);
@@ -425,9 +427,9 @@ int policy_explore(struct policy *pol, char *const argv[], const struct policy_o
 	if (eo->progress)
 		fputc('\n', stderr);
 	sum->ms = (double)(tracer_now_ms() - t0);
-	sum->space_estimate = exhausted ? (double)sum->distinct : oracle_space_estimate(oracle);
+	sum->space_estimate = exhausted ? (double)sum->distinct : search_space_estimate(oracle);
 	print_json(eo, sum, strategy);
-	oracle_free(oracle);
+	search_free(oracle);
 	symbol_cache_free(&cache);
 	free(seen.slots);
 	return rc;

@@ -10,7 +10,7 @@
 #define CCTRACE_POLICY_RUN_H
 
 #include "policy/internal.h"
-#include "policy/oracle.h"
+#include "search/search.h"
 
 #define MAX_FRAMES	64
 
@@ -106,7 +106,7 @@ struct run {
 	bool all_candidates; /* `continue`: bound threads run and match too */
 	bool no_deadline;
 	const char *label;     /* trace text for step/next/finish events */
-	struct oracle *oracle; /* explore: resolves choose; NULL: first value */
+	struct search *oracle; /* explore: resolves choose; NULL: first value */
 	bool abandoned;	       /* the oracle stopped this run (another shard's) */
 	FILE *record;	       /* explore: the run as an exact schedule */
 	int64_t *locals;       /* let/for variables */

@@ -1,0 +1,163 @@
+/*
+ * search/internal.h: what a strategy file may use (internal to search/).
+ *
+ * struct search is the part every strategy shares: the configuration, the
+ * current run's trace and the counts behind the space estimate.  A
+ * strategy's own state hangs off s->state, allocated by its init and freed
+ * by its fini; no other file looks into it.
+ *
+ * The shared pieces, each in its own file:
+ *   trace.c    the trace of a run, replayed and extended depth-first, with
+ *              preemption counting and first-choice sharding (dfs, bfs, cb,
+ *              vb)
+ *   rng.c      splitmix64, and the per-run seed of the seeded strategies
+ *   varset.c   sets of watched variables (vb, pctvb)
+ *   priority.c thread priorities, drawn lazily (pct, pctvb, vb:V:T)
+ *   tbound.c   the thread-bounding permutations of vb:V:T (004, section 4)
+ */
+#ifndef CCTRACE_SEARCH_INTERNAL_H
+#define CCTRACE_SEARCH_INTERNAL_H
+
+#include "search/search.h"
+
+#include <assert.h>
+
+/* --- trace.c --- */
+
+struct entry {
+	int k, n;	   /* the option (relative for cb, vb) of n; n == 0: bfs
+			    * prefix not replayed yet */
+	int abs;	   /* the option actually returned */
+	int cum;	   /* cb, vb: preemptions including this choice */
+	bool can_continue; /* the thread that ran last is an option; any other
+			    * option preempts it */
+	bool forced;	   /* vb: no preemption allowed here: only option 0 */
+};
+
+struct trace {
+	struct entry *e;
+	int len, cap;
+	int replay_len; /* entries to replay at the start of the run */
+	int index;	/* next entry to use */
+	/* Rules the strategy sets in its init: */
+	bool split_first;     /* shards take every nshards-th option of the
+			       * first real choice */
+	int preemption_bound; /* -1: preemptions are not counted */
+};
+
+struct search {
+	struct search_config cfg;
+	void *state; /* the strategy's own */
+	struct trace trace;
+	int nvars; /* watched variables of the schedule */
+	long run;  /* runs ended so far */
+	bool diverged;
+	bool abandoned;
+	double estimate_sum; /* sum over runs of the product of options */
+	long estimate_runs;
+};
+
+static inline void *search_state(struct search *s)
+{
+	return s->state;
+}
+
+/* Append an entry; -1 when out of memory. */
+int trace_push(struct search *s, struct entry e);
+/* The option at this choice point: the replayed one, or the first option
+ * of a new entry.  SEARCH_ABANDON (and s->abandoned) if the new entry
+ * would leave this shard or the preemption bound. */
+int trace_next(struct search *s, int n, bool can_continue, bool forced);
+/* Record an option drawn afresh (random, pct, pctvb): never replayed. */
+int trace_draw(struct search *s, int k, int n);
+/* Preemptions of the run so far (before the next entry). */
+int trace_preemptions(const struct search *s);
+/* Is entry `at` where shards split?  How far apart are the options one
+ * shard takes there (nshards), or anywhere else (1)? */
+bool trace_is_shard_point(const struct search *s, int at);
+int trace_step(const struct search *s, int at);
+/* Depth-first: make the trace the next one to replay, backtracking to the
+ * deepest entry with an option left; false if there is none. */
+bool trace_backtrack(struct search *s);
+/* The run's options relative to the thread that ran last (cb, vb): option
+ * 0 goes on with it, then the others in order.  The absolute option of
+ * relative option k, and whether the thread that ran last is an option. */
+int trace_relative_option(const struct search_point *p, int k);
+bool trace_can_continue(const struct search_point *p);
+/* The option whose id is id, -1 if none (or a choice among values). */
+int trace_option_of(const struct search_point *p, int id);
+void trace_free(struct trace *t);
+
+/* --- rng.c --- */
+
+uint64_t rng_next(uint64_t *state);
+/* Uniform in 0 .. n-1 (n > 0). */
+int rng_below(uint64_t *state, int n);
+/* Run r of shard i of N draws from seed + (r * N + i) * golden ratio: a run
+ * is reproducible from the seed, and shards split the runs. */
+uint64_t rng_run_seed(const struct search *s);
+
+/* --- varset.c --- */
+
+/* A set of watched variables, by members and by bits. */
+struct varset {
+	int nvars;
+	int *member; /* [size], increasing */
+	int size;
+	uint64_t *bits; /* [(nvars + 63) / 64] */
+};
+
+int varset_init(struct varset *v, int nvars);
+void varset_free(struct varset *v);
+void varset_clear(struct varset *v);
+void varset_add(struct varset *v, int var);
+bool varset_has(const struct varset *v, int var);
+/* The first set of `size` variables ({0, .., size-1}); the next set of as
+ * many in colexicographic order (the order of the sets' bitmasks), false
+ * after the last. */
+void varset_first(struct varset *v, int size);
+bool varset_next(struct varset *v);
+/* A 64-bit key of the set: its bitmask when there are at most 64
+ * variables. */
+uint64_t varset_key(const struct varset *v);
+
+/* --- priority.c --- */
+
+/* Thread priorities by id, grown on demand; PRIO_UNSET until assigned. */
+#define PRIO_UNSET INT32_MIN
+struct priorities {
+	int *p;
+	int n;
+};
+
+/* The slot of id (>= 0), PRIO_UNSET if never assigned; NULL when out of
+ * memory. */
+int *prio_slot(struct priorities *t, int id);
+void prio_reset(struct priorities *t);
+void prio_free(struct priorities *t);
+/* The PCT option that runs: the highest priority, drawn on first sight of
+ * an id above every change point (floor < p); a value choice's options are
+ * ids 0 .. n-1.  -1 when out of memory. */
+int pct_highest(struct priorities *t, uint64_t *rng, int floor, const struct search_point *p);
+/* The priority of id, drawn if unset; NULL when out of memory. */
+int *pct_priority(struct priorities *t, uint64_t *rng, int floor, int id);
+
+/* --- tbound.c --- */
+
+struct tbound;
+struct tbound *tbound_new(uint64_t seed, int preemptions, int thread_bound);
+void tbound_free(struct tbound *b);
+/* Start the permutations of a variable set, or go to its next one; false
+ * when the set has none left for this shard. */
+bool tbound_first(struct tbound *b, const struct search *s, uint64_t set_key);
+bool tbound_next(struct tbound *b, const struct search *s, uint64_t set_key);
+/* A run starts: thread j has the permutation's priority P_j. */
+void tbound_start_run(struct tbound *b);
+/* The option the priorities run, with the thread `lowered` (an id, -1 for
+ * none) given the priority of preemption number `nth`; -1 when out of
+ * memory. */
+int tbound_highest(struct tbound *b, const struct search_point *p, int lowered, int nth);
+/* Preemption number nth lowers thread id. */
+int tbound_preempt(struct tbound *b, int id, int nth);
+
+#endif

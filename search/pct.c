@@ -1,0 +1,111 @@
+/*
+ * pct.c: PCT, probabilistic concurrency testing (the pct:D strategy).
+ *
+ * Burckhardt et al.'s scheduler as 004 section 3 restates it: every thread
+ * gets a random priority above D when first seen (priority.c), and D-1
+ * change points are drawn among the choice points of the run; at change
+ * point i the thread that would run drops to priority i.  The option of
+ * highest priority always runs.  The number of choice points a run has is
+ * learnt from the runs so far (the most any run reached; 1 before the
+ * first run ends), where the paper assumes it known.  A bug of depth d <= D
+ * is found by a run with probability at least 1/(n k^(d-1)) for n threads
+ * and k choice points.
+ *
+ * Draws come from one generator per run, seeded as random.c's, so a run is
+ * reproducible from --seed and its number, and shards split the runs.  A
+ * choice among values treats its options as threads 0 .. n-1.  The search
+ * never runs out.
+ */
+#include "search/internal.h"
+
+#include <stdlib.h>
+
+struct pct {
+	uint64_t rng;
+	int max_points; /* most choice points seen in a run */
+	int *change;	/* [nchange]: choice-point numbers where priorities drop */
+	int nchange;	/* D - 1 */
+	struct priorities prio;
+};
+
+static int pct_init(struct search *s)
+{
+	struct pct *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return -1;
+	s->state = c;
+	c->nchange = s->cfg.param[0] - 1;
+	assert(c->nchange >= 0 && c->nchange < SEARCH_PARAM_MAX);
+	c->change = calloc((size_t)c->nchange + 1, sizeof(*c->change));
+	return c->change ? 0 : -1;
+}
+
+static void pct_fini(struct search *s)
+{
+	struct pct *c = search_state(s);
+
+	if (!c)
+		return;
+	prio_free(&c->prio);
+	free(c->change);
+	free(c);
+}
+
+static void pct_plan(struct search *s)
+{
+	struct pct *c = search_state(s);
+	int i, points = c->max_points > 0 ? c->max_points : 1;
+
+	c->rng = rng_run_seed(s);
+	s->trace.len = 0;
+	prio_reset(&c->prio);
+	for (i = 0; i < c->nchange; i++)
+		c->change[i] = 1 + rng_below(&c->rng, points);
+}
+
+static int pct_choose(struct search *s, const struct search_point *p)
+{
+	struct pct *c = search_state(s);
+	int floor = s->cfg.param[0], point = s->trace.index + 1, i, k;
+
+	for (i = 0; i < c->nchange; i++) {
+		int *prio;
+
+		if (c->change[i] != point)
+			continue;
+		/* the thread that would run drops low (its priority is
+		 * drawn first if this is its first sight: a lone option) */
+		k = pct_highest(&c->prio, &c->rng, floor, p);
+		prio =
+		    k < 0 ? NULL : pct_priority(&c->prio, &c->rng, floor, p->ids ? p->ids[k] : k);
+		if (!prio)
+			return SEARCH_ABANDON;
+		*prio = i + 1;
+	}
+	k = pct_highest(&c->prio, &c->rng, floor, p);
+	return k < 0 ? SEARCH_ABANDON : trace_draw(s, k, p->n);
+}
+
+static bool pct_next_run(struct search *s)
+{
+	struct pct *c = search_state(s);
+
+	if (s->trace.index > c->max_points)
+		c->max_points = s->trace.index;
+	return true;
+}
+
+const struct strategy_ops search_pct = {
+    .name = "pct",
+    .synopsis = "pct:D",
+    .nparams = 1,
+    .nrequired = 1,
+    .min = {1},
+    .usage = "needs a depth from 1 to 16, e.g. pct:3",
+    .init = pct_init,
+    .fini = pct_fini,
+    .plan = pct_plan,
+    .choose = pct_choose,
+    .next_run = pct_next_run,
+};
