@@ -1333,6 +1333,8 @@ static void usage(FILE *f)
 	      "  --exit-on-error      stop at the first failed command, exit code 3\n"
 	      "  -q, --quiet          do not print scheduling events as they happen\n"
 	      "  --no-pin             do not pin cctrace and driven threads to one CPU\n"
+	      "  --no-children        (PID) attach the pid alone, not its descendants; the\n"
+	      "                       processes it forks are let go at birth\n"
 	      "  -h, --help           this text\n"
 	      "\n"
 	      "See docs/shell.md; 'help' at the prompt lists the commands.\n",
@@ -1341,12 +1343,13 @@ static void usage(FILE *f)
 
 static int parse_options(int argc, char **argv, struct shell *sh)
 {
-	enum { O_TIMEOUT = 256, O_EXIT_ON_ERROR, O_NO_PIN };
+	enum { O_TIMEOUT = 256, O_EXIT_ON_ERROR, O_NO_PIN, O_NO_CHILDREN };
 	static const struct option longopts[] = {
 	    {"timeout", required_argument, NULL, O_TIMEOUT},
 	    {"exit-on-error", no_argument, NULL, O_EXIT_ON_ERROR},
 	    {"quiet", no_argument, NULL, 'q'},
 	    {"no-pin", no_argument, NULL, O_NO_PIN},
+	    {"no-children", no_argument, NULL, O_NO_CHILDREN},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -1371,6 +1374,9 @@ static int parse_options(int argc, char **argv, struct shell *sh)
 			break;
 		case O_NO_PIN:
 			sh->opt.pin_cpu = false;
+			break;
+		case O_NO_CHILDREN:
+			sh->opt.no_children = true;
 			break;
 		case 'h':
 			usage(stdout);

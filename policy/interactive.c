@@ -48,7 +48,7 @@ struct policy_session {
 static struct policy_session *session_new(const struct policy_options *opt)
 {
 	struct policy_session *s = calloc(1, sizeof(*s));
-	struct tracer_options topt = {.pin_cpu = opt->pin_cpu};
+	struct tracer_options topt = {.pin_cpu = opt->pin_cpu, .no_children = opt->no_children};
 
 	if (!s)
 		return NULL;
@@ -113,6 +113,8 @@ struct policy_session *policy_session_attach(pid_t pid, const struct policy_opti
 		free(s);
 		return NULL;
 	}
+	if (tracer_attach_note(s->tracer) && opt->report)
+		fprintf(opt->report, "cctrace: note: %s\n", tracer_attach_note(s->tracer));
 	return s;
 }
 
