@@ -2,7 +2,7 @@
  * main.c: the cctrace command line.
  *
  *   cctrace run [OPTIONS] SCHEDULE -- PROGRAM [ARGS...]
- *   cctrace attach [OPTIONS] PID SCHEDULE
+ *   cctrace attach [OPTIONS] PID SCHEDULE      (--no-children: the pid alone)
  *   cctrace shell [OPTIONS] PID | -- PROGRAM [ARGS...]   (cli/shell.c)
  *   cctrace explore SCHEDULE [OPTIONS] -- PROGRAM [ARGS...]   (cli/explore.c)
  *   cctrace watchpoints
@@ -51,6 +51,8 @@ static void usage(FILE *f)
 	      "  --trace-json FILE    also write the trace as JSON lines to FILE\n"
 	      "  -q, --quiet          no trace lines, only the outcome\n"
 	      "  --no-pin             do not pin cctrace and driven threads to one CPU\n"
+	      "  --no-children        (attach) the pid alone: not the processes descending\n"
+	      "                       from it, and the ones it forks are let go at birth\n"
 	      "  --include-stack      bare read/write also match accesses through rsp/rbp\n"
 	      "  --single-step        find instruction-level events (read, write, call) by\n"
 	      "                       single-stepping every instruction instead of decoding\n"
@@ -77,6 +79,7 @@ static int parse_options(int argc, char **argv, struct cli *c)
 		O_INCLUDE_STACK,
 		O_SINGLE_STEP,
 		O_WATCHPOINTS,
+		O_NO_CHILDREN,
 	};
 	static const struct option longopts[] = {
 	    {"timeout", required_argument, NULL, O_TIMEOUT},
@@ -89,6 +92,7 @@ static int parse_options(int argc, char **argv, struct cli *c)
 	    {"include-stack", no_argument, NULL, O_INCLUDE_STACK},
 	    {"single-step", no_argument, NULL, O_SINGLE_STEP},
 	    {"watchpoints", required_argument, NULL, O_WATCHPOINTS},
+	    {"no-children", no_argument, NULL, O_NO_CHILDREN},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -145,6 +149,9 @@ static int parse_options(int argc, char **argv, struct cli *c)
 			}
 			c->opt.watchpoints = (enum policy_watchpoints)mode;
 			break;
+		case O_NO_CHILDREN:
+			c->opt.no_children = true;
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -190,6 +197,11 @@ static int cmd_run(int argc, char **argv, struct cli *c)
 
 	if (argc < 3 || strcmp(argv[1], "--") != 0) {
 		fprintf(stderr, "cctrace run: expected SCHEDULE -- PROGRAM [ARGS...]\n");
+		return EXIT_ERROR;
+	}
+	if (c->opt.no_children) {
+		fprintf(stderr, "cctrace run: --no-children is for attach: the processes a "
+				"launched program forks are part of it and are followed\n");
 		return EXIT_ERROR;
 	}
 	pol = policy_load(argv[0], argv[2], 0, err, sizeof(err));

@@ -1338,6 +1338,8 @@ static void usage(FILE *f)
 	      "  --no-pin             do not pin cctrace and driven threads to one CPU\n"
 	      "  --watchpoints MODE   watch by debug registers (hw), by decoding (sw), or hw\n"
 	      "                       where they trap on this host (auto, the default)\n"
+	      "  --no-children        (PID) attach the pid alone, not its descendants; the\n"
+	      "                       processes it forks are let go at birth\n"
 	      "  -h, --help           this text\n"
 	      "\n"
 	      "See docs/shell.md; 'help' at the prompt lists the commands.\n",
@@ -1346,13 +1348,14 @@ static void usage(FILE *f)
 
 static int parse_options(int argc, char **argv, struct shell *sh)
 {
-	enum { O_TIMEOUT = 256, O_EXIT_ON_ERROR, O_NO_PIN, O_WATCHPOINTS };
+	enum { O_TIMEOUT = 256, O_EXIT_ON_ERROR, O_NO_PIN, O_WATCHPOINTS, O_NO_CHILDREN };
 	static const struct option longopts[] = {
 	    {"timeout", required_argument, NULL, O_TIMEOUT},
 	    {"exit-on-error", no_argument, NULL, O_EXIT_ON_ERROR},
 	    {"quiet", no_argument, NULL, 'q'},
 	    {"no-pin", no_argument, NULL, O_NO_PIN},
 	    {"watchpoints", required_argument, NULL, O_WATCHPOINTS},
+	    {"no-children", no_argument, NULL, O_NO_CHILDREN},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -1390,6 +1393,9 @@ static int parse_options(int argc, char **argv, struct shell *sh)
 				return -1;
 			}
 			sh->opt.watchpoints = (enum policy_watchpoints)ch;
+			break;
+		case O_NO_CHILDREN:
+			sh->opt.no_children = true;
 			break;
 		case 'h':
 			usage(stdout);

@@ -90,9 +90,16 @@ static int resolve_function(struct checker *k, const struct expr *e, const char 
 {
 	uint64_t addr;
 	const char *near;
+	char why[1024];
 
 	if (sym_function(k->syms, name, &addr) == 0)
 		return intern(&k->pol->funcs, &k->pol->nfuncs, name);
+	/* A deleted or stripped executable hides every name of its own:
+	 * that, not a spelling, is the news (and a "did you mean" from a
+	 * library would mislead). */
+	if (sym_exe_problem(k->syms, why, sizeof(why)) == 0)
+		return fail(k, e->loc, "no function '%s' in the program or its libraries: %s", name,
+			    why);
 	near = sym_suggest_function(k->syms, name);
 	if (near)
 		return fail(k, e->loc, "no function '%s'; did you mean '%s'?", name, near);

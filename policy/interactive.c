@@ -55,7 +55,8 @@ static struct policy_session *session_new(const struct policy_options *opt)
 	struct policy_session *s = calloc(1, sizeof(*s));
 	/* A launched program in a process group of its own: Ctrl-C is the
 	 * session's, and never reaches the program. */
-	struct tracer_options topt = {.pin_cpu = opt->pin_cpu, .own_pgrp = true};
+	struct tracer_options topt = {
+	    .pin_cpu = opt->pin_cpu, .own_pgrp = true, .no_children = opt->no_children};
 
 	if (!s)
 		return NULL;
@@ -120,6 +121,8 @@ struct policy_session *policy_session_attach(pid_t pid, const struct policy_opti
 		free(s);
 		return NULL;
 	}
+	if (tracer_attach_note(s->tracer) && opt->report)
+		fprintf(opt->report, "cctrace: note: %s\n", tracer_attach_note(s->tracer));
 	return s;
 }
 

@@ -1686,11 +1686,17 @@ fail:
 	return NULL;
 }
 
-/* Reads a whole file; NULL with errno set on failure (EINVAL: a NUL byte). */
+/* The largest schedule read: far beyond any written by hand or saved by
+ * the shell or a search, and small enough that reading /dev/zero or a
+ * wrong file by mistake ends at once instead of growing memory. */
+#define SCHEDULE_MAX_BYTES (16u << 20)
+
+/* Reads a whole file; NULL with errno set on failure (EINVAL: a NUL byte,
+ * EFBIG: longer than SCHEDULE_MAX_BYTES, found while reading). */
 static char *read_file(const char *path)
 {
 	char *buf = NULL;
-	size_t len = 0, n;
+	size_t len = 0, n, total = 0;
 	char chunk[4096];
 	int saved = 0;
 	FILE *mem = NULL, *f = fopen(path, "r");
@@ -1698,8 +1704,14 @@ static char *read_file(const char *path)
 		return NULL;
 	if (!(mem = open_memstream(&buf, &len)))
 		goto fail;
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
+		total += n;
+		if (total > SCHEDULE_MAX_BYTES || memchr(chunk, 0, n)) {
+			errno = total > SCHEDULE_MAX_BYTES ? EFBIG : EINVAL;
+			goto fail;
+		}
 		fwrite(chunk, 1, n, mem);
+	}
 	if (ferror(f))
 		goto fail;
 	if (fclose(mem) != 0) {
@@ -1707,10 +1719,6 @@ static char *read_file(const char *path)
 		goto fail;
 	}
 	mem = NULL;
-	if (strlen(buf) != len) {
-		errno = EINVAL;
-		goto fail;
-	}
 	fclose(f);
 	return buf;
 fail:
@@ -1729,7 +1737,10 @@ struct schedule *schedule_load(const char *path, char *err, size_t errlen)
 	if (!text) {
 		if (err && errlen)
 			snprintf(err, errlen, "%s: cannot read schedule: %s\n", path,
-				 errno == EINVAL ? "file contains a NUL byte" : strerror(errno));
+				 errno == EINVAL  ? "file contains a NUL byte"
+				 : errno == EFBIG ? "it is longer than 16 MiB, the limit for a "
+						    "schedule (is it the right file?)"
+						  : strerror(errno));
 		return NULL;
 	}
 	struct schedule *s = schedule_parse(path, text, err, errlen);

@@ -59,9 +59,11 @@ struct policy_options {
 	bool single_step;   /* instruction-level events by PTRACE_SINGLESTEP, not by
 			     * decoding ahead (the reference for tests and bench) */
 	enum policy_watchpoints watchpoints;
-	int end_order;	    /* 0: at the end every thread is let go at once; 1 / -1: the
-			     * bound ones one at a time, each until it exits or blocks, in
-			     * binding order / its reverse (minimisation's replays) */
+	bool no_children; /* attach: the pid alone, not its descendants, and not the
+			   * processes it forks (let go at birth) */
+	int end_order;	  /* 0: at the end every thread is let go at once; 1 / -1: the
+			   * bound ones one at a time, each until it exits or blocks, in
+			   * binding order / its reverse (minimisation's replays) */
 };
 
 struct policy;

@@ -266,7 +266,10 @@ void report_threads(struct run *r)
 		const char *var = run_var_of(r, th);
 
 		if (th->state == TR_EXITED) {
-			fprintf(f, "    %-8s %-4s exited\n", th->name, var ? var : "");
+			/* "exited", or how else it left (let go, --no-children) */
+			fprintf(f, "    %-8s %-4s %s\n", th->name, var ? var : "",
+				run_thread(r, th)->kernel_state[0] ? run_thread(r, th)->kernel_state
+								   : "exited");
 			continue;
 		}
 		snprintf(state, sizeof(state), "%s",

@@ -118,10 +118,10 @@ struct policy *policy_load(const char *path, const char *program, pid_t pid, cha
 	}
 	if (program)
 		program = resolved;
-	if (!program && kill(pid, 0) < 0 && errno == ESRCH) {
-		snprintf(err, errlen, "cannot attach to pid %d: no such process", pid);
+	/* A pid that cannot be attached (init, a kernel thread, a zombie...)
+	 * is told so before its symbols are looked for. */
+	if (!program && tracer_attach_check(pid, err, errlen) < 0)
 		goto fail;
-	}
 	syms = program ? sym_open_program(program, why, sizeof(why))
 		       : sym_open_pid(pid, why, sizeof(why));
 	if (!syms) {
@@ -148,10 +148,11 @@ static enum policy_outcome run_on(struct policy *pol, char *const argv[], pid_t 
 {
 	/* A launched program in a process group of its own: Ctrl-C is
 	 * cctrace's, which ends the run ("interrupted") and kills it. */
-	struct tracer_options topt = {.pin_cpu = opt->pin_cpu, .own_pgrp = argv != NULL};
+	struct tracer_options topt = {
+	    .pin_cpu = opt->pin_cpu, .own_pgrp = argv != NULL, .no_children = opt->no_children};
 	struct tracer *t = tracer_new(&topt);
 	enum policy_outcome o = OUTCOME_ERROR;
-	char err[512];
+	char err[1024];
 	int rc;
 
 	if (!t)
@@ -163,6 +164,8 @@ static enum policy_outcome run_on(struct policy *pol, char *const argv[], pid_t 
 			fprintf(opt->report, "cctrace: error: %s\n", err);
 		tracer_detach_all(t); /* a half-done attach lets go of what it seized */
 	} else {
+		if (tracer_attach_note(t) && opt->report)
+			fprintf(opt->report, "cctrace: note: %s\n", tracer_attach_note(t));
 		o = interp_execute(pol, t, opt, argv != NULL);
 	}
 	tracer_terminal_take(t);

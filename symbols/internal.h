@@ -121,6 +121,11 @@ struct sym_space {
 	struct thread_db *thread_db; /* libthread_db agent, created on first library TLS */
 };
 
+/* exe.c */
+/* -1 with a message naming the file as `shown` if path is an ELF file
+ * that is not x86-64 (32-bit, another machine); 0 otherwise. */
+int symi_check_elf_kind(const char *path, const char *shown, char *err, size_t errlen);
+
 /* space.c */
 int symi_space_load_modules(struct sym_space *s);
 Dwarf_Addr symi_mod_elf_bias(const struct sym_mod *m);

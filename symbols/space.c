@@ -477,6 +477,8 @@ struct sym_space *sym_open_program(const char *path, char *err, size_t errlen)
 		seterr(err, errlen, "%s: %s", path, strerror(errno));
 		goto fail;
 	}
+	if (symi_check_elf_kind(path, path, err, errlen) < 0)
+		goto fail;
 	s->dwfl = dwfl_begin(&offline_callbacks);
 	if (!s->dwfl) {
 		seterr(err, errlen, "dwfl_begin: %s", dwfl_errmsg(-1));
@@ -556,12 +558,17 @@ fail:
 struct sym_space *sym_open_pid(pid_t pid, char *err, size_t errlen)
 {
 	struct sym_space *s = space_new();
+	char exe[64], shown[32];
 
 	if (!s) {
 		seterr(err, errlen, "out of memory");
 		return NULL;
 	}
 	s->pid = pid;
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
+	snprintf(shown, sizeof(shown), "pid %d", (int)pid);
+	if (symi_check_elf_kind(exe, shown, err, errlen) < 0)
+		goto fail;
 	s->dwfl = proc_dwfl(pid, err, errlen);
 	if (!s->dwfl)
 		goto fail;

@@ -33,6 +33,13 @@ struct sym_space *sym_open_program(const char *path, char *err, size_t errlen);
 /* Live view of process pid.  Addresses are run-time addresses. */
 struct sym_space *sym_open_pid(pid_t pid, char *err, size_t errlen);
 
+/* Why the executable's own names cannot be found, for a "no function"
+ * message: it was deleted after the process started (a live view), or it
+ * has no symbol table and no debug symbols were found (stripped).  Writes
+ * the reason into buf and returns 0, or returns -1 when neither applies.
+ * (A 32-bit or non-x86-64 program is refused by the open functions.) */
+int sym_exe_problem(struct sym_space *space, char *buf, size_t len);
+
 /* Re-read /proc/PID/maps of a live view (after exec or dlopen). */
 int sym_refresh(struct sym_space *space);
 

@@ -71,6 +71,18 @@ static int prepare_displacement(struct tr_process *p, struct tr_breakpoint *bp, 
 	return 0;
 }
 
+/*
+ * Our descriptor reaches an address space the process no longer has
+ * (mem.c says ESRCH): it has just executed a new program, whose exec event
+ * is on its way (it clears this list, and the caller arms its points again
+ * in the new program), or it is exiting.  There is nothing to plant in,
+ * and that is no error.
+ */
+static bool image_gone(void)
+{
+	return errno == ESRCH;
+}
+
 int tracer_break_insert(struct tr_process *p, uint64_t addr, char *err, size_t errlen)
 {
 	struct tr_breakpoint *bp = tr_break_find_any(p, addr);
@@ -78,7 +90,7 @@ int tracer_break_insert(struct tr_process *p, uint64_t addr, char *err, size_t e
 	if (bp && bp->refs++ > 0)
 		return 0;
 	if (bp) {
-		if (tracer_write(p, addr, &int3, 1) == 0)
+		if (tracer_write(p, addr, &int3, 1) == 0 || image_gone())
 			return 0;
 		bp->refs = 0;
 		snprintf(err, errlen, "cannot write a breakpoint at %#lx: %s", (unsigned long)addr,
@@ -91,6 +103,8 @@ int tracer_break_insert(struct tr_process *p, uint64_t addr, char *err, size_t e
 	bp->addr = addr;
 	bp->refs = 1;
 	if (tracer_read(p, addr, bp->code, sizeof(bp->code)) < 0) {
+		if (image_gone())
+			goto gone;
 		snprintf(err, errlen, "cannot read code at %#lx: %s", (unsigned long)addr,
 			 strerror(errno));
 		goto fail;
@@ -99,16 +113,24 @@ int tracer_break_insert(struct tr_process *p, uint64_t addr, char *err, size_t e
 		snprintf(err, errlen, "cannot decode the instruction at %#lx", (unsigned long)addr);
 		goto fail;
 	}
-	if (prepare_displacement(p, bp, err, errlen) < 0)
+	if (prepare_displacement(p, bp, err, errlen) < 0) {
+		if (image_gone())
+			goto gone;
 		goto fail;
+	}
 	bp->orig = bp->code[0];
 	if (tracer_write(p, addr, &int3, 1) < 0) {
+		if (image_gone())
+			goto gone;
 		snprintf(err, errlen, "cannot write a breakpoint at %#lx: %s", (unsigned long)addr,
 			 strerror(errno));
 		goto fail;
 	}
 	bp->next = p->breakpoints;
 	p->breakpoints = bp;
+	return 0;
+gone:
+	free(bp);
 	return 0;
 oom:
 	snprintf(err, errlen, "out of memory");

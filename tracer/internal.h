@@ -45,8 +45,17 @@ struct tr_process {
 	int index; /* creation order, 1-based */
 	int next_thread_index;
 	bool launched; /* we started it, so we may kill it */
+	/* no_children: a child of an attached process is let go at its first
+	 * stop, or at its exec if it shares its parent's memory (vfork);
+	 * fork_seen tells its parent's fork event, which may come later. */
+	bool let_go, let_go_at_exec, fork_seen, released;
+	pid_t parent_pid;
 	bool alive;
-	int mem_fd;		 /* /proc/PID/mem */
+	int mem_fd;		 /* /proc/PID/mem of its current program */
+	int mem_errno;		 /* why mem_fd could not be opened */
+	bool shares_mm;		 /* a vfork child: mem_fd is its parent's memory until
+				  * it executes a program */
+	unsigned execs;		 /* programs it has executed since we met it */
 	uint64_t syscall_gadget; /* address of a 0f 05 pair in its text, 0 = not found yet */
 	struct tr_breakpoint *breakpoints;
 	struct tr_scratch *scratch;
@@ -62,8 +71,9 @@ struct tracer {
 	struct tr_thread *threads, **threads_tail;
 	struct tr_process *processes, **processes_tail;
 	int next_process_index;
-	int cpu;     /* the CPU cctrace pinned itself to, -1 if not */
-	pid_t child; /* tracer_watch_child */
+	int cpu;	/* the CPU cctrace pinned itself to, -1 if not */
+	pid_t child;	/* tracer_watch_child */
+	char note[512]; /* tracer_attach_note */
 	/* Events decoded but not yet handed out: launch's START, an emulated
 	 * single-step, a stop met while waiting for an interrupt.  A ring that
 	 * grows: stopping every thread can meet one event per thread. */
@@ -81,6 +91,21 @@ void tr_process_inherit(struct tr_process *parent, struct tr_process *child);
 /* A field of /proc/PID/status (or of thread tid's, if tid is not 0), read
  * in base; 0, or -1 if the file or the field is missing. */
 int tr_status_field(pid_t pid, pid_t tid, const char *key, int base, unsigned long long *value);
+/* State letter (R, S, D, T, t, Z...) and PF_* flags of task tid of pid,
+ * from /proc/PID/task/TID/stat; 0, or -1 if it is gone. */
+int tr_task_stat(pid_t pid, pid_t tid, char *state, unsigned long *flags);
+/* Is task tid of pid gone, a zombie, or on its way out (in do_exit, or a
+ * SIGKILL pending) even if it has not reported it yet? */
+bool tr_task_dying(pid_t pid, pid_t tid);
+/* In do_exit, to run no user code again: PF_EXITING, and PF_POSTCOREDUMP
+ * (the same bit was PF_EXITPIDONE before Linux 5.17), which recent kernels
+ * set before the PTRACE_EVENT_EXIT stop while PF_EXITING comes after it. */
+#define TR_PF_DYING   0x0000000cul
+#define TR_PF_KTHREAD 0x00200000ul /* a kernel thread */
+
+/* A child forked by a thread we had pinned to our CPU has that mask too:
+ * give it the mask its parent had before we pinned it. */
+void tr_unpin_inherited(struct tr_thread *child, pid_t parent_pid);
 
 /* Does system call nr (first argument arg0) of a thread of pid sleep until
  * something outside the program happens (input, a timer)?  outside.c. */
@@ -91,6 +116,9 @@ int tr_flush_regs(struct tr_thread *th);
 int tr_continue(struct tr_thread *th, int request);
 
 /* mem.c */
+/* Does child still share pid's address space (vfork, clone(CLONE_VM))?
+ * True when the kernel cannot tell (no kcmp). */
+bool tr_shares_mm(pid_t child, pid_t pid);
 /* The process's maps (through a live thread's if its leader has ended). */
 FILE *tr_open_maps(struct tr_process *p, char *path, size_t len);
 int tr_mem_open(struct tr_process *p);
@@ -139,6 +167,25 @@ int tr_wait_any(int64_t deadline_ms, pid_t *tid, int *status);
 bool tr_terminal_stop(struct tr_thread *th, int sig);
 
 /* wait.c */
+/* How long an interrupted thread may take to stop before we give up on it
+ * (it sleeps uninterruptibly in the kernel), and a step to finish. */
+#define TR_STOP_TIMEOUT_MS 10000
+enum {
+	TR_TASK_STATUS = 1,    /* *status is its next wait status */
+	TR_TASK_VANISHED = 0,  /* dying or dead, with nothing to report now */
+	TR_TASK_UNKNOWN = -1,  /* not a task we can wait for (reaped already) */
+	TR_TASK_STOP = -2,     /* a stop signal reached cctrace */
+	TR_TASK_DEADLINE = -3, /* nothing before deadline_ms */
+};
+/* The next wait status of task tid of process pid (a tracee, or our child
+ * before it is traced), until deadline_ms (never if negative), or until a
+ * stop signal (SIGINT...) if interruptible and none was pending already. */
+int tr_wait_task(pid_t pid, pid_t tid, int64_t deadline_ms, bool interruptible, int *status);
+/* th could not be waited for (TR_TASK_VANISHED or TR_TASK_UNKNOWN). */
+void tr_thread_vanished(struct tr_thread *th, int how);
+/* Decode a status a targeted wait collected that was not the one it
+ * wanted (an exit, an exec): the event is queued for tracer_wait. */
+void tr_take_status(struct tracer *t, pid_t tid, int status);
 int tr_wait_for_stop(struct tracer *t, struct tr_thread *th);
 /* 0, or -1 (ENOMEM) if the queue could not grow: the event is not lost
  * silently, the caller fails. */

@@ -117,51 +117,199 @@ static void child_exec(struct tracer *t, char *const argv[], int errfd)
 	_exit(127);
 }
 
-/* Seize the self-stopped child and follow it through its exec. */
-static int follow_to_exec(pid_t pid, int *status)
+static int ptrace_scope(void)
 {
-	if (waitpid(pid, status, WSTOPPED) < 0 || !WIFSTOPPED(*status))
+	FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "r");
+	int scope = 0;
+
+	if (!f)
 		return -1;
-	if (ptrace(PTRACE_SEIZE, pid, 0, TRACE_OPTIONS | PTRACE_O_EXITKILL) < 0)
-		return -1;
-	kill(pid, SIGCONT);
-	for (;;) {
-		if (waitpid(pid, status, __WALL) < 0)
-			return -1;
-		if (!WIFSTOPPED(*status))
-			return -1;
-		if ((*status >> 16) == PTRACE_EVENT_EXEC)
+	if (fscanf(f, "%d", &scope) != 1)
+		scope = -1;
+	fclose(f);
+	return scope;
+}
+
+/* Everything here assumes x86-64 registers and instructions: a 32-bit
+ * (or foreign) program is refused before a byte of it is written.
+ * /proc/PID/exe opens even if the file was deleted. */
+static int check_exe_kind(pid_t pid, const char *what, char *err, size_t len)
+{
+	Elf64_Ehdr eh;
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0; /* a kernel thread or a zombie: told otherwise */
+	n = read(fd, &eh, sizeof(eh));
+	close(fd);
+	if (n < EI_NIDENT || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0)
+		return 0;
+	if (eh.e_ident[EI_CLASS] == ELFCLASS64 && n == sizeof(eh) && eh.e_machine == EM_X86_64)
+		return 0;
+	snprintf(err, len,
+		 "cannot %s pid %d: its program is a %s ELF executable: cctrace traces "
+		 "x86-64 programs only",
+		 what, pid, eh.e_ident[EI_CLASS] == ELFCLASS32 ? "32-bit" : "non-x86-64");
+	return -1;
+}
+
+/* How long a launched program may take from fork to its entry point
+ * (exec, the dynamic loader) before cctrace gives up on it, saying so. */
+#define LAUNCH_TIMEOUT_MS 60000
+
+enum launch_failure {
+	LAUNCH_OK,
+	LAUNCH_ENDED,	    /* status holds how it ended */
+	LAUNCH_SEIZE,	    /* PTRACE_SEIZE failed: errno in seize_errno */
+	LAUNCH_INTERRUPTED, /* a stop signal reached cctrace */
+	LAUNCH_TIMEOUT,
+};
+
+struct launch {
+	pid_t pid;
+	int status;
+	bool reaped;
+	enum launch_failure failure;
+	int seize_errno;
+	int64_t deadline;
+};
+
+/* The launched child's next wait status; -1 with l->failure set if it
+ * ended (reaped), cctrace was interrupted, or the deadline passed. */
+static int launch_wait(struct launch *l)
+{
+	switch (tr_wait_task(l->pid, l->pid, l->deadline, true, &l->status)) {
+	case TR_TASK_STATUS:
+		if (WIFSTOPPED(l->status))
 			return 0;
-		ptrace(PTRACE_CONT, pid, 0, 0);
+		l->reaped = true;
+		l->failure = LAUNCH_ENDED;
+		return -1;
+	case TR_TASK_STOP:
+		l->failure = LAUNCH_INTERRUPTED;
+		return -1;
+	default:
+		l->failure = LAUNCH_TIMEOUT;
+		return -1;
+	}
+}
+
+/* Seize the self-stopped child and follow it through its exec. */
+static int follow_to_exec(struct launch *l)
+{
+	if (launch_wait(l) < 0)
+		return -1;
+	if (ptrace(PTRACE_SEIZE, l->pid, 0, TRACE_OPTIONS | PTRACE_O_EXITKILL) < 0) {
+		l->seize_errno = errno;
+		l->failure = LAUNCH_SEIZE;
+		return -1;
+	}
+	kill(l->pid, SIGCONT);
+	for (;;) {
+		if (launch_wait(l) < 0)
+			return -1;
+		if ((l->status >> 16) == PTRACE_EVENT_EXEC)
+			return 0;
+		ptrace(PTRACE_CONT, l->pid, 0, 0);
+	}
+}
+
+/* Kill a child that is of no use, and reap it, whether it is traced or
+ * not (a traced one stops once more, at its exit event).  Bounded. */
+static void kill_and_reap(struct launch *l)
+{
+	int64_t deadline = tracer_now_ms() + TR_STOP_TIMEOUT_MS;
+
+	if (l->reaped)
+		return;
+	kill(l->pid, SIGKILL);
+	while (tr_wait_task(l->pid, l->pid, deadline, false, &l->status) == TR_TASK_STATUS) {
+		if (!WIFSTOPPED(l->status)) {
+			l->reaped = true;
+			return;
+		}
+		ptrace(PTRACE_CONT, l->pid, 0, 0);
+	}
+}
+
+/* Why we could not trace a child of our own: nothing about the child can
+ * be the cause, so it is where cctrace runs. */
+static void explain_launch_refusal(const struct launch *l, const char *prog, char *err, size_t len)
+{
+	unsigned long long seccomp = 0;
+	int scope = ptrace_scope();
+
+	tr_status_field(getpid(), 0, "Seccomp", 10, &seccomp);
+	if (seccomp == 2)
+		snprintf(err, len,
+			 "cannot trace '%s': ptrace fails with \"%s\" because cctrace runs under "
+			 "a seccomp filter that denies it (Seccomp: 2 in /proc/%d/status; a "
+			 "container's default profile does this): run cctrace where ptrace is "
+			 "allowed (e.g. docker run --cap-add=SYS_PTRACE, or --security-opt "
+			 "seccomp=unconfined)",
+			 prog, strerror(l->seize_errno), (int)getpid());
+	else if (scope == 3)
+		snprintf(err, len,
+			 "cannot trace '%s': ptrace is disabled until reboot "
+			 "(kernel.yama.ptrace_scope = 3)",
+			 prog);
+	else if (l->seize_errno == EPERM || l->seize_errno == EACCES)
+		snprintf(err, len,
+			 "cannot trace '%s': ptrace is denied to cctrace (%s): a security module "
+			 "(SELinux, AppArmor) or a missing CAP_SYS_PTRACE forbids it",
+			 prog, strerror(l->seize_errno));
+	else
+		snprintf(err, len, "cannot trace '%s': ptrace: %s", prog, strerror(l->seize_errno));
+}
+
+static void launch_message(const struct launch *l, int exec_errno, const char *prog, char *err,
+			   size_t len)
+{
+	switch (l->failure) {
+	case LAUNCH_SEIZE:
+		explain_launch_refusal(l, prog, err, len);
+		return;
+	case LAUNCH_INTERRUPTED:
+		snprintf(err, len, "interrupted by %s before '%s' started",
+			 sigabbrev_np(tracer_stop_signal(false)) ?: "a signal", prog);
+		return;
+	case LAUNCH_TIMEOUT:
+		snprintf(err, len, "'%s' did not reach its entry point within %d s", prog,
+			 LAUNCH_TIMEOUT_MS / 1000);
+		return;
+	case LAUNCH_OK:
+	case LAUNCH_ENDED:
+		exit_message(l->status, exec_errno, prog, err, len);
+		return;
 	}
 }
 
 /* Run the freshly exec'd main thread to AT_ENTRY with a temporary int3. */
-static int run_to_entry(struct tr_thread *th, char *err, size_t len)
+static int run_to_entry(struct tr_thread *th, struct launch *l)
 {
 	struct tr_process *p = th->proc;
 	uint64_t entry = read_auxv_entry(p->pid);
 	uint8_t orig, int3 = 0xcc;
-	int status;
 
-	if (!entry || tracer_read(p, entry, &orig, 1) < 0 || tracer_write(p, entry, &int3, 1) < 0) {
-		snprintf(err, len, "cannot plant a breakpoint at the entry point of pid %d",
-			 p->pid);
+	if (!entry || tracer_read(p, entry, &orig, 1) < 0 || tracer_write(p, entry, &int3, 1) < 0)
 		return -1;
-	}
 	for (;;) {
 		if (ptrace(PTRACE_CONT, th->tid, 0, (void *)(long)th->pending_signal) < 0)
-			goto died;
+			return -1;
 		th->pending_signal = 0;
-		if (waitpid(th->tid, &status, __WALL) < 0 || !WIFSTOPPED(status))
-			goto died;
-		if (WSTOPSIG(status) != SIGTRAP || (status >> 16) != 0) {
-			if ((status >> 16) == 0)
-				th->pending_signal = WSTOPSIG(status);
+		if (launch_wait(l) < 0)
+			return -1;
+		if (WSTOPSIG(l->status) != SIGTRAP || (l->status >> 16) != 0) {
+			if ((l->status >> 16) == 0)
+				th->pending_signal = WSTOPSIG(l->status);
 			continue;
 		}
 		if (tr_fetch_regs(th) < 0)
-			goto died;
+			return -1;
 		if (th->regs.rip == entry + 1)
 			break;
 	}
@@ -169,63 +317,69 @@ static int run_to_entry(struct tr_thread *th, char *err, size_t len)
 	th->regs.rip = entry;
 	th->regs_dirty = true;
 	return 0;
-died:
-	snprintf(err, len, "the program died before reaching its entry point");
-	return -1;
 }
 
 int tracer_launch(struct tracer *t, char *const argv[], char *err, size_t len)
 {
+	struct launch l = {.deadline = tracer_now_ms() + LAUNCH_TIMEOUT_MS};
 	struct tr_process *p;
 	struct tr_thread *th;
-	int pipefd[2], status = 0, exec_errno = 0;
-	pid_t pid;
+	int pipefd[2], exec_errno = 0;
 
-	if (pipe2(pipefd, O_CLOEXEC) < 0) {
+	/* Non-blocking: the child's errno is read once it is dead, but a
+	 * read must not hang on a child that could not be reaped. */
+	if (pipe2(pipefd, O_CLOEXEC | O_NONBLOCK) < 0) {
 		snprintf(err, len, "pipe: %s", strerror(errno));
 		return -1;
 	}
-	pid = fork();
-	if (pid < 0) {
+	l.pid = fork();
+	if (l.pid < 0) {
 		snprintf(err, len, "fork: %s", strerror(errno));
 		close(pipefd[0]);
 		close(pipefd[1]);
 		return -1;
 	}
-	if (pid == 0)
+	if (l.pid == 0)
 		child_exec(t, argv, pipefd[1]);
 	if (t->opt.own_pgrp)
-		setpgid(pid, pid);
+		setpgid(l.pid, l.pid);
 	close(pipefd[1]);
-	if (follow_to_exec(pid, &status) < 0) {
+	if (follow_to_exec(&l) < 0) {
+		kill_and_reap(&l);
 		if (read(pipefd[0], &exec_errno, sizeof(exec_errno)) != sizeof(exec_errno))
 			exec_errno = 0;
 		close(pipefd[0]);
-		waitpid(pid, &status, __WALL);
-		exit_message(status, exec_errno, argv[0], err, len);
+		launch_message(&l, exec_errno, argv[0], err, len);
 		return -1;
 	}
 	close(pipefd[0]);
-	p = tr_process_new(t, pid);
-	th = p ? tr_thread_new(t, p, pid) : NULL;
+	if (check_exe_kind(l.pid, "trace", err, len) < 0) {
+		kill_and_reap(&l);
+		return -1;
+	}
+	p = tr_process_new(t, l.pid);
+	th = p ? tr_thread_new(t, p, l.pid) : NULL;
 	if (!th) {
-		kill(pid, SIGKILL);
+		kill_and_reap(&l);
 		snprintf(err, len, "out of memory");
 		return -1;
 	}
 	p->launched = true;
 	th->state = TR_HELD;
 	th->started = true;
-	if (run_to_entry(th, err, len) < 0) {
-		kill(pid, SIGKILL);
-		waitpid(pid, &status, __WALL);
+	if (run_to_entry(th, &l) < 0) {
+		if (l.failure != LAUNCH_OK)
+			launch_message(&l, 0, argv[0], err, len);
+		else
+			snprintf(err, len, "cannot plant a breakpoint at the entry point of pid %d",
+				 p->pid);
+		kill_and_reap(&l);
 		tr_thread_gone(th);
 		return -1;
 	}
 	if (tr_queue_event(
 		t, &(struct tr_event){.kind = TR_EV_START, .thread = th, .pc = th->regs.rip}) < 0) {
-		kill(pid, SIGKILL);
-		waitpid(pid, &status, __WALL);
+		kill_and_reap(&l);
 		tr_thread_gone(th);
 		snprintf(err, len, "out of memory");
 		return -1;
@@ -259,17 +413,42 @@ static void read_comm(pid_t pid, char *buf, size_t len)
 	fclose(f);
 }
 
-static int ptrace_scope(void)
+/* How a zombie ended: the exit_code field (the 52nd) of its stat. */
+static bool zombie_status(pid_t pid, int *status)
 {
-	FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "r");
-	int scope = 0;
+	char path[64], line[1024], *at;
+	int field;
+	FILE *f;
+	bool ok = false;
 
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
 	if (!f)
-		return -1;
-	if (fscanf(f, "%d", &scope) != 1)
-		scope = -1;
+		return false;
+	if (fgets(line, sizeof(line), f) && (at = strrchr(line, ')'))) {
+		/* Field 2 ends at the ')'; count the spaces after it. */
+		for (field = 2; field < 52 && (at = strchr(at + 1, ' ')); field++)
+			;
+		ok = at && sscanf(at, " %d", status) == 1;
+	}
 	fclose(f);
-	return scope;
+	return ok;
+}
+
+/* The process died while we seized and held it. */
+static void vanished_message(pid_t pid, char *err, size_t len)
+{
+	char how[64] = "";
+	int status;
+
+	if (zombie_status(pid, &status) && WIFSIGNALED(status))
+		snprintf(how, sizeof(how), " (killed by %s)",
+			 sigabbrev_np(WTERMSIG(status)) ?: "?");
+	else if (zombie_status(pid, &status) && WIFEXITED(status))
+		snprintf(how, sizeof(how), " (exit status %d)", WEXITSTATUS(status));
+	snprintf(err, len,
+		 "cannot attach to pid %d: the target exited while cctrace was attaching%s", pid,
+		 how);
 }
 
 static void explain_seize_failure(pid_t pid, int err_no, char *err, size_t len)
@@ -277,10 +456,13 @@ static void explain_seize_failure(pid_t pid, int err_no, char *err, size_t len)
 	long tracer = status_field(pid, "TracerPid");
 	long uid = status_field(pid, "Uid");
 	int scope = ptrace_scope();
+	unsigned long long seccomp = 0;
 	char comm[64];
 
+	tr_status_field(getpid(), 0, "Seccomp", 10, &seccomp);
 	if (err_no == ESRCH) {
-		snprintf(err, len, "cannot attach to pid %d: no such process", pid);
+		/* It was there a moment ago (tracer_attach_check). */
+		vanished_message(pid, err, len);
 		return;
 	}
 	if (err_no != EPERM) {
@@ -291,6 +473,12 @@ static void explain_seize_failure(pid_t pid, int err_no, char *err, size_t len)
 		read_comm((pid_t)tracer, comm, sizeof(comm));
 		snprintf(err, len, "cannot attach to pid %d: it is already traced by pid %ld (%s)",
 			 pid, tracer, comm[0] ? comm : "?");
+	} else if (seccomp == 2) {
+		snprintf(err, len,
+			 "cannot attach to pid %d: ptrace is denied by a seccomp filter cctrace "
+			 "runs under (Seccomp: 2 in /proc/%d/status; a container's default "
+			 "profile does this): run cctrace where ptrace is allowed",
+			 pid, (int)getpid());
 	} else if (uid >= 0 && geteuid() != 0 && (uid_t)uid != geteuid()) {
 		snprintf(err, len,
 			 "cannot attach to pid %d: permission denied (it runs as uid %ld, "
@@ -358,6 +546,14 @@ static bool task_is_zombie(pid_t pid, pid_t tid)
 	return zombie;
 }
 
+static bool traced_by_us(pid_t pid, pid_t tid)
+{
+	unsigned long long tracer = 0;
+
+	return tr_status_field(pid, tid, "TracerPid", 10, &tracer) == 0 &&
+	       (pid_t)tracer == getpid();
+}
+
 static int seize_new_tasks(struct tracer *t, struct tr_process *p, int *seized)
 {
 	enum { MAX_TASKS = 8192 };
@@ -373,9 +569,15 @@ static int seize_new_tasks(struct tracer *t, struct tr_process *p, int *seized)
 		if (th)
 			continue;
 		if (ptrace(PTRACE_SEIZE, tids[i], 0, TRACE_OPTIONS) < 0) {
-			if (errno == ESRCH || (errno == EPERM && task_is_zombie(p->pid, tids[i])))
-				continue; /* exited meanwhile, or ended and not reaped */
-			return -1;
+			/* Exited meanwhile, ended and not reaped, or exiting (the
+			 * kernel refuses to attach a task in do_exit). */
+			if (errno == ESRCH || (errno == EPERM && tr_task_dying(p->pid, tids[i])))
+				continue;
+			/* Created by a thread we had seized already: it is ours
+			 * from birth (PTRACE_O_TRACECLONE), its clone event not
+			 * decoded yet. */
+			if (errno != EPERM || !traced_by_us(p->pid, tids[i]))
+				return -1;
 		}
 		th = tr_thread_new(t, p, tids[i]);
 		if (!th)
@@ -386,29 +588,25 @@ static int seize_new_tasks(struct tracer *t, struct tr_process *p, int *seized)
 	return 0;
 }
 
-static int hold_seized_thread(struct tr_thread *th)
+/* Hold a thread just seized.  Whatever it reports instead of the stop (an
+ * exit, an exec, a signal) is decoded and queued like any event; one that
+ * dies meanwhile is simply not held.  -1 only if a stop signal (Ctrl-C)
+ * cut the attach short. */
+static int hold_seized_thread(struct tracer *t, struct tr_thread *th)
 {
-	int status;
-
-	if (ptrace(PTRACE_INTERRUPT, th->tid, 0, 0) < 0)
-		goto gone;
-	for (;;) {
-		if (waitpid(th->tid, &status, __WALL) < 0 || !WIFSTOPPED(status))
-			goto gone;
-		if ((status >> 16) == PTRACE_EVENT_STOP)
-			break;
-		if ((status >> 16) == 0 && WSTOPSIG(status) != SIGTRAP) {
-			/* A signal was on its way: deliver it when we resume. */
-			th->pending_signal = WSTOPSIG(status);
-			break;
-		}
-		/* Some other ptrace event got there first; it is stopped too. */
-		break;
+	if (ptrace(PTRACE_INTERRUPT, th->tid, 0, 0) < 0) {
+		tr_thread_vanished(th, TR_TASK_VANISHED);
+		return 0;
 	}
-	th->state = TR_HELD;
-	return tr_fetch_regs(th);
-gone:
-	tr_thread_gone(th);
+	th->interrupting = true;
+	th->report_interrupt = false;
+	/* A thread that does not stop within TR_STOP_TIMEOUT_MS (asleep
+	 * uninterruptibly in the kernel) stays running, its interrupt
+	 * pending: its stop, when it comes, is taken silently, and the
+	 * schedule holds it at its first event like any free thread. */
+	if (tr_wait_for_stop(t, th) < 0 && th->state == TR_RUNNING && !th->exiting &&
+	    tracer_stop_signal(false))
+		return -1;
 	return 0;
 }
 
@@ -440,14 +638,25 @@ static int attach_process(struct tracer *t, pid_t pid, char *err, size_t len)
 		th->started = true;
 	do {
 		if (seize_new_tasks(t, p, &seized) < 0) {
-			snprintf(err, len, "cannot attach to the threads of pid %d: %s", pid,
-				 strerror(errno));
+			if (tracer_process_exiting(p))
+				vanished_message(pid, err, len);
+			else
+				snprintf(err, len, "cannot attach to the threads of pid %d: %s",
+					 pid, strerror(errno));
 			return -1;
 		}
 	} while (seized > 0);
 	for (th = t->threads; th; th = th->next)
-		if (th->proc == p && th->state == TR_RUNNING && hold_seized_thread(th) < 0)
+		if (th->proc == p && th->state == TR_RUNNING && !th->exiting &&
+		    hold_seized_thread(t, th) < 0) {
+			snprintf(err, len, "interrupted by %s while attaching to pid %d",
+				 sigabbrev_np(tracer_stop_signal(false)) ?: "a signal", pid);
 			return -1;
+		}
+	if (!p->alive || tracer_process_exiting(p)) {
+		vanished_message(pid, err, len);
+		return -1;
+	}
 	if (leader_ended && tr_mem_open(p) < 0) {
 		snprintf(err, len, "cannot open the memory of pid %d: %s", pid, strerror(errno));
 		return -1;
@@ -498,9 +707,32 @@ static void attach_children(struct tracer *t, pid_t parent, int depth)
 	}
 }
 
-int tracer_attach(struct tracer *t, pid_t pid, char *err, size_t len)
+/* Is every task of pid a zombie (the process has ended, unreaped)? */
+static bool all_tasks_zombies(pid_t pid)
 {
-	if (pid <= 0 || (kill(pid, 0) < 0 && errno == ESRCH)) {
+	char path[64];
+	struct dirent *de;
+	bool all = true;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	if (!d)
+		return true;
+	while (all && (de = readdir(d)))
+		if (atoi(de->d_name) > 0 && !task_is_zombie(pid, (pid_t)atoi(de->d_name)))
+			all = false;
+	closedir(d);
+	return all;
+}
+
+int tracer_attach_check(pid_t pid, char *err, size_t len)
+{
+	unsigned long flags = 0;
+	char state = 0, comm[64];
+	long tgid, parent;
+
+	if (pid <= 0 || tr_task_stat(pid, pid, &state, &flags) < 0) {
 		snprintf(err, len, "cannot attach to pid %d: no such process", pid);
 		return -1;
 	}
@@ -508,15 +740,75 @@ int tracer_attach(struct tracer *t, pid_t pid, char *err, size_t len)
 		snprintf(err, len, "cannot attach to pid %d: that is cctrace itself", pid);
 		return -1;
 	}
-	if (status_field(pid, "Tgid") != pid) {
+	tgid = status_field(pid, "Tgid");
+	if (tgid != pid) {
 		snprintf(err, len,
 			 "cannot attach to pid %d: it is a thread of pid %ld; give the "
 			 "process id",
-			 pid, status_field(pid, "Tgid"));
+			 pid, tgid);
 		return -1;
 	}
+	read_comm(pid, comm, sizeof(comm));
+	if (flags & TR_PF_KTHREAD) {
+		snprintf(err, len,
+			 "cannot attach to pid %d (%s): it is a kernel thread, which runs no "
+			 "program and cannot be traced",
+			 pid, comm);
+		return -1;
+	}
+	if (pid == 1) {
+		snprintf(
+		    err, len,
+		    "cannot attach to pid 1 (%s): it is init, the ancestor of every process "
+		    "(of its pid namespace); held at a breakpoint it would stall them all, and "
+		    "killed it would end them all, so cctrace does not attach to it",
+		    comm);
+		return -1;
+	}
+	if (check_exe_kind(pid, "attach to", err, len) < 0)
+		return -1;
+	if (state == 'Z' && all_tasks_zombies(pid)) {
+		parent = status_field(pid, "PPid");
+		read_comm((pid_t)parent, comm, sizeof(comm));
+		snprintf(err, len,
+			 "cannot attach to pid %d: it is a zombie: it has exited and its parent "
+			 "(pid %ld, %s) has not reaped it yet, so there is nothing left to trace",
+			 pid, parent, comm[0] ? comm : "?");
+		return -1;
+	}
+	return 0;
+}
+
+/* A process stopped by job control is attached, and left stopped: resuming
+ * it is its owner's decision (kill -CONT), and whatever the schedule waits
+ * for happens once it is continued.  The user is told. */
+static void note_job_stop(struct tracer *t, pid_t pid, char state)
+{
+	if (state != 'T')
+		return;
+	snprintf(t->note, sizeof(t->note),
+		 "pid %d is stopped (state T) by a job-control signal (SIGSTOP, SIGTSTP, "
+		 "Ctrl-Z): cctrace attached and leaves it stopped, so no thread reaches an "
+		 "event until it is continued (kill -CONT %d)",
+		 pid, pid);
+}
+
+int tracer_attach(struct tracer *t, pid_t pid, char *err, size_t len)
+{
+	char state = 0;
+
+	if (tracer_attach_check(pid, err, len) < 0)
+		return -1;
+	tr_task_stat(pid, pid, &state, NULL);
 	if (attach_process(t, pid, err, len) < 0)
 		return -1;
-	attach_children(t, pid, 0);
+	note_job_stop(t, pid, state);
+	if (!t->opt.no_children)
+		attach_children(t, pid, 0);
 	return 0;
+}
+
+const char *tracer_attach_note(const struct tracer *t)
+{
+	return t->note[0] ? t->note : NULL;
 }

@@ -1,15 +1,24 @@
 /*
  * mem.c: target memory through /proc/PID/mem.
  *
- * One descriptor per process, opened at attach.  pread/pwrite on it work
+ * One descriptor per process, opened when the process joins the tables (a
+ * forked child opens its own at its fork event) and opened again at every
+ * exec: the descriptor is bound to the address space that was current when
+ * it was opened, not to the pid, so the old one would keep reaching the
+ * old program (or nothing, once it is freed).  A vfork child has no memory
+ * of its own until it executes a program: its descriptor reaches its
+ * parent's, so between that exec and our decoding of its event it is not
+ * used at all.  pread/pwrite on it work
  * while other threads run, and the kernel lets a tracer write to read-only
  * text mappings through it (FOLL_FORCE), which is how int3 bytes are
  * planted without PTRACE_POKETEXT's word-at-a-time dance.
  */
 #include "tracer/internal.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 /* /proc/PID/WHAT, or /proc/PID/task/TID/WHAT of a live traced thread when
@@ -41,27 +50,62 @@ int tr_mem_open(struct tr_process *p)
 		close(p->mem_fd);
 	proc_path(p, "mem", path, sizeof(path));
 	p->mem_fd = open(path, O_RDWR | O_CLOEXEC);
+	p->mem_errno = p->mem_fd < 0 ? errno : 0;
 	return p->mem_fd < 0 ? -1 : 0;
+}
+
+bool tr_shares_mm(pid_t child, pid_t pid)
+{
+	enum { KCMP_VM = 1 };
+	long order = syscall(SYS_kcmp, child, pid, KCMP_VM, 0, 0);
+
+	return order != 1 && order != 2; /* 0: the same; -1: cannot tell */
+}
+
+/* A vfork child that has executed a program, its exec event not decoded
+ * yet: its descriptor still reaches its parent's memory, which must not
+ * be written as if it were the child's. */
+static bool exec_pending(struct tr_process *p)
+{
+	if (!p->shares_mm || tr_shares_mm(p->pid, p->parent_pid))
+		return false;
+	errno = ESRCH;
+	return true;
+}
+
+/* errno for a transfer of n bytes out of len, so that a caller's message
+ * names the cause rather than whatever errno held before. */
+static int transfer_result(ssize_t n, size_t len)
+{
+	if (n == (ssize_t)len)
+		return 0;
+	if (n == 0)
+		errno = ESRCH; /* the address space is gone: the process exited */
+	else if (n > 0)
+		errno = EFAULT; /* ran into an unmapped page */
+	return -1;
 }
 
 int tracer_read(struct tr_process *p, uint64_t addr, void *buf, size_t len)
 {
-	ssize_t n;
-
-	if (p->mem_fd < 0)
+	if (exec_pending(p))
 		return -1;
-	n = pread(p->mem_fd, buf, len, (off_t)addr);
-	return n == (ssize_t)len ? 0 : -1;
+	if (p->mem_fd < 0) {
+		errno = p->mem_errno ? p->mem_errno : ESRCH;
+		return -1;
+	}
+	return transfer_result(pread(p->mem_fd, buf, len, (off_t)addr), len);
 }
 
 int tracer_write(struct tr_process *p, uint64_t addr, const void *buf, size_t len)
 {
-	ssize_t n;
-
-	if (p->mem_fd < 0)
+	if (exec_pending(p))
 		return -1;
-	n = pwrite(p->mem_fd, buf, len, (off_t)addr);
-	return n == (ssize_t)len ? 0 : -1;
+	if (p->mem_fd < 0) {
+		errno = p->mem_errno ? p->mem_errno : ESRCH;
+		return -1;
+	}
+	return transfer_result(pwrite(p->mem_fd, buf, len, (off_t)addr), len);
 }
 
 int tr_peek_fn(void *proc, uint64_t addr, uint64_t *value)

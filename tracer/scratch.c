@@ -104,11 +104,46 @@ static bool stepped_out_of_syscall(struct tr_thread *th, uint64_t gadget,
 	return true;
 }
 
+/* The injected call is over when the thread stops after the syscall
+ * instruction; returns 1 when it did, 0 to step again, -1 when the
+ * thread is gone or taken by something else (its news is queued). */
+static int injected_step_done(struct tr_thread *th, int status, uint64_t gadget,
+			      struct user_regs_struct *saved, const struct user_regs_struct *regs)
+{
+	int event = status >> 16;
+
+	if (!WIFSTOPPED(status) || event == PTRACE_EVENT_EXEC) {
+		/* It died, or another thread's exec replaced the program
+		 * (and our registers with it). */
+		tr_take_status(th->proc->tracer, th->tid, status);
+		return -1;
+	}
+	if (event == PTRACE_EVENT_EXIT) {
+		/* Killed meanwhile: it stops once more, in its exit, which
+		 * is shown where it was, not in our call. */
+		ptrace(PTRACE_SETREGS, th->tid, 0, saved);
+		tr_take_status(th->proc->tracer, th->tid, status);
+		return -1;
+	}
+	if (WSTOPSIG(status) == SIGTRAP && event == 0) {
+		if (!stepped_out_of_syscall(th, gadget, saved))
+			return 1;
+		if (ptrace(PTRACE_SETREGS, th->tid, 0, regs) < 0)
+			return -1;
+		return 0;
+	}
+	/* A signal arrived first: keep it for later and step again. */
+	if (event == 0)
+		th->pending_signal = WSTOPSIG(status);
+	return 0;
+}
+
 long tr_inject_syscall(struct tr_thread *th, long nr, const long args[6], bool *ok)
 {
 	struct user_regs_struct saved = th->regs, regs = th->regs;
 	uint64_t gadget = find_syscall_gadget(th->proc);
-	int status;
+	int64_t deadline = tracer_now_ms() + TR_STOP_TIMEOUT_MS;
+	int status, rc, done;
 	long ret = -ENOSYS;
 
 	*ok = false;
@@ -125,26 +160,22 @@ long tr_inject_syscall(struct tr_thread *th, long nr, const long args[6], bool *
 	regs.rip = gadget;
 	if (ptrace(PTRACE_SETREGS, th->tid, 0, &regs) < 0)
 		return ret;
-	if (ptrace(PTRACE_SINGLESTEP, th->tid, 0, 0) < 0)
-		goto restore;
-	for (;;) {
-		if (waitpid(th->tid, &status, __WALL) < 0)
-			goto restore;
-		if (!WIFSTOPPED(status))
-			return ret; /* died; the caller's wait loop sees nothing more of it */
-		if (WSTOPSIG(status) == SIGTRAP && (status >> 16) == 0) {
-			if (!stepped_out_of_syscall(th, gadget, &saved))
-				break;
-			if (ptrace(PTRACE_SETREGS, th->tid, 0, &regs) < 0 ||
-			    ptrace(PTRACE_SINGLESTEP, th->tid, 0, 0) < 0)
-				goto restore;
-			continue;
-		}
-		/* A signal arrived first: keep it for later and step again. */
-		if ((status >> 16) == 0)
-			th->pending_signal = WSTOPSIG(status);
+	for (done = 0; !done;) {
 		if (ptrace(PTRACE_SINGLESTEP, th->tid, 0, 0) < 0)
 			goto restore;
+		/* Bounded, and not cut short by Ctrl-C: the thread must not
+		 * be left inside our call with our registers. */
+		rc = tr_wait_task(th->proc->pid, th->tid, deadline, false, &status);
+		if (rc != TR_TASK_STATUS) {
+			if (rc == TR_TASK_DEADLINE)
+				th->state = TR_RUNNING; /* stuck in the call, in the kernel */
+			else
+				tr_thread_vanished(th, rc);
+			return ret;
+		}
+		done = injected_step_done(th, status, gadget, &saved, &regs);
+		if (done < 0)
+			return ret;
 	}
 	if (ptrace(PTRACE_GETREGS, th->tid, 0, &regs) == 0 && regs.rip == gadget + 2) {
 		ret = (long)regs.rax;
@@ -193,45 +224,79 @@ static uint64_t find_hole(struct tr_process *p, uint64_t near)
 	return best_dist < REACH ? best : 0;
 }
 
+/* Why an injected mmap did not give us the page. */
+static const char *mmap_failure(struct tr_thread *th, bool ok, long addr)
+{
+	if (ok)
+		return addr < 0 ? strerror((int)-addr) : "the kernel chose another address";
+	if (th->state != TR_HELD)
+		return "the thread cctrace used did not finish the call in time";
+	return "system call injection failed";
+}
+
 static struct tr_scratch *map_scratch_page(struct tr_process *p, uint64_t near, char *err,
 					   size_t errlen)
 {
+	unsigned execs = p->execs;
 	bool borrowed;
 	struct tr_thread *th = tr_borrow_thread(p, &borrowed);
-	uint64_t hole = find_hole(p, near);
-	struct tr_scratch *s;
+	struct tr_scratch *s = NULL;
 	long args[6] = {
 	    0,	PAGE, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
 	    -1, 0};
-	long addr;
-	bool ok;
+	long addr = 0;
+	bool ok = false;
+	int saved_errno;
 
 	if (!th) {
 		snprintf(err, errlen, "no thread of pid %d can be stopped to map a scratch page",
 			 p->pid);
 		return NULL;
 	}
-	if (!hole) {
-		snprintf(err, errlen, "no free address range within reach of %#lx",
-			 (unsigned long)near);
-		return NULL;
+	if (tracer_process_exiting(p)) {
+		/* Killed while held: stepping a thread into our call
+		 * would only let it die there. */
+		snprintf(err, errlen, "cannot map a scratch page in pid %d: it is exiting", p->pid);
+		errno = ESRCH;
+		goto out;
 	}
-	args[0] = (long)hole;
-	addr = tr_inject_syscall(th, SYS_mmap, args, &ok);
-	tr_return_thread(th, borrowed);
-	if (!ok || addr < 0 || (uint64_t)addr != hole) {
-		snprintf(err, errlen, "cannot map a scratch page in pid %d: %s", p->pid,
-			 ok ? strerror((int)-addr) : "system call injection failed");
-		return NULL;
+	if (p->execs != execs) {
+		/* Stopping it, we met its exec: `near` was in the old program
+		 * (ESRCH: the image is gone, as mem.c says it). */
+		snprintf(err, errlen, "pid %d executed a new program meanwhile", p->pid);
+		errno = ESRCH;
+		goto out;
+	}
+	args[0] = (long)find_hole(p, near);
+	addr = args[0] ? tr_inject_syscall(th, SYS_mmap, args, &ok) : 0;
+	if (!args[0] || !ok || addr != args[0]) {
+		/* A process being killed has no maps left to read, and no
+		 * thread that finishes a call. */
+		errno = EIO;
+		if (tracer_process_exiting(p)) {
+			snprintf(err, errlen, "cannot map a scratch page in pid %d: it is exiting",
+				 p->pid);
+			errno = ESRCH;
+		} else if (!args[0])
+			snprintf(err, errlen, "no free address range within reach of %#lx",
+				 (unsigned long)near);
+		else
+			snprintf(err, errlen, "cannot map a scratch page in pid %d: %s", p->pid,
+				 mmap_failure(th, ok, addr));
+		goto out;
 	}
 	s = calloc(1, sizeof(*s));
 	if (!s) {
 		snprintf(err, errlen, "out of memory");
-		return NULL;
+		goto out;
 	}
-	s->addr = hole;
+	s->addr = (uint64_t)addr;
 	s->next = p->scratch;
 	p->scratch = s;
+out:
+	saved_errno = errno; /* says whether the image is gone (ESRCH) */
+	tr_return_thread(th, borrowed);
+	errno = saved_errno;
 	return s;
 }
 

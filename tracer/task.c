@@ -12,10 +12,12 @@
 
 #include <errno.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -111,6 +113,9 @@ void tr_process_inherit(struct tr_process *parent, struct tr_process *child)
 	/* A child of a program we launched is part of that program: it is
 	 * killed with it rather than left running. */
 	child->launched = parent->launched;
+	child->parent_pid = parent->pid;
+	child->shares_mm = tr_shares_mm(child->pid, parent->pid);
+	child->let_go = parent->tracer->opt.no_children && !parent->launched;
 	tr_break_inherit(parent, child);
 }
 
@@ -192,12 +197,31 @@ bool tracer_process_alive(const struct tr_process *p)
 	return p->alive;
 }
 
+/* Killed, or exiting, before it could tell us (its exit stop is not
+ * reaped yet, or it was held when the SIGKILL came): do_exit marks it
+ * (TR_PF_DYING), and before that a SIGKILL (which exit_group and a fatal
+ * signal send every thread) is pending. */
+bool tr_task_dying(pid_t pid, pid_t tid)
+{
+	unsigned long long pending = 0;
+	unsigned long flags = 0;
+	char state = 0;
+
+	if (tr_task_stat(pid, tid, &state, &flags) < 0)
+		return true;
+	if (state == 'Z' || state == 'X' || state == 'x' || (flags & TR_PF_DYING))
+		return true;
+	tr_status_field(pid, tid, "SigPnd", 16, &pending);
+	return pending & (1ull << (SIGKILL - 1));
+}
+
 bool tracer_process_exiting(const struct tr_process *p)
 {
 	struct tr_thread *th;
 
 	for (th = p->tracer->threads; th; th = th->next)
-		if (th->proc == p && th->state != TR_EXITED && !th->exiting)
+		if (th->proc == p && th->state != TR_EXITED && !th->exiting &&
+		    !tr_task_dying(p->pid, th->tid))
 			return false;
 	return true;
 }
@@ -247,6 +271,35 @@ int tracer_set_regs(struct tr_thread *th, const struct user_regs_struct *regs)
 	return 0;
 }
 
+/*
+ * PTRACE_LISTEN works only from the event stop that reported the
+ * group-stop.  A thread we made take a step since (an injected system
+ * call) is in another stop: it is trapped again (PTRACE_INTERRUPT, then
+ * PTRACE_CONT, which stops at the trap before any instruction of the
+ * program runs) and listens from there.
+ */
+static int listen_in_group_stop(struct tr_thread *th)
+{
+	int status;
+
+	if (ptrace(PTRACE_LISTEN, th->tid, 0, 0) == 0 || errno != EIO)
+		return errno == EIO ? -1 : (errno ? -1 : 0);
+	if (ptrace(PTRACE_INTERRUPT, th->tid, 0, 0) < 0 || ptrace(PTRACE_CONT, th->tid, 0, 0) < 0)
+		return -1;
+	if (tr_wait_task(th->proc->pid, th->tid, tracer_now_ms() + TR_STOP_TIMEOUT_MS, false,
+			 &status) != TR_TASK_STATUS) {
+		errno = ESRCH;
+		return -1;
+	}
+	if (!WIFSTOPPED(status) || (status >> 16) != PTRACE_EVENT_STOP) {
+		/* Something real came first (it was killed): its news. */
+		tr_take_status(th->proc->tracer, th->tid, status);
+		errno = ESRCH;
+		return -1;
+	}
+	return ptrace(PTRACE_LISTEN, th->tid, 0, 0);
+}
+
 int tr_continue(struct tr_thread *th, int request)
 {
 	int sig = th->pending_signal;
@@ -255,6 +308,19 @@ int tr_continue(struct tr_thread *th, int request)
 		goto gone;
 	if (th->dr_generation != th->proc->dr_generation)
 		tr_watch_sync(th);
+	if (request == PTRACE_CONT && th->group_stop) {
+		/* Let it stay in its group-stop, still reporting to us: it
+		 * runs when the process is continued (SIGCONT).  A signal
+		 * it has coming is delivered then. */
+		if (listen_in_group_stop(th) < 0 && errno == ESRCH)
+			goto gone;
+		th->group_stop = false;
+		th->listening = true;
+		th->at_break = false;
+		th->in_syscall_stop = false;
+		th->state = TR_RUNNING;
+		return 0;
+	}
 	if (request == PTRACE_CONT && th->trace_syscalls)
 		request = PTRACE_SYSCALL;
 	if (ptrace(request, th->tid, 0, (void *)(long)sig) < 0) {
@@ -340,18 +406,42 @@ void tracer_pin(struct tr_thread *th, bool pin)
 	th->affinity_saved = false;
 }
 
+void tr_unpin_inherited(struct tr_thread *child, pid_t parent_pid)
+{
+	struct tracer *t = child->proc->tracer;
+	struct tr_thread *th;
+	cpu_set_t now;
+
+	if (t->cpu < 0 || sched_getaffinity(child->tid, sizeof(now), &now) < 0 ||
+	    CPU_COUNT(&now) != 1 || !CPU_ISSET(t->cpu, &now))
+		return;
+	for (th = t->threads; th; th = th->next)
+		if (th->proc->pid == parent_pid && th->affinity_saved) {
+			sched_setaffinity(child->tid, sizeof(cpu_set_t),
+					  (cpu_set_t *)th->saved_affinity);
+			return;
+		}
+}
+
 void tracer_describe_kernel_state(struct tr_thread *th, char *buf, size_t len)
 {
-	char path[64], line[256];
+	char path[64], line[256], state = 0;
 	FILE *f;
 	long nr;
 
 	if (th->state == TR_EXITED) {
-		snprintf(buf, len, "exited");
+		snprintf(buf, len, th->proc->released ? "let go (--no-children)" : "exited");
 		return;
 	}
 	if (th->state == TR_HELD) {
 		snprintf(buf, len, "held");
+		return;
+	}
+	if (th->listening ||
+	    (tr_task_stat(th->proc->pid, th->tid, &state, NULL) == 0 && state == 'T')) {
+		/* In a group-stop, which cctrace does not end (SIGCONT
+		 * does): the system call it was in is not what keeps it. */
+		snprintf(buf, len, "stopped (job control)");
 		return;
 	}
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", th->proc->pid, th->tid);
@@ -397,6 +487,29 @@ uint64_t tracer_thread_pc(struct tr_thread *th)
 int tracer_sync_regs(struct tr_thread *th)
 {
 	return th->state == TR_HELD ? tr_flush_regs(th) : -1;
+}
+
+int tr_task_stat(pid_t pid, pid_t tid, char *state, unsigned long *flags)
+{
+	char path[64], line[1024], *close_paren;
+	unsigned long f = 0;
+	int rc = -1;
+	FILE *file;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
+	file = fopen(path, "r");
+	if (!file)
+		return -1;
+	/* "tid (comm) S ppid pgrp session tty_nr tpgid flags ..."; comm may
+	 * hold spaces and parentheses, so parse from the last ')'. */
+	if (fgets(line, sizeof(line), file) && (close_paren = strrchr(line, ')')) &&
+	    sscanf(close_paren + 1, " %c %*d %*d %*d %*d %*d %lu", state, &f) == 2) {
+		if (flags)
+			*flags = f;
+		rc = 0;
+	}
+	fclose(file);
+	return rc;
 }
 
 int tr_status_field(pid_t pid, pid_t tid, const char *key, int base, unsigned long long *value)

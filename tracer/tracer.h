@@ -85,6 +85,8 @@ struct tr_thread {
 	bool started;	       /* its first stop has been seen */
 	bool exiting;	       /* PTRACE_EVENT_EXIT seen */
 	bool listening;	       /* in group-stop under PTRACE_LISTEN */
+	bool group_stop;       /* held at a stop that was also its group-stop (a
+				* job-stopped process): resumed, it listens */
 	int pending_signal;    /* delivered on next resume */
 	int dr_generation;     /* debug registers last written */
 	bool affinity_saved;
@@ -116,7 +118,10 @@ enum tr_wait_result {
 };
 
 struct tracer_options {
-	bool pin_cpu; /* run cctrace and the threads it drives on one CPU */
+	bool pin_cpu;	  /* run cctrace and the threads it drives on one CPU */
+	bool no_children; /* attach: the pid alone, not its descendants, and let the
+			   * processes it forks go at birth (their copies of our
+			   * breakpoints removed) instead of following them */
 	/* A launched program gets a process group of its own, so that the
 	 * terminal's Ctrl-C reaches cctrace alone (tracer_terminal_take). */
 	bool own_pgrp;
@@ -158,6 +163,16 @@ void tracer_terminal_take(struct tracer *t);
  * already traced (and by whom).
  */
 int tracer_attach(struct tracer *t, pid_t pid, char *err, size_t errlen);
+
+/* Whether pid can be attached at all, before anything is read or written:
+ * -1 with the reason in err for no such process, cctrace itself, a thread
+ * id, init (pid 1), a kernel thread, or a zombie.  tracer_attach checks it
+ * too. */
+int tracer_attach_check(pid_t pid, char *err, size_t errlen);
+
+/* After a successful attach, what the user should know that is not an
+ * error (the process is stopped by job control, and left so), or NULL. */
+const char *tracer_attach_note(const struct tracer *t);
 
 /*
  * Wait for the next event, until deadline_ms on CLOCK_MONOTONIC (or forever

@@ -5,6 +5,16 @@
  * deadline can cut short: one place where a stop, a timeout and the
  * user's Ctrl-C all arrive, and one system call per event.
  *
+ * Waiting for one task (a thread we interrupted, a step we made it take)
+ * is tr_wait_task: waitpid(WNOHANG) and sigtimedwait() on SIGCHLD, so it
+ * has a deadline, a stop signal can end it, and a task that can no longer
+ * report is noticed.  That last case is real: a killed thread-group leader
+ * is reported only once every other thread of it has been reaped, and
+ * they may be sitting in their exit stops waiting for us, so a blocking
+ * waitpid on the leader would never return.  Whatever the task reports
+ * instead of the stop we wanted (its exit, an exec) is decoded as any
+ * event and queued, never dropped.
+ *
  * Each stop is decoded into one of: an event for the caller (the thread
  * stays held), or bookkeeping done here, after which the thread is resumed
  * at once.  The decoding is table-like: ptrace event first, then the signal,
@@ -14,6 +24,7 @@
 #include "tracer/internal.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,6 +107,18 @@ bool tracer_signal_crashes(int sig)
 	}
 }
 
+/* A child let go at its first stop whose parent's fork event had not been
+ * decoded yet: that event is for it (once), and must not make it ours. */
+static struct tr_process *released_unannounced(struct tracer *t, pid_t pid)
+{
+	struct tr_process *p;
+
+	for (p = t->processes; p; p = p->next)
+		if (p->pid == pid && p->released && !p->fork_seen)
+			return p;
+	return NULL;
+}
+
 /* The task a clone, fork or vfork event announces joins the tables (its
  * own first stop may have come first).  A clone without CLONE_THREAD makes
  * a process, as fork does: returns whether a process was made. */
@@ -104,9 +127,15 @@ static bool new_child_task(struct tracer *t, struct tr_thread *th, bool by_clone
 {
 	unsigned long msg = 0;
 	struct tr_thread *child;
+	struct tr_process *released;
 	bool new_process;
 
 	ptrace(PTRACE_GETEVENTMSG, th->tid, 0, &msg);
+	released = released_unannounced(t, (pid_t)msg);
+	if (released) {
+		released->fork_seen = true;
+		return true; /* a fork, of a process that is not ours: no ev->child */
+	}
 	new_process = !by_clone || thread_group_of((pid_t)msg) == (pid_t)msg;
 	child = tracer_thread_by_tid(t, (pid_t)msg);
 	if (!child) {
@@ -121,9 +150,47 @@ static bool new_child_task(struct tracer *t, struct tr_thread *th, bool by_clone
 			child = tr_thread_new(t, th->proc, (pid_t)msg);
 		}
 	}
-	if (child && new_process)
+	if (child && new_process) {
 		ev->child = child->proc;
+		child->proc->fork_seen = true;
+	}
 	return new_process;
+}
+
+/* Let a child process go (no_children), held at its first stop or at its
+ * exec: what it inherited of ours (int3 bytes, scratch pages, a pc in a
+ * slot, a CPU mask we gave its parent) is taken out first.  Debug registers are not
+ * inherited by a fork, and an exec clears them. */
+static void let_go(struct tr_thread *th)
+{
+	struct tr_process *p = th->proc;
+
+	tr_break_fix_pc_in_slot(th);
+	tr_flush_regs(th);
+	tr_break_remove_all(p, true);
+	tr_scratch_release_all(p, th);
+	tr_unpin_inherited(th, p->parent_pid);
+	ptrace(PTRACE_DETACH, th->tid, 0, (void *)(long)th->pending_signal);
+	tr_thread_gone(th);
+	p->released = true;
+}
+
+/* The first stop of a new process's first thread, under no_children.
+ * Returns whether it was let go. */
+static bool let_go_at_birth(struct tr_thread *th)
+{
+	struct tr_process *p = th->proc;
+
+	if (!p->let_go || th->tid != p->pid)
+		return false;
+	if (p->shares_mm) {
+		/* Taking our bytes out of its memory would take them out
+		 * of its parent's: it is followed until its exec. */
+		p->let_go_at_exec = true;
+		return false;
+	}
+	let_go(th);
+	return true;
 }
 
 static void process_exec(struct tracer *t, struct tr_thread *th)
@@ -134,12 +201,22 @@ static void process_exec(struct tracer *t, struct tr_thread *th)
 	for (other = t->threads; other; other = other->next)
 		if (other->proc == p && other != th && other->state != TR_EXITED)
 			other->state = TR_EXITED;
+	/* A thread other than the leader that executes a program takes the
+	 * leader's tid, and the leader's exit stop (which the exec caused)
+	 * was reported on this entry: it lives on, as the new program. */
+	th->exiting = false;
+	th->stepping = false;
+	th->at_break = false;
 	/* The new image has none of our bytes, pages or debug registers. */
 	tr_break_remove_all(p, false);
 	tr_scratch_release_all(p, NULL);
 	memset(p->watch, 0, sizeof(p->watch));
 	p->dr_generation++;
 	p->syscall_gadget = 0;
+	p->shares_mm = false;
+	p->execs++;
+	/* The old descriptor still reaches the old program's memory, or
+	 * nothing: every access goes through the new one from here. */
 	tr_mem_open(p);
 }
 
@@ -217,11 +294,18 @@ static enum decoded decode_event_stop(struct tr_thread *th, int sig, struct tr_e
 {
 	if (!th->started) {
 		th->started = true;
+		if (let_go_at_birth(th))
+			return ALREADY_HANDLED;
 		ev->kind = TR_EV_START;
 		return REPORT;
 	}
 	if (th->interrupting) {
 		th->interrupting = false;
+		/* The process was stopped by job control (SIGSTOP...): this
+		 * stop is its group-stop too, and resuming it must not end
+		 * what only SIGCONT may end. */
+		th->group_stop =
+		    sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
 		if (!th->report_interrupt)
 			return SILENT_RESUME;
 		th->report_interrupt = false;
@@ -260,6 +344,10 @@ static enum decoded decode_stop(struct tracer *t, struct tr_thread *th, int stat
 		return SILENT_RESUME;
 	case PTRACE_EVENT_EXEC:
 		process_exec(t, th);
+		if (th->proc->let_go_at_exec) {
+			let_go(th); /* nothing of ours is left in the new program */
+			return ALREADY_HANDLED;
+		}
 		ev->kind = TR_EV_EXEC;
 		return REPORT;
 	case PTRACE_EVENT_EXIT:
@@ -332,6 +420,7 @@ static enum decoded decode(struct tracer *t, pid_t tid, int status, struct tr_ev
 		return task_ended(t, th, status, ev);
 	th->state = TR_HELD;
 	th->listening = false;
+	th->group_stop = false;
 	if (tr_fetch_regs(th) < 0 && errno == ESRCH)
 		return ALREADY_HANDLED; /* killed while stopping; its exit follows */
 	d = decode_stop(t, th, status, ev);
@@ -451,16 +540,114 @@ int tracer_push_back(struct tracer *t, const struct tr_event *ev)
 	return 0;
 }
 
-/* Wait for th alone to stop after we interrupted it.  If it stopped for a
- * real event instead, that event is queued for tracer_wait, not lost. */
-int tr_wait_for_stop(struct tracer *t, struct tr_thread *th)
+/* Can task tid of pid no longer report a stop?  Gone from /proc, dead, or
+ * a zombie: a zombie leader is reported only after its other threads. */
+static bool task_cannot_report(pid_t pid, pid_t tid)
+{
+	char state = 0;
+
+	if (tr_task_stat(pid, tid, &state, NULL) < 0)
+		return true;
+	return state == 'Z' || state == 'X' || state == 'x';
+}
+
+/* Sleep until a SIGCHLD (SIGCHLD blocked by the caller), a handled signal,
+ * or ms milliseconds. */
+static void await_sigchld(const sigset_t *chld, int64_t ms)
+{
+	struct timespec ts;
+
+	if (ms < 1)
+		ms = 1;
+	ts.tv_sec = ms / 1000;
+	ts.tv_nsec = (ms % 1000) * 1000000;
+	sigtimedwait(chld, NULL, &ts);
+}
+
+int tr_wait_task(pid_t pid, pid_t tid, int64_t deadline_ms, bool interruptible, int *status)
+{
+	enum { CHECK_MS = 20 }; /* how often a silent task is looked up in /proc */
+	int stop_before = tracer_stop_signal(false), rc;
+	int64_t now, check_at = tracer_now_ms() + CHECK_MS, until;
+	sigset_t chld, old;
+	pid_t got;
+
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &chld, &old);
+	for (;;) {
+		got = waitpid(tid, status, __WALL | WUNTRACED | WNOHANG);
+		if (got == tid) {
+			rc = TR_TASK_STATUS;
+			break;
+		}
+		if (got < 0 && errno != EINTR) {
+			rc = TR_TASK_UNKNOWN; /* reaped already, or never ours */
+			break;
+		}
+		/* A stop signal that was pending before (the user's Ctrl-C
+		 * that started a detach) does not cut short the waits of
+		 * the detach itself: their deadline bounds them. */
+		if (interruptible && !stop_before && tracer_stop_signal(false)) {
+			rc = TR_TASK_STOP;
+			break;
+		}
+		now = tracer_now_ms();
+		if (deadline_ms >= 0 && now >= deadline_ms) {
+			rc = TR_TASK_DEADLINE;
+			break;
+		}
+		if (now >= check_at) {
+			if (task_cannot_report(pid, tid)) {
+				rc = TR_TASK_VANISHED;
+				break;
+			}
+			check_at = now + CHECK_MS;
+		}
+		until = deadline_ms >= 0 && deadline_ms < check_at ? deadline_ms : check_at;
+		await_sigchld(&chld, until - now);
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return rc;
+}
+
+void tr_thread_vanished(struct tr_thread *th, int how)
+{
+	if (how == TR_TASK_UNKNOWN) {
+		tr_thread_gone(th);
+		return;
+	}
+	/* Dying: it runs no more user code, and its end, if it still has one
+	 * to report, comes through tracer_wait. */
+	th->exiting = true;
+	th->state = TR_RUNNING;
+	th->interrupting = false;
+}
+
+void tr_take_status(struct tracer *t, pid_t tid, int status)
 {
 	struct tr_event ev;
+
+	if (decode(t, tid, status, &ev) == REPORT)
+		tr_queue_event(t, &ev);
+}
+
+/* Wait for th alone to stop after we interrupted it.  If it stopped for a
+ * real event instead, that event is queued for tracer_wait, not lost.  A
+ * thread that does not stop within TR_STOP_TIMEOUT_MS (it sleeps in the
+ * kernel, uninterruptibly) or dies meanwhile is not waited for. */
+int tr_wait_for_stop(struct tracer *t, struct tr_thread *th)
+{
+	int64_t deadline = tracer_now_ms() + TR_STOP_TIMEOUT_MS;
+	struct tr_event ev;
 	enum decoded d;
-	int status;
+	int status, rc;
 
 	for (;;) {
-		if (waitpid(th->tid, &status, __WALL) < 0)
+		rc = tr_wait_task(th->proc->pid, th->tid, deadline, true, &status);
+		if (rc == TR_TASK_VANISHED || rc == TR_TASK_UNKNOWN)
+			tr_thread_vanished(th, rc);
+		if (rc != TR_TASK_STATUS)
 			return -1;
 		switch ((d = decode(t, th->tid, status, &ev))) {
 		case REPORT:

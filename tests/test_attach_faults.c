@@ -1,0 +1,639 @@
+/*
+ * System tests: getting hold of a process when things go wrong.
+ *
+ *  - A target that SIGKILLs itself while cctrace attaches (tests/fixtures/
+ *    vanish, whose threads also come and go without pause) never makes
+ *    cctrace hang: it ends within a deadline with a clear message, and the
+ *    dead target is reaped by its parent at once.
+ *  - `cctrace run` under a seccomp filter that denies ptrace (tests/fixtures/
+ *    noptrace) says so, promptly, and leaves no stopped child behind.
+ *  - Programs that fork and exec (tests/fixtures/forkexec), or exec from a
+ *    thread other than the main one, while a schedule holds threads and
+ *    plants breakpoints: 20 runs each, every one completed.
+ *  - `--no-children` attaches the pid alone, and lets the children it forks
+ *    go with their copies of our breakpoints taken out.
+ *  - Pids that cannot or should not be attached get the right reason:
+ *    init (pid 1 of a fresh pid namespace), a kernel thread, a zombie; a
+ *    process stopped by SIGSTOP is attached, told about and left stopped; a
+ *    deleted, stripped or 32-bit executable is named as the cause of an
+ *    unknown function.
+ *  - A schedule read from /dev/zero or an endless pipe ends at once.
+ */
+#include "harness.h"
+
+#include <elf.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+
+TestSuite(attach_faults, .fini = h_cleanup, .timeout = 240);
+
+#define VANISH	 "tests/fixtures/vanish"
+#define NOPTRACE "tests/fixtures/noptrace"
+#define FORKEXEC "tests/fixtures/forkexec"
+#define FORKER	 "tests/fixtures/forker"
+#define BUSY	 "tests/fixtures/busy"
+
+static void need(const char *path)
+{
+	cr_assert(access(path, X_OK) == 0, "%s is not built (make fixtures)", path);
+}
+
+/* Starts a fixture that prints "ready <pid>" first; stdin stays open. */
+static struct h_proc start_ready(const char *const argv[])
+{
+	struct h_proc p;
+	char line[128];
+	int pid = 0;
+
+	need(argv[0]);
+	p = h_spawn(argv, true, true, false);
+	cr_assert(h_read_line(p.out, line, sizeof(line), 10000), "%s did not print its ready line",
+		  argv[0]);
+	cr_assert(sscanf(line, "ready %d", &pid) == 1 && pid == p.pid, "unexpected line: %s", line);
+	return p;
+}
+
+/* Ends a fixture whose stdin is a pipe by closing it; returns its exit code. */
+static int finish(struct h_proc *p, char **out)
+{
+	close(p->in);
+	p->in = -1;
+	*out = h_read_all(p->out, 20);
+	close(p->out);
+	p->out = -1;
+	return h_wait(p->pid, 20, NULL);
+}
+
+static char *pid_arg(pid_t pid)
+{
+	return h_fmt("%d", (int)pid);
+}
+
+/* ------------------------------------------------ a target that dies */
+
+/*
+ * vanish SIGKILLs itself DELAY microseconds after it sees itself traced:
+ * with no delay the kill lands while cctrace seizes and holds its threads,
+ * with more while cctrace maps a scratch page and plants its breakpoints
+ * in it.  Before, cctrace blocked for ever in waitpid on the dead leader
+ * (28 of 30 tries) and kept it unreaped.
+ */
+Test(attach_faults, target_killed_while_attaching_never_hangs)
+{
+	static const long delays_us[] = {0, 0, 0, 100, 1000, 5000};
+	char *sched = h_temp_sched("vanish.sched", "timeout 3s\n"
+						   "thread A = wait any enter(work)\n"
+						   "run A until return(work)\n"
+						   "release all\n");
+	int i, attaching = 0, rounds = 24;
+
+	for (i = 0; i < rounds; i++) {
+		char *delay = h_fmt("%ld", delays_us[i % 6]);
+		struct h_proc target = start_ready((const char *const[]){VANISH, delay, NULL});
+		const char *argv[] = {h_cctrace(), "attach", pid_arg(target.pid), sched, NULL};
+		struct h_proc tracer = h_spawn(argv, false, true, true);
+		int64_t t0 = h_now_ms();
+		struct h_result r = h_collect(&tracer, 20);
+		int status = 0, code;
+
+		cr_assert(!r.timed_out,
+			  "round %d (delay %s us): cctrace attach did not end within 20 s:\n%s", i,
+			  delay, r.err);
+		if (r.code != 0) {
+			bool clear =
+			    strstr(r.err, "the target exited while cctrace was attaching") ||
+			    strstr(r.err, "the program was killed by KILL");
+
+			cr_assert(clear,
+				  "round %d (delay %s us): exit %d without saying the target "
+				  "died:\n%s",
+				  i, delay, r.code, r.err);
+		}
+		if (strstr(r.err, "the target exited while cctrace was attaching"))
+			attaching++;
+		/* Its parent (this test) reaps it at once: cctrace held on
+		 * to nothing of it. */
+		cr_assert(h_wait_exit(target.pid, h_now_ms() + 5000, &status),
+			  "round %d: the dead target was not reapable 5 s after cctrace ended", i);
+		h_untrack(target.pid);
+		code = h_code(status);
+		cr_expect_eq(code, 128 + SIGKILL, "round %d: the target ended with %d", i, code);
+		cr_expect(h_now_ms() - t0 < 10000, "round %d took %lld ms", i,
+			  (long long)(h_now_ms() - t0));
+		close(target.in);
+		close(target.out);
+		h_result_free(&r);
+	}
+	cr_expect(attaching > 0,
+		  "in %d rounds the kill never landed during the attach itself (no "
+		  "'the target exited while cctrace was attaching')",
+		  rounds);
+}
+
+/* ------------------------------------------------------ ptrace denied */
+
+/* Adopts orphans, so that a child cctrace leaves behind becomes ours and
+ * is seen. */
+static void become_subreaper(void)
+{
+	cr_assert(prctl(PR_SET_CHILD_SUBREAPER, 1) == 0, "PR_SET_CHILD_SUBREAPER: %s",
+		  strerror(errno));
+}
+
+/* Processes whose parent is this test other than the ones it tracks. */
+/* LeakSanitizer stops the world with ptrace, which the filter denies: an
+ * ASan build of cctrace runs under it without leak checking. */
+static void no_leak_check_under_the_filter(void)
+{
+	const char *old = getenv("ASAN_OPTIONS");
+
+	setenv("ASAN_OPTIONS", h_fmt("%s%sdetect_leaks=0", old ? old : "", old && *old ? ":" : ""),
+	       1);
+}
+
+static int orphans_of_ours(pid_t except)
+{
+	struct dirent *de;
+	DIR *d = opendir("/proc");
+	int n = 0;
+
+	cr_assert(d);
+	while ((de = readdir(d))) {
+		pid_t pid = (pid_t)atoi(de->d_name);
+
+		if (pid > 0 && pid != except && h_status_field(pid, pid, "PPid") == getpid())
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
+Test(attach_faults, run_under_seccomp_that_denies_ptrace)
+{
+	char *sched = h_temp_sched("busy.sched", "timeout 2s\n"
+						 "thread A = wait any enter(step)\n"
+						 "release all\n");
+	const char *argv[] = {NOPTRACE, h_cctrace(), "run", sched, "--", BUSY, NULL};
+	struct h_proc p;
+	struct h_result r;
+
+	need(NOPTRACE);
+	need(BUSY);
+	become_subreaper();
+	no_leak_check_under_the_filter();
+	p = h_spawn(argv, false, true, true);
+	r = h_collect(&p, 20);
+	cr_assert(!r.timed_out, "cctrace run under the filter did not end within 20 s");
+	cr_expect_eq(r.code, 3, "exit %d, expected 3 (error):\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, "cannot trace") && strstr(r.err, "seccomp"),
+		  "the error does not name the seccomp filter:\n%s", r.err);
+	cr_expect_eq(orphans_of_ours(0), 0, "cctrace left a child behind");
+	h_result_free(&r);
+}
+
+Test(attach_faults, attach_under_seccomp_that_denies_ptrace)
+{
+	const char *busy_argv[] = {BUSY, NULL};
+	char *sched = h_temp_sched("busy.sched", "timeout 2s\n"
+						 "thread A = wait any enter(step)\n"
+						 "release all\n");
+	struct h_proc target;
+	struct h_result r;
+	char *out;
+
+	need(NOPTRACE);
+	target = start_ready(busy_argv);
+	no_leak_check_under_the_filter();
+	r = H_RUN(NOPTRACE, h_cctrace(), "attach", pid_arg(target.pid), sched);
+	cr_assert(!r.timed_out);
+	cr_expect_eq(r.code, 3, "exit %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, "seccomp"), "the error does not name the seccomp filter:\n%s",
+		  r.err);
+	cr_expect_eq(h_status_field(target.pid, target.pid, "TracerPid"), 0);
+	cr_expect_eq(finish(&target, &out), 0, "busy did not finish well:\n%s", out);
+	free(out);
+	h_result_free(&r);
+}
+
+/* ---------------------------------------------------- fork and exec */
+
+/* Runs `cctrace run --fail-on-exit SCHED -- FORKEXEC ARGS` n times;
+ * every run must complete. */
+static void every_run_completes(const char *sched, const char *mode, const char *arg, int n)
+{
+	int i, failed = 0;
+	char *first = NULL;
+
+	need(FORKEXEC);
+	for (i = 0; i < n; i++) {
+		struct h_result r = arg ? H_RUN(h_cctrace(), "run", "-q", "--fail-on-exit", sched,
+						"--", FORKEXEC, mode, arg)
+					: H_RUN(h_cctrace(), "run", "-q", "--fail-on-exit", sched,
+						"--", FORKEXEC, mode);
+
+		cr_assert(!r.timed_out, "run %d did not end", i);
+		if (r.code != 0 && !first)
+			first = h_fmt("run %d: exit %d\n%s", i, r.code, r.err);
+		failed += r.code != 0;
+		h_result_free(&r);
+	}
+	cr_expect_eq(failed, 0, "%d of %d runs failed; the first:\n%s", failed, n,
+		     first ? first : "");
+}
+
+/*
+ * The main thread forks children that execute "forkexec loop 50" while the
+ * schedule holds the ticker thread and waits for hit() in whichever child
+ * comes: every wait plants (or plants again) breakpoints in every process,
+ * including one that has just executed its new program and whose exec event
+ * is not decoded yet.  Before, 2 of 20 runs here ended with "cannot read
+ * code at 0x...: Success" (the reporter saw "cannot write a breakpoint at
+ * 0x...: Invalid argument"): the old /proc/PID/mem descriptor.
+ */
+Test(attach_faults, fork_and_exec_mid_schedule_20_runs)
+{
+	char *sched = h_temp_sched("forkexec.sched", "timeout 10s\n"
+						     "thread T = wait any enter(tick)\n"
+						     "thread A = wait any enter(hit)\n"
+						     "run A until return(hit)\n"
+						     "run T until enter(tick)\n"
+						     "run A until enter(hit)\n"
+						     "run A until return(hit)\n"
+						     "release A\n"
+						     "thread B = wait any enter(hit)\n"
+						     "run B until return(hit)\n"
+						     "release B\n"
+						     "thread C = wait any enter(hit)\n"
+						     "run C until return(hit)\n"
+						     "release all\n");
+
+	every_run_completes(sched, "fork", "4", 20);
+}
+
+/*
+ * A thread other than the main one executes a program while another is
+ * held: the exec kills the main thread (its exit stop comes first) and
+ * the held one, and the executing thread takes the process over.  The
+ * schedule holds the executing thread first, so that the ticker is surely
+ * held before the exec.  Before, 20 of 20 runs ended "p1.t1 exited before
+ * reaching 'enter(hit)'": the new program's only thread was still taken
+ * for an exiting one, and its breakpoints were never planted.
+ */
+Test(attach_faults, exec_from_a_thread_mid_schedule_20_runs)
+{
+	char *sched = h_temp_sched("threadexec.sched", "timeout 10s\n"
+						       "thread X = wait any enter(hit)\n"
+						       "thread T = wait any enter(tick)\n"
+						       "release X\n"
+						       "thread E = wait any exec\n"
+						       "run E until enter(hit)\n"
+						       "run E until return(hit)\n"
+						       "run E until enter(hit)\n"
+						       "run E until return(hit)\n"
+						       "release all\n");
+
+	every_run_completes(sched, "thread", NULL, 20);
+}
+
+/* ------------------------------------------------------ --no-children */
+
+Test(attach_faults, no_children_attaches_the_pid_alone)
+{
+	const char *argv[] = {FORKER, "pool", "2", NULL};
+	char *sched = h_temp_sched("pool.sched", "timeout 1500ms\n"
+						 "thread A = wait any enter(child_work)\n"
+						 "run A until return(child_work)\n"
+						 "release all\n");
+	struct h_proc pool = start_ready(argv);
+	struct h_result alone, all;
+	char *out;
+
+	alone = H_RUN(h_cctrace(), "attach", "--no-children", pid_arg(pool.pid), sched);
+	cr_expect_eq(alone.code, 2,
+		     "with --no-children the workers' calls must not be seen "
+		     "(exit %d):\n%s",
+		     alone.code, alone.err);
+	cr_expect(strstr(alone.err, "p1.t1") && !strstr(alone.err, "p2."),
+		  "only the pool's own process should be listed:\n%s", alone.err);
+	all = H_RUN(h_cctrace(), "attach", pid_arg(pool.pid), sched);
+	cr_expect_eq(all.code, 0, "without it the workers are attached (exit %d):\n%s", all.code,
+		     all.err);
+	cr_expect(strstr(all.err, "p2.t1") || strstr(all.err, "p3.t1"),
+		  "a worker should have called child_work:\n%s", all.err);
+	cr_expect_eq(finish(&pool, &out), 0, "the pool did not end well:\n%s", out);
+	cr_expect(strstr(out, "pool ok"), "pool output:\n%s", out);
+	free(out);
+	h_result_free(&alone);
+	h_result_free(&all);
+}
+
+/*
+ * The server forks a child after cctrace planted enter(child_work) in it:
+ * the child's copy of the code has the int3.  With --no-children it is let
+ * go at birth, its copy restored, and exits 0 (a stray int3 would kill it
+ * with SIGTRAP, status 133).
+ */
+Test(attach_faults, no_children_lets_a_forked_child_go_clean)
+{
+	const char *argv[] = {FORKER, "server", NULL};
+	char *sched = h_temp_sched("server.sched", "timeout 3s\n"
+						   "thread A = wait any enter(child_work)\n"
+						   "release all\n");
+	struct h_proc server = start_ready(argv);
+	const char *cargv[] = {h_cctrace(),	    "attach", "--no-children",
+			       pid_arg(server.pid), sched,    NULL};
+	struct h_text before[64];
+	int nbefore = h_snapshot_text(server.pid, before, 64);
+	struct h_proc tracer = h_spawn(cargv, false, true, true);
+	struct h_result r;
+	char line[128];
+	char *out;
+
+	cr_assert(h_wait_text_changed(server.pid, before, nbefore, 10000),
+		  "cctrace did not plant its breakpoint in the server");
+	cr_assert(write(server.in, "5\n", 2) == 2);
+	cr_assert(h_read_line(server.out, line, sizeof(line), 10000), "the server said nothing");
+	cr_expect_str_eq(line, "child 5 status 0", "the forked child was not let go clean");
+	r = h_collect(&tracer, 20);
+	cr_expect_eq(r.code, 2, "the child is not followed, so the wait times out (exit %d):\n%s",
+		     r.code, r.err);
+	cr_expect(strstr(r.err, "let go (--no-children)"),
+		  "the child should be listed as let go:\n%s", r.err);
+	cr_expect_eq(finish(&server, &out), 0, "server:\n%s", out);
+	free(out);
+	h_free_text(before, nbefore);
+	h_result_free(&r);
+}
+
+Test(attach_faults, no_children_is_refused_for_run)
+{
+	char *sched = h_temp_sched("s.sched", "timeout 1s\nthread A = wait any start\n");
+	struct h_result r = H_RUN(h_cctrace(), "run", "--no-children", sched, "--", BUSY);
+
+	cr_expect_eq(r.code, 3);
+	cr_expect(strstr(r.err, "--no-children is for attach"), "%s", r.err);
+	h_result_free(&r);
+}
+
+/* ------------------------------------------- pids that cannot be had */
+
+static char *any_sched(void)
+{
+	return h_temp_sched("any.sched", "timeout 1s\n"
+					 "thread A = wait any enter(step)\n"
+					 "release all\n");
+}
+
+/* pid 1 of a new pid namespace is a shell of ours; nothing outside the
+ * test is ever pointed at. */
+Test(attach_faults, init_is_refused)
+{
+	char *cmd = h_fmt("%s attach 1 %s; echo exit=$?", h_cctrace(), any_sched());
+	struct h_result r;
+
+	if (access("/usr/bin/unshare", X_OK) != 0)
+		cr_skip_test("no unshare(1) to make a pid namespace");
+	r = H_RUN("/usr/bin/unshare", "--pid", "--fork", "--mount-proc", "/bin/sh", "-c", cmd);
+	if (strstr(r.err, "unshare failed") || strstr(r.err, "Operation not permitted"))
+		cr_skip_test("cannot make a pid namespace here: %s", r.err);
+	cr_expect(strstr(r.out, "exit=3"), "attach 1 should fail with 3:\nout: %s\nerr: %s", r.out,
+		  r.err);
+	cr_expect(strstr(r.err, "cannot attach to pid 1 (sh): it is init"), "%s", r.err);
+	h_result_free(&r);
+}
+
+Test(attach_faults, kernel_thread_is_refused)
+{
+	char comm[64] = "";
+	FILE *f = fopen("/proc/2/comm", "r");
+	struct h_result r;
+
+	if (!f || !fgets(comm, sizeof(comm), f) || strncmp(comm, "kthreadd", 8) != 0)
+		cr_skip_test("no kthreadd at pid 2 in this pid namespace");
+	fclose(f);
+	r = H_RUN(h_cctrace(), "attach", "2", any_sched());
+	cr_expect_eq(r.code, 3);
+	cr_expect(strstr(r.err, "cannot attach to pid 2 (kthreadd): it is a kernel thread"), "%s",
+		  r.err);
+	cr_expect(!strstr(r.err, "No such process") && !strstr(r.err, "no such process"), "%s",
+		  r.err);
+	h_result_free(&r);
+}
+
+Test(attach_faults, zombie_is_refused)
+{
+	pid_t kid = fork();
+	struct h_result r;
+	char *want;
+
+	cr_assert(kid >= 0);
+	if (kid == 0)
+		_exit(7);
+	h_track(kid);
+	/* A zombie once it has exited: wait for that without reaping it. */
+	{
+		siginfo_t info;
+
+		memset(&info, 0, sizeof(info));
+		cr_assert(waitid(P_PID, (id_t)kid, &info, WEXITED | WNOWAIT) == 0);
+	}
+	cr_assert_eq(h_task_state(kid, kid), 'Z');
+	r = H_RUN(h_cctrace(), "attach", pid_arg(kid), any_sched());
+	cr_expect_eq(r.code, 3);
+	want = h_fmt("cannot attach to pid %d: it is a zombie: it has exited and its parent "
+		     "(pid %d,",
+		     (int)kid, (int)getpid());
+	cr_expect(strstr(r.err, want), "expected '%s' in:\n%s", want, r.err);
+	h_result_free(&r);
+}
+
+/*
+ * A process stopped by SIGSTOP: cctrace attaches, says it is stopped and
+ * that it leaves it so, describes its threads as stopped when the wait
+ * times out, and detaches with every thread still stopped.  Continued
+ * while cctrace waits, the schedule goes on.
+ */
+Test(attach_faults, stopped_process_is_attached_told_and_left_stopped)
+{
+	const char *argv[] = {BUSY, NULL};
+	char *sched = h_temp_sched("stopped.sched", "timeout 1500ms\n"
+						    "thread A = wait any enter(step)\n"
+						    "run A until return(step)\n"
+						    "release all\n");
+	struct h_proc busy = start_ready(argv);
+	struct h_result r;
+	pid_t tids[16];
+	char line[1024], *out, *note;
+	int n, i;
+
+	cr_assert(kill(busy.pid, SIGSTOP) == 0);
+	for (i = 0; i < 5000 && h_task_state(busy.pid, busy.pid) != 'T'; i++)
+		h_pace();
+	cr_assert_eq(h_task_state(busy.pid, busy.pid), 'T');
+	r = H_RUN(h_cctrace(), "attach", pid_arg(busy.pid), sched);
+	note = h_fmt("cctrace: note: pid %d is stopped (state T) by a job-control signal",
+		     (int)busy.pid);
+	cr_expect(strstr(r.err, note), "no note that the process is stopped:\n%s", r.err);
+	cr_expect(strstr(r.err, "leaves it stopped"), "%s", r.err);
+	cr_expect_eq(r.code, 2, "exit %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, "stopped (job control)"), "threads not described as stopped:\n%s",
+		  r.err);
+	cr_expect(!strstr(r.err, "clock_nanosleep"), "%s", r.err);
+	n = h_tasks(busy.pid, tids, 16);
+	for (i = 0; i < n; i++)
+		cr_expect_eq(h_task_state(busy.pid, tids[i]), 'T',
+			     "thread %d is not stopped after the detach", (int)tids[i]);
+	h_result_free(&r);
+
+	/* Continued during the wait: the schedule completes. */
+	{
+		const char *cargv[] = {h_cctrace(), "attach", pid_arg(busy.pid), sched, NULL};
+		struct h_proc tracer = h_spawn(cargv, false, true, true);
+		bool noted = false;
+
+		while (!noted && h_read_line(tracer.err, line, sizeof(line), 10000))
+			noted = strstr(line, "is stopped (state T)") != NULL;
+		cr_assert(noted, "no note that the process is stopped");
+		cr_assert(kill(busy.pid, SIGCONT) == 0);
+		r = h_collect(&tracer, 20);
+		cr_expect_eq(r.code, 0, "continued, the schedule should complete (exit %d):\n%s",
+			     r.code, r.err);
+		h_result_free(&r);
+	}
+	cr_expect_eq(finish(&busy, &out), 0, "busy:\n%s", out);
+	cr_expect(strstr(out, "\nok\n"), "busy counted wrong:\n%s", out);
+	free(out);
+}
+
+/* ------------------------------------------- why a name is unknown */
+
+static char *copy_of(const char *from, const char *name)
+{
+	char *dir = h_temp_sched("x", ""), *slash = strrchr(dir, '/');
+	char *to;
+	struct h_result r;
+
+	*slash = 0;
+	to = h_fmt("%s/%s", dir, name);
+	r = H_RUN("/bin/cp", from, to);
+	cr_assert_eq(r.code, 0, "cp: %s", r.err);
+	h_result_free(&r);
+	return to;
+}
+
+Test(attach_faults, deleted_executable_is_named)
+{
+	char *copy = copy_of(BUSY, "busy-deleted");
+	const char *argv[] = {copy, NULL};
+	struct h_proc busy = start_ready(argv);
+	struct h_result r;
+	char *out;
+
+	cr_assert(unlink(copy) == 0);
+	r = H_RUN(h_cctrace(), "attach", pid_arg(busy.pid), any_sched());
+	cr_expect_eq(r.code, 3);
+	cr_expect(strstr(r.err, "no function 'step'") && strstr(r.err, "was deleted") &&
+		      strstr(r.err, "(deleted)"),
+		  "%s", r.err);
+	cr_expect_eq(h_status_field(busy.pid, busy.pid, "TracerPid"), 0);
+	cr_expect_eq(finish(&busy, &out), 0, "%s", out);
+	free(out);
+	h_result_free(&r);
+}
+
+Test(attach_faults, stripped_executable_is_named)
+{
+	char *copy = copy_of(BUSY, "busy-stripped");
+	struct h_result s = H_RUN("strip", copy), r;
+
+	if (s.code == 127)
+		cr_skip_test("no strip(1) here");
+	cr_assert_eq(s.code, 0, "strip: %s", s.err);
+	r = H_RUN(h_cctrace(), "run", any_sched(), "--", copy);
+	cr_expect_eq(r.code, 3);
+	cr_expect(strstr(r.err, "no function 'step'") && strstr(r.err, "has no symbol table") &&
+		      strstr(r.err, "debug symbols"),
+		  "%s", r.err);
+	cr_expect(!strstr(r.err, "did you mean"), "a suggestion from libc misleads:\n%s", r.err);
+	h_result_free(&s);
+	h_result_free(&r);
+}
+
+/*
+ * gcc -m32 cannot link here (no 32-bit libc) and the kernel has no 32-bit
+ * support, so no 32-bit process can exist: the ELF class check is tested
+ * on a synthetic 32-bit ELF file, which `run` must refuse before launching
+ * anything.  (The same check is made on /proc/PID/exe at attach.)
+ */
+Test(attach_faults, elf32_is_refused_before_anything_runs)
+{
+	char *path = h_temp_sched("prog32", "");
+	Elf32_Ehdr eh;
+	FILE *f;
+	struct h_result r;
+
+	memset(&eh, 0, sizeof(eh));
+	memcpy(eh.e_ident, ELFMAG, SELFMAG);
+	eh.e_ident[EI_CLASS] = ELFCLASS32;
+	eh.e_ident[EI_DATA] = ELFDATA2LSB;
+	eh.e_ident[EI_VERSION] = EV_CURRENT;
+	eh.e_type = ET_EXEC;
+	eh.e_machine = EM_386;
+	eh.e_version = EV_CURRENT;
+	eh.e_ehsize = sizeof(eh);
+	f = fopen(path, "wb");
+	cr_assert(f && fwrite(&eh, sizeof(eh), 1, f) == 1 && fclose(f) == 0);
+	cr_assert(chmod(path, 0755) == 0);
+	r = H_RUN(h_cctrace(), "run", any_sched(), "--", path);
+	cr_expect_eq(r.code, 3);
+	cr_expect(strstr(r.err, "is a 32-bit ELF program") &&
+		      strstr(r.err, "cctrace traces x86-64 programs only"),
+		  "%s", r.err);
+	cr_expect(!strstr(r.err, "no function"), "%s", r.err);
+	h_result_free(&r);
+}
+
+/* ------------------------------------------------- endless schedules */
+
+Test(attach_faults, schedule_from_dev_zero_ends_at_once)
+{
+	int64_t t0 = h_now_ms();
+	struct h_result r = H_RUN(h_cctrace(), "run", "/dev/zero", "--", BUSY);
+
+	cr_expect_eq(r.code, 3);
+	cr_expect(strstr(r.err, "/dev/zero: cannot read schedule"), "%s", r.err);
+	cr_expect(h_now_ms() - t0 < 5000, "took %lld ms", (long long)(h_now_ms() - t0));
+	h_result_free(&r);
+}
+
+/* An endless stream of comment lines: no NUL byte to stop at, only the
+ * size limit, checked while reading. */
+Test(attach_faults, endless_schedule_is_cut_at_16_mib)
+{
+	const char *argv[] = {h_cctrace(), "run", "/dev/stdin", "--", BUSY, NULL};
+	struct h_proc p = h_spawn(argv, true, true, true);
+	static const char chunk[] = "# a comment line of a schedule that never ends\n";
+	char block[65536];
+	size_t i, written = 0;
+	struct h_result r;
+
+	for (i = 0; i + sizeof(chunk) - 1 <= sizeof(block); i += sizeof(chunk) - 1)
+		memcpy(block + i, chunk, sizeof(chunk) - 1);
+	signal(SIGPIPE, SIG_IGN);
+	/* Writes until cctrace stops reading; a bound far above the limit
+	 * fails the test rather than run for ever. */
+	while (written < (64u << 20)) {
+		ssize_t n = write(p.in, block, i);
+
+		if (n <= 0)
+			break;
+		written += (size_t)n;
+	}
+	close(p.in);
+	p.in = -1;
+	r = h_collect(&p, 20);
+	cr_expect(written < (64u << 20), "cctrace read %zu bytes without stopping", written);
+	cr_expect_eq(r.code, 3);
+	cr_expect(strstr(r.err, "longer than 16 MiB"), "%s", r.err);
+	h_result_free(&r);
+}
