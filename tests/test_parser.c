@@ -1220,8 +1220,8 @@ Test(parser_errors, lexical)
 	fails("assert 0x10000000000000000\n", "t.sched:1:8: error: integer literal too large");
 	fails("assert x == 010\n",
 	      "t.sched:1:13: error: leading zero in '010': octal is not supported");
-	fails("timeout 2x\n", "t.sched:1:9: error: bad duration '2x': use ms, s or m");
-	fails("timeout 5sec\n", "t.sched:1:9: error: bad duration '5sec': use ms, s or m");
+	fails("timeout 2x\n", "t.sched:1:9: error: bad duration '2x': use ms, s, m or h");
+	fails("timeout 5sec\n", "t.sched:1:9: error: bad duration '5sec': use ms, s, m or h");
 	fails("timeout 9999999999999999m\n", "t.sched:1:9: error: duration too large");
 	fails("assert c == ''\n", "t.sched:1:13: error: empty character literal");
 	fails("assert c == 'a\n", "t.sched:1:13: error: unterminated character literal");
