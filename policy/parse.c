@@ -1441,8 +1441,11 @@ static bool parse_timeout(struct parser *p, struct stmt *s)
 {
 	advance(p);
 	if (p->tok.kind == T_INT) {
-		perr(p, p->tok.loc, "'timeout' needs a unit: '%lldms', '%llds' or '%lldm'",
-		     (long long)p->tok.ival, (long long)p->tok.ival, (long long)p->tok.ival);
+		/* the number as written, with a fraction the lexer left as 1 '.' 5 */
+		int n = (int)(p->tok.len + strspn(p->tok.text + p->tok.len, ".0123456789"));
+		const char *t = p->tok.text;
+		perr(p, p->tok.loc, "'timeout' needs a unit: '%.*sms', '%.*ss', '%.*sm' or '%.*sh'",
+		     n, t, n, t, n, t, n, t);
 		return false;
 	}
 	if (p->tok.kind != T_DURATION) {
