@@ -19,7 +19,6 @@
  * load; exit 0 would let a CI job pass with the bug unfound).
  */
 #include "cli/explore.h"
-#include "cli/duration.h"
 #include "policy/policy.h"
 
 #include <dirent.h>
@@ -136,7 +135,8 @@ static int parse(int argc, char **argv, struct explore_cli *c)
 				return bad("--runs", optarg);
 			break;
 		case O_TIME:
-			if (parse_duration(optarg, &c->eo.max_ms) < 0)
+			if (policy_parse_duration(optarg, strlen(optarg), "s", &c->eo.max_ms, NULL,
+						  0) < 0)
 				return bad("--time", optarg);
 			break;
 		case O_SEED:
@@ -162,7 +162,8 @@ static int parse(int argc, char **argv, struct explore_cli *c)
 			c->schedules_path = optarg;
 			break;
 		case O_TIMEOUT:
-			if (parse_duration(optarg, &c->opt.timeout_ms) < 0)
+			if (policy_parse_duration(optarg, strlen(optarg), "s", &c->opt.timeout_ms,
+						  NULL, 0) < 0)
 				return bad("--timeout", optarg);
 			break;
 		case O_FAIL:

@@ -12,7 +12,6 @@
  * 2 unrealizable, 3 error), or with --expect, 0 when the outcome is the
  * expected one and 4 when it is not.
  */
-#include "cli/duration.h"
 #include "cli/explore.h"
 #include "cli/shell.h"
 #include "policy/policy.h"
@@ -101,7 +100,8 @@ static int parse_options(int argc, char **argv, struct cli *c)
 	while ((ch = getopt_long(argc, argv, "+qh", longopts, NULL)) != -1) {
 		switch (ch) {
 		case O_TIMEOUT:
-			if (parse_duration(optarg, &c->opt.timeout_ms) < 0) {
+			if (policy_parse_duration(optarg, strlen(optarg), "s", &c->opt.timeout_ms,
+						  NULL, 0) < 0) {
 				fprintf(stderr,
 					"cctrace: bad --timeout '%s': use e.g. 500ms or 2s\n",
 					optarg);

@@ -45,8 +45,8 @@
  * still come to cctrace (tracer/terminal.c).
  */
 #include "cli/shell.h"
-#include "cli/duration.h"
 #include "policy/policy.h"
+#include "symbols/symbols.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -230,29 +230,6 @@ static const char *first_word(const char *p, char *word, size_t len)
 		word[n++] = *p++;
 	word[n] = 0;
 	return p;
-}
-
-/* Levenshtein distance, for "did you mean". */
-static size_t edit_distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b), i, j, prev, tmp, row[64];
-
-	if (lb >= 64)
-		return lb;
-	for (j = 0; j <= lb; j++)
-		row[j] = j;
-	for (i = 1; i <= la; i++) {
-		prev = row[0];
-		row[0] = i;
-		for (j = 1; j <= lb; j++) {
-			tmp = row[j];
-			row[j] = a[i - 1] == b[j - 1] ? prev : 1 + (prev < row[j] ? prev : row[j]);
-			if (row[j - 1] + 1 < row[j])
-				row[j] = row[j - 1] + 1;
-			prev = tmp;
-		}
-	}
-	return row[lb];
 }
 
 /* ------------------------------------------------------- threads */
@@ -805,10 +782,12 @@ static const struct command *find_command(const char *name)
 static const char *closest_command(const char *word)
 {
 	const char *best = NULL;
-	size_t i, d, best_d = 3;
+	size_t i;
+	unsigned d, best_d = 3;
 
 	for (i = 0; i < ncommands; i++) {
-		d = edit_distance(word, commands[i].name);
+		d = sym_edit_distance(word, strlen(word), commands[i].name,
+				      strlen(commands[i].name));
 		if (d < best_d) {
 			best_d = d;
 			best = commands[i].name;
@@ -1367,7 +1346,8 @@ static int parse_options(int argc, char **argv, struct shell *sh)
 	while ((ch = getopt_long(argc, argv, "+qh", longopts, NULL)) != -1) {
 		switch (ch) {
 		case O_TIMEOUT:
-			if (parse_duration(optarg, &sh->opt.timeout_ms) < 0) {
+			if (policy_parse_duration(optarg, strlen(optarg), "s", &sh->opt.timeout_ms,
+						  NULL, 0) < 0) {
 				fprintf(stderr,
 					"cctrace shell: bad --timeout '%s': use e.g. 500ms or 2s\n",
 					optarg);

@@ -8,19 +8,23 @@
  * nesting depth and skips them, which lets long conditions wrap.
  *
  * Numbers: decimal, 0x hex and 'c' character literals are T_INT; a decimal
- * immediately followed by ms, s or m is a T_DURATION in milliseconds.  Any
- * other letters glued to a number are an error rather than two tokens, so
- * `2x` is reported as a bad duration and not as "2" followed by "x".
+ * (with a fraction or not) immediately followed by ms, s, m or h is a
+ * T_DURATION in milliseconds, read by policy_parse_duration, the grammar the
+ * command line uses too.  Any other letters glued to a number are an error
+ * rather than two tokens, so `2x` is reported as a bad duration and not as
+ * "2" followed by "x".  There are no fractional numbers, so a '.' after
+ * digits is only read as a decimal point when a unit follows (`1.5s`).
  *
  * `..` (T_DOTDOT, for ranges) is one token; a single '.' stays member access,
- * and a number stops at its first '.', so `1..4` is 1 .. 4 and `p1.t3` is
- * still p1 '.' t3.
+ * and a number stops at a '.' unless digits and a unit follow, so `1..4` is
+ * 1 .. 4 and `p1.t3` is still p1 '.' t3.
  *
  * Errors are returned as a T_ERROR token carrying the position; the message
  * is left in lx->msg for the parser to turn into a diagnostic.  The lexer
  * knows nothing about keywords: they are identifiers to it.
  */
 #include "policy/lexer.h"
+#include "policy/policy.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -116,17 +120,6 @@ static struct token lex_eof(struct lexer *lx)
 	return t;
 }
 
-static int64_t duration_scale(const char *unit, size_t len)
-{
-	if (len == 2 && !memcmp(unit, "ms", 2))
-		return 1;
-	if (len == 1 && unit[0] == 's')
-		return 1000;
-	if (len == 1 && unit[0] == 'm')
-		return 60000;
-	return 0;
-}
-
 static struct token lex_hex(struct lexer *lx, size_t start)
 {
 	uint64_t v = 0;
@@ -154,6 +147,38 @@ static struct token lex_hex(struct lexer *lx, size_t start)
 	return t;
 }
 
+/* Is there a fraction with a unit, ".5s", at s?  Without a unit the '.' is
+ * left alone, so `1.5` stays 1 '.' 5 as it always was. */
+static bool decimal_duration_at(const char *s)
+{
+	if (s[0] != '.' || !isdigit((unsigned char)s[1]))
+		return false;
+	s++;
+	while (isdigit((unsigned char)*s))
+		s++;
+	return is_ident_char((unsigned char)*s);
+}
+
+/* DIGITS ['.' DIGITS] UNIT from start; lx->pos is past the integer part.
+ * The grammar is policy_parse_duration's. */
+static struct token lex_duration(struct lexer *lx, size_t start)
+{
+	const char *s = lx->src;
+	char err[sizeof(lx->msg)];
+	int64_t ms;
+
+	if (s[lx->pos] == '.')
+		for (lx->pos++; isdigit((unsigned char)s[lx->pos]);)
+			lx->pos++;
+	while (is_ident_char((unsigned char)s[lx->pos]))
+		lx->pos++;
+	if (policy_parse_duration(s + start, lx->pos - start, NULL, &ms, err, sizeof(err)) < 0)
+		return lex_error(lx, start, "%s", err);
+	struct token t = make(lx, T_DURATION, start);
+	t.ival = ms;
+	return t;
+}
+
 static struct token lex_number(struct lexer *lx, size_t start)
 {
 	const char *s = lx->src;
@@ -168,28 +193,15 @@ static struct token lex_number(struct lexer *lx, size_t start)
 		else
 			v = v * 10 + d;
 	}
-	size_t digits_end = lx->pos;
-	while (is_ident_char((unsigned char)s[lx->pos]))
-		lx->pos++;
-	size_t ulen = lx->pos - digits_end;
-	if (ulen == 0 && s[start] == '0' && digits_end - start > 1)
+	if (is_ident_char((unsigned char)s[lx->pos]) || decimal_duration_at(s + lx->pos))
+		return lex_duration(lx, start);
+	if (s[start] == '0' && lx->pos - start > 1)
 		return lex_error(lx, start, "leading zero in '%.*s': octal is not supported",
-				 (int)ulen + (int)(digits_end - start), s + start);
+				 (int)(lx->pos - start), s + start);
 	if (overflow)
 		return lex_error(lx, start, "integer literal too large");
-	if (ulen == 0) {
-		struct token t = make(lx, T_INT, start);
-		t.ival = v;
-		return t;
-	}
-	int64_t scale = duration_scale(s + digits_end, ulen);
-	if (scale == 0)
-		return lex_error(lx, start, "bad duration '%.*s': use ms, s or m",
-				 (int)(lx->pos - start), s + start);
-	if (v > INT64_MAX / scale)
-		return lex_error(lx, start, "duration too large");
-	struct token t = make(lx, T_DURATION, start);
-	t.ival = v * scale;
+	struct token t = make(lx, T_INT, start);
+	t.ival = v;
 	return t;
 }
 
@@ -371,28 +383,4 @@ void token_describe(const struct token *t, char *buf, size_t len)
 		snprintf(buf, len, "'%.37s...'", t->text);
 	else
 		snprintf(buf, len, "'%.*s'", (int)t->len, t->text);
-}
-
-int edit_distance(const char *a, size_t alen, const char *b, size_t blen)
-{
-	int row[101];
-	if (alen > 100 || blen > 100)
-		return 100;
-	for (size_t j = 0; j <= blen; j++)
-		row[j] = (int)j;
-	for (size_t i = 1; i <= alen; i++) {
-		int diag = row[0];
-		row[0] = (int)i;
-		for (size_t j = 1; j <= blen; j++) {
-			int up = row[j];
-			int best = diag + (a[i - 1] != b[j - 1]);
-			if (up + 1 < best)
-				best = up + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			row[j] = best;
-			diag = up;
-		}
-	}
-	return row[blen];
 }

@@ -45,7 +45,4 @@ bool lexer_location(struct lexer *lx, struct token *file, struct token *line);
 /* Writes a short human description of a token: 'text', end of line, ... */
 void token_describe(const struct token *t, char *buf, size_t len);
 
-/* Levenshtein distance, for "did you mean" hints (capped at 100). */
-int edit_distance(const char *a, size_t alen, const char *b, size_t blen);
-
 #endif

@@ -24,6 +24,7 @@
  */
 #include "policy/ast.h"
 #include "policy/lexer.h"
+#include "symbols/symbols.h"
 #include "tracer/tracer.h"
 
 #include <ctype.h>
@@ -222,10 +223,10 @@ static void skip_newlines(struct parser *p)
 static const char *suggest(const struct token *t, const char *const *words, size_t n)
 {
 	const char *best = NULL;
-	int best_d = t->len <= 3 ? 2 : 3;
+	unsigned best_d = t->len <= 3 ? 2 : 3;
 	for (size_t i = 0; i < n; i++) {
-		int d = edit_distance(t->text, t->len, words[i], strlen(words[i]));
-		if (d < best_d && (size_t)d < t->len) {
+		unsigned d = sym_edit_distance(t->text, t->len, words[i], strlen(words[i]));
+		if (d < best_d && d < t->len) {
 			best_d = d;
 			best = words[i];
 		}
@@ -323,61 +324,33 @@ static char *expect_word(struct parser *p, const char *what, bool any_word)
 	return s;
 }
 
+/*
+ * Signal names come from glibc (sigabbrev_np, "SEGV" for SIGSEGV), looping
+ * over every signal number, so every signal this libc names is accepted and
+ * the printer writes the same names back.  glibc gives one name per number;
+ * the Linux aliases it does not give (SIGIO is SIGPOLL, SIGIOT is SIGABRT,
+ * SIGCLD is SIGCHLD) are the only names listed here.
+ */
 static int signal_number(const struct token *t)
 {
 	static const struct {
 		const char *name;
 		int num;
-	} sigs[] = {
-	    {"SIGHUP", SIGHUP},	      {"SIGINT", SIGINT},   {"SIGQUIT", SIGQUIT},
-	    {"SIGILL", SIGILL},	      {"SIGTRAP", SIGTRAP}, {"SIGABRT", SIGABRT},
-	    {"SIGBUS", SIGBUS},	      {"SIGFPE", SIGFPE},   {"SIGKILL", SIGKILL},
-	    {"SIGUSR1", SIGUSR1},     {"SIGSEGV", SIGSEGV}, {"SIGUSR2", SIGUSR2},
-	    {"SIGPIPE", SIGPIPE},     {"SIGALRM", SIGALRM}, {"SIGTERM", SIGTERM},
-	    {"SIGCHLD", SIGCHLD},     {"SIGCONT", SIGCONT}, {"SIGSTOP", SIGSTOP},
-	    {"SIGTSTP", SIGTSTP},     {"SIGTTIN", SIGTTIN}, {"SIGTTOU", SIGTTOU},
-	    {"SIGURG", SIGURG},	      {"SIGXCPU", SIGXCPU}, {"SIGXFSZ", SIGXFSZ},
-	    {"SIGVTALRM", SIGVTALRM}, {"SIGPROF", SIGPROF}, {"SIGWINCH", SIGWINCH},
-	    {"SIGIO", SIGIO},	      {"SIGSYS", SIGSYS},
-	};
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		if (tok_is(t, sigs[i].name))
-			return sigs[i].num;
-	return 0;
-}
-
-static const char *signal_name(int num)
-{
-	switch (num) {
-	case SIGSEGV:
-		return "SIGSEGV";
-	case SIGABRT:
-		return "SIGABRT";
-	case SIGBUS:
-		return "SIGBUS";
-	case SIGFPE:
-		return "SIGFPE";
-	case SIGILL:
-		return "SIGILL";
-	case SIGTRAP:
-		return "SIGTRAP";
-	case SIGKILL:
-		return "SIGKILL";
-	case SIGTERM:
-		return "SIGTERM";
-	case SIGINT:
-		return "SIGINT";
-	case SIGUSR1:
-		return "SIGUSR1";
-	case SIGUSR2:
-		return "SIGUSR2";
-	case SIGPIPE:
-		return "SIGPIPE";
-	case SIGALRM:
-		return "SIGALRM";
-	default:
-		return NULL;
+	} aliases[] = {{"IO", SIGIO}, {"IOT", SIGIOT}, {"CLD", SIGCHLD}};
+	if (t->len <= 3 || memcmp(t->text, "SIG", 3) != 0)
+		return 0;
+	struct token abbrev = *t;
+	abbrev.text += 3;
+	abbrev.len -= 3;
+	for (int sig = 1; sig <= SIGRTMAX; sig++) {
+		const char *name = sigabbrev_np(sig);
+		if (name && tok_is(&abbrev, name))
+			return sig;
 	}
+	for (size_t i = 0; i < sizeof(aliases) / sizeof(aliases[0]); i++)
+		if (tok_is(&abbrev, aliases[i].name))
+			return aliases[i].num;
+	return 0;
 }
 
 /* signal or signal(SIGNAME) / signal(N); the current token is `signal`. */
@@ -391,13 +364,14 @@ static struct expr *parse_signal(struct parser *p)
 		return e;
 	struct src_loc open = p->tok.loc;
 	advance(p);
-	if (p->tok.kind == T_INT && p->tok.ival >= 1 && p->tok.ival <= 64) {
+	if (p->tok.kind == T_INT && p->tok.ival >= 1 && p->tok.ival <= SIGRTMAX) {
 		e->ival = p->tok.ival;
 	} else if (p->tok.kind == T_IDENT && (e->ival = signal_number(&p->tok)) != 0) {
 		;
 	} else if (p->tok.kind == T_IDENT || p->tok.kind == T_INT) {
 		perr(p, p->tok.loc,
-		     "unknown signal %s: use a name such as SIGSEGV or a number 1-64", found(p));
+		     "unknown signal %s: use a name such as SIGSEGV or a number 1-%d", found(p),
+		     SIGRTMAX);
 		goto fail;
 	} else {
 		perr(p, p->tok.loc, "signal(...) expects a signal name such as SIGSEGV, found %s",
@@ -1467,8 +1441,11 @@ static bool parse_timeout(struct parser *p, struct stmt *s)
 {
 	advance(p);
 	if (p->tok.kind == T_INT) {
-		perr(p, p->tok.loc, "'timeout' needs a unit: '%lldms', '%llds' or '%lldm'",
-		     (long long)p->tok.ival, (long long)p->tok.ival, (long long)p->tok.ival);
+		/* the number as written, with a fraction the lexer left as 1 '.' 5 */
+		int n = (int)(p->tok.len + strspn(p->tok.text + p->tok.len, ".0123456789"));
+		const char *t = p->tok.text;
+		perr(p, p->tok.loc, "'timeout' needs a unit: '%.*sms', '%.*ss', '%.*sm' or '%.*sh'",
+		     n, t, n, t, n, t, n, t);
 		return false;
 	}
 	if (p->tok.kind != T_DURATION) {
@@ -1849,8 +1826,8 @@ static void fmt_event(struct outbuf *o, const struct expr *e)
 	case E_EV_SIGNAL:
 		if (e->ival == 0)
 			out_printf(o, "signal");
-		else if (signal_name((int)e->ival))
-			out_printf(o, "signal(%s)", signal_name((int)e->ival));
+		else if (sigabbrev_np((int)e->ival))
+			out_printf(o, "signal(SIG%s)", sigabbrev_np((int)e->ival));
 		else
 			out_printf(o, "signal(%lld)", (long long)e->ival);
 		break;

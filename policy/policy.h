@@ -235,4 +235,15 @@ int policy_outcome_exit_code(enum policy_outcome o);
 /* "bug" -> OUTCOME_BUG; -1 if unknown. */
 int policy_outcome_parse(const char *name);
 
+/*
+ * The one grammar of durations, shared by the language and the command line:
+ * DIGITS ['.' DIGITS] UNIT, UNIT one of ms, s, m, h ("500ms", "1.5s", "2h").
+ * TEXT need not be NUL-terminated; err may be NULL.  A number without a unit takes BARE_UNIT
+ * ("s" on the command line) or is refused if BARE_UNIT is NULL.  Returns 0
+ * and sets *ms, or -1 with a message in err ("bad duration '2x': use ms, s,
+ * m or h", "duration too large", "... finer than a millisecond").
+ */
+int policy_parse_duration(const char *text, size_t len, const char *bare_unit, int64_t *ms,
+			  char *err, size_t errlen);
+
 #endif

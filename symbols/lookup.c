@@ -21,60 +21,54 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "symbols/internal.h"
 
-/* --- edit distance (optimal string alignment: Damerau with adjacent swaps) --- */
+/* --- edit distance (optimal string alignment: Damerau with adjacent swaps) ---
+ *
+ * The one edit distance of cctrace: symbols/ is the lowest module that every
+ * "did you mean" (misspelt symbols here, schedule keywords in policy/, shell
+ * commands in cli/) may depend on, so it is public as sym_edit_distance. */
 
-#define MAX_NAME 64
-
-static unsigned min3(unsigned a, unsigned b, unsigned c)
+unsigned sym_edit_distance(const char *a, size_t la, const char *b, size_t lb)
 {
-	unsigned m = a < b ? a : b;
+	size_t i, j, w = lb + 1;
+	/* three rows: i - 2 (for a swap), i - 1 and i */
+	unsigned *d = malloc(3 * w * sizeof(*d)), *r2, *r1, *r0, *t, best;
 
-	return m < c ? m : c;
-}
-
-static unsigned osa(const char *a, size_t la, const char *b, size_t lb)
-{
-	unsigned d[MAX_NAME + 1][MAX_NAME + 1];
-	size_t i, j;
-
-	for (i = 0; i <= la; i++)
-		d[i][0] = (unsigned)i;
+	if (!d)
+		return UINT_MAX;
+	r2 = d, r1 = d + w, r0 = d + 2 * w;
 	for (j = 0; j <= lb; j++)
-		d[0][j] = (unsigned)j;
+		r1[j] = (unsigned)j;
 	for (i = 1; i <= la; i++) {
+		r0[0] = (unsigned)i;
 		for (j = 1; j <= lb; j++) {
-			unsigned cost = a[i - 1] != b[j - 1];
-
-			d[i][j] = min3(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
+			best = r1[j - 1] + (a[i - 1] != b[j - 1]);
+			if (r1[j] + 1 < best)
+				best = r1[j] + 1;
+			if (r0[j - 1] + 1 < best)
+				best = r0[j - 1] + 1;
 			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
-			    d[i - 2][j - 2] + 1 < d[i][j])
-				d[i][j] = d[i - 2][j - 2] + 1;
+			    r2[j - 2] + 1 < best)
+				best = r2[j - 2] + 1;
+			r0[j] = best;
 		}
+		t = r2, r2 = r1, r1 = r0, r0 = t;
 	}
-	return d[la][lb];
-}
-
-/* Distance between A and B (B up to its first '@'), or UINT_MAX beyond LIMIT. */
-unsigned symi_edit_distance(const char *a, const char *b, unsigned limit)
-{
-	size_t la = strlen(a), lb = strcspn(b, "@");
-
-	if (la > MAX_NAME || lb > MAX_NAME)
-		return -1u;
-	if ((la > lb ? la - lb : lb - la) > limit)
-		return -1u;
-	return osa(a, la, b, lb);
+	best = r1[lb];
+	free(d);
+	return best;
 }
 
 /* Is CAND a better suggestion for QUERY than *BEST?  Updates *BEST if so. */
 bool symi_suggest_consider(const char *query, const char *cand, unsigned *best_d, const char **best)
 {
 	size_t lq = strlen(query);
+	size_t lc;
 	unsigned limit = lq / 3 > 2 ? (unsigned)(lq / 3) : 2, d;
 	const char *at = strchr(cand, '@');
 
@@ -82,7 +76,10 @@ bool symi_suggest_consider(const char *query, const char *cand, unsigned *best_d
 		return false;
 	if (cand[0] == '_' && query[0] != '_')
 		return false;
-	d = symi_edit_distance(query, cand, limit);
+	lc = strcspn(cand, "@");
+	if ((lq > lc ? lq - lc : lc - lq) > limit)
+		return false;
+	d = sym_edit_distance(query, lq, cand, lc);
 	if (d == 0 || d > limit || d >= *best_d)
 		return false;
 	*best_d = d;

@@ -45,6 +45,12 @@ int sym_refresh(struct sym_space *space);
 
 void sym_close(struct sym_space *space);
 
+/* Edit distance (Levenshtein with adjacent swaps counting 1) between A[0..LA)
+ * and B[0..LB), for every "did you mean" in cctrace; UINT_MAX if out of
+ * memory.  Needs no space: it lives here because symbols/ is the lowest
+ * module that cli/ and policy/ both use. */
+unsigned sym_edit_distance(const char *a, size_t la, const char *b, size_t lb);
+
 /* Entry address of a function or object symbol.  The executable's own
  * definition wins over a library's; defined symbols only. */
 int sym_function(struct sym_space *space, const char *name, uint64_t *addr);

@@ -454,6 +454,46 @@ Test(errors, command_line_mistakes)
 	h_result_free(&r);
 }
 
+/* Decimal durations in a schedule and on the command line mean the same
+ * milliseconds: the report names 500 ms either way (no timing asserted). */
+Test(errors, decimal_durations_in_schedule_and_cli)
+{
+	char *timed = h_temp_sched("half.sched", "timeout 0.5s\nwait any enter(never_called)\n");
+	char *plain = h_temp_sched("plain.sched", "wait any enter(never_called)\n");
+	const char *const *argvs[] = {
+	    (const char *const[]){h_cctrace(), "run", timed, "--", ERRFIX, "wait", NULL},
+	    (const char *const[]){h_cctrace(), "run", "--timeout", "0.5s", plain, "--", ERRFIX,
+				  "wait", NULL}};
+
+	for (int i = 0; i < 2; i++) {
+		struct h_result r = h_run(argvs[i], QUICK_S);
+		cr_expect_eq(r.code, 2, "exit %d, expected 2 (unrealizable):\n%s", r.code, r.err);
+		cr_expect(strstr(r.err, "no thread reached 'enter(never_called)' within 500 ms"),
+			  "%s", r.err);
+		h_result_free(&r);
+	}
+	struct h_result r =
+	    H_RUN(h_cctrace(), "run", "--timeout", "0.5ms", plain, "--", ERRFIX, "wait");
+	cr_expect_eq(r.code, 3);
+	cr_expect_str_eq(r.err, "cctrace: bad --timeout '0.5ms': use e.g. 500ms or 2s\n");
+	cr_expect_str_eq(r.out, "", "errfix ran:\n%s", r.out);
+	h_result_free(&r);
+	r = H_RUN(h_cctrace(), "explore", plain, "--time", "1.5x", "--", ERRFIX, "wait");
+	cr_expect_eq(r.code, 3);
+	cr_expect_str_eq(r.err, "cctrace explore: bad --time '1.5x'\n");
+	h_result_free(&r);
+	char *bad = h_temp_sched("bad.sched", "timeout 0.0001s\n");
+	r = H_RUN(h_cctrace(), "run", bad, "--", ERRFIX, "wait");
+	cr_expect_eq(r.code, 3);
+	cr_expect(strstr(r.err, ":1:9: error: bad duration '0.0001s': finer than a millisecond"),
+		  "%s", r.err);
+	cr_expect_str_eq(r.out, "", "errfix ran:\n%s", r.out);
+	h_result_free(&r);
+	free(timed);
+	free(plain);
+	free(bad);
+}
+
 /* Where the threads were: one line per thread, p1.t1 .. p1.tN. */
 static void expect_thread_report(const char *err, int nthreads)
 {

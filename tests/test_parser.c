@@ -195,6 +195,116 @@ Test(parser, timeout_units)
 	schedule_free(s);
 }
 
+/* Hours and decimals, exact to the millisecond, printed back in ms. */
+Test(parser, timeout_hours_and_decimals)
+{
+	struct schedule *s = parse_ok("timeout 1h\ntimeout 1.5s\ntimeout 0.25m\ntimeout "
+				      "0.5h\ntimeout 2.000s\n");
+	const struct stmt *t = s->body;
+	int64_t want[] = {3600000, 1500, 15000, 1800000, 2000};
+	for (int i = 0; i < 5; i++, t = t->next) {
+		cr_assert_eq(t->kind, S_TIMEOUT);
+		cr_assert_eq(t->timeout_ms, want[i], "line %d: %lld ms", i + 1,
+			     (long long)t->timeout_ms);
+	}
+	cr_assert_null(t);
+	schedule_free(s);
+	dumps_as("timeout 1.5s\n", "timeout 1500ms\n");
+	/* `1.5` without a unit is no number (the lexer leaves 1 '.' 5). */
+	fails("timeout 1.5\n",
+	      "t.sched:1:9: error: 'timeout' needs a unit: '1.5ms', '1.5s', '1.5m' or '1.5h'");
+	fails("timeout 1.5x\n", "t.sched:1:9: error: bad duration '1.5x': use ms, s, m or h");
+	fails("timeout 0.5ms\n",
+	      "t.sched:1:9: error: bad duration '0.5ms': finer than a millisecond");
+	fails("timeout 0.0001s\n",
+	      "t.sched:1:9: error: bad duration '0.0001s': finer than a millisecond");
+	fails("timeout 99999999999999999999h\n", "t.sched:1:9: error: duration too large");
+}
+
+/* The command line's reading is the same grammar, with seconds for a bare number. */
+Test(parser, duration_grammar_for_the_command_line)
+{
+	static const struct {
+		const char *text;
+		int64_t ms;
+	} ok[] = {{"500ms", 500}, {"2", 2000},	   {"1.5", 1500}, {"1.5s", 1500},
+		  {"2m", 120000}, {"1h", 3600000}, {"0.001s", 1}, {"0", 0}};
+	static const char *const bad[] = {"",
+					  "5x",
+					  "1.5x",
+					  "-1s",
+					  "s",
+					  ".5s",
+					  "1.s",
+					  "0.5ms",
+					  "1e3ms",
+					  " 1s",
+					  "99999999999999999999"};
+	char err[128];
+	int64_t ms;
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		cr_expect_eq(policy_parse_duration(ok[i].text, strlen(ok[i].text), "s", &ms, err,
+						   sizeof(err)),
+			     0, "'%s': %s", ok[i].text, err);
+		cr_expect_eq(ms, ok[i].ms, "'%s' is %lld ms", ok[i].text, (long long)ms);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = 0;
+		cr_expect_eq(
+		    policy_parse_duration(bad[i], strlen(bad[i]), "s", &ms, err, sizeof(err)), -1,
+		    "'%s' was accepted", bad[i]);
+		cr_expect(strstr(err, "duration"), "'%s': no message: %s", bad[i], err);
+	}
+	/* Without a bare unit (the language), a bare number is refused. */
+	cr_expect_eq(policy_parse_duration("2", 1, NULL, &ms, err, sizeof(err)), -1);
+	cr_expect_str_eq(err, "bad duration '2': use ms, s, m or h");
+	/* The text need not end at len. */
+	cr_expect_eq(policy_parse_duration("3sx", 2, NULL, &ms, NULL, 0), 0);
+	cr_expect_eq(ms, 3000);
+}
+
+/* Every signal glibc names is accepted as signal(SIGNAME) and printed back
+ * as that name; real-time signals, which glibc does not name, by number. */
+Test(parser, every_signal_name)
+{
+	int named = 0;
+	for (int sig = 1; sig <= SIGRTMAX; sig++) {
+		const char *abbrev = sigabbrev_np(sig);
+		char text[64], want[64];
+		if (abbrev) {
+			snprintf(text, sizeof(text), "run A until signal(SIG%s)\n", abbrev);
+			named++;
+		} else {
+			snprintf(text, sizeof(text), "run A until signal(%d)\n", sig);
+		}
+		struct schedule *s = parse_ok(text);
+		cr_assert_eq(s->body->pred->kind, E_EV_SIGNAL);
+		cr_expect_eq(s->body->pred->ival, sig, "%s", text);
+		schedule_free(s);
+		if (abbrev)
+			snprintf(want, sizeof(want), "run A until signal(SIG%s)\n", abbrev);
+		else
+			snprintf(want, sizeof(want), "run A until signal(%d)\n", sig);
+		dumps_as(text, want);
+	}
+	cr_expect_geq(named, 31, "glibc named only %d signals", named);
+	/* Linux aliases glibc's one-name-per-number leaves out. */
+	const char *alias[] = {"SIGIO", "SIGIOT", "SIGCLD"};
+	int num[] = {SIGIO, SIGIOT, SIGCHLD};
+	for (int i = 0; i < 3; i++) {
+		char text[64];
+		snprintf(text, sizeof(text), "run A until signal(%s)\n", alias[i]);
+		struct schedule *s = parse_ok(text);
+		cr_expect_eq(s->body->pred->ival, num[i], "%s", alias[i]);
+		schedule_free(s);
+	}
+	fails("run A until signal(SIG)\n", "t.sched:1:20: error: unknown signal 'SIG': use a "
+					   "name such as SIGSEGV or a number 1-64");
+	fails("run A until signal(segv)\n", "t.sched:1:20: error: unknown signal 'segv': use a "
+					    "name such as SIGSEGV or a number 1-64");
+}
+
 Test(parser, thread_wait)
 {
 	struct schedule *s = parse_ok("thread A, B = wait 2 distinct enter(withdraw)\n");
@@ -1220,8 +1330,8 @@ Test(parser_errors, lexical)
 	fails("assert 0x10000000000000000\n", "t.sched:1:8: error: integer literal too large");
 	fails("assert x == 010\n",
 	      "t.sched:1:13: error: leading zero in '010': octal is not supported");
-	fails("timeout 2x\n", "t.sched:1:9: error: bad duration '2x': use ms, s or m");
-	fails("timeout 5sec\n", "t.sched:1:9: error: bad duration '5sec': use ms, s or m");
+	fails("timeout 2x\n", "t.sched:1:9: error: bad duration '2x': use ms, s, m or h");
+	fails("timeout 5sec\n", "t.sched:1:9: error: bad duration '5sec': use ms, s, m or h");
 	fails("timeout 9999999999999999m\n", "t.sched:1:9: error: duration too large");
 	fails("assert c == ''\n", "t.sched:1:13: error: empty character literal");
 	fails("assert c == 'a\n", "t.sched:1:13: error: unterminated character literal");
@@ -1804,7 +1914,8 @@ Test(parser_errors, statements)
 	    "line");
 	fails("timeout x\n", "t.sched:1:9: error: 'timeout' needs a duration such as '2s' or "
 			     "'500ms', found 'x'");
-	fails("timeout 2\n", "t.sched:1:9: error: 'timeout' needs a unit: '2ms', '2s' or '2m'");
+	fails("timeout 2\n",
+	      "t.sched:1:9: error: 'timeout' needs a unit: '2ms', '2s', '2m' or '2h'");
 	fails("timeout 2s 3s\n",
 	      "t.sched:1:12: error: expected end of 'timeout' statement, found '3s'");
 }
