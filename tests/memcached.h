@@ -6,13 +6,14 @@
  * in its own process group, tracked by the harness: h_cleanup() kills it
  * whatever the outcome, and mc_stop() stops it (SIGTERM) at the end of a test
  * that passed.  Readiness is a connection that gets a reply, polled with a
- * deadline; a breakpoint being armed is its int3 byte in the target's code
+ * deadline; a breakpoint being armed is its byte in the target's code
  * (read through /proc/PID/mem), so no test sleeps to synchronise.
  */
 #ifndef CCTRACE_TESTS_MEMCACHED_H
 #define CCTRACE_TESTS_MEMCACHED_H
 
 #include "harness.h"
+#include "tracer/tracer.h" /* TRACER_BREAK_BYTE */
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -233,7 +234,8 @@ static inline uint64_t mc_symbol_addr(pid_t pid, const char *file, const char *s
 	return base + value;
 }
 
-/* Polls until the byte at addr in pid is an int3 (a breakpoint is armed). */
+/* Polls until the byte at addr in pid is cctrace's breakpoint byte
+ * (TRACER_BREAK_BYTE; it used to be int3): a breakpoint is armed. */
 static inline void mc_wait_int3(pid_t pid, uint64_t addr, int timeout_ms)
 {
 	int64_t deadline = h_now_ms() + timeout_ms;
@@ -243,7 +245,7 @@ static inline void mc_wait_int3(pid_t pid, uint64_t addr, int timeout_ms)
 	for (;;) {
 		unsigned char b = 0;
 
-		if (pread(fd, &b, 1, (off_t)addr) == 1 && b == 0xcc)
+		if (pread(fd, &b, 1, (off_t)addr) == 1 && b == TRACER_BREAK_BYTE)
 			break;
 		cr_assert(h_now_ms() < deadline, "no breakpoint at %#llx in pid %d",
 			  (unsigned long long)addr, (int)pid);

@@ -494,6 +494,9 @@ int tracer_attach(struct tracer *t, pid_t pid, char *err, size_t len)
 			 pid, status_field(pid, "Tgid"));
 		return -1;
 	}
+	/* Before anything is changed in any process. */
+	if (tr_guard_start(t, err, len) < 0)
+		return -1;
 	if (attach_process(t, pid, err, len) < 0)
 		return -1;
 	attach_children(t, pid, 0);

@@ -107,11 +107,18 @@ static bool stepped_out_of_syscall(struct tr_thread *th, uint64_t gadget,
 long tr_inject_syscall(struct tr_thread *th, long nr, const long args[6], bool *ok)
 {
 	struct user_regs_struct saved = th->regs, regs = th->regs;
-	uint64_t gadget = find_syscall_gadget(th->proc);
+	uint64_t gadget = tr_guard_gadget(th->proc);
 	int status;
 	long ret = -ENOSYS;
 
 	*ok = false;
+	if (!gadget)
+		gadget = find_syscall_gadget(th->proc);
+	if (gadget && (tr_break_find(th->proc, gadget) || tr_break_find(th->proc, gadget + 1))) {
+		/* A breakpoint now sits on it: it would fault, not call. */
+		th->proc->syscall_gadget = 0;
+		gadget = find_syscall_gadget(th->proc);
+	}
 	if (!gadget || th->state != TR_HELD)
 		return ret;
 	regs.rax = (unsigned long)nr;
@@ -123,15 +130,20 @@ long tr_inject_syscall(struct tr_thread *th, long nr, const long args[6], bool *
 	regs.r8 = (unsigned long)args[4];
 	regs.r9 = (unsigned long)args[5];
 	regs.rip = gadget;
+	/* Should cctrace die now, the guardian gives the thread its own
+	 * registers back. */
+	tr_guard_inject(th, &saved);
 	if (ptrace(PTRACE_SETREGS, th->tid, 0, &regs) < 0)
-		return ret;
+		goto restore;
 	if (ptrace(PTRACE_SINGLESTEP, th->tid, 0, 0) < 0)
 		goto restore;
 	for (;;) {
 		if (waitpid(th->tid, &status, __WALL) < 0)
 			goto restore;
-		if (!WIFSTOPPED(status))
+		if (!WIFSTOPPED(status)) {
+			tr_guard_inject(th, NULL);
 			return ret; /* died; the caller's wait loop sees nothing more of it */
+		}
 		if (WSTOPSIG(status) == SIGTRAP && (status >> 16) == 0) {
 			if (!stepped_out_of_syscall(th, gadget, &saved))
 				break;
@@ -152,9 +164,9 @@ long tr_inject_syscall(struct tr_thread *th, long nr, const long args[6], bool *
 	}
 restore:
 	ptrace(PTRACE_SETREGS, th->tid, 0, &saved);
+	tr_guard_inject(th, NULL);
 	th->regs = saved;
 	th->regs_dirty = false;
-	th->rewound_only = false;
 	return ret;
 }
 
@@ -216,20 +228,31 @@ static struct tr_scratch *map_scratch_page(struct tr_process *p, uint64_t near, 
 			 (unsigned long)near);
 		return NULL;
 	}
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		tr_return_thread(th, borrowed);
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	s->addr = hole;
+	if (tr_guard_scratch(p, s, TR_GUARD_LIVE) < 0) {
+		tr_return_thread(th, borrowed);
+		snprintf(err, errlen, "cannot journal a scratch page for the guardian: %s",
+			 strerror(errno));
+		free(s);
+		return NULL;
+	}
 	args[0] = (long)hole;
 	addr = tr_inject_syscall(th, SYS_mmap, args, &ok);
 	tr_return_thread(th, borrowed);
 	if (!ok || addr < 0 || (uint64_t)addr != hole) {
 		snprintf(err, errlen, "cannot map a scratch page in pid %d: %s", p->pid,
 			 ok ? strerror((int)-addr) : "system call injection failed");
+		if (s->gj)
+			tr_guard_scratch(p, s, TR_GUARD_GONE);
+		free(s);
 		return NULL;
 	}
-	s = calloc(1, sizeof(*s));
-	if (!s) {
-		snprintf(err, errlen, "out of memory");
-		return NULL;
-	}
-	s->addr = hole;
 	s->next = p->scratch;
 	p->scratch = s;
 	return s;
@@ -269,6 +292,8 @@ void tr_scratch_release_all(struct tr_process *p, struct tr_thread *held)
 			args[0] = (long)s->addr;
 			tr_inject_syscall(held, SYS_munmap, args, &ok);
 		}
+		if (s->gj)
+			tr_guard_scratch(p, s, TR_GUARD_GONE);
 		p->scratch = s->next;
 		free(s);
 	}
