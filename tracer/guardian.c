@@ -868,6 +868,47 @@ static int step(struct g_proc *gp, struct g_thread *t)
 	return -1;
 }
 
+/* Is a SIGILL or SIGTRAP queued for the thread?  (Its SigPnd.) */
+static bool trap_pending(const struct g_proc *gp, const struct g_thread *t)
+{
+	char path[64], line[256];
+	unsigned long long pending = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", gp->rec->pid, t->tid);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (strncmp(line, "SigPnd:", 7) == 0)
+			pending = strtoull(line + 7, NULL, 16);
+	if (f)
+		fclose(f);
+	return pending & (1ull << (SIGILL - 1) | 1ull << (SIGTRAP - 1));
+}
+
+/*
+ * A thread that met a breakpoint just as we seized it stops for our
+ * interrupt first, with the SIGILL still queued; let go so, it would take
+ * it with the program's own action and die.  Let it take the signal while
+ * we trace it: it stops at once, before running any code, and the signal
+ * is settled as any other (dropped if it was ours).
+ */
+static void absorb_pending(struct g_proc *gp, struct g_thread *t)
+{
+	int status, tries;
+
+	for (tries = 0; tries < 4 && held(t) && !t->sig && trap_pending(gp, t); tries++) {
+		if (ptrace(PTRACE_CONT, t->tid, 0, 0) < 0 || wait_thread(gp, t, &status) < 0 ||
+		    !WIFSTOPPED(status)) {
+			t->gone = true;
+			return;
+		}
+		if ((status >> 16) == 0)
+			t->sig = WSTOPSIG(status);
+		if (ptrace(PTRACE_GETREGS, t->tid, 0, &t->regs) < 0)
+			t->gone = true;
+	}
+}
+
 static void put_bytes_back(struct g_proc *gp)
 {
 	size_t off = align8(sizeof(struct gj_header));
@@ -1229,6 +1270,7 @@ static int restore_process(struct g_proc *gp, pid_t cctrace)
 	put_bytes_back(gp);
 	for (i = 0; i < gp->n; i++)
 		if (held(&gp->th[i])) {
+			absorb_pending(gp, &gp->th[i]);
 			settle_thread(gp, &gp->th[i]);
 			clear_debug_registers(gp, &gp->th[i]);
 			if (gp->th[i].dirty &&
