@@ -10,11 +10,16 @@
  * Subcommands are a table; each parses its own operands and hands a loaded
  * schedule to policy/.  The exit code is the outcome's (0 completed, 1 bug,
  * 2 unrealizable, 3 error), or with --expect, 0 when the outcome is the
- * expected one and 4 when it is not.
+ * expected one and 4 when it is not.  A run that a signal cut short
+ * (Ctrl-C, SIGTERM, a closed output pipe...; everything is detached or
+ * killed first) exits 128 + the signal's number, as a shell reports a
+ * command the signal killed: 130 for Ctrl-C, whatever --expect says, so
+ * that a script can tell "interrupted" from "failed".
  */
 #include "cli/explore.h"
 #include "cli/shell.h"
 #include "policy/policy.h"
+#include "tracer/tracer.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -61,7 +66,8 @@ static void usage(FILE *f)
 	      "                       (auto, the default; also $CCTRACE_WATCHPOINTS)\n"
 	      "  -h, --help           this text\n"
 	      "\n"
-	      "exit codes: 0 completed, 1 bug, 2 unrealizable, 3 error, 4 unexpected outcome\n",
+	      "exit codes: 0 completed, 1 bug, 2 unrealizable, 3 error, 4 unexpected outcome,\n"
+	      "            128+N interrupted by signal N (130: Ctrl-C), after detaching\n",
 	      f);
 }
 
@@ -182,8 +188,12 @@ static int open_trace_json(struct cli *c)
 
 static int finish(struct cli *c, enum policy_outcome o)
 {
+	int sig = tracer_stop_signal(false);
+
 	if (c->opt.trace_json)
 		fclose(c->opt.trace_json);
+	if (o == OUTCOME_ERROR && sig)
+		return 128 + sig;
 	if (c->expect >= 0)
 		return (int)o == c->expect ? 0 : EXIT_UNEXPECTED;
 	return policy_outcome_exit_code(o);

@@ -343,12 +343,11 @@ static void print_json(const struct explore_options *eo, const struct explore_su
 		sum->schedule_ms, sum->finish_ms);
 }
 
-/* Ctrl-C or SIGTERM reached cctrace (the flag outlives the run's tracer). */
+/* Ctrl-C, SIGTERM or another stop signal reached cctrace (the flag
+ * outlives the run's tracer). */
 static bool stop_requested(void)
 {
-	int sig = tracer_stop_signal(false);
-
-	return sig == SIGINT || sig == SIGTERM || sig == SIGHUP;
+	return tracer_stop_signal(false) != 0;
 }
 
 int policy_explore(struct policy *pol, char *const argv[], const struct policy_options *opt,

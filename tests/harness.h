@@ -14,6 +14,8 @@
 #ifndef CCTRACE_TESTS_HARNESS_H
 #define CCTRACE_TESTS_HARNESS_H
 
+#include "tracer/tracer.h"
+
 #include <criterion/criterion.h>
 #include <ctype.h>
 #include <dirent.h>
@@ -957,7 +959,8 @@ static inline char *h_read_available(int fd)
 }
 
 /*
- * Polls until the byte at addr in pid is an int3: the tracer (a cctrace
+ * Polls until the byte at addr in pid is cctrace's breakpoint byte
+ * (TRACER_BREAK_BYTE): the tracer (a cctrace
  * started with its stderr on a pipe) has armed its breakpoint there.  If
  * the tracer ends first the test fails at once with what it printed,
  * instead of waiting for a breakpoint that can no longer come (its
@@ -970,7 +973,7 @@ static inline void h_wait_int3(pid_t pid, uint64_t addr, struct h_proc *tracer, 
 	int status, code;
 
 	for (;;) {
-		if (h_peek_byte(pid, addr) == 0xcc)
+		if (h_peek_byte(pid, addr) == TRACER_BREAK_BYTE)
 			return;
 		if (waitpid(tracer->pid, &status, WNOHANG) == tracer->pid) {
 			h_untrack(tracer->pid);

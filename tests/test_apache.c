@@ -318,7 +318,7 @@ static void one_run(struct server *s, const char *sched, const char *func, int r
 	struct h_result r;
 	char seen[8192] = "", *order, *diff;
 
-	cr_assert_neq(h_peek_byte(s->pid, entry), 0xcc,
+	cr_assert_neq(h_peek_byte(s->pid, entry), TRACER_BREAK_BYTE,
 		      "run %d: a breakpoint is left on %s in the parent", run, func);
 	tracer =
 	    h_spawn((const char *const[]){h_cctrace(), "attach", h_fmt("%d", s->pid), sched, NULL},

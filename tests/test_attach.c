@@ -227,7 +227,7 @@ Test(attach, watchpoint_leaves_no_debug_registers)
 /*
  * cctrace attaches with a wait that can never be satisfied; once it is
  * waiting (every thread traced by it and the breakpoint at never_called() in
- * the code) it gets sig.  It must detach, say so, and exit 3.
+ * the code) it gets sig.  It must detach, say so, and exit 128 + sig.
  */
 static void interrupt_while_waiting(int sig, const char *abbrev)
 {
@@ -273,8 +273,8 @@ static void interrupt_while_waiting(int sig, const char *abbrev)
 	r = h_collect(&c, 20);
 	expect_text_restored(&t, "after an interrupted attach");
 	expect_untraced(&t, "after an interrupted attach");
-	cr_expect_eq(r.code, 3, "cctrace got SIG%s and exited %d, expected 3:\n%s", abbrev, r.code,
-		     r.err);
+	cr_expect_eq(r.code, 128 + sig, "cctrace got SIG%s and exited %d, expected %d:\n%s", abbrev,
+		     r.code, 128 + sig, r.err);
 	want = h_fmt("cctrace: error: interrupted by %s; detached, and the process keeps running",
 		     abbrev);
 	cr_expect(strstr(r.err, "interrupted") && strstr(r.err, want), "expected '%s' in:\n%s",

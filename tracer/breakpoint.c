@@ -1,5 +1,16 @@
 /*
- * breakpoint.c: int3 breakpoints that never come out while threads run.
+ * breakpoint.c: breakpoints that never come out while threads run.
+ *
+ * A breakpoint is one byte, TRACER_BREAK_BYTE (0xce), written over the first
+ * byte of an instruction.  It is not int3 (0xcc): 0xce (into) is invalid in
+ * 64-bit mode and faults (#UD, SIGILL) with the pc still on it, where int3
+ * traps with the pc one byte further.  The difference matters when cctrace
+ * dies: the kernel then drops the signal of a thread stopped at a
+ * breakpoint and lets it run from its pc.  After int3 that pc is inside
+ * the instruction, and the thread runs the rest of its bytes as code;
+ * after 0xce it is the breakpoint itself, which faults again, and the
+ * guardian's handler catches it (guardian.c).  So a stopped thread's pc
+ * never needs to be rewound, not even by us.
  *
  * Planting a breakpoint decodes the instruction under it once.  If the
  * instruction's meaning depends on where it sits (relative jmp/call, ret)
@@ -22,7 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const uint8_t int3 = 0xcc;
+static const uint8_t break_byte = TRACER_BREAK_BYTE;
 
 struct tr_breakpoint *tr_break_find_any(struct tr_process *p, uint64_t addr)
 {
@@ -83,20 +94,41 @@ static bool image_gone(void)
 	return errno == ESRCH;
 }
 
+static int journal_failed(uint64_t addr, char *err, size_t errlen)
+{
+	snprintf(err, errlen, "cannot journal the breakpoint at %#lx for the guardian: %s",
+		 (unsigned long)addr, strerror(errno));
+	return -1;
+}
+
+/* A dormant breakpoint planted again: one write. */
+static int replant(struct tr_process *p, struct tr_breakpoint *bp, char *err, size_t errlen)
+{
+	if (tr_guard_break(p, bp, TR_GUARD_LIVE) < 0)
+		return journal_failed(bp->addr, err, errlen);
+	if (tracer_write(p, bp->addr, &break_byte, 1) == 0 || image_gone()) {
+		bp->refs = 1;
+		return 0;
+	}
+	snprintf(err, errlen, "cannot write a breakpoint at %#lx: %s", (unsigned long)bp->addr,
+		 strerror(errno));
+	tr_guard_break(p, bp, TR_GUARD_DORMANT);
+	return -1;
+}
+
 int tracer_break_insert(struct tr_process *p, uint64_t addr, char *err, size_t errlen)
 {
 	struct tr_breakpoint *bp = tr_break_find_any(p, addr);
 
-	if (bp && bp->refs++ > 0)
+	if (bp && bp->refs > 0) {
+		bp->refs++;
 		return 0;
-	if (bp) {
-		if (tracer_write(p, addr, &int3, 1) == 0 || image_gone())
-			return 0;
-		bp->refs = 0;
-		snprintf(err, errlen, "cannot write a breakpoint at %#lx: %s", (unsigned long)addr,
-			 strerror(errno));
-		return -1;
 	}
+	/* The guardian's rescue handler comes before the first breakpoint. */
+	if (tr_guard_prepare(p, err, errlen) < 0)
+		return -1;
+	if (bp)
+		return replant(p, bp, err, errlen);
 	bp = calloc(1, sizeof(*bp));
 	if (!bp)
 		goto oom;
@@ -119,11 +151,18 @@ int tracer_break_insert(struct tr_process *p, uint64_t addr, char *err, size_t e
 		goto fail;
 	}
 	bp->orig = bp->code[0];
-	if (tracer_write(p, addr, &int3, 1) < 0) {
-		if (image_gone())
+	if (tr_guard_break(p, bp, TR_GUARD_LIVE) < 0) {
+		journal_failed(addr, err, errlen);
+		goto fail;
+	}
+	if (tracer_write(p, addr, &break_byte, 1) < 0) {
+		if (image_gone()) {
+			tr_guard_break(p, bp, TR_GUARD_GONE);
 			goto gone;
+		}
 		snprintf(err, errlen, "cannot write a breakpoint at %#lx: %s", (unsigned long)addr,
 			 strerror(errno));
+		tr_guard_break(p, bp, TR_GUARD_GONE);
 		goto fail;
 	}
 	bp->next = p->breakpoints;
@@ -159,6 +198,7 @@ void tracer_break_remove(struct tr_process *p, uint64_t addr)
 		return;
 	if (p->alive)
 		tracer_write(p, addr, &bp->orig, 1);
+	tr_guard_break(p, bp, TR_GUARD_DORMANT); /* after: the guardian may undo it twice */
 }
 
 void tr_break_remove_all(struct tr_process *p, bool restore_bytes)
@@ -168,20 +208,11 @@ void tr_break_remove_all(struct tr_process *p, bool restore_bytes)
 
 		if (restore_bytes && p->alive && bp->refs > 0)
 			tracer_write(p, bp->addr, &bp->orig, 1);
+		if (bp->gj)
+			tr_guard_break(p, bp, TR_GUARD_GONE);
 		p->breakpoints = bp->next;
 		free(bp);
 	}
-}
-
-/* Instructions that may be skipped by resuming right after the int3: a
- * one-byte nop, and endbr64, whose last three bytes (0f 1e fa) are a nop
- * too.  Function entries built with -fcf-protection all start so. */
-static bool resumes_in_place(const struct tr_breakpoint *bp)
-{
-	static const uint8_t endbr64[4] = {0xf3, 0x0f, 0x1e, 0xfa};
-
-	return (bp->insn.len == 1 && bp->code[0] == 0x90) ||
-	       (bp->insn.len == 4 && memcmp(bp->code, endbr64, 4) == 0);
 }
 
 int tr_break_step_over(struct tr_thread *th)
@@ -190,15 +221,6 @@ int tr_break_step_over(struct tr_thread *th)
 
 	if (!bp)
 		return 1;
-	if (th->rewound_only && resumes_in_place(bp)) {
-		/* The kernel's pc is still just past the int3: no register
-		 * write at all. */
-		th->regs.rip = bp->addr + 1;
-		th->regs_dirty = false;
-		th->rewound_only = false;
-		return 0;
-	}
-	th->rewound_only = false;
 	if (bp->slot) {
 		th->regs.rip = bp->slot;
 	} else if (dis_emulate(&bp->insn, &th->regs, tr_peek_fn, tr_poke_fn, th->proc) < 0) {
@@ -218,7 +240,6 @@ void tr_break_fix_pc_in_slot(struct tr_thread *th)
 			continue;
 		th->regs.rip = pc == bp->slot ? bp->addr : bp->addr + bp->insn.len;
 		th->regs_dirty = true;
-		th->rewound_only = false;
 		return;
 	}
 }
@@ -226,11 +247,11 @@ void tr_break_fix_pc_in_slot(struct tr_thread *th)
 /*
  * The child's memory is the parent's as it was at the fork, and the parent
  * may have run between our writes to it (a scratch page is mapped by the
- * parent itself, which runs on before the slot and the int3 are written),
+ * parent itself, which runs on before the slot and the breakpoint are written),
  * or our list may have changed while the fork event waited to be reaped.
  * So the copied list is made to agree with the child's bytes before the
- * child runs: an int3 we do not account for would kill it with SIGTRAP
- * once detached, a dormant entry over a live int3 would loop, and a slot
+ * child runs: a breakpoint we do not account for would kill it with SIGILL
+ * once detached, a dormant entry over a live breakpoint would loop, and a slot
  * the child does not have would crash it (such an entry is dropped: the
  * child gets a fresh one if the point is armed there again).  After vfork
  * the memory is shared and already agrees.
@@ -244,21 +265,21 @@ static bool sync_inherited(struct tr_process *parent, struct tr_process *child,
 		return false;
 	if (bp->slot && tracer_read(child, bp->slot, slot, 1) < 0) {
 		/* Its scratch page was mapped after the fork: not the child's. */
-		if (now == int3)
+		if (now == break_byte)
 			tracer_write(child, bp->addr, &bp->orig, 1);
 		return false;
 	}
 	if (bp->refs == 0) {
-		if (now == int3)
+		if (now == break_byte)
 			tracer_write(child, bp->addr, &bp->orig, 1);
 		return true;
 	}
-	if (now == int3)
+	if (now == break_byte)
 		return true; /* planted before the fork, so its slot was written too */
 	if (bp->slot && (tracer_read(parent, bp->slot, slot, sizeof(slot)) < 0 ||
 			 tracer_write(child, bp->slot, slot, sizeof(slot)) < 0))
 		return false;
-	return tracer_write(child, bp->addr, &int3, 1) == 0;
+	return tracer_write(child, bp->addr, &break_byte, 1) == 0;
 }
 
 /* Scratch pages mapped before the fork are the child's too; one mapped
@@ -276,6 +297,8 @@ static void inherit_scratch(struct tr_process *parent, struct tr_process *child)
 			return;
 		*copy = *s;
 		copy->next = NULL;
+		copy->gj = 0;
+		tr_guard_scratch(child, copy, TR_GUARD_LIVE);
 		*tail = copy;
 		tail = &copy->next;
 	}
@@ -292,10 +315,17 @@ void tr_break_inherit(struct tr_process *parent, struct tr_process *child)
 			return;
 		*copy = *bp;
 		copy->next = NULL;
+		copy->gj = 0;
+		/* Journaled first: syncing may write a breakpoint into the child. */
+		tr_guard_break(child, copy, TR_GUARD_LIVE);
 		if (!sync_inherited(parent, child, copy)) {
+			if (copy->gj)
+				tr_guard_break(child, copy, TR_GUARD_GONE);
 			free(copy);
 			continue;
 		}
+		if (copy->gj && copy->refs == 0)
+			tr_guard_break(child, copy, TR_GUARD_DORMANT);
 		*tail = copy;
 		tail = &copy->next;
 	}

@@ -5,7 +5,8 @@
  * stop (a thread cannot be detached, nor its registers written, while it
  * runs).  Then, per process: threads inside a scratch slot are moved back
  * to the equivalent original pc, debug registers are cleared, the original
- * bytes go back under every int3, the scratch pages are unmapped, and each
+ * bytes go back under every breakpoint, SIGILL's and SIGTRAP's own actions
+ * come back (guardian.c), the scratch pages are unmapped, and each
  * thread is detached with any signal it still had coming.
  */
 #include "tracer/internal.h"
@@ -15,28 +16,29 @@
 #include <sys/ptrace.h>
 #include <sys/wait.h>
 
-/* Is a SIGTRAP queued for th?  (SigPnd in its status, bit SIGTRAP - 1.) */
-static bool sigtrap_pending(struct tr_thread *th)
+/* Is a SIGTRAP or SIGILL queued for th?  (SigPnd in its status.) */
+static bool trap_pending(struct tr_thread *th)
 {
 	unsigned long long pending = 0;
 
 	tr_status_field(th->proc->pid, th->tid, "SigPnd", 16, &pending);
-	return pending & (1ull << (SIGTRAP - 1));
+	return pending & (1ull << (SIGTRAP - 1) | 1ull << (SIGILL - 1));
 }
 
 /*
- * A thread that executed one of our int3s (or tripped a debug register)
- * just as we interrupted it stops for the interrupt first, with the
- * SIGTRAP still queued.  Detached like that, it would take the SIGTRAP
- * untraced and die.  Let it take the signal while still traced: the stop
- * is decoded as ours (the pc goes back to the breakpoint) and dropped.
+ * A thread that met one of our breakpoints (SIGILL) or tripped a debug
+ * register (SIGTRAP) just as we interrupted it stops for the interrupt
+ * first, with the signal still queued.  Detached like that, it would take
+ * the signal untraced and die.  Let it take the signal while still
+ * traced: the stop is decoded as ours (a breakpoint leaves the pc on it)
+ * and dropped.
  */
 static void absorb_our_traps(struct tracer *t, struct tr_process *p)
 {
 	struct tr_thread *th;
 
 	for (th = t->threads; th; th = th->next) {
-		if (th->proc != p || th->state != TR_HELD || !sigtrap_pending(th))
+		if (th->proc != p || th->state != TR_HELD || !trap_pending(th))
 			continue;
 		if (tr_continue(th, PTRACE_CONT) == 0)
 			tr_wait_for_stop(t, th);
@@ -63,6 +65,7 @@ static int detach_process(struct tracer *t, struct tr_process *p)
 		if (th->proc == p && th->state == TR_HELD)
 			restore_thread(th);
 	tr_break_remove_all(p, true);
+	tr_guard_unprepare(p, tr_any_held_thread(p)); /* actions back before their page goes */
 	tr_scratch_release_all(p, tr_any_held_thread(p));
 	for (th = t->threads; th; th = th->next) {
 		if (th->proc != p || th->state == TR_EXITED)
@@ -71,6 +74,8 @@ static int detach_process(struct tracer *t, struct tr_process *p)
 			failed = -1;
 		th->state = TR_EXITED;
 	}
+	if (!failed)
+		tr_guard_process_gone(p);
 	p->alive = false;
 	return failed;
 }
@@ -84,6 +89,9 @@ int tracer_detach_all(struct tracer *t)
 	for (p = t->processes; p; p = p->next)
 		if (p->alive && detach_process(t, p) < 0)
 			rc = -1;
+	/* The guardian stands down only if nothing is left for it to undo. */
+	if (rc == 0)
+		tr_guard_done(t);
 	return rc;
 }
 

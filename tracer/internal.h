@@ -13,15 +13,18 @@
 
 #define TR_MAX_WATCH 4
 
-/* One int3 we own.  `slot` is where its instruction runs out of line, 0 if
- * it is emulated instead (insn.kind says how). */
+struct tr_guard;
+
+/* One breakpoint we own.  `slot` is where its instruction runs out of line,
+ * 0 if it is emulated instead (insn.kind says how). */
 struct tr_breakpoint {
 	uint64_t addr;
 	int refs;
-	uint8_t orig;		    /* the byte under the int3 */
+	uint8_t orig;		    /* the byte under the breakpoint byte */
 	uint8_t code[DIS_MAX_INSN]; /* original bytes of the instruction */
 	struct dis_insn insn;
 	uint64_t slot;
+	size_t gj; /* its record in the guardian's journal, 0 if none */
 	struct tr_breakpoint *next;
 };
 
@@ -29,6 +32,7 @@ struct tr_breakpoint {
 struct tr_scratch {
 	uint64_t addr;
 	size_t used;
+	size_t gj; /* its record in the guardian's journal, 0 if none */
 	struct tr_scratch *next;
 };
 
@@ -60,7 +64,11 @@ struct tr_process {
 	struct tr_breakpoint *breakpoints;
 	struct tr_scratch *scratch;
 	struct tr_watch watch[TR_MAX_WATCH];
-	int dr_generation; /* bumped when watch[] changes */
+	int dr_generation;	   /* bumped when watch[] changes */
+	size_t gj;		   /* its record in the guardian's journal, 0 if none */
+	int rescue_state;	   /* enum tr_rescue: SIGILL's and SIGTRAP's (guardian.c) */
+	uint64_t rescue;	   /* the rescue handler's code */
+	uint64_t rescue_old[2][4]; /* SIGILL's and SIGTRAP's actions before ours */
 	void *user;
 	struct tracer *tracer;
 	struct tr_process *next;
@@ -71,9 +79,10 @@ struct tracer {
 	struct tr_thread *threads, **threads_tail;
 	struct tr_process *processes, **processes_tail;
 	int next_process_index;
-	int cpu;	/* the CPU cctrace pinned itself to, -1 if not */
-	pid_t child;	/* tracer_watch_child */
-	char note[512]; /* tracer_attach_note */
+	int cpu;		/* the CPU cctrace pinned itself to, -1 if not */
+	pid_t child;		/* tracer_watch_child */
+	char note[512];		/* tracer_attach_note */
+	struct tr_guard *guard; /* attached processes' guardian, NULL if none */
 	/* Events decoded but not yet handed out: launch's START, an emulated
 	 * single-step, a stop met while waiting for an interrupt.  A ring that
 	 * grows: stopping every thread can meet one event per thread. */
@@ -165,6 +174,45 @@ int tr_wait_any(int64_t deadline_ms, pid_t *tid, int *status);
  * program (tracer_terminal_take), deal with it, resume th and return
  * true; false leaves the signal to be delivered as usual. */
 bool tr_terminal_stop(struct tr_thread *th, int sig);
+
+/* guardian.c: what cctrace changes in attached processes, journaled for
+ * the guardian process before each change (no-ops for launched ones). */
+enum tr_guard_state { TR_GUARD_GONE, TR_GUARD_LIVE, TR_GUARD_DORMANT };
+enum tr_rescue { TR_RESCUE_NONE, TR_RESCUE_INSTALLING, TR_RESCUE_INSTALLED, TR_RESCUE_OFF };
+/* Start the guardian (tracer_attach, before anything is touched). */
+int tr_guard_start(struct tracer *t, char *err, size_t errlen);
+/* Everything is detached: the guardian exits without doing anything. */
+void tr_guard_done(struct tracer *t);
+/* Is pid the guardian (a child of cctrace, but no task of the program)? */
+bool tr_guard_is(const struct tracer *t, pid_t pid);
+void tr_guard_free(struct tracer *t);
+int tr_guard_process(struct tr_process *p);
+void tr_guard_process_gone(struct tr_process *p);
+void tr_guard_inherit(struct tr_process *parent, struct tr_process *child);
+void tr_guard_exec(struct tr_process *p);
+/* Before the first byte is written into p: the rescue handler for SIGILL
+ * and SIGTRAP. */
+int tr_guard_prepare(struct tr_process *p, char *err, size_t errlen);
+/* At detach, through a held thread: SIGILL's and SIGTRAP's own actions back. */
+int tr_guard_unprepare(struct tr_process *p, struct tr_thread *held);
+/* th is about to get a SIGILL or SIGTRAP of the program's own: the
+ * program's actions back, for good. */
+int tr_guard_before_signal(struct tr_thread *th);
+/* The `syscall` of the rescue handler, 0 if it is not in place.  System
+ * calls injected through it are safe should cctrace die meanwhile: the
+ * thread then parks in the handler instead of running on with the
+ * injected registers. */
+uint64_t tr_guard_gadget(const struct tr_process *p);
+/* While our handler is in place, whether the program catches sig (SIGILL
+ * or SIGTRAP); false if the kernel's answer is the right one. */
+bool tr_guard_signal_action(const struct tr_process *p, int sig, bool *caught);
+/* State changes; -1 (errno) if the journal cannot record them. */
+int tr_guard_break(struct tr_process *p, struct tr_breakpoint *bp, int state);
+int tr_guard_scratch(struct tr_process *p, struct tr_scratch *s, int state);
+int tr_guard_pin(struct tr_thread *th, bool pinned);
+/* A system call is injected into th (saved: its registers), or done (NULL). */
+void tr_guard_inject(struct tr_thread *th, const struct user_regs_struct *saved);
+void tr_guard_watch(struct tr_process *p);
 
 /* wait.c */
 /* How long an interrupted thread may take to stop before we give up on it

@@ -800,6 +800,9 @@ int tracer_attach(struct tracer *t, pid_t pid, char *err, size_t len)
 	if (tracer_attach_check(pid, err, len) < 0)
 		return -1;
 	tr_task_stat(pid, pid, &state, NULL);
+	/* Before anything is changed in any process. */
+	if (tr_guard_start(t, err, len) < 0)
+		return -1;
 	if (attach_process(t, pid, err, len) < 0)
 		return -1;
 	note_job_stop(t, pid, state);

@@ -141,12 +141,19 @@ static int injected_step_done(struct tr_thread *th, int status, uint64_t gadget,
 long tr_inject_syscall(struct tr_thread *th, long nr, const long args[6], bool *ok)
 {
 	struct user_regs_struct saved = th->regs, regs = th->regs;
-	uint64_t gadget = find_syscall_gadget(th->proc);
+	uint64_t gadget = tr_guard_gadget(th->proc);
 	int64_t deadline = tracer_now_ms() + TR_STOP_TIMEOUT_MS;
 	int status, rc, done;
 	long ret = -ENOSYS;
 
 	*ok = false;
+	if (!gadget)
+		gadget = find_syscall_gadget(th->proc);
+	if (gadget && (tr_break_find(th->proc, gadget) || tr_break_find(th->proc, gadget + 1))) {
+		/* A breakpoint now sits on it: it would fault, not call. */
+		th->proc->syscall_gadget = 0;
+		gadget = find_syscall_gadget(th->proc);
+	}
 	if (!gadget || th->state != TR_HELD)
 		return ret;
 	regs.rax = (unsigned long)nr;
@@ -158,8 +165,11 @@ long tr_inject_syscall(struct tr_thread *th, long nr, const long args[6], bool *
 	regs.r8 = (unsigned long)args[4];
 	regs.r9 = (unsigned long)args[5];
 	regs.rip = gadget;
+	/* Should cctrace die now, the guardian gives the thread its own
+	 * registers back. */
+	tr_guard_inject(th, &saved);
 	if (ptrace(PTRACE_SETREGS, th->tid, 0, &regs) < 0)
-		return ret;
+		goto restore;
 	for (done = 0; !done;) {
 		if (ptrace(PTRACE_SINGLESTEP, th->tid, 0, 0) < 0)
 			goto restore;
@@ -171,11 +181,17 @@ long tr_inject_syscall(struct tr_thread *th, long nr, const long args[6], bool *
 				th->state = TR_RUNNING; /* stuck in the call, in the kernel */
 			else
 				tr_thread_vanished(th, rc);
+			/* Stuck or gone: the guardian keeps the saved registers
+			 * only while the thread is in our call. */
+			if (rc != TR_TASK_DEADLINE)
+				tr_guard_inject(th, NULL);
 			return ret;
 		}
 		done = injected_step_done(th, status, gadget, &saved, &regs);
-		if (done < 0)
+		if (done < 0) {
+			tr_guard_inject(th, NULL);
 			return ret;
+		}
 	}
 	if (ptrace(PTRACE_GETREGS, th->tid, 0, &regs) == 0 && regs.rip == gadget + 2) {
 		ret = (long)regs.rax;
@@ -183,9 +199,9 @@ long tr_inject_syscall(struct tr_thread *th, long nr, const long args[6], bool *
 	}
 restore:
 	ptrace(PTRACE_SETREGS, th->tid, 0, &saved);
+	tr_guard_inject(th, NULL);
 	th->regs = saved;
 	th->regs_dirty = false;
-	th->rewound_only = false;
 	return ret;
 }
 
@@ -268,7 +284,22 @@ static struct tr_scratch *map_scratch_page(struct tr_process *p, uint64_t near, 
 		goto out;
 	}
 	args[0] = (long)find_hole(p, near);
-	addr = args[0] ? tr_inject_syscall(th, SYS_mmap, args, &ok) : 0;
+	if (args[0]) {
+		/* Journaled before it exists: should cctrace die during the
+		 * call, the guardian unmaps what may be there. */
+		s = calloc(1, sizeof(*s));
+		if (!s) {
+			snprintf(err, errlen, "out of memory");
+			goto out;
+		}
+		s->addr = (uint64_t)args[0];
+		if (tr_guard_scratch(p, s, TR_GUARD_LIVE) < 0) {
+			snprintf(err, errlen, "cannot journal a scratch page for the guardian: %s",
+				 strerror(errno));
+			goto forget;
+		}
+		addr = tr_inject_syscall(th, SYS_mmap, args, &ok);
+	}
 	if (!args[0] || !ok || addr != args[0]) {
 		/* A process being killed has no maps left to read, and no
 		 * thread that finishes a call. */
@@ -283,16 +314,16 @@ static struct tr_scratch *map_scratch_page(struct tr_process *p, uint64_t near, 
 		else
 			snprintf(err, errlen, "cannot map a scratch page in pid %d: %s", p->pid,
 				 mmap_failure(th, ok, addr));
-		goto out;
+		goto forget;
 	}
-	s = calloc(1, sizeof(*s));
-	if (!s) {
-		snprintf(err, errlen, "out of memory");
-		goto out;
-	}
-	s->addr = (uint64_t)addr;
 	s->next = p->scratch;
 	p->scratch = s;
+	goto out;
+forget:
+	if (s && s->gj)
+		tr_guard_scratch(p, s, TR_GUARD_GONE);
+	free(s);
+	s = NULL;
 out:
 	saved_errno = errno; /* says whether the image is gone (ESRCH) */
 	tr_return_thread(th, borrowed);
@@ -334,6 +365,8 @@ void tr_scratch_release_all(struct tr_process *p, struct tr_thread *held)
 			args[0] = (long)s->addr;
 			tr_inject_syscall(held, SYS_munmap, args, &ok);
 		}
+		if (s->gj)
+			tr_guard_scratch(p, s, TR_GUARD_GONE);
 		p->scratch = s->next;
 		free(s);
 	}

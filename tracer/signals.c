@@ -1,6 +1,6 @@
 /*
- * signals.c: how Ctrl-C, SIGTERM, SIGHUP and a wait's deadline reach a
- * blocking wait.
+ * signals.c: how a signal sent to cctrace (Ctrl-C, SIGTERM, kill -QUIT, a
+ * closed output pipe...) and a wait's deadline reach a blocking wait.
  *
  * Each controlled event is one ptrace stop, so its wait must cost one
  * system call: a blocking waitid().  What must be able to cut it short is
@@ -12,6 +12,28 @@
  * task: waitid() writes the reaped pid into a siginfo that outlives the
  * jump, and it is checked first.  Everywhere else the handlers only set
  * the flag (SA_RESTART), and the flag stays set until someone takes it.
+ *
+ * Every signal whose default action would end cctrace and that can be
+ * caught without hiding a crash is a stop signal: SIGINT, SIGTERM, SIGHUP,
+ * SIGQUIT, SIGUSR1/2, SIGPIPE (the output went away: `| head -1`), SIGXCPU,
+ * SIGXFSZ, SIGVTALRM, SIGPROF, SIGIO, SIGPWR, SIGSTKFLT and the real-time
+ * signals.  Dying on one of them would leave every attached thread with
+ * our int3s in its code; stopping lets the caller detach.  With SIGPIPE
+ * caught, a write to a closed pipe fails with EPIPE instead of killing us.
+ * The signals of a crash (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT,
+ * SIGSYS, SIGTRAP) keep their default (and the sanitizers' handlers): no
+ * clean detach can run in a process that just faulted.  Those, and
+ * SIGKILL, are the guardian's (guardian.c).
+ *
+ * Only one handler runs at a time (sa_mask holds every signal above, no
+ * SA_NODEFER).  Otherwise two signals pending at once, say SIGINT and the
+ * deadline's SIGALRM, get two frames stacked before either runs; the
+ * later frame (SIGALRM) runs first, jumps out, and the SIGINT handler's
+ * frame is discarded unrun: the interrupt is lost.  With the mask, the
+ * second signal stays pending until the first handler is done; after a
+ * jump (which keeps the handler's mask) the waiting code unblocks them,
+ * and a signal still pending is taken then, outside the waiting region,
+ * where it only sets its flag.
  *
  * The alarm is re-armed only for a deadline earlier than the armed one:
  * a schedule that starts a wait per event does not pay a timer call per
@@ -31,40 +53,54 @@ static volatile sig_atomic_t waiting;
 static sigjmp_buf wait_jump;
 static int64_t alarm_at = -1;
 static siginfo_t reaped; /* written by waitid, read after a jump: static */
+static sigset_t handled; /* every signal on_signal handles */
 
 static void on_signal(int sig)
 {
 	if (sig == SIGALRM)
 		alarm_fired = 1;
-	else
-		stop_signal = sig;
+	else if (!stop_signal)
+		stop_signal = sig; /* the first one is the reason */
 	if (waiting) {
 		waiting = 0;
 		siglongjmp(wait_jump, 1);
 	}
 }
 
+/* The stop signals of the design comment; SIGALRM is the deadline. */
+static void fill_handled(sigset_t *set)
+{
+	static const int sigs[] = {SIGINT,    SIGTERM, SIGHUP,	SIGQUIT, SIGUSR1,
+				   SIGUSR2,   SIGPIPE, SIGALRM, SIGXCPU, SIGXFSZ,
+				   SIGVTALRM, SIGPROF, SIGIO,	SIGPWR,	 SIGSTKFLT};
+	size_t i;
+	int sig;
+
+	sigemptyset(set);
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaddset(set, sigs[i]);
+	for (sig = SIGRTMIN; sig <= SIGRTMAX; sig++)
+		sigaddset(set, sig);
+}
+
 void tr_signals_install(void)
 {
-	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGALRM};
 	static bool installed;
 	struct sigaction sa;
-	sigset_t unblock;
-	size_t i;
+	int sig;
 
 	if (installed)
 		return;
 	installed = true;
+	fill_handled(&handled);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
-	sa.sa_flags = SA_RESTART | SA_NODEFER;
-	sigemptyset(&sa.sa_mask);
-	sigemptyset(&unblock);
-	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
-		sigaction(sigs[i], &sa, NULL);
-		sigaddset(&unblock, sigs[i]);
-	}
-	sigprocmask(SIG_UNBLOCK, &unblock, NULL);
+	sa.sa_flags = SA_RESTART;
+	sa.sa_mask = handled;
+	for (sig = 1; sig < NSIG; sig++)
+		if (sigismember(&handled, sig) == 1)
+			sigaction(sig, &sa, NULL);
+	sigprocmask(SIG_UNBLOCK, &handled, NULL);
 }
 
 int tracer_stop_signal(bool take)
@@ -120,6 +156,10 @@ static int wait_once(pid_t *tid, int *status)
 		if (!stop_signal && !alarm_fired)
 			rc = waitid(P_ALL, 0, &reaped, WEXITED | WSTOPPED | __WALL) < 0 ? -1 : 1;
 		waiting = 0;
+	} else {
+		/* Jumped out of a handler, whose mask is still ours: a signal
+		 * that came meanwhile is delivered now, and only noted. */
+		sigprocmask(SIG_UNBLOCK, &handled, NULL);
 	}
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (reaped.si_pid != 0) {
@@ -138,8 +178,10 @@ int tr_wait_any(int64_t deadline_ms, pid_t *tid, int *status)
 
 	for (;;) {
 		if (deadline_ms >= 0) {
+			/* A stop that came with the deadline wins: it was
+			 * asked for, the timeout is only the clock. */
 			if (tracer_now_ms() >= deadline_ms)
-				return TR_ANY_DEADLINE;
+				return stop_signal ? TR_ANY_STOP : TR_ANY_DEADLINE;
 			arm_alarm(deadline_ms);
 		}
 		rc = wait_once(tid, status);

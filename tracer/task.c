@@ -49,6 +49,9 @@ void tracer_free(struct tracer *t)
 {
 	if (!t)
 		return;
+	/* First: letting go of the tables is not letting go of the program
+	 * (the guardian still acts if nothing was detached). */
+	tr_guard_free(t);
 	while (t->threads) {
 		struct tr_thread *th = t->threads;
 
@@ -105,6 +108,7 @@ struct tr_process *tr_process_new(struct tracer *t, pid_t pid)
 	tr_mem_open(p);
 	*t->processes_tail = p;
 	t->processes_tail = &p->next;
+	tr_guard_process(p); /* without a record, changes to it are refused */
 	return p;
 }
 
@@ -116,6 +120,7 @@ void tr_process_inherit(struct tr_process *parent, struct tr_process *child)
 	child->parent_pid = parent->pid;
 	child->shares_mm = tr_shares_mm(child->pid, parent->pid);
 	child->let_go = parent->tracer->opt.no_children && !parent->launched;
+	tr_guard_inherit(parent, child);
 	tr_break_inherit(parent, child);
 }
 
@@ -238,7 +243,6 @@ void tracer_process_set_user(struct tr_process *p, void *user)
 
 int tr_fetch_regs(struct tr_thread *th)
 {
-	th->rewound_only = false;
 	if (ptrace(PTRACE_GETREGS, th->tid, 0, &th->regs) < 0)
 		return -1;
 	th->regs_dirty = false;
@@ -252,7 +256,6 @@ int tr_flush_regs(struct tr_thread *th)
 	if (ptrace(PTRACE_SETREGS, th->tid, 0, &th->regs) < 0)
 		return -1;
 	th->regs_dirty = false;
-	th->rewound_only = false;
 	return 0;
 }
 
@@ -267,7 +270,6 @@ int tracer_set_regs(struct tr_thread *th, const struct user_regs_struct *regs)
 		return -1;
 	th->regs = *regs;
 	th->regs_dirty = true;
-	th->rewound_only = false;
 	return 0;
 }
 
@@ -323,6 +325,9 @@ int tr_continue(struct tr_thread *th, int request)
 	}
 	if (request == PTRACE_CONT && th->trace_syscalls)
 		request = PTRACE_SYSCALL;
+	/* The program's own SIGILL or SIGTRAP goes to the program's own action. */
+	if (sig == SIGTRAP || sig == SIGILL)
+		tr_guard_before_signal(th);
 	if (ptrace(request, th->tid, 0, (void *)(long)sig) < 0) {
 		if (errno == ESRCH)
 			goto gone;
@@ -396,7 +401,9 @@ void tracer_pin(struct tr_thread *th, bool pin)
 			return;
 		CPU_ZERO(&set);
 		CPU_SET(t->cpu, &set);
-		if (sched_setaffinity(th->tid, sizeof(set), &set) == 0)
+		/* The guardian must know the mask before it changes. */
+		if (tr_guard_pin(th, true) == 0 &&
+		    sched_setaffinity(th->tid, sizeof(set), &set) == 0)
 			th->affinity_saved = true;
 		return;
 	}
@@ -404,6 +411,7 @@ void tracer_pin(struct tr_thread *th, bool pin)
 		return;
 	sched_setaffinity(th->tid, sizeof(cpu_set_t), (cpu_set_t *)th->saved_affinity);
 	th->affinity_saved = false;
+	tr_guard_pin(th, false);
 }
 
 void tr_unpin_inherited(struct tr_thread *child, pid_t parent_pid)

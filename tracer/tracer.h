@@ -15,7 +15,8 @@
  * agree with its copy of the code), and an exec clears a process's
  * breakpoints and scratch pages (the caller plants them again).
  *
- * Breakpoints are int3 bytes.  A thread resumed from a breakpoint executes
+ * Breakpoints are one byte that faults (TRACER_BREAK_BYTE, see breakpoint.c
+ * for why not int3).  A thread resumed from a breakpoint executes
  * the displaced instruction out of line from a scratch slot (or has it
  * emulated), so the int3 stays in place and no other thread that passes the
  * address meanwhile is missed, and the resume costs no extra trap.
@@ -38,6 +39,10 @@
 struct tracer;
 struct tr_process;
 
+/* The byte a breakpoint puts over an instruction: 0xce, invalid in 64-bit
+ * mode, so the thread faults (SIGILL) with its pc on the breakpoint. */
+#define TRACER_BREAK_BYTE 0xce
+
 enum tr_state {
 	TR_RUNNING, /* resumed; may be blocked in a system call */
 	TR_HELD,    /* in a ptrace stop, waiting for tracer_resume() */
@@ -47,7 +52,7 @@ enum tr_state {
 enum tr_event_kind {
 	TR_EV_NONE,
 	TR_EV_START,	    /* first stop of a new thread, or a launched program at its entry */
-	TR_EV_BREAK,	    /* hit the int3 at addr; the pc has been moved back to addr */
+	TR_EV_BREAK,	    /* hit the breakpoint at addr; the pc is addr */
 	TR_EV_WATCH,	    /* watchpoint `watch` fired just after an access to addr */
 	TR_EV_STEP,	    /* a single-step finished */
 	TR_EV_SIGNAL,	    /* signal-delivery stop; delivered on resume */
@@ -75,7 +80,6 @@ struct tr_thread {
 	struct tr_thread *next;	      /* all threads, creation order */
 	struct user_regs_struct regs; /* valid while held */
 	bool regs_dirty;
-	bool rewound_only;     /* regs differ from the kernel's only by rip - 1 */
 	bool stepping;	       /* a PTRACE_SINGLESTEP is in flight */
 	bool at_break;	       /* held by a TR_EV_BREAK: resume steps over it */
 	bool trace_syscalls;   /* resumed to stop at every system call entry */
@@ -91,6 +95,7 @@ struct tr_thread {
 	int dr_generation;     /* debug registers last written */
 	bool affinity_saved;
 	unsigned char saved_affinity[128]; /* cpu_set_t, kept opaque here */
+	size_t gj;			   /* its record in the guardian's journal */
 };
 
 enum tr_watch_kind { TR_WATCH_WRITE = 1, TR_WATCH_ACCESS = 3 };
@@ -112,7 +117,8 @@ struct tr_event {
 enum tr_wait_result {
 	TR_WAIT_EVENT,
 	TR_WAIT_TIMEOUT,
-	TR_WAIT_INTERRUPTED, /* SIGINT, SIGTERM or SIGHUP reached cctrace; *signo says which */
+	TR_WAIT_INTERRUPTED, /* a stop signal (SIGINT, SIGTERM, SIGQUIT, SIGPIPE...; see
+			      * signals.c) reached cctrace; *signo says which */
 	TR_WAIT_NO_TASKS,    /* nothing left to trace */
 	TR_WAIT_ERROR,
 };
@@ -184,9 +190,10 @@ enum tr_wait_result tracer_wait(struct tracer *t, struct tr_event *ev, int64_t d
 /* Signals whose default action dumps core (SIGSEGV, SIGABRT, ...): crashes. */
 bool tracer_signal_crashes(int sig);
 
-/* SIGINT, SIGTERM or SIGHUP that reached cctrace and was not taken yet
- * (0 if none); take clears it.  tracer_wait returns TR_WAIT_INTERRUPTED
- * while one is pending. */
+/* The first stop signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGUSR1...:
+ * every signal that would otherwise end cctrace and is not a crash) that
+ * reached cctrace and was not taken yet (0 if none); take clears it.
+ * tracer_wait returns TR_WAIT_INTERRUPTED while one is pending. */
 int tracer_stop_signal(bool take);
 
 /* Milliseconds on CLOCK_MONOTONIC, the clock of tracer_wait deadlines. */

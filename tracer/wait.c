@@ -18,8 +18,8 @@
  * Each stop is decoded into one of: an event for the caller (the thread
  * stays held), or bookkeeping done here, after which the thread is resumed
  * at once.  The decoding is table-like: ptrace event first, then the signal,
- * then for SIGTRAP which of our mechanisms (step, int3, debug register)
- * caused it.
+ * then for SIGTRAP which of our mechanisms (step, debug register) caused
+ * it, and for SIGILL whether the pc is on one of our breakpoints.
  */
 #include "tracer/internal.h"
 
@@ -62,7 +62,7 @@ static pid_t parent_of(pid_t pid)
  * event has not been decoded yet (the child's first stop can be reaped
  * before its parent's fork event).  Its first stop is its start.  A new
  * process takes its parent's breakpoints now, before it runs: its text is
- * a copy of the parent's, int3s included. */
+ * a copy of the parent's, breakpoints included. */
 static struct tr_thread *adopt_task(struct tracer *t, pid_t tid)
 {
 	pid_t tgid = thread_group_of(tid);
@@ -86,6 +86,15 @@ static bool signal_is_caught(pid_t pid, int sig)
 	tr_status_field(pid, 0, "SigCgt", 16, &caught);
 	tr_status_field(pid, 0, "SigIgn", 16, &ignored);
 	return (caught | ignored) & (1ull << (sig - 1));
+}
+
+/* While the guardian's rescue handler holds SIGILL and SIGTRAP, the
+ * program's own action is the one it had before. */
+static bool program_catches(struct tr_process *p, int sig)
+{
+	bool caught;
+
+	return tr_guard_signal_action(p, sig, &caught) ? caught : signal_is_caught(p->pid, sig);
 }
 
 bool tracer_signal_crashes(int sig)
@@ -210,6 +219,7 @@ static void process_exec(struct tracer *t, struct tr_thread *th)
 	/* The new image has none of our bytes, pages or debug registers. */
 	tr_break_remove_all(p, false);
 	tr_scratch_release_all(p, NULL);
+	tr_guard_exec(p);
 	memset(p->watch, 0, sizeof(p->watch));
 	p->dr_generation++;
 	p->syscall_gadget = 0;
@@ -220,33 +230,36 @@ static void process_exec(struct tracer *t, struct tr_thread *th)
 	tr_mem_open(p);
 }
 
+/* A SIGILL with the pc on one of our breakpoint bytes is the breakpoint
+ * (breakpoint.c); false if the program's own instruction faulted. */
+static bool decode_break(struct tr_thread *th, struct tr_event *ev, enum decoded *d)
+{
+	struct tr_breakpoint *bp = tr_break_find_any(th->proc, th->regs.rip);
+
+	if (!bp || (bp->refs == 0 && bp->insn.kind == DIS_TRAP))
+		return false;
+	if (bp->refs == 0) {
+		/* It met the breakpoint just before we took it out: the
+		 * original instruction is back at the pc, so it runs now. */
+		*d = SILENT_RESUME;
+		return true;
+	}
+	th->at_break = true;
+	ev->kind = TR_EV_BREAK;
+	ev->addr = bp->addr;
+	*d = REPORT;
+	return true;
+}
+
 static enum decoded decode_trap(struct tr_thread *th, struct tr_event *ev)
 {
 	struct tr_process *p = th->proc;
-	struct tr_breakpoint *bp;
 	int slot;
 
 	if (th->stepping) {
 		th->stepping = false;
 		tr_break_fix_pc_in_slot(th);
 		ev->kind = TR_EV_STEP;
-		return REPORT;
-	}
-	bp = tr_break_find_any(p, th->regs.rip - 1);
-	if (bp && bp->refs == 0) {
-		/* It hit the int3 just before we took it out: the original
-		 * instruction is back, so run it as if nothing happened. */
-		th->regs.rip -= 1;
-		th->regs_dirty = true;
-		return SILENT_RESUME;
-	}
-	if (bp) {
-		th->regs.rip -= 1;
-		th->regs_dirty = true;
-		th->rewound_only = true;
-		th->at_break = true;
-		ev->kind = TR_EV_BREAK;
-		ev->addr = th->regs.rip;
 		return REPORT;
 	}
 	if (tr_watch_hit(th, &slot)) {
@@ -268,7 +281,7 @@ static enum decoded decode_trap(struct tr_thread *th, struct tr_event *ev)
 	th->pending_signal = SIGTRAP;
 	ev->kind = TR_EV_SIGNAL;
 	ev->signo = SIGTRAP;
-	ev->fatal = !signal_is_caught(p->pid, SIGTRAP);
+	ev->fatal = !program_catches(p, SIGTRAP);
 	return REPORT;
 }
 
@@ -328,6 +341,7 @@ static enum decoded decode_stop(struct tracer *t, struct tr_thread *th, int stat
 {
 	int sig = WSTOPSIG(status), event = status >> 16;
 	unsigned long msg = 0;
+	enum decoded d;
 
 	switch (event) {
 	case PTRACE_EVENT_CLONE:
@@ -367,12 +381,14 @@ static enum decoded decode_stop(struct tracer *t, struct tr_thread *th, int stat
 		return decode_syscall_stop(th, ev);
 	if (sig == SIGTRAP)
 		return decode_trap(th, ev);
+	if (sig == SIGILL && decode_break(th, ev, &d))
+		return d;
 	if (tr_terminal_stop(th, sig))
 		return ALREADY_HANDLED;
 	th->pending_signal = sig;
 	ev->kind = TR_EV_SIGNAL;
 	ev->signo = sig;
-	ev->fatal = tracer_signal_crashes(sig) && !signal_is_caught(th->proc->pid, sig);
+	ev->fatal = tracer_signal_crashes(sig) && !program_catches(th->proc, sig);
 	return REPORT;
 }
 
@@ -399,6 +415,8 @@ static enum decoded decode(struct tracer *t, pid_t tid, int status, struct tr_ev
 	enum decoded d;
 
 	memset(ev, 0, sizeof(*ev));
+	if (!th && tr_guard_is(t, tid))
+		return ALREADY_HANDLED; /* our guardian, stopped or killed by someone */
 	if (!th && tid == t->child && t->child > 0 && !WIFSTOPPED(status)) {
 		t->child = 0;
 		ev->kind = TR_EV_CHILD_EXIT;
@@ -480,15 +498,14 @@ int tracer_singlestep(struct tr_thread *th)
 
 	if (th->state != TR_HELD)
 		return -1;
-	/* Stepping executes the instruction, whether or not the int3 in
-	 * front of it has been reported. */
+	/* Stepping executes the instruction, whether or not the breakpoint
+	 * on it has been reported. */
 	bp = tr_break_find(th->proc, th->regs.rip);
 	if (bp && !bp->slot) {
 		/* Emulated: the step is done without running the thread. */
 		if (dis_emulate(&bp->insn, &th->regs, tr_peek_fn, tr_poke_fn, th->proc) < 0)
 			return -1;
 		th->regs_dirty = true;
-		th->rewound_only = false;
 		th->at_break = false;
 		return tr_queue_event(
 		    th->proc->tracer,
@@ -497,7 +514,6 @@ int tracer_singlestep(struct tr_thread *th)
 	if (bp) {
 		th->regs.rip = bp->slot;
 		th->regs_dirty = true;
-		th->rewound_only = false;
 	}
 	return tr_continue(th, PTRACE_SINGLESTEP);
 }

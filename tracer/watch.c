@@ -53,6 +53,8 @@ int tr_watch_sync(struct tr_thread *th)
 	struct tr_process *p = th->proc;
 	int i;
 
+	if (wanted_dr7(p))
+		tr_guard_watch(p);
 	/* DR7 off first: the kernel validates each address against DR7. */
 	if (ptrace(PTRACE_POKEUSER, th->tid, DR_OFFSET(7), 0) < 0)
 		return -1;
@@ -144,6 +146,9 @@ int tracer_watch_insert(struct tr_process *p, uint64_t addr, int len, enum tr_wa
 			 "x86-64 has 4 debug registers and all 4 hold watchpoints already");
 		return -1;
 	}
+	/* A debug register's trap needs the rescue handler as a breakpoint does. */
+	if (tr_guard_prepare(p, err, errlen) < 0)
+		return -1;
 	p->watch[free_slot] =
 	    (struct tr_watch){.used = true, .refs = 1, .addr = addr, .len = len, .kind = kind};
 	refresh_all_threads(p);
