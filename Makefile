@@ -1,4 +1,4 @@
-# cctrace build.  One module per directory; cli -> policy -> search, tracer, symbols, disasm.
+# cctrace build.  One module per directory; cli -> search -> engine -> lang, tracer, symbols; tracer -> disasm.
 #
 #   make            ./cctrace (and the samples)
 #   make deps       Debian packages (apt-get; idempotent)
@@ -19,7 +19,7 @@ LDLIBS   += $(PKG_LIBS) -ledit -lpthread -lthread_db -lm
 
 BUILD    ?= build
 Q        := $(if $(V),,@)   # make V=1 shows the commands
-MODULES  := tracer disasm symbols search policy cli
+MODULES  := tracer disasm symbols lang engine search cli
 LIB_SRCS := $(filter-out cli/main.c,$(wildcard $(addsuffix /*.c,$(MODULES))))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 MAIN_OBJ := $(BUILD)/cli/main.o

@@ -5,7 +5,7 @@
  *                         [--time T] [--seed S] [--shard I/N] [--out DIR]
  *                         [--all] [--json] [--schedules FILE] [--jobs J] -- PROG ARGS
  *
- * It parses its options and hands the loaded schedule to policy_explore.
+ * It parses its options and hands the loaded schedule to search_explore.
  * With --jobs J it forks J workers, each exploring one of J sub-shards of
  * its shard (so --jobs and --shard compose), each into its own directory;
  * the parent stops the others at the first bug (unless --all), then
@@ -19,7 +19,8 @@
  * load; exit 0 would let a CI job pass with the bug unfound).
  */
 #include "cli/explore.h"
-#include "policy/policy.h"
+#include "engine/engine.h"
+#include "lang/lang.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -68,7 +69,7 @@ static int bad(const char *what, const char *value)
 }
 
 struct explore_cli {
-	struct policy_options opt;
+	struct engine_options opt;
 	struct explore_options eo;
 	const char *schedules_path;
 	bool json;
@@ -135,7 +136,7 @@ static int parse(int argc, char **argv, struct explore_cli *c)
 				return bad("--runs", optarg);
 			break;
 		case O_TIME:
-			if (policy_parse_duration(optarg, strlen(optarg), "s", &c->eo.max_ms, NULL,
+			if (lang_parse_duration(optarg, strlen(optarg), "s", &c->eo.max_ms, NULL,
 						  0) < 0)
 				return bad("--time", optarg);
 			break;
@@ -162,7 +163,7 @@ static int parse(int argc, char **argv, struct explore_cli *c)
 			c->schedules_path = optarg;
 			break;
 		case O_TIMEOUT:
-			if (policy_parse_duration(optarg, strlen(optarg), "s", &c->opt.timeout_ms,
+			if (lang_parse_duration(optarg, strlen(optarg), "s", &c->opt.timeout_ms,
 						  NULL, 0) < 0)
 				return bad("--timeout", optarg);
 			break;
@@ -173,10 +174,10 @@ static int parse(int argc, char **argv, struct explore_cli *c)
 			c->opt.include_stack = true;
 			break;
 		case O_WATCHPOINTS:
-			ch = policy_watchpoints_parse(optarg);
+			ch = engine_watchpoints_parse(optarg);
 			if (ch < 0)
 				return bad("--watchpoints (use hw, sw or auto)", optarg);
-			c->opt.watchpoints = (enum policy_watchpoints)ch;
+			c->opt.watchpoints = (enum engine_watchpoints)ch;
 			break;
 		case O_NOPIN:
 			c->opt.pin_cpu = false;
@@ -242,7 +243,7 @@ static int search(struct explore_cli *c, struct policy *pol, char **prog,
 {
 	char err[4096];
 
-	if (policy_explore(pol, prog, &c->opt, &c->eo, sum, err, sizeof(err)) < 0) {
+	if (search_explore(pol, prog, &c->opt, &c->eo, sum, err, sizeof(err)) < 0) {
 		fprintf(stderr, "cctrace explore: error: %s\n", err);
 		return 3;
 	}
@@ -492,7 +493,7 @@ int explore_main(int argc, char **argv)
 	optind = 2;
 	if (parse(argc, argv, &c) < 0)
 		return 3;
-	if (policy_resolve_watchpoints(&c.opt, &watch_why, err, sizeof(err)) < 0) {
+	if (engine_resolve_watchpoints(&c.opt, &watch_why, err, sizeof(err)) < 0) {
 		fprintf(stderr, "%s\n", err);
 		return 3;
 	}
@@ -515,14 +516,14 @@ int explore_main(int argc, char **argv)
 	    (strncmp(c.eo.strategy, "random", 6) == 0 || strncmp(c.eo.strategy, "pct", 3) == 0))
 		c.eo.max_runs = 100;
 	c.eo.progress = isatty(2);
-	pol = policy_load(sched, argv[dashes], 0, err, sizeof(err));
+	pol = engine_load(sched, argv[dashes], 0, err, sizeof(err));
 	if (!pol) {
 		fprintf(stderr, "%s\n", err);
 		if (c.eo.schedules)
 			fclose(c.eo.schedules);
 		return 3;
 	}
-	policy_note_watchpoints(pol, &(struct policy_options){.trace = stderr}, watch_why);
+	engine_note_watchpoints(pol, &(struct engine_options){.trace = stderr}, watch_why);
 	if (c.jobs > 1) {
 		rc = fan_out(&c, pol, argv + dashes, &sum);
 	} else {
@@ -537,7 +538,7 @@ int explore_main(int argc, char **argv)
 		if (c.opt.driver != driver)
 			free((char *)c.opt.driver);
 	}
-	policy_free(pol);
+	engine_free(pol);
 	if (rc != 3)
 		report(&sum);
 	if (c.eo.schedules)

@@ -18,7 +18,8 @@
  */
 #include "cli/explore.h"
 #include "cli/shell.h"
-#include "policy/policy.h"
+#include "engine/engine.h"
+#include "lang/lang.h"
 #include "tracer/tracer.h"
 
 #include <errno.h>
@@ -28,7 +29,7 @@
 #include <string.h>
 
 struct cli {
-	struct policy_options opt;
+	struct engine_options opt;
 	int expect; /* an outcome, or -1 */
 	const char *trace_json_path;
 	const char *watch_why; /* why software watchpoints, NULL if hardware */
@@ -106,7 +107,7 @@ static int parse_options(int argc, char **argv, struct cli *c)
 	while ((ch = getopt_long(argc, argv, "+qh", longopts, NULL)) != -1) {
 		switch (ch) {
 		case O_TIMEOUT:
-			if (policy_parse_duration(optarg, strlen(optarg), "s", &c->opt.timeout_ms,
+			if (lang_parse_duration(optarg, strlen(optarg), "s", &c->opt.timeout_ms,
 						  NULL, 0) < 0) {
 				fprintf(stderr,
 					"cctrace: bad --timeout '%s': use e.g. 500ms or 2s\n",
@@ -115,7 +116,7 @@ static int parse_options(int argc, char **argv, struct cli *c)
 			}
 			break;
 		case O_EXPECT:
-			c->expect = policy_outcome_parse(optarg);
+			c->expect = engine_outcome_parse(optarg);
 			if (c->expect < 0) {
 				fprintf(stderr,
 					"cctrace: bad --expect '%s': use bug, completed, "
@@ -146,14 +147,14 @@ static int parse_options(int argc, char **argv, struct cli *c)
 			c->opt.single_step = true;
 			break;
 		case O_WATCHPOINTS:
-			mode = policy_watchpoints_parse(optarg);
+			mode = engine_watchpoints_parse(optarg);
 			if (mode < 0) {
 				fprintf(stderr,
 					"cctrace: bad --watchpoints '%s': use hw, sw or auto\n",
 					optarg);
 				return -1;
 			}
-			c->opt.watchpoints = (enum policy_watchpoints)mode;
+			c->opt.watchpoints = (enum engine_watchpoints)mode;
 			break;
 		case O_NO_CHILDREN:
 			c->opt.no_children = true;
@@ -166,7 +167,7 @@ static int parse_options(int argc, char **argv, struct cli *c)
 			return -1;
 		}
 	}
-	if (policy_resolve_watchpoints(&c->opt, &c->watch_why, err, sizeof(err)) < 0) {
+	if (engine_resolve_watchpoints(&c->opt, &c->watch_why, err, sizeof(err)) < 0) {
 		fprintf(stderr, "%s\n", err);
 		return -1;
 	}
@@ -186,7 +187,7 @@ static int open_trace_json(struct cli *c)
 	return 0;
 }
 
-static int finish(struct cli *c, enum policy_outcome o)
+static int finish(struct cli *c, enum engine_outcome o)
 {
 	int sig = tracer_stop_signal(false);
 
@@ -196,14 +197,14 @@ static int finish(struct cli *c, enum policy_outcome o)
 		return 128 + sig;
 	if (c->expect >= 0)
 		return (int)o == c->expect ? 0 : EXIT_UNEXPECTED;
-	return policy_outcome_exit_code(o);
+	return engine_outcome_exit_code(o);
 }
 
 static int cmd_run(int argc, char **argv, struct cli *c)
 {
 	char err[4096];
 	struct policy *pol;
-	enum policy_outcome o;
+	enum engine_outcome o;
 
 	if (argc < 3 || strcmp(argv[1], "--") != 0) {
 		fprintf(stderr, "cctrace run: expected SCHEDULE -- PROGRAM [ARGS...]\n");
@@ -214,18 +215,18 @@ static int cmd_run(int argc, char **argv, struct cli *c)
 				"launched program forks are part of it and are followed\n");
 		return EXIT_ERROR;
 	}
-	pol = policy_load(argv[0], argv[2], 0, err, sizeof(err));
+	pol = engine_load(argv[0], argv[2], 0, err, sizeof(err));
 	if (!pol) {
 		fprintf(stderr, "%s\n", err);
 		return finish(c, OUTCOME_ERROR);
 	}
 	if (open_trace_json(c) < 0) {
-		policy_free(pol);
+		engine_free(pol);
 		return EXIT_ERROR;
 	}
-	policy_note_watchpoints(pol, &c->opt, c->watch_why);
-	o = policy_run_program(pol, argv + 2, &c->opt);
-	policy_free(pol);
+	engine_note_watchpoints(pol, &c->opt, c->watch_why);
+	o = engine_run_program(pol, argv + 2, &c->opt);
+	engine_free(pol);
 	return finish(c, o);
 }
 
@@ -233,7 +234,7 @@ static int cmd_attach(int argc, char **argv, struct cli *c)
 {
 	char err[4096], *end;
 	struct policy *pol;
-	enum policy_outcome o;
+	enum engine_outcome o;
 	long pid;
 
 	if (argc != 2) {
@@ -246,18 +247,18 @@ static int cmd_attach(int argc, char **argv, struct cli *c)
 		fprintf(stderr, "cctrace attach: '%s' is not a process id\n", argv[0]);
 		return EXIT_ERROR;
 	}
-	pol = policy_load(argv[1], NULL, (pid_t)pid, err, sizeof(err));
+	pol = engine_load(argv[1], NULL, (pid_t)pid, err, sizeof(err));
 	if (!pol) {
 		fprintf(stderr, "%s\n", err);
 		return finish(c, OUTCOME_ERROR);
 	}
 	if (open_trace_json(c) < 0) {
-		policy_free(pol);
+		engine_free(pol);
 		return EXIT_ERROR;
 	}
-	policy_note_watchpoints(pol, &c->opt, c->watch_why);
-	o = policy_run_attached(pol, (pid_t)pid, &c->opt);
-	policy_free(pol);
+	engine_note_watchpoints(pol, &c->opt, c->watch_why);
+	o = engine_run_attached(pol, (pid_t)pid, &c->opt);
+	engine_free(pol);
 	return finish(c, o);
 }
 
@@ -266,7 +267,7 @@ static int cmd_attach(int argc, char **argv, struct cli *c)
  * such as tests/run-all, choose on it). */
 static int watchpoints_main(int argc, char **argv)
 {
-	struct policy_options opt = {.watchpoints = WATCHPOINTS_AUTO};
+	struct engine_options opt = {.watchpoints = WATCHPOINTS_AUTO};
 	const char *why;
 	char err[256];
 
@@ -275,7 +276,7 @@ static int watchpoints_main(int argc, char **argv)
 		fprintf(stderr, "cctrace watchpoints: takes no operands\n");
 		return EXIT_ERROR;
 	}
-	if (policy_resolve_watchpoints(&opt, &why, err, sizeof(err)) < 0) {
+	if (engine_resolve_watchpoints(&opt, &why, err, sizeof(err)) < 0) {
 		fprintf(stderr, "%s\n", err);
 		return EXIT_ERROR;
 	}

@@ -8,7 +8,7 @@
  * (policy/policy.h): it launches or attaches a program, which then sits
  * with every thread held, and reads commands one line at a time.  Every
  * command that moves threads is a schedule statement, and is handed to
- * policy_session_exec() as text (only `bind T = p1.t3` is rewritten, to
+ * engine_session_exec() as text (only `bind T = p1.t3` is rewritten, to
  * `thread T = p1.t3`); the session records the statements that moved
  * threads, so `save FILE` writes a schedule that `cctrace run` replays.
  * Looking commands (threads, bt, print, list, info) and the user's
@@ -45,7 +45,8 @@
  * still come to cctrace (tracer/terminal.c).
  */
 #include "cli/shell.h"
-#include "policy/policy.h"
+#include "engine/engine.h"
+#include "lang/lang.h"
 #include "symbols/symbols.h"
 
 #include <ctype.h>
@@ -81,8 +82,8 @@
 #define COLOR_PROMPT "\033[1;34m"
 
 struct shell {
-	struct policy_session *s;
-	struct policy_options opt;
+	struct engine_session *s;
+	struct engine_options opt;
 	bool attached;		 /* attached to a pid (else launched) */
 	bool tty;		 /* stdin is a terminal: libedit, prompt, banner */
 	bool color;		 /* colour on stdout */
@@ -248,7 +249,7 @@ static struct session_thread *all_threads(struct shell *sh, int *n)
 			return NULL;
 		}
 		t = bigger;
-		*n = policy_session_threads(sh->s, t, cap);
+		*n = engine_session_threads(sh->s, t, cap);
 		if (*n <= cap)
 			return t;
 		cap = *n;
@@ -402,7 +403,7 @@ static int cmd_bt(struct shell *sh, const char *args, const char *line)
 	(void)line;
 	if (need_arg(sh, args, "bt THREAD") < 0)
 		return -1;
-	if (policy_session_backtrace(sh->s, args, stdout, err, sizeof(err)) < 0)
+	if (engine_session_backtrace(sh->s, args, stdout, err, sizeof(err)) < 0)
 		return fail(sh, "%s", err);
 	return 0;
 }
@@ -414,7 +415,7 @@ static int cmd_print(struct shell *sh, const char *args, const char *line)
 	(void)line;
 	if (need_arg(sh, args, "print EXPR") < 0)
 		return -1;
-	if (policy_session_print(sh->s, args, stdout, err, sizeof(err)) < 0)
+	if (engine_session_print(sh->s, args, stdout, err, sizeof(err)) < 0)
 		return fail(sh, "%s", err);
 	return 0;
 }
@@ -481,7 +482,7 @@ static int cmd_list(struct shell *sh, const char *args, const char *line)
 	(void)line;
 	if (need_arg(sh, args, "list THREAD") < 0)
 		return -1;
-	if (policy_session_where(sh->s, args, path, sizeof(path), &at, err, sizeof(err)) < 0)
+	if (engine_session_where(sh->s, args, path, sizeof(path), &at, err, sizeof(err)) < 0)
 		return fail(sh, "%s", err);
 	if (!path[0] || at <= 0)
 		return fail(sh, "%s: no source line information here", args);
@@ -502,9 +503,9 @@ static int cmd_info(struct shell *sh, const char *args, const char *line)
 	(void)line;
 	first_word(args, word, sizeof(word));
 	if (word[0] && strncmp("breakpoints", word, strlen(word)) == 0)
-		policy_session_list_points(sh->s, false, stdout);
+		engine_session_list_points(sh->s, false, stdout);
 	else if (word[0] && strncmp("watchpoints", word, strlen(word)) == 0)
-		policy_session_list_points(sh->s, true, stdout);
+		engine_session_list_points(sh->s, true, stdout);
 	else if (word[0] && strncmp("threads", word, strlen(word)) == 0)
 		return cmd_threads(sh, "", line);
 	else
@@ -525,7 +526,7 @@ static int cmd_echo(struct shell *sh, const char *args, const char *line)
 static int exec_text(struct shell *sh, const char *text)
 {
 	char err[ERRLEN] = "";
-	enum session_result r = policy_session_exec(sh->s, text, err, sizeof(err));
+	enum session_result r = engine_session_exec(sh->s, text, err, sizeof(err));
 
 	if (session_result(sh, r, err) < 0)
 		return -1;
@@ -560,7 +561,7 @@ static int cmd_continue(struct shell *sh, const char *args, const char *line)
 	(void)line;
 	if (*args)
 		return fail(sh, "continue takes no argument");
-	return session_result(sh, policy_session_continue(sh->s, err, sizeof(err)), err);
+	return session_result(sh, engine_session_continue(sh->s, err, sizeof(err)), err);
 }
 
 /* --------------------------------------------------------- watching */
@@ -573,7 +574,7 @@ static int cmd_break(struct shell *sh, const char *args, const char *line)
 	(void)line;
 	if (need_arg(sh, args, "break FUNCTION | break FILE:LINE") < 0)
 		return -1;
-	n = policy_session_break(sh->s, args, err, sizeof(err));
+	n = engine_session_break(sh->s, args, err, sizeof(err));
 	if (n < 0)
 		return fail(sh, "%s", err);
 	printf("breakpoint %d at %s\n", n, args);
@@ -588,7 +589,7 @@ static int cmd_watch(struct shell *sh, const char *args, const char *line)
 	(void)line;
 	if (need_arg(sh, args, "watch EXPR") < 0)
 		return -1;
-	n = policy_session_watch(sh->s, args, err, sizeof(err));
+	n = engine_session_watch(sh->s, args, err, sizeof(err));
 	if (n < 0)
 		return fail(sh, "%s", err);
 	printf("watchpoint %d on %s\n", n, args);
@@ -605,7 +606,7 @@ static int cmd_delete(struct shell *sh, const char *args, const char *line)
 	n = strtol(args, &end, 10);
 	if (!*args || errno || *skip_space(end) || n <= 0 || n > INT_MAX)
 		return fail(sh, "usage: delete N (a number from info breakpoints)");
-	if (policy_session_delete(sh->s, (int)n, err, sizeof(err)) < 0)
+	if (engine_session_delete(sh->s, (int)n, err, sizeof(err)) < 0)
 		return fail(sh, "%s", err);
 	printf("deleted %ld\n", n);
 	return 0;
@@ -620,7 +621,7 @@ static int cmd_save(struct shell *sh, const char *args, const char *line)
 	(void)line;
 	if (need_arg(sh, args, "save FILE") < 0)
 		return -1;
-	if (policy_session_save(sh->s, args, err, sizeof(err)) < 0)
+	if (engine_session_save(sh->s, args, err, sizeof(err)) < 0)
 		return fail(sh, "%s", err);
 	printf("saved %s\n", args);
 	return 0;
@@ -952,18 +953,18 @@ static void collect(struct shell *sh, enum arg_kind kind, const char *prefix, st
 		add_if_prefix(c, "threads", prefix);
 		break;
 	case ARG_THREAD:
-		policy_session_names(sh->s, 0, prefix, add_candidate, c);
+		engine_session_names(sh->s, 0, prefix, add_candidate, c);
 		break;
 	case ARG_FUNC:
-		policy_session_names(sh->s, 1, prefix, add_symbol, c);
+		engine_session_names(sh->s, 1, prefix, add_symbol, c);
 		break;
 	case ARG_PRED:
 		for (i = 0; i < sizeof(pred_words) / sizeof(pred_words[0]); i++)
 			add_if_prefix(c, pred_words[i], prefix);
-		policy_session_names(sh->s, 2, prefix, add_symbol, c);
+		engine_session_names(sh->s, 2, prefix, add_symbol, c);
 		break;
 	case ARG_VAR:
-		policy_session_names(sh->s, 2, prefix, add_symbol, c);
+		engine_session_names(sh->s, 2, prefix, add_symbol, c);
 		break;
 	case ARG_NONE:
 		break;
@@ -1346,7 +1347,7 @@ static int parse_options(int argc, char **argv, struct shell *sh)
 	while ((ch = getopt_long(argc, argv, "+qh", longopts, NULL)) != -1) {
 		switch (ch) {
 		case O_TIMEOUT:
-			if (policy_parse_duration(optarg, strlen(optarg), "s", &sh->opt.timeout_ms,
+			if (lang_parse_duration(optarg, strlen(optarg), "s", &sh->opt.timeout_ms,
 						  NULL, 0) < 0) {
 				fprintf(stderr,
 					"cctrace shell: bad --timeout '%s': use e.g. 500ms or 2s\n",
@@ -1364,7 +1365,7 @@ static int parse_options(int argc, char **argv, struct shell *sh)
 			sh->opt.pin_cpu = false;
 			break;
 		case O_WATCHPOINTS:
-			ch = policy_watchpoints_parse(optarg);
+			ch = engine_watchpoints_parse(optarg);
 			if (ch < 0) {
 				fprintf(
 				    stderr,
@@ -1372,7 +1373,7 @@ static int parse_options(int argc, char **argv, struct shell *sh)
 				    optarg);
 				return -1;
 			}
-			sh->opt.watchpoints = (enum policy_watchpoints)ch;
+			sh->opt.watchpoints = (enum engine_watchpoints)ch;
 			break;
 		case O_NO_CHILDREN:
 			sh->opt.no_children = true;
@@ -1385,11 +1386,11 @@ static int parse_options(int argc, char **argv, struct shell *sh)
 			return -1;
 		}
 	}
-	if (policy_resolve_watchpoints(&sh->opt, &watch_why, err, sizeof(err)) < 0) {
+	if (engine_resolve_watchpoints(&sh->opt, &watch_why, err, sizeof(err)) < 0) {
 		fprintf(stderr, "%s\n", err);
 		return -1;
 	}
-	policy_note_watchpoints(NULL, &sh->opt, watch_why); /* `watch` is a command away */
+	engine_note_watchpoints(NULL, &sh->opt, watch_why); /* `watch` is a command away */
 	return 0;
 }
 
@@ -1455,9 +1456,9 @@ static int start_session(struct shell *sh, const struct args *a)
 	char err[ERRLEN] = "";
 
 	if (a->argv)
-		sh->s = policy_session_launch(a->argv, &sh->opt, err, sizeof(err));
+		sh->s = engine_session_launch(a->argv, &sh->opt, err, sizeof(err));
 	else
-		sh->s = policy_session_attach(a->pid, &sh->opt, err, sizeof(err));
+		sh->s = engine_session_attach(a->pid, &sh->opt, err, sizeof(err));
 	if (!sh->s) {
 		fprintf(stderr, "%s\n", err[0] ? err : "cctrace shell: cannot start the session");
 		return -1;
@@ -1515,9 +1516,9 @@ int shell_main(int argc, char **argv)
 	rc = command_loop(&sh);
 	fflush(stdout);
 	if (sh.detach)
-		policy_session_detach(sh.s);
+		engine_session_detach(sh.s);
 	else
-		policy_session_end(sh.s);
+		engine_session_end(sh.s);
 	editor_end(&sh);
 	return rc;
 }

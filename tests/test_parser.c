@@ -13,7 +13,8 @@
  * print, free, and `cctrace run` on samples/bank), and nesting past the
  * limits is an error with a caret.
  */
-#include "policy/internal.h"
+#include "engine/engine.h"
+#include "lang/lang.h"
 #include "tests/harness.h"
 
 #include <criterion/criterion.h>
@@ -244,7 +245,7 @@ Test(parser, duration_grammar_for_the_command_line)
 	int64_t ms;
 
 	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
-		cr_expect_eq(policy_parse_duration(ok[i].text, strlen(ok[i].text), "s", &ms, err,
+		cr_expect_eq(lang_parse_duration(ok[i].text, strlen(ok[i].text), "s", &ms, err,
 						   sizeof(err)),
 			     0, "'%s': %s", ok[i].text, err);
 		cr_expect_eq(ms, ok[i].ms, "'%s' is %lld ms", ok[i].text, (long long)ms);
@@ -252,15 +253,15 @@ Test(parser, duration_grammar_for_the_command_line)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		err[0] = 0;
 		cr_expect_eq(
-		    policy_parse_duration(bad[i], strlen(bad[i]), "s", &ms, err, sizeof(err)), -1,
+		    lang_parse_duration(bad[i], strlen(bad[i]), "s", &ms, err, sizeof(err)), -1,
 		    "'%s' was accepted", bad[i]);
 		cr_expect(strstr(err, "duration"), "'%s': no message: %s", bad[i], err);
 	}
 	/* Without a bare unit (the language), a bare number is refused. */
-	cr_expect_eq(policy_parse_duration("2", 1, NULL, &ms, err, sizeof(err)), -1);
+	cr_expect_eq(lang_parse_duration("2", 1, NULL, &ms, err, sizeof(err)), -1);
 	cr_expect_str_eq(err, "bad duration '2': use ms, s, m or h");
 	/* The text need not end at len. */
-	cr_expect_eq(policy_parse_duration("3sx", 2, NULL, &ms, NULL, 0), 0);
+	cr_expect_eq(lang_parse_duration("3sx", 2, NULL, &ms, NULL, 0), 0);
 	cr_expect_eq(ms, 3000);
 }
 
@@ -1576,9 +1577,9 @@ static const char *check_schedule(struct schedule *s)
 	cr_assert_not_null(pol);
 	pol->sched = s;
 	err[0] = '\0';
-	int rc = policy_check(pol, syms, err, sizeof(err));
+	int rc = lang_check(pol, syms, err, sizeof(err));
 	cr_assert_eq(rc, err[0] ? -1 : 0, "rc %d with <<%s>>", rc, err);
-	policy_free(pol);
+	engine_free(pol);
 	sym_close(syms);
 	return err;
 }

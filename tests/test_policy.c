@@ -7,7 +7,7 @@
  * point, reading real globals, struct members, array elements, pointers
  * and enumerators through DWARF.
  */
-#include "policy/internal.h"
+#include "engine/internal.h"
 
 #include <criterion/criterion.h>
 #include <stdlib.h>
@@ -36,8 +36,8 @@ static const char *check(const char *text)
 	cr_assert_not_null(syms, "%s", err);
 	pol = parse(text);
 	err[0] = 0;
-	policy_check(pol, syms, err, sizeof(err));
-	policy_free(pol);
+	lang_check(pol, syms, err, sizeof(err));
+	engine_free(pol);
 	sym_close(syms);
 	return err;
 }
@@ -208,10 +208,10 @@ static int eval(const char *expr, int64_t *v, char *err, size_t errlen)
 
 	snprintf(text, sizeof(text), "assert %s\n", expr);
 	pol = parse(text);
-	cr_assert_eq(policy_check(pol, live, err, errlen), 0, "%s", err);
+	cr_assert_eq(lang_check(pol, live, err, errlen), 0, "%s", err);
 	c.sched = pol->sched;
 	rc = eval_int(&c, pol->sched->body->cond, v);
-	policy_free(pol);
+	engine_free(pol);
 	return rc;
 }
 

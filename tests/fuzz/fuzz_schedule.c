@@ -17,7 +17,7 @@
  * freed, so LeakSanitizer sees every leak.  Any violated property aborts,
  * which libFuzzer reports as a crash with the input that caused it.
  */
-#include "policy/internal.h"
+#include "lang/lang.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -130,11 +130,11 @@ static void check_schedule(const char *text, struct schedule *s)
 	if (!pol)
 		abort();
 	pol->sched = s;
-	if (policy_check(pol, syms, err, sizeof(err)) < 0)
+	if (lang_check(pol, syms, err, sizeof(err)) < 0)
 		check_diagnostic(text, err);
 	else if (err[0])
 		fuzz_fail("a schedule that checks leaves a message", text, err);
-	policy_free(pol);
+	engine_free(pol);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -9,7 +9,7 @@
  *
  * Numbers: decimal, 0x hex and 'c' character literals are T_INT; a decimal
  * (with a fraction or not) immediately followed by ms, s, m or h is a
- * T_DURATION in milliseconds, read by policy_parse_duration, the grammar the
+ * T_DURATION in milliseconds, read by lang_parse_duration, the grammar the
  * command line uses too.  Any other letters glued to a number are an error
  * rather than two tokens, so `2x` is reported as a bad duration and not as
  * "2" followed by "x".  There are no fractional numbers, so a '.' after
@@ -23,8 +23,8 @@
  * is left in lx->msg for the parser to turn into a diagnostic.  The lexer
  * knows nothing about keywords: they are identifiers to it.
  */
-#include "policy/lexer.h"
-#include "policy/policy.h"
+#include "lang/lexer.h"
+#include "lang/lang.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -160,7 +160,7 @@ static bool decimal_duration_at(const char *s)
 }
 
 /* DIGITS ['.' DIGITS] UNIT from start; lx->pos is past the integer part.
- * The grammar is policy_parse_duration's. */
+ * The grammar is lang_parse_duration's. */
 static struct token lex_duration(struct lexer *lx, size_t start)
 {
 	const char *s = lx->src;
@@ -172,7 +172,7 @@ static struct token lex_duration(struct lexer *lx, size_t start)
 			lx->pos++;
 	while (is_ident_char((unsigned char)s[lx->pos]))
 		lx->pos++;
-	if (policy_parse_duration(s + start, lx->pos - start, NULL, &ms, err, sizeof(err)) < 0)
+	if (lang_parse_duration(s + start, lx->pos - start, NULL, &ms, err, sizeof(err)) < 0)
 		return lex_error(lx, start, "%s", err);
 	struct token t = make(lx, T_DURATION, start);
 	t.ival = ms;

@@ -12,7 +12,7 @@
  * chooses what a number without a unit means: the command line reads it as
  * seconds, the language never passes one here (a bare number is an integer).
  */
-#include "policy/policy.h"
+#include "lang/lang.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -48,7 +48,7 @@ static bool add_fraction(const char *s, const char *end, int64_t scale, int64_t 
 	return true;
 }
 
-int policy_parse_duration(const char *text, size_t len, const char *bare_unit, int64_t *ms,
+int lang_parse_duration(const char *text, size_t len, const char *bare_unit, int64_t *ms,
 			  char *err, size_t errlen)
 {
 	const char *s = text, *end = text + len, *frac = NULL, *frac_end;

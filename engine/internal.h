@@ -9,7 +9,8 @@
 #ifndef CCTRACE_POLICY_RUN_H
 #define CCTRACE_POLICY_RUN_H
 
-#include "policy/internal.h"
+#include "engine/engine.h"
+#include "lang/lang.h"
 #include "search/search.h"
 
 #define MAX_FRAMES	64
@@ -127,12 +128,12 @@ struct run {
 	bool blocked_event; /* the event being evaluated is "blocked" */
 	bool ended_blocked; /* the statement ended with threads blocked */
 	struct tracer *t;
-	const struct policy_options *opt;
+	const struct engine_options *opt;
 	bool launched;
 	struct tr_thread **bindings; /* [pol->nthreads] */
 	int64_t timeout_ms;
 	int64_t t0_ms;
-	enum policy_outcome outcome;
+	enum engine_outcome outcome;
 	bool finished;
 	/* the wait in progress */
 	const struct stmt *stmt;
@@ -178,7 +179,7 @@ struct run {
 };
 
 /* interp.c */
-struct run *run_new(struct policy *pol, struct tracer *t, const struct policy_options *opt,
+struct run *run_new(struct policy *pol, struct tracer *t, const struct engine_options *opt,
 		    bool launched);
 /* 0 when every statement ran, -1 when the run stopped (outcome reported). */
 int run_statements(struct run *r, struct schedule *sched);
@@ -291,12 +292,21 @@ struct tr_process *run_main_process(struct run *r);
 
 /* report.c */
 void report_event(struct run *r, const struct tr_event *ev);
-void report_outcome(struct run *r, enum policy_outcome o, const char *fmt, ...)
+void report_outcome(struct run *r, enum engine_outcome o, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void report_stack(struct run *r, struct tr_thread *th);
 void report_stack_to(struct run *r, struct tr_thread *th, FILE *f);
 void report_deferred_trace(struct run *r, FILE *f);
 void report_threads(struct run *r);
 double run_elapsed_ms(const struct run *r);
+
+/* --- watchmode.c --- */
+/* tracer_hw_watchpoints_fire's answer if it was asked, -2 if not. */
+int watchmode_probed(void);
+
+/* --- interp.c --- */
+struct run_report;
+enum engine_outcome interp_execute(struct policy *pol, struct tracer *t,
+				   const struct engine_options *opt, bool launched);
 
 #endif

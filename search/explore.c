@@ -8,7 +8,7 @@
  * DIR/bug-N.sched (the exact schedule of that run, which `cctrace run`
  * replays) and DIR/bug-N.txt (outcome, stack, trace, strategy and seed).
  */
-#include "policy/run.h"
+#include "engine/internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 struct one_run {
-	enum policy_outcome outcome;
+	enum engine_outcome outcome;
 	bool abandoned, diverged;
 	char *schedule, *report, *trace; /* memstream buffers */
 	size_t schedule_len, report_len, trace_len;
@@ -38,7 +38,7 @@ static void free_run(struct one_run *o)
 	free(o->choices);
 }
 
-static int execute_once(struct policy *pol, char *const argv[], const struct policy_options *opt,
+static int execute_once(struct policy *pol, char *const argv[], const struct engine_options *opt,
 			const struct explore_options *eo, struct search *oracle,
 			struct symbol_cache *cache, struct one_run *out,
 			struct explore_summary *sum, char *err, size_t errlen)
@@ -46,7 +46,7 @@ static int execute_once(struct policy *pol, char *const argv[], const struct pol
 	int64_t t0 = tracer_now_us(), t1, t2;
 	pid_t driver_pid = 0;
 	struct tracer_options topt = {.pin_cpu = opt->pin_cpu};
-	struct policy_options local = *opt;
+	struct engine_options local = *opt;
 	FILE *record = open_memstream(&out->schedule, &out->schedule_len);
 	struct tracer *t = tracer_new(&topt);
 	struct run *r = NULL;
@@ -123,7 +123,7 @@ static int write_file(const char *dir, const char *name, long n, const char *ext
 
 /* The first lines of DIR/bug-N.sched: how to replay it, and how it was
  * found.  Built in memory: argv and the choice trace have no length limit. */
-static char *bug_head(const struct explore_options *eo, const struct policy_options *opt,
+static char *bug_head(const struct explore_options *eo, const struct engine_options *opt,
 		      char *const argv[], const char *path, const struct one_run *o,
 		      const char *strategy, long run)
 {
@@ -149,7 +149,7 @@ static char *bug_head(const struct explore_options *eo, const struct policy_opti
 	return head;
 }
 
-static int save_bug(const struct explore_options *eo, const struct policy_options *opt,
+static int save_bug(const struct explore_options *eo, const struct engine_options *opt,
 		    char *const argv[], long n, const struct one_run *o, const char *strategy,
 		    long run, char *err, size_t errlen)
 {
@@ -186,13 +186,13 @@ static int save_bug(const struct explore_options *eo, const struct policy_option
 }
 
 static void minimize_bug(const struct explore_options *eo, char *const argv[],
-			 const struct policy_options *opt, long n)
+			 const struct engine_options *opt, long n)
 {
 	char path[4096];
 	int removed = 0;
 
 	snprintf(path, sizeof(path), "%s/bug-%ld.sched", eo->out_dir, n);
-	if (policy_minimize(path, argv, opt, eo->minimize_replays, &removed) == 0 && eo->progress)
+	if (search_minimize(path, argv, opt, eo->minimize_replays, &removed) == 0 && eo->progress)
 		fprintf(stderr, "\rcctrace explore: bug-%ld.sched minimised: %d steps dropped\n", n,
 			removed);
 }
@@ -350,7 +350,7 @@ static bool stop_requested(void)
 	return tracer_stop_signal(false) != 0;
 }
 
-int policy_explore(struct policy *pol, char *const argv[], const struct policy_options *opt,
+int search_explore(struct policy *pol, char *const argv[], const struct engine_options *opt,
 		   const struct explore_options *eo, struct explore_summary *sum, char *err,
 		   size_t errlen)
 {
@@ -390,12 +390,12 @@ int policy_explore(struct policy *pol, char *const argv[], const struct policy_o
 		count(sum, &o);
 		if (eo->verbose && o.outcome != OUTCOME_COMPLETED && !o.abandoned)
 			fprintf(stderr, "--- run %ld [%s]: %s\n%s%s", sum->runs,
-				o.choices ? o.choices : "", policy_outcome_name(o.outcome),
+				o.choices ? o.choices : "", engine_outcome_name(o.outcome),
 				o.trace ? o.trace : "", o.report ? o.report : "");
 		if (!o.abandoned && eo->schedules)
 			fprintf(eo->schedules, "%s %s\n",
 				o.choices && o.choices[0] ? o.choices : "-",
-				policy_outcome_name(o.outcome));
+				engine_outcome_name(o.outcome));
 		if (!o.abandoned && o.outcome == OUTCOME_BUG &&
 		    save_bug(eo, opt, argv, sum->bugs, &o, strategy, sum->runs, err, errlen) < 0)
 			rc = -1;

@@ -16,7 +16,7 @@
  * wait first bound, loops unrolled and choices gone: the file replays this
  * very run with `cctrace run`.
  */
-#include "policy/run.h"
+#include "engine/internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -11,7 +11,7 @@
  * way.  `hold` and `thread T = p1.t3` stop a running thread where it is.
  */
 #include "disasm/disasm.h"
-#include "policy/run.h"
+#include "engine/internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

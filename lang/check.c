@@ -10,7 +10,7 @@
  * running the evaluator without a process.  The first error stops the walk
  * and is reported with file:line:col and a caret.
  */
-#include "policy/internal.h"
+#include "lang/lang.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -470,12 +470,12 @@ static int check_block(struct checker *k, struct stmt *s)
 	return 0;
 }
 
-int policy_check(struct policy *pol, struct sym_space *syms, char *err, size_t errlen)
+int lang_check(struct policy *pol, struct sym_space *syms, char *err, size_t errlen)
 {
-	return policy_check_block(pol, pol->sched, syms, err, errlen);
+	return lang_check_block(pol, pol->sched, syms, err, errlen);
 }
 
-int policy_check_block(struct policy *pol, struct schedule *sched, struct sym_space *syms,
+int lang_check_block(struct policy *pol, struct schedule *sched, struct sym_space *syms,
 		       char *err, size_t errlen)
 {
 	struct schedule *saved = pol->sched;

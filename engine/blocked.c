@@ -49,7 +49,7 @@
  *     for a process to end, so the last thread of a process held at its
  *     exit is let go for it too.
  */
-#include "policy/run.h"
+#include "engine/internal.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -7,7 +7,7 @@
  * blocks unblocked again; the tracer is told its pid so that reaping it
  * becomes an event rather than a mystery.
  */
-#include "policy/run.h"
+#include "engine/internal.h"
 
 #include <fcntl.h>
 #include <signal.h>

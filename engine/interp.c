@@ -13,7 +13,7 @@
  * first bug, timeout or error wins, and the end of the schedule means
  * "completed" unless the program then misbehaves on its way out.
  */
-#include "policy/run.h"
+#include "engine/internal.h"
 
 #include <limits.h>
 #include <signal.h>
@@ -977,7 +977,7 @@ static void free_contexts(struct run *r)
 		exec_happened(r, p);
 }
 
-struct run *run_new(struct policy *pol, struct tracer *t, const struct policy_options *opt,
+struct run *run_new(struct policy *pol, struct tracer *t, const struct engine_options *opt,
 		    bool launched)
 {
 	struct run *r = calloc(1, sizeof(*r));
@@ -1073,11 +1073,11 @@ void run_free(struct run *r)
 	free(r);
 }
 
-enum policy_outcome interp_execute(struct policy *pol, struct tracer *t,
-				   const struct policy_options *opt, bool launched)
+enum engine_outcome interp_execute(struct policy *pol, struct tracer *t,
+				   const struct engine_options *opt, bool launched)
 {
 	struct run *r = run_new(pol, t, opt, launched);
-	enum policy_outcome o;
+	enum engine_outcome o;
 	pid_t driver;
 
 	if (!r)

@@ -4,7 +4,7 @@
  * A table is a pointer, a count and a capacity; vec_reserve makes room for
  * one more element by doubling, and fails only when memory does.
  */
-#include "policy/internal.h"
+#include "lang/lang.h"
 
 #include <stdlib.h>
 

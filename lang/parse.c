@@ -22,8 +22,8 @@
  * (schedule_diag) and a pretty-printer (expr_format, schedule_dump) used by
  * tests and trace messages.
  */
-#include "policy/ast.h"
-#include "policy/lexer.h"
+#include "lang/ast.h"
+#include "lang/lexer.h"
 #include "symbols/symbols.h"
 #include "tracer/tracer.h"
 

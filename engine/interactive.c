@@ -18,7 +18,7 @@
  * it reads the terminal during a command it gets it (tracer/terminal.c),
  * and every command ends by taking it back for the prompt.
  */
-#include "policy/run.h"
+#include "engine/internal.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -34,9 +34,9 @@ struct user_point {
 	struct user_point *next;
 };
 
-struct policy_session {
+struct engine_session {
 	struct policy pol;
-	struct policy_options opt;
+	struct engine_options opt;
 	struct tracer *tracer;
 	struct run *run;
 	bool over;
@@ -50,9 +50,9 @@ struct policy_session {
 	int next_point;
 };
 
-static struct policy_session *session_new(const struct policy_options *opt)
+static struct engine_session *session_new(const struct engine_options *opt)
 {
-	struct policy_session *s = calloc(1, sizeof(*s));
+	struct engine_session *s = calloc(1, sizeof(*s));
 	/* A launched program in a process group of its own: Ctrl-C is the
 	 * session's, and never reaches the program. */
 	struct tracer_options topt = {
@@ -70,7 +70,7 @@ static struct policy_session *session_new(const struct policy_options *opt)
 	return s;
 }
 
-static int session_start(struct policy_session *s, bool launched)
+static int session_start(struct engine_session *s, bool launched)
 {
 	static struct schedule empty = {.path = "shell"};
 
@@ -82,10 +82,10 @@ static int session_start(struct policy_session *s, bool launched)
 	return 0;
 }
 
-struct policy_session *policy_session_launch(char *const argv[], const struct policy_options *opt,
+struct engine_session *engine_session_launch(char *const argv[], const struct engine_options *opt,
 					     char *err, size_t errlen)
 {
-	struct policy_session *s = session_new(opt);
+	struct engine_session *s = session_new(opt);
 	int n;
 
 	if (!s) {
@@ -105,10 +105,10 @@ struct policy_session *policy_session_launch(char *const argv[], const struct po
 	return s;
 }
 
-struct policy_session *policy_session_attach(pid_t pid, const struct policy_options *opt, char *err,
+struct engine_session *engine_session_attach(pid_t pid, const struct engine_options *opt, char *err,
 					     size_t errlen)
 {
-	struct policy_session *s = session_new(opt);
+	struct engine_session *s = session_new(opt);
 
 	if (!s) {
 		snprintf(err, errlen, "out of memory");
@@ -135,9 +135,9 @@ static void free_strings(char **v, int n)
 	free(v);
 }
 
-static void session_free(struct policy_session *s);
+static void session_free(struct engine_session *s);
 
-void policy_session_end(struct policy_session *s)
+void engine_session_end(struct engine_session *s)
 {
 	if (!s)
 		return;
@@ -151,7 +151,7 @@ void policy_session_end(struct policy_session *s)
 	session_free(s);
 }
 
-void policy_session_detach(struct policy_session *s)
+void engine_session_detach(struct engine_session *s)
 {
 	if (!s)
 		return;
@@ -163,7 +163,7 @@ void policy_session_detach(struct policy_session *s)
 	session_free(s);
 }
 
-static void session_free(struct policy_session *s)
+static void session_free(struct engine_session *s)
 {
 	struct user_point *p;
 	int i;
@@ -202,7 +202,7 @@ static void session_free(struct policy_session *s)
 	free(s);
 }
 
-static struct sym_space *live_symbols(struct policy_session *s)
+static struct sym_space *live_symbols(struct engine_session *s)
 {
 	struct proc_ctx *pc = run_proc(s->run, run_main_process(s->run));
 
@@ -221,7 +221,7 @@ static int keep(void ***list, int *n, void *item)
 }
 
 /* Parse and check text; the schedule is kept for the session's life. */
-static struct schedule *prepare(struct policy_session *s, const char *text, char *err,
+static struct schedule *prepare(struct engine_session *s, const char *text, char *err,
 				size_t errlen)
 {
 	struct schedule *sched = schedule_parse("shell", text, err, errlen);
@@ -234,7 +234,7 @@ static struct schedule *prepare(struct policy_session *s, const char *text, char
 		schedule_free(sched);
 		return NULL;
 	}
-	if (policy_check_block(&s->pol, sched, syms, err, errlen) < 0 ||
+	if (lang_check_block(&s->pol, sched, syms, err, errlen) < 0 ||
 	    keep((void ***)&s->fragments, &s->nfragments, sched) < 0) {
 		schedule_free(sched);
 		return NULL;
@@ -242,7 +242,7 @@ static struct schedule *prepare(struct policy_session *s, const char *text, char
 	return sched;
 }
 
-static bool program_gone(struct policy_session *s)
+static bool program_gone(struct engine_session *s)
 {
 	struct tr_process *p;
 
@@ -260,7 +260,7 @@ static void drop_stale_interrupt(void)
 }
 
 /* Run fn with the run's report going into err instead of stderr. */
-static enum session_result execute(struct policy_session *s, struct schedule *sched, char *err,
+static enum session_result execute(struct engine_session *s, struct schedule *sched, char *err,
 				   size_t errlen)
 {
 	FILE *saved = s->opt.report;
@@ -287,7 +287,7 @@ static enum session_result execute(struct policy_session *s, struct schedule *sc
 	return rc < 0 ? SESSION_FAILED : SESSION_OK;
 }
 
-static void record(struct policy_session *s, const char *fmt, const char *text)
+static void record(struct engine_session *s, const char *fmt, const char *text)
 {
 	char *line = NULL;
 
@@ -297,7 +297,7 @@ static void record(struct policy_session *s, const char *fmt, const char *text)
 		free(line);
 }
 
-enum session_result policy_session_exec(struct policy_session *s, const char *text, char *err,
+enum session_result engine_session_exec(struct engine_session *s, const char *text, char *err,
 					size_t errlen)
 {
 	struct schedule *sched;
@@ -317,7 +317,7 @@ enum session_result policy_session_exec(struct policy_session *s, const char *te
 	return r;
 }
 
-int policy_session_save(struct policy_session *s, const char *path, char *err, size_t errlen)
+int engine_session_save(struct engine_session *s, const char *path, char *err, size_t errlen)
 {
 	FILE *f = fopen(path, "w");
 	int i;
@@ -346,7 +346,7 @@ int policy_session_save(struct policy_session *s, const char *path, char *err, s
 
 /* --- looking --- */
 
-static struct tr_thread *find_thread(struct policy_session *s, const char *name, char *err,
+static struct tr_thread *find_thread(struct engine_session *s, const char *name, char *err,
 				     size_t errlen)
 {
 	struct tr_thread *th = run_binding(s->run, name);
@@ -359,7 +359,7 @@ static struct tr_thread *find_thread(struct policy_session *s, const char *name,
 	return th;
 }
 
-static void fill_thread(struct policy_session *s, struct tr_thread *th, struct session_thread *t)
+static void fill_thread(struct engine_session *s, struct tr_thread *th, struct session_thread *t)
 {
 	const char *var;
 	struct proc_ctx *pc = run_proc(s->run, th->proc);
@@ -381,7 +381,7 @@ static void fill_thread(struct policy_session *s, struct tr_thread *th, struct s
 	snprintf(t->last_event, sizeof(t->last_event), "%.63s", run_thread(s->run, th)->last_event);
 }
 
-int policy_session_threads(struct policy_session *s, struct session_thread *out, int max)
+int engine_session_threads(struct engine_session *s, struct session_thread *out, int max)
 {
 	struct tr_thread *th;
 	int n = 0;
@@ -392,7 +392,7 @@ int policy_session_threads(struct policy_session *s, struct session_thread *out,
 	return n;
 }
 
-int policy_session_backtrace(struct policy_session *s, const char *thread, FILE *out, char *err,
+int engine_session_backtrace(struct engine_session *s, const char *thread, FILE *out, char *err,
 			     size_t errlen)
 {
 	struct tr_thread *th = find_thread(s, thread, err, errlen);
@@ -408,7 +408,7 @@ int policy_session_backtrace(struct policy_session *s, const char *thread, FILE 
 	return 0;
 }
 
-int policy_session_print(struct policy_session *s, const char *expr, FILE *out, char *err,
+int engine_session_print(struct engine_session *s, const char *expr, FILE *out, char *err,
 			 size_t errlen)
 {
 	struct schedule *sched;
@@ -431,7 +431,7 @@ int policy_session_print(struct policy_session *s, const char *expr, FILE *out, 
 	return 0;
 }
 
-int policy_session_where(struct policy_session *s, const char *thread, char *path, size_t pathlen,
+int engine_session_where(struct engine_session *s, const char *thread, char *path, size_t pathlen,
 			 int *line, char *err, size_t errlen)
 {
 	struct tr_thread *th = find_thread(s, thread, err, errlen);
@@ -454,7 +454,7 @@ int policy_session_where(struct policy_session *s, const char *thread, char *pat
 
 /* --- user breakpoints and `continue` --- */
 
-static int add_point(struct policy_session *s, bool watch, const char *spec, char *err,
+static int add_point(struct engine_session *s, bool watch, const char *spec, char *err,
 		     size_t errlen)
 {
 	struct user_point *p, **tail;
@@ -488,17 +488,17 @@ static int add_point(struct policy_session *s, bool watch, const char *spec, cha
 	return p->number;
 }
 
-int policy_session_break(struct policy_session *s, const char *spec, char *err, size_t errlen)
+int engine_session_break(struct engine_session *s, const char *spec, char *err, size_t errlen)
 {
 	return add_point(s, false, spec, err, errlen);
 }
 
-int policy_session_watch(struct policy_session *s, const char *expr, char *err, size_t errlen)
+int engine_session_watch(struct engine_session *s, const char *expr, char *err, size_t errlen)
 {
 	return add_point(s, true, expr, err, errlen);
 }
 
-int policy_session_delete(struct policy_session *s, int number, char *err, size_t errlen)
+int engine_session_delete(struct engine_session *s, int number, char *err, size_t errlen)
 {
 	struct user_point **pp, *p;
 
@@ -515,7 +515,7 @@ int policy_session_delete(struct policy_session *s, int number, char *err, size_
 	return -1;
 }
 
-void policy_session_list_points(struct policy_session *s, bool watch, FILE *out)
+void engine_session_list_points(struct engine_session *s, bool watch, FILE *out)
 {
 	struct user_point *p;
 	int n = 0;
@@ -531,7 +531,7 @@ void policy_session_list_points(struct policy_session *s, bool watch, FILE *out)
 		fprintf(out, "no %s\n", watch ? "watchpoints" : "breakpoints");
 }
 
-enum session_result policy_session_continue(struct policy_session *s, char *err, size_t errlen)
+enum session_result engine_session_continue(struct engine_session *s, char *err, size_t errlen)
 {
 	struct tr_thread *matched[1];
 	struct user_point *p;
@@ -587,7 +587,7 @@ enum session_result policy_session_continue(struct policy_session *s, char *err,
 
 /* --- completion --- */
 
-void policy_session_names(struct policy_session *s, int kind, const char *prefix,
+void engine_session_names(struct engine_session *s, int kind, const char *prefix,
 			  void (*cb)(const char *name, void *ctx), void *ctx)
 {
 	struct sym_space *syms = live_symbols(s);

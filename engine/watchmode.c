@@ -25,7 +25,7 @@
  * is the path that is tested every day.  bench/run measures the software
  * event against a breakpoint event and against a hardware one.
  */
-#include "policy/run.h"
+#include "engine/internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,7 +34,7 @@
 static char why_text[512];
 static int probe_result = -2; /* tracer_hw_watchpoints_fire's, -2: not probed */
 
-int policy_watchpoints_parse(const char *name)
+int engine_watchpoints_parse(const char *name)
 {
 	if (strcmp(name, "auto") == 0)
 		return WATCHPOINTS_AUTO;
@@ -60,7 +60,7 @@ int watchmode_probed(void)
 	return probe_result;
 }
 
-int policy_resolve_watchpoints(struct policy_options *opt, const char **why, char *err,
+int engine_resolve_watchpoints(struct engine_options *opt, const char **why, char *err,
 			       size_t errlen)
 {
 	const char *env = getenv("CCTRACE_WATCHPOINTS");
@@ -69,13 +69,13 @@ int policy_resolve_watchpoints(struct policy_options *opt, const char **why, cha
 
 	*why = NULL;
 	if (opt->watchpoints == WATCHPOINTS_DEFAULT) {
-		mode = env && *env ? policy_watchpoints_parse(env) : WATCHPOINTS_AUTO;
+		mode = env && *env ? engine_watchpoints_parse(env) : WATCHPOINTS_AUTO;
 		if (mode < 0) {
 			snprintf(err, errlen,
 				 "cctrace: bad CCTRACE_WATCHPOINTS '%s': use hw, sw or auto", env);
 			return -1;
 		}
-		opt->watchpoints = (enum policy_watchpoints)mode;
+		opt->watchpoints = (enum engine_watchpoints)mode;
 		if (mode == WATCHPOINTS_SW)
 			*why = "CCTRACE_WATCHPOINTS=sw";
 	}
@@ -103,7 +103,7 @@ int policy_resolve_watchpoints(struct policy_options *opt, const char **why, cha
 	return 0;
 }
 
-void policy_note_watchpoints(const struct policy *pol, const struct policy_options *opt,
+void engine_note_watchpoints(const struct policy *pol, const struct engine_options *opt,
 			     const char *why)
 {
 	if (!why || !opt->trace || (pol && pol->nwatched == 0))

@@ -8,7 +8,7 @@
  * leaves: a launched program is run to its end (or killed), an attached one
  * is detached with its original code and debug registers.
  */
-#include "policy/internal.h"
+#include "engine/internal.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -28,17 +28,17 @@ static const int outcome_codes[] = {
     [OUTCOME_INFEASIBLE] = EXIT_INFEASIBLE,
 };
 
-const char *policy_outcome_name(enum policy_outcome o)
+const char *engine_outcome_name(enum engine_outcome o)
 {
 	return outcome_names[o];
 }
 
-int policy_outcome_exit_code(enum policy_outcome o)
+int engine_outcome_exit_code(enum engine_outcome o)
 {
 	return outcome_codes[o];
 }
 
-int policy_outcome_parse(const char *name)
+int engine_outcome_parse(const char *name)
 {
 	size_t i;
 
@@ -48,7 +48,7 @@ int policy_outcome_parse(const char *name)
 	return -1;
 }
 
-void policy_free(struct policy *pol)
+void engine_free(struct policy *pol)
 {
 	int i;
 
@@ -98,7 +98,7 @@ static int find_program(const char *name, char *out, size_t len)
 	return -1;
 }
 
-struct policy *policy_load(const char *path, const char *program, pid_t pid, char *err,
+struct policy *engine_load(const char *path, const char *program, pid_t pid, char *err,
 			   size_t errlen)
 {
 	struct policy *pol = calloc(1, sizeof(*pol));
@@ -131,27 +131,27 @@ struct policy *policy_load(const char *path, const char *program, pid_t pid, cha
 			snprintf(err, errlen, "cannot read symbols of pid %d: %s", pid, why);
 		goto fail;
 	}
-	if (policy_check(pol, syms, err, errlen) < 0)
+	if (lang_check(pol, syms, err, errlen) < 0)
 		goto fail;
 	sym_close(syms);
 	return pol;
 fail:
 	sym_close(syms);
-	policy_free(pol);
+	engine_free(pol);
 	return NULL;
 }
 
 /* Get hold of the program (launch it when argv is given, else attach to
  * pid), run the schedule, let go. */
-static enum policy_outcome run_on(struct policy *pol, char *const argv[], pid_t pid,
-				  const struct policy_options *opt)
+static enum engine_outcome run_on(struct policy *pol, char *const argv[], pid_t pid,
+				  const struct engine_options *opt)
 {
 	/* A launched program in a process group of its own: Ctrl-C is
 	 * cctrace's, which ends the run ("interrupted") and kills it. */
 	struct tracer_options topt = {
 	    .pin_cpu = opt->pin_cpu, .own_pgrp = argv != NULL, .no_children = opt->no_children};
 	struct tracer *t = tracer_new(&topt);
-	enum policy_outcome o = OUTCOME_ERROR;
+	enum engine_outcome o = OUTCOME_ERROR;
 	char err[1024];
 	int rc;
 
@@ -173,14 +173,14 @@ static enum policy_outcome run_on(struct policy *pol, char *const argv[], pid_t 
 	return o;
 }
 
-enum policy_outcome policy_run_program(struct policy *pol, char *const argv[],
-				       const struct policy_options *opt)
+enum engine_outcome engine_run_program(struct policy *pol, char *const argv[],
+				       const struct engine_options *opt)
 {
 	return run_on(pol, argv, 0, opt);
 }
 
-enum policy_outcome policy_run_attached(struct policy *pol, pid_t pid,
-					const struct policy_options *opt)
+enum engine_outcome engine_run_attached(struct policy *pol, pid_t pid,
+					const struct engine_options *opt)
 {
 	return run_on(pol, NULL, pid, opt);
 }

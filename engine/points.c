@@ -14,7 +14,7 @@
  * Names are resolved per process, lazily, against that process's live
  * symbols: a forked child or an exec'd image gets its own addresses.
  */
-#include "policy/run.h"
+#include "engine/internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

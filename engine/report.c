@@ -8,7 +8,7 @@
  * stream (stderr) once, with whatever explains it: the stack of a crashing
  * thread, or where every thread was when a wait timed out.
  */
-#include "policy/run.h"
+#include "engine/internal.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -200,7 +200,7 @@ void report_event(struct run *r, const struct tr_event *ev)
 	}
 }
 
-void report_outcome(struct run *r, enum policy_outcome o, const char *fmt, ...)
+void report_outcome(struct run *r, enum engine_outcome o, const char *fmt, ...)
 {
 	va_list ap;
 	FILE *f = r->opt->report;
@@ -211,7 +211,7 @@ void report_outcome(struct run *r, enum policy_outcome o, const char *fmt, ...)
 	r->outcome = o;
 	if (!f)
 		return;
-	fprintf(f, "cctrace: %s: ", policy_outcome_name(o));
+	fprintf(f, "cctrace: %s: ", engine_outcome_name(o));
 	va_start(ap, fmt);
 	vfprintf(f, fmt, ap);
 	va_end(ap);

@@ -14,7 +14,7 @@
  * preemption, so fewer steps and fewer preemptions come together.  The
  * original is kept beside it as bug-N.full.sched.
  */
-#include "policy/internal.h"
+#include "engine/internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,10 +109,10 @@ static void signature(const char *report, char *sig, size_t len)
 
 /* Does the schedule at path give the bug `want` (a signature) in each of
  * `replays` runs?  With want empty, it is set from the first run. */
-static bool reproduces(const char *path, char *const argv[], const struct policy_options *opt,
+static bool reproduces(const char *path, char *const argv[], const struct engine_options *opt,
 		       int replays, char *want, size_t wantlen)
 {
-	struct policy_options quiet = *opt;
+	struct engine_options quiet = *opt;
 	char err[4096], sig[512];
 	bool all = true;
 	int i;
@@ -121,7 +121,7 @@ static bool reproduces(const char *path, char *const argv[], const struct policy
 	quiet.trace_json = NULL;
 	quiet.brief = true;
 	for (i = 0; i < replays && all; i++) {
-		struct policy *pol = policy_load(path, argv[0], 0, err, sizeof(err));
+		struct policy *pol = engine_load(path, argv[0], 0, err, sizeof(err));
 		char *buf = NULL;
 		size_t len = 0;
 
@@ -129,7 +129,7 @@ static bool reproduces(const char *path, char *const argv[], const struct policy
 		 * race: it must give the bug however the end plays out. */
 		quiet.end_order = i % 3 == 0 ? opt->end_order : i % 3 == 1 ? 1 : -1;
 		quiet.report = open_memstream(&buf, &len);
-		all = pol && quiet.report && policy_run_program(pol, argv, &quiet) == OUTCOME_BUG;
+		all = pol && quiet.report && engine_run_program(pol, argv, &quiet) == OUTCOME_BUG;
 		if (quiet.report)
 			fclose(quiet.report);
 		signature(buf, sig, sizeof(sig));
@@ -137,12 +137,12 @@ static bool reproduces(const char *path, char *const argv[], const struct policy
 			snprintf(want, wantlen, "%s", sig);
 		all = all && strcmp(sig, want) == 0;
 		free(buf);
-		policy_free(pol);
+		engine_free(pol);
 	}
 	return all;
 }
 
-int policy_minimize(const char *path, char *const argv[], const struct policy_options *opt,
+int search_minimize(const char *path, char *const argv[], const struct engine_options *opt,
 		    int replays, int *removed)
 {
 	struct lines l = {0};

@@ -28,7 +28,7 @@
  * system call entries only.
  */
 #include "disasm/disasm.h"
-#include "policy/run.h"
+#include "engine/internal.h"
 
 #include <string.h>
 

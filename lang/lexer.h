@@ -9,7 +9,7 @@
 #ifndef CCTRACE_POLICY_LEXER_H
 #define CCTRACE_POLICY_LEXER_H
 
-#include "policy/ast.h"
+#include "lang/ast.h"
 
 /* A lexical error; the message is in lexer.msg, the position in token.loc. */
 enum { T_ERROR = 300 };

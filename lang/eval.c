@@ -9,7 +9,7 @@
  * a DWARF type); an lvalue becomes an rvalue when an operator needs its
  * contents.  Event atoms and thread conditions are delegated to hooks.
  */
-#include "policy/internal.h"
+#include "lang/lang.h"
 
 #include <stdarg.h>
 #include <stdio.h>

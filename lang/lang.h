@@ -4,8 +4,7 @@
 #ifndef CCTRACE_POLICY_INTERNAL_H
 #define CCTRACE_POLICY_INTERNAL_H
 
-#include "policy/ast.h"
-#include "policy/policy.h"
+#include "lang/ast.h"
 #include "symbols/symbols.h"
 #include "tracer/tracer.h"
 
@@ -56,15 +55,11 @@ struct policy {
  * 0, or -1 when memory is exhausted. */
 int vec_reserve(void *items, int *cap, int n, size_t size);
 
-/* --- watchmode.c --- */
-/* tracer_hw_watchpoints_fire's answer if it was asked, -2 if not. */
-int watchmode_probed(void);
-
 /* --- check.c --- */
-int policy_check(struct policy *pol, struct sym_space *syms, char *err, size_t errlen);
+int lang_check(struct policy *pol, struct sym_space *syms, char *err, size_t errlen);
 /* Check another schedule (a fragment typed in the shell) against pol's
  * tables, extending them. */
-int policy_check_block(struct policy *pol, struct schedule *sched, struct sym_space *syms,
+int lang_check_block(struct policy *pol, struct schedule *sched, struct sym_space *syms,
 		       char *err, size_t errlen);
 
 /* --- eval.c --- */
@@ -112,9 +107,16 @@ int expr_operands(const struct expr *e, int (*fn)(const struct expr *operand, vo
 /* Does the expression name a local or __thread variable (REF_VAR_AT)? */
 bool expr_is_thread_relative(const struct expr *e);
 
-/* --- interp.c --- */
-struct run_report;
-enum policy_outcome interp_execute(struct policy *pol, struct tracer *t,
-				   const struct policy_options *opt, bool launched);
+
+/*
+ * The one grammar of durations, shared by the language and the command line:
+ * DIGITS ['.' DIGITS] UNIT, UNIT one of ms, s, m, h ("500ms", "1.5s", "2h").
+ * TEXT need not be NUL-terminated; err may be NULL.  A number without a unit takes BARE_UNIT
+ * ("s" on the command line) or is refused if BARE_UNIT is NULL.  Returns 0
+ * and sets *ms, or -1 with a message in err ("bad duration '2x': use ms, s,
+ * m or h", "duration too large", "... finer than a millisecond").
+ */
+int lang_parse_duration(const char *text, size_t len, const char *bare_unit, int64_t *ms,
+			  char *err, size_t errlen);
 
 #endif

@@ -20,7 +20,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-enum policy_outcome {
+enum engine_outcome {
 	OUTCOME_COMPLETED,    /* the schedule ran to its end and the program behaved */
 	OUTCOME_BUG,	      /* fatal signal, failed assert, or bad exit with fail_on_exit */
 	OUTCOME_UNREALIZABLE, /* a wait timed out, or the program ended before it could match */
@@ -37,14 +37,14 @@ enum policy_outcome {
 #define EXIT_INFEASIBLE	  5
 
 /* How read(X)/write(X) are watched (--watchpoints, $CCTRACE_WATCHPOINTS). */
-enum policy_watchpoints {
+enum engine_watchpoints {
 	WATCHPOINTS_DEFAULT, /* $CCTRACE_WATCHPOINTS if set, else auto */
 	WATCHPOINTS_AUTO,    /* debug registers where a probe shows they trap */
 	WATCHPOINTS_HW,	     /* debug registers DR0-DR3 */
 	WATCHPOINTS_SW,	     /* the decode-ahead stepper (fine.c) */
 };
 
-struct policy_options {
+struct engine_options {
 	bool fail_on_exit;  /* a non-zero exit status of the program is a bug */
 	int64_t timeout_ms; /* default limit of every wait; 0 = 10 s */
 	FILE *trace;	    /* human trace, one line per scheduling event; NULL = none */
@@ -58,7 +58,7 @@ struct policy_options {
 	bool include_stack; /* bare read/write match stack accesses (rsp/rbp) too */
 	bool single_step;   /* instruction-level events by PTRACE_SINGLESTEP, not by
 			     * decoding ahead (the reference for tests and bench) */
-	enum policy_watchpoints watchpoints;
+	enum engine_watchpoints watchpoints;
 	bool no_children; /* attach: the pid alone, not its descendants, and not the
 			   * processes it forks (let go at birth) */
 	int end_order;	  /* 0: at the end every thread is let go at once; 1 / -1: the
@@ -75,19 +75,19 @@ struct policy;
  * nothing is attached yet).  On error returns NULL with a printable
  * diagnostic in err.
  */
-struct policy *policy_load(const char *path, const char *program, pid_t pid, char *err,
+struct policy *engine_load(const char *path, const char *program, pid_t pid, char *err,
 			   size_t errlen);
-void policy_free(struct policy *pol);
+void engine_free(struct policy *pol);
 
 /* Launch argv and run the schedule on it; the program is then run to its
  * end (or killed on error or Ctrl-C). */
-enum policy_outcome policy_run_program(struct policy *pol, char *const argv[],
-				       const struct policy_options *opt);
+enum engine_outcome engine_run_program(struct policy *pol, char *const argv[],
+				       const struct engine_options *opt);
 
 /* Attach to pid, run the schedule, and detach, leaving it running with its
  * code bytes and debug registers as they were. */
-enum policy_outcome policy_run_attached(struct policy *pol, pid_t pid,
-					const struct policy_options *opt);
+enum engine_outcome engine_run_attached(struct policy *pol, pid_t pid,
+					const struct engine_options *opt);
 
 /* --- interactive sessions (the shell) ---
  *
@@ -95,19 +95,19 @@ enum policy_outcome policy_run_attached(struct policy *pol, pid_t pid,
  * with every thread held.  Statements given as text run exactly as in a
  * schedule file (free threads run during a wait and keep running after it),
  * against the same engine, and the ones that moved threads are recorded so
- * that policy_session_save() writes a schedule that replays the session.
+ * that engine_session_save() writes a schedule that replays the session.
  */
-struct policy_session;
+struct engine_session;
 
-struct policy_session *policy_session_launch(char *const argv[], const struct policy_options *opt,
+struct engine_session *engine_session_launch(char *const argv[], const struct engine_options *opt,
 					     char *err, size_t errlen);
-struct policy_session *policy_session_attach(pid_t pid, const struct policy_options *opt, char *err,
+struct engine_session *engine_session_attach(pid_t pid, const struct engine_options *opt, char *err,
 					     size_t errlen);
 /* Detach (attached) or kill (launched) and free. */
-void policy_session_end(struct policy_session *s);
+void engine_session_end(struct engine_session *s);
 /* Release every thread and detach, launched programs included, which then
  * run on by themselves; free. */
-void policy_session_detach(struct policy_session *s);
+void engine_session_detach(struct engine_session *s);
 
 enum session_result {
 	SESSION_OK,	/* the statements ran */
@@ -118,12 +118,12 @@ enum session_result {
 /* Run schedule statements, e.g. "run A until enter(withdraw)" or
  * "thread A, B = wait 2 distinct enter(f)".  Ctrl-C during a statement
  * stops the threads it let run and returns SESSION_FAILED ("interrupted"). */
-enum session_result policy_session_exec(struct policy_session *s, const char *text, char *err,
+enum session_result engine_session_exec(struct engine_session *s, const char *text, char *err,
 					size_t errlen);
 
 /* Write the recorded statements as a schedule file whose first line is
  * the `# run:` command that replays it. */
-int policy_session_save(struct policy_session *s, const char *path, char *err, size_t errlen);
+int engine_session_save(struct engine_session *s, const char *path, char *err, size_t errlen);
 
 struct session_thread {
 	char name[24]; /* p1.t3 */
@@ -137,34 +137,34 @@ struct session_thread {
 };
 
 /* Fill up to max entries, in creation order; returns how many threads. */
-int policy_session_threads(struct policy_session *s, struct session_thread *out, int max);
+int engine_session_threads(struct engine_session *s, struct session_thread *out, int max);
 /* T may be a schedule variable or a stable name (p1.t3). */
-int policy_session_backtrace(struct policy_session *s, const char *thread, FILE *out, char *err,
+int engine_session_backtrace(struct engine_session *s, const char *thread, FILE *out, char *err,
 			     size_t errlen);
 /* Evaluate an expression in the target and print "EXPR = VALUE". */
-int policy_session_print(struct policy_session *s, const char *expr, FILE *out, char *err,
+int engine_session_print(struct engine_session *s, const char *expr, FILE *out, char *err,
 			 size_t errlen);
 /* Where a held thread is: the source path as DWARF names it, and line. */
-int policy_session_where(struct policy_session *s, const char *thread, char *path, size_t pathlen,
+int engine_session_where(struct engine_session *s, const char *thread, char *path, size_t pathlen,
 			 int *line, char *err, size_t errlen);
 
 /* User breakpoints and watchpoints, which `continue` stops at.  spec is a
  * function, FILE:LINE, or (watch) an lvalue expression.  Return the new
  * point's number, or -1 with err. */
-int policy_session_break(struct policy_session *s, const char *spec, char *err, size_t errlen);
-int policy_session_watch(struct policy_session *s, const char *expr, char *err, size_t errlen);
-int policy_session_delete(struct policy_session *s, int number, char *err, size_t errlen);
+int engine_session_break(struct engine_session *s, const char *spec, char *err, size_t errlen);
+int engine_session_watch(struct engine_session *s, const char *expr, char *err, size_t errlen);
+int engine_session_delete(struct engine_session *s, int number, char *err, size_t errlen);
 /* "info breakpoints" (watch == false) or "info watchpoints". */
-void policy_session_list_points(struct policy_session *s, bool watch, FILE *out);
+void engine_session_list_points(struct engine_session *s, bool watch, FILE *out);
 
 /* Let every thread run until one reaches a user breakpoint or watchpoint
  * (it is held and reported), or Ctrl-C (all are held); bound threads are
  * held again where they are. */
-enum session_result policy_session_continue(struct policy_session *s, char *err, size_t errlen);
+enum session_result engine_session_continue(struct engine_session *s, char *err, size_t errlen);
 
 /* Names for completion: kind 0 threads (variables and stable names),
  * 1 functions, 2 global variables. */
-void policy_session_names(struct policy_session *s, int kind, const char *prefix,
+void engine_session_names(struct engine_session *s, int kind, const char *prefix,
 			  void (*cb)(const char *name, void *ctx), void *ctx);
 
 /* --- systematic search (cctrace explore) --- */
@@ -202,18 +202,18 @@ struct explore_summary {
 /* Restart argv as many times as the strategy asks, resolving the
  * schedule's choose points differently each time.  Returns 0 when the
  * search ran (bugs or not), -1 on an error that stopped it. */
-int policy_explore(struct policy *pol, char *const argv[], const struct policy_options *opt,
+int search_explore(struct policy *pol, char *const argv[], const struct engine_options *opt,
 		   const struct explore_options *eo, struct explore_summary *sum, char *err,
 		   size_t errlen);
 
 /* Drop steps from the schedule file at path while it still reproduces a
  * bug in replays of replays; the original stays as PATH-without-.sched
  * plus .full.sched.  *removed counts the dropped lines. */
-int policy_minimize(const char *path, char *const argv[], const struct policy_options *opt,
+int search_minimize(const char *path, char *const argv[], const struct engine_options *opt,
 		    int replays, int *removed);
 
 /* "hw", "sw" or "auto"; -1 if none of them. */
-int policy_watchpoints_parse(const char *name);
+int engine_watchpoints_parse(const char *name);
 /*
  * Settle opt->watchpoints to WATCHPOINTS_HW or WATCHPOINTS_SW: from the
  * environment if it is WATCHPOINTS_DEFAULT, then for auto by probing the
@@ -222,28 +222,18 @@ int policy_watchpoints_parse(const char *name);
  * or why hardware ones were forced on a host whose probe says they do not
  * trap; NULL otherwise.  -1 with err for a bad $CCTRACE_WATCHPOINTS.
  */
-int policy_resolve_watchpoints(struct policy_options *opt, const char **why, char *err,
+int engine_resolve_watchpoints(struct engine_options *opt, const char **why, char *err,
 			       size_t errlen);
 /* "cctrace: watchpoints: software, ...: why" on opt->trace if why is not
  * NULL and pol watches a variable (or pol is NULL: a shell, which may
  * watch one later): the trace's first line. */
-void policy_note_watchpoints(const struct policy *pol, const struct policy_options *opt,
+void engine_note_watchpoints(const struct policy *pol, const struct engine_options *opt,
 			     const char *why);
 
-const char *policy_outcome_name(enum policy_outcome o);
-int policy_outcome_exit_code(enum policy_outcome o);
+const char *engine_outcome_name(enum engine_outcome o);
+int engine_outcome_exit_code(enum engine_outcome o);
 /* "bug" -> OUTCOME_BUG; -1 if unknown. */
-int policy_outcome_parse(const char *name);
+int engine_outcome_parse(const char *name);
 
-/*
- * The one grammar of durations, shared by the language and the command line:
- * DIGITS ['.' DIGITS] UNIT, UNIT one of ms, s, m, h ("500ms", "1.5s", "2h").
- * TEXT need not be NUL-terminated; err may be NULL.  A number without a unit takes BARE_UNIT
- * ("s" on the command line) or is refused if BARE_UNIT is NULL.  Returns 0
- * and sets *ms, or -1 with a message in err ("bad duration '2x': use ms, s,
- * m or h", "duration too large", "... finer than a millisecond").
- */
-int policy_parse_duration(const char *text, size_t len, const char *bare_unit, int64_t *ms,
-			  char *err, size_t errlen);
 
 #endif
