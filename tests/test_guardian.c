@@ -274,11 +274,17 @@ static int reap_guardians(const char *when)
 	return total;
 }
 
-/* cctrace's guardian: its child, untraced. */
+/* cctrace's guardian: its child, untraced.  It names itself once it runs,
+ * which on a busy machine can be after cctrace's first trace line: it is
+ * looked for until a deadline, not once. */
 static pid_t guardian_of(pid_t cctrace)
 {
+	int64_t deadline = h_now_ms() + 10000;
 	pid_t pids[4];
-	int n = find_guardians(cctrace, pids, 4);
+	int n;
+
+	while ((n = find_guardians(cctrace, pids, 4)) == 0 && h_now_ms() < deadline)
+		sched_yield();
 
 	cr_assert_eq(n, 1, "cctrace %d has %d guardians", (int)cctrace, n);
 	cr_expect_eq(h_status_field(pids[0], pids[0], "TracerPid"), 0, "the guardian is traced");
@@ -446,9 +452,14 @@ Test(guardian, closed_trace_pipe_detaches)
 /* A schedule that completes: the guardian ends quietly with cctrace. */
 Test(guardian, completed_attach_guardian_exits_quietly)
 {
+	/* The last wait is for a signal the test sends once it has seen the
+	 * guardian, so the schedule cannot complete (and its guardian go)
+	 * before the test looks.  SIGWINCH: ignored by default, so the
+	 * program takes no harm when it is delivered. */
 	char *sched = h_temp_sched("once.sched", "timeout 10s\n"
 						 "thread A = wait any enter(hot)\n"
 						 "run A until enter(rare)\n"
+						 "thread S = wait any signal(SIGWINCH)\n"
 						 "release all\n");
 	struct target t;
 	struct h_result r;
@@ -462,6 +473,7 @@ Test(guardian, completed_attach_guardian_exits_quietly)
 	    false, false, true);
 	wait_first_trace_line(&c);
 	guard = guardian_of(c.pid);
+	cr_assert(kill(t.pid, SIGWINCH) == 0);
 	r = h_collect(&c, 60);
 	cr_expect_eq(r.code, 0, "cctrace exited %d:\n%s", r.code, r.err);
 	cr_expect(!strstr(r.err, "guardian"), "%s", r.err);

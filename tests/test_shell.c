@@ -933,7 +933,7 @@ Test(shell, run_ctrl_c_interrupts_the_run)
 		keys("C-c");
 		cr_assert(WAIT_SCREEN(10000,
 				      "cctrace: error: interrupted by INT; the program was killed",
-				      "SHELL-EXITED 3"),
+				      "SHELL-EXITED 130"),
 			  "%s: Ctrl-C did not end the run as interrupted", progs[i]);
 		literal("back");
 		keys("Enter");

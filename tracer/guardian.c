@@ -1439,16 +1439,28 @@ fail:
 /* The guardian exits as soon as it sees the pipe closed: wait for it, but
  * not forever (someone may have stopped it; it then finds itself
  * orphaned, sees "done" and exits).  Unless a wait of the tracer's has
- * reaped it already (it was killed). */
+ * reaped it already (it was killed).  A pidfd is readable once the
+ * process has exited, which can be a moment before it is a zombie that
+ * waitpid may reap: so the waitpid after it blocks (briefly) instead of
+ * WNOHANG, which then found nothing now and then and left the guardian
+ * to be orphaned. */
 static void reap(pid_t pid)
 {
 	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
 	struct pollfd pfd = {fd, POLLIN, 0};
+	int64_t deadline = tracer_now_ms() + 5000;
+	int ready;
 
 	if (fd < 0)
 		return;
-	if (poll(&pfd, 1, 5000) > 0)
-		waitpid(pid, NULL, WNOHANG);
+	/* poll is never restarted after a handler, and signals do come now:
+	 * the deadline's SIGALRM, a second SIGPIPE from a closed trace. */
+	do
+		ready = poll(&pfd, 1, (int)(deadline - tracer_now_ms()));
+	while (ready < 0 && errno == EINTR && tracer_now_ms() < deadline);
+	if (ready > 0)
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
 	close(fd);
 }
 
