@@ -512,40 +512,34 @@ static bool any_unblocked(struct run *r, struct tr_thread **choices, int n)
 	return any;
 }
 
+static const char *while_blocked(struct run *r, struct loop_request *req, char *buf, size_t len)
+{
+	(void)r;
+	(void)req;
+	snprintf(buf, len, "while threads were blocked");
+	return buf;
+}
+
+/* A late stop of a thread the schedule holds, or of a blocked one: it
+ * stays held. */
+static enum loop_verdict resume_free_unblocked(struct run *r, const struct tr_event *ev,
+					       struct loop_request *req)
+{
+	if (run_thread(r, ev->thread)->blocked)
+		return LOOP_AGAIN;
+	return loop_resume_free(r, ev, req);
+}
+
 /* Let the free threads run until until_ms: their stops are resumed, and
  * a crash, the program's end or Ctrl-C ends the run (FLOW_STOP).  While
  * blocked threads are held, only free threads have events to give. */
 static enum flow let_free_threads_run(struct run *r, int64_t until_ms)
 {
-	struct tr_event ev;
-	int signo = 0;
+	struct loop_request req = {.deadline_ms = until_ms,
+				   .on_event = resume_free_unblocked,
+				   .during = while_blocked};
 
-	for (;;) {
-		switch (tracer_wait(r->t, &ev, until_ms, &signo)) {
-		case TR_WAIT_EVENT:
-			break;
-		case TR_WAIT_INTERRUPTED:
-			run_interrupted(r, signo);
-			return FLOW_STOP;
-		default:
-			return FLOW_NEXT;
-		}
-		if (ev.kind == TR_EV_CHILD_EXIT)
-			return run_driver_ended(r, &ev);
-		if (ev.kind == TR_EV_PROCESS_EXIT) {
-			if (run_program_ended(r, &ev, "while threads were blocked") == FLOW_STOP)
-				return FLOW_STOP;
-			continue;
-		}
-		if (ev.kind == TR_EV_SIGNAL && ev.fatal) {
-			run_crash(r, &ev);
-			return FLOW_STOP;
-		}
-		run_note_process_event(r, &ev); /* a fork or exec: its breakpoints */
-		/* a late stop of a thread the schedule holds: it stays held */
-		if (run_thread(r, ev.thread)->bound < 0 && !run_thread(r, ev.thread)->blocked)
-			run_resume(r, ev.thread);
-	}
+	return loop_run(r, &req);
 }
 
 /*
@@ -572,27 +566,24 @@ static bool free_threads_settle(struct run *r, struct tr_thread **targets, int n
 	return false;
 }
 
-static bool accepts_blocked(struct run *r, struct tr_thread **targets, int n)
+/* Does the statement accept "blocked" as its end (`run A until ... ||
+ * blocked`)?  Judged by the one evaluator, on a blocked event of the first
+ * blocked target: -1 if evaluating failed (reported). */
+static int accepts_blocked(struct run *r, struct tr_thread **targets, int n, bool *accepts)
 {
-	char err[512];
 	struct tr_event ev = {.kind = TR_EV_NONE};
-	struct eval_ctx c;
-	int64_t v = 0;
-	int i;
+	int i, rc;
 
+	*accepts = false;
 	for (i = 0; i < n && !run_thread(r, targets[i])->blocked; i++)
 		;
 	if (i == n)
-		return false;
+		return 0;
 	ev.thread = targets[i];
-	r->event = &ev;
-	c = points_eval_ctx(r, targets[i]->proc, err, sizeof(err));
 	r->blocked_event = true;
-	if (eval_int(&c, r->pred, &v) < 0)
-		v = 0;
+	rc = run_predicate_holds(r, &ev, accepts);
 	r->blocked_event = false;
-	r->event = NULL;
-	return v != 0;
+	return rc;
 }
 
 static void report_blocked(struct run *r, struct tr_thread *th)
@@ -646,16 +637,35 @@ static void target_stopped(struct run *r, const struct tr_event *ev)
 	}
 }
 
+/* The stops that answer blocked_end's interrupts; others run on. */
+static enum loop_verdict interrupted_target(struct run *r, const struct tr_event *ev,
+					    struct loop_request *req)
+{
+	int *pending = req->ctx;
+
+	if (!run_thread(r, ev->thread)->blocked || ev->thread->state != TR_HELD) {
+		run_resume(r, ev->thread);
+		return LOOP_AGAIN;
+	}
+	target_stopped(r, ev);
+	return --*pending > 0 ? LOOP_AGAIN : LOOP_DONE;
+}
+
 /* Stop the blocked targets where they sleep, and decide what it means.
  * *again: a free thread woke them meanwhile; resume them and wait on. */
 enum flow blocked_end(struct run *r, const struct stmt *s, struct tr_thread **targets, int n,
 		      bool *again)
 {
-	struct tr_event ev;
 	char what[128], where[256], waits[160] = "";
 	enum flow flow = FLOW_NEXT;
 	int i, pending = 0;
+	struct loop_request req = {.deadline_ms = tracer_now_ms() + 1000,
+				   .on_event = interrupted_target,
+				   .during = while_blocked,
+				   .ctx = &pending};
+	bool accepts;
 
+	*again = false;
 	for (i = 0; i < n; i++) {
 		struct thread_ctx *tc = run_thread(r, targets[i]);
 
@@ -666,19 +676,8 @@ enum flow blocked_end(struct run *r, const struct stmt *s, struct tr_thread **ta
 		if (tracer_interrupt(targets[i]) == 0)
 			pending++;
 	}
-	while (pending > 0 &&
-	       tracer_wait(r->t, &ev, tracer_now_ms() + 1000, NULL) == TR_WAIT_EVENT) {
-		if (ev.kind == TR_EV_CHILD_EXIT)
-			return run_driver_ended(r, &ev);
-		if (run_thread(r, ev.thread)->blocked && ev.thread->state == TR_HELD) {
-			pending--;
-			target_stopped(r, &ev);
-			continue;
-		}
-		if (ev.kind == TR_EV_PROCESS_EXIT)
-			return run_program_ended(r, &ev, "while threads were blocked");
-		run_resume(r, ev.thread);
-	}
+	if (pending > 0 && loop_run(r, &req) == FLOW_STOP)
+		return FLOW_STOP;
 	/* Named once they are stopped: naming reads symbols, which takes time. */
 	for (i = 0; i < n; i++) {
 		struct thread_ctx *tc = run_thread(r, targets[i]);
@@ -702,7 +701,9 @@ enum flow blocked_end(struct run *r, const struct stmt *s, struct tr_thread **ta
 		return FLOW_NEXT;
 	/* A search goes on (choose skips blocked threads), and so does a
 	 * schedule that expects it: `run A until ... || blocked`. */
-	if (r->oracle || accepts_blocked(r, targets, n)) {
+	if (!r->oracle && accepts_blocked(r, targets, n, &accepts) < 0)
+		return FLOW_STOP;
+	if (r->oracle || accepts) {
 		r->ended_blocked = true;
 		for (i = 0; i < n; i++)
 			if (run_thread(r, targets[i])->blocked)

@@ -99,6 +99,38 @@ struct armed_watch {
 
 enum flow { FLOW_NEXT, FLOW_STOP };
 
+/* --- loop.c: the one event loop (the only caller of tracer_wait) --- */
+enum loop_verdict {
+	LOOP_AGAIN, /* wait on */
+	LOOP_DONE,  /* the request is met */
+	LOOP_STOP,  /* the run is over; its outcome has been reported */
+};
+
+struct run;
+struct loop_request {
+	int64_t deadline_ms; /* tracer_now_ms() clock, -1: none; handlers may move it */
+	/* A thread's stop that the loop did not settle itself (see loop.c);
+	 * NULL: loop_resume_free. */
+	enum loop_verdict (*on_event)(struct run *r, const struct tr_event *ev,
+				      struct loop_request *req);
+	/* The deadline passed; NULL: LOOP_DONE. */
+	enum loop_verdict (*on_deadline)(struct run *r, struct loop_request *req);
+	/* What was going on when the program ended, for the report ("while
+	 * ..."), written into buf; NULL: nothing to say. */
+	const char *(*during)(struct run *r, struct loop_request *req, char *buf, size_t len);
+	/* After the schedule: a crash is reported and the program let die of
+	 * it, its end or the loss of every task ends the request. */
+	bool drain;
+	void *ctx; /* the request's own state */
+};
+
+/* Wait for events until a handler says the request is met (FLOW_NEXT) or
+ * the run is over (FLOW_STOP, outcome reported). */
+enum flow loop_run(struct run *r, struct loop_request *req);
+/* The default handler: a thread the schedule does not hold is resumed. */
+enum loop_verdict loop_resume_free(struct run *r, const struct tr_event *ev,
+				   struct loop_request *req);
+
 struct run {
 	struct policy *pol;
 	struct schedule *sched; /* the statements running, for diagnostics */

@@ -173,19 +173,33 @@ static void copy_armed(struct armed_bp **list, int *n, int *cap, struct tr_proce
  * too. */
 static void fork_happened(struct run *r, const struct tr_event *ev)
 {
+	int i;
+
 	if (!ev->child)
 		return;
+	/* Once per child: an event given back (tracer_push_back) comes
+	 * through the loop twice, and a new child has no entries of its own. */
+	for (i = 0; i < r->narmed; i++)
+		if (r->armed[i].proc == ev->child)
+			return;
+	for (i = 0; i < r->nlingering; i++)
+		if (r->lingering[i].proc == ev->child)
+			return;
 	copy_armed(&r->armed, &r->narmed, &r->armed_cap, ev->thread->proc, ev->child);
 	copy_armed(&r->lingering, &r->nlingering, &r->lingering_cap, ev->thread->proc, ev->child);
 }
 
-/* Bookkeeping for a fork or an exec seen outside a wait (step, next...). */
+/* Bookkeeping for a fork or an exec (loop.c, for every wait): an exec
+ * while a predicate is armed arms it in the new image. */
 void run_note_process_event(struct run *r, const struct tr_event *ev)
 {
-	if (ev->kind == TR_EV_EXEC)
+	if (ev->kind == TR_EV_EXEC) {
 		exec_happened(r, ev->thread->proc);
-	else if (ev->kind == TR_EV_FORK)
+		if (r->pred)
+			points_arm(r, r->pred);
+	} else if (ev->kind == TR_EV_FORK) {
 		fork_happened(r, ev);
+	}
 }
 
 int run_predicate_holds(struct run *r, const struct tr_event *ev, bool *holds)
@@ -257,51 +271,66 @@ static bool process_taken(struct run *r, struct tr_thread *th, struct tr_thread 
 	return false;
 }
 
-static enum flow handle_event(struct run *r, const struct tr_event *ev, bool new_are_candidates,
-			      struct tr_thread **matched, int *nmatched)
+/* A wait in progress (run_wait_for): the loop's request context. */
+struct wait_state {
+	const struct stmt *s;
+	struct tr_thread **targets; /* NULL: a `wait`, which new threads may satisfy */
+	int ntargets;
+	int need;
+	struct tr_thread **matched; /* in the order they matched */
+	int nmatched;
+	int64_t deadline; /* the statement's timeout; -1: none */
+};
+
+static const char *wait_during(struct run *r, struct loop_request *req, char *buf, size_t len)
+{
+	char where[200], silent[512];
+
+	(void)req;
+	if (r->all_candidates) /* `continue`: the program may simply end */
+		return NULL;
+	run_where(r, r->stmt, where, sizeof(where));
+	silent[0] = '\0';
+	points_silent_watch(r, silent, sizeof(silent));
+	snprintf(buf, len, "while the schedule waited at %s%s", where, silent);
+	return buf;
+}
+
+/* A candidate ended before it reached the predicate. */
+static enum loop_verdict exited_early(struct run *r, const struct tr_thread *th,
+				      const struct tr_event *ev)
+{
+	char where[200], text[768], silent[512];
+
+	run_where(r, r->stmt, where, sizeof(where));
+	expr_format(r->pred, text, sizeof(text));
+	silent[0] = '\0';
+	points_silent_watch(r, silent, sizeof(silent));
+	/* A server killed under a schedule: say so, not just "exited". */
+	if (WIFSIGNALED(ev->status))
+		report_outcome(r, OUTCOME_UNREALIZABLE,
+			       "%s was killed by %s before reaching '%s' (%s)%s", th->name,
+			       sigabbrev_np(WTERMSIG(ev->status)), text, where, silent);
+	else
+		report_outcome(r, OUTCOME_UNREALIZABLE, "%s exited before reaching '%s' (%s)%s",
+			       th->name, text, where, silent);
+	return LOOP_STOP;
+}
+
+/* Judge one stop against the predicate being waited for. */
+static enum loop_verdict judge_stop(struct run *r, const struct tr_event *ev,
+				    struct wait_state *ws)
 {
 	struct tr_thread *th = ev->thread;
-	struct thread_ctx *tc;
-	char where[200], text[768], silent[512];
+	struct thread_ctx *tc = run_thread(r, th);
 	bool holds = false;
 	int rc;
 
-	if (ev->kind == TR_EV_CHILD_EXIT)
-		return run_driver_ended(r, ev);
-	tc = run_thread(r, th);
-
-	switch (ev->kind) {
-	case TR_EV_PROCESS_EXIT:
-		if (r->all_candidates) /* `continue`: the program may simply end */
-			return run_program_ended(r, ev, NULL);
-		run_where(r, r->stmt, where, sizeof(where));
-		silent[0] = '\0';
-		points_silent_watch(r, silent, sizeof(silent));
-		snprintf(text, sizeof(text), "while the schedule waited at %s%s", where, silent);
-		return run_program_ended(r, ev, text);
-	case TR_EV_SIGNAL:
-		if (ev->fatal) {
-			run_crash(r, ev);
-			return FLOW_STOP;
-		}
-		break;
-	case TR_EV_EXEC:
-		exec_happened(r, th->proc);
-		points_arm(r, r->pred);
-		break;
-	case TR_EV_FORK:
-		fork_happened(r, ev);
-		break;
-	case TR_EV_START:
-		if (new_are_candidates && (tc->bound < 0 || r->all_candidates))
-			tc->candidate = true;
-		break;
-	default:
-		break;
-	}
+	if (ev->kind == TR_EV_START && !ws->targets && (tc->bound < 0 || r->all_candidates))
+		tc->candidate = true;
 	if (!tc->candidate || tc->matched) {
 		run_resume(r, th);
-		return FLOW_NEXT;
+		return LOOP_AGAIN;
 	}
 	r->stops++;
 	if (ev->kind == TR_EV_BREAK)
@@ -309,7 +338,7 @@ static enum flow handle_event(struct run *r, const struct tr_event *ev, bool new
 	if (ev->kind == TR_EV_SYSCALL && tc->skip_syscall_entry) {
 		tc->skip_syscall_entry = false;
 		tracer_resume_syscalls(th);
-		return FLOW_NEXT;
+		return LOOP_AGAIN;
 	}
 	if (r->fine_want) {
 		rc = fine_settle(r, th);
@@ -317,42 +346,40 @@ static enum flow handle_event(struct run *r, const struct tr_event *ev, bool new
 			goto fine_matched;
 	}
 	if (run_predicate_holds(r, ev, &holds) < 0)
-		return FLOW_STOP;
-	if (holds && process_taken(r, th, matched, *nmatched))
+		return LOOP_STOP;
+	if (holds && process_taken(r, th, ws->matched, ws->nmatched))
 		holds = false;
 	if (holds) {
-		matched_here(r, th, ev, matched, nmatched);
-		return FLOW_NEXT;
+		matched_here(r, th, ev, ws->matched, &ws->nmatched);
+		return LOOP_AGAIN;
 	}
-	if (ev->kind == TR_EV_EXIT && !new_are_candidates) {
-		run_where(r, r->stmt, where, sizeof(where));
-		expr_format(r->pred, text, sizeof(text));
-		silent[0] = '\0';
-		points_silent_watch(r, silent, sizeof(silent));
-		/* A server killed under a schedule: say so, not just "exited". */
-		if (WIFSIGNALED(ev->status))
-			report_outcome(r, OUTCOME_UNREALIZABLE,
-				       "%s was killed by %s before reaching '%s' (%s)%s", th->name,
-				       sigabbrev_np(WTERMSIG(ev->status)), text, where, silent);
-		else
-			report_outcome(r, OUTCOME_UNREALIZABLE,
-				       "%s exited before reaching '%s' (%s)%s", th->name, text,
-				       where, silent);
-		return FLOW_STOP;
-	}
-	if (ev->kind == TR_EV_EXIT || ev->kind == TR_EV_PROCESS_EXIT) {
+	if (ev->kind == TR_EV_EXIT && ws->targets)
+		return exited_early(r, th, ev);
+	if (ev->kind == TR_EV_EXIT) {
 		run_resume(r, th);
-		return FLOW_NEXT;
+		return LOOP_AGAIN;
 	}
 	rc = run_move_candidate(r, th);
 	if (!rc)
-		return FLOW_NEXT;
+		return LOOP_AGAIN;
 fine_matched:
 	if (rc < 0)
-		return FLOW_STOP;
-	matched_here(r, th, &r->fine_ev, matched, nmatched);
+		return LOOP_STOP;
+	matched_here(r, th, &r->fine_ev, ws->matched, &ws->nmatched);
 	r->fine = NULL;
-	return FLOW_NEXT;
+	return LOOP_AGAIN;
+}
+
+static enum loop_verdict wait_event(struct run *r, const struct tr_event *ev,
+				    struct loop_request *req)
+{
+	struct wait_state *ws = req->ctx;
+	enum loop_verdict v = judge_stop(r, ev, ws);
+
+	if (v == LOOP_AGAIN && ws->nmatched >= ws->need)
+		return LOOP_DONE;
+	req->deadline_ms = blocked_poll_deadline(r, ws->ntargets > 0, ws->deadline);
+	return v;
 }
 
 static void capture_kernel_states(struct run *r)
@@ -454,6 +481,83 @@ static int restart_targets(struct run *r, struct tr_thread **targets, int n,
 	return 0;
 }
 
+/* The deadline of a wait: a blocked-poll tick (blocked.c), or its
+ * timeout. */
+static enum loop_verdict wait_deadline(struct run *r, struct loop_request *req)
+{
+	struct wait_state *ws = req->ctx;
+	bool again = false;
+	enum flow flow;
+
+	if (req->deadline_ms == ws->deadline) {
+		run_timed_out(r, ws->s);
+		return LOOP_STOP;
+	}
+	if (blocked_targets(r, ws->targets, ws->ntargets)) {
+		flow = blocked_end(r, ws->s, ws->targets, ws->ntargets, &again);
+		if (!again)
+			return flow == FLOW_STOP ? LOOP_STOP : LOOP_DONE;
+		if (restart_targets(r, ws->targets, ws->ntargets, ws->matched, &ws->nmatched) < 0)
+			return LOOP_STOP;
+		if (ws->nmatched >= ws->need)
+			return LOOP_DONE;
+	}
+	req->deadline_ms = blocked_poll_deadline(r, ws->ntargets > 0, ws->deadline);
+	return LOOP_AGAIN;
+}
+
+/* Mark the threads that may satisfy the wait, and arm its points. */
+static int prepare_wait(struct run *r, struct wait_state *ws)
+{
+	struct tr_thread *th;
+	int i;
+
+	r->stmt = ws->s;
+	for (th = tracer_threads(r->t); th; th = th->next)
+		if (th->state != TR_EXITED && !ws->targets &&
+		    (run_thread(r, th)->bound < 0 || r->all_candidates))
+			run_thread(r, th)->candidate = true;
+	for (i = 0; i < ws->ntargets; i++)
+		run_thread(r, ws->targets[i])->candidate = true;
+	r->targets = ws->targets;
+	r->ntargets = ws->ntargets;
+	fine_plan(r, ws->s->pred);
+	for (th = tracer_threads(r->t); r->fine_want && th; th = th->next)
+		fine_forget(r, th);
+	return points_arm(r, ws->s->pred);
+}
+
+/* Set the targets, the free threads and (for a wait) the stepper's
+ * candidates going; some may match where they stand. */
+static int start_wait(struct run *r, struct wait_state *ws)
+{
+	struct tr_thread *th;
+	int i;
+
+	for (i = 0; i < ws->ntargets; i++) {
+		points_seed_frames(r, ws->targets[i]);
+		tracer_pin(ws->targets[i], true);
+		if (start_candidate(r, ws->targets[i], ws->matched, &ws->nmatched) < 0)
+			return -1;
+	}
+	for (th = tracer_threads(r->t); r->all_candidates && th; th = th->next)
+		if (!tracer_event_pending(th))
+			run_resume(r, th);
+	run_release_free(r);
+	for (th = tracer_threads(r->t); r->fine_want && !ws->targets && th; th = th->next) {
+		struct thread_ctx *tc = run_thread(r, th);
+
+		if (tc->candidate && !tc->matched && th->state == TR_HELD &&
+		    !tracer_event_pending(th) && start_candidate(r, th, ws->matched, &ws->nmatched) < 0)
+			return -1;
+	}
+	for (i = 0; i < ws->ntargets; i++) {
+		run_thread(r, ws->targets[i])->blocked = false;
+		run_thread(r, ws->targets[i])->sampled = false;
+	}
+	return 0;
+}
+
 /*
  * Release targets (or, with no targets, every unbound thread) and wait until
  * `need` of them satisfy the predicate.  Matched threads are stored in
@@ -462,86 +566,20 @@ static int restart_targets(struct run *r, struct tr_thread **targets, int n,
 enum flow run_wait_for(struct run *r, const struct stmt *s, struct tr_thread **targets,
 		       int ntargets, int need, struct tr_thread **matched)
 {
-	int64_t deadline = r->no_deadline ? -1 : tracer_now_ms() + r->timeout_ms;
-	struct tr_thread *th;
-	struct tr_event ev;
-	enum flow flow = FLOW_NEXT;
-	int i, nmatched = 0, signo = 0;
+	struct wait_state ws = {s, targets, ntargets, need, matched, 0,
+				r->no_deadline ? -1 : tracer_now_ms() + r->timeout_ms};
+	struct loop_request req = {.on_event = wait_event,
+				   .on_deadline = wait_deadline,
+				   .during = wait_during,
+				   .ctx = &ws};
+	enum flow flow = FLOW_STOP;
 
-	r->stmt = s;
-	for (th = tracer_threads(r->t); th; th = th->next)
-		if (th->state != TR_EXITED && !targets &&
-		    (run_thread(r, th)->bound < 0 || r->all_candidates))
-			run_thread(r, th)->candidate = true;
-	for (i = 0; i < ntargets; i++)
-		run_thread(r, targets[i])->candidate = true;
-	r->targets = targets;
-	r->ntargets = ntargets;
-	fine_plan(r, s->pred);
-	for (th = tracer_threads(r->t); r->fine_want && th; th = th->next)
-		fine_forget(r, th);
-	if (points_arm(r, s->pred) < 0) {
-		flow = FLOW_STOP;
+	if (prepare_wait(r, &ws) < 0 || start_wait(r, &ws) < 0)
 		goto out;
-	}
-	for (i = 0; i < ntargets; i++) {
-		points_seed_frames(r, targets[i]);
-		tracer_pin(targets[i], true);
-		if (start_candidate(r, targets[i], matched, &nmatched) < 0) {
-			flow = FLOW_STOP;
-			goto out;
-		}
-	}
-	for (th = tracer_threads(r->t); r->all_candidates && th; th = th->next)
-		if (!tracer_event_pending(th))
-			run_resume(r, th);
-	run_release_free(r);
-	for (th = tracer_threads(r->t); r->fine_want && !targets && th; th = th->next) {
-		struct thread_ctx *tc = run_thread(r, th);
-
-		if (tc->candidate && !tc->matched && th->state == TR_HELD &&
-		    !tracer_event_pending(th) && start_candidate(r, th, matched, &nmatched) < 0) {
-			flow = FLOW_STOP;
-			goto out;
-		}
-	}
-	for (i = 0; i < ntargets; i++) {
-		run_thread(r, targets[i])->blocked = false;
-		run_thread(r, targets[i])->sampled = false;
-	}
-	while (flow == FLOW_NEXT && nmatched < need) {
-		int64_t poll = blocked_poll_deadline(r, ntargets > 0, deadline);
-
-		switch (tracer_wait(r->t, &ev, poll, &signo)) {
-		case TR_WAIT_EVENT:
-			flow = handle_event(r, &ev, !targets, matched, &nmatched);
-			break;
-		case TR_WAIT_TIMEOUT:
-			if (poll != deadline) {
-				bool again = false;
-
-				if (!blocked_targets(r, targets, ntargets))
-					break;
-				flow = blocked_end(r, s, targets, ntargets, &again);
-				if (!again)
-					goto out;
-				if (restart_targets(r, targets, ntargets, matched, &nmatched) < 0)
-					flow = FLOW_STOP;
-				break;
-			}
-			run_timed_out(r, s);
-			flow = FLOW_STOP;
-			break;
-		case TR_WAIT_INTERRUPTED:
-			run_interrupted(r, signo);
-			flow = FLOW_STOP;
-			break;
-		case TR_WAIT_NO_TASKS:
-		case TR_WAIT_ERROR:
-			report_outcome(r, OUTCOME_ERROR, "lost every traced process");
-			flow = FLOW_STOP;
-			break;
-		}
+	flow = FLOW_NEXT;
+	if (ws.nmatched < need) {
+		req.deadline_ms = blocked_poll_deadline(r, ntargets > 0, ws.deadline);
+		flow = loop_run(r, &req);
 	}
 out:
 	points_disarm(r);
@@ -929,37 +967,21 @@ static void release_everything(struct run *r)
 			run_resume(r, th);
 }
 
+static enum loop_verdict resume_any(struct run *r, const struct tr_event *ev,
+				    struct loop_request *req)
+{
+	(void)req;
+	run_resume(r, ev->thread);
+	return LOOP_AGAIN;
+}
+
 /* After the schedule: let a launched program run to its end, still
  * watching for crashes and, with --fail-on-exit, a bad exit status. */
 static void drain(struct run *r)
 {
-	struct tr_event ev;
-	int signo;
+	struct loop_request req = {.deadline_ms = -1, .on_event = resume_any, .drain = true};
 
-	for (;;) {
-		switch (tracer_wait(r->t, &ev, -1, &signo)) {
-		case TR_WAIT_EVENT:
-			if (ev.kind == TR_EV_CHILD_EXIT) {
-				run_driver_ended(r, &ev);
-				return;
-			}
-			if (ev.kind == TR_EV_SIGNAL && ev.fatal)
-				run_crash(r, &ev);
-			if (ev.kind == TR_EV_PROCESS_EXIT) {
-				/* With a driver, its verdict is still to come. */
-				if (run_program_ended(r, &ev, NULL) == FLOW_STOP && !r->has_driver)
-					return;
-				continue;
-			}
-			run_resume(r, ev.thread);
-			continue;
-		case TR_WAIT_INTERRUPTED:
-			run_interrupted(r, signo);
-			return;
-		default:
-			return;
-		}
-	}
+	loop_run(r, &req);
 }
 
 static void free_contexts(struct run *r)

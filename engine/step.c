@@ -31,71 +31,72 @@ static void move(struct run *r, struct tr_thread *th, enum drive_mode mode)
 		run_resume(r, th);
 }
 
-static enum flow other_thread_stop(struct run *r, const struct tr_event *ev)
+/* The thread being driven, and how (a request of the event loop's). */
+struct drive_state {
+	const struct stmt *s;
+	struct tr_thread *th;
+	enum drive_mode mode;
+	stop_test test;
+	void *ctx;
+};
+
+static const char *drive_during(struct run *r, struct loop_request *req, char *buf, size_t len)
 {
-	run_note_process_event(r, ev);
-	if (ev->kind == TR_EV_PROCESS_EXIT)
-		return run_program_ended(r, ev, "while a thread was being stepped");
-	if (ev->kind == TR_EV_SIGNAL && ev->fatal) {
-		run_crash(r, ev);
-		return FLOW_STOP;
+	(void)r;
+	(void)req;
+	snprintf(buf, len, "while a thread was being stepped");
+	return buf;
+}
+
+static enum loop_verdict drive_timed_out(struct run *r, struct loop_request *req)
+{
+	struct drive_state *ds = req->ctx;
+
+	run_timed_out(r, ds->s);
+	return LOOP_STOP;
+}
+
+static enum loop_verdict driven_stop(struct run *r, const struct tr_event *ev,
+				     struct loop_request *req)
+{
+	struct drive_state *ds = req->ctx;
+	char where[256];
+	int rc;
+
+	if (ev->thread != ds->th)
+		return loop_resume_free(r, ev, req);
+	/* A new program: where it starts is as far as a step can go (a
+	 * return address in the old image will never be reached). */
+	if (ev->kind == TR_EV_EXEC)
+		return LOOP_DONE;
+	if (ev->kind == TR_EV_EXIT) {
+		run_where(r, ds->s, where, sizeof(where));
+		report_outcome(r, OUTCOME_UNREALIZABLE, "%s exited while being moved (%s)",
+			       ds->th->name, where);
+		return LOOP_STOP;
 	}
-	if (run_thread(r, ev->thread)->bound < 0)
-		run_resume(r, ev->thread);
-	return FLOW_NEXT;
+	rc = ds->test(r, ds->th, ev, ds->ctx);
+	if (rc < 0)
+		return LOOP_STOP;
+	if (rc)
+		return LOOP_DONE;
+	move(r, ds->th, ds->mode == DRIVE_ALREADY_MOVING ? DRIVE_RUN : ds->mode);
+	return LOOP_AGAIN;
 }
 
 static enum flow drive(struct run *r, const struct stmt *s, struct tr_thread *th,
 		       enum drive_mode mode, stop_test test, void *ctx)
 {
-	int64_t deadline = tracer_now_ms() + r->timeout_ms;
-	struct tr_event ev;
-	char where[256];
-	int signo = 0, rc;
+	struct drive_state ds = {s, th, mode, test, ctx};
+	struct loop_request req = {.deadline_ms = tracer_now_ms() + r->timeout_ms,
+				   .on_event = driven_stop,
+				   .on_deadline = drive_timed_out,
+				   .during = drive_during,
+				   .ctx = &ds};
 
 	move(r, th, mode);
 	run_release_free(r);
-	for (;;) {
-		switch (tracer_wait(r->t, &ev, deadline, &signo)) {
-		case TR_WAIT_EVENT:
-			break;
-		case TR_WAIT_TIMEOUT:
-			run_timed_out(r, s);
-			return FLOW_STOP;
-		case TR_WAIT_INTERRUPTED:
-			run_interrupted(r, signo);
-			return FLOW_STOP;
-		default:
-			report_outcome(r, OUTCOME_ERROR, "lost every traced process");
-			return FLOW_STOP;
-		}
-		if (ev.kind == TR_EV_CHILD_EXIT)
-			return run_driver_ended(r, &ev);
-		if (ev.thread != th || ev.kind == TR_EV_PROCESS_EXIT ||
-		    (ev.kind == TR_EV_SIGNAL && ev.fatal)) {
-			if (other_thread_stop(r, &ev) == FLOW_STOP)
-				return FLOW_STOP;
-			continue;
-		}
-		if (ev.kind == TR_EV_EXEC || ev.kind == TR_EV_FORK)
-			run_note_process_event(r, &ev);
-		/* A new program: where it starts is as far as a step can go
-		 * (a return address in the old image will never be reached). */
-		if (ev.kind == TR_EV_EXEC)
-			return FLOW_NEXT;
-		if (ev.kind == TR_EV_EXIT) {
-			run_where(r, s, where, sizeof(where));
-			report_outcome(r, OUTCOME_UNREALIZABLE, "%s exited while being moved (%s)",
-				       th->name, where);
-			return FLOW_STOP;
-		}
-		rc = test(r, th, &ev, ctx);
-		if (rc < 0)
-			return FLOW_STOP;
-		if (rc)
-			return FLOW_NEXT;
-		move(r, th, mode == DRIVE_ALREADY_MOVING ? DRIVE_RUN : mode);
-	}
+	return loop_run(r, &req);
 }
 
 static struct tr_thread *held_bound(struct run *r, const struct stmt *s, int i)

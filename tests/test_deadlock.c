@@ -227,3 +227,21 @@ Test(deadlock, deadlock_with_a_free_thread_is_found)
 	    "%s", r.err);
 	h_result_free(&r);
 }
+
+/* A crash of a free thread while the controlled one is blocked on its
+ * lock: whichever wait of the engine's sees it (the statement's, the one
+ * that stops the blocked worker, or the one that lets free threads run),
+ * it is the same bug, reported with the crashing thread's stack (one
+ * event loop, loop.c; the wait that stopped blocked threads used to let a
+ * crash go unreported). */
+Test(deadlock, crash_of_a_free_thread_while_one_is_blocked_is_reported_with_its_stack)
+{
+	struct h_result r = run_freelock("crash");
+
+	cr_assert(!r.timed_out, "%s", r.err);
+	cr_expect_eq(r.code, 1, "%s", r.err);
+	cr_expect(strstr(r.err, "cctrace: bug: ") && strstr(r.err, "received SEGV"), "%s", r.err);
+	cr_expect(strstr(r.err, " in busy") != NULL, "%s", r.err);
+	cr_expect(strstr(r.err, "deadlock") == NULL, "%s", r.err);
+	h_result_free(&r);
+}
