@@ -15,6 +15,8 @@
  */
 #include "engine/internal.h"
 
+#include <assert.h>
+
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -244,6 +246,7 @@ static void matched_here(struct run *r, struct tr_thread *th, const struct tr_ev
 {
 	struct thread_ctx *tc = run_thread(r, th);
 
+	assert(tc->candidate && !tc->matched);
 	tc->matched = true;
 	tc->last_var =
 	    r->matched_atom &&
@@ -493,6 +496,7 @@ static enum loop_verdict wait_deadline(struct run *r, struct loop_request *req)
 		run_timed_out(r, ws->s);
 		return LOOP_STOP;
 	}
+	assert(ws->ntargets > 0); /* only a `run` polls for blocked targets */
 	if (blocked_targets(r, ws->targets, ws->ntargets)) {
 		flow = blocked_end(r, ws->s, ws->targets, ws->ntargets, &again);
 		if (!again)
