@@ -2,7 +2,7 @@
 #
 # Installed as share/bash-completion/completions/cctrace, where
 # bash-completion loads it on the first Tab after `cctrace`; its helpers
-# (_init_completion, _filedir, _pids) are therefore at hand.
+# (_init_completion, _filedir) are therefore at hand.
 #
 # The subcommands and their options are read from the cctrace being
 # completed (`cctrace --help`, `cctrace CMD --help`), so that this file does
@@ -55,6 +55,13 @@ _cctrace_functions()
             next
         print $3
     }' <<<"$syms" | sort -u
+}
+
+# Process ids, from /proc (procps's ps may not be installed).
+_cctrace_pids()
+{
+    local pids=(/proc/[0-9]*)
+    COMPREPLY=($(compgen -W "${pids[*]#/proc/}" -- "$cur"))
 }
 
 # Completes the argument of option $1.
@@ -147,12 +154,12 @@ _cctrace()
         ((operands == 0)) && _filedir ;;
     attach)
         if ((operands == 0)); then
-            _pids
+            _cctrace_pids
         elif ((operands == 1)); then
             _filedir
         fi ;;
     shell)
-        ((operands == 0)) && _pids ;;
+        ((operands == 0)) && _cctrace_pids ;;
     help)
         ((operands == 0)) && COMPREPLY=($(compgen -W "$(_cctrace_commands "$self")" -- "$cur")) ;;
     esac
