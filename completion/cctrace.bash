@@ -13,20 +13,21 @@
 # completes as a file or as one of the program's functions (read with nm),
 # the names a schedule for it is written with.
 
-# Prints the option lines of `$1 $2 --help`: every --long (and -s) option,
-# followed by "=" when it takes an argument.  Cached per cctrace and command.
+# Prints the options of `$1 $2 --help`, one a line: the option (--long or
+# -s), a blank, and 1 if it takes an argument, 0 if not.  Cached per cctrace
+# and command.
 _cctrace_options()
 {
-    local key="$1 $2" line opt
+    local key="$1 $2" line arg
     if [[ ${_cctrace_cache_key-} != "$key" ]]; then
         _cctrace_cache_key=$key
         _cctrace_cache_opts=$(
             "$1" ${2:+"$2"} --help 2>&1 | while IFS= read -r line; do
                 [[ $line =~ ^[[:space:]]+(-[a-zA-Z],[[:space:]]+)?(--[a-z][a-z0-9-]*)([[:space:]=]+([A-Z][A-Z/_]*))? ]] || continue
-                opt=${BASH_REMATCH[2]}
-                [[ -n ${BASH_REMATCH[4]} ]] && opt+="="
-                printf '%s\n' "$opt"
-                [[ -n ${BASH_REMATCH[1]} ]] && printf '%s\n' "${BASH_REMATCH[1]%%,*}"
+                arg=0
+                [[ -n ${BASH_REMATCH[4]} ]] && arg=1
+                printf '%s %s\n' "${BASH_REMATCH[2]}" $arg
+                [[ -n ${BASH_REMATCH[1]} ]] && printf '%s %s\n' "${BASH_REMATCH[1]%%,*}" $arg
             done
         )
     fi
@@ -109,12 +110,14 @@ _cctrace()
     local cur prev words cword split
     _init_completion -s -n : || return
 
-    local self=${words[0]} cmd=${words[1]-} i w opts operands=0 dashdash=0
+    local self=${words[0]} cmd=${words[1]-} i w table opts operands=0 dashdash=0
     if ((cword == 1)); then
         COMPREPLY=($(compgen -W "$(_cctrace_commands "$self") --help -h --version" -- "$cur"))
         return
     fi
-    opts=$(_cctrace_options "$self" "$cmd")
+    table=$(_cctrace_options "$self" "$cmd")
+    # What Tab offers: long options that take an argument end in "=".
+    opts=$(awk '{ print $1 ($2 && $1 ~ /^--/ ? "=" : "") }' <<<"$table")
 
     # Walk the words before the cursor: options (and their arguments),
     # operands, and where `--` is.
@@ -125,7 +128,7 @@ _cctrace()
         elif [[ $w == -- ]]; then
             dashdash=$i
         elif [[ $w == -* && $w != *=* ]]; then
-            grep -qx -- "$w=" <<<"$opts" && ((i++))
+            grep -qx -- "$w 1" <<<"$table" && ((i++))
         elif [[ $w != -* ]]; then
             ((operands++))
         fi
@@ -139,7 +142,7 @@ _cctrace()
         fi
         return
     fi
-    if [[ $prev == -* ]] && grep -qx -- "$prev=" <<<"$opts"; then
+    if [[ $prev == -* ]] && grep -qx -- "$prev 1" <<<"$table"; then
         _cctrace_option_argument "$prev" "$cur"
         return
     fi
