@@ -111,6 +111,7 @@ _cctrace()
     _init_completion -s -n : || return
 
     local self=${words[0]} cmd=${words[1]-} i w table opts operands=0 dashdash=0
+    __expand_tilde_by_ref self # ~/bin/cctrace: run it to read its --help
     if ((cword == 1)); then
         COMPREPLY=($(compgen -W "$(_cctrace_commands "$self") --help -h --version" -- "$cur"))
         return
