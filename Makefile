@@ -2,6 +2,9 @@
 #
 #   make            ./cctrace (and the samples)
 #   make deps       Debian packages (apt-get; idempotent)
+#   make install    cctrace, its man pages and bash completion under PREFIX
+#                   (default /usr/local); DESTDIR, BINDIR, MANDIR... honoured
+#   make uninstall  removes what make install put there
 #   make system-deps  the real servers the system tests run, and what
 #                   building memcached from source needs (as root)
 #   make test       the whole Criterion suite, built with ASan + UBSan
@@ -12,9 +15,12 @@ CC       ?= gcc
 PKGS     := libunwind-ptrace libdw libelf capstone
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
-WARN     := -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers
+# Warnings are errors for developers; a packager or a newer compiler's new
+# warning need not break a build: make WERROR= (debian/rules does).
+WERROR   ?= -Werror
+WARN     := -Wall -Wextra $(WERROR) -Wshadow -Wno-missing-field-initializers
 CFLAGS   ?= -O2 -g
-ALL_CFLAGS = $(CFLAGS) -std=gnu11 -D_GNU_SOURCE $(WARN) -I. $(PKG_CFLAGS) -MMD -MP
+ALL_CFLAGS = $(CPPFLAGS) $(CFLAGS) -std=gnu11 -D_GNU_SOURCE $(WARN) -I. $(PKG_CFLAGS) -MMD -MP
 LDLIBS   += $(PKG_LIBS) -ledit -lpthread -lthread_db -lm
 
 BUILD    ?= build
@@ -29,12 +35,13 @@ TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 CRITERION_LIBS := $(shell pkg-config --libs criterion 2>/dev/null)
 
 SAMPLE_DIRS := $(patsubst %/,%,$(dir $(wildcard samples/*/Makefile.inc)))
-SAMPLE_CFLAGS := -std=gnu11 -g -O0 -pthread -Wall -Wextra -Werror
+SAMPLE_CFLAGS := -std=gnu11 -g -O0 -pthread -Wall -Wextra $(WERROR)
 FIXTURE_LIBS := $(patsubst %.c,%.so,$(wildcard tests/fixtures/lib*.c))
 FIXTURE_SRCS := $(filter-out tests/fixtures/lib%.c,$(wildcard tests/fixtures/*.c))
 FIXTURE_BINS := $(FIXTURE_SRCS:%.c=%) $(FIXTURE_LIBS)
 
-.PHONY: all deps system-deps samples fixtures test check-asan bench fuzz clean format lint
+.PHONY: all deps system-deps samples fixtures test check-asan bench fuzz clean format lint \
+	install uninstall lint-man
 all: cctrace samples
 
 cctrace: $(BUILD)/cctrace
@@ -89,11 +96,43 @@ $(BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(LIB_OBJS)
 	@echo "  FUZZ    $@"
 	$(Q)$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer $(LDFLAGS) -o $@ $< $(LIB_OBJS) $(LDLIBS)
 
+# Installation, as the GNU conventions name things; DESTDIR stages it (the
+# Debian package installs into debian/cctrace with PREFIX=/usr).  It copies
+# $(BUILD)/cctrace, so a tree built with BUILD=build-asan installs without a
+# second build (tests/test_package.c does that).
+PREFIX      ?= /usr/local
+EXEC_PREFIX ?= $(PREFIX)
+BINDIR      ?= $(EXEC_PREFIX)/bin
+DATAROOTDIR ?= $(PREFIX)/share
+MANDIR      ?= $(DATAROOTDIR)/man
+BASHCOMPDIR ?= $(DATAROOTDIR)/bash-completion/completions
+INSTALL     ?= install
+MAN_PAGES   := man/cctrace.1 man/cctrace-schedule.5
+
+install: $(BUILD)/cctrace
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \
+	  $(DESTDIR)$(BASHCOMPDIR)
+	$(INSTALL) -m 755 $(BUILD)/cctrace $(DESTDIR)$(BINDIR)/cctrace
+	$(INSTALL) -m 644 man/cctrace.1 $(DESTDIR)$(MANDIR)/man1/cctrace.1
+	$(INSTALL) -m 644 man/cctrace-schedule.5 $(DESTDIR)$(MANDIR)/man5/cctrace-schedule.5
+	$(INSTALL) -m 644 completion/cctrace.bash $(DESTDIR)$(BASHCOMPDIR)/cctrace
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/cctrace $(DESTDIR)$(MANDIR)/man1/cctrace.1 \
+	  $(DESTDIR)$(MANDIR)/man5/cctrace-schedule.5 $(DESTDIR)$(BASHCOMPDIR)/cctrace
+
+# The man pages must format without a warning (tests/test_package.c too).
+lint-man:
+	for m in $(MAN_PAGES); do \
+	  out=$$(LC_ALL=C.UTF-8 groff -man -Tutf8 -ww -z $$m 2>&1) || exit 1; \
+	  [ -z "$$out" ] || { echo "$$m: $$out"; exit 1; }; done
+
 deps:
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
 	  build-essential pkg-config libunwind-dev libcapstone-dev libelf-dev libdw-dev \
-	  libcriterion-dev libedit-dev gdb tmux clang libclang-rt-dev
+	  libcriterion-dev libedit-dev gdb tmux clang libclang-rt-dev \
+	  debhelper dpkg-dev fakeroot groff-base man-db bash-completion
 
 # The servers and clients of the system tests (tests/test_memcached*.c), and
 # what tests/memcached/build.sh needs to build memcached from Debian's source
