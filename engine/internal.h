@@ -11,6 +11,7 @@
 
 #include "engine/engine.h"
 #include "lang/lang.h"
+#include "tracer/tracer.h"
 #include "search/search.h"
 
 #define MAX_FRAMES	64
@@ -261,7 +262,50 @@ struct symbol_cache {
 };
 void symbol_cache_free(struct symbol_cache *c);
 
+/* atoms.c: one row per event atom (see its design comment). */
+struct atom_plan {
+	unsigned want; /* DIS_WANT_* the stepper must decode for */
+	bool syscalls; /* system call entries */
+	bool lvalues;  /* read(X)/write(X) */
+};
+/* The event an atom is judged against: what the tracer reported (ev) and,
+ * if the stepper found it by decoding, its instruction-level event (fine);
+ * blocked: the thread sleeps in the kernel (the `blocked` atom). */
+struct atom_event {
+	const struct tr_event *ev;
+	const struct fine_event *fine;
+	bool blocked;
+};
+struct atom {
+	struct atom_syntax syntax; /* first: an atom expression's ->atom points here */
+	/* What the stepper must decode for it; NULL: nothing */
+	void (*plan)(const struct expr *e, const struct run *r, struct atom_plan *pl);
+	/* Plants what makes the tracer stop for it in process p, in pass 0
+	 * then pass 1 (read watches before write ones); NULL: nothing */
+	int (*arm)(struct run *r, struct tr_process *p, const struct expr *e, int pass);
+	/* Does the tracer's event (at->fine NULL) satisfy it?  NULL: never */
+	bool (*match)(struct run *r, const struct expr *e, const struct atom_event *at);
+	/* Does the stepper's event (at->fine) satisfy it?  NULL: never */
+	bool (*match_fine)(struct run *r, const struct expr *e, const struct atom_event *at);
+	/* What the trace adds after the atom that matched ev; NULL: nothing */
+	void (*describe)(const struct expr *e, const struct tr_event *ev, char *buf, size_t len);
+	bool tracks_returns; /* return(F): the wait keeps frames of F (points_note_break) */
+	unsigned access;     /* read/write: DIS_READ or DIS_WRITE */
+};
+/* The row of atom expression e. */
+const struct atom *atom_of(const struct expr *e);
+/* The syntax of the atom called name (NULL if none), for atoms the engine
+ * builds itself. */
+const struct atom_syntax *atoms_find(const char *name);
+bool atom_matches(struct run *r, const struct expr *e, const struct atom_event *at);
+
 /* points.c */
+/* The mechanisms atoms.c arms and matches with. */
+uint64_t points_func_addr(struct run *r, struct tr_process *p, int func); /* 0 if unknown */
+struct loc_addrs *points_loc_addrs(struct run *r, struct tr_process *p, int loc);
+int points_arm_breakpoint(struct run *r, struct tr_process *p, uint64_t addr);
+/* read(X)/write(X): a watchpoint, or X's place for the stepper. */
+int points_arm_access(struct run *r, struct tr_process *p, const struct expr *e);
 struct proc_ctx *run_proc(struct run *r, struct tr_process *p);
 struct thread_ctx *run_thread(struct run *r, struct tr_thread *th);
 int points_arm(struct run *r, const struct expr *pred);

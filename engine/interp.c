@@ -232,9 +232,7 @@ static void matched_here(struct run *r, struct tr_thread *th, const struct tr_ev
 
 	tc->matched = true;
 	tc->last_var =
-	    r->matched_atom &&
-		    (r->matched_atom->kind == E_EV_READ || r->matched_atom->kind == E_EV_WRITE) &&
-		    r->matched_atom->lhs
+	    r->matched_atom && r->matched_atom->atom->arg == ATOM_ARG_LVALUE && r->matched_atom->lhs
 		? r->matched_atom->slot
 		: -1;
 	blocked_forget(r, NULL);
@@ -1009,7 +1007,8 @@ int run_statements(struct run *r, struct schedule *sched)
  */
 static void finish_serially(struct run *r)
 {
-	struct expr exit_atom = {.kind = E_EV_EXIT}, blocked_atom = {.kind = E_EV_BLOCKED};
+	struct expr exit_atom = {.kind = E_EVENT, .atom = atoms_find("exit")},
+		    blocked_atom = {.kind = E_EVENT, .atom = atoms_find("blocked")};
 	struct expr pred = {
 	    .kind = E_BINARY, .op = T_OROR, .lhs = &exit_atom, .rhs = &blocked_atom};
 	struct stmt end = {.kind = S_RUN, .pred = &pred};

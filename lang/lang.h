@@ -6,7 +6,6 @@
 
 #include "lang/ast.h"
 #include "symbols/symbols.h"
-#include "tracer/tracer.h"
 
 #define MAX_WATCH_PER_WAIT 4
 
@@ -72,13 +71,24 @@ struct value {
 
 struct eval_ctx {
 	struct sym_space *syms;
-	struct tr_process *proc;  /* NULL while checking: types only, no memory */
-	struct tr_thread *thread; /* whose locals and __thread variables names mean */
+	/* The target whose memory lvalues name (opaque to lang), read through
+	 * read_memory (0, or -1 if it cannot be read).  target NULL: checking,
+	 * types only, nothing is read. */
+	void *target;
+	int (*read_memory)(void *target, uint64_t addr, void *buf, size_t len);
+	/* The thread whose locals and __thread variables bare names mean
+	 * (opaque; NULL: none). */
+	void *thread;
+	/* What sym_variable_at needs of a thread (opaque, from ->thread or
+	 * thread_of) and its name for messages: 0, or -1 if it is not held
+	 * (running or gone), so that it has no registers to read. */
+	int (*thread_view)(void *hook, void *thread, struct sym_thread_view *view,
+			   const char **name);
 	/* Event atoms and thread conditions are the interpreter's business. */
 	int (*event_atom)(void *hook, const struct expr *e, bool *out);
 	int (*thread_cond)(void *hook, const struct expr *e, bool *out);
 	/* The thread a thread variable is bound to, for T.var (NULL if none). */
-	struct tr_thread *(*thread_of)(void *hook, const char *name);
+	void *(*thread_of)(void *hook, const char *name);
 	/* A field of the event at hand (NULL while checking: typed as 0). */
 	int (*event_field)(void *hook, enum event_field field, int64_t *out);
 	/* proc(T): -1 if T is not bound */

@@ -25,8 +25,8 @@
 #include "lang/ast.h"
 #include "lang/lexer.h"
 #include "symbols/symbols.h"
-#include "tracer/tracer.h"
 
+#include <assert.h>
 #include <ctype.h>
 #include <errno.h>
 #include <signal.h>
@@ -47,6 +47,7 @@ struct parser {
 	struct lexer lx;
 	struct token tok;
 	const char *path, *text;
+	const struct atom_table *atoms; /* the event atoms there are */
 	char *err;
 	size_t errlen;
 	bool failed;
@@ -353,17 +354,9 @@ static int signal_number(const struct token *t)
 	return 0;
 }
 
-/* signal or signal(SIGNAME) / signal(N); the current token is `signal`. */
-static struct expr *parse_signal(struct parser *p)
+/* signal(SIGNAME) / signal(N); the current token follows the '('. */
+static bool parse_signal_arg(struct parser *p, struct expr *e)
 {
-	struct expr *e = new_expr(p, E_EV_SIGNAL, p->tok.loc);
-	if (!e)
-		return NULL;
-	advance(p);
-	if (p->tok.kind != '(')
-		return e;
-	struct src_loc open = p->tok.loc;
-	advance(p);
 	if (p->tok.kind == T_INT && p->tok.ival >= 1 && p->tok.ival <= SIGRTMAX) {
 		e->ival = p->tok.ival;
 	} else if (p->tok.kind == T_IDENT && (e->ival = signal_number(&p->tok)) != 0) {
@@ -372,34 +365,20 @@ static struct expr *parse_signal(struct parser *p)
 		perr(p, p->tok.loc,
 		     "unknown signal %s: use a name such as SIGSEGV or a number 1-%d", found(p),
 		     SIGRTMAX);
-		goto fail;
+		return false;
 	} else {
-		perr(p, p->tok.loc, "signal(...) expects a signal name such as SIGSEGV, found %s",
-		     found(p));
-		goto fail;
+		perr(p, p->tok.loc, "%s(...) expects a signal name such as SIGSEGV, found %s",
+		     e->atom->name, found(p));
+		return false;
 	}
 	advance(p);
-	if (!expect_close(p, ')', open))
-		goto fail;
-	return e;
-fail:
-	expr_free(e);
-	return NULL;
+	return true;
 }
 
 static bool is_lvalue(const struct expr *e)
 {
 	return e->kind == E_NAME || e->kind == E_MEMBER || e->kind == E_ARROW ||
 	       e->kind == E_INDEX || (e->kind == E_UNARY && e->op == '*');
-}
-
-/* enter(F), return(F) */
-static bool parse_func_arg(struct parser *p, struct expr *e, const char *what)
-{
-	char msg[64];
-	snprintf(msg, sizeof(msg), "%s(...) expects a function name", what);
-	e->name = expect_word(p, msg, true);
-	return e->name != NULL;
 }
 
 /* at(FILE:LINE), read in raw mode by the lexer. */
@@ -452,23 +431,21 @@ static bool parse_in_args(struct parser *p, struct expr *e)
 	return e->func != NULL;
 }
 
-static const char *const call_words[] = {"enter", "return", "at",     "read", "write",	 "ended",
-					 "in",	  "signal", "choose", "call", "syscall", "proc"};
-
-/* syscall(NAME): NAME is a system call of x86-64 Linux. */
-static bool parse_syscall_arg(struct parser *p, struct expr *e)
+/* syscall(NAME): the row of the atom resolves NAME (a system call of x86-64
+ * Linux) to its number, so that lang needs no table of them. */
+static bool parse_named_arg(struct parser *p, struct expr *e)
 {
 	struct token word = p->tok;
+	char msg[160], why[256];
 
-	e->name = expect_word(p, "syscall(...) expects a system call name, e.g. futex", true);
+	assert(e->atom->resolve && e->atom->arg_what);
+	snprintf(msg, sizeof(msg), "%s(...) expects %s", e->atom->name, e->atom->arg_what);
+	e->name = expect_word(p, msg, true);
 	if (!e->name)
 		return false;
-	e->ival = tracer_syscall_number(e->name);
+	e->ival = e->atom->resolve(e->name, why, sizeof(why));
 	if (e->ival < 0) {
-		perr(p, word.loc,
-		     "unknown system call '%s' (names are those of x86-64 Linux, "
-		     "e.g. futex, read, write, close, accept)",
-		     e->name);
+		perr(p, word.loc, "%s", why);
 		return false;
 	}
 	return true;
@@ -536,36 +513,111 @@ fail:
 	return NULL;
 }
 
-/* WORD(...): an event or condition; the current token is the '('. */
+/* The row of the atom called word, or NULL. */
+static const struct atom_syntax *atom_named(const struct parser *p, const struct token *word)
+{
+	for (size_t i = 0; i < p->atoms->n; i++) {
+		const struct atom_syntax *a = atom_table_row(p->atoms, i);
+
+		if (tok_is(word, a->name))
+			return a;
+	}
+	return NULL;
+}
+
+/* The argument of atom e; the current token follows the '(' (except for
+ * at(...), whose argument the lexer reads in raw mode from the '('). */
+static bool parse_atom_arg(struct parser *p, struct expr *e)
+{
+	char msg[64];
+
+	switch (e->atom->arg) {
+	case ATOM_ARG_NONE:
+		break;
+	case ATOM_ARG_FUNCTION:
+		snprintf(msg, sizeof(msg), "%s(...) expects a function name", e->atom->name);
+		e->name = expect_word(p, msg, true);
+		return e->name != NULL;
+	case ATOM_ARG_LOCATION:
+		return parse_at_arg(p, e);
+	case ATOM_ARG_LVALUE:
+		return parse_access_arg(p, e, e->atom->name);
+	case ATOM_ARG_SIGNAL:
+		return parse_signal_arg(p, e);
+	case ATOM_ARG_NAME:
+		return parse_named_arg(p, e);
+	}
+	assert(!"an atom without an argument has no '('");
+	return false;
+}
+
+/* Event atom a, whose word was the previous token. */
+static struct expr *parse_atom(struct parser *p, const struct atom_syntax *a,
+			       const struct token *word)
+{
+	struct expr *e = new_expr(p, E_EVENT, word->loc);
+	struct src_loc open = p->tok.loc;
+
+	if (!e)
+		return NULL;
+	e->atom = a;
+	e->ival = a->arg == ATOM_ARG_NAME ? -1 : 0; /* bare: any system call */
+	if (a->arg == ATOM_ARG_NONE || p->tok.kind != '(')
+		return e;
+	if (a->arg != ATOM_ARG_LOCATION)
+		advance(p);
+	if (parse_atom_arg(p, e) && expect_close(p, ')', open))
+		return e;
+	expr_free(e);
+	return NULL;
+}
+
+/* "WORD(...) is not ...": the atoms that take an argument, then the
+ * conditions, which are the only calls there are. */
+static void unknown_call(struct parser *p, const struct token *word)
+{
+	static const char *const conditions[] = {"ended", "in", "choose", "proc"};
+	const char *words[64], *hint;
+	char events[256] = "";
+	size_t n = 0, i;
+
+	for (i = 0; i < p->atoms->n; i++) {
+		const struct atom_syntax *a = atom_table_row(p->atoms, i);
+
+		if (a->arg == ATOM_ARG_NONE)
+			continue;
+		if (n < sizeof(words) / sizeof(words[0]) - 4)
+			words[n++] = a->name;
+		snprintf(events + strlen(events), sizeof(events) - strlen(events), "%s, ",
+			 a->name);
+	}
+	for (i = 0; i < sizeof(conditions) / sizeof(conditions[0]); i++)
+		words[n++] = conditions[i];
+	hint = suggest(word, words, n);
+	if (hint)
+		perr(p, word->loc, "unknown event or condition '%.*s(...)'; did you mean '%s'?",
+		     (int)word->len, word->text, hint);
+	else
+		perr(p, word->loc,
+		     "unknown event or condition '%.*s(...)': function calls are not "
+		     "supported; events are %sconditions ended, in, and proc(T)",
+		     (int)word->len, word->text, events);
+}
+
+/* WORD(...): a condition; the current token is the '('. */
 static struct expr *parse_call(struct parser *p, const struct token *word)
 {
 	static const struct {
 		const char *word;
 		enum expr_kind kind;
-	} calls[] = {
-	    {"enter", E_EV_ENTER}, {"return", E_EV_RETURN}, {"at", E_EV_AT},
-	    {"read", E_EV_READ},   {"write", E_EV_WRITE},   {"ended", E_ENDED},
-	    {"in", E_IN},	   {"call", E_EV_CALL},	    {"syscall", E_EV_SYSCALL},
-	    {"proc", E_PROC},
-	};
+	} calls[] = {{"ended", E_ENDED}, {"in", E_IN}, {"proc", E_PROC}};
 	size_t i = 0, n = sizeof(calls) / sizeof(calls[0]);
 	if (tok_is(word, "choose"))
 		return parse_choose(p, word);
 	while (i < n && !tok_is(word, calls[i].word))
 		i++;
 	if (i == n) {
-		const char *hint =
-		    suggest(word, call_words, sizeof(call_words) / sizeof(call_words[0]));
-		if (hint)
-			perr(p, word->loc,
-			     "unknown event or condition '%.*s(...)'; did you mean '%s'?",
-			     (int)word->len, word->text, hint);
-		else
-			perr(p, word->loc,
-			     "unknown event or condition '%.*s(...)': function calls are not "
-			     "supported; events are enter, return, at, read, write, call, "
-			     "syscall, signal, conditions ended, in, and proc(T)",
-			     (int)word->len, word->text);
+		unknown_call(p, word);
 		return NULL;
 	}
 	struct src_loc open = p->tok.loc;
@@ -573,49 +625,19 @@ static struct expr *parse_call(struct parser *p, const struct token *word)
 	bool ok = false;
 	if (!e)
 		return NULL;
-	if (e->kind == E_EV_AT) {
-		ok = parse_at_arg(p, e);
-	} else {
-		advance(p);
-		if (e->kind == E_EV_ENTER || e->kind == E_EV_RETURN || e->kind == E_EV_CALL)
-			ok = parse_func_arg(p, e, calls[i].word);
-		else if (e->kind == E_EV_SYSCALL)
-			ok = parse_syscall_arg(p, e);
-		else if (e->kind == E_EV_READ || e->kind == E_EV_WRITE)
-			ok = parse_access_arg(p, e, calls[i].word);
-		else if (e->kind == E_ENDED)
-			ok = (e->name = expect_word(p, "ended(...) expects a thread name", false));
-		else if (e->kind == E_PROC)
-			ok = (e->name = expect_word(p, "proc(...) expects a thread name", false));
-		else
-			ok = parse_in_args(p, e);
-	}
+	advance(p);
+	if (e->kind == E_ENDED)
+		ok = (e->name = expect_word(p, "ended(...) expects a thread name", false));
+	else if (e->kind == E_PROC)
+		ok = (e->name = expect_word(p, "proc(...) expects a thread name", false));
+	else
+		ok = parse_in_args(p, e);
 	if (!ok || !expect_close(p, ')', open))
 		goto fail;
 	return e;
 fail:
 	expr_free(e);
 	return NULL;
-}
-
-/* read, write, call and syscall without an argument: any such instruction. */
-static bool bare_event(const struct token *word)
-{
-	return tok_is(word, "read") || tok_is(word, "write") || tok_is(word, "call") ||
-	       tok_is(word, "syscall");
-}
-
-static struct expr *bare_event_expr(struct parser *p, const struct token *word)
-{
-	enum expr_kind kind = tok_is(word, "read")    ? E_EV_READ
-			      : tok_is(word, "write") ? E_EV_WRITE
-			      : tok_is(word, "call")  ? E_EV_CALL
-						      : E_EV_SYSCALL;
-	struct expr *e = new_expr(p, kind, word->loc);
-
-	if (e && kind == E_EV_SYSCALL)
-		e->ival = -1;
-	return e;
 }
 
 /* An identifier in expression position. */
@@ -633,38 +655,20 @@ static struct expr *parse_word(struct parser *p)
 		perr(p, word.loc, "expected an expression, found keyword %s", found(p));
 		return NULL;
 	}
-	if (tok_is(&word, "start") || tok_is(&word, "exit")) {
-		struct expr *e =
-		    new_expr(p, tok_is(&word, "start") ? E_EV_START : E_EV_EXIT, word.loc);
-		advance(p);
-		return e;
-	}
-	if (tok_is(&word, "signal"))
-		return parse_signal(p);
-	if (tok_is(&word, "fork") || tok_is(&word, "exec")) {
-		struct expr *e =
-		    new_expr(p, tok_is(&word, "fork") ? E_EV_FORK : E_EV_EXEC, word.loc);
-
-		advance(p);
-		return e;
-	}
-	if (tok_is(&word, "blocked")) {
-		struct expr *e = new_expr(p, E_EV_BLOCKED, word.loc);
-
-		advance(p);
-		return e;
-	}
 	struct expr *e = name_expr(p, E_NAME, word.loc);
 	if (!e)
 		return NULL;
 	advance(p);
+	/* An atom that takes an argument and does not have to, as a bare
+	 * word, is a name: `enter` may be a program's variable. */
+	const struct atom_syntax *a = atom_named(p, &word);
+	if (a && (a->arg == ATOM_ARG_NONE || a->arg_optional || p->tok.kind == '(')) {
+		expr_free(e);
+		return parse_atom(p, a, &word);
+	}
 	if (p->tok.kind == '(') {
 		expr_free(e);
 		return parse_call(p, &word);
-	}
-	if (bare_event(&word)) {
-		expr_free(e);
-		return bare_event_expr(p, &word);
 	}
 	if (tok_is(&word, "return")) {
 		perr(p, word.loc, "'return' needs a function: 'return(F)'");
@@ -1639,9 +1643,11 @@ void schedule_free(struct schedule *s)
 	free(s);
 }
 
-struct schedule *schedule_parse(const char *path, const char *text, char *err, size_t errlen)
+struct schedule *schedule_parse(const char *path, const char *text, const struct atom_table *atoms,
+				char *err, size_t errlen)
 {
-	struct parser p = {.path = path, .text = text, .err = err, .errlen = errlen};
+	struct parser p = {
+	    .path = path, .text = text, .atoms = atoms, .err = err, .errlen = errlen};
 	struct src_loc none = {1, 1};
 	struct schedule *s = calloc(1, sizeof(*s));
 	if (err && errlen)
@@ -1708,7 +1714,8 @@ fail:
 	return NULL;
 }
 
-struct schedule *schedule_load(const char *path, char *err, size_t errlen)
+struct schedule *schedule_load(const char *path, const struct atom_table *atoms, char *err,
+			       size_t errlen)
 {
 	char *text = read_file(path);
 	if (!text) {
@@ -1720,7 +1727,7 @@ struct schedule *schedule_load(const char *path, char *err, size_t errlen)
 						  : strerror(errno));
 		return NULL;
 	}
-	struct schedule *s = schedule_parse(path, text, err, errlen);
+	struct schedule *s = schedule_parse(path, text, atoms, err, errlen);
 	free(text);
 	return s;
 }
@@ -1769,69 +1776,33 @@ static void fmt_operand(struct outbuf *o, const struct expr *e, const struct exp
 		out_printf(o, ")");
 }
 
-static void fmt_event(struct outbuf *o, const struct expr *e)
+/* An atom prints as written; bare, when its argument is optional and absent. */
+static void fmt_atom(struct outbuf *o, const struct expr *e)
 {
-	switch (e->kind) {
-	case E_ENDED:
-		out_printf(o, "ended(%s)", e->name);
+	out_printf(o, "%s", e->atom->name);
+	switch (e->atom->arg) {
+	case ATOM_ARG_NONE:
 		break;
-	case E_IN:
+	case ATOM_ARG_FUNCTION:
+	case ATOM_ARG_NAME:
 		if (e->name)
-			out_printf(o, "in(%s, %s)", e->name, e->func);
-		else
-			out_printf(o, "in(%s)", e->func);
+			out_printf(o, "(%s)", e->name);
 		break;
-	case E_EV_CALL:
-		out_printf(o, e->name ? "call(%s)" : "call", e->name);
+	case ATOM_ARG_LOCATION:
+		out_printf(o, "(%s:%lld)", e->name, (long long)e->ival);
 		break;
-	case E_EV_SYSCALL:
-		out_printf(o, e->name ? "syscall(%s)" : "syscall", e->name);
-		break;
-	case E_PROC:
-		out_printf(o, "proc(%s)", e->name);
-		break;
-	case E_EV_FORK:
-		out_printf(o, "fork");
-		break;
-	case E_EV_EXEC:
-		out_printf(o, "exec");
-		break;
-	case E_EV_START:
-		out_printf(o, "start");
-		break;
-	case E_EV_EXIT:
-		out_printf(o, "exit");
-		break;
-	case E_EV_BLOCKED:
-		out_printf(o, "blocked");
-		break;
-	case E_EV_ENTER:
-		out_printf(o, "enter(%s)", e->name);
-		break;
-	case E_EV_RETURN:
-		out_printf(o, "return(%s)", e->name);
-		break;
-	case E_EV_AT:
-		out_printf(o, "at(%s:%lld)", e->name, (long long)e->ival);
-		break;
-	case E_EV_READ:
-	case E_EV_WRITE:
-		out_printf(o, "%s", e->kind == E_EV_READ ? "read" : "write");
+	case ATOM_ARG_LVALUE:
 		if (e->lhs) {
 			out_printf(o, "(");
 			fmt_expr(o, e->lhs, true);
 			out_printf(o, ")");
 		}
 		break;
-	case E_EV_SIGNAL:
-		if (e->ival == 0)
-			out_printf(o, "signal");
-		else if (sigabbrev_np((int)e->ival))
-			out_printf(o, "signal(SIG%s)", sigabbrev_np((int)e->ival));
-		else
-			out_printf(o, "signal(%lld)", (long long)e->ival);
-		break;
-	default:
+	case ATOM_ARG_SIGNAL:
+		if (e->ival != 0 && sigabbrev_np((int)e->ival))
+			out_printf(o, "(SIG%s)", sigabbrev_np((int)e->ival));
+		else if (e->ival != 0)
+			out_printf(o, "(%lld)", (long long)e->ival);
 		break;
 	}
 }
@@ -1916,8 +1887,20 @@ static void fmt_expr(struct outbuf *o, const struct expr *e, bool top)
 		}
 		out_printf(o, ")");
 		break;
-	default:
-		fmt_event(o, e);
+	case E_ENDED:
+		out_printf(o, "ended(%s)", e->name);
+		break;
+	case E_IN:
+		if (e->name)
+			out_printf(o, "in(%s, %s)", e->name, e->func);
+		else
+			out_printf(o, "in(%s)", e->func);
+		break;
+	case E_PROC:
+		out_printf(o, "proc(%s)", e->name);
+		break;
+	case E_EVENT:
+		fmt_atom(o, e);
 		break;
 	}
 }
