@@ -219,8 +219,7 @@ static bool match_fine_syscall(struct run *r, const struct expr *e, const struct
 }
 
 /* A bare syscall says which one it was. */
-static void describe_syscall(const struct expr *e, const struct tr_event *ev, char *buf,
-			     size_t len)
+static void describe_syscall(const struct expr *e, const struct tr_event *ev, char *buf, size_t len)
 {
 	const char *name = tracer_syscall_name(ev->sysno);
 
@@ -277,8 +276,8 @@ static const struct atom atoms[] = {
     {.syntax = {"exec", ATOM_ARG_NONE}, .match = match_exec},
 };
 
-static const struct atom_table table = {
-    &atoms[0].syntax, sizeof(atoms[0]), sizeof(atoms) / sizeof(atoms[0])};
+static const struct atom_table table = {&atoms[0].syntax, sizeof(atoms[0]),
+					sizeof(atoms) / sizeof(atoms[0])};
 
 const struct atom_table *engine_atoms(void)
 {

@@ -11,10 +11,10 @@
 
 #include "engine/engine.h"
 #include "lang/lang.h"
-#include "tracer/tracer.h"
 #include "search/search.h"
+#include "tracer/tracer.h"
 
-#define MAX_FRAMES	64
+#define MAX_FRAMES 64
 
 /* Per traced process: its symbols and the addresses the schedule's names
  * resolve to there (resolved on first use, reset on exec). */

@@ -521,7 +521,8 @@ void points_seed_frames(struct run *r, struct tr_thread *th)
 		return;
 	for (f = 0; f < r->pol->nfuncs; f++) {
 		/* At the very entry the unwinder is not needed: [rsp] is it. */
-		if (wants_return(r, f) && tracer_regs(th)->rip == points_func_addr(r, th->proc, f) &&
+		if (wants_return(r, f) &&
+		    tracer_regs(th)->rip == points_func_addr(r, th->proc, f) &&
 		    tracer_read(th->proc, tracer_regs(th)->rsp, &ret, sizeof(ret)) == 0) {
 			push_frame(r, th, f, ret, tracer_regs(th)->rsp + 8);
 			return;

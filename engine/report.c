@@ -75,8 +75,8 @@ static void event_text(struct run *r, const struct tr_event *ev, char *buf, size
 	if (ev->kind == TR_EV_SIGNAL)
 		snprintf(buf + strlen(buf), len - strlen(buf), "(%s)", sigabbrev_np(ev->signo));
 	if (r->matched_atom && atom_of(r->matched_atom)->describe)
-		atom_of(r->matched_atom)->describe(r->matched_atom, ev, buf + strlen(buf),
-						   len - strlen(buf));
+		atom_of(r->matched_atom)
+		    ->describe(r->matched_atom, ev, buf + strlen(buf), len - strlen(buf));
 	/* read(X)/write(X) read the same whether a debug register or the
 	 * stepper found the access (watchmode.c): X names the place.  The JSON
 	 * trace has the address, size and value of both. */

@@ -1,5 +1,6 @@
 /*
- * ast: the parsed form of a schedule file (internal to policy/).
+ * ast: the parsed form of a schedule file; part of lang.h, which includes it
+ * (the functions over it are declared there).
  *
  * The parser (parse.c) turns text into this tree and reports syntax errors;
  * the checker (check.c) resolves names against the program's symbols; the
@@ -19,8 +20,8 @@
  * ->up back) and recurses only into the other operands: a schedule of any
  * size cannot overflow the stack.
  */
-#ifndef CCTRACE_POLICY_AST_H
-#define CCTRACE_POLICY_AST_H
+#ifndef CCTRACE_LANG_AST_H
+#define CCTRACE_LANG_AST_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -114,7 +115,7 @@ struct expr {
 	int nargs;
 	/* filled in by the checker */
 	int slot;	    /* index into the run's resolved tables (threads, points, watches) */
-	int ref;	    /* E_NAME: what the name denotes (enum name_ref in policy/internal.h) */
+	int ref;	    /* E_NAME: what the name denotes (enum name_ref in lang.h) */
 	int64_t enum_value; /* E_NAME that is an enumerator */
 };
 
@@ -203,37 +204,5 @@ enum {
 	T_ARROW,
 	T_DOTDOT, /* ".." in choose(LO..HI) and for i in LO..HI */
 };
-
-/*
- * Parse a schedule.  On success returns a schedule (free with
- * schedule_free).  On a syntax error returns NULL and writes to err a
- * complete, printable diagnostic:
- *     sched.txt:3:17: error: expected 'until' after thread list
- *         run A, B untl enter(audit)
- *                  ^
- */
-struct schedule *schedule_parse(const char *path, const char *text, const struct atom_table *atoms,
-				char *err, size_t errlen);
-/* Reads the file. */
-struct schedule *schedule_load(const char *path, const struct atom_table *atoms, char *err,
-			       size_t errlen);
-void schedule_free(struct schedule *s);
-
-/* Format "path:line:col: error: msg" plus the source line and a caret into
- * buf, the same way the parser does, for errors found by later stages. */
-void schedule_diag(const struct schedule *s, struct src_loc loc, char *buf, size_t len,
-		   const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-
-/* Writes e as C-like text into buf (always NUL-terminated when len > 0):
- * nested binary operations are fully parenthesised, e.g. "a || (b && !c)",
- * events print as written ("enter(f)", "at(bank.c:41)").  Returns the length
- * written (truncated to len - 1).  For traces, messages and tests. */
-size_t expr_format(const struct expr *e, char *buf, size_t len);
-
-/* Pretty-prints the statements of s, one per line, blocks indented by 8
- * spaces, expressions with only the parentheses they need (never nested
- * deeper than written); the output parses back to the same tree.  For tests
- * and debugging. */
-void schedule_dump(const struct schedule *s, FILE *out);
 
 #endif

@@ -238,6 +238,7 @@ static int check_chain(struct checker *k, struct expr *e)
 	if (check_expr(k, b->lhs) < 0)
 		return -1;
 	for (;; b = b->up) {
+		assert(b); /* the spine leads back up to e (ast.h) */
 		if (check_expr(k, b->rhs) < 0)
 			return -1;
 		if (b == e)
@@ -482,8 +483,8 @@ int lang_check(struct policy *pol, struct sym_space *syms, char *err, size_t err
 	return lang_check_block(pol, pol->sched, syms, err, errlen);
 }
 
-int lang_check_block(struct policy *pol, struct schedule *sched, struct sym_space *syms,
-		       char *err, size_t errlen)
+int lang_check_block(struct policy *pol, struct schedule *sched, struct sym_space *syms, char *err,
+		     size_t errlen)
 {
 	struct schedule *saved = pol->sched;
 	struct checker k = {.pol = pol, .syms = syms, .err = err, .errlen = errlen};

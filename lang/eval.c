@@ -387,6 +387,7 @@ static int eval_binary(struct eval_ctx *c, const struct expr *e, struct value *o
 	if (eval_int(c, b->lhs, &acc) < 0)
 		return -1;
 	for (;; b = b->up) {
+		assert(b); /* the spine leads back up to e (ast.h) */
 		if (eval_step(c, b, &acc) < 0)
 			return -1;
 		if (b == e)
@@ -439,6 +440,7 @@ static int eval_choose(struct eval_ctx *c, const struct expr *e, struct value *o
 			return fail(c, e, "choose(%ld..%ld) needs LO <= HI and at most %d values",
 				    (long)lo, (long)hi, CHOOSE_MAX);
 		k = c->choose && hi >= lo ? c->choose(c->hook, e, (int)(hi - lo + 1)) : 0;
+		assert(k >= 0 && (hi < lo || k <= hi - lo)); /* the oracle picks one of them */
 		*out = (struct value){.i = lo + k};
 		return 0;
 	}
@@ -450,6 +452,7 @@ static int eval_choose(struct eval_ctx *c, const struct expr *e, struct value *o
 		return 0;
 	}
 	k = c->choose ? c->choose(c->hook, e, e->nargs) : 0;
+	assert(k >= 0 && k < e->nargs);
 	if (eval_int(c, e->args[k], &v) < 0)
 		return -1;
 	*out = (struct value){.i = v};
@@ -531,6 +534,7 @@ int expr_operands(const struct expr *e, int (*fn)(const struct expr *operand, vo
 	if (fn(b->lhs, ctx) < 0)
 		return -1;
 	for (;; b = b->up) {
+		assert(b); /* the spine leads back up to e (ast.h) */
 		if (fn(b->rhs, ctx) < 0)
 			return -1;
 		if (b == e)

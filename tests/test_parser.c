@@ -254,9 +254,9 @@ Test(parser, duration_grammar_for_the_command_line)
 	int64_t ms;
 
 	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
-		cr_expect_eq(lang_parse_duration(ok[i].text, strlen(ok[i].text), "s", &ms, err,
-						   sizeof(err)),
-			     0, "'%s': %s", ok[i].text, err);
+		cr_expect_eq(
+		    lang_parse_duration(ok[i].text, strlen(ok[i].text), "s", &ms, err, sizeof(err)),
+		    0, "'%s': %s", ok[i].text, err);
 		cr_expect_eq(ms, ok[i].ms, "'%s' is %lld ms", ok[i].text, (long long)ms);
 	}
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -486,8 +486,7 @@ Test(parser, instruction_events)
 		"(write && (addr == &x)) && (value > 2)", "write");
 	pred_is("run A until call\n", "call", "call");
 	pred_is("run A until call(getpid) || return(f)\n", "call(getpid) || return(f)", "call");
-	pred_is("run A until syscall(futex) || syscall\n", "syscall(futex) || syscall",
-		"syscall");
+	pred_is("run A until syscall(futex) || syscall\n", "syscall(futex) || syscall", "syscall");
 	pred_is("run A until in(js_GC) && read(rt->state)\n", "in(js_GC) && read(rt->state)", "in");
 	pred_is("run A until read && in(T, f)\n", "read && in(T, f)", "read");
 	s = parse_ok("run A until syscall(close)\n");
@@ -501,6 +500,57 @@ Test(parser, instruction_events)
 	cr_assert_null(s->body->pred->name);
 	cr_assert_str_eq(s->body->pred->func, "f");
 	schedule_free(s);
+}
+
+/* Every atom of the engine's table parses, with its argument and, where it
+ * may go without, bare, and prints back as written. */
+Test(parser, every_atom_parses_and_prints_back)
+{
+	const struct atom_table *t = engine_atoms();
+	char text[128], pred[96];
+
+	cr_assert_geq(t->n, 13);
+	for (size_t i = 0; i < t->n; i++) {
+		const struct atom_syntax *a = atom_table_row(t, i);
+		static const char *const args[] = {
+		    [ATOM_ARG_NONE] = "",
+		    [ATOM_ARG_FUNCTION] = "(f)",
+		    [ATOM_ARG_LOCATION] = "(bank.c:41)",
+		    [ATOM_ARG_LVALUE] = "(a[2].x)",
+		    [ATOM_ARG_SIGNAL] = "(SIGSEGV)",
+		    [ATOM_ARG_NAME] = "(futex)",
+		};
+
+		for (size_t j = 0; j < i; j++)
+			cr_assert_str_neq(atom_table_row(t, j)->name, a->name);
+		snprintf(pred, sizeof(pred), "%s%s", a->name, args[a->arg]);
+		snprintf(text, sizeof(text), "run A until %s || exit\n", pred);
+		strcat(pred, " || exit");
+		pred_is(text, pred, a->name);
+		if (a->arg == ATOM_ARG_NONE || !a->arg_optional)
+			continue;
+		snprintf(text, sizeof(text), "run A until %s\n", a->name);
+		pred_is(text, a->name, a->name);
+	}
+}
+
+/* The parser knows the atoms it is handed, and no others. */
+Test(parser, atoms_come_from_the_table)
+{
+	static const struct atom_syntax tick = {"tick", ATOM_ARG_NONE};
+	const struct atom_table only_tick = {&tick, sizeof(tick), 1};
+	char err[512];
+	struct schedule *s =
+	    schedule_parse(PATH, "run A until tick && start\n", &only_tick, err, sizeof(err));
+
+	cr_assert_not_null(s, "%s", err);
+	cr_assert_eq(s->body->pred->lhs->kind, E_EVENT);
+	cr_assert_eq(s->body->pred->lhs->atom, &tick);
+	cr_assert_eq(s->body->pred->rhs->kind, E_NAME, "start is no atom here");
+	schedule_free(s);
+	cr_assert_null(
+	    schedule_parse(PATH, "run A until enter(f)\n", &only_tick, err, sizeof(err)));
+	cr_assert(strstr(err, "unknown event or condition 'enter(...)'"), "%s", err);
 }
 
 Test(parser, conditions)
@@ -2200,7 +2250,8 @@ Test(parser, every_single_byte_mutation)
 		for (size_t j = 0; subs[j]; j++) {
 			memcpy(buf, text, len + 1);
 			buf[i] = subs[j];
-			struct schedule *s = schedule_parse(PATH, buf, engine_atoms(), err, sizeof(err));
+			struct schedule *s =
+			    schedule_parse(PATH, buf, engine_atoms(), err, sizeof(err));
 			if (s)
 				schedule_free(s);
 			else

@@ -84,7 +84,8 @@ static void check_round_trip(const char *text, const struct schedule *s)
 {
 	char err[2048];
 	char *out = dump(s), *again_out;
-	struct schedule *again = schedule_parse("fuzz.sched", out, engine_atoms(), err, sizeof(err));
+	struct schedule *again =
+	    schedule_parse("fuzz.sched", out, engine_atoms(), err, sizeof(err));
 
 	if (!again)
 		fuzz_fail("the printout does not parse", text, err);
