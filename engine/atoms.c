@@ -80,55 +80,55 @@ static void plan_syscall(const struct expr *e, const struct run *r, struct atom_
 	pl->syscalls = true;
 }
 
-static bool match_start(struct run *r, const struct expr *e, const struct atom_event *at)
+static bool match_start(struct run *r, const struct expr *e, const struct current_event *at)
 {
 	(void)r, (void)e;
 	return at->ev->kind == TR_EV_START;
 }
 
-static bool match_exit(struct run *r, const struct expr *e, const struct atom_event *at)
+static bool match_exit(struct run *r, const struct expr *e, const struct current_event *at)
 {
 	(void)r, (void)e;
 	return at->ev->kind == TR_EV_EXIT;
 }
 
-static bool match_blocked(struct run *r, const struct expr *e, const struct atom_event *at)
+static bool match_blocked(struct run *r, const struct expr *e, const struct current_event *at)
 {
 	(void)r, (void)e;
 	return at->blocked;
 }
 
-static bool match_fork(struct run *r, const struct expr *e, const struct atom_event *at)
+static bool match_fork(struct run *r, const struct expr *e, const struct current_event *at)
 {
 	(void)r, (void)e;
 	return at->ev->kind == TR_EV_FORK;
 }
 
-static bool match_exec(struct run *r, const struct expr *e, const struct atom_event *at)
+static bool match_exec(struct run *r, const struct expr *e, const struct current_event *at)
 {
 	(void)r, (void)e;
 	return at->ev->kind == TR_EV_EXEC;
 }
 
-static bool match_signal(struct run *r, const struct expr *e, const struct atom_event *at)
+static bool match_signal(struct run *r, const struct expr *e, const struct current_event *at)
 {
 	(void)r;
 	return at->ev->kind == TR_EV_SIGNAL && (e->ival == 0 || e->ival == at->ev->signo);
 }
 
-static bool match_enter(struct run *r, const struct expr *e, const struct atom_event *at)
+static bool match_enter(struct run *r, const struct expr *e, const struct current_event *at)
 {
 	return at->ev->kind == TR_EV_BREAK &&
 	       at->ev->addr == points_func_addr(r, at->ev->thread->proc, e->slot);
 }
 
-static bool match_return(struct run *r, const struct expr *e, const struct atom_event *at)
+static bool match_return(struct run *r, const struct expr *e, const struct current_event *at)
 {
 	return at->ev->kind == TR_EV_BREAK &&
 	       run_thread(r, at->ev->thread)->returned_func == e->slot;
 }
 
-static bool match_location(struct run *r, const struct expr *e, const struct atom_event *at)
+static bool match_location(struct run *r, const struct expr *e, const struct current_event *at)
 {
 	struct loc_addrs *la;
 	size_t i;
@@ -143,7 +143,7 @@ static bool match_location(struct run *r, const struct expr *e, const struct ato
 }
 
 /* A debug register of this atom fired (bare read/write have none). */
-static bool match_watch(struct run *r, const struct expr *e, const struct atom_event *at)
+static bool match_watch(struct run *r, const struct expr *e, const struct current_event *at)
 {
 	const struct tr_event *ev = at->ev;
 	int i;
@@ -160,7 +160,7 @@ static bool match_watch(struct run *r, const struct expr *e, const struct atom_e
 	return false;
 }
 
-static bool match_syscall(struct run *r, const struct expr *e, const struct atom_event *at)
+static bool match_syscall(struct run *r, const struct expr *e, const struct current_event *at)
 {
 	(void)r;
 	return at->ev->kind == TR_EV_SYSCALL && (e->ival < 0 || e->ival == at->ev->sysno);
@@ -172,7 +172,7 @@ static bool overlaps(uint64_t a, uint64_t alen, uint64_t b, uint64_t blen)
 }
 
 /* An access the stepper decoded: any (bare), or one that touches X. */
-static bool match_fine_access(struct run *r, const struct expr *e, const struct atom_event *at)
+static bool match_fine_access(struct run *r, const struct expr *e, const struct current_event *at)
 {
 	const struct fine_event *fe = at->fine;
 	struct tr_process *p = at->ev->thread->proc;
@@ -206,13 +206,13 @@ static bool calls_function(struct run *r, struct tr_process *p, uint64_t target,
 	       strcmp(name, r->pol->funcs[func]) == 0;
 }
 
-static bool match_fine_call(struct run *r, const struct expr *e, const struct atom_event *at)
+static bool match_fine_call(struct run *r, const struct expr *e, const struct current_event *at)
 {
 	return at->fine->kind == FINE_CALL &&
 	       (!e->name || calls_function(r, at->ev->thread->proc, at->fine->target, e->slot));
 }
 
-static bool match_fine_syscall(struct run *r, const struct expr *e, const struct atom_event *at)
+static bool match_fine_syscall(struct run *r, const struct expr *e, const struct current_event *at)
 {
 	(void)r;
 	return at->fine->kind == FINE_SYSCALL && (e->ival < 0 || e->ival == at->fine->sysno);
@@ -303,7 +303,7 @@ const struct atom_syntax *atoms_find(const char *name)
 	return NULL;
 }
 
-bool atom_matches(struct run *r, const struct expr *e, const struct atom_event *at)
+bool atom_matches(struct run *r, const struct expr *e, const struct current_event *at)
 {
 	const struct atom *a = atom_of(e);
 

@@ -576,6 +576,7 @@ static bool accepts_blocked(struct run *r, struct tr_thread **targets, int n)
 {
 	char err[512];
 	struct tr_event ev = {.kind = TR_EV_NONE};
+	struct current_event cur = {.ev = &ev, .blocked = true};
 	struct eval_ctx c;
 	int64_t v = 0;
 	int i;
@@ -585,13 +586,9 @@ static bool accepts_blocked(struct run *r, struct tr_thread **targets, int n)
 	if (i == n)
 		return false;
 	ev.thread = targets[i];
-	r->event = &ev;
-	c = points_eval_ctx(r, targets[i]->proc, err, sizeof(err));
-	r->blocked_event = true;
+	c = points_event_ctx(r, &cur, err, sizeof(err));
 	if (eval_int(&c, r->pred, &v) < 0)
 		v = 0;
-	r->blocked_event = false;
-	r->event = NULL;
 	return v != 0;
 }
 

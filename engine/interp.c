@@ -190,22 +190,11 @@ void run_note_process_event(struct run *r, const struct tr_event *ev)
 
 int run_predicate_holds(struct run *r, const struct tr_event *ev, bool *holds)
 {
-	char err[1024];
-	struct eval_ctx c;
-	int64_t v;
-	int rc;
+	struct current_event cur = {.ev = ev, .fine = r->fine};
+	int rc = points_judge(r, &cur, holds);
 
-	r->event = ev;
-	r->matched_atom = NULL;
-	c = points_eval_ctx(r, ev->thread->proc, err, sizeof(err));
-	rc = eval_int(&c, r->pred, &v);
-	r->event = NULL;
-	if (rc < 0) {
-		report_outcome(r, OUTCOME_ERROR, "%s", err);
-		return -1;
-	}
-	*holds = v != 0;
-	return 0;
+	r->matched_atom = cur.matched;
+	return rc;
 }
 
 /* Returns FLOW_STOP when the run is over. */
@@ -660,7 +649,6 @@ static int eval_condition(struct run *r, const struct expr *e, bool *out)
 	struct eval_ctx c = points_eval_ctx(r, run_main_process(r), err, sizeof(err));
 	int64_t v;
 
-	r->event = NULL;
 	if (eval_int(&c, e, &v) < 0) {
 		report_outcome(r, OUTCOME_ERROR, "%s", err);
 		return -1;
@@ -833,7 +821,6 @@ static enum flow exec_for(struct run *r, const struct stmt *s)
 	int slot = run_local_slot(r, s->names[0]);
 	int64_t lo, hi, i;
 
-	r->event = NULL;
 	if (slot < 0 || eval_int(&c, s->lo, &lo) < 0 || eval_int(&c, s->hi, &hi) < 0) {
 		report_outcome(r, OUTCOME_ERROR, "%s", err);
 		return FLOW_STOP;

@@ -17,6 +17,7 @@
 #include "disasm/disasm.h"
 #include "engine/internal.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -562,15 +563,13 @@ void points_note_break(struct run *r, struct tr_thread *th, const struct tr_even
 
 /* --- evaluating atoms against the event at hand --- */
 
-int points_event_atom(void *hook, const struct expr *e, bool *out)
+int points_event_atom(void *hook, void *event, const struct expr *e, bool *out)
 {
-	struct run *r = hook;
+	struct current_event *cur = event;
 
-	struct atom_event at = {r->event, r->fine, r->blocked_event};
-
-	*out = r->event && atom_matches(r, e, &at);
-	if (*out && !r->matched_atom)
-		r->matched_atom = e;
+	*out = cur && atom_matches(hook, e, cur);
+	if (*out && !cur->matched)
+		cur->matched = e;
 	return 0;
 }
 
@@ -615,12 +614,11 @@ static bool thread_in(struct run *r, struct tr_thread *th, const char *func)
 	return false;
 }
 
-int points_thread_cond(void *hook, const struct expr *e, bool *out)
+int points_thread_cond(void *hook, void *event, const struct expr *e, bool *out)
 {
 	struct run *r = hook;
-	struct tr_thread *th = e->name	  ? run_binding(r, e->name)
-			       : r->event ? r->event->thread
-					  : NULL;
+	const struct current_event *cur = event;
+	struct tr_thread *th = e->name ? run_binding(r, e->name) : cur ? cur->ev->thread : NULL;
 
 	if (!th) {
 		*out = e->kind == E_ENDED; /* never bound: nothing to wait for */
@@ -655,11 +653,12 @@ bool points_event_access(struct run *r, const struct tr_event *ev, const struct 
 	return true;
 }
 
-static int event_field(void *hook, enum event_field field, int64_t *out)
+static int event_field(void *hook, void *event, enum event_field field, int64_t *out)
 {
 	struct run *r = hook;
-	const struct tr_event *ev = r->event;
-	const struct fine_event *fe = r->fine;
+	const struct current_event *cur = event;
+	const struct tr_event *ev = cur ? cur->ev : NULL;
+	const struct fine_event *fe = cur ? cur->fine : NULL;
 	struct fine_event access;
 	struct proc_ctx *pc;
 	struct sym_loc loc;
@@ -750,8 +749,6 @@ struct eval_ctx points_eval_ctx(struct run *r, struct tr_process *p, char *err, 
 	    .target = p,
 	    .read_memory = read_memory,
 	    .thread_view = thread_view,
-	    .thread = r->event && r->event->thread && r->event->thread->proc == p ? r->event->thread
-										  : NULL,
 	    .event_atom = points_event_atom,
 	    .thread_cond = points_thread_cond,
 	    .event_field = event_field,
@@ -764,6 +761,32 @@ struct eval_ctx points_eval_ctx(struct run *r, struct tr_process *p, char *err, 
 	    .err = err,
 	    .errlen = errlen,
 	};
+}
+
+struct eval_ctx points_event_ctx(struct run *r, struct current_event *cur, char *err, size_t errlen)
+{
+	struct eval_ctx c;
+
+	assert(cur->ev && cur->ev->thread);
+	c = points_eval_ctx(r, cur->ev->thread->proc, err, errlen);
+	c.event = cur;
+	c.thread = cur->ev->thread;
+	return c;
+}
+
+int points_judge(struct run *r, struct current_event *cur, bool *holds)
+{
+	char err[1024];
+	struct eval_ctx c = points_event_ctx(r, cur, err, sizeof(err));
+	int64_t v;
+
+	cur->matched = NULL;
+	if (eval_int(&c, r->pred, &v) < 0) {
+		report_outcome(r, OUTCOME_ERROR, "%s", err);
+		return -1;
+	}
+	*holds = v != 0;
+	return 0;
 }
 
 int run_backtrace(struct run *r, struct tr_thread *th, struct sym_frame *frames, int max)

@@ -189,8 +189,9 @@ static int eval_name(struct eval_ctx *c, const struct expr *e, struct value *out
 			    e->name, e->name, e->name);
 	case REF_FIELD:
 		*out = (struct value){0};
-		return c->event_field ? c->event_field(c->hook, (enum event_field)e->slot, &out->i)
-				      : 0;
+		return c->event_field
+			   ? c->event_field(c->hook, c->event, (enum event_field)e->slot, &out->i)
+			   : 0;
 	case REF_FUNC:
 		*out = (struct value){0};
 		if (c->syms && sym_function(c->syms, e->name, &var.addr) == 0)
@@ -416,9 +417,9 @@ static int eval_hooked(struct eval_ctx *c, const struct expr *e, struct value *o
 	if (e->kind == E_PROC)
 		return eval_proc(c, e, out);
 	if (e->kind == E_ENDED || e->kind == E_IN)
-		rc = c->thread_cond ? c->thread_cond(c->hook, e, &b) : 0;
+		rc = c->thread_cond ? c->thread_cond(c->hook, c->event, e, &b) : 0;
 	else
-		rc = c->event_atom ? c->event_atom(c->hook, e, &b) : 0;
+		rc = c->event_atom ? c->event_atom(c->hook, c->event, e, &b) : 0;
 	if (rc < 0)
 		return -1;
 	*out = (struct value){.i = b};

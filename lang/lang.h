@@ -156,13 +156,18 @@ struct eval_ctx {
 	 * (running or gone), so that it has no registers to read. */
 	int (*thread_view)(void *hook, void *thread, struct sym_thread_view *view,
 			   const char **name);
+	/* The event a predicate is judged against (opaque: the engine's),
+	 * handed to event_atom, thread_cond and event_field as it is; NULL
+	 * outside a predicate.  The hooks may record in it what they found
+	 * (which atom matched). */
+	void *event;
 	/* Event atoms and thread conditions are the interpreter's business. */
-	int (*event_atom)(void *hook, const struct expr *e, bool *out);
-	int (*thread_cond)(void *hook, const struct expr *e, bool *out);
+	int (*event_atom)(void *hook, void *event, const struct expr *e, bool *out);
+	int (*thread_cond)(void *hook, void *event, const struct expr *e, bool *out);
 	/* The thread a thread variable is bound to, for T.var (NULL if none). */
 	void *(*thread_of)(void *hook, const char *name);
 	/* A field of the event at hand (NULL while checking: typed as 0). */
-	int (*event_field)(void *hook, enum event_field field, int64_t *out);
+	int (*event_field)(void *hook, void *event, enum event_field field, int64_t *out);
 	/* proc(T): -1 if T is not bound */
 	int (*thread_value)(void *hook, const struct expr *e, int64_t *out);
 	/* choose(...): which of n values; NULL picks the first */
