@@ -20,6 +20,11 @@
  * name; a name (a system call) is resolved by the row's own resolve, which
  * is how the language gets system call numbers without knowing the tracer.
  *
+ * A row judges the event it is handed (struct current_event: the tracer's
+ * event, the stepper's decoded one if any, whether the thread is blocked),
+ * never the run's state: the event loop decides what the current event
+ * is, and points_judge hands it to the evaluation through eval_ctx.event.
+ *
  * The fields a predicate may read (addr, size, value, func, line) belong to
  * every event, not to an atom: points.c computes them from the event at
  * hand.

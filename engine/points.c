@@ -682,8 +682,12 @@ static int event_field(void *hook, void *event, enum event_field field, int64_t 
 	case FIELD_VALUE:
 		*out = (int64_t)value;
 		return 0;
-	default:
-		break;
+	case FIELD_FUNC:
+	case FIELD_LINE:
+		break; /* from the symbols, below */
+	case NFIELDS:
+		assert(!"not a field");
+		return 0;
 	}
 	pc = run_proc(r, ev->thread->proc);
 	if (!pc || !pc->syms)

@@ -567,8 +567,8 @@ static struct expr *parse_word(struct parser *p)
 	if (!e)
 		return NULL;
 	advance(p);
-	/* An atom that takes an argument and does not have to, as a bare
-	 * word, is a name: `enter` may be a program's variable. */
+	/* The word of an atom whose argument is required is, without one, a
+	 * name: `enter` may be a program's variable. */
 	const struct atom_syntax *a = atom_named(p, &word);
 	if (a && (a->arg == ATOM_ARG_NONE || a->arg_optional || p->tok.kind == '(')) {
 		expr_free(e);

@@ -1,5 +1,5 @@
 /*
- * Tests for the schedule parser (policy/lexer.c, policy/parse.c).
+ * Tests for the schedule parser (lang/lexer.c, lang/parse.c, lang/print.c).
  *
  * Success cases check the tree shape directly (kinds, names, counts,
  * locations) and through expr_format, which prints binary operations fully
