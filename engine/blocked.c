@@ -572,7 +572,8 @@ static bool free_threads_settle(struct run *r, struct tr_thread **targets, int n
 static int accepts_blocked(struct run *r, struct tr_thread **targets, int n, bool *accepts)
 {
 	struct tr_event ev = {.kind = TR_EV_NONE};
-	int i, rc;
+	struct current_event cur = {.ev = &ev, .blocked = true};
+	int i;
 
 	*accepts = false;
 	for (i = 0; i < n && !run_thread(r, targets[i])->blocked; i++)
@@ -580,10 +581,7 @@ static int accepts_blocked(struct run *r, struct tr_thread **targets, int n, boo
 	if (i == n)
 		return 0;
 	ev.thread = targets[i];
-	r->blocked_event = true;
-	rc = run_predicate_holds(r, &ev, accepts);
-	r->blocked_event = false;
-	return rc;
+	return points_judge(r, &cur, accepts);
 }
 
 static void report_blocked(struct run *r, struct tr_thread *th)

@@ -128,7 +128,6 @@ static int eval_here(struct run *r, const struct expr *e, int64_t *v)
 	char err[1024];
 	struct eval_ctx c = points_eval_ctx(r, run_main_process(r), err, sizeof(err));
 
-	r->event = NULL;
 	if (eval_int(&c, e, v) < 0) {
 		report_outcome(r, OUTCOME_ERROR, "%s", err);
 		return -1;

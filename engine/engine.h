@@ -235,5 +235,9 @@ int engine_outcome_exit_code(enum engine_outcome o);
 /* "bug" -> OUTCOME_BUG; -1 if unknown. */
 int engine_outcome_parse(const char *name);
 
+/* The event atoms schedules may use (start, enter(F), read(X), ...), for
+ * schedule_parse and schedule_load: one row per atom, in engine/atoms.c. */
+struct atom_table;
+const struct atom_table *engine_atoms(void);
 
 #endif

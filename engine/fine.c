@@ -32,45 +32,25 @@
 
 #include <string.h>
 
-struct plan {
-	unsigned want;
-	bool syscalls; /* syscall atoms */
-	bool lvalues;  /* read(X)/write(X) atoms */
-};
-
-static void plan_expr(const struct expr *e, bool include_stack, bool soft_watch, struct plan *pl)
+/* What the atoms of e need decoded: each atom's row says (atoms.c). */
+static void plan_expr(const struct run *r, const struct expr *e, struct atom_plan *pl)
 {
-again:
-	if (!e)
-		return;
-	switch (e->kind) {
-	case E_EV_READ:
-	case E_EV_WRITE:
-		if (!e->lhs)
-			pl->want |= DIS_WANT_MEM | (include_stack ? DIS_WANT_STACK_MEM : 0);
-		else if (e->ival == WATCH_BY_DECODING || soft_watch)
-			pl->want |= DIS_WANT_MEM;
-		pl->lvalues |= e->lhs != NULL;
-		return;
-	case E_EV_CALL:
-		pl->want |= DIS_WANT_CALL;
-		return;
-	case E_EV_SYSCALL:
-		pl->syscalls = true;
-		return;
-	default:
-		plan_expr(e->rhs, include_stack, soft_watch, pl);
-		e = e->lhs; /* iterating: along lhs, a chain is as deep as it is long */
-		goto again;
+	for (; e; e = e->lhs) { /* iterating: along lhs, a chain is as deep as it is long */
+		if (e->kind == E_EVENT) {
+			if (atom_of(e)->plan)
+				atom_of(e)->plan(e, r, pl);
+			return;
+		}
+		plan_expr(r, e->rhs, pl);
 	}
 }
 
 /* Decide how the candidates of a wait on pred move. */
 void fine_plan(struct run *r, const struct expr *pred)
 {
-	struct plan pl = {0};
+	struct atom_plan pl = {0};
 
-	plan_expr(pred, r->opt->include_stack, r->opt->watchpoints == WATCHPOINTS_SW, &pl);
+	plan_expr(r, pred, &pl);
 	r->fine_want = pl.want;
 	r->fine_syscalls = pl.syscalls && !pl.want;
 	if (pl.want && pl.syscalls)

@@ -224,7 +224,7 @@ static int keep(void ***list, int *n, void *item)
 static struct schedule *prepare(struct engine_session *s, const char *text, char *err,
 				size_t errlen)
 {
-	struct schedule *sched = schedule_parse("shell", text, err, errlen);
+	struct schedule *sched = schedule_parse("shell", text, engine_atoms(), err, errlen);
 	struct sym_space *syms = live_symbols(s);
 
 	if (!sched)

@@ -12,8 +12,9 @@
 #include "engine/engine.h"
 #include "lang/lang.h"
 #include "search/search.h"
+#include "tracer/tracer.h"
 
-#define MAX_FRAMES	64
+#define MAX_FRAMES 64
 
 /* Per traced process: its symbols and the addresses the schedule's names
  * resolve to there (resolved on first use, reset on exec). */
@@ -157,7 +158,6 @@ struct run {
 		char what[160];
 	} * deferred;
 	int ndeferred, deferred_cap;
-	bool blocked_event; /* the event being evaluated is "blocked" */
 	bool ended_blocked; /* the statement ended with threads blocked */
 	struct tracer *t;
 	const struct engine_options *opt;
@@ -172,17 +172,22 @@ struct run {
 	const struct expr *pred;
 	struct tr_thread **targets; /* the threads a `run` moves (NULL for a `wait`) */
 	int ntargets;
-	uint64_t *return_funcs;		 /* bit f: the predicate waits for return(funcs[f]) */
-	int return_words;		 /* ...in this many words (the shell adds functions) */
-	bool any_return;		 /* ...and at least one bit is set */
-	const struct tr_event *event;	 /* being evaluated */
-	const struct expr *matched_atom; /* first atom the event satisfied */
-	uint64_t stops;			 /* events seen; keys per-stop caches */
-	unsigned fine_want;		 /* DIS_WANT_* the stepper decodes for; 0: none */
-	bool fine_syscalls;		 /* resume candidates to system call entries */
-	const struct fine_event *fine;	 /* the instruction-level event being judged */
-	struct tr_event fine_ev;	 /* ...as the trace shows it */
-	struct decoded_lvalue {		 /* read(X)/write(X) matched by decoding */
+	uint64_t *return_funcs; /* bit f: the predicate waits for return(funcs[f]) */
+	int return_words;	/* ...in this many words (the shell adds functions) */
+	bool any_return;	/* ...and at least one bit is set */
+	/* What run_predicate_holds found (the first atom the event satisfied),
+	 * for the report of the event; the evaluation itself is handed its
+	 * event explicitly (struct current_event, points_judge). */
+	const struct expr *matched_atom;
+	uint64_t stops;	    /* events seen; keys per-stop caches */
+	unsigned fine_want; /* DIS_WANT_* the stepper decodes for; 0: none */
+	bool fine_syscalls; /* resume candidates to system call entries */
+	/* The instruction-level event the stepper is having judged (an input of
+	 * run_predicate_holds, and of the report of the event), and the event
+	 * as the trace shows it. */
+	const struct fine_event *fine;
+	struct tr_event fine_ev;
+	struct decoded_lvalue { /* read(X)/write(X) matched by decoding */
 		const struct expr *atom;
 		struct tr_process *proc;
 		struct tr_thread *thread; /* as in armed_watch */
@@ -293,7 +298,54 @@ struct symbol_cache {
 };
 void symbol_cache_free(struct symbol_cache *c);
 
+/* atoms.c: one row per event atom (see its design comment). */
+struct atom_plan {
+	unsigned want; /* DIS_WANT_* the stepper must decode for */
+	bool syscalls; /* system call entries */
+	bool lvalues;  /* read(X)/write(X) */
+};
+/* The event a predicate is judged against, handed to its evaluation
+ * explicitly (eval_ctx.event, then to the atoms' rows), never through the
+ * run: what the tracer reported (ev, as the trace shows it) and, if the
+ * stepper found it by decoding, its instruction-level event (fine);
+ * blocked: the thread sleeps in the kernel (the `blocked` atom).  The
+ * evaluation records in it the first atom the event satisfied. */
+struct current_event {
+	const struct tr_event *ev;
+	const struct fine_event *fine;
+	bool blocked;
+	const struct expr *matched; /* out */
+};
+struct atom {
+	struct atom_syntax syntax; /* first: an atom expression's ->atom points here */
+	/* What the stepper must decode for it; NULL: nothing */
+	void (*plan)(const struct expr *e, const struct run *r, struct atom_plan *pl);
+	/* Plants what makes the tracer stop for it in process p, in pass 0
+	 * then pass 1 (read watches before write ones); NULL: nothing */
+	int (*arm)(struct run *r, struct tr_process *p, const struct expr *e, int pass);
+	/* Does the tracer's event (at->fine NULL) satisfy it?  NULL: never */
+	bool (*match)(struct run *r, const struct expr *e, const struct current_event *at);
+	/* Does the stepper's event (at->fine) satisfy it?  NULL: never */
+	bool (*match_fine)(struct run *r, const struct expr *e, const struct current_event *at);
+	/* What the trace adds after the atom that matched ev; NULL: nothing */
+	void (*describe)(const struct expr *e, const struct tr_event *ev, char *buf, size_t len);
+	bool tracks_returns; /* return(F): the wait keeps frames of F (points_note_break) */
+	unsigned access;     /* read/write: DIS_READ or DIS_WRITE */
+};
+/* The row of atom expression e. */
+const struct atom *atom_of(const struct expr *e);
+/* The syntax of the atom called name (NULL if none), for atoms the engine
+ * builds itself. */
+const struct atom_syntax *atoms_find(const char *name);
+bool atom_matches(struct run *r, const struct expr *e, const struct current_event *at);
+
 /* points.c */
+/* The mechanisms atoms.c arms and matches with. */
+uint64_t points_func_addr(struct run *r, struct tr_process *p, int func); /* 0 if unknown */
+struct loc_addrs *points_loc_addrs(struct run *r, struct tr_process *p, int loc);
+int points_arm_breakpoint(struct run *r, struct tr_process *p, uint64_t addr);
+/* read(X)/write(X): a watchpoint, or X's place for the stepper. */
+int points_arm_access(struct run *r, struct tr_process *p, const struct expr *e);
 struct proc_ctx *run_proc(struct run *r, struct tr_process *p);
 struct thread_ctx *run_thread(struct run *r, struct tr_thread *th);
 int points_arm(struct run *r, const struct expr *pred);
@@ -309,12 +361,19 @@ int points_silent_watch(struct run *r, char *buf, size_t len);
 void points_note_break(struct run *r, struct tr_thread *th, const struct tr_event *ev);
 /* Frames of functions in the predicate that th is inside now. */
 void points_seed_frames(struct run *r, struct tr_thread *th);
-int points_event_atom(void *hook, const struct expr *e, bool *out);
+/* Judge r->pred against the event cur: 0 and *holds (cur->matched set), or
+ * -1 with the outcome reported. */
+int points_judge(struct run *r, struct current_event *cur, bool *holds);
+/* An evaluation context for a predicate judged against cur (in the
+ * process and thread of its event). */
+struct eval_ctx points_event_ctx(struct run *r, struct current_event *cur, char *err,
+				 size_t errlen);
+int points_event_atom(void *hook, void *event, const struct expr *e, bool *out);
 /* The access an event made, whether a debug register (ev) or the stepper
  * (fe) found it: false if it was no memory access. */
 bool points_event_access(struct run *r, const struct tr_event *ev, const struct fine_event *fe,
 			 struct fine_event *out);
-int points_thread_cond(void *hook, const struct expr *e, bool *out);
+int points_thread_cond(void *hook, void *event, const struct expr *e, bool *out);
 /* proc(T): the pid of bound thread T's process; -1 if T is not bound. */
 int points_thread_value(void *hook, const struct expr *e, int64_t *out);
 /* Unwind a held thread (its cached registers written back first). */

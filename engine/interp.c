@@ -206,22 +206,11 @@ void run_note_process_event(struct run *r, const struct tr_event *ev)
 
 int run_predicate_holds(struct run *r, const struct tr_event *ev, bool *holds)
 {
-	char err[1024];
-	struct eval_ctx c;
-	int64_t v;
-	int rc;
+	struct current_event cur = {.ev = ev, .fine = r->fine};
+	int rc = points_judge(r, &cur, holds);
 
-	r->event = ev;
-	r->matched_atom = NULL;
-	c = points_eval_ctx(r, ev->thread->proc, err, sizeof(err));
-	rc = eval_int(&c, r->pred, &v);
-	r->event = NULL;
-	if (rc < 0) {
-		report_outcome(r, OUTCOME_ERROR, "%s", err);
-		return -1;
-	}
-	*holds = v != 0;
-	return 0;
+	r->matched_atom = cur.matched;
+	return rc;
 }
 
 /* Returns FLOW_STOP when the run is over. */
@@ -249,9 +238,7 @@ static void matched_here(struct run *r, struct tr_thread *th, const struct tr_ev
 	assert(tc->candidate && !tc->matched);
 	tc->matched = true;
 	tc->last_var =
-	    r->matched_atom &&
-		    (r->matched_atom->kind == E_EV_READ || r->matched_atom->kind == E_EV_WRITE) &&
-		    r->matched_atom->lhs
+	    r->matched_atom && r->matched_atom->atom->arg == ATOM_ARG_LVALUE && r->matched_atom->lhs
 		? r->matched_atom->slot
 		: -1;
 	blocked_forget(r, NULL);
@@ -704,7 +691,6 @@ static int eval_condition(struct run *r, const struct expr *e, bool *out)
 	struct eval_ctx c = points_eval_ctx(r, run_main_process(r), err, sizeof(err));
 	int64_t v;
 
-	r->event = NULL;
 	if (eval_int(&c, e, &v) < 0) {
 		report_outcome(r, OUTCOME_ERROR, "%s", err);
 		return -1;
@@ -877,7 +863,6 @@ static enum flow exec_for(struct run *r, const struct stmt *s)
 	int slot = run_local_slot(r, s->names[0]);
 	int64_t lo, hi, i;
 
-	r->event = NULL;
 	if (slot < 0 || eval_int(&c, s->lo, &lo) < 0 || eval_int(&c, s->hi, &hi) < 0) {
 		report_outcome(r, OUTCOME_ERROR, "%s", err);
 		return FLOW_STOP;
@@ -1035,7 +1020,8 @@ int run_statements(struct run *r, struct schedule *sched)
  */
 static void finish_serially(struct run *r)
 {
-	struct expr exit_atom = {.kind = E_EV_EXIT}, blocked_atom = {.kind = E_EV_BLOCKED};
+	struct expr exit_atom = {.kind = E_EVENT, .atom = atoms_find("exit")},
+		    blocked_atom = {.kind = E_EVENT, .atom = atoms_find("blocked")};
 	struct expr pred = {
 	    .kind = E_BINARY, .op = T_OROR, .lhs = &exit_atom, .rhs = &blocked_atom};
 	struct stmt end = {.kind = S_RUN, .pred = &pred};

@@ -14,8 +14,10 @@
  * Names are resolved per process, lazily, against that process's live
  * symbols: a forked child or an exec'd image gets its own addresses.
  */
+#include "disasm/disasm.h"
 #include "engine/internal.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,7 +147,7 @@ static int grow_tables(struct run *r, struct proc_ctx *pc)
 	return 0;
 }
 
-static uint64_t func_addr(struct run *r, struct tr_process *p, int func)
+uint64_t points_func_addr(struct run *r, struct tr_process *p, int func)
 {
 	struct proc_ctx *pc = run_proc(r, p);
 	uint64_t addr;
@@ -161,7 +163,7 @@ static uint64_t func_addr(struct run *r, struct tr_process *p, int func)
 	return pc->func_addr[func] == 1 ? 0 : pc->func_addr[func];
 }
 
-static struct loc_addrs *loc_addrs(struct run *r, struct tr_process *p, int loc)
+struct loc_addrs *points_loc_addrs(struct run *r, struct tr_process *p, int loc)
 {
 	struct proc_ctx *pc = run_proc(r, p);
 	struct loc_addrs *la;
@@ -178,7 +180,7 @@ static struct loc_addrs *loc_addrs(struct run *r, struct tr_process *p, int loc)
 	return la;
 }
 
-static int arm_bp(struct run *r, struct tr_process *p, uint64_t addr)
+int points_arm_breakpoint(struct run *r, struct tr_process *p, uint64_t addr)
 {
 	char err[256];
 
@@ -252,7 +254,8 @@ static int arm_watch(struct run *r, struct tr_process *p, struct tr_thread *th,
 	char err[512];
 	uint64_t addr, size;
 	int slot;
-	enum tr_watch_kind kind = e->kind == E_EV_WRITE ? TR_WATCH_WRITE : TR_WATCH_ACCESS;
+	enum tr_watch_kind kind =
+	    atom_of(e)->access == DIS_WRITE ? TR_WATCH_WRITE : TR_WATCH_ACCESS;
 
 	if (vec_reserve(&r->watches, &r->watches_cap, r->nwatches, sizeof(*r->watches)) < 0) {
 		report_outcome(r, OUTCOME_ERROR, "out of memory");
@@ -332,7 +335,7 @@ static int arm_lvalue(struct run *r, struct tr_process *p, struct tr_thread *th,
 
 /* A local or __thread variable has one place per thread: each thread the
  * `run` moves gets its own watch, and only its accesses count. */
-static int arm_access(struct run *r, struct tr_process *p, const struct expr *e)
+int points_arm_access(struct run *r, struct tr_process *p, const struct expr *e)
 {
 	char text[128];
 	int i;
@@ -370,43 +373,23 @@ static int arm_operand(const struct expr *e, void *ctx)
 	return arm_expr(w->r, w->p, e, w->pass);
 }
 
-/* Read watches go first so that a variable both read and written gets one
- * access watchpoint, not a write one that a read would slip past. */
+/* An atom's row arms it; the rest of the predicate holds atoms. */
 static int arm_expr(struct run *r, struct tr_process *p, const struct expr *e, int pass)
 {
 	struct arm_walk w = {r, p, pass};
-	struct loc_addrs *la;
-	size_t i;
 
 	if (!e)
 		return 0;
-	switch (e->kind) {
-	case E_EV_ENTER:
-	case E_EV_RETURN:
-		return pass == 0 ? arm_bp(r, p, func_addr(r, p, e->slot)) : 0;
-	case E_EV_AT:
-		la = pass == 0 ? loc_addrs(r, p, e->slot) : NULL;
-		for (i = 0; la && i < la->n; i++)
-			if (arm_bp(r, p, la->addrs[i]) < 0)
-				return -1;
-		return 0;
-	case E_EV_READ:
-		return pass == 0 ? arm_access(r, p, e) : 0;
-	case E_EV_WRITE:
-		return pass == 1 ? arm_access(r, p, e) : 0;
-	case E_EV_CALL:
-	case E_EV_SYSCALL:
-		return 0;
-	default:
-		return expr_operands(e, arm_operand, &w);
-	}
+	if (e->kind == E_EVENT)
+		return atom_of(e)->arm ? atom_of(e)->arm(r, p, e, pass) : 0;
+	return expr_operands(e, arm_operand, &w);
 }
 
 /* Mark in r->return_funcs the functions whose return(F) e waits for. */
 static void mark_return_funcs(struct run *r, const struct expr *e)
 {
 	for (; e; e = e->lhs) { /* iterating along lhs: a chain is as deep as it is long */
-		if (e->kind == E_EV_RETURN) {
+		if (e->kind == E_EVENT && atom_of(e)->tracks_returns) {
 			if (e->slot >= 0 && e->slot / 64 < r->return_words) {
 				r->return_funcs[e->slot / 64] |= 1ull << (e->slot % 64);
 				r->any_return = true;
@@ -523,7 +506,7 @@ static void push_frame(struct run *r, struct tr_thread *th, int func, uint64_t r
 		tc->frames_cap = cap;
 	}
 	tc->frames[tc->nframes++] = (struct ret_frame){func, ret, sp_after};
-	arm_bp(r, th->proc, ret);
+	points_arm_breakpoint(r, th->proc, ret);
 }
 
 void points_seed_frames(struct run *r, struct tr_thread *th)
@@ -539,7 +522,8 @@ void points_seed_frames(struct run *r, struct tr_thread *th)
 		return;
 	for (f = 0; f < r->pol->nfuncs; f++) {
 		/* At the very entry the unwinder is not needed: [rsp] is it. */
-		if (wants_return(r, f) && tracer_regs(th)->rip == func_addr(r, th->proc, f) &&
+		if (wants_return(r, f) &&
+		    tracer_regs(th)->rip == points_func_addr(r, th->proc, f) &&
 		    tracer_read(th->proc, tracer_regs(th)->rsp, &ret, sizeof(ret)) == 0) {
 			push_frame(r, th, f, ret, tracer_regs(th)->rsp + 8);
 			return;
@@ -572,136 +556,20 @@ void points_note_break(struct run *r, struct tr_thread *th, const struct tr_even
 		}
 	}
 	for (f = 0; f < r->pol->nfuncs; f++)
-		if (wants_return(r, f) && ev->addr == func_addr(r, th->proc, f) &&
+		if (wants_return(r, f) && ev->addr == points_func_addr(r, th->proc, f) &&
 		    tracer_read(th->proc, regs->rsp, &ret, sizeof(ret)) == 0)
 			push_frame(r, th, f, ret, regs->rsp + 8);
 }
 
 /* --- evaluating atoms against the event at hand --- */
 
-static bool watch_matches(struct run *r, const struct expr *e, const struct tr_event *ev)
+int points_event_atom(void *hook, void *event, const struct expr *e, bool *out)
 {
-	int i;
-	unsigned need = e->kind == E_EV_READ ? 1u /* DIS_READ */ : 2u /* DIS_WRITE */;
+	struct current_event *cur = event;
 
-	for (i = 0; i < r->nwatches; i++) {
-		const struct armed_watch *w = &r->watches[i];
-
-		if (w->atom == e && w->proc == ev->thread->proc && w->addr == ev->addr &&
-		    (!w->thread || w->thread == ev->thread))
-			return ev->access == 0 || (ev->access & need);
-	}
-	return false;
-}
-
-static bool overlaps(uint64_t a, uint64_t alen, uint64_t b, uint64_t blen)
-{
-	return a < b + blen && b < a + alen;
-}
-
-/* A call to F directly, or through F's PLT stub. */
-static bool calls_function(struct run *r, struct tr_process *p, uint64_t target, int func)
-{
-	struct proc_ctx *pc = run_proc(r, p);
-	const char *name;
-
-	if (!target)
-		return false;
-	if (target == func_addr(r, p, func))
-		return true;
-	return pc && pc->syms && sym_plt_function(pc->syms, target, &name) == 0 &&
-	       strcmp(name, r->pol->funcs[func]) == 0;
-}
-
-static bool fine_access_matches(struct run *r, const struct expr *e, const struct fine_event *fe,
-				struct tr_process *p)
-{
-	unsigned need = e->kind == E_EV_READ ? 1u /* DIS_READ */ : 2u /* DIS_WRITE */;
-	int i;
-
-	if (fe->kind != FINE_ACCESS || !(fe->rw & need))
-		return false;
-	if (!e->lhs)
-		return !fe->stack || r->opt->include_stack;
-	for (i = 0; i < r->ndecoded; i++) {
-		const struct decoded_lvalue *d = &r->decoded[i];
-
-		if (d->atom == e && d->proc == p && (!d->thread || d->thread == r->event->thread) &&
-		    overlaps(fe->addr, fe->span ? fe->span : fe->size, d->addr, d->size))
-			return true;
-	}
-	return false;
-}
-
-/* An event the stepper found by decoding. */
-static bool fine_atom_matches(struct run *r, const struct expr *e, const struct fine_event *fe,
-			      struct tr_process *p)
-{
-	switch (e->kind) {
-	case E_EV_READ:
-	case E_EV_WRITE:
-		return fine_access_matches(r, e, fe, p);
-	case E_EV_CALL:
-		return fe->kind == FINE_CALL &&
-		       (!e->name || calls_function(r, p, fe->target, e->slot));
-	case E_EV_SYSCALL:
-		return fe->kind == FINE_SYSCALL && (e->ival < 0 || e->ival == fe->sysno);
-	default:
-		return false;
-	}
-}
-
-static bool atom_matches(struct run *r, const struct expr *e, const struct tr_event *ev)
-{
-	struct tr_process *p = ev->thread->proc;
-	struct loc_addrs *la;
-	size_t i;
-
-	if (r->fine)
-		return fine_atom_matches(r, e, r->fine, p);
-	switch (e->kind) {
-	case E_EV_SYSCALL:
-		return ev->kind == TR_EV_SYSCALL && (e->ival < 0 || e->ival == ev->sysno);
-	case E_EV_START:
-		return ev->kind == TR_EV_START;
-	case E_EV_EXIT:
-		return ev->kind == TR_EV_EXIT;
-	case E_EV_BLOCKED:
-		return r->blocked_event;
-	case E_EV_FORK:
-		return ev->kind == TR_EV_FORK;
-	case E_EV_EXEC:
-		return ev->kind == TR_EV_EXEC;
-	case E_EV_SIGNAL:
-		return ev->kind == TR_EV_SIGNAL && (e->ival == 0 || e->ival == ev->signo);
-	case E_EV_ENTER:
-		return ev->kind == TR_EV_BREAK && ev->addr == func_addr(r, p, e->slot);
-	case E_EV_RETURN:
-		return ev->kind == TR_EV_BREAK &&
-		       run_thread(r, ev->thread)->returned_func == e->slot;
-	case E_EV_AT:
-		if (ev->kind != TR_EV_BREAK)
-			return false;
-		la = loc_addrs(r, p, e->slot);
-		for (i = 0; la && i < la->n; i++)
-			if (la->addrs[i] == ev->addr)
-				return true;
-		return false;
-	case E_EV_READ:
-	case E_EV_WRITE:
-		return e->lhs && ev->kind == TR_EV_WATCH && watch_matches(r, e, ev);
-	default:
-		return false;
-	}
-}
-
-int points_event_atom(void *hook, const struct expr *e, bool *out)
-{
-	struct run *r = hook;
-
-	*out = r->event && atom_matches(r, e, r->event);
-	if (*out && !r->matched_atom)
-		r->matched_atom = e;
+	*out = cur && atom_matches(hook, e, cur);
+	if (*out && !cur->matched)
+		cur->matched = e;
 	return 0;
 }
 
@@ -746,12 +614,11 @@ static bool thread_in(struct run *r, struct tr_thread *th, const char *func)
 	return false;
 }
 
-int points_thread_cond(void *hook, const struct expr *e, bool *out)
+int points_thread_cond(void *hook, void *event, const struct expr *e, bool *out)
 {
 	struct run *r = hook;
-	struct tr_thread *th = e->name	  ? run_binding(r, e->name)
-			       : r->event ? r->event->thread
-					  : NULL;
+	const struct current_event *cur = event;
+	struct tr_thread *th = e->name ? run_binding(r, e->name) : cur ? cur->ev->thread : NULL;
 
 	if (!th) {
 		*out = e->kind == E_ENDED; /* never bound: nothing to wait for */
@@ -786,11 +653,12 @@ bool points_event_access(struct run *r, const struct tr_event *ev, const struct 
 	return true;
 }
 
-static int event_field(void *hook, enum event_field field, int64_t *out)
+static int event_field(void *hook, void *event, enum event_field field, int64_t *out)
 {
 	struct run *r = hook;
-	const struct tr_event *ev = r->event;
-	const struct fine_event *fe = r->fine;
+	const struct current_event *cur = event;
+	const struct tr_event *ev = cur ? cur->ev : NULL;
+	const struct fine_event *fe = cur ? cur->fine : NULL;
 	struct fine_event access;
 	struct proc_ctx *pc;
 	struct sym_loc loc;
@@ -814,8 +682,12 @@ static int event_field(void *hook, enum event_field field, int64_t *out)
 	case FIELD_VALUE:
 		*out = (int64_t)value;
 		return 0;
-	default:
-		break;
+	case FIELD_FUNC:
+	case FIELD_LINE:
+		break; /* from the symbols, below */
+	case NFIELDS:
+		assert(!"not a field");
+		return 0;
 	}
 	pc = run_proc(r, ev->thread->proc);
 	if (!pc || !pc->syms)
@@ -835,9 +707,31 @@ static int event_field(void *hook, enum event_field field, int64_t *out)
 	return 0;
 }
 
-static struct tr_thread *thread_of(void *hook, const char *name)
+static void *thread_of(void *hook, const char *name)
 {
 	return run_binding(hook, name);
+}
+
+static int read_memory(void *target, uint64_t addr, void *buf, size_t len)
+{
+	return tracer_read(target, addr, buf, len);
+}
+
+static int peek_word(void *proc, uint64_t addr, uint64_t *value)
+{
+	return tracer_read(proc, addr, value, sizeof(*value));
+}
+
+static int thread_view(void *hook, void *thread, struct sym_thread_view *view, const char **name)
+{
+	struct tr_thread *th = thread;
+
+	(void)hook;
+	if (th->state != TR_HELD)
+		return -1;
+	*view = (struct sym_thread_view){th->tid, tracer_regs(th), peek_word, th->proc};
+	*name = th->name;
+	return 0;
 }
 
 int points_thread_value(void *hook, const struct expr *e, int64_t *out)
@@ -856,9 +750,9 @@ struct eval_ctx points_eval_ctx(struct run *r, struct tr_process *p, char *err, 
 
 	return (struct eval_ctx){
 	    .syms = pc ? pc->syms : NULL,
-	    .proc = p,
-	    .thread = r->event && r->event->thread && r->event->thread->proc == p ? r->event->thread
-										  : NULL,
+	    .target = p,
+	    .read_memory = read_memory,
+	    .thread_view = thread_view,
 	    .event_atom = points_event_atom,
 	    .thread_cond = points_thread_cond,
 	    .event_field = event_field,
@@ -871,6 +765,32 @@ struct eval_ctx points_eval_ctx(struct run *r, struct tr_process *p, char *err, 
 	    .err = err,
 	    .errlen = errlen,
 	};
+}
+
+struct eval_ctx points_event_ctx(struct run *r, struct current_event *cur, char *err, size_t errlen)
+{
+	struct eval_ctx c;
+
+	assert(cur->ev && cur->ev->thread);
+	c = points_eval_ctx(r, cur->ev->thread->proc, err, errlen);
+	c.event = cur;
+	c.thread = cur->ev->thread;
+	return c;
+}
+
+int points_judge(struct run *r, struct current_event *cur, bool *holds)
+{
+	char err[1024];
+	struct eval_ctx c = points_event_ctx(r, cur, err, sizeof(err));
+	int64_t v;
+
+	cur->matched = NULL;
+	if (eval_int(&c, r->pred, &v) < 0) {
+		report_outcome(r, OUTCOME_ERROR, "%s", err);
+		return -1;
+	}
+	*holds = v != 0;
+	return 0;
 }
 
 int run_backtrace(struct run *r, struct tr_thread *th, struct sym_frame *frames, int max)

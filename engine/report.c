@@ -74,9 +74,9 @@ static void event_text(struct run *r, const struct tr_event *ev, char *buf, size
 		snprintf(buf, len, "%s", names[ev->kind] ? names[ev->kind] : "event");
 	if (ev->kind == TR_EV_SIGNAL)
 		snprintf(buf + strlen(buf), len - strlen(buf), "(%s)", sigabbrev_np(ev->signo));
-	if (ev->kind == TR_EV_SYSCALL && r->matched_atom && !r->matched_atom->name)
-		snprintf(buf + strlen(buf), len - strlen(buf), " %s",
-			 tracer_syscall_name(ev->sysno) ? tracer_syscall_name(ev->sysno) : "?");
+	if (r->matched_atom && atom_of(r->matched_atom)->describe)
+		atom_of(r->matched_atom)
+		    ->describe(r->matched_atom, ev, buf + strlen(buf), len - strlen(buf));
 	/* read(X)/write(X) read the same whether a debug register or the
 	 * stepper found the access (watchmode.c): X names the place.  The JSON
 	 * trace has the address, size and value of both. */
@@ -110,7 +110,7 @@ static void fine_event_text(struct run *r, struct tr_thread *th, const struct fi
 		name = tracer_syscall_name(fe->sysno);
 		snprintf(buf, len, " %s", name ? name : "?");
 		break;
-	default:
+	case FINE_NONE:
 		break;
 	}
 }

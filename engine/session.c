@@ -109,7 +109,7 @@ struct policy *engine_load(const char *path, const char *program, pid_t pid, cha
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	pol->sched = schedule_load(path, err, errlen);
+	pol->sched = schedule_load(path, engine_atoms(), err, errlen);
 	if (!pol->sched)
 		goto fail;
 	if (program && find_program(program, resolved, sizeof(resolved)) < 0) {

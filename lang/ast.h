@@ -1,5 +1,6 @@
 /*
- * ast: the parsed form of a schedule file (internal to policy/).
+ * ast: the parsed form of a schedule file; part of lang.h, which includes it
+ * (the functions over it are declared there).
  *
  * The parser (parse.c) turns text into this tree and reports syntax errors;
  * the checker (check.c) resolves names against the program's symbols; the
@@ -7,7 +8,7 @@
  * it came from so that any later stage can point a caret at it.
  *
  * Predicates and conditions share one expression type.  Event atoms
- * (E_EV_*) may appear only in the predicate of `run ... until` and `wait`;
+ * (E_EVENT) may appear only in the predicate of `run ... until` and `wait`;
  * the checker enforces that.
  *
  * Depth: a chain of left-associative binary operators (a + b + c, a || b ||
@@ -19,8 +20,8 @@
  * ->up back) and recurses only into the other operands: a schedule of any
  * size cannot overflow the stack.
  */
-#ifndef CCTRACE_POLICY_AST_H
-#define CCTRACE_POLICY_AST_H
+#ifndef CCTRACE_LANG_AST_H
+#define CCTRACE_LANG_AST_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -49,30 +50,62 @@ enum expr_kind {
 	E_IN,	 /* in(name, func) : thread `name` has `func` on its stack;
 		  * in(func): the thread of the event at hand (name NULL) */
 	E_PROC,	 /* proc(name): the pid of the process of thread `name` (a value) */
-	/* event atoms */
-	E_EV_START,   /* start */
-	E_EV_EXIT,    /* exit */
-	E_EV_ENTER,   /* enter(func) */
-	E_EV_RETURN,  /* return(func) */
-	E_EV_AT,      /* at(file:line) */
-	E_EV_READ,    /* read(lhs)  lhs is an lvalue expression; bare `read`: lhs NULL,
-		       * any instruction that reads memory (not the stack) */
-	E_EV_WRITE,   /* write(lhs), bare `write` */
-	E_EV_SIGNAL,  /* signal, or signal(SIGNAME) with ival = signal number */
-	E_EV_BLOCKED, /* blocked: the thread sleeps in the kernel (a lock another thread holds) */
-	E_EV_CALL,    /* call, call(func): about to execute a call instruction (to func) */
-	E_EV_SYSCALL, /* syscall, syscall(NAME): about to make a system call; ival = its
-		       * number, -1 for any; name = NAME */
-	E_EV_FORK,    /* fork: the thread has just created a process (fork, vfork, clone) */
-	E_EV_EXEC,    /* exec: the thread's process has just executed a new program */
+	/* event atoms: one kind, told apart by their row of the table of atoms
+	 * the parser was given (atom) */
+	E_EVENT,
 };
+
+/*
+ * The syntax of an event atom, as a row of the table the parser is given
+ * (the engine's table of atoms embeds one in each of its rows, and adds
+ * what the atom means at run time: engine/atoms.c).  lang knows no atom by
+ * name; it knows how each kind of argument is written, printed and checked.
+ */
+enum atom_arg {
+	ATOM_ARG_NONE,	   /* start: the word alone (a '(' after it is an error) */
+	ATOM_ARG_FUNCTION, /* enter(F): name = F; the checker sets slot to F's index in
+			    * the function table (-1 for a bare `call`) */
+	ATOM_ARG_LOCATION, /* at(FILE:LINE): name = FILE, ival = LINE; slot = its index */
+	ATOM_ARG_LVALUE,   /* read(X): lhs = X; the checker sets slot (X's index among
+			    * the watched lvalues) and ival (WATCH_BY_*) */
+	ATOM_ARG_SIGNAL,   /* signal(SIGSEGV) or signal(11): ival = the number, 0 bare */
+	ATOM_ARG_NAME,	   /* syscall(futex): name, ival = resolve(name), -1 bare */
+};
+
+struct atom_syntax {
+	const char *name;
+	enum atom_arg arg;
+	/* The word alone is the atom too, meaning any such event (read,
+	 * signal).  Without it, the word alone is a name (`enter` may be a
+	 * program variable). */
+	bool arg_optional;
+	/* ATOM_ARG_NAME: what the argument is ("a system call name, e.g.
+	 * futex"), and its number: >= 0, or -1 with a complete message (no
+	 * position) in why. */
+	const char *arg_what;
+	int64_t (*resolve)(const char *name, char *why, size_t whylen);
+};
+
+/* The atoms a schedule may use: row i is at (const char *)first + i * stride,
+ * so that a table whose rows embed a struct atom_syntax can be handed over
+ * as it is. */
+struct atom_table {
+	const struct atom_syntax *first;
+	size_t stride, n;
+};
+
+static inline const struct atom_syntax *atom_table_row(const struct atom_table *t, size_t i)
+{
+	return (const struct atom_syntax *)(const void *)((const char *)t->first + i * t->stride);
+}
 
 struct expr {
 	enum expr_kind kind;
+	const struct atom_syntax *atom; /* E_EVENT: which atom (a row of the parser's table) */
 	struct src_loc loc;
 	int op;	      /* E_UNARY, E_BINARY */
-	int64_t ival; /* E_INT; E_EV_SIGNAL (0 = any); E_EV_AT line */
-	char *name;   /* E_NAME, member, thread of E_ENDED/E_IN/E_PROC, func, file of E_EV_AT */
+	int64_t ival; /* E_INT; E_EVENT: see enum atom_arg */
+	char *name;   /* E_NAME, member, thread of E_ENDED/E_IN/E_PROC; E_EVENT: enum atom_arg */
 	char *func;   /* E_IN: the function */
 	struct expr *lhs, *rhs;
 	struct expr *up;    /* the E_BINARY whose lhs this is (set by the parser; a tree
@@ -82,7 +115,7 @@ struct expr {
 	int nargs;
 	/* filled in by the checker */
 	int slot;	    /* index into the run's resolved tables (threads, points, watches) */
-	int ref;	    /* E_NAME: what the name denotes (enum name_ref in policy/internal.h) */
+	int ref;	    /* E_NAME: what the name denotes (enum name_ref in lang.h) */
 	int64_t enum_value; /* E_NAME that is an enumerator */
 };
 
@@ -171,34 +204,5 @@ enum {
 	T_ARROW,
 	T_DOTDOT, /* ".." in choose(LO..HI) and for i in LO..HI */
 };
-
-/*
- * Parse a schedule.  On success returns a schedule (free with
- * schedule_free).  On a syntax error returns NULL and writes to err a
- * complete, printable diagnostic:
- *     sched.txt:3:17: error: expected 'until' after thread list
- *         run A, B untl enter(audit)
- *                  ^
- */
-struct schedule *schedule_parse(const char *path, const char *text, char *err, size_t errlen);
-struct schedule *schedule_load(const char *path, char *err, size_t errlen); /* reads the file */
-void schedule_free(struct schedule *s);
-
-/* Format "path:line:col: error: msg" plus the source line and a caret into
- * buf, the same way the parser does, for errors found by later stages. */
-void schedule_diag(const struct schedule *s, struct src_loc loc, char *buf, size_t len,
-		   const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-
-/* Writes e as C-like text into buf (always NUL-terminated when len > 0):
- * nested binary operations are fully parenthesised, e.g. "a || (b && !c)",
- * events print as written ("enter(f)", "at(bank.c:41)").  Returns the length
- * written (truncated to len - 1).  For traces, messages and tests. */
-size_t expr_format(const struct expr *e, char *buf, size_t len);
-
-/* Pretty-prints the statements of s, one per line, blocks indented by 8
- * spaces, expressions with only the parentheses they need (never nested
- * deeper than written); the output parses back to the same tree.  For tests
- * and debugging. */
-void schedule_dump(const struct schedule *s, FILE *out);
 
 #endif

@@ -12,6 +12,7 @@
  */
 #include "lang/lang.h"
 
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -237,6 +238,7 @@ static int check_chain(struct checker *k, struct expr *e)
 	if (check_expr(k, b->lhs) < 0)
 		return -1;
 	for (;; b = b->up) {
+		assert(b); /* the spine leads back up to e (ast.h) */
 		if (check_expr(k, b->rhs) < 0)
 			return -1;
 		if (b == e)
@@ -289,27 +291,26 @@ static int check_event(struct checker *k, struct expr *e)
 		return fail(k, e->loc, "the event '%s' can only be used after 'until' or 'wait'",
 			    text);
 	}
-	switch (e->kind) {
-	case E_EV_ENTER:
-	case E_EV_RETURN:
-		e->slot = resolve_function(k, e, e->name);
-		return e->slot < 0 ? -1 : 0;
-	case E_EV_CALL:
+	assert(e->atom);
+	switch (e->atom->arg) {
+	case ATOM_ARG_FUNCTION:
 		e->slot = e->name ? resolve_function(k, e, e->name) : -1;
 		return e->name && e->slot < 0 ? -1 : 0;
-	case E_EV_AT:
+	case ATOM_ARG_LOCATION:
 		e->slot = resolve_location(k, e);
 		return e->slot < 0 ? -1 : 0;
-	case E_EV_READ:
-	case E_EV_WRITE:
+	case ATOM_ARG_LVALUE:
 		if (!e->lhs)
 			return 0;
 		if (check_children(k, e) < 0)
 			return -1;
 		return check_watch(k, e);
-	default:
+	case ATOM_ARG_NONE:
+	case ATOM_ARG_SIGNAL:
+	case ATOM_ARG_NAME: /* resolved by the parser, through the atom's row */
 		return 0;
 	}
+	return 0;
 }
 
 static int check_expr(struct checker *k, struct expr *e)
@@ -333,11 +334,18 @@ static int check_expr(struct checker *k, struct expr *e)
 			return unknown_thread(k, e->loc, e->name);
 		e->slot = resolve_function(k, e, e->func);
 		return e->slot < 0 ? -1 : 0;
-	default:
-		if (e->kind >= E_EV_START)
-			return check_event(k, e);
+	case E_EVENT:
+		return check_event(k, e);
+	case E_INT:
+	case E_UNARY:
+	case E_BINARY:
+	case E_MEMBER:
+	case E_ARROW:
+	case E_INDEX:
+	case E_CHOOSE:
 		return check_children(k, e);
 	}
+	return 0;
 }
 
 /* Names must resolve, then the whole expression must type-check. */
@@ -475,8 +483,8 @@ int lang_check(struct policy *pol, struct sym_space *syms, char *err, size_t err
 	return lang_check_block(pol, pol->sched, syms, err, errlen);
 }
 
-int lang_check_block(struct policy *pol, struct schedule *sched, struct sym_space *syms,
-		       char *err, size_t errlen)
+int lang_check_block(struct policy *pol, struct schedule *sched, struct sym_space *syms, char *err,
+		     size_t errlen)
 {
 	struct schedule *saved = pol->sched;
 	struct checker k = {.pol = pol, .syms = syms, .err = err, .errlen = errlen};

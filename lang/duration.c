@@ -48,8 +48,8 @@ static bool add_fraction(const char *s, const char *end, int64_t scale, int64_t 
 	return true;
 }
 
-int lang_parse_duration(const char *text, size_t len, const char *bare_unit, int64_t *ms,
-			  char *err, size_t errlen)
+int lang_parse_duration(const char *text, size_t len, const char *bare_unit, int64_t *ms, char *err,
+			size_t errlen)
 {
 	const char *s = text, *end = text + len, *frac = NULL, *frac_end;
 	int64_t v = 0, scale;

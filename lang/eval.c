@@ -4,19 +4,28 @@
  * One evaluator serves two masters.  The checker runs it with no process:
  * every name, member, index and dereference is typed through DWARF and
  * nothing is read, so type errors surface before launch.  The interpreter
- * runs it on a live process, where lvalues are read through the tracer.
+ * runs it on a live process, where lvalues are read through the caller's
+ * read_memory callback: lang knows nothing of how a target is traced.
  * Values are either rvalues (a 64-bit integer) or lvalues (an address and
  * a DWARF type); an lvalue becomes an rvalue when an operator needs its
  * contents.  Event atoms and thread conditions are delegated to hooks.
  */
 #include "lang/lang.h"
 
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 static int fail(struct eval_ctx *c, const struct expr *e, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* Running on a live target, not checking: memory can be read. */
+static bool live(const struct eval_ctx *c)
+{
+	assert(!c->target || c->read_memory);
+	return c->target != NULL;
+}
 
 static int fail(struct eval_ctx *c, const struct expr *e, const char *fmt, ...)
 {
@@ -59,11 +68,11 @@ static int load(struct eval_ctx *c, const struct expr *e, const struct value *v,
 	if (size == 0 || size > 8)
 		return fail(c, e, "cannot read a %lu-byte %s as a number", (unsigned long)size,
 			    sym_type_name(v->type));
-	if (!c->proc) {
+	if (!live(c)) {
 		*out = 0;
 		return 0;
 	}
-	if (tracer_read(c->proc, v->addr, &raw, size) < 0)
+	if (c->read_memory(c->target, v->addr, &raw, size) < 0)
 		return fail(c, e, "cannot read %lu bytes at %#lx in the target",
 			    (unsigned long)size, (unsigned long)v->addr);
 	if (sym_type_kind(v->type) == SYM_T_SIGNED && size < 8) {
@@ -88,23 +97,17 @@ static int rvalue(struct eval_ctx *c, const struct expr *e, struct value *v)
 	return 0;
 }
 
-static int peek_thread(void *ctx, uint64_t addr, uint64_t *value)
-{
-	return tracer_read(ctx, addr, value, sizeof(*value));
-}
-
-/* Variable name as thread th sees it where it stopped: its locals and
- * parameters, its __thread variables, then globals. */
+/* Variable name as the held thread of view sees it where it stopped: its
+ * locals and parameters, its __thread variables, then globals. */
 static int variable_in(struct eval_ctx *c, const struct expr *e, const char *name,
-		       struct tr_thread *th, struct value *out)
+		       const struct sym_thread_view *view, const char *thread_name,
+		       struct value *out)
 {
-	struct sym_thread_view view;
 	struct sym_var var;
 	char why[256];
 
-	view = (struct sym_thread_view){th->tid, tracer_regs(th), peek_thread, th->proc};
-	if (sym_variable_at(c->syms, name, &view, &var, why, sizeof(why)) < 0)
-		return fail(c, e, "%s (in %s)", why, th->name);
+	if (sym_variable_at(c->syms, name, view, &var, why, sizeof(why)) < 0)
+		return fail(c, e, "%s (in %s)", why, thread_name);
 	*out = (struct value){.lvalue = true, .addr = var.addr, .type = var.type};
 	return 0;
 }
@@ -128,29 +131,34 @@ static int variable_type(struct eval_ctx *c, const struct expr *e, const char *n
 /* A local, parameter or __thread variable, in the thread of the event. */
 static int eval_thread_variable(struct eval_ctx *c, const struct expr *e, struct value *out)
 {
-	if (!c->proc)
+	struct sym_thread_view view;
+	const char *name;
+
+	if (!live(c))
 		return variable_type(c, e, e->name, out);
-	if (!c->thread || c->thread->state != TR_HELD)
+	if (!c->thread || c->thread_view(c->hook, c->thread, &view, &name) < 0)
 		return fail(
 		    c, e,
 		    "'%s' is a local or thread-local variable: it has an address only "
 		    "in a given thread; write T.%s for thread T's, or use it in a predicate",
 		    e->name, e->name);
-	return variable_in(c, e, e->name, c->thread, out);
+	return variable_in(c, e, e->name, &view, name, out);
 }
 
 /* T.var: var as the held thread bound to T sees it. */
 static int eval_thread_member(struct eval_ctx *c, const struct expr *e, struct value *out)
 {
-	struct tr_thread *th;
+	struct sym_thread_view view;
+	const char *name;
+	void *th;
 
-	if (!c->proc)
+	if (!live(c))
 		return variable_type(c, e, e->name, out);
 	th = c->thread_of ? c->thread_of(c->hook, e->lhs->name) : NULL;
-	if (!th || th->state != TR_HELD)
+	if (!th || c->thread_view(c->hook, th, &view, &name) < 0)
 		return fail(c, e, "%s.%s: thread %s is %s", e->lhs->name, e->name, e->lhs->name,
 			    th ? "running or gone" : "not bound");
-	return variable_in(c, e, e->name, th, out);
+	return variable_in(c, e, e->name, &view, name, out);
 }
 
 /* Along lhs by iteration, as every walk here (ast.h). */
@@ -181,8 +189,9 @@ static int eval_name(struct eval_ctx *c, const struct expr *e, struct value *out
 			    e->name, e->name, e->name);
 	case REF_FIELD:
 		*out = (struct value){0};
-		return c->event_field ? c->event_field(c->hook, (enum event_field)e->slot, &out->i)
-				      : 0;
+		return c->event_field
+			   ? c->event_field(c->hook, c->event, (enum event_field)e->slot, &out->i)
+			   : 0;
 	case REF_FUNC:
 		*out = (struct value){0};
 		if (c->syms && sym_function(c->syms, e->name, &var.addr) == 0)
@@ -243,7 +252,7 @@ static int eval_index(struct eval_ctx *c, const struct expr *e, struct value *ou
 	if (sym_type_kind(base.type) == SYM_T_ARRAY) {
 		uint64_t count = sym_type_count(base.type);
 
-		if (c->proc && count && (index < 0 || (uint64_t)index >= count))
+		if (live(c) && count && (index < 0 || (uint64_t)index >= count))
 			return fail(c, e, "index %ld is outside [0, %lu)", (long)index,
 				    (unsigned long)count);
 	} else if (sym_type_kind(base.type) == SYM_T_POINTER) {
@@ -304,7 +313,7 @@ static int arith(struct eval_ctx *c, const struct expr *e, int64_t a, int64_t b,
 	case '/':
 	case '%':
 		if (b == 0)
-			return c->proc ? fail(c, e, "division by zero") : (*r = 0, 0);
+			return live(c) ? fail(c, e, "division by zero") : (*r = 0, 0);
 		if (a == INT64_MIN && b == -1)
 			return fail(c, e, "division overflows");
 		*r = e->op == '/' ? a / b : a % b;
@@ -355,9 +364,9 @@ static int eval_step(struct eval_ctx *c, const struct expr *e, int64_t *acc)
 	int64_t b;
 
 	/* && and || short-circuit, but checking must still see both sides. */
-	if (c->proc && e->op == T_ANDAND && !*acc)
+	if (live(c) && e->op == T_ANDAND && !*acc)
 		return *acc = 0, 0;
-	if (c->proc && e->op == T_OROR && *acc)
+	if (live(c) && e->op == T_OROR && *acc)
 		return *acc = 1, 0;
 	if (eval_int(c, e->rhs, &b) < 0)
 		return -1;
@@ -379,6 +388,7 @@ static int eval_binary(struct eval_ctx *c, const struct expr *e, struct value *o
 	if (eval_int(c, b->lhs, &acc) < 0)
 		return -1;
 	for (;; b = b->up) {
+		assert(b); /* the spine leads back up to e (ast.h) */
 		if (eval_step(c, b, &acc) < 0)
 			return -1;
 		if (b == e)
@@ -407,9 +417,9 @@ static int eval_hooked(struct eval_ctx *c, const struct expr *e, struct value *o
 	if (e->kind == E_PROC)
 		return eval_proc(c, e, out);
 	if (e->kind == E_ENDED || e->kind == E_IN)
-		rc = c->thread_cond ? c->thread_cond(c->hook, e, &b) : 0;
+		rc = c->thread_cond ? c->thread_cond(c->hook, c->event, e, &b) : 0;
 	else
-		rc = c->event_atom ? c->event_atom(c->hook, e, &b) : 0;
+		rc = c->event_atom ? c->event_atom(c->hook, c->event, e, &b) : 0;
 	if (rc < 0)
 		return -1;
 	*out = (struct value){.i = b};
@@ -427,14 +437,15 @@ static int eval_choose(struct eval_ctx *c, const struct expr *e, struct value *o
 	if (e->nargs == 0) {
 		if (eval_int(c, e->lhs, &lo) < 0 || eval_int(c, e->rhs, &hi) < 0)
 			return -1;
-		if (c->proc && (hi < lo || hi - lo >= CHOOSE_MAX))
+		if (live(c) && (hi < lo || hi - lo >= CHOOSE_MAX))
 			return fail(c, e, "choose(%ld..%ld) needs LO <= HI and at most %d values",
 				    (long)lo, (long)hi, CHOOSE_MAX);
 		k = c->choose && hi >= lo ? c->choose(c->hook, e, (int)(hi - lo + 1)) : 0;
+		assert(k >= 0 && (hi < lo || k <= hi - lo)); /* the oracle picks one of them */
 		*out = (struct value){.i = lo + k};
 		return 0;
 	}
-	if (!c->proc) {
+	if (!live(c)) {
 		for (i = 0; i < e->nargs; i++)
 			if (eval_int(c, e->args[i], &v) < 0)
 				return -1;
@@ -442,6 +453,7 @@ static int eval_choose(struct eval_ctx *c, const struct expr *e, struct value *o
 		return 0;
 	}
 	k = c->choose ? c->choose(c->hook, e, e->nargs) : 0;
+	assert(k >= 0 && k < e->nargs);
 	if (eval_int(c, e->args[k], &v) < 0)
 		return -1;
 	*out = (struct value){.i = v};
@@ -467,9 +479,13 @@ int eval_value(struct eval_ctx *c, const struct expr *e, struct value *out)
 		return eval_member(c, e, out);
 	case E_INDEX:
 		return eval_index(c, e, out);
-	default:
+	case E_ENDED:
+	case E_IN:
+	case E_PROC:
+	case E_EVENT:
 		return eval_hooked(c, e, out);
 	}
+	return fail(c, e, "unknown expression"); /* not reached: -Wswitch */
 }
 
 int eval_int(struct eval_ctx *c, const struct expr *e, int64_t *out)
@@ -498,7 +514,7 @@ int eval_lvalue(struct eval_ctx *c, const struct expr *e, uint64_t *addr, uint64
 bool expr_has_event(const struct expr *e)
 {
 	for (; e; e = e->lhs) {
-		if (e->kind >= E_EV_START)
+		if (e->kind == E_EVENT)
 			return true;
 		if (expr_has_event(e->rhs))
 			return true;
@@ -519,6 +535,7 @@ int expr_operands(const struct expr *e, int (*fn)(const struct expr *operand, vo
 	if (fn(b->lhs, ctx) < 0)
 		return -1;
 	for (;; b = b->up) {
+		assert(b); /* the spine leads back up to e (ast.h) */
 		if (fn(b->rhs, ctx) < 0)
 			return -1;
 		if (b == e)

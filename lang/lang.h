@@ -1,12 +1,51 @@
 /*
- * Private declarations shared by the files of policy/.
+ * lang: the schedule language.  Text in, a checked tree out, and an
+ * evaluator for its expressions; nothing here runs or traces a program.
+ *
+ * Takes: a schedule's text (schedule_parse, schedule_load), the table of
+ * event atoms the engine defines (struct atom_table: lang knows how an
+ * atom's argument is written, not which atoms exist or what they mean),
+ * and, to check and evaluate, the program's symbols (symbols.h).  To read
+ * the target, the evaluator calls back through struct eval_ctx: memory
+ * through read_memory, a thread's registers through thread_view, event
+ * atoms and thread conditions through their hooks.  All target handles
+ * are opaque pointers; lang includes no tracer header.
+ *
+ * Guarantees: a schedule that parses and checks (lang_check) has every name
+ * resolved (functions, source lines, variables, enumerators, threads) and
+ * every expression typed, so that a running schedule fails only on what
+ * the target does (a pointer that does not point anywhere, a thread not
+ * held); the printer (expr_format, schedule_dump) writes text that parses
+ * back to the same tree.
+ *
+ * Errors: the first error stops the parse or the check, and is reported as
+ * one complete message in the caller's buffer, "path:line:col: error: what"
+ * with the source line and a caret under the place (schedule_diag formats
+ * later stages' errors the same way).  Functions return -1 or NULL then.
+ * Only a failing allocation is reported without a position.
+ *
+ * Depth: a chain of binary operators is as deep as it is long, and only the
+ * size of the file bounds that, so every walk over an expression iterates
+ * along a chain's left spine and recurses into the other operands only,
+ * whose depth the parser bounds (ast.h).  A schedule of any size cannot
+ * overflow the stack; a new walk must keep that rule (expr_operands does).
+ *
+ * Memory: schedule_parse returns a tree the caller frees with schedule_free;
+ * every node, string and array in it belongs to the schedule.  An atom
+ * expression points at a row of the atom table, which must outlive it.
+ * struct policy's tables are the caller's (engine_free frees them).  The
+ * evaluator allocates nothing.
  */
-#ifndef CCTRACE_POLICY_INTERNAL_H
-#define CCTRACE_POLICY_INTERNAL_H
+#ifndef CCTRACE_LANG_H
+#define CCTRACE_LANG_H
 
 #include "lang/ast.h"
 #include "symbols/symbols.h"
-#include "tracer/tracer.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
 
 #define MAX_WATCH_PER_WAIT 4
 
@@ -50,6 +89,38 @@ struct policy {
 	int nthreads;
 };
 
+/*
+ * Parse a schedule.  On success returns a schedule (free with
+ * schedule_free).  On a syntax error returns NULL and writes to err a
+ * complete, printable diagnostic:
+ *     sched.txt:3:17: error: expected 'until' after thread list
+ *         run A, B untl enter(audit)
+ *                  ^
+ */
+struct schedule *schedule_parse(const char *path, const char *text, const struct atom_table *atoms,
+				char *err, size_t errlen);
+/* Reads the file. */
+struct schedule *schedule_load(const char *path, const struct atom_table *atoms, char *err,
+			       size_t errlen);
+void schedule_free(struct schedule *s);
+
+/* Format "path:line:col: error: msg" plus the source line and a caret into
+ * buf, the same way the parser does, for errors found by later stages. */
+void schedule_diag(const struct schedule *s, struct src_loc loc, char *buf, size_t len,
+		   const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/* Writes e as C-like text into buf (always NUL-terminated when len > 0):
+ * nested binary operations are fully parenthesised, e.g. "a || (b && !c)",
+ * events print as written ("enter(f)", "at(bank.c:41)").  Returns the length
+ * written (truncated to len - 1).  For traces, messages and tests. */
+size_t expr_format(const struct expr *e, char *buf, size_t len);
+
+/* Pretty-prints the statements of s, one per line, blocks indented by 8
+ * spaces, expressions with only the parentheses they need (never nested
+ * deeper than written); the output parses back to the same tree.  For tests
+ * and debugging. */
+void schedule_dump(const struct schedule *s, FILE *out);
+
 /* --- vec.c --- */
 /* Room for element n of the array *items (a T **) of capacity *cap:
  * 0, or -1 when memory is exhausted. */
@@ -59,8 +130,8 @@ int vec_reserve(void *items, int *cap, int n, size_t size);
 int lang_check(struct policy *pol, struct sym_space *syms, char *err, size_t errlen);
 /* Check another schedule (a fragment typed in the shell) against pol's
  * tables, extending them. */
-int lang_check_block(struct policy *pol, struct schedule *sched, struct sym_space *syms,
-		       char *err, size_t errlen);
+int lang_check_block(struct policy *pol, struct schedule *sched, struct sym_space *syms, char *err,
+		     size_t errlen);
 
 /* --- eval.c --- */
 struct value {
@@ -72,15 +143,31 @@ struct value {
 
 struct eval_ctx {
 	struct sym_space *syms;
-	struct tr_process *proc;  /* NULL while checking: types only, no memory */
-	struct tr_thread *thread; /* whose locals and __thread variables names mean */
+	/* The target whose memory lvalues name (opaque to lang), read through
+	 * read_memory (0, or -1 if it cannot be read).  target NULL: checking,
+	 * types only, nothing is read. */
+	void *target;
+	int (*read_memory)(void *target, uint64_t addr, void *buf, size_t len);
+	/* The thread whose locals and __thread variables bare names mean
+	 * (opaque; NULL: none). */
+	void *thread;
+	/* What sym_variable_at needs of a thread (opaque, from ->thread or
+	 * thread_of) and its name for messages: 0, or -1 if it is not held
+	 * (running or gone), so that it has no registers to read. */
+	int (*thread_view)(void *hook, void *thread, struct sym_thread_view *view,
+			   const char **name);
+	/* The event a predicate is judged against (opaque: the engine's),
+	 * handed to event_atom, thread_cond and event_field as it is; NULL
+	 * outside a predicate.  The hooks may record in it what they found
+	 * (which atom matched). */
+	void *event;
 	/* Event atoms and thread conditions are the interpreter's business. */
-	int (*event_atom)(void *hook, const struct expr *e, bool *out);
-	int (*thread_cond)(void *hook, const struct expr *e, bool *out);
+	int (*event_atom)(void *hook, void *event, const struct expr *e, bool *out);
+	int (*thread_cond)(void *hook, void *event, const struct expr *e, bool *out);
 	/* The thread a thread variable is bound to, for T.var (NULL if none). */
-	struct tr_thread *(*thread_of)(void *hook, const char *name);
+	void *(*thread_of)(void *hook, const char *name);
 	/* A field of the event at hand (NULL while checking: typed as 0). */
-	int (*event_field)(void *hook, enum event_field field, int64_t *out);
+	int (*event_field)(void *hook, void *event, enum event_field field, int64_t *out);
 	/* proc(T): -1 if T is not bound */
 	int (*thread_value)(void *hook, const struct expr *e, int64_t *out);
 	/* choose(...): which of n values; NULL picks the first */
@@ -107,7 +194,6 @@ int expr_operands(const struct expr *e, int (*fn)(const struct expr *operand, vo
 /* Does the expression name a local or __thread variable (REF_VAR_AT)? */
 bool expr_is_thread_relative(const struct expr *e);
 
-
 /*
  * The one grammar of durations, shared by the language and the command line:
  * DIGITS ['.' DIGITS] UNIT, UNIT one of ms, s, m, h ("500ms", "1.5s", "2h").
@@ -116,7 +202,7 @@ bool expr_is_thread_relative(const struct expr *e);
  * and sets *ms, or -1 with a message in err ("bad duration '2x': use ms, s,
  * m or h", "duration too large", "... finer than a millisecond").
  */
-int lang_parse_duration(const char *text, size_t len, const char *bare_unit, int64_t *ms,
-			  char *err, size_t errlen);
+int lang_parse_duration(const char *text, size_t len, const char *bare_unit, int64_t *ms, char *err,
+			size_t errlen);
 
 #endif

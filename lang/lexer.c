@@ -23,7 +23,7 @@
  * is left in lx->msg for the parser to turn into a diagnostic.  The lexer
  * knows nothing about keywords: they are identifiers to it.
  */
-#include "lang/lexer.h"
+#include "lang/internal.h"
 #include "lang/lang.h"
 
 #include <ctype.h>

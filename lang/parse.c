@@ -18,15 +18,12 @@
  * every parse function returns NULL after freeing what it built.  Each node
  * records the position of its first token.
  *
- * The file also holds the diagnostic formatter shared with later stages
- * (schedule_diag) and a pretty-printer (expr_format, schedule_dump) used by
- * tests and trace messages.
+ * Diagnostics are formatted, and trees printed back, by print.c.
  */
-#include "lang/ast.h"
-#include "lang/lexer.h"
+#include "lang/internal.h"
 #include "symbols/symbols.h"
-#include "tracer/tracer.h"
 
+#include <assert.h>
 #include <ctype.h>
 #include <errno.h>
 #include <signal.h>
@@ -47,100 +44,13 @@ struct parser {
 	struct lexer lx;
 	struct token tok;
 	const char *path, *text;
+	const struct atom_table *atoms; /* the event atoms there are */
 	char *err;
 	size_t errlen;
 	bool failed;
 	int nesting;	  /* expression depth (levels, see MAX_NESTING) */
 	int stmt_nesting; /* statement depth */
 };
-
-/* ---- diagnostics ------------------------------------------------------ */
-
-/* Text into buf[len] (truncated, always terminated), or to file if set. */
-struct outbuf {
-	char *buf;
-	size_t len, used;
-	FILE *file;
-	bool minimal; /* expressions with only the parentheses they need */
-};
-
-static void out_printf(struct outbuf *o, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void out_printf(struct outbuf *o, const char *fmt, ...)
-{
-	va_list ap;
-	if (o->file) {
-		va_start(ap, fmt);
-		vfprintf(o->file, fmt, ap);
-		va_end(ap);
-		return;
-	}
-	if (o->used >= o->len)
-		return;
-	va_start(ap, fmt);
-	int n = vsnprintf(o->buf + o->used, o->len - o->used, fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		o->used = o->used + (size_t)n < o->len ? o->used + (size_t)n : o->len;
-}
-
-/* Finds line `line` (1-based) of text; returns its start and sets *len. */
-static const char *find_line(const char *text, int line, size_t *len)
-{
-	const char *s = text;
-	for (int i = 1; i < line && s; i++) {
-		s = strchr(s, '\n');
-		if (s)
-			s++;
-	}
-	if (!s)
-		return NULL;
-	*len = strcspn(s, "\n");
-	if (*len > 0 && s[*len - 1] == '\r')
-		(*len)--;
-	return s;
-}
-
-/* A source line longer than this is shown as an excerpt of this many bytes
- * around the caret, "..." marking what is left out, so that the caret line
- * fits in the caller's buffer however long the line (a generated schedule
- * may have a 100,000-byte condition). */
-#define DIAG_WIDTH 160
-
-static void diag_v(const char *path, const char *text, struct src_loc loc, char *buf, size_t len,
-		   const char *fmt, va_list ap)
-{
-	struct outbuf o = {buf, len, 0, NULL};
-	char msg[512];
-	size_t llen = 0, start = 0, end, col = loc.col > 0 ? (size_t)loc.col - 1 : 0;
-	if (!buf || !len)
-		return;
-	buf[0] = '\0';
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	out_printf(&o, "%s:%d:%d: error: %s\n", path, loc.line, loc.col, msg);
-	const char *src = text ? find_line(text, loc.line, &llen) : NULL;
-	if (!src)
-		return;
-	if (llen > DIAG_WIDTH && col > DIAG_WIDTH / 2)
-		start = col - DIAG_WIDTH / 2 < llen - DIAG_WIDTH ? col - DIAG_WIDTH / 2
-								 : llen - DIAG_WIDTH;
-	end = llen - start > DIAG_WIDTH ? start + DIAG_WIDTH : llen;
-	out_printf(&o, "    %s%.*s%s\n    %s", start ? "..." : "", (int)(end - start), src + start,
-		   end < llen ? "..." : "", start ? "   " : "");
-	for (size_t i = start; i < col; i++)
-		out_printf(&o, "%c", i < llen && src[i] == '\t' ? '\t' : ' ');
-	out_printf(&o, "^\n");
-}
-
-void schedule_diag(const struct schedule *s, struct src_loc loc, char *buf, size_t len,
-		   const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	diag_v(s->path, s->text, loc, buf, len, fmt, ap);
-	va_end(ap);
-}
 
 static void perr(struct parser *p, struct src_loc loc, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -152,7 +62,7 @@ static void perr(struct parser *p, struct src_loc loc, const char *fmt, ...)
 		return;
 	p->failed = true;
 	va_start(ap, fmt);
-	diag_v(p->path, p->text, loc, p->err, p->errlen, fmt, ap);
+	lang_diag_v(p->path, p->text, loc, p->err, p->errlen, fmt, ap);
 	va_end(ap);
 }
 
@@ -353,17 +263,9 @@ static int signal_number(const struct token *t)
 	return 0;
 }
 
-/* signal or signal(SIGNAME) / signal(N); the current token is `signal`. */
-static struct expr *parse_signal(struct parser *p)
+/* signal(SIGNAME) / signal(N); the current token follows the '('. */
+static bool parse_signal_arg(struct parser *p, struct expr *e)
 {
-	struct expr *e = new_expr(p, E_EV_SIGNAL, p->tok.loc);
-	if (!e)
-		return NULL;
-	advance(p);
-	if (p->tok.kind != '(')
-		return e;
-	struct src_loc open = p->tok.loc;
-	advance(p);
 	if (p->tok.kind == T_INT && p->tok.ival >= 1 && p->tok.ival <= SIGRTMAX) {
 		e->ival = p->tok.ival;
 	} else if (p->tok.kind == T_IDENT && (e->ival = signal_number(&p->tok)) != 0) {
@@ -372,34 +274,20 @@ static struct expr *parse_signal(struct parser *p)
 		perr(p, p->tok.loc,
 		     "unknown signal %s: use a name such as SIGSEGV or a number 1-%d", found(p),
 		     SIGRTMAX);
-		goto fail;
+		return false;
 	} else {
-		perr(p, p->tok.loc, "signal(...) expects a signal name such as SIGSEGV, found %s",
-		     found(p));
-		goto fail;
+		perr(p, p->tok.loc, "%s(...) expects a signal name such as SIGSEGV, found %s",
+		     e->atom->name, found(p));
+		return false;
 	}
 	advance(p);
-	if (!expect_close(p, ')', open))
-		goto fail;
-	return e;
-fail:
-	expr_free(e);
-	return NULL;
+	return true;
 }
 
 static bool is_lvalue(const struct expr *e)
 {
 	return e->kind == E_NAME || e->kind == E_MEMBER || e->kind == E_ARROW ||
 	       e->kind == E_INDEX || (e->kind == E_UNARY && e->op == '*');
-}
-
-/* enter(F), return(F) */
-static bool parse_func_arg(struct parser *p, struct expr *e, const char *what)
-{
-	char msg[64];
-	snprintf(msg, sizeof(msg), "%s(...) expects a function name", what);
-	e->name = expect_word(p, msg, true);
-	return e->name != NULL;
 }
 
 /* at(FILE:LINE), read in raw mode by the lexer. */
@@ -452,23 +340,21 @@ static bool parse_in_args(struct parser *p, struct expr *e)
 	return e->func != NULL;
 }
 
-static const char *const call_words[] = {"enter", "return", "at",     "read", "write",	 "ended",
-					 "in",	  "signal", "choose", "call", "syscall", "proc"};
-
-/* syscall(NAME): NAME is a system call of x86-64 Linux. */
-static bool parse_syscall_arg(struct parser *p, struct expr *e)
+/* syscall(NAME): the row of the atom resolves NAME (a system call of x86-64
+ * Linux) to its number, so that lang needs no table of them. */
+static bool parse_named_arg(struct parser *p, struct expr *e)
 {
 	struct token word = p->tok;
+	char msg[160], why[256];
 
-	e->name = expect_word(p, "syscall(...) expects a system call name, e.g. futex", true);
+	assert(e->atom->resolve && e->atom->arg_what);
+	snprintf(msg, sizeof(msg), "%s(...) expects %s", e->atom->name, e->atom->arg_what);
+	e->name = expect_word(p, msg, true);
 	if (!e->name)
 		return false;
-	e->ival = tracer_syscall_number(e->name);
+	e->ival = e->atom->resolve(e->name, why, sizeof(why));
 	if (e->ival < 0) {
-		perr(p, word.loc,
-		     "unknown system call '%s' (names are those of x86-64 Linux, "
-		     "e.g. futex, read, write, close, accept)",
-		     e->name);
+		perr(p, word.loc, "%s", why);
 		return false;
 	}
 	return true;
@@ -536,36 +422,110 @@ fail:
 	return NULL;
 }
 
-/* WORD(...): an event or condition; the current token is the '('. */
+/* The row of the atom called word, or NULL. */
+static const struct atom_syntax *atom_named(const struct parser *p, const struct token *word)
+{
+	for (size_t i = 0; i < p->atoms->n; i++) {
+		const struct atom_syntax *a = atom_table_row(p->atoms, i);
+
+		if (tok_is(word, a->name))
+			return a;
+	}
+	return NULL;
+}
+
+/* The argument of atom e; the current token follows the '(' (except for
+ * at(...), whose argument the lexer reads in raw mode from the '('). */
+static bool parse_atom_arg(struct parser *p, struct expr *e)
+{
+	char msg[64];
+
+	switch (e->atom->arg) {
+	case ATOM_ARG_NONE:
+		break;
+	case ATOM_ARG_FUNCTION:
+		snprintf(msg, sizeof(msg), "%s(...) expects a function name", e->atom->name);
+		e->name = expect_word(p, msg, true);
+		return e->name != NULL;
+	case ATOM_ARG_LOCATION:
+		return parse_at_arg(p, e);
+	case ATOM_ARG_LVALUE:
+		return parse_access_arg(p, e, e->atom->name);
+	case ATOM_ARG_SIGNAL:
+		return parse_signal_arg(p, e);
+	case ATOM_ARG_NAME:
+		return parse_named_arg(p, e);
+	}
+	assert(!"an atom without an argument has no '('");
+	return false;
+}
+
+/* Event atom a, whose word was the previous token. */
+static struct expr *parse_atom(struct parser *p, const struct atom_syntax *a,
+			       const struct token *word)
+{
+	struct expr *e = new_expr(p, E_EVENT, word->loc);
+	struct src_loc open = p->tok.loc;
+
+	if (!e)
+		return NULL;
+	e->atom = a;
+	e->ival = a->arg == ATOM_ARG_NAME ? -1 : 0; /* bare: any system call */
+	if (a->arg == ATOM_ARG_NONE || p->tok.kind != '(')
+		return e;
+	if (a->arg != ATOM_ARG_LOCATION)
+		advance(p);
+	if (parse_atom_arg(p, e) && expect_close(p, ')', open))
+		return e;
+	expr_free(e);
+	return NULL;
+}
+
+/* "WORD(...) is not ...": the atoms that take an argument, then the
+ * conditions, which are the only calls there are. */
+static void unknown_call(struct parser *p, const struct token *word)
+{
+	static const char *const conditions[] = {"ended", "in", "choose", "proc"};
+	const char *words[64], *hint;
+	char events[256] = "";
+	size_t n = 0, i;
+
+	for (i = 0; i < p->atoms->n; i++) {
+		const struct atom_syntax *a = atom_table_row(p->atoms, i);
+
+		if (a->arg == ATOM_ARG_NONE)
+			continue;
+		if (n < sizeof(words) / sizeof(words[0]) - 4)
+			words[n++] = a->name;
+		snprintf(events + strlen(events), sizeof(events) - strlen(events), "%s, ", a->name);
+	}
+	for (i = 0; i < sizeof(conditions) / sizeof(conditions[0]); i++)
+		words[n++] = conditions[i];
+	hint = suggest(word, words, n);
+	if (hint)
+		perr(p, word->loc, "unknown event or condition '%.*s(...)'; did you mean '%s'?",
+		     (int)word->len, word->text, hint);
+	else
+		perr(p, word->loc,
+		     "unknown event or condition '%.*s(...)': function calls are not "
+		     "supported; events are %sconditions ended, in, and proc(T)",
+		     (int)word->len, word->text, events);
+}
+
+/* WORD(...): a condition; the current token is the '('. */
 static struct expr *parse_call(struct parser *p, const struct token *word)
 {
 	static const struct {
 		const char *word;
 		enum expr_kind kind;
-	} calls[] = {
-	    {"enter", E_EV_ENTER}, {"return", E_EV_RETURN}, {"at", E_EV_AT},
-	    {"read", E_EV_READ},   {"write", E_EV_WRITE},   {"ended", E_ENDED},
-	    {"in", E_IN},	   {"call", E_EV_CALL},	    {"syscall", E_EV_SYSCALL},
-	    {"proc", E_PROC},
-	};
+	} calls[] = {{"ended", E_ENDED}, {"in", E_IN}, {"proc", E_PROC}};
 	size_t i = 0, n = sizeof(calls) / sizeof(calls[0]);
 	if (tok_is(word, "choose"))
 		return parse_choose(p, word);
 	while (i < n && !tok_is(word, calls[i].word))
 		i++;
 	if (i == n) {
-		const char *hint =
-		    suggest(word, call_words, sizeof(call_words) / sizeof(call_words[0]));
-		if (hint)
-			perr(p, word->loc,
-			     "unknown event or condition '%.*s(...)'; did you mean '%s'?",
-			     (int)word->len, word->text, hint);
-		else
-			perr(p, word->loc,
-			     "unknown event or condition '%.*s(...)': function calls are not "
-			     "supported; events are enter, return, at, read, write, call, "
-			     "syscall, signal, conditions ended, in, and proc(T)",
-			     (int)word->len, word->text);
+		unknown_call(p, word);
 		return NULL;
 	}
 	struct src_loc open = p->tok.loc;
@@ -573,49 +533,19 @@ static struct expr *parse_call(struct parser *p, const struct token *word)
 	bool ok = false;
 	if (!e)
 		return NULL;
-	if (e->kind == E_EV_AT) {
-		ok = parse_at_arg(p, e);
-	} else {
-		advance(p);
-		if (e->kind == E_EV_ENTER || e->kind == E_EV_RETURN || e->kind == E_EV_CALL)
-			ok = parse_func_arg(p, e, calls[i].word);
-		else if (e->kind == E_EV_SYSCALL)
-			ok = parse_syscall_arg(p, e);
-		else if (e->kind == E_EV_READ || e->kind == E_EV_WRITE)
-			ok = parse_access_arg(p, e, calls[i].word);
-		else if (e->kind == E_ENDED)
-			ok = (e->name = expect_word(p, "ended(...) expects a thread name", false));
-		else if (e->kind == E_PROC)
-			ok = (e->name = expect_word(p, "proc(...) expects a thread name", false));
-		else
-			ok = parse_in_args(p, e);
-	}
+	advance(p);
+	if (e->kind == E_ENDED)
+		ok = (e->name = expect_word(p, "ended(...) expects a thread name", false));
+	else if (e->kind == E_PROC)
+		ok = (e->name = expect_word(p, "proc(...) expects a thread name", false));
+	else
+		ok = parse_in_args(p, e);
 	if (!ok || !expect_close(p, ')', open))
 		goto fail;
 	return e;
 fail:
 	expr_free(e);
 	return NULL;
-}
-
-/* read, write, call and syscall without an argument: any such instruction. */
-static bool bare_event(const struct token *word)
-{
-	return tok_is(word, "read") || tok_is(word, "write") || tok_is(word, "call") ||
-	       tok_is(word, "syscall");
-}
-
-static struct expr *bare_event_expr(struct parser *p, const struct token *word)
-{
-	enum expr_kind kind = tok_is(word, "read")    ? E_EV_READ
-			      : tok_is(word, "write") ? E_EV_WRITE
-			      : tok_is(word, "call")  ? E_EV_CALL
-						      : E_EV_SYSCALL;
-	struct expr *e = new_expr(p, kind, word->loc);
-
-	if (e && kind == E_EV_SYSCALL)
-		e->ival = -1;
-	return e;
 }
 
 /* An identifier in expression position. */
@@ -633,38 +563,20 @@ static struct expr *parse_word(struct parser *p)
 		perr(p, word.loc, "expected an expression, found keyword %s", found(p));
 		return NULL;
 	}
-	if (tok_is(&word, "start") || tok_is(&word, "exit")) {
-		struct expr *e =
-		    new_expr(p, tok_is(&word, "start") ? E_EV_START : E_EV_EXIT, word.loc);
-		advance(p);
-		return e;
-	}
-	if (tok_is(&word, "signal"))
-		return parse_signal(p);
-	if (tok_is(&word, "fork") || tok_is(&word, "exec")) {
-		struct expr *e =
-		    new_expr(p, tok_is(&word, "fork") ? E_EV_FORK : E_EV_EXEC, word.loc);
-
-		advance(p);
-		return e;
-	}
-	if (tok_is(&word, "blocked")) {
-		struct expr *e = new_expr(p, E_EV_BLOCKED, word.loc);
-
-		advance(p);
-		return e;
-	}
 	struct expr *e = name_expr(p, E_NAME, word.loc);
 	if (!e)
 		return NULL;
 	advance(p);
+	/* The word of an atom whose argument is required is, without one, a
+	 * name: `enter` may be a program's variable. */
+	const struct atom_syntax *a = atom_named(p, &word);
+	if (a && (a->arg == ATOM_ARG_NONE || a->arg_optional || p->tok.kind == '(')) {
+		expr_free(e);
+		return parse_atom(p, a, &word);
+	}
 	if (p->tok.kind == '(') {
 		expr_free(e);
 		return parse_call(p, &word);
-	}
-	if (bare_event(&word)) {
-		expr_free(e);
-		return bare_event_expr(p, &word);
 	}
 	if (tok_is(&word, "return")) {
 		perr(p, word.loc, "'return' needs a function: 'return(F)'");
@@ -768,7 +680,7 @@ static struct expr *parse_unary(struct parser *p)
 	return e;
 }
 
-static int binary_prec(int kind)
+int lang_binary_prec(int kind)
 {
 	switch (kind) {
 	case T_OROR:
@@ -814,7 +726,7 @@ static struct expr *parse_binary(struct parser *p, int min_prec)
 	if (!lhs)
 		goto fail;
 	for (;;) {
-		int prec = binary_prec(p->tok.kind);
+		int prec = lang_binary_prec(p->tok.kind);
 		if (p->tok.kind == '=') {
 			perr(p, p->tok.loc, "'=' is assignment; use '==' to compare");
 			goto fail;
@@ -1292,13 +1204,11 @@ static bool parse_repeat(struct parser *p, struct stmt *s)
 	return parse_block(p, &s->body, "repeat");
 }
 
-static const char *stmt_word(const struct stmt *s);
-
 /* assert C, assume C (also written assume(C): a parenthesised C). */
 static bool parse_assert(struct parser *p, struct stmt *s)
 {
 	char what[64];
-	snprintf(what, sizeof(what), "a condition after '%s'", stmt_word(s));
+	snprintf(what, sizeof(what), "a condition after '%s'", lang_stmt_word(s));
 	advance(p);
 	s->cond = parse_required_expr(p, what);
 	return s->cond != NULL;
@@ -1308,7 +1218,7 @@ static bool parse_assert(struct parser *p, struct stmt *s)
 static bool parse_var(struct parser *p, struct stmt *s, const char *usage)
 {
 	if (p->tok.kind != T_IDENT || is_keyword(&p->tok)) {
-		perr(p, p->tok.loc, "'%s' needs a variable name: '%s', found %s", stmt_word(s),
+		perr(p, p->tok.loc, "'%s' needs a variable name: '%s', found %s", lang_stmt_word(s),
 		     usage, found(p));
 		return false;
 	}
@@ -1383,13 +1293,14 @@ static bool parse_one_thread(struct parser *p, struct stmt *s)
 {
 	advance(p);
 	if (p->tok.kind != T_IDENT || is_keyword(&p->tok)) {
-		perr(p, p->tok.loc, "'%s' needs a thread name, found %s", stmt_word(s), found(p));
+		perr(p, p->tok.loc, "'%s' needs a thread name, found %s", lang_stmt_word(s),
+		     found(p));
 		return false;
 	}
 	if (!add_name(p, s))
 		return false;
 	if (p->tok.kind == ',') {
-		perr(p, p->tok.loc, "'%s' takes one thread, found ','", stmt_word(s));
+		perr(p, p->tok.loc, "'%s' takes one thread, found ','", lang_stmt_word(s));
 		return false;
 	}
 	return true;
@@ -1546,7 +1457,7 @@ out:
 	return s;
 }
 
-static const char *stmt_word(const struct stmt *s)
+const char *lang_stmt_word(const struct stmt *s)
 {
 	static const char *const words[] = {
 	    [S_TIMEOUT] = "timeout", [S_WAIT] = "wait",
@@ -1569,9 +1480,9 @@ static bool stmt_end(struct parser *p, const struct stmt *s)
 		return true;
 	if (s->kind == S_IF || s->kind == S_WHILE || s->kind == S_REPEAT || s->kind == S_FOR)
 		perr(p, p->tok.loc, "expected a new line or ';' after the '}' of '%s', found %s",
-		     stmt_word(s), found(p));
+		     lang_stmt_word(s), found(p));
 	else
-		perr(p, p->tok.loc, "expected end of '%s' statement, found %s", stmt_word(s),
+		perr(p, p->tok.loc, "expected end of '%s' statement, found %s", lang_stmt_word(s),
 		     found(p));
 	return false;
 }
@@ -1639,11 +1550,14 @@ void schedule_free(struct schedule *s)
 	free(s);
 }
 
-struct schedule *schedule_parse(const char *path, const char *text, char *err, size_t errlen)
+struct schedule *schedule_parse(const char *path, const char *text, const struct atom_table *atoms,
+				char *err, size_t errlen)
 {
-	struct parser p = {.path = path, .text = text, .err = err, .errlen = errlen};
+	struct parser p = {
+	    .path = path, .text = text, .atoms = atoms, .err = err, .errlen = errlen};
 	struct src_loc none = {1, 1};
 	struct schedule *s = calloc(1, sizeof(*s));
+	assert(path && text && atoms);
 	if (err && errlen)
 		err[0] = '\0';
 	if (!s || !(s->path = strdup(path)) || !(s->text = strdup(text))) {
@@ -1708,7 +1622,8 @@ fail:
 	return NULL;
 }
 
-struct schedule *schedule_load(const char *path, char *err, size_t errlen)
+struct schedule *schedule_load(const char *path, const struct atom_table *atoms, char *err,
+			       size_t errlen)
 {
 	char *text = read_file(path);
 	if (!text) {
@@ -1720,351 +1635,7 @@ struct schedule *schedule_load(const char *path, char *err, size_t errlen)
 						  : strerror(errno));
 		return NULL;
 	}
-	struct schedule *s = schedule_parse(path, text, err, errlen);
+	struct schedule *s = schedule_parse(path, text, atoms, err, errlen);
 	free(text);
 	return s;
-}
-
-/* ---- pretty-printing -------------------------------------------------- */
-
-static void fmt_expr(struct outbuf *o, const struct expr *e, bool top);
-
-static const char *op_text(int op)
-{
-	static char one[2];
-	switch (op) {
-	case T_OROR:
-		return "||";
-	case T_ANDAND:
-		return "&&";
-	case T_EQ:
-		return "==";
-	case T_NE:
-		return "!=";
-	case T_LE:
-		return "<=";
-	case T_GE:
-		return ">=";
-	case T_SHL:
-		return "<<";
-	case T_SHR:
-		return ">>";
-	default:
-		one[0] = (char)op;
-		one[1] = '\0';
-		return one;
-	}
-}
-
-/* The operand of a unary operator (of) or of a postfix one (of NULL). */
-static void fmt_operand(struct outbuf *o, const struct expr *e, const struct expr *of)
-{
-	bool wrap = e->kind == E_BINARY || (e->kind == E_UNARY && !(o->minimal && of));
-	if (wrap)
-		out_printf(o, "(");
-	else if (e->kind == E_UNARY && e->op == of->op && (e->op == '-' || e->op == '&'))
-		out_printf(o, " "); /* - -a, & &a: not the tokens -- and && */
-	fmt_expr(o, e, true);
-	if (wrap)
-		out_printf(o, ")");
-}
-
-static void fmt_event(struct outbuf *o, const struct expr *e)
-{
-	switch (e->kind) {
-	case E_ENDED:
-		out_printf(o, "ended(%s)", e->name);
-		break;
-	case E_IN:
-		if (e->name)
-			out_printf(o, "in(%s, %s)", e->name, e->func);
-		else
-			out_printf(o, "in(%s)", e->func);
-		break;
-	case E_EV_CALL:
-		out_printf(o, e->name ? "call(%s)" : "call", e->name);
-		break;
-	case E_EV_SYSCALL:
-		out_printf(o, e->name ? "syscall(%s)" : "syscall", e->name);
-		break;
-	case E_PROC:
-		out_printf(o, "proc(%s)", e->name);
-		break;
-	case E_EV_FORK:
-		out_printf(o, "fork");
-		break;
-	case E_EV_EXEC:
-		out_printf(o, "exec");
-		break;
-	case E_EV_START:
-		out_printf(o, "start");
-		break;
-	case E_EV_EXIT:
-		out_printf(o, "exit");
-		break;
-	case E_EV_BLOCKED:
-		out_printf(o, "blocked");
-		break;
-	case E_EV_ENTER:
-		out_printf(o, "enter(%s)", e->name);
-		break;
-	case E_EV_RETURN:
-		out_printf(o, "return(%s)", e->name);
-		break;
-	case E_EV_AT:
-		out_printf(o, "at(%s:%lld)", e->name, (long long)e->ival);
-		break;
-	case E_EV_READ:
-	case E_EV_WRITE:
-		out_printf(o, "%s", e->kind == E_EV_READ ? "read" : "write");
-		if (e->lhs) {
-			out_printf(o, "(");
-			fmt_expr(o, e->lhs, true);
-			out_printf(o, ")");
-		}
-		break;
-	case E_EV_SIGNAL:
-		if (e->ival == 0)
-			out_printf(o, "signal");
-		else if (sigabbrev_np((int)e->ival))
-			out_printf(o, "signal(SIG%s)", sigabbrev_np((int)e->ival));
-		else
-			out_printf(o, "signal(%lld)", (long long)e->ival);
-		break;
-	default:
-		break;
-	}
-}
-
-/* Whether a binary operation b below e on the spine of a chain is wrapped in
- * parentheses: always, fully parenthesised; with minimal ones, when it binds
- * less tightly than the operation it is the left operand of. */
-static bool spine_wrapped(const struct outbuf *o, const struct expr *b)
-{
-	return !o->minimal || binary_prec(b->op) < binary_prec(b->up->op);
-}
-
-/* And a right operand: binary operators associate to the left. */
-static bool rhs_wrapped(const struct outbuf *o, const struct expr *b)
-{
-	return b->rhs->kind == E_BINARY &&
-	       (!o->minimal || binary_prec(b->rhs->op) <= binary_prec(b->op));
-}
-
-/* A chain of binary operations, along its spine (see ast.h); the wrapped
- * operations are nested on the left, so their '(' all come first:
- * ((a + b) + c).  top: e itself is not wrapped. */
-static void fmt_chain(struct outbuf *o, const struct expr *e, bool top)
-{
-	const struct expr *b;
-	if (!top)
-		out_printf(o, "(");
-	for (b = e->lhs; b->kind == E_BINARY; b = b->lhs)
-		if (spine_wrapped(o, b))
-			out_printf(o, "(");
-	b = expr_chain_bottom(e);
-	fmt_expr(o, b->lhs, true);
-	for (;; b = b->up) {
-		out_printf(o, " %s ", op_text(b->op));
-		fmt_expr(o, b->rhs, !rhs_wrapped(o, b));
-		if (b == e)
-			break;
-		if (spine_wrapped(o, b))
-			out_printf(o, ")");
-	}
-	if (!top)
-		out_printf(o, ")");
-}
-
-static void fmt_expr(struct outbuf *o, const struct expr *e, bool top)
-{
-	switch (e->kind) {
-	case E_INT: /* negative values only come from hex literals */
-		out_printf(o, e->ival < 0 ? "0x%llx" : "%lld", (long long)e->ival);
-		break;
-	case E_NAME:
-		out_printf(o, "%s", e->name);
-		break;
-	case E_UNARY:
-		out_printf(o, "%c", e->op);
-		fmt_operand(o, e->lhs, e);
-		break;
-	case E_BINARY:
-		fmt_chain(o, e, top);
-		break;
-	case E_MEMBER:
-	case E_ARROW:
-		fmt_operand(o, e->lhs, NULL);
-		out_printf(o, "%s%s", e->kind == E_MEMBER ? "." : "->", e->name);
-		break;
-	case E_INDEX:
-		fmt_operand(o, e->lhs, NULL);
-		out_printf(o, "[");
-		fmt_expr(o, e->rhs, true);
-		out_printf(o, "]");
-		break;
-	case E_CHOOSE:
-		out_printf(o, "choose(");
-		if (e->nargs == 0) {
-			fmt_expr(o, e->lhs, true);
-			out_printf(o, "..");
-			fmt_expr(o, e->rhs, true);
-		}
-		for (int i = 0; i < e->nargs; i++) {
-			out_printf(o, i ? ", " : "");
-			fmt_expr(o, e->args[i], true);
-		}
-		out_printf(o, ")");
-		break;
-	default:
-		fmt_event(o, e);
-		break;
-	}
-}
-
-size_t expr_format(const struct expr *e, char *buf, size_t len)
-{
-	struct outbuf o = {buf, len, 0, NULL};
-	if (!buf || !len)
-		return 0;
-	buf[0] = '\0';
-	fmt_expr(&o, e, true);
-	return o.used < len ? o.used : len - 1;
-}
-
-static void dump_stmts(FILE *out, const struct stmt *s, int depth);
-
-static void dump_names(FILE *out, const struct stmt *s)
-{
-	for (int i = 0; i < s->n_names; i++)
-		fprintf(out, "%s%s", i ? ", " : "", s->names[i]);
-}
-
-/* Whole, however long, and with only the parentheses the source needed: the
- * dump must parse back, and fully parenthesised a chain a + b + ... + z
- * would nest as deep as it is long. */
-static void dump_expr(FILE *out, const struct expr *e)
-{
-	struct outbuf o = {.file = out, .minimal = true};
-	fmt_expr(&o, e, true);
-}
-
-static void dump_block(FILE *out, const struct stmt *body, int depth)
-{
-	fprintf(out, "{\n");
-	dump_stmts(out, body, depth + 1);
-	fprintf(out, "%*s}", depth * 8, "");
-}
-
-static void dump_wait(FILE *out, const struct stmt *s)
-{
-	if (s->n_names) {
-		fprintf(out, "thread ");
-		dump_names(out, s);
-		fprintf(out, " = ");
-	}
-	if (s->distinct)
-		fprintf(out, "wait %lld distinct %s", (long long)s->count,
-			s->processes ? "processes " : "");
-	else if (s->count == 1)
-		fprintf(out, "wait any ");
-	else
-		fprintf(out, "wait %lld ", (long long)s->count);
-	dump_expr(out, s->pred);
-}
-
-static void dump_stmt(FILE *out, const struct stmt *s, int depth)
-{
-	switch (s->kind) {
-	case S_TIMEOUT:
-		fprintf(out, "timeout %lldms", (long long)s->timeout_ms);
-		break;
-	case S_WAIT:
-		dump_wait(out, s);
-		break;
-	case S_RUN:
-		fprintf(out, "run ");
-		dump_names(out, s);
-		fprintf(out, " until ");
-		dump_expr(out, s->pred);
-		break;
-	case S_IF:
-	case S_WHILE:
-		fprintf(out, "%s (", s->kind == S_IF ? "if" : "while");
-		if (s->cond->kind == E_CHOOSE && s->cond->op == '*')
-			fprintf(out, "*");
-		else
-			dump_expr(out, s->cond);
-		fprintf(out, ") ");
-		dump_block(out, s->body, depth);
-		if (s->else_body) {
-			fprintf(out, " else ");
-			dump_block(out, s->else_body, depth);
-		}
-		break;
-	case S_REPEAT:
-		fprintf(out, "repeat %lld ", (long long)s->count);
-		dump_block(out, s->body, depth);
-		break;
-	case S_ASSERT:
-		fprintf(out, "assert ");
-		dump_expr(out, s->cond);
-		break;
-	case S_RELEASE:
-		fprintf(out, "release ");
-		if (s->all)
-			fprintf(out, "all");
-		dump_names(out, s);
-		break;
-	case S_STEP:
-		fprintf(out, "step %s", s->names[0]);
-		if (s->count != 1)
-			fprintf(out, " %lld", (long long)s->count);
-		break;
-	case S_NEXT:
-	case S_FINISH:
-	case S_HOLD:
-		fprintf(out, "%s ", stmt_word(s));
-		dump_names(out, s);
-		break;
-	case S_BIND:
-		fprintf(out, "thread %s = %s", s->names[0], s->target);
-		break;
-	case S_CHOOSE_THREAD:
-		fprintf(out, "thread %s = choose(", s->names[0]);
-		for (int i = 0; i < s->nchoices; i++)
-			fprintf(out, "%s%s", i ? ", " : "", s->choices[i]);
-		fprintf(out, ")");
-		break;
-	case S_ASSUME:
-		fprintf(out, "assume ");
-		dump_expr(out, s->cond);
-		break;
-	case S_LET:
-		fprintf(out, "let %s = ", s->names[0]);
-		dump_expr(out, s->cond);
-		break;
-	case S_FOR:
-		fprintf(out, "for %s in ", s->names[0]);
-		dump_expr(out, s->lo);
-		fprintf(out, "..");
-		dump_expr(out, s->hi);
-		fprintf(out, " ");
-		dump_block(out, s->body, depth);
-		break;
-	}
-}
-
-static void dump_stmts(FILE *out, const struct stmt *s, int depth)
-{
-	for (; s; s = s->next) {
-		fprintf(out, "%*s", depth * 8, "");
-		dump_stmt(out, s, depth);
-		fprintf(out, "\n");
-	}
-}
-
-void schedule_dump(const struct schedule *s, FILE *out)
-{
-	dump_stmts(out, s->body, 0);
 }

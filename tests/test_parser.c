@@ -1,5 +1,5 @@
 /*
- * Tests for the schedule parser (policy/lexer.c, policy/parse.c).
+ * Tests for the schedule parser (lang/lexer.c, lang/parse.c, lang/print.c).
  *
  * Success cases check the tree shape directly (kinds, names, counts,
  * locations) and through expr_format, which prints binary operations fully
@@ -26,10 +26,19 @@
 
 #define PATH "t.sched"
 
+/* An atom's name, or "in" for in(...): what a test expects an expression to be. */
+static const char *kind_name(const struct expr *e)
+{
+	if (e->kind == E_IN)
+		return "in";
+	cr_assert_eq(e->kind, E_EVENT);
+	return e->atom->name;
+}
+
 static struct schedule *parse_ok(const char *text)
 {
 	char err[2048];
-	struct schedule *s = schedule_parse(PATH, text, err, sizeof(err));
+	struct schedule *s = schedule_parse(PATH, text, engine_atoms(), err, sizeof(err));
 	cr_assert(s != NULL, "unexpected parse error for <<%s>>:\n%s", text, err);
 	cr_assert_str_eq(err, "");
 	return s;
@@ -103,7 +112,7 @@ static void check_diag(const char *text, const char *err, const char *first)
 static void fails(const char *text, const char *first)
 {
 	char err[2048];
-	struct schedule *s = schedule_parse(PATH, text, err, sizeof(err));
+	struct schedule *s = schedule_parse(PATH, text, engine_atoms(), err, sizeof(err));
 	cr_assert(s == NULL, "<<%s>> parsed but should fail with %s", text, first);
 	check_diag(text, err, first);
 }
@@ -245,9 +254,9 @@ Test(parser, duration_grammar_for_the_command_line)
 	int64_t ms;
 
 	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
-		cr_expect_eq(lang_parse_duration(ok[i].text, strlen(ok[i].text), "s", &ms, err,
-						   sizeof(err)),
-			     0, "'%s': %s", ok[i].text, err);
+		cr_expect_eq(
+		    lang_parse_duration(ok[i].text, strlen(ok[i].text), "s", &ms, err, sizeof(err)),
+		    0, "'%s': %s", ok[i].text, err);
 		cr_expect_eq(ms, ok[i].ms, "'%s' is %lld ms", ok[i].text, (long long)ms);
 	}
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -280,7 +289,7 @@ Test(parser, every_signal_name)
 			snprintf(text, sizeof(text), "run A until signal(%d)\n", sig);
 		}
 		struct schedule *s = parse_ok(text);
-		cr_assert_eq(s->body->pred->kind, E_EV_SIGNAL);
+		cr_assert_str_eq(kind_name(s->body->pred), "signal");
 		cr_expect_eq(s->body->pred->ival, sig, "%s", text);
 		schedule_free(s);
 		if (abbrev)
@@ -320,7 +329,7 @@ Test(parser, thread_wait)
 	cr_assert_eq(w->count, 2);
 	cr_assert(w->distinct);
 	cr_assert_eq(w->loc.col, 1);
-	cr_assert_eq(w->pred->kind, E_EV_ENTER);
+	cr_assert_str_eq(kind_name(w->pred), "enter");
 	cr_assert_str_eq(w->pred->name, "withdraw");
 	cr_assert_eq(w->pred->loc.col, 31);
 	cr_assert_null(w->next);
@@ -340,19 +349,19 @@ Test(parser, wait_forms)
 	cr_assert_str_eq(w->names[0], "M");
 	cr_assert_eq(w->count, 1);
 	cr_assert(!w->distinct);
-	cr_assert_eq(w->pred->kind, E_EV_START);
+	cr_assert_str_eq(kind_name(w->pred), "start");
 	w = w->next;
 	cr_assert_eq(w->kind, S_WAIT);
 	cr_assert_eq(w->n_names, 0);
 	cr_assert_null(w->names);
 	cr_assert_eq(w->count, 1);
 	cr_assert_eq(w->loc.line, 2);
-	cr_assert_eq(w->pred->kind, E_EV_ENTER);
+	cr_assert_str_eq(kind_name(w->pred), "enter");
 	cr_assert_str_eq(w->pred->name, "init");
 	w = w->next;
 	cr_assert_eq(w->count, 1);
 	cr_assert(!w->distinct);
-	cr_assert_eq(w->pred->kind, E_EV_EXIT);
+	cr_assert_str_eq(kind_name(w->pred), "exit");
 	w = w->next;
 	cr_assert_eq(w->count, 3);
 	cr_assert(w->distinct);
@@ -374,7 +383,7 @@ Test(parser, run)
 	cr_assert_str_eq(r->names[1], "B");
 	cr_assert_eq(r->name_locs[0].col, 5);
 	cr_assert_eq(r->name_locs[1].col, 8);
-	cr_assert_eq(r->pred->kind, E_EV_ENTER);
+	cr_assert_str_eq(kind_name(r->pred), "enter");
 	cr_assert_str_eq(r->pred->name, "audit");
 	cr_assert_eq(r->pred->loc.col, 16);
 	r = r->next;
@@ -383,7 +392,7 @@ Test(parser, run)
 	cr_assert_eq(r->loc.col, 3);
 	cr_assert_eq(r->name_locs[0].line, 2);
 	cr_assert_eq(r->name_locs[0].col, 8);
-	cr_assert_eq(r->pred->kind, E_EV_EXIT);
+	cr_assert_str_eq(kind_name(r->pred), "exit");
 	cr_assert_eq(r->pred->loc.col, 16);
 	schedule_free(s);
 }
@@ -398,7 +407,7 @@ Test(parser, at_locations)
 	const char *files[] = {"bank.c", "src/x/bank.c", "my-file.v2.c", "C:/w/a.c"};
 	int64_t lines[] = {41, 7, 123456, 9};
 	for (int i = 0; i < 4; i++, r = r->next) {
-		cr_assert_eq(r->pred->kind, E_EV_AT);
+		cr_assert_str_eq(kind_name(r->pred), "at");
 		cr_assert_str_eq(r->pred->name, files[i]);
 		cr_assert_eq(r->pred->ival, lines[i]);
 		cr_assert_eq(r->pred->loc.col, 13);
@@ -419,15 +428,15 @@ Test(parser, events)
 	const struct expr *e = r->pred;
 	cr_assert_eq(e->kind, E_BINARY);
 	cr_assert_eq(e->op, T_OROR);
-	cr_assert_eq(e->lhs->kind, E_EV_RETURN);
+	cr_assert_str_eq(kind_name(e->lhs), "return");
 	cr_assert_str_eq(e->lhs->name, "withdraw");
-	cr_assert_eq(e->rhs->kind, E_EV_EXIT);
+	cr_assert_str_eq(kind_name(e->rhs), "exit");
 	cr_assert_eq(e->loc.col, 13);
 	cr_assert_eq(e->rhs->loc.col, 33);
 	r = r->next;
 	e = r->pred;
 	cr_assert_eq(e->op, T_ANDAND);
-	cr_assert_eq(e->lhs->kind, E_EV_READ);
+	cr_assert_str_eq(kind_name(e->lhs), "read");
 	cr_assert_eq(e->lhs->lhs->kind, E_ARROW);
 	cr_assert_str_eq(e->lhs->lhs->name, "balance");
 	cr_assert_str_eq(e->lhs->lhs->lhs->name, "acct");
@@ -437,10 +446,10 @@ Test(parser, events)
 	cr_assert_eq(e->rhs->rhs->kind, E_INT);
 	cr_assert_eq(e->rhs->rhs->ival, 0);
 	r = r->next;
-	cr_assert_eq(r->pred->kind, E_EV_SIGNAL);
+	cr_assert_str_eq(kind_name(r->pred), "signal");
 	cr_assert_eq(r->pred->ival, 0);
 	r = r->next;
-	cr_assert_eq(r->pred->kind, E_EV_SIGNAL);
+	cr_assert_str_eq(kind_name(r->pred), "signal");
 	cr_assert_eq(r->pred->ival, SIGSEGV);
 	r = r->next;
 	cr_assert_eq(r->pred->ival, 9);
@@ -454,7 +463,7 @@ Test(parser, events)
 }
 
 /* read, write, call and syscall alone are instruction-level events. */
-static void pred_is(const char *text, const char *expected, enum expr_kind first)
+static void pred_is(const char *text, const char *expected, const char *first)
 {
 	struct schedule *s = parse_ok(text);
 	const struct expr *e = s->body->pred;
@@ -464,7 +473,7 @@ static void pred_is(const char *text, const char *expected, enum expr_kind first
 	cr_assert_str_eq(buf, expected, "for <<%s>>", text);
 	while (e->kind == E_BINARY)
 		e = e->lhs;
-	cr_assert_eq(e->kind, first, "for <<%s>>", text);
+	cr_assert_str_eq(kind_name(e), first, "for <<%s>>", text);
 	schedule_free(s);
 }
 
@@ -472,15 +481,14 @@ Test(parser, instruction_events)
 {
 	struct schedule *s;
 
-	pred_is("run A until read || write\n", "read || write", E_EV_READ);
+	pred_is("run A until read || write\n", "read || write", "read");
 	pred_is("run A until write && addr == &x && value > 2\n",
-		"(write && (addr == &x)) && (value > 2)", E_EV_WRITE);
-	pred_is("run A until call\n", "call", E_EV_CALL);
-	pred_is("run A until call(getpid) || return(f)\n", "call(getpid) || return(f)", E_EV_CALL);
-	pred_is("run A until syscall(futex) || syscall\n", "syscall(futex) || syscall",
-		E_EV_SYSCALL);
-	pred_is("run A until in(js_GC) && read(rt->state)\n", "in(js_GC) && read(rt->state)", E_IN);
-	pred_is("run A until read && in(T, f)\n", "read && in(T, f)", E_EV_READ);
+		"(write && (addr == &x)) && (value > 2)", "write");
+	pred_is("run A until call\n", "call", "call");
+	pred_is("run A until call(getpid) || return(f)\n", "call(getpid) || return(f)", "call");
+	pred_is("run A until syscall(futex) || syscall\n", "syscall(futex) || syscall", "syscall");
+	pred_is("run A until in(js_GC) && read(rt->state)\n", "in(js_GC) && read(rt->state)", "in");
+	pred_is("run A until read && in(T, f)\n", "read && in(T, f)", "read");
 	s = parse_ok("run A until syscall(close)\n");
 	cr_assert_eq(s->body->pred->ival, 3, "close is system call 3 on x86-64");
 	schedule_free(s);
@@ -492,6 +500,57 @@ Test(parser, instruction_events)
 	cr_assert_null(s->body->pred->name);
 	cr_assert_str_eq(s->body->pred->func, "f");
 	schedule_free(s);
+}
+
+/* Every atom of the engine's table parses, with its argument and, where it
+ * may go without, bare, and prints back as written. */
+Test(parser, every_atom_parses_and_prints_back)
+{
+	const struct atom_table *t = engine_atoms();
+	char text[128], pred[96];
+
+	cr_assert_geq(t->n, 13);
+	for (size_t i = 0; i < t->n; i++) {
+		const struct atom_syntax *a = atom_table_row(t, i);
+		static const char *const args[] = {
+		    [ATOM_ARG_NONE] = "",
+		    [ATOM_ARG_FUNCTION] = "(f)",
+		    [ATOM_ARG_LOCATION] = "(bank.c:41)",
+		    [ATOM_ARG_LVALUE] = "(a[2].x)",
+		    [ATOM_ARG_SIGNAL] = "(SIGSEGV)",
+		    [ATOM_ARG_NAME] = "(futex)",
+		};
+
+		for (size_t j = 0; j < i; j++)
+			cr_assert_str_neq(atom_table_row(t, j)->name, a->name);
+		snprintf(pred, sizeof(pred), "%s%s", a->name, args[a->arg]);
+		snprintf(text, sizeof(text), "run A until %s || exit\n", pred);
+		strcat(pred, " || exit");
+		pred_is(text, pred, a->name);
+		if (a->arg == ATOM_ARG_NONE || !a->arg_optional)
+			continue;
+		snprintf(text, sizeof(text), "run A until %s\n", a->name);
+		pred_is(text, a->name, a->name);
+	}
+}
+
+/* The parser knows the atoms it is handed, and no others. */
+Test(parser, atoms_come_from_the_table)
+{
+	static const struct atom_syntax tick = {"tick", ATOM_ARG_NONE};
+	const struct atom_table only_tick = {&tick, sizeof(tick), 1};
+	char err[512];
+	struct schedule *s =
+	    schedule_parse(PATH, "run A until tick && start\n", &only_tick, err, sizeof(err));
+
+	cr_assert_not_null(s, "%s", err);
+	cr_assert_eq(s->body->pred->lhs->kind, E_EVENT);
+	cr_assert_eq(s->body->pred->lhs->atom, &tick);
+	cr_assert_eq(s->body->pred->rhs->kind, E_NAME, "start is no atom here");
+	schedule_free(s);
+	cr_assert_null(
+	    schedule_parse(PATH, "run A until enter(f)\n", &only_tick, err, sizeof(err)));
+	cr_assert(strstr(err, "unknown event or condition 'enter(...)'"), "%s", err);
 }
 
 Test(parser, conditions)
@@ -513,7 +572,7 @@ Test(parser, conditions)
 	cr_assert_eq(w->cond->kind, E_IN);
 	cr_assert_str_eq(w->cond->name, "A");
 	cr_assert_str_eq(w->cond->func, "withdraw");
-	cr_assert_eq(w->body->pred->kind, E_EV_EXIT);
+	cr_assert_str_eq(kind_name(w->body->pred), "exit");
 	schedule_free(s);
 }
 
@@ -1501,7 +1560,7 @@ static bool starts_with(const char *s, const char *prefix)
 static const char *parse_error(const char *text)
 {
 	static char err[2048];
-	struct schedule *s = schedule_parse(PATH, text, err, sizeof(err));
+	struct schedule *s = schedule_parse(PATH, text, engine_atoms(), err, sizeof(err));
 	cr_assert_null(s, "parsed: %.80s...", text);
 	return err;
 }
@@ -2027,16 +2086,16 @@ Test(parser_errors, long_token_is_shortened)
 Test(parser_errors, small_error_buffers)
 {
 	char err[16];
-	cr_assert_null(schedule_parse(PATH, "rn A until exit", err, sizeof(err)));
+	cr_assert_null(schedule_parse(PATH, "rn A until exit", engine_atoms(), err, sizeof(err)));
 	cr_assert_str_eq(err, "t.sched:1:1: er");
-	cr_assert_null(schedule_parse(PATH, "rn A until exit", NULL, 0));
-	cr_assert_null(schedule_parse(PATH, "rn A until exit", err, 0));
+	cr_assert_null(schedule_parse(PATH, "rn A until exit", engine_atoms(), NULL, 0));
+	cr_assert_null(schedule_parse(PATH, "rn A until exit", engine_atoms(), err, 0));
 }
 
 Test(parser_errors, first_error_wins)
 {
 	char err[2048];
-	cr_assert_null(schedule_parse(PATH, "rn A\nfoo bar\n@", err, sizeof(err)));
+	cr_assert_null(schedule_parse(PATH, "rn A\nfoo bar\n@", engine_atoms(), err, sizeof(err)));
 	cr_assert_str_eq(err, "t.sched:1:1: error: unknown statement 'rn'; did you mean 'run'?\n"
 			      "    rn A\n"
 			      "    ^\n");
@@ -2083,7 +2142,7 @@ Test(parser, load)
 {
 	char *path = write_temp("# run: cctrace run x -- ./y\nrun A until exit\n", 44);
 	char err[512];
-	struct schedule *s = schedule_load(path, err, sizeof(err));
+	struct schedule *s = schedule_load(path, engine_atoms(), err, sizeof(err));
 	cr_assert(s, "%s", err);
 	cr_assert_str_eq(s->path, path);
 	cr_assert_str_eq(s->run_comment, "cctrace run x -- ./y");
@@ -2097,20 +2156,20 @@ Test(parser, load)
 Test(parser, load_errors)
 {
 	char err[512];
-	cr_assert_null(schedule_load("/nonexistent/x.sched", err, sizeof(err)));
+	cr_assert_null(schedule_load("/nonexistent/x.sched", engine_atoms(), err, sizeof(err)));
 	cr_assert_str_eq(err,
 			 "/nonexistent/x.sched: cannot read schedule: No such file or directory\n");
-	cr_assert_null(schedule_load("/tmp", err, sizeof(err)));
+	cr_assert_null(schedule_load("/tmp", engine_atoms(), err, sizeof(err)));
 	cr_assert_str_eq(err, "/tmp: cannot read schedule: Is a directory\n");
 	char *path = write_temp("run A\0 until exit\n", 18);
-	cr_assert_null(schedule_load(path, err, sizeof(err)));
+	cr_assert_null(schedule_load(path, engine_atoms(), err, sizeof(err)));
 	char want[256];
 	snprintf(want, sizeof(want), "%s: cannot read schedule: file contains a NUL byte\n", path);
 	cr_assert_str_eq(err, want);
 	unlink(path);
 	free(path);
 	path = write_temp("run A untl exit\n", 16);
-	cr_assert_null(schedule_load(path, err, sizeof(err)));
+	cr_assert_null(schedule_load(path, engine_atoms(), err, sizeof(err)));
 	snprintf(want, sizeof(want),
 		 "%s:1:7: error: expected 'until' after thread list, found 'untl'\n"
 		 "    run A untl exit\n"
@@ -2157,7 +2216,7 @@ static void parse_prefixes(const char *text)
 	for (size_t n = 0; n <= len; n++) {
 		memcpy(buf, text, n);
 		buf[n] = '\0';
-		struct schedule *s = schedule_parse(PATH, buf, err, sizeof(err));
+		struct schedule *s = schedule_parse(PATH, buf, engine_atoms(), err, sizeof(err));
 		if (s) {
 			cr_assert_str_eq(err, "");
 			schedule_free(s);
@@ -2191,7 +2250,8 @@ Test(parser, every_single_byte_mutation)
 		for (size_t j = 0; subs[j]; j++) {
 			memcpy(buf, text, len + 1);
 			buf[i] = subs[j];
-			struct schedule *s = schedule_parse(PATH, buf, err, sizeof(err));
+			struct schedule *s =
+			    schedule_parse(PATH, buf, engine_atoms(), err, sizeof(err));
 			if (s)
 				schedule_free(s);
 			else
@@ -2225,17 +2285,17 @@ Test(parser, process_events)
 				      "run A until exec || exit\n"
 				      "assert proc(A) != proc(B)\n");
 	const struct stmt *w = s->body;
-	cr_assert_eq(w->pred->kind, E_EV_FORK);
+	cr_assert_str_eq(kind_name(w->pred), "fork");
 	cr_assert(!w->processes);
 	w = w->next;
 	cr_assert_eq(w->kind, S_WAIT);
 	cr_assert(w->distinct);
 	cr_assert(w->processes);
 	cr_assert_eq(w->count, 2);
-	cr_assert_eq(w->pred->kind, E_EV_ENTER);
+	cr_assert_str_eq(kind_name(w->pred), "enter");
 	cr_assert_str_eq(w->pred->name, "work");
 	w = w->next;
-	cr_assert_eq(w->pred->lhs->kind, E_EV_EXEC);
+	cr_assert_str_eq(kind_name(w->pred->lhs), "exec");
 	w = w->next;
 	cr_assert_eq(w->cond->lhs->kind, E_PROC);
 	cr_assert_str_eq(w->cond->lhs->name, "A");
@@ -2253,7 +2313,7 @@ Test(parser, process_words_as_function_names)
 	/* `fork` and `exec` are events only on their own: enter(fork) is libc's. */
 	struct schedule *s = parse_ok("run A until enter(fork) || return(exec)\n");
 
-	cr_assert_eq(s->body->pred->lhs->kind, E_EV_ENTER);
+	cr_assert_str_eq(kind_name(s->body->pred->lhs), "enter");
 	cr_assert_str_eq(s->body->pred->lhs->name, "fork");
 	cr_assert_str_eq(s->body->pred->rhs->name, "exec");
 	schedule_free(s);

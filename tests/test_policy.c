@@ -21,7 +21,7 @@ static struct policy *parse(const char *text)
 	char err[2048];
 
 	cr_assert_not_null(pol);
-	pol->sched = schedule_parse("t.sched", text, err, sizeof(err));
+	pol->sched = schedule_parse("t.sched", text, engine_atoms(), err, sizeof(err));
 	cr_assert_not_null(pol->sched, "%s", err);
 	return pol;
 }
@@ -197,13 +197,21 @@ static void kill_symfix(void)
 	sym_close(live);
 }
 
+static int read_target(void *proc, uint64_t addr, void *buf, size_t len)
+{
+	return tracer_read(proc, addr, buf, len);
+}
+
 /* Evaluate `assert EXPR` in the live process; returns 0 and *v, or -1 and err. */
 static int eval(const char *expr, int64_t *v, char *err, size_t errlen)
 {
 	char text[512];
 	struct policy *pol;
-	struct eval_ctx c = {
-	    .syms = live, .proc = tracer_processes(tracer), .err = err, .errlen = errlen};
+	struct eval_ctx c = {.syms = live,
+			     .target = tracer_processes(tracer),
+			     .read_memory = read_target,
+			     .err = err,
+			     .errlen = errlen};
 	int rc;
 
 	snprintf(text, sizeof(text), "assert %s\n", expr);

@@ -17,6 +17,7 @@
  * freed, so LeakSanitizer sees every leak.  Any violated property aborts,
  * which libFuzzer reports as a crash with the input that caused it.
  */
+#include "engine/engine.h"
 #include "lang/lang.h"
 
 #include <stdint.h>
@@ -83,7 +84,8 @@ static void check_round_trip(const char *text, const struct schedule *s)
 {
 	char err[2048];
 	char *out = dump(s), *again_out;
-	struct schedule *again = schedule_parse("fuzz.sched", out, err, sizeof(err));
+	struct schedule *again =
+	    schedule_parse("fuzz.sched", out, engine_atoms(), err, sizeof(err));
 
 	if (!again)
 		fuzz_fail("the printout does not parse", text, err);
@@ -147,7 +149,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(text, data, size);
 	text[size] = '\0';
-	s = schedule_parse("fuzz.sched", text, err, sizeof(err));
+	s = schedule_parse("fuzz.sched", text, engine_atoms(), err, sizeof(err));
 	if (!s) {
 		check_diagnostic(text, err);
 	} else {

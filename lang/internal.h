@@ -1,15 +1,20 @@
 /*
- * lexer: splits schedule text into tokens (internal to policy/).
+ * Declarations shared by the files of lang/ and no one else: the lexer,
+ * and what the parser and the printer (print.c) both need.
+ *
+ * lexer: splits schedule text into tokens.
  *
  * Token kinds are the ones declared in ast.h (single characters use their
  * ASCII value) plus T_ERROR below.  The lexer never allocates: a token points
  * into the source text.  It is pulled one token at a time by the parser, so
  * the parser can switch it into the raw mode needed for at(FILE:LINE).
  */
-#ifndef CCTRACE_POLICY_LEXER_H
-#define CCTRACE_POLICY_LEXER_H
+#ifndef CCTRACE_LANG_INTERNAL_H
+#define CCTRACE_LANG_INTERNAL_H
 
-#include "lang/ast.h"
+#include "lang/lang.h"
+
+#include <stdarg.h>
 
 /* A lexical error; the message is in lexer.msg, the position in token.loc. */
 enum { T_ERROR = 300 };
@@ -44,5 +49,17 @@ bool lexer_location(struct lexer *lx, struct token *file, struct token *line);
 
 /* Writes a short human description of a token: 'text', end of line, ... */
 void token_describe(const struct token *t, char *buf, size_t len);
+
+/* --- parse.c --- */
+/* Binding strength of binary operator token kind (1 for ||, 10 for *); 0 if
+ * it is none. */
+int lang_binary_prec(int kind);
+/* The word a statement of this kind begins with ("wait", "thread"). */
+const char *lang_stmt_word(const struct stmt *s);
+
+/* --- print.c --- */
+/* schedule_diag for a text being parsed, before there is a schedule. */
+void lang_diag_v(const char *path, const char *text, struct src_loc loc, char *buf, size_t len,
+		 const char *fmt, va_list ap);
 
 #endif
