@@ -906,7 +906,7 @@ Test(shell, terminal_program_reads_the_terminal)
 
 /*
  * Ctrl-C on `cctrace run` is cctrace's: the run ends as interrupted, exit
- * 3, the program killed, and the terminal is the shell's again; the same
+ * 130 (128 + SIGINT), the program killed, and the terminal is the shell's again; the same
  * when the program holds the terminal because it is reading it.
  */
 Test(shell, run_ctrl_c_interrupts_the_run)
@@ -933,7 +933,7 @@ Test(shell, run_ctrl_c_interrupts_the_run)
 		keys("C-c");
 		cr_assert(WAIT_SCREEN(10000,
 				      "cctrace: error: interrupted by INT; the program was killed",
-				      "SHELL-EXITED 3"),
+				      "SHELL-EXITED 130"),
 			  "%s: Ctrl-C did not end the run as interrupted", progs[i]);
 		literal("back");
 		keys("Enter");
