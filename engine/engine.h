@@ -9,6 +9,10 @@
  * unless a `run` lets them go, unbound threads run freely, and when the
  * schedule ends every thread is released.
  *
+ * A search (search/) restarts the program through engine_run_once() and
+ * resolves the schedule's `choose` through the hook it passes: that is the
+ * engine's only way to the search, which it does not include.
+ *
  * This module never calls ptrace; it drives tracer/ and asks symbols/.
  */
 #ifndef CCTRACE_POLICY_H

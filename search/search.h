@@ -36,6 +36,11 @@
  * unsharded, each run in one shard.  How a strategy splits its space is its
  * own business, stated in its file.
  *
+ * The search loop (explore.c), minimisation (minimize.c) and the --jobs
+ * fan-out (jobs.c) run the program through engine/engine.h only: one run
+ * is engine_run_once(), whose choose hook this module answers; the engine
+ * never calls into search/.
+ *
  * Adding a strategy: one file defining a `const struct strategy_ops`, one
  * line in strategy.c's table, and its unit test in tests/test_strategies.c.
  * A strategy's state is private to its file; search/internal.h gives it the
