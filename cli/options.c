@@ -12,6 +12,7 @@
 #include "cli/options.h"
 #include "lang/lang.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
@@ -476,7 +477,8 @@ static struct option *long_options(char *shorts, size_t len)
 		l[n++] =
 		    (struct option){table[i].name, table[i].arg ? required_argument : no_argument,
 				    NULL, (int)(256 + i)};
-		if (table[i].short_name && used + 3 < len)
+		assert(used + 3 < len); /* room for "x:" and the NUL: grow shorts[] */
+		if (table[i].short_name)
 			used += (size_t)snprintf(shorts + used, len - used, "%c%s",
 						 table[i].short_name, table[i].arg ? ":" : "");
 	}
