@@ -4,6 +4,9 @@
 #ifndef CCTRACE_CLI_EXPLORE_H
 #define CCTRACE_CLI_EXPLORE_H
 
-int explore_main(int argc, char **argv);
+struct cli_args;
+
+/* The options are parsed (cli_parse); returns the process exit code. */
+int explore_main(struct cli_args *a);
 
 #endif

@@ -45,13 +45,13 @@
  * still come to cctrace (tracer/terminal.c).
  */
 #include "cli/shell.h"
+#include "cli/options.h"
 #include "engine/engine.h"
 #include "lang/lang.h"
 #include "symbols/symbols.h"
 
 #include <ctype.h>
 #include <errno.h>
-#include <getopt.h>
 #include <histedit.h>
 #include <limits.h>
 #include <signal.h>
@@ -1302,122 +1302,29 @@ struct args {
 	pid_t pid;   /* process to attach, or 0 */
 };
 
-static void usage(FILE *f)
+/* PID, or -- PROGRAM [ARGS...] */
+static int parse_operands(const struct cli_args *c, struct args *a)
 {
-	fputs("usage: cctrace shell [OPTIONS] PID\n"
-	      "       cctrace shell [OPTIONS] -- PROGRAM [ARGS...]\n"
-	      "\n"
-	      "Hold the threads of a program and schedule them by hand; `save FILE`\n"
-	      "writes the session as a schedule.  Commands come from the terminal (line\n"
-	      "editing, history, Tab completion) or, from a pipe, one per line.\n"
-	      "\n"
-	      "options:\n"
-	      "  --timeout DURATION   default limit of every wait (e.g. 500ms, 2s; default 10s)\n"
-	      "  --exit-on-error      stop at the first failed command, exit code 3\n"
-	      "  -q, --quiet          do not print scheduling events as they happen\n"
-	      "  --no-pin             do not pin cctrace and driven threads to one CPU\n"
-	      "  --watchpoints MODE   watch by debug registers (hw), by decoding (sw), or hw\n"
-	      "                       where they trap on this host (auto, the default)\n"
-	      "  --no-children        (PID) attach the pid alone, not its descendants; the\n"
-	      "                       processes it forks are let go at birth\n"
-	      "  -h, --help           this text\n"
-	      "\n"
-	      "See docs/shell.md; 'help' at the prompt lists the commands.\n",
-	      f);
-}
-
-static int parse_options(int argc, char **argv, struct shell *sh)
-{
-	enum { O_TIMEOUT = 256, O_EXIT_ON_ERROR, O_NO_PIN, O_WATCHPOINTS, O_NO_CHILDREN };
-	static const struct option longopts[] = {
-	    {"timeout", required_argument, NULL, O_TIMEOUT},
-	    {"exit-on-error", no_argument, NULL, O_EXIT_ON_ERROR},
-	    {"quiet", no_argument, NULL, 'q'},
-	    {"no-pin", no_argument, NULL, O_NO_PIN},
-	    {"watchpoints", required_argument, NULL, O_WATCHPOINTS},
-	    {"no-children", no_argument, NULL, O_NO_CHILDREN},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
-	char err[256];
-	const char *watch_why;
-	int ch;
-
-	optind = 1;
-	while ((ch = getopt_long(argc, argv, "+qh", longopts, NULL)) != -1) {
-		switch (ch) {
-		case O_TIMEOUT:
-			if (lang_parse_duration(optarg, strlen(optarg), "s", &sh->opt.timeout_ms,
-						  NULL, 0) < 0) {
-				fprintf(stderr,
-					"cctrace shell: bad --timeout '%s': use e.g. 500ms or 2s\n",
-					optarg);
-				return -1;
-			}
-			break;
-		case O_EXIT_ON_ERROR:
-			sh->exit_on_error = true;
-			break;
-		case 'q':
-			sh->opt.trace = NULL;
-			break;
-		case O_NO_PIN:
-			sh->opt.pin_cpu = false;
-			break;
-		case O_WATCHPOINTS:
-			ch = engine_watchpoints_parse(optarg);
-			if (ch < 0) {
-				fprintf(
-				    stderr,
-				    "cctrace shell: bad --watchpoints '%s': use hw, sw or auto\n",
-				    optarg);
-				return -1;
-			}
-			sh->opt.watchpoints = (enum engine_watchpoints)ch;
-			break;
-		case O_NO_CHILDREN:
-			sh->opt.no_children = true;
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		default:
-			usage(stderr);
-			return -1;
-		}
-	}
-	if (engine_resolve_watchpoints(&sh->opt, &watch_why, err, sizeof(err)) < 0) {
-		fprintf(stderr, "%s\n", err);
-		return -1;
-	}
-	engine_note_watchpoints(NULL, &sh->opt, watch_why); /* `watch` is a command away */
-	return 0;
-}
-
-static int parse_operands(int argc, char **argv, struct args *a)
-{
-	bool dashdash = optind > 1 && strcmp(argv[optind - 1], "--") == 0;
 	char *end;
 	long pid;
 
-	if (dashdash && optind < argc) {
-		a->argv = argv + optind;
+	if (c->program && c->program[0] && c->noperands == 0) {
+		a->argv = c->program;
 		return 0;
 	}
-	if (!dashdash && optind == argc - 1) {
+	if (!c->program && c->noperands == 1) {
 		errno = 0;
-		pid = strtol(argv[optind], &end, 10);
+		pid = strtol(c->operands[0], &end, 10);
 		if (!errno && !*end && pid > 0 && pid <= 0x3fffffff) {
 			a->pid = (pid_t)pid;
 			return 0;
 		}
-		fprintf(stderr,
-			"cctrace shell: '%s' is not a process id (to launch a program: "
-			"cctrace shell -- %s)\n",
-			argv[optind], argv[optind]);
+		cli_usage_error(
+		    "shell", "'%s' is not a process id (to launch a program: cctrace shell -- %s)",
+		    c->operands[0], c->operands[0]);
 		return -1;
 	}
-	fprintf(stderr, "cctrace shell: expected PID or -- PROGRAM [ARGS...]\n");
+	cli_usage_error("shell", "expected PID or -- PROGRAM [ARGS...]");
 	return -1;
 }
 
@@ -1467,17 +1374,18 @@ static int start_session(struct shell *sh, const struct args *a)
 	return 0;
 }
 
-static void shell_init(struct shell *sh)
+static void shell_init(struct shell *sh, const struct cli_args *c)
 {
+	/* https://no-color.org: set and not empty */
 	const char *no_color = getenv("NO_COLOR");
+	bool colour_allowed = !no_color || !no_color[0];
 
 	memset(sh, 0, sizeof(*sh));
-	sh->opt.trace = stdout;
-	sh->opt.report = stderr;
-	sh->opt.pin_cpu = true;
+	sh->opt = c->opt;
+	sh->exit_on_error = c->exit_on_error;
 	sh->tty = isatty(STDIN_FILENO);
-	sh->color = !no_color && isatty(STDOUT_FILENO);
-	sh->err_color = !no_color && isatty(STDERR_FILENO);
+	sh->color = colour_allowed && isatty(STDOUT_FILENO);
+	sh->err_color = colour_allowed && isatty(STDERR_FILENO);
 }
 
 /* Read and run commands until quit or end of input; the exit code. */
@@ -1499,15 +1407,16 @@ static int command_loop(struct shell *sh)
 	return 0;
 }
 
-int shell_main(int argc, char **argv)
+int shell_main(struct cli_args *c)
 {
 	struct shell sh;
 	struct args a = {NULL, 0};
 	int rc;
 
-	shell_init(&sh);
-	if (parse_options(argc, argv, &sh) < 0 || parse_operands(argc, argv, &a) < 0)
+	shell_init(&sh, c);
+	if (parse_operands(c, &a) < 0)
 		return EXIT_ERROR;
+	engine_note_watchpoints(NULL, &sh.opt, c->watch_why); /* `watch` is a command away */
 	if (start_session(&sh, &a) < 0)
 		return EXIT_ERROR;
 	banner(&sh, &a);

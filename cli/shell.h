@@ -9,7 +9,9 @@
 #ifndef CCTRACE_CLI_SHELL_H
 #define CCTRACE_CLI_SHELL_H
 
-/* argv[0] is "shell"; returns the process exit code. */
-int shell_main(int argc, char **argv);
+struct cli_args;
+
+/* The options are parsed (cli_parse); returns the process exit code. */
+int shell_main(struct cli_args *a);
 
 #endif

@@ -18,9 +18,19 @@
  */
 #include "engine/internal.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The search's answer; the engine's only way to it (engine.h). */
+static int ask_oracle(struct run *r, const struct engine_choice *c)
+{
+	int k = r->oracle->choose(r->oracle->ctx, c);
+
+	assert(k == ENGINE_CHOICE_ABANDON || (k >= 0 && k < c->n));
+	return k;
+}
 
 int run_choose_value(void *hook, const struct expr *e, int n)
 {
@@ -30,9 +40,8 @@ int run_choose_value(void *hook, const struct expr *e, int n)
 	(void)e;
 	if (!r->oracle)
 		return 0;
-	k = search_choose(r->oracle,
-			  &(struct search_point){.n = n, .current = -1, .current_var = -1});
-	if (k == SEARCH_ABANDON) {
+	k = ask_oracle(r, &(struct engine_choice){.n = n, .current = -1, .current_var = -1});
+	if (k == ENGINE_CHOICE_ABANDON) {
 		r->abandoned = true;
 		return 0;
 	}
@@ -84,7 +93,7 @@ enum flow exec_choose_thread(struct run *r, const struct stmt *s)
 	struct tr_thread **live = calloc((size_t)s->nchoices + 1, sizeof(*live));
 	int *ids = calloc((size_t)s->nchoices + 1, sizeof(*ids));
 	int n, nlive, k, current, var;
-	struct search_point point;
+	struct engine_choice point;
 	enum flow flow = FLOW_STOP;
 	char where[256];
 
@@ -105,10 +114,10 @@ enum flow exec_choose_thread(struct run *r, const struct stmt *s)
 			       "every thread to choose from has ended (%s)", where);
 		goto out;
 	}
-	point = (struct search_point){n, ids, current,
-				      r->last_run ? run_thread(r, r->last_run)->last_var : -1};
-	k = r->oracle ? search_choose(r->oracle, &point) : 0;
-	if (k == SEARCH_ABANDON) {
+	point = (struct engine_choice){n, ids, current,
+				       r->last_run ? run_thread(r, r->last_run)->last_var : -1};
+	k = r->oracle ? ask_oracle(r, &point) : 0;
+	if (k == ENGINE_CHOICE_ABANDON) {
 		flow = abandoned(r);
 		goto out;
 	}

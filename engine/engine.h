@@ -9,6 +9,10 @@
  * unless a `run` lets them go, unbound threads run freely, and when the
  * schedule ends every thread is released.
  *
+ * A search (search/) restarts the program through engine_run_once() and
+ * resolves the schedule's `choose` through the hook it passes: that is the
+ * engine's only way to the search, which it does not include.
+ *
  * This module never calls ptrace; it drives tracer/ and asks symbols/.
  */
 #ifndef CCTRACE_POLICY_H
@@ -167,50 +171,71 @@ enum session_result engine_session_continue(struct engine_session *s, char *err,
 void engine_session_names(struct engine_session *s, int kind, const char *prefix,
 			  void (*cb)(const char *name, void *ctx), void *ctx);
 
-/* --- systematic search (cctrace explore) --- */
+/* --- one run of a schedule, for a search (search/explore.c) ---
+ *
+ * A search restarts the program many times and resolves the schedule's
+ * `choose` differently each time.  The engine knows nothing of how: it asks
+ * hooks->choose at every choice point, in program order, and that is the
+ * only way it reaches the search.
+ */
 
-struct explore_options {
-	const char *strategy; /* dfs, bfs, random, pct:D, cb:N */
-	long max_runs;	      /* 0: no limit (dfs and bfs stop when exhausted) */
-	int64_t max_ms;	      /* 0: no limit */
-	uint64_t seed;
-	int shard, nshards;   /* 1-based shard of nshards; 0/0 for all */
-	const char *out_dir;  /* where bug-N.sched and bug-N.txt go */
-	bool all;	      /* keep going after the first bug */
-	bool progress;	      /* a status line on stderr */
-	FILE *json;	      /* a final summary as JSON, or NULL */
-	FILE *schedules;      /* one line per run: its choices, or NULL */
-	int minimize_replays; /* > 0: minimise each bug, keeping it R of R */
-	bool verbose;	      /* print the trace and report of every run that is not completed */
+/* One choice point: n > 0 options.  For a choice among threads, ids[i] is a
+ * stable identity >= 0 of option i (its thread variable), current the id of
+ * the thread that ran last (-1: none) and current_var the watched variable
+ * (0 .. engine_watched_count()-1) whose access it stopped at (-1: none); ids
+ * is NULL for a choice among values. */
+struct engine_choice {
+	int n;
+	const int *ids;
+	int current;
+	int current_var;
+};
+/* What choose answers when the run lies outside the search (another
+ * shard's): the run stops at once and is not one of the search's. */
+#define ENGINE_CHOICE_ABANDON (-1)
+
+/* Symbol tables kept from one run to the next (the same program restarts
+ * in the same layout); opaque, owned by the caller. */
+struct symbol_cache;
+
+struct run_hooks {
+	/* An option in 0 .. c->n-1, or ENGINE_CHOICE_ABANDON. */
+	int (*choose)(void *ctx, const struct engine_choice *c);
+	void *ctx;
+	FILE *record;			   /* the run as an exact schedule; NULL: none */
+	struct symbol_cache *symbol_cache; /* NULL: every run opens its own */
+	/* Keep the trace's raw events and name them (on opt->trace) only at
+	 * the end, for a bug, or for every run with trace_every_run: naming
+	 * costs more than the run.  opt->trace_json is then not written. */
+	bool deferred_trace;
+	bool trace_every_run;
+	bool quiet_driver; /* opt->driver's output goes to /dev/null */
 };
 
-struct explore_summary {
-	long runs, bugs, completed, infeasible, unrealizable, diverged, errors, skipped;
-	/* where the time of the runs went, in ms: launching up to the program's
-	 * entry point, opening symbol tables, running the schedule (symbols
-	 * excluded), and ending (the program run to its end or killed) */
+struct run_result {
+	enum engine_outcome outcome;
+	bool abandoned; /* hooks->choose said ENGINE_CHOICE_ABANDON */
+	/* where the time went, in ms: launching up to the program's entry,
+	 * opening symbol tables, the schedule (symbols excluded), ending */
 	double launch_ms, symbols_ms, schedule_ms, finish_ms;
-	bool interrupted;
-	long distinct;	       /* distinct choice traces among the runs */
-	double space_estimate; /* estimated number of traces in the search space */
-	double ms;
-	/* the outcome line of the last unrealizable or error run ("" if none):
-	 * why, when no run could follow the schedule */
-	char last_failure[512];
 };
 
-/* Restart argv as many times as the strategy asks, resolving the
- * schedule's choose points differently each time.  Returns 0 when the
- * search ran (bugs or not), -1 on an error that stopped it. */
-int search_explore(struct policy *pol, char *const argv[], const struct engine_options *opt,
-		   const struct explore_options *eo, struct explore_summary *sum, char *err,
-		   size_t errlen);
+/* Launch argv, run pol's schedule on it with the hooks, and end the program
+ * as engine_run_program does.  -1 with err when the run could not be made
+ * at all (out of memory, the program cannot be launched); 0 otherwise, the
+ * outcome in *out and its report on opt->report. */
+int engine_run_once(struct policy *pol, char *const argv[], const struct engine_options *opt,
+		    const struct run_hooks *hooks, struct run_result *out, char *err,
+		    size_t errlen);
 
-/* Drop steps from the schedule file at path while it still reproduces a
- * bug in replays of replays; the original stays as PATH-without-.sched
- * plus .full.sched.  *removed counts the dropped lines. */
-int search_minimize(const char *path, char *const argv[], const struct engine_options *opt,
-		    int replays, int *removed);
+struct symbol_cache *engine_symbol_cache_new(void);
+void engine_symbol_cache_free(struct symbol_cache *c);
+/* How many variables pol's read(X)/write(X) watch. */
+int engine_watched_count(const struct policy *pol);
+/* The signal (Ctrl-C, SIGTERM...) that asked cctrace to stop, 0 if none. */
+int engine_stop_signal(void);
+/* A monotonic clock, in ms. */
+int64_t engine_now_ms(void);
 
 /* "hw", "sw" or "auto"; -1 if none of them. */
 int engine_watchpoints_parse(const char *name);

@@ -11,7 +11,6 @@
 
 #include "engine/engine.h"
 #include "lang/lang.h"
-#include "search/search.h"
 #include "tracer/tracer.h"
 
 #define MAX_FRAMES 64
@@ -139,11 +138,12 @@ struct run {
 	bool interactive;    /* a shell session: Ctrl-C holds, not ends */
 	bool all_candidates; /* `continue`: bound threads run and match too */
 	bool no_deadline;
-	const char *label;     /* trace text for step/next/finish events */
-	struct search *oracle; /* explore: resolves choose; NULL: first value */
-	bool abandoned;	       /* the oracle stopped this run (another shard's) */
-	FILE *record;	       /* explore: the run as an exact schedule */
-	int64_t *locals;       /* let/for variables */
+	const char *label; /* trace text for step/next/finish events */
+	/* explore: the search's hooks, which resolve choose; NULL: first value */
+	const struct run_hooks *oracle;
+	bool abandoned;	 /* the oracle stopped this run (another shard's) */
+	FILE *record;	 /* explore: the run as an exact schedule */
+	int64_t *locals; /* let/for variables */
 	int nlocals;
 	struct tr_thread *last_run;	   /* the thread the last run/step moved (cb) */
 	bool no_drain;			   /* deadlock, driver ended: do not wait for the end */

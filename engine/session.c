@@ -10,6 +10,7 @@
  */
 #include "engine/internal.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -183,4 +184,100 @@ enum engine_outcome engine_run_attached(struct policy *pol, pid_t pid,
 					const struct engine_options *opt)
 {
 	return run_on(pol, NULL, pid, opt);
+}
+
+/* --- one run for a search --- */
+
+static double ms_between(int64_t from_us, int64_t to_us)
+{
+	return (double)(to_us - from_us) / 1000.0;
+}
+
+/* The schedule on a launched program, with the search's hooks; then the
+ * program is ended as after `cctrace run`. */
+static void run_with_hooks(struct run *r, struct policy *pol, const struct run_hooks *hooks,
+			   struct run_result *out)
+{
+	pid_t driver_pid;
+	int64_t t1, t2;
+
+	r->oracle = hooks->choose ? hooks : NULL;
+	r->record = hooks->record;
+	r->symbol_cache = hooks->symbol_cache;
+	r->deferred_trace = hooks->deferred_trace;
+	driver_pid = run_start_driver(r, r->opt->driver, hooks->quiet_driver);
+	t1 = tracer_now_us();
+	run_statements(r, pol->sched);
+	t2 = tracer_now_us();
+	run_finish(r);
+	out->finish_ms = ms_between(t2, tracer_now_us());
+	out->symbols_ms = (double)r->symbols_us / 1000.0;
+	out->schedule_ms = ms_between(t1, t2) - out->symbols_ms;
+	out->outcome = r->outcome;
+	out->abandoned = r->abandoned;
+	/* Only a kept trace is named. */
+	if (hooks->deferred_trace && r->opt->trace &&
+	    (r->outcome == OUTCOME_BUG || hooks->trace_every_run))
+		report_deferred_trace(r, r->opt->trace);
+	run_stop_driver(driver_pid);
+}
+
+int engine_run_once(struct policy *pol, char *const argv[], const struct engine_options *opt,
+		    const struct run_hooks *hooks, struct run_result *out, char *err, size_t errlen)
+{
+	struct tracer_options topt = {.pin_cpu = opt->pin_cpu};
+	int64_t t0 = tracer_now_us();
+	struct tracer *t = tracer_new(&topt);
+	struct run *r = NULL;
+	int rc = -1;
+
+	assert(pol && argv && argv[0] && hooks && out);
+	memset(out, 0, sizeof(*out));
+	out->outcome = OUTCOME_ERROR;
+	if (!t) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	if (tracer_launch(t, argv, err, errlen) < 0)
+		goto out;
+	out->launch_ms = ms_between(t0, tracer_now_us());
+	r = run_new(pol, t, opt, true);
+	if (!r) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	run_with_hooks(r, pol, hooks, out);
+	rc = 0;
+out:
+	run_free(r);
+	tracer_free(t);
+	return rc;
+}
+
+struct symbol_cache *engine_symbol_cache_new(void)
+{
+	return calloc(1, sizeof(struct symbol_cache));
+}
+
+void engine_symbol_cache_free(struct symbol_cache *c)
+{
+	if (!c)
+		return;
+	symbol_cache_free(c);
+	free(c);
+}
+
+int engine_watched_count(const struct policy *pol)
+{
+	return pol->nwatched;
+}
+
+int engine_stop_signal(void)
+{
+	return tracer_stop_signal(false);
+}
+
+int64_t engine_now_ms(void)
+{
+	return tracer_now_ms();
 }

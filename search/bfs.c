@@ -27,7 +27,6 @@ struct bfs {
 
 static int bfs_init(struct search *s)
 {
-	s->trace.split_first = true;
 	s->state = calloc(1, sizeof(struct bfs));
 	return s->state ? 0 : -1;
 }
@@ -114,6 +113,7 @@ const struct strategy_ops search_bfs = {
     .usage = "takes no parameter",
     .init = bfs_init,
     .fini = bfs_fini,
+    .shard = trace_shard_first_choice,
     .choose = bfs_choose,
     .next_run = bfs_next_run,
 };

@@ -19,7 +19,6 @@
 
 static int cb_init(struct search *s)
 {
-	s->trace.split_first = true;
 	s->trace.preemption_bound = s->cfg.param[0];
 	return 0;
 }
@@ -50,6 +49,7 @@ const struct strategy_ops search_cb = {
     .usage = "needs a bound from 0 to 16, e.g. cb:2",
     .init = cb_init,
     .fini = cb_fini,
+    .shard = trace_shard_first_choice,
     .choose = cb_choose,
     .next_run = cb_next_run,
 };

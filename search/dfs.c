@@ -14,7 +14,7 @@
 
 static int dfs_init(struct search *s)
 {
-	s->trace.split_first = true;
+	(void)s;
 	return 0;
 }
 
@@ -39,6 +39,7 @@ const struct strategy_ops search_dfs = {
     .usage = "takes no parameter",
     .init = dfs_init,
     .fini = dfs_fini,
+    .shard = trace_shard_first_choice,
     .choose = dfs_choose,
     .next_run = dfs_next_run,
 };

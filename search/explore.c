@@ -8,7 +8,7 @@
  * DIR/bug-N.sched (the exact schedule of that run, which `cctrace run`
  * replays) and DIR/bug-N.txt (outcome, stack, trace, strategy and seed).
  */
-#include "engine/internal.h"
+#include "search/search.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -38,49 +38,48 @@ static void free_run(struct one_run *o)
 	free(o->choices);
 }
 
+/* The engine's choose hook, answered by the search. */
+static int choose_by_search(void *ctx, const struct engine_choice *c)
+{
+	_Static_assert(SEARCH_ABANDON == ENGINE_CHOICE_ABANDON, "one answer for 'not this run'");
+	return search_choose(ctx, &(struct search_point){c->n, c->ids, c->current, c->current_var});
+}
+
 static int execute_once(struct policy *pol, char *const argv[], const struct engine_options *opt,
 			const struct explore_options *eo, struct search *oracle,
 			struct symbol_cache *cache, struct one_run *out,
 			struct explore_summary *sum, char *err, size_t errlen)
 {
-	int64_t t0 = tracer_now_us(), t1, t2;
-	pid_t driver_pid = 0;
-	struct tracer_options topt = {.pin_cpu = opt->pin_cpu};
 	struct engine_options local = *opt;
 	FILE *record = open_memstream(&out->schedule, &out->schedule_len);
-	struct tracer *t = tracer_new(&topt);
-	struct run *r = NULL;
+	struct run_hooks hooks = {
+	    .choose = choose_by_search,
+	    .ctx = oracle,
+	    .record = record,
+	    .symbol_cache = cache,
+	    .deferred_trace = !eo->trace_json,
+	    .trace_every_run = eo->verbose,
+	    .quiet_driver = !eo->verbose,
+	};
+	struct run_result res;
 	int rc = -1;
 	size_t choices_len;
 
 	local.report = open_memstream(&out->report, &out->report_len);
 	local.trace = open_memstream(&out->trace, &out->trace_len);
-	local.trace_json = NULL;
-	if (!t || !record || !local.report || !local.trace)
+	local.trace_json = eo->trace_json;
+	if (!record || !local.report || !local.trace) {
+		snprintf(err, errlen, "out of memory");
 		goto out;
-	if (tracer_launch(t, argv, err, errlen) < 0)
+	}
+	if (engine_run_once(pol, argv, &local, &hooks, &res, err, errlen) < 0)
 		goto out;
-	sum->launch_ms += (double)(tracer_now_us() - t0) / 1000.0;
-	r = run_new(pol, t, &local, true);
-	if (!r)
-		goto out;
-	r->oracle = oracle;
-	r->record = record;
-	r->symbol_cache = cache;
-	r->deferred_trace = true;
-	driver_pid = run_start_driver(r, opt->driver, !eo->verbose);
-	t1 = tracer_now_us();
-	run_statements(r, pol->sched);
-	t2 = tracer_now_us();
-	run_finish(r);
-	sum->finish_ms += (double)(tracer_now_us() - t2) / 1000.0;
-	sum->symbols_ms += (double)r->symbols_us / 1000.0;
-	sum->schedule_ms += (double)(t2 - t1 - r->symbols_us) / 1000.0;
-	out->outcome = r->outcome;
-	/* Only a bug's trace is kept, so only a bug's is named. */
-	if (r->outcome == OUTCOME_BUG || eo->verbose)
-		report_deferred_trace(r, local.trace);
-	out->abandoned = r->abandoned;
+	sum->launch_ms += res.launch_ms;
+	sum->symbols_ms += res.symbols_ms;
+	sum->schedule_ms += res.schedule_ms;
+	sum->finish_ms += res.finish_ms;
+	out->outcome = res.outcome;
+	out->abandoned = res.abandoned;
 	out->diverged = search_diverged(oracle);
 	choices_len = search_trace(oracle, NULL, 0) + 1;
 	out->choices = malloc(choices_len);
@@ -91,10 +90,6 @@ static int execute_once(struct policy *pol, char *const argv[], const struct eng
 	search_trace(oracle, out->choices, choices_len);
 	rc = 0;
 out:
-	run_stop_driver(driver_pid);
-	run_free(r);
-	if (t)
-		tracer_free(t);
 	if (record)
 		fclose(record);
 	if (local.report)
@@ -314,7 +309,7 @@ static void seen_add(struct seen *set, const char *trace)
 static void progress(const struct explore_options *eo, const struct explore_summary *sum,
 		     const struct search *oracle, int64_t t0)
 {
-	double s = (double)(tracer_now_ms() - t0) / 1000.0;
+	double s = (double)(engine_now_ms() - t0) / 1000.0;
 
 	if (!eo->progress)
 		return;
@@ -325,29 +320,37 @@ static void progress(const struct explore_options *eo, const struct explore_summ
 		s > 0 ? sum->runs / s : 0.0, search_space_estimate(oracle));
 }
 
-static void print_json(const struct explore_options *eo, const struct explore_summary *sum,
-		       const char *strategy)
+void search_summary_json(FILE *f, const struct explore_options *eo,
+			 const struct explore_summary *sum)
 {
-	if (!eo->json)
-		return;
-	fprintf(eo->json,
-		"{\"strategy\":\"%s\",\"seed\":%lu,\"runs\":%ld,\"bugs\":%ld,\"completed\":%ld,"
-		"\"distinct\":%ld,\"space_estimate\":%.0f,"
+	fprintf(f,
+		"{\"strategy\":\"%s\",\"seed\":%lu,\"jobs\":%d,\"runs\":%ld,\"bugs\":%ld,"
+		"\"completed\":%ld,\"distinct\":%ld,\"space_estimate\":%.0f,"
 		"\"infeasible\":%ld,\"unrealizable\":%ld,\"diverged\":%ld,\"errors\":%ld,"
 		"\"ms\":%.0f,\"runs_per_second\":%.2f,\"ms_launch\":%.1f,\"ms_symbols\":%.1f,"
 		"\"ms_schedule\":%.1f,\"ms_finish\":%.1f}\n",
-		strategy, (unsigned long)eo->seed, sum->runs, sum->bugs, sum->completed,
-		sum->distinct, sum->space_estimate, sum->infeasible, sum->unrealizable,
-		sum->diverged, sum->errors, sum->ms,
+		sum->strategy, (unsigned long)eo->seed, sum->jobs > 0 ? sum->jobs : 1, sum->runs,
+		sum->bugs, sum->completed, sum->distinct, sum->space_estimate, sum->infeasible,
+		sum->unrealizable, sum->diverged, sum->errors, sum->ms,
 		sum->ms > 0 ? sum->runs * 1000.0 / sum->ms : 0.0, sum->launch_ms, sum->symbols_ms,
 		sum->schedule_ms, sum->finish_ms);
+}
+
+/* After a run's JSON trace: which run it was and how it ended. */
+static void trace_json_end(const struct explore_options *eo, const struct explore_summary *sum,
+			   const struct one_run *o)
+{
+	if (!eo->trace_json || o->abandoned)
+		return;
+	fprintf(eo->trace_json, "{\"run\":%ld,\"choices\":\"%s\",\"outcome\":\"%s\"}\n", sum->runs,
+		o->choices ? o->choices : "", engine_outcome_name(o->outcome));
 }
 
 /* Ctrl-C, SIGTERM or another stop signal reached cctrace (the flag
  * outlives the run's tracer). */
 static bool stop_requested(void)
 {
-	return tracer_stop_signal(false) != 0;
+	return engine_stop_signal() != 0;
 }
 
 int search_explore(struct policy *pol, char *const argv[], const struct engine_options *opt,
@@ -357,37 +360,42 @@ int search_explore(struct policy *pol, char *const argv[], const struct engine_o
 	struct search_config cfg = {.seed = eo->seed};
 	struct search *oracle;
 	struct seen seen = {0};
-	struct symbol_cache cache = {0};
+	struct symbol_cache *cache;
 	bool exhausted = false;
-	int64_t t0 = tracer_now_ms();
-	char strategy[32];
+	int64_t t0 = engine_now_ms();
+	const char *strategy = sum->strategy;
 	bool more = true;
 	int rc = 0;
 
 	memset(sum, 0, sizeof(*sum));
+	sum->jobs = 1;
 	if (search_parse(eo->strategy ? eo->strategy : "dfs", &cfg, err, errlen) < 0)
 		return -1;
 	cfg.shard = eo->nshards > 0 ? eo->shard - 1 : 0;
 	cfg.nshards = eo->nshards > 0 ? eo->nshards : 1;
-	search_name(&cfg, strategy, sizeof(strategy));
+	search_name(&cfg, sum->strategy, sizeof(sum->strategy));
 	if (mkdir(eo->out_dir, 0777) < 0 && errno != EEXIST) {
 		snprintf(err, errlen, "cannot create %s: %s", eo->out_dir, strerror(errno));
 		return -1;
 	}
-	oracle = search_new(&cfg, pol->nwatched);
-	if (!oracle) {
+	oracle = search_new(&cfg, engine_watched_count(pol));
+	cache = engine_symbol_cache_new();
+	if (!oracle || !cache) {
+		search_free(oracle);
+		engine_symbol_cache_free(cache);
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
 	while (more) {
 		struct one_run o = {0};
 
-		if (execute_once(pol, argv, opt, eo, oracle, &cache, &o, sum, err, errlen) < 0) {
+		if (execute_once(pol, argv, opt, eo, oracle, cache, &o, sum, err, errlen) < 0) {
 			free_run(&o);
 			rc = -1;
 			break;
 		}
 		count(sum, &o);
+		trace_json_end(eo, sum, &o);
 		if (eo->verbose && o.outcome != OUTCOME_COMPLETED && !o.abandoned)
 			fprintf(stderr, "--- run %ld [%s]: %s\n%s%s", sum->runs,
 				o.choices ? o.choices : "", engine_outcome_name(o.outcome),
@@ -421,15 +429,14 @@ int search_explore(struct policy *pol, char *const argv[], const struct engine_o
 		exhausted = !search_next_run(oracle);
 		more = rc == 0 && !exhausted && (eo->all || sum->bugs == 0) &&
 		       (!eo->max_runs || sum->runs < eo->max_runs) &&
-		       (!eo->max_ms || tracer_now_ms() - t0 < eo->max_ms);
+		       (!eo->max_ms || engine_now_ms() - t0 < eo->max_ms);
 	}
 	if (eo->progress)
 		fputc('\n', stderr);
-	sum->ms = (double)(tracer_now_ms() - t0);
+	sum->ms = (double)(engine_now_ms() - t0);
 	sum->space_estimate = exhausted ? (double)sum->distinct : search_space_estimate(oracle);
-	print_json(eo, sum, strategy);
 	search_free(oracle);
-	symbol_cache_free(&cache);
+	engine_symbol_cache_free(cache);
 	free(seen.slots);
 	return rc;
 }

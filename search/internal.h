@@ -72,6 +72,9 @@ int trace_next(struct search *s, int n, bool can_continue, bool forced);
 int trace_draw(struct search *s, int k, int n);
 /* Preemptions of the run so far (before the next entry). */
 int trace_preemptions(const struct search *s);
+/* The shard hook of the depth-first family (dfs, bfs, cb): shard i of N
+ * takes options i, i+N, ... of the first real choice. */
+void trace_shard_first_choice(struct search *s);
 /* Is entry `at` where shards split?  How far apart are the options one
  * shard takes there (nshards), or anywhere else (1)? */
 bool trace_is_shard_point(const struct search *s, int at);
@@ -96,6 +99,9 @@ int rng_below(uint64_t *state, int n);
 /* Run r of shard i of N draws from seed + (r * N + i) * golden ratio: a run
  * is reproducible from the seed, and shards split the runs. */
 uint64_t rng_run_seed(const struct search *s);
+/* The shard hook of the seeded strategies (random, pct, pctvb): nothing to
+ * set up, since every run draws from rng_run_seed, which is the shard's. */
+void rng_shard_by_run_seed(struct search *s);
 
 /* --- varset.c --- */
 

@@ -14,7 +14,7 @@
  * preemption, so fewer steps and fewer preemptions come together.  The
  * original is kept beside it as bug-N.full.sched.
  */
-#include "engine/internal.h"
+#include "search/search.h"
 
 #include <stdio.h>
 #include <stdlib.h>

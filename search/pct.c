@@ -105,6 +105,7 @@ const struct strategy_ops search_pct = {
     .usage = "needs a depth from 1 to 16, e.g. pct:3",
     .init = pct_init,
     .fini = pct_fini,
+    .shard = rng_shard_by_run_seed,
     .plan = pct_plan,
     .choose = pct_choose,
     .next_run = pct_next_run,

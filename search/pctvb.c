@@ -173,6 +173,7 @@ const struct strategy_ops search_pctvb = {
     .usage = "needs a depth D and a number of variables V, each from 1 to 16, e.g. pctvb:2:1",
     .init = pctvb_init,
     .fini = pctvb_fini,
+    .shard = rng_shard_by_run_seed,
     .plan = pctvb_plan,
     .choose = pctvb_choose,
     .next_run = pctvb_next_run,

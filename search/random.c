@@ -52,6 +52,7 @@ const struct strategy_ops search_random = {
     .usage = "takes no parameter",
     .init = random_init,
     .fini = random_fini,
+    .shard = rng_shard_by_run_seed,
     .plan = random_plan,
     .choose = random_choose,
     .next_run = random_next_run,

@@ -41,6 +41,7 @@ struct search *search_new(const struct search_config *cfg, int nvars)
 		search_free(s); /* fini takes what a failed init left */
 		return NULL;
 	}
+	s->cfg.ops->shard(s);
 	start_run(s);
 	return s;
 }

@@ -1,6 +1,6 @@
 /*
  * search: the strategies that resolve `choose` across the runs of
- * `cctrace explore`.
+ * `cctrace explore`, and the search itself (explore, minimise, jobs).
  *
  * This is CONCURRIT's oracle (000, section 4).  Each run asks it for an
  * option at every choice point and tells it when the run is over; it
@@ -36,6 +36,11 @@
  * unsharded, each run in one shard.  How a strategy splits its space is its
  * own business, stated in its file.
  *
+ * The search loop (explore.c), minimisation (minimize.c) and the --jobs
+ * fan-out (jobs.c) run the program through engine/engine.h only: one run
+ * is engine_run_once(), whose choose hook this module answers; the engine
+ * never calls into search/.
+ *
  * Adding a strategy: one file defining a `const struct strategy_ops`, one
  * line in strategy.c's table, and its unit test in tests/test_strategies.c.
  * A strategy's state is private to its file; search/internal.h gives it the
@@ -45,9 +50,12 @@
 #ifndef CCTRACE_SEARCH_SEARCH_H
 #define CCTRACE_SEARCH_SEARCH_H
 
+#include "engine/engine.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 struct search;
 struct strategy_ops;
@@ -78,12 +86,14 @@ struct search_point {
  * (absent ones take their default).  The hooks get the whole search; the
  * strategy keeps its own state in it (search/internal.h).
  *
- * Sharding and reporting are not hooks.  A strategy splits its space
- * among shards through what it shares (init turns on trace.c's split of
- * the first real choice; the seeded ones draw from per-run seeds, rng.c)
- * or in its own next_run (vb:V:T's permutations), and says which in its
- * file.  Every strategy reports the same things, kept by search.c: the
- * options taken, divergence, the space estimate and its canonical name.
+ * Sharding is a hook: `shard`, called once after init, sets up how this
+ * shard takes its part of the space: the first real choice split among
+ * shards (trace_shard_first_choice: dfs, bfs, cb, vb:V), per-run seeds
+ * (rng_shard_by_run_seed: random, pct, pctvb), or the strategy's own
+ * (vb:V:T's permutations, in its next_run).  Reporting is not a hook:
+ * every strategy reports the same things, kept by search.c (the options
+ * taken, divergence, the space estimate, the canonical name), and a
+ * strategy that had more to say would add a field here, not a format.
  */
 struct strategy_ops {
 	const char *name;
@@ -95,6 +105,8 @@ struct strategy_ops {
 	 * -1 when out of memory.  fini frees it, also after a failed init. */
 	int (*init)(struct search *s);
 	void (*fini)(struct search *s);
+	/* Set up shard cfg.shard of cfg.nshards (also for 1 of 1). */
+	void (*shard)(struct search *s);
 	/* The start of every run, including the first (optional). */
 	void (*plan)(struct search *s);
 	int (*choose)(struct search *s, const struct search_point *p);
@@ -131,5 +143,78 @@ bool search_diverged(const struct search *s);
  * numbers of options along the run).  A search that ran out of traces
  * knows it exactly instead: it is the number of runs. */
 double search_space_estimate(const struct search *s);
+
+/* --- systematic search: explore.c, minimize.c, jobs.c ---
+ *
+ * Runs go through the engine's one-run API (engine_run_once), the search
+ * resolving each choose through its hook; nothing here sees the engine's
+ * private state.
+ */
+
+struct explore_options {
+	const char *strategy; /* dfs, bfs, random, pct:D, cb:N */
+	long max_runs;	      /* 0: no limit (dfs and bfs stop when exhausted) */
+	int64_t max_ms;	      /* 0: no limit */
+	uint64_t seed;
+	int shard, nshards;   /* 1-based shard of nshards; 0/0 for all */
+	const char *out_dir;  /* where bug-N.sched and bug-N.txt go */
+	bool all;	      /* keep going after the first bug */
+	bool progress;	      /* a status line on stderr */
+	FILE *json;	      /* a final summary as JSON, or NULL */
+	FILE *schedules;      /* one line per run: its choices, or NULL */
+	int minimize_replays; /* > 0: minimise each bug, keeping it R of R */
+	bool verbose;	      /* print the trace and report of every run that is not completed */
+	/* the JSON trace of every run, each followed by a line
+	 * {"run":N,"choices":"..","outcome":".."}; NULL: none (runs then only
+	 * name a bug's trace, which is cheaper) */
+	FILE *trace_json;
+	int jobs; /* search_explore_jobs: worker processes; 0 or 1: none */
+};
+
+struct explore_summary {
+	long runs, bugs, completed, infeasible, unrealizable, diverged, errors, skipped;
+	/* where the time of the runs went, in ms: launching up to the program's
+	 * entry point, opening symbol tables, running the schedule (symbols
+	 * excluded), and ending (the program run to its end or killed) */
+	double launch_ms, symbols_ms, schedule_ms, finish_ms;
+	bool interrupted;
+	long distinct;	       /* distinct choice traces among the runs */
+	double space_estimate; /* estimated number of traces in the search space */
+	double ms;
+	char strategy[32]; /* canonical name ("pctvb:2:1") */
+	int jobs;	   /* worker processes (1: none) */
+	/* the outcome line of the last unrealizable or error run ("" if none):
+	 * why, when no run could follow the schedule */
+	char last_failure[512];
+};
+
+/* Restart argv as many times as the strategy asks, resolving the
+ * schedule's choose points differently each time.  Returns 0 when the
+ * search ran (bugs or not), -1 on an error that stopped it.  eo->json gets
+ * the summary. */
+int search_explore(struct policy *pol, char *const argv[], const struct engine_options *opt,
+		   const struct explore_options *eo, struct explore_summary *sum, char *err,
+		   size_t errlen);
+
+/* search_explore over eo->jobs worker processes (jobs.c): each explores
+ * one of J sub-shards of eo's shard (so jobs and shards compose) into
+ * OUT/job-N; the first bug stops the others (unless eo->all); every
+ * worker's bugs are then numbered into one sequence in OUT, and the
+ * summaries added into one, written to eo->json in search_explore's
+ * schema.  "{job}" in argv and opt->driver becomes the job's number 1..J
+ * (1 with no jobs): a port per worker.  Returns as search_explore. */
+int search_explore_jobs(struct policy *pol, char *const argv[], const struct engine_options *opt,
+			const struct explore_options *eo, struct explore_summary *sum, char *err,
+			size_t errlen);
+
+/* The summary as one JSON line (the schema of --json, docs/search.md). */
+void search_summary_json(FILE *f, const struct explore_options *eo,
+			 const struct explore_summary *sum);
+
+/* Drop steps from the schedule file at path while it still reproduces a
+ * bug in replays of replays; the original stays as PATH-without-.sched
+ * plus .full.sched.  *removed counts the dropped lines. */
+int search_minimize(const char *path, char *const argv[], const struct engine_options *opt,
+		    int replays, int *removed);
 
 #endif

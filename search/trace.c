@@ -210,3 +210,8 @@ int trace_relative_option(const struct search_point *p, int k)
 	assert(!"relative option out of range");
 	return 0;
 }
+
+void trace_shard_first_choice(struct search *s)
+{
+	s->trace.split_first = true;
+}

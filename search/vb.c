@@ -49,7 +49,6 @@ static int vb_init(struct search *s)
 		return -1;
 	s->state = v;
 	s->trace.preemption_bound = s->cfg.param[0];
-	s->trace.split_first = !thread_bound;
 	if (varset_init(&v->set, s->nvars) < 0)
 		return -1;
 	varset_first(&v->set, s->nvars ? 1 : 0);
@@ -60,6 +59,13 @@ static int vb_init(struct search *s)
 		return -1;
 	v->have_perm = tbound_first(v->tb, s, set_key(v));
 	return 0;
+}
+
+/* Without a thread bound, as dfs; with one, each shard takes its share of
+ * the permutations (tbound.c), in vb_next_run. */
+static void vb_shard(struct search *s)
+{
+	s->trace.split_first = !s->cfg.param[1];
 }
 
 static void vb_fini(struct search *s)
@@ -164,6 +170,7 @@ const struct strategy_ops search_vb = {
 	     "vb:1:2",
     .init = vb_init,
     .fini = vb_fini,
+    .shard = vb_shard,
     .plan = vb_plan,
     .choose = vb_choose,
     .next_run = vb_next_run,

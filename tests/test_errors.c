@@ -331,7 +331,9 @@ Test(errors, attach_not_a_pid)
 
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct h_result r = H_RUN(h_cctrace(), "attach", bad[i], sched);
-		char *want = h_fmt("cctrace attach: '%s' is not a process id\n", bad[i]);
+		char *want = h_fmt("cctrace attach: '%s' is not a process id\n"
+				   "Try 'cctrace attach --help' for more information.\n",
+				   bad[i]);
 
 		cr_expect_eq(r.code, 3, "attach '%s': exit %d:\n%s", bad[i], r.code, r.err);
 		cr_expect_str_eq(r.err, want, "attach '%s'", bad[i]);
@@ -427,29 +429,34 @@ Test(errors, command_line_mistakes)
 
 	r = H_RUN(h_cctrace(), "run", sched, ERRFIX);
 	cr_expect_eq(r.code, 3);
-	cr_expect_str_eq(r.err, "cctrace run: expected SCHEDULE -- PROGRAM [ARGS...]\n");
+	cr_expect_str_eq(r.err, "cctrace run: expected SCHEDULE -- PROGRAM [ARGS...]\n"
+				"Try 'cctrace run --help' for more information.\n");
 	h_result_free(&r);
 
 	r = H_RUN(h_cctrace(), "attach", "1");
 	cr_expect_eq(r.code, 3);
-	cr_expect_str_eq(r.err, "cctrace attach: expected PID SCHEDULE\n");
+	cr_expect_str_eq(r.err, "cctrace attach: expected PID SCHEDULE\n"
+				"Try 'cctrace attach --help' for more information.\n");
 	h_result_free(&r);
 
 	r = H_RUN(h_cctrace(), "frob");
 	cr_expect_eq(r.code, 3);
-	cr_expect(strncmp(r.err, "cctrace: unknown command 'frob'\nusage: ", 39) == 0, "%s", r.err);
+	cr_expect_str_eq(r.err, "cctrace: unknown command 'frob'\n"
+				"Try 'cctrace --help' for more information.\n");
 	h_result_free(&r);
 
 	r = H_RUN(h_cctrace(), "run", "--timeout", "5x", sched, "--", ERRFIX, "wait");
 	cr_expect_eq(r.code, 3);
-	cr_expect_str_eq(r.err, "cctrace: bad --timeout '5x': use e.g. 500ms or 2s\n");
+	cr_expect_str_eq(r.err, "cctrace run: bad --timeout '5x': use e.g. 500ms or 2s\n"
+				"Try 'cctrace run --help' for more information.\n");
 	cr_expect_str_eq(r.out, "");
 	h_result_free(&r);
 
 	r = H_RUN(h_cctrace(), "run", "--expect", "bogus", sched, "--", ERRFIX, "wait");
 	cr_expect_eq(r.code, 3);
-	cr_expect_str_eq(r.err, "cctrace: bad --expect 'bogus': use bug, completed, unrealizable "
-				"or error\n");
+	cr_expect_str_eq(r.err, "cctrace run: bad --expect 'bogus': use bug, completed, "
+				"unrealizable or error\n"
+				"Try 'cctrace run --help' for more information.\n");
 	cr_expect_str_eq(r.out, "");
 	h_result_free(&r);
 }
@@ -475,12 +482,14 @@ Test(errors, decimal_durations_in_schedule_and_cli)
 	struct h_result r =
 	    H_RUN(h_cctrace(), "run", "--timeout", "0.5ms", plain, "--", ERRFIX, "wait");
 	cr_expect_eq(r.code, 3);
-	cr_expect_str_eq(r.err, "cctrace: bad --timeout '0.5ms': use e.g. 500ms or 2s\n");
+	cr_expect_str_eq(r.err, "cctrace run: bad --timeout '0.5ms': use e.g. 500ms or 2s\n"
+				"Try 'cctrace run --help' for more information.\n");
 	cr_expect_str_eq(r.out, "", "errfix ran:\n%s", r.out);
 	h_result_free(&r);
 	r = H_RUN(h_cctrace(), "explore", plain, "--time", "1.5x", "--", ERRFIX, "wait");
 	cr_expect_eq(r.code, 3);
-	cr_expect_str_eq(r.err, "cctrace explore: bad --time '1.5x'\n");
+	cr_expect_str_eq(r.err, "cctrace explore: bad --time '1.5x'\n"
+				"Try 'cctrace explore --help' for more information.\n");
 	h_result_free(&r);
 	char *bad = h_temp_sched("bad.sched", "timeout 0.0001s\n");
 	r = H_RUN(h_cctrace(), "run", bad, "--", ERRFIX, "wait");

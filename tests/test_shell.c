@@ -906,7 +906,7 @@ Test(shell, terminal_program_reads_the_terminal)
 
 /*
  * Ctrl-C on `cctrace run` is cctrace's: the run ends as interrupted, exit
- * 3, the program killed, and the terminal is the shell's again; the same
+ * 130 (128 + SIGINT), the program killed, and the terminal is the shell's again; the same
  * when the program holds the terminal because it is reading it.
  */
 Test(shell, run_ctrl_c_interrupts_the_run)

@@ -1,0 +1,560 @@
+/*
+ * options.c: the one option table of the command line, and its parser.
+ *
+ * Three getopt tables (run and attach, explore, shell) used to parse the
+ * same options and drifted apart: an option one command took, another
+ * refused or spelt differently, and each --help was written by hand.  Here
+ * an option is one row: its names, its argument, the commands that take
+ * it, its help text and the function that checks and stores its value.
+ * getopt_long does the parsing (its option list is built from the rows);
+ * the help of each command is printed from the rows that name it.
+ */
+#include "cli/options.h"
+#include "lang/lang.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ALL_RUNS (CLI_RUN | CLI_ATTACH | CLI_EXPLORE)
+#define TRACING	 (CLI_RUN | CLI_ATTACH | CLI_EXPLORE | CLI_SHELL)
+
+/* What an option does with its value. */
+enum cli_store {
+	STORE_TRUE,   /* a flag: the bool at `field` becomes true */
+	STORE_FALSE,  /* a flag: ...false (--no-pin) */
+	STORE_STRING, /* the const char * at `field` is the argument */
+	STORE_CHECK,  /* `set` checks and stores it */
+};
+
+struct cli_option {
+	const char *name;
+	int short_name;	 /* 0: none */
+	const char *arg; /* the argument's name in the help; NULL: a flag */
+	unsigned commands;
+	const char *help; /* words, wrapped when printed */
+	enum cli_store store;
+	size_t field; /* offsetof(struct cli_args, ...) */
+	/* STORE_CHECK: 0, or -1 after cli_usage_error */
+	int (*set)(struct cli_args *a, const char *value);
+};
+
+static int bad_value(struct cli_args *a, const char *option, const char *value, const char *hint)
+{
+	cli_usage_error(a->command, "bad --%s '%s'%s%s", option, value, hint ? ": " : "",
+			hint ? hint : "");
+	return -1;
+}
+
+static int set_timeout(struct cli_args *a, const char *v)
+{
+	if (lang_parse_duration(v, strlen(v), "s", &a->opt.timeout_ms, NULL, 0) < 0)
+		return bad_value(a, "timeout", v, "use e.g. 500ms or 2s");
+	return 0;
+}
+
+static int set_expect(struct cli_args *a, const char *v)
+{
+	a->expect = engine_outcome_parse(v);
+	if (a->expect < 0)
+		return bad_value(a, "expect", v, "use bug, completed, unrealizable or error");
+	return 0;
+}
+
+static int set_watchpoints(struct cli_args *a, const char *v)
+{
+	int mode = engine_watchpoints_parse(v);
+
+	if (mode < 0)
+		return bad_value(a, "watchpoints", v, "use hw, sw or auto");
+	a->opt.watchpoints = (enum engine_watchpoints)mode;
+	return 0;
+}
+
+/* A whole number in [min, max], or -1 after saying which option. */
+static int whole(struct cli_args *a, const char *option, const char *v, long min, long max,
+		 long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtol(v, &end, 10);
+	if (errno || !*v || *end || *out < min || *out > max)
+		return bad_value(a, option, v, NULL);
+	return 0;
+}
+
+static int set_runs(struct cli_args *a, const char *v)
+{
+	return whole(a, "runs", v, 1, 0x7fffffffL, &a->eo.max_runs);
+}
+
+static int set_time(struct cli_args *a, const char *v)
+{
+	if (lang_parse_duration(v, strlen(v), "s", &a->eo.max_ms, NULL, 0) < 0)
+		return bad_value(a, "time", v, NULL);
+	return 0;
+}
+
+static int set_seed(struct cli_args *a, const char *v)
+{
+	char *end;
+
+	errno = 0;
+	a->eo.seed = strtoull(v, &end, 10);
+	if (errno || !*v || *end)
+		return bad_value(a, "seed", v, NULL);
+	return 0;
+}
+
+static int set_shard(struct cli_args *a, const char *v)
+{
+	char extra;
+
+	if (sscanf(v, "%d/%d%c", &a->eo.shard, &a->eo.nshards, &extra) != 2 || a->eo.shard < 1 ||
+	    a->eo.shard > a->eo.nshards)
+		return bad_value(a, "shard (use I/N with 1 <= I <= N)", v, NULL);
+	return 0;
+}
+
+static int set_minimize(struct cli_args *a, const char *v)
+{
+	long n;
+
+	if (whole(a, "minimize", v, 0, 1000, &n) < 0)
+		return -1;
+	a->eo.minimize_replays = (int)n;
+	return 0;
+}
+
+static int set_jobs(struct cli_args *a, const char *v)
+{
+	long n;
+
+	if (whole(a, "jobs", v, 1, 256, &n) < 0)
+		return -1;
+	a->eo.jobs = (int)n;
+	return 0;
+}
+
+static int set_no_minimize(struct cli_args *a, const char *v)
+{
+	(void)v;
+	a->eo.minimize_replays = 0;
+	return 0;
+}
+
+#define FIELD(f)  offsetof(struct cli_args, f)
+#define CHECK(fn) STORE_CHECK, 0, fn
+
+/* The table.  Rows of one name may differ by command (-o is a FILE for
+ * run, a DIR for explore); a name's first row gives its getopt entry. */
+static const struct cli_option table[] = {
+    {"quiet", 'q', NULL, CLI_RUN | CLI_ATTACH | CLI_SHELL, "no trace lines, only the outcome",
+     STORE_TRUE, FIELD(quiet)},
+    {"quiet", 'q', NULL, CLI_EXPLORE, "no progress line and no watchpoint note, only the summary",
+     STORE_TRUE, FIELD(quiet)},
+    {"out", 'o', "FILE", CLI_RUN | CLI_ATTACH, "the trace to FILE instead of stderr (- for stdout)",
+     STORE_STRING, FIELD(out_path)},
+    {"out", 'o', "DIR", CLI_EXPLORE, "where bug-N.sched and bug-N.txt go (default cctrace-bugs)",
+     STORE_STRING, FIELD(out_path)},
+    {"timeout", 0, "DURATION", TRACING,
+     "default limit of every wait (e.g. 500ms, 2s, 1.5m; default 10s)", CHECK(set_timeout)},
+    {"expect", 0, "OUTCOME", CLI_RUN | CLI_ATTACH,
+     "exit 0 if the outcome is OUTCOME (bug, completed, unrealizable, error) and 4 otherwise",
+     CHECK(set_expect)},
+    {"expect", 0, "OUTCOME", CLI_EXPLORE,
+     "exit 0 if the search's outcome is OUTCOME (bug if it found one, else completed) and 4 "
+     "otherwise",
+     CHECK(set_expect)},
+    {"fail-on-exit", 0, NULL, ALL_RUNS, "a non-zero exit status of the program is a bug",
+     STORE_TRUE, FIELD(opt.fail_on_exit)},
+    {"driver", 0, "CMD", ALL_RUNS,
+     "a shell command (a client) started once the program is under control;\n"
+     "the run ends when it exits, non-zero being a bug",
+     STORE_STRING, FIELD(opt.driver)},
+    {"trace-json", 0, "FILE", CLI_RUN | CLI_ATTACH,
+     "also write the trace as JSON lines to FILE (- for stdout)", STORE_STRING,
+     FIELD(trace_json_path)},
+    {"trace-json", 0, "FILE", CLI_EXPLORE,
+     "write every run's trace as JSON lines to FILE (- for stdout), each run followed by "
+     "{\"run\":N,\"choices\":\"...\",\"outcome\":\"...\"}",
+     STORE_STRING, FIELD(trace_json_path)},
+    {"no-pin", 0, NULL, TRACING, "do not pin cctrace and driven threads to one CPU", STORE_FALSE,
+     FIELD(opt.pin_cpu)},
+    {"no-children", 0, NULL, CLI_ATTACH | CLI_SHELL,
+     "(PID) the pid alone: not the processes descending from it, and the\n"
+     "ones it forks are let go at birth",
+     STORE_TRUE, FIELD(opt.no_children)},
+    {"include-stack", 0, NULL, TRACING, "bare read/write also match accesses through rsp/rbp",
+     STORE_TRUE, FIELD(opt.include_stack)},
+    {"single-step", 0, NULL, ALL_RUNS,
+     "find instruction-level events (read, write, call) by single-stepping\n"
+     "every instruction instead of decoding ahead (slower; the reference)",
+     STORE_TRUE, FIELD(opt.single_step)},
+    {"watchpoints", 0, "MODE", TRACING,
+     "read(X)/write(X) by debug registers (hw), by decoding instructions (sw),\n"
+     "or hw where they trap on this host (auto, the default; also\n"
+     "$CCTRACE_WATCHPOINTS)",
+     CHECK(set_watchpoints)},
+    {"strategy", 0, "S", CLI_EXPLORE,
+     "dfs (default), bfs, random, pct:D, cb:N, vb:V[:T] or pctvb:D:V", STORE_STRING,
+     FIELD(eo.strategy)},
+    {"runs", 0, "N", CLI_EXPLORE, "stop after N runs (random and pct default to 100)",
+     CHECK(set_runs)},
+    {"time", 0, "DURATION", CLI_EXPLORE, "stop after this long (e.g. 30s, 5m)", CHECK(set_time)},
+    {"seed", 0, "S", CLI_EXPLORE, "seed of random, pct, pctvb and vb:V:T (default 1)",
+     CHECK(set_seed)},
+    {"shard", 0, "I/N", CLI_EXPLORE, "explore the I-th of N disjoint parts", CHECK(set_shard)},
+    {"all", 0, NULL, CLI_EXPLORE, "keep searching after the first bug", STORE_TRUE, FIELD(eo.all)},
+    {"verbose", 0, NULL, CLI_EXPLORE,
+     "print the trace and report of every run that is not completed", STORE_TRUE,
+     FIELD(eo.verbose)},
+    {"minimize", 0, "R", CLI_EXPLORE,
+     "cut each bug schedule down while it reproduces in R of R replays\n(default 10)",
+     CHECK(set_minimize)},
+    {"no-minimize", 0, NULL, CLI_EXPLORE, "keep each bug schedule as found",
+     CHECK(set_no_minimize)},
+    {"json", 0, NULL, CLI_EXPLORE, "print a JSON summary on stdout at the end", STORE_TRUE,
+     FIELD(json)},
+    {"schedules", 0, "FILE", CLI_EXPLORE,
+     "write each run's choices and outcome, one line per run (- for stdout)", STORE_STRING,
+     FIELD(schedules_path)},
+    {"jobs", 'j', "J", CLI_EXPLORE,
+     "explore with J processes (default 1); \"{job}\" in PROGRAM, ARGS and\n"
+     "--driver is the job's number, 1..J (a port per job)",
+     CHECK(set_jobs)},
+    {"exit-on-error", 0, NULL, CLI_SHELL, "stop at the first failed command, exit code 3",
+     STORE_TRUE, FIELD(exit_on_error)},
+    {"help", 'h', NULL, ~0u, "this text", STORE_TRUE, FIELD(help)},
+};
+#define NOPTIONS (sizeof(table) / sizeof(table[0]))
+
+static const struct cli_command_info {
+	const char *name;
+	enum cli_command bit;
+	const char *synopsis; /* after "cctrace NAME " */
+	const char *about;
+	const char *epilog; /* NULL: none */
+} commands[] = {
+    {"run", CLI_RUN, "[OPTIONS] SCHEDULE -- PROGRAM [ARGS...]",
+     "Launch PROGRAM and drive its threads along the schedule file.",
+     "exit codes: 0 completed, 1 bug, 2 unrealizable, 3 error, 4 unexpected outcome\n"
+     "(--expect), 128+N interrupted by signal N (130: Ctrl-C), after detaching\n"},
+    {"attach", CLI_ATTACH, "[OPTIONS] PID SCHEDULE",
+     "Attach to a running process, drive its threads along the schedule file, and\n"
+     "detach, leaving it running as it was.",
+     "exit codes: as for run\n"},
+    {"explore", CLI_EXPLORE, "[OPTIONS] SCHEDULE -- PROGRAM [ARGS...]",
+     "Restart PROGRAM until the schedule's choices are used up, saving each bug\n"
+     "as DIR/bug-N.sched (replay it with cctrace run) and DIR/bug-N.txt.",
+     "exit codes: 0 no bug found, 1 bug found, 3 error (or no run could follow the\n"
+     "schedule), 4 unexpected outcome (--expect), 130 interrupted\n"
+     "See docs/search.md.\n"},
+    {"shell", CLI_SHELL, "[OPTIONS] PID | -- PROGRAM [ARGS...]",
+     "Hold the threads of a program and schedule them by hand; `save FILE`\n"
+     "writes the session as a schedule.  Commands come from the terminal (line\n"
+     "editing, history, Tab completion) or, from a pipe, one per line.",
+     "See docs/shell.md; 'help' at the prompt lists the commands.\n"},
+    {"watchpoints", CLI_WATCHPOINTS, "",
+     "Say whether debug-register watchpoints trap on this host (exit 0) or\n"
+     "read(X)/write(X) are found by decoding instructions (exit 1).",
+     NULL},
+};
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static const struct cli_command_info *command_info(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < NCOMMANDS; i++)
+		if (strcmp(commands[i].name, name) == 0)
+			return &commands[i];
+	return NULL;
+}
+
+bool cli_is_command(const char *cmd)
+{
+	return command_info(cmd) != NULL;
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "cctrace%s%s: ", cmd ? " " : "", cmd ? cmd : "");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry 'cctrace%s%s --help' for more information.\n", cmd ? " " : "",
+		cmd ? cmd : "");
+	return EXIT_ERROR;
+}
+
+FILE *cli_open_output(const char *cmd, const char *path)
+{
+	FILE *f;
+
+	if (strcmp(path, "-") == 0)
+		return stdout;
+	f = fopen(path, "w");
+	if (!f)
+		fprintf(stderr, "cctrace %s: cannot write %s: %s\n", cmd, path, strerror(errno));
+	return f;
+}
+
+void cli_close_output(FILE *f)
+{
+	if (f == stdout)
+		fflush(f);
+	else if (f)
+		fclose(f);
+}
+
+#define HELP_COLUMN 26
+#define HELP_WIDTH  79
+
+/* The help text from HELP_COLUMN on, its words wrapped at HELP_WIDTH. */
+static void print_wrapped(FILE *f, const char *text)
+{
+	int col = HELP_COLUMN;
+	size_t n;
+
+	for (text += strspn(text, " \n"); *text; text += strspn(text, " \n")) {
+		n = strcspn(text, " \n");
+		if (col > HELP_COLUMN && col + 1 + (int)n > HELP_WIDTH) {
+			fprintf(f, "\n%*s", HELP_COLUMN, "");
+			col = HELP_COLUMN;
+		}
+		if (col > HELP_COLUMN) {
+			fputc(' ', f);
+			col++;
+		}
+		fprintf(f, "%.*s", (int)n, text);
+		col += (int)n;
+		text += n;
+	}
+	fputc('\n', f);
+}
+
+static void print_option(FILE *f, const struct cli_option *o)
+{
+	char left[64];
+
+	if (o->short_name)
+		snprintf(left, sizeof(left), "-%c, --%s%s%s", o->short_name, o->name,
+			 o->arg ? " " : "", o->arg ? o->arg : "");
+	else
+		snprintf(left, sizeof(left), "    --%s%s%s", o->name, o->arg ? " " : "",
+			 o->arg ? o->arg : "");
+	fprintf(f, "  %-*s", HELP_COLUMN - 2, left);
+	if (strlen(left) > HELP_COLUMN - 3)
+		fprintf(f, "\n%*s", HELP_COLUMN, "");
+	print_wrapped(f, o->help);
+}
+
+void cli_help(const char *cmd, FILE *f)
+{
+	const struct cli_command_info *c = command_info(cmd);
+	size_t i;
+
+	if (!c)
+		return;
+	fprintf(f, "usage: cctrace %s %s\n\n%s\n\noptions:\n", c->name, c->synopsis, c->about);
+	for (i = 0; i < NOPTIONS; i++)
+		if (table[i].commands & c->bit)
+			print_option(f, &table[i]);
+	if (c->epilog)
+		fprintf(f, "\n%s", c->epilog);
+}
+
+void cli_global_help(FILE *f)
+{
+	size_t i;
+
+	fputs("usage: cctrace COMMAND [OPTIONS] [OPERANDS] [-- PROGRAM [ARGS...]]\n"
+	      "\n"
+	      "Drive the threads of a program along a schedule file.\n"
+	      "\n"
+	      "commands:\n",
+	      f);
+	for (i = 0; i < NCOMMANDS; i++)
+		fprintf(f, "  cctrace %s %s\n", commands[i].name, commands[i].synopsis);
+	fputs("  cctrace help [COMMAND]   this text, or a command's options\n"
+	      "  cctrace --version\n"
+	      "\n"
+	      "Options go anywhere before `--`; `cctrace COMMAND --help` lists them.\n"
+	      "exit codes: 0 completed, 1 bug, 2 unrealizable, 3 error, 4 unexpected outcome,\n"
+	      "            128+N interrupted by signal N (130: Ctrl-C), after detaching\n",
+	      f);
+}
+
+/* --- parsing --- */
+
+static void defaults(struct cli_args *a, const struct cli_command_info *c)
+{
+	memset(a, 0, sizeof(*a));
+	a->command = c->name;
+	a->bit = c->bit;
+	a->expect = -1;
+	a->opt.report = stderr;
+	a->opt.pin_cpu = true;
+	a->opt.trace = c->bit == CLI_SHELL ? stdout : c->bit == CLI_EXPLORE ? NULL : stderr;
+	a->eo.out_dir = "cctrace-bugs";
+	a->eo.seed = 1;
+	a->eo.minimize_replays = 10;
+}
+
+/* The row of name (long) or short_name for cmd; *known says whether any
+ * command takes it. */
+static const struct cli_option *find(const char *name, int short_name, unsigned bit, bool *known)
+{
+	size_t i;
+
+	*known = false;
+	for (i = 0; i < NOPTIONS; i++) {
+		if (name ? strcmp(table[i].name, name) != 0 : table[i].short_name != short_name)
+			continue;
+		*known = true;
+		if (table[i].commands & bit)
+			return &table[i];
+	}
+	return NULL;
+}
+
+/* "attach and shell" */
+static void command_names(unsigned bits, char *buf, size_t len)
+{
+	size_t i, used = 0, n = 0, total = 0;
+
+	for (i = 0; i < NCOMMANDS; i++)
+		total += (bits & commands[i].bit) != 0;
+	buf[0] = 0;
+	for (i = 0; i < NCOMMANDS && used < len; i++)
+		if (bits & commands[i].bit)
+			used += (size_t)snprintf(buf + used, len - used, "%s%s",
+						 n++ == 0     ? ""
+						 : n == total ? " and "
+							      : ", ",
+						 commands[i].name);
+}
+
+static int store(struct cli_args *a, const struct cli_option *o, const char *value)
+{
+	char *base = (char *)a;
+
+	switch (o->store) {
+	case STORE_TRUE:
+	case STORE_FALSE:
+		*(bool *)(base + o->field) = o->store == STORE_TRUE;
+		return 0;
+	case STORE_STRING:
+		*(const char **)(base + o->field) = value;
+		return 0;
+	case STORE_CHECK:
+		return o->set(a, value);
+	}
+	return -1;
+}
+
+/* getopt's list, one entry per name; val is the row of its first use. */
+static struct option *long_options(char *shorts, size_t len)
+{
+	struct option *l = calloc(NOPTIONS + 1, sizeof(*l));
+	size_t i, j, n = 0, used = 0;
+
+	if (!l)
+		return NULL;
+	used += (size_t)snprintf(shorts, len, ":"); /* report missing arguments as ':' */
+	for (i = 0; i < NOPTIONS; i++) {
+		for (j = 0; j < n && strcmp(l[j].name, table[i].name) != 0; j++)
+			;
+		if (j < n)
+			continue;
+		l[n++] =
+		    (struct option){table[i].name, table[i].arg ? required_argument : no_argument,
+				    NULL, (int)(256 + i)};
+		assert(used + 3 < len); /* room for "x:" and the NUL: grow shorts[] */
+		if (table[i].short_name)
+			used += (size_t)snprintf(shorts + used, len - used, "%c%s",
+						 table[i].short_name, table[i].arg ? ":" : "");
+	}
+	return l;
+}
+
+/* What getopt returned for one option: stored, or a mistake reported. */
+static int one_option(struct cli_args *a, int ch, char **argv)
+{
+	const struct cli_option *o;
+	char where[128];
+	bool known;
+
+	if (ch == '?' || ch == ':') {
+		const char *text = argv[optind - 1];
+
+		if (ch == ':')
+			return cli_usage_error(a->command, "option '%s' needs an argument", text),
+			       -1;
+		if (optopt)
+			return cli_usage_error(a->command, "unknown option '-%c'", optopt), -1;
+		return cli_usage_error(a->command, "unknown option '%s'", text), -1;
+	}
+	o = ch >= 256 ? find(table[ch - 256].name, 0, a->bit, &known)
+		      : find(NULL, ch, a->bit, &known);
+	if (!o) {
+		size_t i;
+		unsigned bits = 0;
+		const char *name = ch >= 256 ? table[ch - 256].name : NULL;
+
+		for (i = 0; i < NOPTIONS; i++)
+			if (name ? strcmp(table[i].name, name) == 0 : table[i].short_name == ch)
+				bits |= table[i].commands, name = table[i].name;
+		command_names(bits, where, sizeof(where));
+		return cli_usage_error(a->command, "--%s is for %s", name, where), -1;
+	}
+	return store(a, o, optarg);
+}
+
+int cli_parse(const char *cmd, int argc, char **argv, struct cli_args *a)
+{
+	const struct cli_command_info *c = command_info(cmd);
+	char shorts[64], err[512];
+	struct option *longs;
+	int ch, dashes, rc = 0;
+
+	if (!c)
+		return cli_usage_error(NULL, "unknown command '%s'", cmd), -1;
+	defaults(a, c);
+	for (dashes = 1; dashes < argc && strcmp(argv[dashes], "--") != 0; dashes++)
+		;
+	longs = long_options(shorts, sizeof(shorts));
+	if (!longs) {
+		fprintf(stderr, "cctrace %s: out of memory\n", cmd);
+		return -1;
+	}
+	optind = 0; /* a fresh scan; options and operands may mix before `--` */
+	opterr = 0;
+	while (rc == 0 && (ch = getopt_long(dashes, argv, shorts, longs, NULL)) != -1)
+		rc = one_option(a, ch, argv);
+	free(longs);
+	if (rc < 0)
+		return -1;
+	if (a->help) {
+		cli_help(cmd, stdout);
+		return 1;
+	}
+	a->operands = argv + optind;
+	a->noperands = dashes - optind;
+	a->program = dashes < argc ? argv + dashes + 1 : NULL;
+	if (a->quiet && c->bit != CLI_EXPLORE)
+		a->opt.trace = NULL;
+	if (c->bit & TRACING &&
+	    engine_resolve_watchpoints(&a->opt, &a->watch_why, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s\n", err);
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,80 @@
+/*
+ * options.h: the one option table of the cctrace command line.
+ *
+ * Contract.  Every subcommand that takes options (run, attach, explore,
+ * shell, and the ones to come: test, typestate) parses them with
+ * cli_parse() from the one table in options.c, where each option has its
+ * long name, short form, argument, the subcommands that accept it and its
+ * help text; `cctrace CMD --help` is generated from the same rows, so the
+ * help cannot drift from what is parsed.  Conventions, as gdb, strace and
+ * rr have them:
+ *   - options go anywhere before `--`; what follows `--` is the program's;
+ *   - a mistake prints "cctrace CMD: message" and "Try 'cctrace CMD
+ *     --help' for more information." on stderr, and exits EXIT_ERROR (3);
+ *   - `-` as a FILE argument means stdout (cli_open_output).
+ * A value is checked as it is parsed (durations, outcomes, numbers), so a
+ * bad one is refused before anything runs.
+ */
+#ifndef CCTRACE_CLI_OPTIONS_H
+#define CCTRACE_CLI_OPTIONS_H
+
+#include "engine/engine.h"
+#include "search/search.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#ifndef CCTRACE_VERSION
+#define CCTRACE_VERSION "0.1.0"
+#endif
+
+/* The subcommands, as bits of the table's `commands` column. */
+enum cli_command {
+	CLI_RUN = 1 << 0,
+	CLI_ATTACH = 1 << 1,
+	CLI_EXPLORE = 1 << 2,
+	CLI_SHELL = 1 << 3,
+	CLI_TEST = 1 << 4,	/* reserved: the schedule-free test command */
+	CLI_TYPESTATE = 1 << 5, /* reserved: typestate mode */
+	CLI_WATCHPOINTS = 1 << 6,
+};
+
+/* Everything an option can set; each command reads the part it needs. */
+struct cli_args {
+	const char *command; /* "run", for messages */
+	enum cli_command bit;
+	struct engine_options opt;
+	struct explore_options eo;
+	int expect; /* an outcome, or -1 */
+	const char *trace_json_path;
+	const char *out_path;	    /* run, attach: -o FILE; explore: -o DIR */
+	const char *schedules_path; /* explore --schedules */
+	bool json;		    /* explore --json */
+	bool quiet;		    /* -q */
+	bool exit_on_error;	    /* shell --exit-on-error */
+	bool help;		    /* -h: printed by cli_parse */
+	const char *watch_why;	    /* why software watchpoints, NULL if hardware */
+	/* operands before `--`, and the program after it (NULL: no `--`) */
+	char **operands;
+	int noperands;
+	char **program;
+};
+
+/* Defaults for cmd, then the options of argv[1..argc) (argv[0] is the
+ * command's name).  0: parsed; 1: --help was printed (exit 0); -1: a
+ * mistake was reported (exit EXIT_ERROR). */
+int cli_parse(const char *cmd, int argc, char **argv, struct cli_args *a);
+/* The usage line and options of cmd, from the table. */
+void cli_help(const char *cmd, FILE *f);
+/* "cctrace CMD: MESSAGE" and the "Try" line on stderr; EXIT_ERROR. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* path for writing, "-" being stdout; NULL after saying why. */
+FILE *cli_open_output(const char *cmd, const char *path);
+/* Close what cli_open_output opened (stdout is flushed, not closed). */
+void cli_close_output(FILE *f);
+/* The commands, for `cctrace help` and the global usage. */
+void cli_global_help(FILE *f);
+/* Does the table know cmd (run, attach, explore, shell)? */
+bool cli_is_command(const char *cmd);
+
+#endif

@@ -1,0 +1,319 @@
+/*
+ * jobs.c: one search over several processes (`cctrace explore --jobs J`).
+ *
+ * A search is a loop of runs, each a traced program, and cctrace drives
+ * one program at a time; more cores help only through more processes.
+ * Shards already split a search into disjoint parts, so J workers each
+ * explore one of J sub-shards of the caller's shard (jobs and --shard
+ * compose), each into its own directory, and send their summary back
+ * through a pipe.  The parent stops the others at the first bug (unless
+ * every bug is wanted), then renumbers the workers' bugs into one
+ * sequence and adds the summaries into one, with the schema of a search
+ * in one process.  This is library code, not the command line's, so that
+ * tests and other front ends get the same fan-out.
+ */
+#include "search/search.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* What a worker sends back. */
+struct worker_report {
+	struct explore_summary sum;
+	int rc;
+	char err[1024];
+};
+
+struct worker {
+	pid_t pid;
+	int fd; /* the worker's report comes back through it */
+	char dir[4096];
+};
+
+/* Each worker runs its own copy of a server, which needs its own port:
+ * "{job}" becomes the job's number, e.g. -- memcached -p 1131{job}.
+ * Returns s itself when it has none (or out of memory). */
+static char *with_job(const char *s, int job)
+{
+	const char *at;
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	if (!s || !strstr(s, "{job}") || !(f = open_memstream(&out, &len)))
+		return (char *)s;
+	while ((at = strstr(s, "{job}"))) {
+		fprintf(f, "%.*s%d", (int)(at - s), s, job);
+		s = at + 5;
+	}
+	fputs(s, f);
+	fclose(f);
+	return out;
+}
+
+/* argv with {job} replaced, or NULL if it has none (or out of memory). */
+static char **argv_with_job(char *const argv[], int job)
+{
+	int n = 0, i, changed = 0;
+	char **out;
+
+	while (argv[n])
+		changed += strstr(argv[n++], "{job}") != NULL;
+	if (!changed || !(out = calloc((size_t)n + 1, sizeof(*out))))
+		return NULL;
+	for (i = 0; i < n; i++)
+		out[i] = with_job(argv[i], job);
+	return out;
+}
+
+static void free_argv_with_job(char **out, char *const argv[])
+{
+	int i;
+
+	for (i = 0; out && out[i]; i++)
+		if (out[i] != argv[i])
+			free(out[i]);
+	free(out);
+}
+
+/* search_explore as job number `job`: {job} replaced. */
+static int explore_as_job(struct policy *pol, char *const argv[], const struct engine_options *opt,
+			  const struct explore_options *eo, int job, struct explore_summary *sum,
+			  char *err, size_t errlen)
+{
+	struct engine_options mine = *opt;
+	char **job_argv = argv_with_job(argv, job);
+	int rc;
+
+	mine.driver = with_job(opt->driver, job);
+	rc = search_explore(pol, job_argv ? job_argv : argv, &mine, eo, sum, err, errlen);
+	free_argv_with_job(job_argv, argv);
+	if (mine.driver != opt->driver)
+		free((char *)mine.driver);
+	return rc;
+}
+
+/* Each worker's tracer pins itself (and the threads it drives) to the CPU
+ * it starts on: start them on different CPUs, or they share one. */
+static void spread_over_cpus(int j)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	cpu_set_t set;
+
+	if (n < 2)
+		return;
+	CPU_ZERO(&set);
+	CPU_SET((int)(j % n), &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+/* Worker j of eo->jobs: never returns. */
+static void work(struct policy *pol, char *const argv[], const struct engine_options *opt,
+		 const struct explore_options *eo, const struct worker *w, int j, int fd)
+{
+	struct explore_options mine = *eo;
+	struct worker_report rep = {0};
+	int base = eo->nshards ? eo->shard - 1 : 0, n = eo->nshards ? eo->nshards : 1;
+
+	spread_over_cpus(j);
+	/* --runs is the total, shared out among the workers. */
+	if (eo->max_runs)
+		mine.max_runs = (eo->max_runs + eo->jobs - 1 - j) / eo->jobs;
+	mine.shard = base * eo->jobs + j + 1;
+	mine.nshards = n * eo->jobs;
+	mine.out_dir = w->dir;
+	mine.json = NULL;
+	mine.progress = false;
+	rep.rc = explore_as_job(pol, argv, opt, &mine, j + 1, &rep.sum, rep.err, sizeof(rep.err));
+	if (write(fd, &rep, sizeof(rep)) != (ssize_t)sizeof(rep))
+		_exit(3);
+	_exit(rep.rc < 0 ? 3 : 0);
+}
+
+static void start_worker(struct policy *pol, char *const argv[], const struct engine_options *opt,
+			 const struct explore_options *eo, struct worker *w, int j)
+{
+	int fds[2];
+
+	snprintf(w->dir, sizeof(w->dir), "%s/job-%d", eo->out_dir, j + 1);
+	if (pipe(fds) < 0) {
+		w->pid = -1;
+		return;
+	}
+	w->pid = fork();
+	if (w->pid == 0) {
+		close(fds[0]);
+		work(pol, argv, opt, eo, w, j, fds[1]);
+	}
+	close(fds[1]);
+	w->fd = fds[0];
+	if (w->pid < 0)
+		close(w->fd);
+}
+
+/* The first line of a bug-N.sched names the file itself: keep it true
+ * (and keep its options) when the file moves from `from` to `to`. */
+static void move_schedule(const char *from, const char *to)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = fopen(from, "r"), *g;
+	int c;
+
+	if (!f)
+		return;
+	if (getline(&text, &len, f) > 0 && (g = fopen(to, "w"))) {
+		char *at = strstr(text, from);
+
+		if (at)
+			fprintf(g, "%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
+		else
+			fputs(text, g);
+		while ((c = fgetc(f)) != EOF)
+			fputc(c, g);
+		fclose(g);
+	}
+	free(text);
+	fclose(f);
+	unlink(from);
+}
+
+/* Move a worker's bug-N files to OUT/bug-K, K counting across workers. */
+static void collect_bugs(const char *out, const struct worker *w, long nbugs, long *next)
+{
+	char from[8192], to[8192];
+	long n;
+
+	for (n = 1; n <= nbugs; n++, (*next)++) {
+		snprintf(from, sizeof(from), "%s/bug-%ld.txt", w->dir, n);
+		snprintf(to, sizeof(to), "%s/bug-%ld.txt", out, *next);
+		rename(from, to);
+		snprintf(from, sizeof(from), "%s/bug-%ld.sched", w->dir, n);
+		snprintf(to, sizeof(to), "%s/bug-%ld.sched", out, *next);
+		move_schedule(from, to);
+	}
+	rmdir(w->dir);
+}
+
+static void add(struct explore_summary *total, const struct explore_summary *s)
+{
+	total->runs += s->runs;
+	total->bugs += s->bugs;
+	total->completed += s->completed;
+	total->infeasible += s->infeasible;
+	total->unrealizable += s->unrealizable;
+	total->diverged += s->diverged;
+	total->errors += s->errors;
+	total->skipped += s->skipped;
+	/* The shards are disjoint: their traces and spaces add up. */
+	total->distinct += s->distinct;
+	total->space_estimate += s->space_estimate;
+	total->launch_ms += s->launch_ms;
+	total->symbols_ms += s->symbols_ms;
+	total->schedule_ms += s->schedule_ms;
+	total->finish_ms += s->finish_ms;
+	if (s->ms > total->ms)
+		total->ms = s->ms;
+	if (s->strategy[0])
+		memcpy(total->strategy, s->strategy, sizeof(total->strategy));
+	if (s->last_failure[0])
+		memcpy(total->last_failure, s->last_failure, sizeof(total->last_failure));
+}
+
+/* Worker j ended with status: take its report and its bugs. */
+static void reap(const struct explore_options *eo, struct worker *w, int j, int status,
+		 bool stopped_by_us, struct explore_summary *total, long *next, int *rc, char *err,
+		 size_t errlen)
+{
+	struct worker_report rep = {0};
+	ssize_t got = read(w->fd, &rep, sizeof(rep));
+
+	close(w->fd);
+	w->pid = 0;
+	if (got != (ssize_t)sizeof(rep)) {
+		if (*rc == 0)
+			snprintf(err, errlen, "job %d died without a summary (status %#x)", j + 1,
+				 status);
+		*rc = -1;
+		return;
+	}
+	if (rep.rc < 0 && *rc == 0) {
+		snprintf(err, errlen, "job %d: %s", j + 1, rep.err);
+		*rc = -1;
+	}
+	add(total, &rep.sum);
+	/* A worker this search stopped at another's bug was not interrupted. */
+	total->interrupted |= rep.sum.interrupted && !stopped_by_us;
+	collect_bugs(eo->out_dir, w, rep.sum.bugs, next);
+}
+
+static int fan_out(struct policy *pol, char *const argv[], const struct engine_options *opt,
+		   const struct explore_options *eo, struct explore_summary *total, char *err,
+		   size_t errlen)
+{
+	struct worker *w = calloc((size_t)eo->jobs, sizeof(*w));
+	int j, status, running = 0, rc = 0;
+	bool stopping = false;
+	long next = 1;
+	pid_t pid;
+
+	if (!w) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	if (mkdir(eo->out_dir, 0777) < 0 && errno != EEXIST) {
+		snprintf(err, errlen, "cannot create %s: %s", eo->out_dir, strerror(errno));
+		free(w);
+		return -1;
+	}
+	fflush(NULL);
+	for (j = 0; j < eo->jobs; j++) {
+		start_worker(pol, argv, opt, eo, &w[j], j);
+		running += w[j].pid > 0;
+		if (w[j].pid < 0 && rc == 0) {
+			snprintf(err, errlen, "cannot start job %d: %s", j + 1, strerror(errno));
+			rc = -1;
+		}
+	}
+	while (running > 0 && (pid = wait(&status)) > 0) {
+		for (j = 0; j < eo->jobs; j++)
+			if (w[j].pid == pid) {
+				running--;
+				reap(eo, &w[j], j, status, stopping, total, &next, &rc, err,
+				     errlen);
+			}
+		if (total->bugs && !eo->all)
+			for (j = 0; j < eo->jobs; j++)
+				if (w[j].pid > 0 && kill(w[j].pid, SIGTERM) == 0)
+					stopping = true;
+	}
+	free(w);
+	return rc;
+}
+
+int search_explore_jobs(struct policy *pol, char *const argv[], const struct engine_options *opt,
+			const struct explore_options *eo, struct explore_summary *sum, char *err,
+			size_t errlen)
+{
+	int rc;
+
+	assert(eo->jobs >= 0 && eo->out_dir);
+	memset(sum, 0, sizeof(*sum));
+	if (eo->jobs <= 1) {
+		rc = explore_as_job(pol, argv, opt, eo, 1, sum, err, errlen);
+	} else {
+		rc = fan_out(pol, argv, opt, eo, sum, err, errlen);
+		sum->jobs = eo->jobs;
+	}
+	if (eo->json && sum->strategy[0])
+		search_summary_json(eo->json, eo, sum);
+	return rc;
+}

@@ -1,0 +1,299 @@
+/*
+ * test_cli.c: the conventions of the command line (issue 14), each checked
+ * on the built cctrace, and the --jobs fan-out called as a library.
+ *
+ * The option table is one (cli/options.c): every command's --help comes
+ * from it, options go anywhere before `--`, a mistake is one line plus a
+ * "Try" line and exit 3, `-` is stdout, a signal gives 128+N.  The runs
+ * use samples/bank, whose lost update a schedule forces and a search
+ * finds in a few runs.
+ */
+#include "search/search.h"
+#include "tests/harness.h"
+
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define BANK	    "samples/bank/bank"
+#define BANK_SCHED  "samples/bank/lost-update.sched"
+#define BANK_SEARCH "samples/bank/withdraw.search"
+#define ERRFIX	    "tests/fixtures/errfix"
+#define QUICK_S	    10
+
+/* `cctrace CMD ...` (NULL: no command) refused with message. */
+#define EXPECT_USAGE_ERROR(cmd, message, ...)                                                      \
+	do {                                                                                       \
+		struct h_result r_ = H_RUN(h_cctrace(), __VA_ARGS__);                              \
+		expect_usage_error(&r_, cmd, message);                                             \
+	} while (0)
+
+static void expect_usage_error(struct h_result *r, const char *cmd, const char *message)
+{
+	char *want = h_fmt("cctrace%s%s: %s\nTry 'cctrace%s%s --help' for more information.\n",
+			   cmd ? " " : "", cmd ? cmd : "", message, cmd ? " " : "", cmd ? cmd : "");
+
+	cr_expect_eq(r->code, 3, "exit %d:\n%s", r->code, r->err);
+	cr_expect_str_eq(r->err, want);
+	cr_expect_str_eq(r->out, "");
+	h_free(want);
+	h_result_free(r);
+}
+
+static char *temp_dir(void)
+{
+	char *dir = h_fmt("/tmp/cctrace-cli-XXXXXX");
+
+	cr_assert_not_null(mkdtemp(dir));
+	return dir;
+}
+
+static void remove_tree(const char *dir)
+{
+	char *cmd = h_fmt("rm -rf '%s'", dir);
+
+	cr_expect_eq(system(cmd), 0);
+	h_free(cmd);
+}
+
+Test(cli, version)
+{
+	struct h_result r = H_RUN(h_cctrace(), "--version");
+
+	cr_expect_eq(r.code, 0);
+	cr_expect(strncmp(r.out, "cctrace ", 8) == 0 && r.out[8] >= '0' && r.out[8] <= '9', "%s",
+		  r.out);
+	cr_expect_eq(h_count_lines(r.out, "cctrace"), 1, "%s", r.out);
+	cr_expect_str_eq(r.err, "");
+	h_result_free(&r);
+}
+
+/* `help CMD`, `CMD -h` and `CMD --help` print the same text, on stdout,
+ * exit 0, and it is the command's own. */
+Test(cli, help_per_command)
+{
+	const char *cmds[] = {"run", "attach", "explore", "shell", "watchpoints"};
+	size_t i;
+
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		struct h_result a = H_RUN(h_cctrace(), "help", cmds[i]);
+		struct h_result b = H_RUN(h_cctrace(), cmds[i], "-h");
+		struct h_result c = H_RUN(h_cctrace(), cmds[i], "--help");
+		char *head = h_fmt("usage: cctrace %s ", cmds[i]);
+
+		cr_expect_eq(a.code, 0);
+		cr_expect_eq(b.code, 0);
+		cr_expect_eq(c.code, 0);
+		cr_expect(strncmp(a.out, head, strlen(head)) == 0, "%s", a.out);
+		cr_expect_str_eq(a.out, b.out);
+		cr_expect_str_eq(a.out, c.out);
+		cr_expect(strstr(a.out, "-h, --help"), "%s", a.out);
+		h_free(head);
+		h_result_free(&a);
+		h_result_free(&b);
+		h_result_free(&c);
+	}
+}
+
+/* Each help lists its command's options and not the others'. */
+Test(cli, help_lists_the_commands_own_options)
+{
+	struct h_result run = H_RUN(h_cctrace(), "run", "-h");
+	struct h_result explore = H_RUN(h_cctrace(), "explore", "-h");
+	struct h_result shell = H_RUN(h_cctrace(), "shell", "-h");
+	struct h_result global = H_RUN(h_cctrace(), "help");
+
+	cr_expect(strstr(run.out, "-q, --quiet") && strstr(run.out, "-o, --out FILE") &&
+		      strstr(run.out, "--trace-json FILE") && !strstr(run.out, "--jobs") &&
+		      !strstr(run.out, "--no-children"),
+		  "%s", run.out);
+	cr_expect(strstr(explore.out, "-j, --jobs J") && strstr(explore.out, "-o, --out DIR") &&
+		      strstr(explore.out, "-q, --quiet") && strstr(explore.out, "--trace-json") &&
+		      strstr(explore.out, "--expect") && strstr(explore.out, "--single-step"),
+		  "%s", explore.out);
+	cr_expect(strstr(shell.out, "--include-stack") && strstr(shell.out, "--exit-on-error") &&
+		      !strstr(shell.out, "--strategy"),
+		  "%s", shell.out);
+	cr_expect_eq(global.code, 0);
+	cr_expect(strstr(global.out, "cctrace explore ") && strstr(global.out, "cctrace help"),
+		  "%s", global.out);
+	h_result_free(&run);
+	h_result_free(&explore);
+	h_result_free(&shell);
+	h_result_free(&global);
+}
+
+Test(cli, mistakes_say_try_help)
+{
+	EXPECT_USAGE_ERROR("run", "unknown option '--bogus'", "run", "--bogus", BANK_SCHED, "--",
+			   BANK);
+	EXPECT_USAGE_ERROR("explore", "unknown option '-x'", "explore", "-x", BANK_SEARCH, "--",
+			   BANK);
+	EXPECT_USAGE_ERROR("shell", "option '--timeout' needs an argument", "shell", "--timeout");
+	EXPECT_USAGE_ERROR("run", "--jobs is for explore", "run", "--jobs", "2", BANK_SCHED, "--",
+			   BANK);
+	EXPECT_USAGE_ERROR("explore", "bad --jobs '0'", "explore", "-j", "0", BANK_SEARCH, "--",
+			   BANK);
+	EXPECT_USAGE_ERROR("explore", "expected SCHEDULE -- PROGRAM [ARGS...]", "explore",
+			   BANK_SEARCH);
+	EXPECT_USAGE_ERROR("help", "no command 'frob'", "help", "frob");
+	EXPECT_USAGE_ERROR(NULL, "unknown command 'frob'", "frob");
+}
+
+/* `run S -q -- P` as `run -q S -- P`: options before or after the
+ * operands, never after `--` (there they are the program's). */
+Test(cli, options_anywhere_before_dashes)
+{
+	struct h_result before =
+	    H_RUN(h_cctrace(), "run", "-q", "--expect", "bug", BANK_SCHED, "--", BANK);
+	struct h_result after =
+	    H_RUN(h_cctrace(), "run", BANK_SCHED, "-q", "--expect", "bug", "--", BANK);
+	struct h_result theirs = H_RUN(
+	    h_cctrace(), "run", h_temp_sched("plain.sched", "timeout 1s\n"), "--", ERRFIX, "-q");
+
+	cr_expect_eq(before.code, 0, "%s", before.err);
+	cr_expect_eq(after.code, 0, "%s", after.err);
+	cr_expect(strstr(after.err, "cctrace: bug"), "%s", after.err);
+	cr_expect(!strstr(after.err, "[ "), "-q after the schedule was ignored:\n%s", after.err);
+	/* -q after -- went to errfix, which says what it takes */
+	cr_expect(strstr(theirs.err, "usage: errfix"), "%s", theirs.err);
+	h_result_free(&before);
+	h_result_free(&after);
+	h_result_free(&theirs);
+}
+
+/* `-` is stdout: the JSON trace comes out there and no file "-" appears;
+ * -o sends the human trace where it says. */
+Test(cli, dash_is_stdout)
+{
+	char *dir = temp_dir(), *trace = h_fmt("%s/trace.txt", dir);
+	struct h_result r;
+	struct stat st;
+	char *text;
+
+	unlink("-");
+	r = H_RUN(h_cctrace(), "run", "--trace-json", "-", BANK_SCHED, "-q", "--", BANK);
+	cr_expect_eq(r.code, 1, "%s", r.err);
+	cr_expect(strstr(r.out, "{\"ms\":") && strstr(r.out, "\"event\":\"enter(withdraw)\""), "%s",
+		  r.out);
+	cr_expect(stat("-", &st) < 0, "a file named '-' was created");
+	h_result_free(&r);
+	r = H_RUN(h_cctrace(), "run", "-o", trace, BANK_SCHED, "--", BANK);
+	cr_expect_eq(r.code, 1, "%s", r.err);
+	text = h_read_file(trace, NULL);
+	cr_assert_not_null(text);
+	cr_expect(strstr(text, "enter(withdraw)"), "%s", text);
+	cr_expect(!strstr(r.err, "enter(withdraw)"), "the trace went to stderr too:\n%s", r.err);
+	cr_expect(strstr(r.err, "cctrace: bug"), "%s", r.err);
+	h_result_free(&r);
+	r = H_RUN(h_cctrace(), "run", "-o", "-", BANK_SCHED, "--", BANK);
+	cr_expect(strstr(r.out, "enter(withdraw)"), "%s", r.out);
+	h_result_free(&r);
+	h_free(text);
+	remove_tree(dir);
+}
+
+/* explore takes its options anywhere before `--`, -q silences it, and
+ * --trace-json, --expect and -o are honoured. */
+Test(cli, explore_options)
+{
+	char *dir = temp_dir(), *json = h_fmt("%s/trace.json", dir), *out = h_fmt("%s/bugs", dir);
+	struct h_result r;
+	char *text;
+
+	r = H_RUN(h_cctrace(), "explore", "--runs", "30", BANK_SEARCH, "-q", "--no-minimize",
+		  "--trace-json", json, "-o", out, "--expect", "bug", "--", BANK);
+	cr_expect_eq(r.code, 0, "--expect bug with a bug found: exit %d\n%s", r.code, r.err);
+	cr_expect(strncmp(r.err, "cctrace explore: ", 17) == 0 &&
+		      strchr(r.err, '\n') == r.err + strlen(r.err) - 1,
+		  "-q leaves the summary only:\n%s", r.err);
+	text = h_read_file(json, NULL);
+	cr_assert_not_null(text, "no %s", json);
+	cr_expect(strstr(text, "{\"run\":1,\"choices\":\"") && strstr(text, "\"outcome\":\"bug\"}"),
+		  "%s", text);
+	cr_expect(strstr(text, "\"event\":\"enter(withdraw)\""), "%s", text);
+	h_free(text);
+	text = h_read_file(h_fmt("%s/bug-1.sched", out), NULL);
+	cr_assert_not_null(text, "no bug-1.sched in %s", out);
+	cr_expect(strstr(text, "run "), "%s", text);
+	h_free(text);
+	h_result_free(&r);
+	r = H_RUN(h_cctrace(), "explore", BANK_SEARCH, "--runs", "30", "-q", "--no-minimize",
+		  "--single-step", "-o", out, "--expect", "completed", "--", BANK);
+	cr_expect_eq(r.code, 4, "--expect completed with a bug found: exit %d\n%s", r.code, r.err);
+	h_result_free(&r);
+	remove_tree(dir);
+}
+
+Test(cli, shell_takes_include_stack)
+{
+	struct h_result r = H_RUN(h_cctrace(), "shell", "--include-stack", "-q", "--", BANK);
+
+	cr_expect_eq(r.code, 0, "%s", r.err);
+	h_result_free(&r);
+}
+
+/* Ctrl-C exits 128 + SIGINT, for run and for explore, once the program
+ * is known to be running under cctrace (it said "ready"). */
+static void interrupted(const char *cmd)
+{
+	char *sched = h_temp_sched("never.sched", "timeout 60s\n"
+						  "let x = choose(1, 2)\n"
+						  "wait any enter(never_called)\n");
+	struct h_proc p = h_spawn(
+	    (const char *const[]){h_cctrace(), cmd, "-q", sched, "--", ERRFIX, "wait", NULL}, false,
+	    true, true);
+	char line[256];
+	struct h_result r;
+
+	cr_assert(h_read_line(p.out, line, sizeof(line), QUICK_S * 1000), "errfix did not start");
+	cr_assert(strncmp(line, "ready", 5) == 0, "%s", line);
+	cr_assert(kill(p.pid, SIGINT) == 0);
+	r = h_collect(&p, QUICK_S);
+	cr_expect_eq(r.code, 128 + SIGINT, "%s: exit %d:\n%s", cmd, r.code, r.err);
+	h_result_free(&r);
+}
+
+Test(cli, sigint_exits_130)
+{
+	interrupted("run");
+	interrupted("explore");
+}
+
+/* The --jobs fan-out is a library call: two workers, their bugs numbered
+ * into one directory, one summary in the schema of a single search. */
+Test(cli, jobs_api_from_the_library)
+{
+	char err[4096], *dir = temp_dir(), *json = NULL;
+	size_t len = 0;
+	struct policy *pol = engine_load(BANK_SEARCH, BANK, 0, err, sizeof(err));
+	char *argv[] = {BANK, NULL};
+	struct engine_options opt = {.pin_cpu = true};
+	struct explore_options eo = {.out_dir = dir, .seed = 1, .jobs = 2, .all = true};
+	struct explore_summary sum;
+	struct stat st;
+	long n;
+
+	cr_assert_not_null(pol, "%s", err);
+	eo.json = open_memstream(&json, &len);
+	cr_assert(engine_resolve_watchpoints(&opt, &(const char *){NULL}, err, sizeof(err)) == 0);
+	cr_assert_eq(search_explore_jobs(pol, argv, &opt, &eo, &sum, err, sizeof(err)), 0, "%s",
+		     err);
+	fclose(eo.json);
+	cr_expect_eq(sum.jobs, 2);
+	cr_expect_gt(sum.bugs, 0, "no bug in %ld runs", sum.runs);
+	cr_expect_gt(sum.runs, sum.bugs);
+	cr_expect_str_eq(sum.strategy, "dfs");
+	for (n = 1; n <= sum.bugs; n++)
+		cr_expect(stat(h_fmt("%s/bug-%ld.sched", dir, n), &st) == 0, "bug-%ld.sched", n);
+	cr_expect(stat(h_fmt("%s/job-1", dir), &st) < 0, "a worker's directory was left");
+	cr_expect(strstr(json, "\"jobs\":2,") && strstr(json, "\"strategy\":\"dfs\"") &&
+		      strstr(json, h_fmt("\"bugs\":%ld,", sum.bugs)),
+		  "%s", json);
+	free(json);
+	engine_free(pol);
+	remove_tree(dir);
+}
