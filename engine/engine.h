@@ -1,22 +1,37 @@
 /*
- * policy: schedules, and running a program along one.
+ * engine: running a schedule on a program, launched or attached.
  *
- * A schedule is loaded (parsed, then checked against the program's symbols
- * so that a misspelt function or a fifth watched variable is reported with
- * file:line:col and a caret before anything is launched or attached), then
- * executed on a launched program or on an attached process.  Execution
- * follows CONCURRIT's select/release model: threads bound by `wait` are held
- * unless a `run` lets them go, unbound threads run freely, and when the
- * schedule ends every thread is released.
+ * Contract.  engine_load() parses a schedule (lang/) and checks it against
+ * the program's symbols, so that a misspelt function, an unknown system
+ * call or a type error is reported with file:line:col and a caret before
+ * anything is launched or attached.  engine_run_program() and
+ * engine_run_attached() then execute it and return one outcome; every run
+ * ends with that outcome reported on opt->report, and:
+ *   - an attached process is always left running, detached, with its code
+ *     bytes, debug registers, signal actions and CPU masks as they were, on
+ *     every path (end of schedule, timeout, bug, Ctrl-C and every other
+ *     catchable signal; tracer/guardian.c covers SIGKILL and crashes);
+ *   - a launched program is run to its end after the schedule, still
+ *     watched for crashes, or killed on error or Ctrl-C;
+ *   - signals meant for the program are delivered, never swallowed.
+ * Execution follows CONCURRIT's select/release model: threads bound by
+ * `wait` are held unless a `run` lets them go, unbound threads run
+ * freely, and when the schedule ends every thread is released.
+ *
+ * Inside, one event loop (loop.c) is the only caller of tracer_wait, one
+ * table (atoms.c) defines every event atom, and struct run
+ * (engine/internal.h) is the state of one execution.  Sessions (the
+ * shell's) hold a program between statements given as text.
  *
  * A search (search/) restarts the program through engine_run_once() and
  * resolves the schedule's `choose` through the hook it passes: that is the
  * engine's only way to the search, which it does not include.
  *
  * This module never calls ptrace; it drives tracer/ and asks symbols/.
+ * Not thread-safe: one run at a time per process.
  */
-#ifndef CCTRACE_POLICY_H
-#define CCTRACE_POLICY_H
+#ifndef CCTRACE_ENGINE_H
+#define CCTRACE_ENGINE_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,13 +1,20 @@
 /*
- * run.h: the state of one execution of a schedule (internal to policy/).
+ * engine/internal.h: the state of one execution of a schedule, shared by
+ * the files of engine/ and by no one else.
  *
- * interp.c walks statements and owns the wait loop, points.c turns the
- * events of a predicate into armed breakpoints and watchpoints in every
- * process and tells which event atom a stop satisfies, report.c writes the
- * trace and the outcome.
+ * loop.c is the event loop every wait hands its request to; interp.c walks
+ * statements (wait, run, assert, loops); atoms.c defines every event atom
+ * (how it is planned, armed, matched and described); points.c arms the
+ * atoms of a predicate as breakpoints and watchpoints in every process and
+ * judges a stop against it; fine.c judges instruction-level events found by
+ * decoding ahead; blocked.c decides what threads asleep in the kernel
+ * mean; step.c moves one thread by instructions, lines and frames;
+ * choose.c resolves `choose` through the search's hook; report.c writes
+ * the trace and the outcome; session.c and interactive.c are the public
+ * API and the shell's sessions.
  */
-#ifndef CCTRACE_POLICY_RUN_H
-#define CCTRACE_POLICY_RUN_H
+#ifndef CCTRACE_ENGINE_INTERNAL_H
+#define CCTRACE_ENGINE_INTERNAL_H
 
 #include "engine/engine.h"
 #include "lang/lang.h"
