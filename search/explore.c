@@ -8,8 +8,9 @@
  * DIR/bug-N.sched (the exact schedule of that run, which `cctrace run`
  * replays) and DIR/bug-N.txt (outcome, stack, trace, strategy and seed).
  */
-#include "search/search.h"
+#include "search/internal.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -25,9 +26,10 @@ struct one_run {
 	bool abandoned, diverged;
 	char *schedule, *report, *trace; /* memstream buffers */
 	size_t schedule_len, report_len, trace_len;
-	char *choices; /* the choice trace, "0.1.0": no length limit (a long run
-			* makes thousands of choices, and a cut trace would
-			* make distinct runs look alike) */
+	char *choices;		/* the choice trace, "0.1.0": no length limit (a long run
+				 * makes thousands of choices, and a cut trace would
+				 * make distinct runs look alike) */
+	struct picture picture; /* a bug's steps, for bug-N.html */
 };
 
 static void free_run(struct one_run *o)
@@ -36,6 +38,7 @@ static void free_run(struct one_run *o)
 	free(o->report);
 	free(o->trace);
 	free(o->choices);
+	picture_free(&o->picture);
 }
 
 /* The engine's choose hook, answered by the search. */
@@ -60,6 +63,8 @@ static int execute_once(struct policy *pol, char *const argv[], const struct eng
 	    .deferred_trace = !eo->trace_json,
 	    .trace_every_run = eo->verbose,
 	    .quiet_driver = !eo->verbose,
+	    .trace_event = picture_add,
+	    .trace_ctx = &out->picture,
 	};
 	struct run_result res;
 	int rc = -1;
@@ -144,6 +149,36 @@ static char *bug_head(const struct explore_options *eo, const struct engine_opti
 	return head;
 }
 
+static void outcome_line(const struct one_run *o, char *buf, size_t len);
+
+/* DIR/bug-N.html: the bug's interleaving as a picture (picture.c). */
+static int save_picture(const struct explore_options *eo, char *const argv[], long n,
+			const struct one_run *o, const char *strategy, long run, char *err,
+			size_t errlen)
+{
+	char path[4096], title[4096], outcome[512];
+	char *about = NULL;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/bug-%ld.html", eo->out_dir, n);
+	snprintf(title, sizeof(title), "cctrace: bug %ld of %s", n, argv[0]);
+	outcome_line(o, outcome, sizeof(outcome));
+	if (asprintf(&about,
+		     "found by cctrace explore --strategy %s --seed %lu in run %ld, choices [%s]; "
+		     "replay with cctrace run %s/bug-%ld.sched",
+		     strategy, (unsigned long)eo->seed, run, o->choices ? o->choices : "",
+		     eo->out_dir, n) < 0) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	rc = picture_write(
+	    path, &o->picture,
+	    &(struct picture_text){title, about, outcome[0] ? outcome : "bug", o->report}, err,
+	    errlen);
+	free(about);
+	return rc;
+}
+
 static int save_bug(const struct explore_options *eo, const struct engine_options *opt,
 		    char *const argv[], long n, const struct one_run *o, const char *strategy,
 		    long run, char *err, size_t errlen)
@@ -177,7 +212,7 @@ static int save_bug(const struct explore_options *eo, const struct engine_option
 			fclose(f);
 		}
 	}
-	return 0;
+	return save_picture(eo, argv, n, o, strategy, run, err, errlen);
 }
 
 static void minimize_bug(const struct explore_options *eo, char *const argv[],

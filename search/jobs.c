@@ -196,6 +196,9 @@ static void collect_bugs(const char *out, const struct worker *w, long nbugs, lo
 		snprintf(from, sizeof(from), "%s/bug-%ld.txt", w->dir, n);
 		snprintf(to, sizeof(to), "%s/bug-%ld.txt", out, *next);
 		rename(from, to);
+		snprintf(from, sizeof(from), "%s/bug-%ld.html", w->dir, n);
+		snprintf(to, sizeof(to), "%s/bug-%ld.html", out, *next);
+		rename(from, to);
 		snprintf(from, sizeof(from), "%s/bug-%ld.sched", w->dir, n);
 		snprintf(to, sizeof(to), "%s/bug-%ld.sched", out, *next);
 		move_schedule(from, to);
