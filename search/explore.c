@@ -341,18 +341,114 @@ static void seen_add(struct seen *set, const char *trace)
 	set->n++;
 }
 
-static void progress(const struct explore_options *eo, const struct explore_summary *sum,
-		     const struct search *oracle, int64_t t0)
+/* bug-N.sched, bug-N.txt, bug-N.html, bug-N.full.sched... */
+static bool is_bug_file(const char *name)
 {
-	double s = (double)(engine_now_ms() - t0) / 1000.0;
+	unsigned long n;
+	int end = 0;
 
-	if (!eo->progress)
-		return;
+	return sscanf(name, "bug-%lu.%n", &n, &end) == 1 && end > 0;
+}
+
+int search_fresh_out_dir(const struct explore_options *eo, char *err, size_t errlen)
+{
+	DIR *d;
+	struct dirent *e;
+	char *stale = NULL, path[4096];
+	size_t len = 0;
+	FILE *names;
+	int found = 0, rc = 0;
+
+	if (mkdir(eo->out_dir, 0777) < 0 && errno != EEXIST) {
+		snprintf(err, errlen, "cannot create %s: %s", eo->out_dir, strerror(errno));
+		return -1;
+	}
+	d = opendir(eo->out_dir);
+	if (!d) {
+		snprintf(err, errlen, "cannot read %s: %s", eo->out_dir, strerror(errno));
+		return -1;
+	}
+	names = open_memstream(&stale, &len);
+	while (names && (e = readdir(d))) {
+		if (!is_bug_file(e->d_name))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", eo->out_dir, e->d_name);
+		if (eo->clean && unlink(path) < 0) {
+			snprintf(err, errlen, "cannot remove %s: %s", path, strerror(errno));
+			rc = -1;
+			break;
+		}
+		if (found++ < 4)
+			fprintf(names, "%s%s", found > 1 ? ", " : "", e->d_name);
+	}
+	closedir(d);
+	if (!names) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	fclose(names);
+	if (rc == 0 && found && !eo->clean) {
+		snprintf(err, errlen,
+			 "%s holds the bug files of an earlier search (%s%s); give another "
+			 "directory with -o DIR, remove them, or pass --clean to have them removed",
+			 eo->out_dir, stale, found > 4 ? ", ..." : "");
+		rc = -1;
+	}
+	free(stale);
+	return rc;
+}
+
+/* Progress on stderr: on a terminal one line rewritten in place; else (a CI
+ * log) a plain line every PLAIN_EVERY_MS and one at the end. */
+#define PLAIN_EVERY_MS 5000
+
+struct progress {
+	bool on, tty, line_shown;
+	int64_t t0, last_plain;
+};
+
+static void progress_line(struct progress *p, const struct explore_summary *sum,
+			  const struct search *oracle)
+{
+	double s = (double)(engine_now_ms() - p->t0) / 1000.0;
+
 	fprintf(stderr,
-		"\rcctrace explore: %ld runs, %ld distinct, %ld bugs, %ld infeasible, "
-		"%ld diverged, %.1f runs/s, ~%.0f schedules in all ",
-		sum->runs, sum->distinct, sum->bugs, sum->infeasible, sum->diverged,
-		s > 0 ? sum->runs / s : 0.0, search_space_estimate(oracle));
+		"%scctrace explore: %ld runs, %.1f runs/s, %.1f s elapsed, %ld bugs (%ld distinct, "
+		"%ld infeasible, %ld diverged, ~%.0f schedules in all)%s",
+		p->tty ? "\r" : "", sum->runs, s > 0 ? sum->runs / s : 0.0, s, sum->bugs,
+		sum->distinct, sum->infeasible, sum->diverged, search_space_estimate(oracle),
+		p->tty ? "\033[K" : "\n");
+	p->line_shown = p->tty;
+}
+
+static void progress(struct progress *p, const struct explore_summary *sum,
+		     const struct search *oracle, bool last)
+{
+	int64_t now = engine_now_ms();
+
+	if (!p->on)
+		return;
+	if (p->tty) {
+		progress_line(p, sum, oracle);
+		if (last)
+			fputc('\n', stderr);
+		p->line_shown = !last;
+		return;
+	}
+	if (last || now - p->last_plain >= PLAIN_EVERY_MS) {
+		progress_line(p, sum, oracle);
+		p->last_plain = now;
+	}
+}
+
+/* Said at once, -q or not: where the bug is. */
+static void announce_bug(struct progress *p, const struct explore_options *eo, long n, long run)
+{
+	if (p->line_shown)
+		fputs("\r\033[K", stderr);
+	p->line_shown = false;
+	fprintf(stderr, "cctrace explore: bug %ld in run %ld: %s/bug-%ld.sched\n", n, run,
+		eo->out_dir, n);
 }
 
 void search_summary_json(FILE *f, const struct explore_options *eo,
@@ -398,6 +494,7 @@ int search_explore(struct policy *pol, char *const argv[], const struct engine_o
 	struct symbol_cache *cache;
 	bool exhausted = false;
 	int64_t t0 = engine_now_ms();
+	struct progress shown = {eo->progress, isatty(STDERR_FILENO), false, t0, t0};
 	const char *strategy = sum->strategy;
 	bool more = true;
 	int rc = 0;
@@ -442,13 +539,15 @@ int search_explore(struct policy *pol, char *const argv[], const struct engine_o
 		if (!o.abandoned && o.outcome == OUTCOME_BUG &&
 		    save_bug(eo, opt, argv, sum->bugs, &o, strategy, sum->runs, err, errlen) < 0)
 			rc = -1;
+		else if (!o.abandoned && o.outcome == OUTCOME_BUG)
+			announce_bug(&shown, eo, sum->bugs, sum->runs);
 		if (rc == 0 && !o.abandoned && o.outcome == OUTCOME_BUG && eo->minimize_replays)
 			minimize_bug(eo, argv, opt, sum->bugs);
 		if (!o.abandoned) {
 			seen_add(&seen, o.choices ? o.choices : "");
 			sum->distinct = (long)seen.n;
 		}
-		progress(eo, sum, oracle, t0);
+		progress(&shown, sum, oracle, false);
 		if (o.outcome == OUTCOME_ERROR && stop_requested()) {
 			sum->interrupted = true; /* no point in restarting */
 			free_run(&o);
@@ -466,8 +565,7 @@ int search_explore(struct policy *pol, char *const argv[], const struct engine_o
 		       (!eo->max_runs || sum->runs < eo->max_runs) &&
 		       (!eo->max_ms || engine_now_ms() - t0 < eo->max_ms);
 	}
-	if (eo->progress)
-		fputc('\n', stderr);
+	progress(&shown, sum, oracle, true);
 	sum->ms = (double)(engine_now_ms() - t0);
 	sum->space_estimate = exhausted ? (double)sum->distinct : search_space_estimate(oracle);
 	search_free(oracle);

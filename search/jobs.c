@@ -310,6 +310,8 @@ int search_explore_jobs(struct policy *pol, char *const argv[], const struct eng
 
 	assert(eo->jobs >= 0 && eo->out_dir);
 	memset(sum, 0, sizeof(*sum));
+	if (search_fresh_out_dir(eo, err, errlen) < 0)
+		return -1;
 	if (eo->jobs <= 1) {
 		rc = explore_as_job(pol, argv, opt, eo, 1, sum, err, errlen);
 	} else {
