@@ -215,18 +215,6 @@ static int save_bug(const struct explore_options *eo, const struct engine_option
 	return save_picture(eo, argv, n, o, strategy, run, err, errlen);
 }
 
-static void minimize_bug(const struct explore_options *eo, char *const argv[],
-			 const struct engine_options *opt, long n)
-{
-	char path[4096];
-	int removed = 0;
-
-	snprintf(path, sizeof(path), "%s/bug-%ld.sched", eo->out_dir, n);
-	if (search_minimize(path, argv, opt, eo->minimize_replays, &removed) == 0 && eo->progress)
-		fprintf(stderr, "\rcctrace explore: bug-%ld.sched minimised: %d steps dropped\n", n,
-			removed);
-}
-
 /* The first "cctrace: OUTCOME: ..." line of a run's report, without the
  * prefix, into buf. */
 static void outcome_line(const struct one_run *o, char *buf, size_t len)
@@ -441,12 +429,17 @@ static void progress(struct progress *p, const struct explore_summary *sum,
 	}
 }
 
-/* Said at once, -q or not: where the bug is. */
-static void announce_bug(struct progress *p, const struct explore_options *eo, long n, long run)
+static void clear_live_line(struct progress *p)
 {
 	if (p->line_shown)
 		fputs("\r\033[K", stderr);
 	p->line_shown = false;
+}
+
+/* Said at once, -q or not: where the bug is. */
+static void announce_bug(struct progress *p, const struct explore_options *eo, long n, long run)
+{
+	clear_live_line(p);
 	fprintf(stderr, "cctrace explore: bug %ld in run %ld: %s/bug-%ld.sched\n", n, run,
 		eo->out_dir, n);
 }
@@ -482,6 +475,20 @@ static void trace_json_end(const struct explore_options *eo, const struct explor
 static bool stop_requested(void)
 {
 	return engine_stop_signal() != 0;
+}
+
+static void minimize_bug(struct progress *shown, const struct explore_options *eo,
+			 char *const argv[], const struct engine_options *opt, long n)
+{
+	char path[4096];
+	int removed = 0;
+
+	snprintf(path, sizeof(path), "%s/bug-%ld.sched", eo->out_dir, n);
+	if (search_minimize(path, argv, opt, eo->minimize_replays, &removed) == 0 && eo->progress) {
+		clear_live_line(shown);
+		fprintf(stderr, "cctrace explore: bug-%ld.sched minimised: %d steps dropped\n", n,
+			removed);
+	}
 }
 
 int search_explore(struct policy *pol, char *const argv[], const struct engine_options *opt,
@@ -542,7 +549,7 @@ int search_explore(struct policy *pol, char *const argv[], const struct engine_o
 		else if (!o.abandoned && o.outcome == OUTCOME_BUG)
 			announce_bug(&shown, eo, sum->bugs, sum->runs);
 		if (rc == 0 && !o.abandoned && o.outcome == OUTCOME_BUG && eo->minimize_replays)
-			minimize_bug(eo, argv, opt, sum->bugs);
+			minimize_bug(&shown, eo, argv, opt, sum->bugs);
 		if (!o.abandoned) {
 			seen_add(&seen, o.choices ? o.choices : "");
 			sum->distinct = (long)seen.n;
