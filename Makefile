@@ -61,6 +61,9 @@ $(BUILD)/tests/%: tests/%.c $(LIB_OBJS)
 	@echo "  TEST    $@"
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_OBJS) $(LDLIBS) $(CRITERION_LIBS)
 
+# The picture test decodes chromium's screenshot.
+$(BUILD)/tests/test_picture: LDLIBS += $(shell pkg-config --libs libpng 2>/dev/null)
+
 # Samples and fixtures are targets, not part of cctrace: no sanitizers, -O0 so
 # that lines and variables are where the source says.
 include $(wildcard samples/*/Makefile.inc)
@@ -132,7 +135,8 @@ deps:
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
 	  build-essential pkg-config libunwind-dev libcapstone-dev libelf-dev libdw-dev \
 	  libcriterion-dev libedit-dev gdb tmux clang libclang-rt-dev \
-	  debhelper dpkg-dev fakeroot groff-base man-db bash-completion
+	  debhelper dpkg-dev fakeroot groff-base man-db bash-completion \
+	  chromium libpng-dev
 
 # The servers and clients of the system tests (tests/test_memcached*.c), and
 # what tests/memcached/build.sh needs to build memcached from Debian's source

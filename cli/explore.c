@@ -26,7 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static void report(const struct explore_summary *sum)
+static void report(const struct explore_summary *sum, const char *dir)
 {
 	char errors[48] = "";
 
@@ -34,17 +34,18 @@ static void report(const struct explore_summary *sum)
 		snprintf(errors, sizeof(errors), ", %ld errors", sum->errors);
 	fprintf(stderr,
 		"cctrace explore: %ld runs, %ld bugs, %ld completed, %ld infeasible, "
-		"%ld unrealizable, %ld diverged%s%s\n",
+		"%ld unrealizable, %ld diverged%s; %s %s\n",
 		sum->runs, sum->bugs, sum->completed, sum->infeasible, sum->unrealizable,
-		sum->diverged, errors, sum->bugs ? "; see the bug-N.sched files" : "");
+		sum->diverged, errors,
+		sum->bugs ? "bug-N.sched, .txt and .html in" : "output directory", dir);
 }
 
 /* Every run failed to follow the schedule: nothing was explored. */
-static bool nothing_explored(const struct explore_summary *sum)
+static bool nothing_explored(const struct explore_summary *sum, const char *dir)
 {
 	if (sum->interrupted || sum->runs == 0 || sum->unrealizable + sum->errors < sum->runs)
 		return false;
-	report(sum);
+	report(sum, dir);
 	fprintf(stderr,
 		"cctrace explore: error: no run could follow the schedule (every one was "
 		"unrealizable or an error), so nothing was explored; the last: %s\n",
@@ -80,9 +81,9 @@ static int exit_code(const struct cli_args *a, const struct explore_summary *sum
 
 	if (sum->interrupted && sig)
 		return 128 + sig;
-	if (!sum->bugs && nothing_explored(sum))
+	if (!sum->bugs && nothing_explored(sum, a->eo.out_dir))
 		return EXIT_ERROR;
-	report(sum);
+	report(sum, a->eo.out_dir);
 	if (a->expect >= 0)
 		return a->expect == (sum->bugs ? OUTCOME_BUG : OUTCOME_COMPLETED) ? 0
 										  : EXIT_UNEXPECTED;
@@ -101,7 +102,7 @@ int explore_main(struct cli_args *a)
 	if (!a->eo.max_runs && a->eo.strategy &&
 	    (strncmp(a->eo.strategy, "random", 6) == 0 || strncmp(a->eo.strategy, "pct", 3) == 0))
 		a->eo.max_runs = 100;
-	a->eo.progress = !a->quiet && isatty(2);
+	a->eo.progress = !a->quiet;
 	if (open_outputs(a) < 0)
 		goto out;
 	pol = engine_load(a->operands[0], a->program[0], 0, err, sizeof(err));

@@ -121,6 +121,9 @@ enum flow exec_choose_thread(struct run *r, const struct stmt *s)
 		flow = abandoned(r);
 		goto out;
 	}
+	/* The picture of a bug highlights where the search preempted. */
+	if (current >= 0 && ids[k] != current)
+		r->preempted = r->last_run;
 	var = run_var(r, s->names[0]);
 	if (var >= 0)
 		run_bind(r, var, options[k]);

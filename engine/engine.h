@@ -213,6 +213,21 @@ struct engine_choice {
  * in the same layout); opaque, owned by the caller. */
 struct symbol_cache;
 
+/* One line of the human trace as data (run_hooks.trace_event). */
+struct engine_trace_event {
+	double ms;
+	const char *thread; /* p1.t2 */
+	const char *var;    /* the schedule variable bound to it at the run's end; NULL: none */
+	const char *event;  /* as the trace names it: "enter(withdraw)", "read(balance) ..." */
+	const char *func;   /* NULL: unknown */
+	const char *file;   /* NULL: unknown */
+	int line;
+	/* The thread that ran last was switched away from although it could
+	 * have gone on (it was among a choose's options): the first event
+	 * after that choice; NULL otherwise. */
+	const char *preempted;
+};
+
 struct run_hooks {
 	/* An option in 0 .. c->n-1, or ENGINE_CHOICE_ABANDON. */
 	int (*choose)(void *ctx, const struct engine_choice *c);
@@ -225,6 +240,11 @@ struct run_hooks {
 	bool deferred_trace;
 	bool trace_every_run;
 	bool quiet_driver; /* opt->driver's output goes to /dev/null */
+	/* Given each event of a kept trace as data, in order, as it is named
+	 * (the same lines go to opt->trace); NULL: none.  The strings live
+	 * only for the call. */
+	void (*trace_event)(void *trace_ctx, const struct engine_trace_event *ev);
+	void *trace_ctx;
 };
 
 struct run_result {

@@ -163,7 +163,9 @@ struct run {
 		struct tr_thread *thread;
 		uint64_t pc;
 		char what[160];
+		struct tr_thread *preempted; /* engine_trace_event.preempted */
 	} * deferred;
+	struct tr_thread *preempted; /* a choose preempted it; for the next event */
 	int ndeferred, deferred_cap;
 	bool ended_blocked; /* the statement ended with threads blocked */
 	struct tracer *t;
@@ -394,7 +396,7 @@ void report_outcome(struct run *r, enum engine_outcome o, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void report_stack(struct run *r, struct tr_thread *th);
 void report_stack_to(struct run *r, struct tr_thread *th, FILE *f);
-void report_deferred_trace(struct run *r, FILE *f);
+void report_deferred_trace(struct run *r, FILE *f, const struct run_hooks *hooks);
 void report_threads(struct run *r);
 double run_elapsed_ms(const struct run *r);
 

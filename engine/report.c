@@ -139,9 +139,13 @@ static void defer_event(struct run *r, const struct tr_event *ev, const char *wh
 	d->thread = ev->thread;
 	d->pc = ev->pc;
 	snprintf(d->what, sizeof(d->what), "%s", what);
+	d->preempted = r->preempted;
+	r->preempted = NULL;
 }
 
-void report_deferred_trace(struct run *r, FILE *f)
+/* Name the kept events: as trace lines on f, as data to hooks->trace_event
+ * (either may be absent). */
+void report_deferred_trace(struct run *r, FILE *f, const struct run_hooks *hooks)
 {
 	struct sym_loc loc;
 	char where[160];
@@ -154,8 +158,22 @@ void report_deferred_trace(struct run *r, FILE *f)
 		where[0] = 0;
 		if (loc.file)
 			snprintf(where, sizeof(where), "%s:%d", loc.file, loc.line);
-		fprintf(f, "[%9.3f ms] %-8s %-28s %-24s %s\n", d->ms, d->thread->name, d->what,
-			loc.func ? loc.func : "??", where);
+		if (f)
+			fprintf(f, "[%9.3f ms] %-8s %-28s %-24s %s\n", d->ms, d->thread->name,
+				d->what, loc.func ? loc.func : "??", where);
+		if (hooks && hooks->trace_event)
+			hooks->trace_event(
+			    hooks->trace_ctx,
+			    &(struct engine_trace_event){
+				.ms = d->ms,
+				.thread = d->thread->name,
+				.var = run_var_of(r, d->thread),
+				.event = d->what,
+				.func = loc.func,
+				.file = loc.file,
+				.line = loc.line,
+				.preempted = d->preempted ? d->preempted->name : NULL,
+			    });
 	}
 }
 

@@ -216,9 +216,9 @@ static void run_with_hooks(struct run *r, struct policy *pol, const struct run_h
 	out->outcome = r->outcome;
 	out->abandoned = r->abandoned;
 	/* Only a kept trace is named. */
-	if (hooks->deferred_trace && r->opt->trace &&
+	if (hooks->deferred_trace && (r->opt->trace || hooks->trace_event) &&
 	    (r->outcome == OUTCOME_BUG || hooks->trace_every_run))
-		report_deferred_trace(r, r->opt->trace);
+		report_deferred_trace(r, r->opt->trace, hooks);
 	run_stop_driver(driver_pid);
 }
 

@@ -8,8 +8,9 @@
  * DIR/bug-N.sched (the exact schedule of that run, which `cctrace run`
  * replays) and DIR/bug-N.txt (outcome, stack, trace, strategy and seed).
  */
-#include "search/search.h"
+#include "search/internal.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -25,9 +26,10 @@ struct one_run {
 	bool abandoned, diverged;
 	char *schedule, *report, *trace; /* memstream buffers */
 	size_t schedule_len, report_len, trace_len;
-	char *choices; /* the choice trace, "0.1.0": no length limit (a long run
-			* makes thousands of choices, and a cut trace would
-			* make distinct runs look alike) */
+	char *choices;		/* the choice trace, "0.1.0": no length limit (a long run
+				 * makes thousands of choices, and a cut trace would
+				 * make distinct runs look alike) */
+	struct picture picture; /* a bug's steps, for bug-N.html */
 };
 
 static void free_run(struct one_run *o)
@@ -36,6 +38,7 @@ static void free_run(struct one_run *o)
 	free(o->report);
 	free(o->trace);
 	free(o->choices);
+	picture_free(&o->picture);
 }
 
 /* The engine's choose hook, answered by the search. */
@@ -60,6 +63,8 @@ static int execute_once(struct policy *pol, char *const argv[], const struct eng
 	    .deferred_trace = !eo->trace_json,
 	    .trace_every_run = eo->verbose,
 	    .quiet_driver = !eo->verbose,
+	    .trace_event = picture_add,
+	    .trace_ctx = &out->picture,
 	};
 	struct run_result res;
 	int rc = -1;
@@ -144,6 +149,36 @@ static char *bug_head(const struct explore_options *eo, const struct engine_opti
 	return head;
 }
 
+static void outcome_line(const struct one_run *o, char *buf, size_t len);
+
+/* DIR/bug-N.html: the bug's interleaving as a picture (picture.c). */
+static int save_picture(const struct explore_options *eo, char *const argv[], long n,
+			const struct one_run *o, const char *strategy, long run, char *err,
+			size_t errlen)
+{
+	char path[4096], title[4096], outcome[512];
+	char *about = NULL;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/bug-%ld.html", eo->out_dir, n);
+	snprintf(title, sizeof(title), "cctrace: bug %ld of %s", n, argv[0]);
+	outcome_line(o, outcome, sizeof(outcome));
+	if (asprintf(&about,
+		     "found by cctrace explore --strategy %s --seed %lu in run %ld, choices [%s]; "
+		     "replay with cctrace run %s/bug-%ld.sched",
+		     strategy, (unsigned long)eo->seed, run, o->choices ? o->choices : "",
+		     eo->out_dir, n) < 0) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	rc = picture_write(
+	    path, &o->picture,
+	    &(struct picture_text){title, about, outcome[0] ? outcome : "bug", o->report}, err,
+	    errlen);
+	free(about);
+	return rc;
+}
+
 static int save_bug(const struct explore_options *eo, const struct engine_options *opt,
 		    char *const argv[], long n, const struct one_run *o, const char *strategy,
 		    long run, char *err, size_t errlen)
@@ -177,19 +212,7 @@ static int save_bug(const struct explore_options *eo, const struct engine_option
 			fclose(f);
 		}
 	}
-	return 0;
-}
-
-static void minimize_bug(const struct explore_options *eo, char *const argv[],
-			 const struct engine_options *opt, long n)
-{
-	char path[4096];
-	int removed = 0;
-
-	snprintf(path, sizeof(path), "%s/bug-%ld.sched", eo->out_dir, n);
-	if (search_minimize(path, argv, opt, eo->minimize_replays, &removed) == 0 && eo->progress)
-		fprintf(stderr, "\rcctrace explore: bug-%ld.sched minimised: %d steps dropped\n", n,
-			removed);
+	return save_picture(eo, argv, n, o, strategy, run, err, errlen);
 }
 
 /* The first "cctrace: OUTCOME: ..." line of a run's report, without the
@@ -306,18 +329,119 @@ static void seen_add(struct seen *set, const char *trace)
 	set->n++;
 }
 
-static void progress(const struct explore_options *eo, const struct explore_summary *sum,
-		     const struct search *oracle, int64_t t0)
+/* bug-N.sched, bug-N.txt, bug-N.html, bug-N.full.sched... */
+static bool is_bug_file(const char *name)
 {
-	double s = (double)(engine_now_ms() - t0) / 1000.0;
+	unsigned long n;
+	int end = 0;
 
-	if (!eo->progress)
-		return;
+	return sscanf(name, "bug-%lu.%n", &n, &end) == 1 && end > 0;
+}
+
+int search_fresh_out_dir(const struct explore_options *eo, char *err, size_t errlen)
+{
+	DIR *d;
+	struct dirent *e;
+	char *stale = NULL, path[4096];
+	size_t len = 0;
+	FILE *names;
+	int found = 0, rc = 0;
+
+	if (mkdir(eo->out_dir, 0777) < 0 && errno != EEXIST) {
+		snprintf(err, errlen, "cannot create %s: %s", eo->out_dir, strerror(errno));
+		return -1;
+	}
+	d = opendir(eo->out_dir);
+	if (!d) {
+		snprintf(err, errlen, "cannot read %s: %s", eo->out_dir, strerror(errno));
+		return -1;
+	}
+	names = open_memstream(&stale, &len);
+	while (names && (e = readdir(d))) {
+		if (!is_bug_file(e->d_name))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", eo->out_dir, e->d_name);
+		if (eo->clean && unlink(path) < 0) {
+			snprintf(err, errlen, "cannot remove %s: %s", path, strerror(errno));
+			rc = -1;
+			break;
+		}
+		if (found++ < 4)
+			fprintf(names, "%s%s", found > 1 ? ", " : "", e->d_name);
+	}
+	closedir(d);
+	if (!names) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	fclose(names);
+	if (rc == 0 && found && !eo->clean) {
+		snprintf(err, errlen,
+			 "%s holds the bug files of an earlier search (%s%s); give another "
+			 "directory with -o DIR, remove them, or pass --clean to have them removed",
+			 eo->out_dir, stale, found > 4 ? ", ..." : "");
+		rc = -1;
+	}
+	free(stale);
+	return rc;
+}
+
+/* Progress on stderr: on a terminal one line rewritten in place; else (a CI
+ * log) a plain line every PLAIN_EVERY_MS and one at the end. */
+#define PLAIN_EVERY_MS 5000
+
+struct progress {
+	bool on, tty, line_shown;
+	int64_t t0, last_plain;
+};
+
+static void progress_line(struct progress *p, const struct explore_summary *sum,
+			  const struct search *oracle)
+{
+	double s = (double)(engine_now_ms() - p->t0) / 1000.0;
+
 	fprintf(stderr,
-		"\rcctrace explore: %ld runs, %ld distinct, %ld bugs, %ld infeasible, "
-		"%ld diverged, %.1f runs/s, ~%.0f schedules in all ",
-		sum->runs, sum->distinct, sum->bugs, sum->infeasible, sum->diverged,
-		s > 0 ? sum->runs / s : 0.0, search_space_estimate(oracle));
+		"%scctrace explore: %ld runs, %.1f runs/s, %.1f s elapsed, %ld bugs (%ld distinct, "
+		"%ld infeasible, %ld diverged, ~%.0f schedules in all)%s",
+		p->tty ? "\r" : "", sum->runs, s > 0 ? sum->runs / s : 0.0, s, sum->bugs,
+		sum->distinct, sum->infeasible, sum->diverged, search_space_estimate(oracle),
+		p->tty ? "\033[K" : "\n");
+	p->line_shown = p->tty;
+}
+
+static void progress(struct progress *p, const struct explore_summary *sum,
+		     const struct search *oracle, bool last)
+{
+	int64_t now = engine_now_ms();
+
+	if (!p->on)
+		return;
+	if (p->tty) {
+		progress_line(p, sum, oracle);
+		if (last)
+			fputc('\n', stderr);
+		p->line_shown = !last;
+		return;
+	}
+	if (last || now - p->last_plain >= PLAIN_EVERY_MS) {
+		progress_line(p, sum, oracle);
+		p->last_plain = now;
+	}
+}
+
+static void clear_live_line(struct progress *p)
+{
+	if (p->line_shown)
+		fputs("\r\033[K", stderr);
+	p->line_shown = false;
+}
+
+/* Said at once, -q or not: where the bug is. */
+static void announce_bug(struct progress *p, const struct explore_options *eo, long n, long run)
+{
+	clear_live_line(p);
+	fprintf(stderr, "cctrace explore: bug %ld in run %ld: %s/bug-%ld.sched\n", n, run,
+		eo->out_dir, n);
 }
 
 void search_summary_json(FILE *f, const struct explore_options *eo,
@@ -353,6 +477,20 @@ static bool stop_requested(void)
 	return engine_stop_signal() != 0;
 }
 
+static void minimize_bug(struct progress *shown, const struct explore_options *eo,
+			 char *const argv[], const struct engine_options *opt, long n)
+{
+	char path[4096];
+	int removed = 0;
+
+	snprintf(path, sizeof(path), "%s/bug-%ld.sched", eo->out_dir, n);
+	if (search_minimize(path, argv, opt, eo->minimize_replays, &removed) == 0 && eo->progress) {
+		clear_live_line(shown);
+		fprintf(stderr, "cctrace explore: bug-%ld.sched minimised: %d steps dropped\n", n,
+			removed);
+	}
+}
+
 int search_explore(struct policy *pol, char *const argv[], const struct engine_options *opt,
 		   const struct explore_options *eo, struct explore_summary *sum, char *err,
 		   size_t errlen)
@@ -363,6 +501,7 @@ int search_explore(struct policy *pol, char *const argv[], const struct engine_o
 	struct symbol_cache *cache;
 	bool exhausted = false;
 	int64_t t0 = engine_now_ms();
+	struct progress shown = {eo->progress, isatty(STDERR_FILENO), false, t0, t0};
 	const char *strategy = sum->strategy;
 	bool more = true;
 	int rc = 0;
@@ -407,13 +546,15 @@ int search_explore(struct policy *pol, char *const argv[], const struct engine_o
 		if (!o.abandoned && o.outcome == OUTCOME_BUG &&
 		    save_bug(eo, opt, argv, sum->bugs, &o, strategy, sum->runs, err, errlen) < 0)
 			rc = -1;
+		else if (!o.abandoned && o.outcome == OUTCOME_BUG)
+			announce_bug(&shown, eo, sum->bugs, sum->runs);
 		if (rc == 0 && !o.abandoned && o.outcome == OUTCOME_BUG && eo->minimize_replays)
-			minimize_bug(eo, argv, opt, sum->bugs);
+			minimize_bug(&shown, eo, argv, opt, sum->bugs);
 		if (!o.abandoned) {
 			seen_add(&seen, o.choices ? o.choices : "");
 			sum->distinct = (long)seen.n;
 		}
-		progress(eo, sum, oracle, t0);
+		progress(&shown, sum, oracle, false);
 		if (o.outcome == OUTCOME_ERROR && stop_requested()) {
 			sum->interrupted = true; /* no point in restarting */
 			free_run(&o);
@@ -431,8 +572,7 @@ int search_explore(struct policy *pol, char *const argv[], const struct engine_o
 		       (!eo->max_runs || sum->runs < eo->max_runs) &&
 		       (!eo->max_ms || engine_now_ms() - t0 < eo->max_ms);
 	}
-	if (eo->progress)
-		fputc('\n', stderr);
+	progress(&shown, sum, oracle, true);
 	sum->ms = (double)(engine_now_ms() - t0);
 	sum->space_estimate = exhausted ? (double)sum->distinct : search_space_estimate(oracle);
 	search_free(oracle);

@@ -166,4 +166,32 @@ int tbound_highest(struct tbound *b, const struct search_point *p, int lowered, 
 /* Preemption number nth lowers thread id. */
 int tbound_preempt(struct tbound *b, int id, int nth);
 
+/* --- picture.c: DIR/bug-N.html --- */
+
+struct picture_step {
+	double ms;
+	char *thread, *var, *event, *func, *file, *preempted; /* var, func, file, preempted may
+							       * be NULL */
+	int line;
+};
+
+/* The steps of a kept trace, filled by picture_add (run_hooks.trace_event). */
+struct picture {
+	struct picture_step *steps;
+	size_t n, cap;
+	bool incomplete; /* out of memory: steps were dropped */
+};
+
+struct picture_text {
+	const char *title, *about; /* heading and the line under it */
+	const char *outcome;	   /* the failing event: the outcome message */
+	const char *report;	   /* the run's whole report, shown folded; may be NULL */
+};
+
+void picture_add(void *picture, const struct engine_trace_event *ev);
+void picture_free(struct picture *p);
+/* A self-contained HTML page at path; -1 with err if it cannot be written. */
+int picture_write(const char *path, const struct picture *p, const struct picture_text *text,
+		  char *err, size_t errlen);
+
 #endif

@@ -196,6 +196,9 @@ static void collect_bugs(const char *out, const struct worker *w, long nbugs, lo
 		snprintf(from, sizeof(from), "%s/bug-%ld.txt", w->dir, n);
 		snprintf(to, sizeof(to), "%s/bug-%ld.txt", out, *next);
 		rename(from, to);
+		snprintf(from, sizeof(from), "%s/bug-%ld.html", w->dir, n);
+		snprintf(to, sizeof(to), "%s/bug-%ld.html", out, *next);
+		rename(from, to);
 		snprintf(from, sizeof(from), "%s/bug-%ld.sched", w->dir, n);
 		snprintf(to, sizeof(to), "%s/bug-%ld.sched", out, *next);
 		move_schedule(from, to);
@@ -307,6 +310,8 @@ int search_explore_jobs(struct policy *pol, char *const argv[], const struct eng
 
 	assert(eo->jobs >= 0 && eo->out_dir);
 	memset(sum, 0, sizeof(*sum));
+	if (search_fresh_out_dir(eo, err, errlen) < 0)
+		return -1;
 	if (eo->jobs <= 1) {
 		rc = explore_as_job(pol, argv, opt, eo, 1, sum, err, errlen);
 	} else {

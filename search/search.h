@@ -159,7 +159,8 @@ struct explore_options {
 	int shard, nshards;   /* 1-based shard of nshards; 0/0 for all */
 	const char *out_dir;  /* where bug-N.sched and bug-N.txt go */
 	bool all;	      /* keep going after the first bug */
-	bool progress;	      /* a status line on stderr */
+	bool progress;	      /* a live line on a terminal stderr, else a line every 5 s */
+	bool clean;	      /* remove an earlier search's bug-N files from out_dir */
 	FILE *json;	      /* a final summary as JSON, or NULL */
 	FILE *schedules;      /* one line per run: its choices, or NULL */
 	int minimize_replays; /* > 0: minimise each bug, keeping it R of R */
@@ -206,6 +207,10 @@ int search_explore(struct policy *pol, char *const argv[], const struct engine_o
 int search_explore_jobs(struct policy *pol, char *const argv[], const struct engine_options *opt,
 			const struct explore_options *eo, struct explore_summary *sum, char *err,
 			size_t errlen);
+
+/* out_dir created if need be and holding no bug-N file of an earlier
+ * search (eo->clean removes them); -1 with err naming them otherwise. */
+int search_fresh_out_dir(const struct explore_options *eo, char *err, size_t errlen);
 
 /* The summary as one JSON line (the schema of --json, docs/search.md). */
 void search_summary_json(FILE *f, const struct explore_options *eo,
