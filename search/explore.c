@@ -399,12 +399,14 @@ static void progress_line(struct progress *p, const struct explore_summary *sum,
 			  const struct search *oracle)
 {
 	double s = (double)(engine_now_ms() - p->t0) / 1000.0;
+	double space = search_space_estimate(oracle);
 
+	/* An estimate of 10^90 schedules is read as a magnitude, not digits. */
 	fprintf(stderr,
 		"%scctrace explore: %ld runs, %.1f runs/s, %.1f s elapsed, %ld bugs (%ld distinct, "
-		"%ld infeasible, %ld diverged, ~%.0f schedules in all)%s",
+		"%ld infeasible, %ld diverged, ~%.*g schedules in all)%s",
 		p->tty ? "\r" : "", sum->runs, s > 0 ? sum->runs / s : 0.0, s, sum->bugs,
-		sum->distinct, sum->infeasible, sum->diverged, search_space_estimate(oracle),
+		sum->distinct, sum->infeasible, sum->diverged, space < 1e6 ? 6 : 2, space,
 		p->tty ? "\033[K" : "\n");
 	p->line_shown = p->tty;
 }
@@ -554,7 +556,6 @@ int search_explore(struct policy *pol, char *const argv[], const struct engine_o
 			seen_add(&seen, o.choices ? o.choices : "");
 			sum->distinct = (long)seen.n;
 		}
-		progress(&shown, sum, oracle, false);
 		if (o.outcome == OUTCOME_ERROR && stop_requested()) {
 			sum->interrupted = true; /* no point in restarting */
 			free_run(&o);
@@ -567,12 +568,18 @@ int search_explore(struct policy *pol, char *const argv[], const struct engine_o
 			break;
 		}
 		free_run(&o);
+		progress(&shown, sum, oracle, false);
 		exhausted = !search_next_run(oracle);
 		more = rc == 0 && !exhausted && (eo->all || sum->bugs == 0) &&
 		       (!eo->max_runs || sum->runs < eo->max_runs) &&
 		       (!eo->max_ms || engine_now_ms() - t0 < eo->max_ms);
 	}
-	progress(&shown, sum, oracle, true);
+	/* A search that could not run has no progress to show: its error says
+	 * why, never "0 bugs". */
+	if (rc == 0)
+		progress(&shown, sum, oracle, true);
+	else
+		clear_live_line(&shown);
 	sum->ms = (double)(engine_now_ms() - t0);
 	sum->space_estimate = exhausted ? (double)sum->distinct : search_space_estimate(oracle);
 	search_free(oracle);

@@ -58,7 +58,7 @@ Test(deadlock, generic_search_over_a_join_finds_no_deadlock)
 	}
 	cr_assert(!r.timed_out, "%s", r.err);
 	cr_expect_eq(r.code, 0, "%s", r.err);
-	cr_expect(strstr(r.err, "deadlock") == NULL, "%s", r.err);
+	cr_expect(strstr(r.err, "bug: deadlock") == NULL, "%s", r.err);
 	cr_expect_eq(json_long(r.out, "runs"), 6, "%s", r.out);
 	cr_expect_eq(json_long(r.out, "bugs"), 0, "%s", r.out);
 	/* Every run followed the schedule through the join to the end. */
