@@ -202,6 +202,8 @@ static void collect_bugs(const char *out, const struct worker *w, long nbugs, lo
 		snprintf(from, sizeof(from), "%s/bug-%ld.sched", w->dir, n);
 		snprintf(to, sizeof(to), "%s/bug-%ld.sched", out, *next);
 		move_schedule(from, to);
+		/* The worker announced the path it wrote; say where it went. */
+		fprintf(stderr, "cctrace explore: %s is now %s\n", from, to);
 	}
 	rmdir(w->dir);
 }
