@@ -12,7 +12,7 @@
 #   make fuzz       fuzz the schedule parser and checker for FUZZ_TIME seconds
 
 CC       ?= gcc
-PKGS     := libunwind-ptrace libdw libelf capstone
+PKGS     := libunwind-ptrace libdw libelf capstone jansson
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 # Warnings are errors for developers; a packager or a newer compiler's new
@@ -131,7 +131,7 @@ deps:
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
 	  build-essential pkg-config libunwind-dev libcapstone-dev libelf-dev libdw-dev \
-	  libcriterion-dev libedit-dev gdb tmux clang libclang-rt-dev \
+	  libcriterion-dev libedit-dev libjansson-dev libxml2-dev gdb tmux clang libclang-rt-dev \
 	  debhelper dpkg-dev fakeroot groff-base man-db bash-completion
 
 # The servers and clients of the system tests (tests/test_memcached*.c), and

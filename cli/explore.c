@@ -58,6 +58,7 @@ static int open_outputs(struct cli_args *a)
 		a->eo.json = stdout;
 	if (a->out_path)
 		a->eo.out_dir = a->out_path;
+	a->eo.schedule = a->operands[0];
 	if (a->schedules_path && !(a->eo.schedules = cli_open_output("explore", a->schedules_path)))
 		return -1;
 	if (a->trace_json_path &&

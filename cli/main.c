@@ -59,8 +59,9 @@ static int finish(struct cli_args *a, enum engine_outcome o)
 }
 
 /* The loaded schedule, run on a launched program (argv) or an attached
- * pid. */
-static int run_loaded(struct cli_args *a, struct policy *pol, char **argv, pid_t pid)
+ * pid.  The JSON trace opens with its header; the engine ends it. */
+static int run_loaded(struct cli_args *a, struct policy *pol, const char *schedule, char **argv,
+		      pid_t pid)
 {
 	enum engine_outcome o;
 
@@ -68,6 +69,14 @@ static int run_loaded(struct cli_args *a, struct policy *pol, char **argv, pid_t
 		engine_free(pol);
 		return finish(a, OUTCOME_ERROR);
 	}
+	if (a->opt.trace_json)
+		engine_trace_json_header(a->opt.trace_json, &(struct engine_trace_header){
+								.command = a->command,
+								.schedule = schedule,
+								.argv = argv,
+								.pid = pid,
+								.watchpoints = a->opt.watchpoints,
+							    });
 	engine_note_watchpoints(pol, &a->opt, a->watch_why);
 	o = argv ? engine_run_program(pol, argv, &a->opt) : engine_run_attached(pol, pid, &a->opt);
 	engine_free(pol);
@@ -86,7 +95,7 @@ static int cmd_run(struct cli_args *a)
 		fprintf(stderr, "%s\n", err);
 		return finish(a, OUTCOME_ERROR);
 	}
-	return run_loaded(a, pol, a->program, 0);
+	return run_loaded(a, pol, a->operands[0], a->program, 0);
 }
 
 static int cmd_attach(struct cli_args *a)
@@ -106,7 +115,7 @@ static int cmd_attach(struct cli_args *a)
 		fprintf(stderr, "%s\n", err);
 		return finish(a, OUTCOME_ERROR);
 	}
-	return run_loaded(a, pol, NULL, (pid_t)pid);
+	return run_loaded(a, pol, a->operands[1], NULL, (pid_t)pid);
 }
 
 /* `cctrace watchpoints`: what --watchpoints auto chooses here, and why;

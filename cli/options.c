@@ -177,11 +177,13 @@ static const struct cli_option table[] = {
      "the run ends when it exits, non-zero being a bug",
      STORE_STRING, FIELD(opt.driver)},
     {"trace-json", 0, "FILE", CLI_RUN | CLI_ATTACH,
-     "also write the trace as JSON lines to FILE (- for stdout)", STORE_STRING,
-     FIELD(trace_json_path)},
+     "also write the trace as JSON lines to FILE (- for stdout): a header,\n"
+     "the events and the outcome (docs/json.md)",
+     STORE_STRING, FIELD(trace_json_path)},
     {"trace-json", 0, "FILE", CLI_EXPLORE,
-     "write every run's trace as JSON lines to FILE (- for stdout), each run followed by "
-     "{\"run\":N,\"choices\":\"...\",\"outcome\":\"...\"}",
+     "write every run's trace as JSON lines to FILE (- for stdout), each a\n"
+     "header, the events and an outcome record with the run's number and\n"
+     "choices (docs/json.md)",
      STORE_STRING, FIELD(trace_json_path)},
     {"no-pin", 0, NULL, TRACING, "do not pin cctrace and driven threads to one CPU", STORE_FALSE,
      FIELD(opt.pin_cpu)},
@@ -218,8 +220,8 @@ static const struct cli_option table[] = {
      CHECK(set_minimize)},
     {"no-minimize", 0, NULL, CLI_EXPLORE, "keep each bug schedule as found",
      CHECK(set_no_minimize)},
-    {"json", 0, NULL, CLI_EXPLORE, "print a JSON summary on stdout at the end", STORE_TRUE,
-     FIELD(json)},
+    {"json", 0, NULL, CLI_EXPLORE, "print a JSON summary on stdout at the end (docs/json.md)",
+     STORE_TRUE, FIELD(json)},
     {"schedules", 0, "FILE", CLI_EXPLORE,
      "write each run's choices and outcome, one line per run (- for stdout)", STORE_STRING,
      FIELD(schedules_path)},

@@ -255,6 +255,39 @@ int engine_resolve_watchpoints(struct engine_options *opt, const char **why, cha
 void engine_note_watchpoints(const struct policy *pol, const struct engine_options *opt,
 			     const char *why);
 
+/* --- the JSON trace (--trace-json; its schema is docs/json.md) ---
+ *
+ * One JSON object a line: a header record, then one event record per
+ * trace line (report.c writes them during the run), then an outcome
+ * record.  The engine writes the events, and for engine_run_program and
+ * engine_run_attached the outcome record too; the caller writes the header
+ * (it knows the command, and a search's strategy and seed), and a search
+ * writes each run's outcome record (it knows the run's number and choices).
+ * A change that could break a reader raises ENGINE_TRACE_SCHEMA.
+ */
+#define ENGINE_TRACE_SCHEMA 1
+
+struct engine_trace_header {
+	const char *command;		     /* "run", "attach" or "explore" */
+	const char *schedule;		     /* the schedule file */
+	char *const *argv;		     /* the program and its arguments; NULL when attached */
+	pid_t pid;			     /* attach: the process; 0 otherwise */
+	const char *strategy;		     /* explore: the canonical strategy; NULL otherwise */
+	uint64_t seed;			     /* explore: the seed */
+	enum engine_watchpoints watchpoints; /* as resolved: HW or SW */
+};
+
+struct engine_trace_outcome {
+	enum engine_outcome outcome;
+	const char *message; /* what "cctrace: OUTCOME: ..." said; NULL: none */
+	long run;	     /* explore: the run's number from 1; 0: not a search */
+	const char *choices; /* explore: the run's choice trace ("0.1.0") */
+	bool abandoned;	     /* explore: the run lay outside the search (a shard) */
+};
+
+void engine_trace_json_header(FILE *f, const struct engine_trace_header *h);
+void engine_trace_json_outcome(FILE *f, const struct engine_trace_outcome *o);
+
 const char *engine_outcome_name(enum engine_outcome o);
 int engine_outcome_exit_code(enum engine_outcome o);
 /* "bug" -> OUTCOME_BUG; -1 if unknown. */

@@ -166,6 +166,7 @@ struct run {
 	int64_t timeout_ms;
 	int64_t t0_ms;
 	enum engine_outcome outcome;
+	char *outcome_message; /* what report_outcome said after "cctrace: OUTCOME: " */
 	bool finished;
 	/* the wait in progress */
 	const struct stmt *stmt;
