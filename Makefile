@@ -33,6 +33,8 @@ MAIN_OBJ := $(BUILD)/cli/main.o
 TEST_SRCS := $(wildcard tests/test_*.c)
 TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 CRITERION_LIBS := $(shell pkg-config --libs criterion 2>/dev/null)
+# libxml2 is a test-only dependency: tests/test_junit.c parses --junit's XML.
+$(BUILD)/tests/test_junit: TEST_EXTRA = $(shell pkg-config --cflags --libs libxml-2.0 2>/dev/null)
 
 SAMPLE_DIRS := $(patsubst %/,%,$(dir $(wildcard samples/*/Makefile.inc)))
 SAMPLE_CFLAGS := -std=gnu11 -g -O0 -pthread -Wall -Wextra $(WERROR)
@@ -59,7 +61,7 @@ $(BUILD)/%.o: %.c
 $(BUILD)/tests/%: tests/%.c $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	@echo "  TEST    $@"
-	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_OBJS) $(LDLIBS) $(CRITERION_LIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_OBJS) $(LDLIBS) $(CRITERION_LIBS) $(TEST_EXTRA)
 
 # Samples and fixtures are targets, not part of cctrace: no sanitizers, -O0 so
 # that lines and variables are where the source says.

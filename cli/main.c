@@ -19,6 +19,7 @@
  * tell "interrupted" from "failed".
  */
 #include "cli/explore.h"
+#include "cli/junit.h"
 #include "cli/options.h"
 #include "cli/shell.h"
 #include "engine/engine.h"
@@ -58,12 +59,48 @@ static int finish(struct cli_args *a, enum engine_outcome o)
 	return engine_outcome_exit_code(o);
 }
 
+/* --junit: the run as one test case, which passes when the outcome is the
+ * expected one (completed without --expect). */
+static int write_junit(const struct cli_args *a, const char *schedule, enum engine_outcome o,
+		       const char *message, double seconds)
+{
+	enum engine_outcome want =
+	    a->expect >= 0 ? (enum engine_outcome)a->expect : OUTCOME_COMPLETED;
+	char *failure = NULL, *suite = NULL;
+	int rc = -1;
+
+	if (asprintf(&suite, "cctrace %s %s", a->command, schedule) < 0 ||
+	    (o != want &&
+	     asprintf(&failure, "expected %s, got %s: %s", engine_outcome_name(want),
+		      engine_outcome_name(o), message ? message : "(no message)") < 0)) {
+		fprintf(stderr, "cctrace %s: out of memory\n", a->command);
+		goto out;
+	}
+	rc = junit_write(a->command, a->junit_path, suite,
+			 &(struct junit_case){
+			     .name = schedule,
+			     .classname = a->command,
+			     .seconds = seconds,
+			     .failure = failure,
+			     .failure_type = engine_outcome_name(o),
+			     .failure_text = message,
+			 },
+			 1);
+out:
+	free(suite);
+	free(failure);
+	return rc;
+}
+
 /* The loaded schedule, run on a launched program (argv) or an attached
  * pid.  The JSON trace opens with its header; the engine ends it. */
 static int run_loaded(struct cli_args *a, struct policy *pol, const char *schedule, char **argv,
 		      pid_t pid)
 {
 	enum engine_outcome o;
+	char *message = NULL;
+	int64_t t0;
+	int rc, junit_rc;
 
 	if (open_outputs(a) < 0) {
 		engine_free(pol);
@@ -78,9 +115,17 @@ static int run_loaded(struct cli_args *a, struct policy *pol, const char *schedu
 								.watchpoints = a->opt.watchpoints,
 							    });
 	engine_note_watchpoints(pol, &a->opt, a->watch_why);
+	if (a->junit_path)
+		a->opt.outcome_message = &message;
+	t0 = engine_now_ms();
 	o = argv ? engine_run_program(pol, argv, &a->opt) : engine_run_attached(pol, pid, &a->opt);
 	engine_free(pol);
-	return finish(a, o);
+	junit_rc = a->junit_path ? write_junit(a, schedule, o, message,
+					       (double)(engine_now_ms() - t0) / 1000.0)
+				 : 0;
+	free(message);
+	rc = finish(a, o);
+	return junit_rc < 0 && rc < 128 ? EXIT_ERROR : rc;
 }
 
 static int cmd_run(struct cli_args *a)

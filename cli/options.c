@@ -185,6 +185,16 @@ static const struct cli_option table[] = {
      "header, the events and an outcome record with the run's number and\n"
      "choices (docs/json.md)",
      STORE_STRING, FIELD(trace_json_path)},
+    {"junit", 0, "FILE", CLI_RUN | CLI_ATTACH,
+     "write a JUnit XML report to FILE (- for stdout): one test case, passed\n"
+     "if the outcome is --expect's (completed without it), else failed with\n"
+     "the outcome's message",
+     STORE_STRING, FIELD(junit_path)},
+    {"junit", 0, "FILE", CLI_EXPLORE,
+     "write a JUnit XML report to FILE (- for stdout): a failed test case per\n"
+     "bug found, with its report and bug-N.sched, or one passed test case\n"
+     "when none (--expect bug: the other way round)",
+     STORE_STRING, FIELD(junit_path)},
     {"no-pin", 0, NULL, TRACING, "do not pin cctrace and driven threads to one CPU", STORE_FALSE,
      FIELD(opt.pin_cpu)},
     {"no-children", 0, NULL, CLI_ATTACH | CLI_SHELL,

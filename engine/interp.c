@@ -1109,6 +1109,10 @@ enum engine_outcome interp_execute(struct policy *pol, struct tracer *t,
 		engine_trace_json_outcome(
 		    opt->trace_json,
 		    &(struct engine_trace_outcome){.outcome = o, .message = r->outcome_message});
+	if (opt->outcome_message) {
+		*opt->outcome_message = r->outcome_message; /* the caller's now */
+		r->outcome_message = NULL;
+	}
 	run_free(r);
 	return o;
 }

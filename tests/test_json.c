@@ -21,19 +21,6 @@
 
 TestSuite(json, .timeout = 120);
 
-static char *temp_dir(void)
-{
-	char *dir = h_fmt("/tmp/cctrace-json-XXXXXX");
-
-	cr_assert_not_null(mkdtemp(dir));
-	return dir;
-}
-
-static void remove_tree(const char *dir)
-{
-	cr_expect_eq(system(h_fmt("rm -rf '%s'", dir)), 0);
-}
-
 /* Every line of text as a JSON object (the records stay referenced). */
 static json_t *parse_lines(const char *text)
 {
@@ -155,13 +142,13 @@ static void expect_lost_update_trace(const char *text, const char *human)
 
 Test(json, run_trace_to_a_file)
 {
-	char *dir = temp_dir(), *path = h_fmt("%s/t.json", dir);
+	char *dir = h_temp_dir(), *path = h_fmt("%s/t.json", dir);
 	struct h_result r = H_RUN(h_cctrace(), "run", "--trace-json", path, BANK_SCHED, "--", BANK);
 
 	cr_assert_eq(r.code, 1, "%s", r.err);
 	expect_lost_update_trace(h_read_file(path, NULL), r.err);
 	h_result_free(&r);
-	remove_tree(dir);
+	h_remove_tree(dir);
 }
 
 Test(json, run_trace_to_stdout)
@@ -183,7 +170,7 @@ Test(json, run_trace_to_stdout)
  * has the run's number and choices; the numbers count 1, 2, ... */
 Test(json, explore_trace)
 {
-	char *dir = temp_dir(), *path = h_fmt("%s/t.json", dir);
+	char *dir = h_temp_dir(), *path = h_fmt("%s/t.json", dir);
 	struct h_result r =
 	    H_RUN(h_cctrace(), "explore", "-q", "--no-minimize", "--runs", "40", "-o",
 		  h_fmt("%s/bugs", dir), "--trace-json", path, BANK_SEARCH, "--", BANK);
@@ -221,7 +208,7 @@ Test(json, explore_trace)
 	cr_expect_eq(bugs, 1, "the search stops at its first bug");
 	json_decref(recs);
 	h_result_free(&r);
-	remove_tree(dir);
+	h_remove_tree(dir);
 }
 
 /* The summary of `explore --json` with jobs jobs: one line on stdout. */
@@ -243,7 +230,7 @@ static json_t *summary(const char *dir, const char *jobs)
 
 Test(json, explore_summary_has_one_schema_with_or_without_jobs)
 {
-	char *dir = temp_dir();
+	char *dir = h_temp_dir();
 	json_t *one = summary(dir, "1"), *two = summary(dir, "2");
 	const char *key;
 	json_t *v;
@@ -275,5 +262,5 @@ Test(json, explore_summary_has_one_schema_with_or_without_jobs)
 	cr_expect(strstr(str(two, "out_dir"), "bugs-2"), "%s", str(two, "out_dir"));
 	json_decref(one);
 	json_decref(two);
-	remove_tree(dir);
+	h_remove_tree(dir);
 }
