@@ -42,6 +42,11 @@ static int open_outputs(struct cli_args *a)
 		if (!a->opt.trace_json)
 			return -1;
 	}
+	if (a->chrome_path) {
+		a->opt.trace_chrome = cli_open_output(a->command, a->chrome_path);
+		if (!a->opt.trace_chrome)
+			return -1;
+	}
 	return 0;
 }
 
@@ -50,6 +55,7 @@ static int finish(struct cli_args *a, enum engine_outcome o)
 	int sig = engine_stop_signal();
 
 	cli_close_output(a->opt.trace_json);
+	cli_close_output(a->opt.trace_chrome);
 	if (a->opt.trace != stderr)
 		cli_close_output(a->opt.trace);
 	if (o == OUTCOME_ERROR && sig)

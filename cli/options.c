@@ -185,6 +185,12 @@ static const struct cli_option table[] = {
      "header, the events and an outcome record with the run's number and\n"
      "choices (docs/json.md)",
      STORE_STRING, FIELD(trace_json_path)},
+    {"trace-chrome", 0, "FILE", CLI_RUN | CLI_ATTACH,
+     "write the run to FILE (- for stdout) in the Trace Event Format that\n"
+     "Perfetto and chrome://tracing load: a track per thread, the trace lines\n"
+     "as instants, the times a thread was held as slices (explore: replay a\n"
+     "bug-N.sched with run --trace-chrome)",
+     STORE_STRING, FIELD(chrome_path)},
     {"junit", 0, "FILE", CLI_RUN | CLI_ATTACH,
      "write a JUnit XML report to FILE (- for stdout): one test case, passed\n"
      "if the outcome is --expect's (completed without it), else failed with\n"

@@ -53,6 +53,7 @@ struct engine_options {
 	int64_t timeout_ms; /* default limit of every wait; 0 = 10 s */
 	FILE *trace;	    /* human trace, one line per scheduling event; NULL = none */
 	FILE *trace_json;   /* the same as JSON lines; NULL = none */
+	FILE *trace_chrome; /* run, attach: the Trace Event Format, written at the end */
 	FILE *report;	    /* outcome and diagnostics (stderr) */
 	bool pin_cpu;	    /* run cctrace and the threads it drives on one CPU */
 	bool brief;	    /* outcome lines only, no stacks (replays that only

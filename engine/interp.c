@@ -1088,6 +1088,7 @@ void run_free(struct run *r)
 	free(r->locals);
 	free(r->deferred);
 	free(r->outcome_message);
+	chrome_free(r);
 	free(r);
 }
 
@@ -1105,6 +1106,7 @@ enum engine_outcome interp_execute(struct policy *pol, struct tracer *t,
 	run_finish(r);
 	run_stop_driver(driver);
 	o = r->outcome;
+	chrome_finish(r);
 	if (opt->trace_json)
 		engine_trace_json_outcome(
 		    opt->trace_json,

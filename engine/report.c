@@ -263,7 +263,8 @@ void report_event(struct run *r, const struct tr_event *ev)
 	char what[160], where[160] = "";
 	struct sym_loc loc;
 
-	if (!r->opt->trace && !r->opt->trace_json && !r->interactive && !r->deferred_trace)
+	if (!r->opt->trace && !r->opt->trace_json && !r->opt->trace_chrome && !r->interactive &&
+	    !r->deferred_trace)
 		return;
 	event_text(r, ev, what, sizeof(what));
 	snprintf(run_thread(r, ev->thread)->last_event,
@@ -280,6 +281,8 @@ void report_event(struct run *r, const struct tr_event *ev)
 			ev->thread->name, what, loc.func ? loc.func : "??", where);
 	if (r->opt->trace_json)
 		event_record(r, ev, what, &loc);
+	if (r->opt->trace_chrome)
+		chrome_note_event(r, ev, what, &loc);
 }
 
 void report_outcome(struct run *r, enum engine_outcome o, const char *fmt, ...)
