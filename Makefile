@@ -12,7 +12,7 @@
 #   make fuzz       fuzz the schedule parser and checker for FUZZ_TIME seconds
 
 CC       ?= gcc
-PKGS     := libunwind-ptrace libdw libelf capstone
+PKGS     := libunwind-ptrace libdw libelf capstone jansson
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 # Warnings are errors for developers; a packager or a newer compiler's new
@@ -33,6 +33,8 @@ MAIN_OBJ := $(BUILD)/cli/main.o
 TEST_SRCS := $(wildcard tests/test_*.c)
 TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 CRITERION_LIBS := $(shell pkg-config --libs criterion 2>/dev/null)
+# libxml2 is a test-only dependency: tests/test_junit.c parses --junit's XML.
+$(BUILD)/tests/test_junit: TEST_EXTRA = $(shell pkg-config --cflags --libs libxml-2.0 2>/dev/null)
 
 SAMPLE_DIRS := $(patsubst %/,%,$(dir $(wildcard samples/*/Makefile.inc)))
 SAMPLE_CFLAGS := -std=gnu11 -g -O0 -pthread -Wall -Wextra $(WERROR)
@@ -59,7 +61,7 @@ $(BUILD)/%.o: %.c
 $(BUILD)/tests/%: tests/%.c $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	@echo "  TEST    $@"
-	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_OBJS) $(LDLIBS) $(CRITERION_LIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_OBJS) $(LDLIBS) $(CRITERION_LIBS) $(TEST_EXTRA)
 
 # The picture test decodes chromium's screenshot.
 $(BUILD)/tests/test_picture: LDLIBS += $(shell pkg-config --libs libpng 2>/dev/null)
@@ -134,7 +136,7 @@ deps:
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
 	  build-essential pkg-config libunwind-dev libcapstone-dev libelf-dev libdw-dev \
-	  libcriterion-dev libedit-dev gdb tmux clang libclang-rt-dev \
+	  libcriterion-dev libedit-dev libjansson-dev libxml2-dev gdb tmux clang libclang-rt-dev \
 	  debhelper dpkg-dev fakeroot groff-base man-db bash-completion \
 	  chromium libpng-dev
 

@@ -18,6 +18,7 @@
  * unfound).
  */
 #include "cli/explore.h"
+#include "cli/junit.h"
 #include "cli/options.h"
 #include "search/search.h"
 
@@ -59,6 +60,7 @@ static int open_outputs(struct cli_args *a)
 		a->eo.json = stdout;
 	if (a->out_path)
 		a->eo.out_dir = a->out_path;
+	a->eo.schedule = a->operands[0];
 	if (a->schedules_path && !(a->eo.schedules = cli_open_output("explore", a->schedules_path)))
 		return -1;
 	if (a->trace_json_path &&
@@ -72,6 +74,84 @@ static void close_outputs(struct cli_args *a)
 	cli_close_output(a->eo.schedules);
 	cli_close_output(a->eo.trace_json);
 	fflush(stdout);
+}
+
+/* The text of DIR/bug-N.EXT, malloc'd; NULL if it cannot be read. */
+static char *bug_file(const char *dir, long n, const char *ext)
+{
+	char *path = NULL, *text = NULL;
+	size_t len = 0;
+	FILE *f, *mem;
+	int c;
+
+	if (asprintf(&path, "%s/bug-%ld.%s", dir, n, ext) < 0)
+		return NULL;
+	f = fopen(path, "r");
+	mem = f ? open_memstream(&text, &len) : NULL;
+	while (mem && (c = fgetc(f)) != EOF)
+		fputc(c, mem);
+	if (mem)
+		fclose(mem);
+	if (f)
+		fclose(f);
+	free(path);
+	return text;
+}
+
+/* One test case per bug found, failed (passed with --expect bug), or one
+ * for the whole search when there is none. */
+static int write_junit(const struct cli_args *a, const struct explore_summary *sum)
+{
+	long n, ncases = sum->bugs ? sum->bugs : 1;
+	struct junit_case *cases = calloc((size_t)ncases, sizeof(*cases));
+	char **texts = calloc((size_t)ncases * 4, sizeof(*texts)), *suite = NULL;
+	bool want_bug = a->expect == OUTCOME_BUG;
+	int rc = -1;
+
+	if (!cases || !texts || asprintf(&suite, "cctrace explore %s", a->operands[0]) < 0)
+		goto out;
+	for (n = 0; n < sum->bugs; n++) {
+		char *report = bug_file(a->eo.out_dir, n + 1, "txt"), *at, **t = &texts[4 * n];
+
+		t[0] = report;
+		at = report ? strstr(report, "cctrace: bug: ") : NULL;
+		/* the message: the report's outcome line; the text: where the
+		 * schedule that replays it is, then the report */
+		if (asprintf(&t[1], "bug-%ld", n + 1) < 0 ||
+		    asprintf(&t[2], "%.*s", at ? (int)strcspn(at + 9, "\n") : 3,
+			     at ? at + 9 : "bug") < 0 ||
+		    asprintf(&t[3], "replay: %s/bug-%ld.sched\n\n%s", a->eo.out_dir, n + 1,
+			     report ? report : "(the bug's report is gone)") < 0)
+			goto out;
+		cases[n] = (struct junit_case){
+		    .name = t[1],
+		    .classname = "explore",
+		    .seconds = sum->ms / 1000.0 / (double)ncases,
+		    .failure = want_bug ? NULL : t[2],
+		    .failure_type = "bug",
+		    .failure_text = t[3],
+		    .system_out = want_bug ? t[3] : NULL,
+		};
+	}
+	if (!sum->bugs)
+		cases[0] = (struct junit_case){
+		    .name = a->operands[0],
+		    .classname = "explore",
+		    .seconds = sum->ms / 1000.0,
+		    .failure = want_bug ? "no bug found, and --expect bug" : NULL,
+		    .failure_type = "completed",
+		    .failure_text = sum->interrupted ? "the search was interrupted" : "",
+		};
+	rc = junit_write("explore", a->junit_path, suite, cases, (size_t)ncases);
+out:
+	if (rc < 0 && (!cases || !texts || !suite))
+		fprintf(stderr, "cctrace explore: out of memory\n");
+	for (n = 0; texts && n < 4 * ncases; n++)
+		free(texts[n]);
+	free(texts);
+	free(cases);
+	free(suite);
+	return rc;
 }
 
 /* The exit code of a search that ran. */
@@ -117,6 +197,8 @@ int explore_main(struct cli_args *a)
 		fprintf(stderr, "cctrace explore: error: %s\n", err);
 	else
 		rc = exit_code(a, &sum);
+	if (a->junit_path && rc != EXIT_ERROR && write_junit(a, &sum) < 0 && rc < 128)
+		rc = EXIT_ERROR;
 out:
 	engine_free(pol);
 	close_outputs(a);

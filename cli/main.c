@@ -19,6 +19,7 @@
  * tell "interrupted" from "failed".
  */
 #include "cli/explore.h"
+#include "cli/junit.h"
 #include "cli/options.h"
 #include "cli/shell.h"
 #include "engine/engine.h"
@@ -41,6 +42,11 @@ static int open_outputs(struct cli_args *a)
 		if (!a->opt.trace_json)
 			return -1;
 	}
+	if (a->chrome_path) {
+		a->opt.trace_chrome = cli_open_output(a->command, a->chrome_path);
+		if (!a->opt.trace_chrome)
+			return -1;
+	}
 	return 0;
 }
 
@@ -49,6 +55,7 @@ static int finish(struct cli_args *a, enum engine_outcome o)
 	int sig = engine_stop_signal();
 
 	cli_close_output(a->opt.trace_json);
+	cli_close_output(a->opt.trace_chrome);
 	if (a->opt.trace != stderr)
 		cli_close_output(a->opt.trace);
 	if (o == OUTCOME_ERROR && sig)
@@ -58,20 +65,73 @@ static int finish(struct cli_args *a, enum engine_outcome o)
 	return engine_outcome_exit_code(o);
 }
 
+/* --junit: the run as one test case, which passes when the outcome is the
+ * expected one (completed without --expect). */
+static int write_junit(const struct cli_args *a, const char *schedule, enum engine_outcome o,
+		       const char *message, double seconds)
+{
+	enum engine_outcome want =
+	    a->expect >= 0 ? (enum engine_outcome)a->expect : OUTCOME_COMPLETED;
+	char *failure = NULL, *suite = NULL;
+	int rc = -1;
+
+	if (asprintf(&suite, "cctrace %s %s", a->command, schedule) < 0 ||
+	    (o != want &&
+	     asprintf(&failure, "expected %s, got %s: %s", engine_outcome_name(want),
+		      engine_outcome_name(o), message ? message : "(no message)") < 0)) {
+		fprintf(stderr, "cctrace %s: out of memory\n", a->command);
+		goto out;
+	}
+	rc = junit_write(a->command, a->junit_path, suite,
+			 &(struct junit_case){
+			     .name = schedule,
+			     .classname = a->command,
+			     .seconds = seconds,
+			     .failure = failure,
+			     .failure_type = engine_outcome_name(o),
+			     .failure_text = message,
+			 },
+			 1);
+out:
+	free(suite);
+	free(failure);
+	return rc;
+}
+
 /* The loaded schedule, run on a launched program (argv) or an attached
- * pid. */
-static int run_loaded(struct cli_args *a, struct policy *pol, char **argv, pid_t pid)
+ * pid.  The JSON trace opens with its header; the engine ends it. */
+static int run_loaded(struct cli_args *a, struct policy *pol, const char *schedule, char **argv,
+		      pid_t pid)
 {
 	enum engine_outcome o;
+	char *message = NULL;
+	int64_t t0;
+	int rc, junit_rc;
 
 	if (open_outputs(a) < 0) {
 		engine_free(pol);
 		return finish(a, OUTCOME_ERROR);
 	}
+	if (a->opt.trace_json)
+		engine_trace_json_header(a->opt.trace_json, &(struct engine_trace_header){
+								.command = a->command,
+								.schedule = schedule,
+								.argv = argv,
+								.pid = pid,
+								.watchpoints = a->opt.watchpoints,
+							    });
 	engine_note_watchpoints(pol, &a->opt, a->watch_why);
+	if (a->junit_path)
+		a->opt.outcome_message = &message;
+	t0 = engine_now_ms();
 	o = argv ? engine_run_program(pol, argv, &a->opt) : engine_run_attached(pol, pid, &a->opt);
 	engine_free(pol);
-	return finish(a, o);
+	junit_rc = a->junit_path ? write_junit(a, schedule, o, message,
+					       (double)(engine_now_ms() - t0) / 1000.0)
+				 : 0;
+	free(message);
+	rc = finish(a, o);
+	return junit_rc < 0 && rc < 128 ? EXIT_ERROR : rc;
 }
 
 static int cmd_run(struct cli_args *a)
@@ -86,7 +146,7 @@ static int cmd_run(struct cli_args *a)
 		fprintf(stderr, "%s\n", err);
 		return finish(a, OUTCOME_ERROR);
 	}
-	return run_loaded(a, pol, a->program, 0);
+	return run_loaded(a, pol, a->operands[0], a->program, 0);
 }
 
 static int cmd_attach(struct cli_args *a)
@@ -106,7 +166,7 @@ static int cmd_attach(struct cli_args *a)
 		fprintf(stderr, "%s\n", err);
 		return finish(a, OUTCOME_ERROR);
 	}
-	return run_loaded(a, pol, NULL, (pid_t)pid);
+	return run_loaded(a, pol, a->operands[1], NULL, (pid_t)pid);
 }
 
 /* `cctrace watchpoints`: what --watchpoints auto chooses here, and why;

@@ -182,12 +182,30 @@ static const struct cli_option table[] = {
      "the run ends when it exits, non-zero being a bug",
      STORE_STRING, FIELD(opt.driver)},
     {"trace-json", 0, "FILE", CLI_RUN | CLI_ATTACH,
-     "also write the trace as JSON lines to FILE (- for stdout)", STORE_STRING,
-     FIELD(trace_json_path)},
-    {"trace-json", 0, "FILE", CLI_EXPLORE,
-     "write every run's trace as JSON lines to FILE (- for stdout), each run followed by "
-     "{\"run\":N,\"choices\":\"...\",\"outcome\":\"...\"}",
+     "also write the trace as JSON lines to FILE (- for stdout): a header,\n"
+     "the events and the outcome (docs/json.md)",
      STORE_STRING, FIELD(trace_json_path)},
+    {"trace-json", 0, "FILE", CLI_EXPLORE,
+     "write every run's trace as JSON lines to FILE (- for stdout), each a\n"
+     "header, the events and an outcome record with the run's number and\n"
+     "choices (docs/json.md)",
+     STORE_STRING, FIELD(trace_json_path)},
+    {"trace-chrome", 0, "FILE", CLI_RUN | CLI_ATTACH,
+     "write the run to FILE (- for stdout) in the Trace Event Format that\n"
+     "Perfetto and chrome://tracing load: a track per thread, the trace lines\n"
+     "as instants, the times a thread was held as slices (explore: replay a\n"
+     "bug-N.sched with run --trace-chrome)",
+     STORE_STRING, FIELD(chrome_path)},
+    {"junit", 0, "FILE", CLI_RUN | CLI_ATTACH,
+     "write a JUnit XML report to FILE (- for stdout): one test case, passed\n"
+     "if the outcome is --expect's (completed without it), else failed with\n"
+     "the outcome's message",
+     STORE_STRING, FIELD(junit_path)},
+    {"junit", 0, "FILE", CLI_EXPLORE,
+     "write a JUnit XML report to FILE (- for stdout): a failed test case per\n"
+     "bug found, with its report and bug-N.sched, or one passed test case\n"
+     "when none (--expect bug: the other way round)",
+     STORE_STRING, FIELD(junit_path)},
     {"no-pin", 0, NULL, TRACING, "do not pin cctrace and driven threads to one CPU", STORE_FALSE,
      FIELD(opt.pin_cpu)},
     {"no-children", 0, NULL, CLI_ATTACH | CLI_SHELL,
@@ -223,8 +241,8 @@ static const struct cli_option table[] = {
      CHECK(set_minimize)},
     {"no-minimize", 0, NULL, CLI_EXPLORE, "keep each bug schedule as found",
      CHECK(set_no_minimize)},
-    {"json", 0, NULL, CLI_EXPLORE, "print a JSON summary on stdout at the end", STORE_TRUE,
-     FIELD(json)},
+    {"json", 0, NULL, CLI_EXPLORE, "print a JSON summary on stdout at the end (docs/json.md)",
+     STORE_TRUE, FIELD(json)},
     {"schedules", 0, "FILE", CLI_EXPLORE,
      "write each run's choices and outcome, one line per run (- for stdout)", STORE_STRING,
      FIELD(schedules_path)},

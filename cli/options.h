@@ -47,6 +47,8 @@ struct cli_args {
 	struct explore_options eo;
 	int expect; /* an outcome, or -1 */
 	const char *trace_json_path;
+	const char *junit_path;	    /* --junit FILE */
+	const char *chrome_path;    /* --trace-chrome FILE */
 	const char *out_path;	    /* run, attach: -o FILE; explore: -o DIR */
 	const char *schedules_path; /* explore --schedules */
 	bool json;		    /* explore --json */

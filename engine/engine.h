@@ -68,6 +68,7 @@ struct engine_options {
 	int64_t timeout_ms; /* default limit of every wait; 0 = 10 s */
 	FILE *trace;	    /* human trace, one line per scheduling event; NULL = none */
 	FILE *trace_json;   /* the same as JSON lines; NULL = none */
+	FILE *trace_chrome; /* run, attach: the Trace Event Format, written at the end */
 	FILE *report;	    /* outcome and diagnostics (stderr) */
 	bool pin_cpu;	    /* run cctrace and the threads it drives on one CPU */
 	bool brief;	    /* outcome lines only, no stacks (replays that only
@@ -83,6 +84,10 @@ struct engine_options {
 	int end_order;	  /* 0: at the end every thread is let go at once; 1 / -1: the
 			   * bound ones one at a time, each until it exits or blocks, in
 			   * binding order / its reverse (minimisation's replays) */
+	/* engine_run_program, engine_run_attached: not NULL, it gets a
+	 * malloc'd copy of the outcome's why (what follows "cctrace: OUTCOME:
+	 * "), or NULL; the caller frees it (--junit) */
+	char **outcome_message;
 };
 
 struct policy;
@@ -289,6 +294,39 @@ int engine_resolve_watchpoints(struct engine_options *opt, const char **why, cha
  * watch one later): the trace's first line. */
 void engine_note_watchpoints(const struct policy *pol, const struct engine_options *opt,
 			     const char *why);
+
+/* --- the JSON trace (--trace-json; its schema is docs/json.md) ---
+ *
+ * One JSON object a line: a header record, then one event record per
+ * trace line (report.c writes them during the run), then an outcome
+ * record.  The engine writes the events, and for engine_run_program and
+ * engine_run_attached the outcome record too; the caller writes the header
+ * (it knows the command, and a search's strategy and seed), and a search
+ * writes each run's outcome record (it knows the run's number and choices).
+ * A change that could break a reader raises ENGINE_TRACE_SCHEMA.
+ */
+#define ENGINE_TRACE_SCHEMA 1
+
+struct engine_trace_header {
+	const char *command;		     /* "run", "attach" or "explore" */
+	const char *schedule;		     /* the schedule file */
+	char *const *argv;		     /* the program and its arguments; NULL when attached */
+	pid_t pid;			     /* attach: the process; 0 otherwise */
+	const char *strategy;		     /* explore: the canonical strategy; NULL otherwise */
+	uint64_t seed;			     /* explore: the seed */
+	enum engine_watchpoints watchpoints; /* as resolved: HW or SW */
+};
+
+struct engine_trace_outcome {
+	enum engine_outcome outcome;
+	const char *message; /* what "cctrace: OUTCOME: ..." said; NULL: none */
+	long run;	     /* explore: the run's number from 1; 0: not a search */
+	const char *choices; /* explore: the run's choice trace ("0.1.0") */
+	bool abandoned;	     /* explore: the run lay outside the search (a shard) */
+};
+
+void engine_trace_json_header(FILE *f, const struct engine_trace_header *h);
+void engine_trace_json_outcome(FILE *f, const struct engine_trace_outcome *o);
 
 const char *engine_outcome_name(enum engine_outcome o);
 int engine_outcome_exit_code(enum engine_outcome o);

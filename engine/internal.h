@@ -175,6 +175,8 @@ struct run {
 	int64_t timeout_ms;
 	int64_t t0_ms;
 	enum engine_outcome outcome;
+	char *outcome_message;	     /* what report_outcome said after "cctrace: OUTCOME: " */
+	struct chrome_trace *chrome; /* --trace-chrome: the events so far (chrome.c) */
 	bool finished;
 	/* the wait in progress */
 	const struct stmt *stmt;
@@ -392,6 +394,12 @@ struct tr_process *run_main_process(struct run *r);
 
 /* report.c */
 void report_event(struct run *r, const struct tr_event *ev);
+/* --trace-chrome (chrome.c): keep an event; write the document at the end
+ * of the run; free what was kept. */
+void chrome_note_event(struct run *r, const struct tr_event *ev, const char *what,
+		       const struct sym_loc *loc);
+void chrome_finish(struct run *r);
+void chrome_free(struct run *r);
 void report_outcome(struct run *r, enum engine_outcome o, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void report_stack(struct run *r, struct tr_thread *th);

@@ -308,8 +308,7 @@ static enum loop_verdict exited_early(struct run *r, const struct tr_thread *th,
 }
 
 /* Judge one stop against the predicate being waited for. */
-static enum loop_verdict judge_stop(struct run *r, const struct tr_event *ev,
-				    struct wait_state *ws)
+static enum loop_verdict judge_stop(struct run *r, const struct tr_event *ev, struct wait_state *ws)
 {
 	struct tr_thread *th = ev->thread;
 	struct thread_ctx *tc = run_thread(r, th);
@@ -539,7 +538,8 @@ static int start_wait(struct run *r, struct wait_state *ws)
 		struct thread_ctx *tc = run_thread(r, th);
 
 		if (tc->candidate && !tc->matched && th->state == TR_HELD &&
-		    !tracer_event_pending(th) && start_candidate(r, th, ws->matched, &ws->nmatched) < 0)
+		    !tracer_event_pending(th) &&
+		    start_candidate(r, th, ws->matched, &ws->nmatched) < 0)
 			return -1;
 	}
 	for (i = 0; i < ws->ntargets; i++) {
@@ -557,7 +557,12 @@ static int start_wait(struct run *r, struct wait_state *ws)
 enum flow run_wait_for(struct run *r, const struct stmt *s, struct tr_thread **targets,
 		       int ntargets, int need, struct tr_thread **matched)
 {
-	struct wait_state ws = {s, targets, ntargets, need, matched, 0,
+	struct wait_state ws = {s,
+				targets,
+				ntargets,
+				need,
+				matched,
+				0,
 				r->no_deadline ? -1 : tracer_now_ms() + r->timeout_ms};
 	struct loop_request req = {.on_event = wait_event,
 				   .on_deadline = wait_deadline,
@@ -1082,6 +1087,8 @@ void run_free(struct run *r)
 	free(r->decoded);
 	free(r->locals);
 	free(r->deferred);
+	free(r->outcome_message);
+	chrome_free(r);
 	free(r);
 }
 
@@ -1099,6 +1106,15 @@ enum engine_outcome interp_execute(struct policy *pol, struct tracer *t,
 	run_finish(r);
 	run_stop_driver(driver);
 	o = r->outcome;
+	chrome_finish(r);
+	if (opt->trace_json)
+		engine_trace_json_outcome(
+		    opt->trace_json,
+		    &(struct engine_trace_outcome){.outcome = o, .message = r->outcome_message});
+	if (opt->outcome_message) {
+		*opt->outcome_message = r->outcome_message; /* the caller's now */
+		r->outcome_message = NULL;
+	}
 	run_free(r);
 	return o;
 }

@@ -4,17 +4,24 @@
  * The trace has one line per scheduling event, the moment a thread is held
  * because it satisfied a wait: time, thread, the event as the schedule
  * names it, and where in the source it happened.  --trace-json writes the
- * same records as JSON lines for tools.  The outcome goes to the report
+ * same records as JSON lines for tools, between a header and an outcome
+ * record (docs/json.md), built with jansson: escaping and number formats
+ * are the library's, not pasted by hand.  The outcome goes to the report
  * stream (stderr) once, with whatever explains it: the stack of a crashing
  * thread, or where every thread was when a wait timed out.
  */
 #include "engine/internal.h"
 
+#include <assert.h>
+#include <jansson.h>
+#include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 double run_elapsed_ms(const struct run *r)
 {
@@ -33,18 +40,110 @@ static void describe_pc(struct run *r, struct tr_thread *th, uint64_t pc, struct
 		sym_describe(pc_ctx->syms, pc, loc);
 }
 
-static void json_string(FILE *f, const char *s)
+/* One record of the JSON trace, one line; rec is consumed.  Times are
+ * rounded to the microsecond, and printed without binary noise. */
+static void put_record(FILE *f, json_t *rec)
 {
-	fputc('"', f);
-	for (; s && *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fputc('\\', f);
-		if ((unsigned char)*s < 0x20)
-			fprintf(f, "\\u%04x", *s);
-		else
-			fputc(*s, f);
+	assert(rec); /* jansson fails only out of memory */
+	json_dumpf(rec, f, JSON_COMPACT | JSON_REAL_PRECISION(15));
+	fputc('\n', f);
+	json_decref(rec);
+}
+
+/* s as a JSON string, or null when there is none (an unknown function). */
+static json_t *string_or_null(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+static json_t *hex(uint64_t v)
+{
+	return json_sprintf("%#lx", (unsigned long)v);
+}
+
+static double rounded_ms(double ms)
+{
+	return round(ms * 1000.0) / 1000.0;
+}
+
+/* The program of an attached pid, as the kernel names it; NULL if gone. */
+static json_t *attached_program(pid_t pid)
+{
+	char link[64], path[PATH_MAX];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+	n = readlink(link, path, sizeof(path) - 1);
+	if (n <= 0)
+		return json_null();
+	path[n] = 0;
+	return json_string(path);
+}
+
+void engine_trace_json_header(FILE *f, const struct engine_trace_header *h)
+{
+	json_t *rec = json_object(), *argv = json_array();
+	int i;
+
+	assert(h->command && (h->argv || h->pid > 0));
+	assert(h->watchpoints == WATCHPOINTS_HW || h->watchpoints == WATCHPOINTS_SW);
+	for (i = 0; h->argv && h->argv[i]; i++)
+		json_array_append_new(argv, json_string(h->argv[i]));
+	json_object_set_new(rec, "type", json_string("header"));
+	json_object_set_new(rec, "schema", json_integer(ENGINE_TRACE_SCHEMA));
+	json_object_set_new(rec, "command", json_string(h->command));
+	json_object_set_new(rec, "schedule", string_or_null(h->schedule));
+	json_object_set_new(rec, "program",
+			    h->argv ? json_string(h->argv[0]) : attached_program(h->pid));
+	json_object_set_new(rec, "argv", h->argv ? argv : (json_decref(argv), json_null()));
+	json_object_set_new(rec, "pid", h->pid > 0 ? json_integer(h->pid) : json_null());
+	json_object_set_new(rec, "strategy", string_or_null(h->strategy));
+	json_object_set_new(rec, "seed",
+			    h->strategy ? json_integer((json_int_t)h->seed) : json_null());
+	json_object_set_new(rec, "watchpoints",
+			    json_string(h->watchpoints == WATCHPOINTS_HW ? "hw" : "sw"));
+	put_record(f, rec);
+}
+
+void engine_trace_json_outcome(FILE *f, const struct engine_trace_outcome *o)
+{
+	json_t *rec = json_object();
+
+	json_object_set_new(rec, "type", json_string("outcome"));
+	json_object_set_new(rec, "outcome", json_string(engine_outcome_name(o->outcome)));
+	json_object_set_new(rec, "exit", json_integer(engine_outcome_exit_code(o->outcome)));
+	json_object_set_new(rec, "message", string_or_null(o->message));
+	if (o->run > 0 || o->abandoned) {
+		json_object_set_new(rec, "run", o->abandoned ? json_null() : json_integer(o->run));
+		json_object_set_new(rec, "choices", json_string(o->choices ? o->choices : ""));
+		json_object_set_new(rec, "abandoned", json_boolean(o->abandoned));
 	}
-	fputc('"', f);
+	put_record(f, rec);
+	fflush(f);
+}
+
+/* The JSON record of one trace line. */
+static void event_record(struct run *r, const struct tr_event *ev, const char *what,
+			 const struct sym_loc *loc)
+{
+	json_t *rec = json_object();
+	struct fine_event access;
+
+	json_object_set_new(rec, "type", json_string("event"));
+	json_object_set_new(rec, "ms", json_real(rounded_ms(run_elapsed_ms(r))));
+	json_object_set_new(rec, "thread", json_string(ev->thread->name));
+	json_object_set_new(rec, "tid", json_integer(ev->thread->tid));
+	json_object_set_new(rec, "event", json_string(what));
+	json_object_set_new(rec, "pc", hex(ev->pc));
+	json_object_set_new(rec, "func", string_or_null(loc->func));
+	json_object_set_new(rec, "file", string_or_null(loc->file));
+	json_object_set_new(rec, "line", loc->file ? json_integer(loc->line) : json_null());
+	if (points_event_access(r, ev, r->fine, &access)) {
+		json_object_set_new(rec, "addr", hex(access.addr));
+		json_object_set_new(rec, "size", json_integer(access.size));
+		json_object_set_new(rec, "value", hex(access.value));
+	}
+	put_record(r->opt->trace_json, rec);
 }
 
 static void fine_event_text(struct run *r, struct tr_thread *th, const struct fine_event *fe,
@@ -179,11 +278,11 @@ void report_deferred_trace(struct run *r, FILE *f, const struct run_hooks *hooks
 
 void report_event(struct run *r, const struct tr_event *ev)
 {
-	struct fine_event access;
 	char what[160], where[160] = "";
 	struct sym_loc loc;
 
-	if (!r->opt->trace && !r->opt->trace_json && !r->interactive && !r->deferred_trace)
+	if (!r->opt->trace && !r->opt->trace_json && !r->opt->trace_chrome && !r->interactive &&
+	    !r->deferred_trace)
 		return;
 	event_text(r, ev, what, sizeof(what));
 	snprintf(run_thread(r, ev->thread)->last_event,
@@ -198,24 +297,10 @@ void report_event(struct run *r, const struct tr_event *ev)
 	if (r->opt->trace)
 		fprintf(r->opt->trace, "[%9.3f ms] %-8s %-28s %-24s %s\n", run_elapsed_ms(r),
 			ev->thread->name, what, loc.func ? loc.func : "??", where);
-	if (r->opt->trace_json) {
-		FILE *f = r->opt->trace_json;
-
-		fprintf(f, "{\"ms\":%.3f,\"thread\":", run_elapsed_ms(r));
-		json_string(f, ev->thread->name);
-		fprintf(f, ",\"tid\":%d,\"event\":", ev->thread->tid);
-		json_string(f, what);
-		fprintf(f, ",\"pc\":\"%#lx\",\"func\":", (unsigned long)ev->pc);
-		json_string(f, loc.func);
-		fprintf(f, ",\"file\":");
-		json_string(f, loc.file);
-		fprintf(f, ",\"line\":%d", loc.line);
-		if (points_event_access(r, ev, r->fine, &access))
-			fprintf(f, ",\"addr\":\"%#lx\",\"size\":%u,\"value\":\"%#lx\"",
-				(unsigned long)access.addr, access.size,
-				(unsigned long)access.value);
-		fprintf(f, "}\n");
-	}
+	if (r->opt->trace_json)
+		event_record(r, ev, what, &loc);
+	if (r->opt->trace_chrome)
+		chrome_note_event(r, ev, what, &loc);
 }
 
 void report_outcome(struct run *r, enum engine_outcome o, const char *fmt, ...)
@@ -227,6 +312,10 @@ void report_outcome(struct run *r, enum engine_outcome o, const char *fmt, ...)
 		return;
 	r->finished = true;
 	r->outcome = o;
+	va_start(ap, fmt);
+	if (vasprintf(&r->outcome_message, fmt, ap) < 0)
+		r->outcome_message = NULL; /* out of memory: the JSON record says null */
+	va_end(ap);
 	if (!f)
 		return;
 	fprintf(f, "cctrace: %s: ", engine_outcome_name(o));

@@ -163,6 +163,12 @@ static enum engine_outcome run_on(struct policy *pol, char *const argv[], pid_t 
 	if (rc < 0) {
 		if (opt->report)
 			fprintf(opt->report, "cctrace: error: %s\n", err);
+		if (opt->trace_json)
+			engine_trace_json_outcome(opt->trace_json,
+						  &(struct engine_trace_outcome){
+						      .outcome = OUTCOME_ERROR, .message = err});
+		if (opt->outcome_message)
+			*opt->outcome_message = strdup(err);
 		tracer_detach_all(t); /* a half-done attach lets go of what it seized */
 	} else {
 		if (tracer_attach_note(t) && opt->report)

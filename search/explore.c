@@ -13,6 +13,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <jansson.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,6 +79,15 @@ static int execute_once(struct policy *pol, char *const argv[], const struct eng
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
+	if (eo->trace_json)
+		engine_trace_json_header(eo->trace_json, &(struct engine_trace_header){
+							     .command = "explore",
+							     .schedule = eo->schedule,
+							     .argv = argv,
+							     .strategy = sum->strategy,
+							     .seed = eo->seed,
+							     .watchpoints = opt->watchpoints,
+							 });
 	if (engine_run_once(pol, argv, &local, &hooks, &res, err, errlen) < 0)
 		goto out;
 	sum->launch_ms += res.launch_ms;
@@ -446,30 +457,69 @@ static void announce_bug(struct progress *p, const struct explore_options *eo, l
 		eo->out_dir, n);
 }
 
+/* ms to a tenth, without binary noise in the printed number. */
+static json_t *tenths(double ms)
+{
+	return json_real(round(ms * 10.0) / 10.0);
+}
+
 void search_summary_json(FILE *f, const struct explore_options *eo,
 			 const struct explore_summary *sum)
 {
-	fprintf(f,
-		"{\"strategy\":\"%s\",\"seed\":%lu,\"jobs\":%d,\"runs\":%ld,\"bugs\":%ld,"
-		"\"completed\":%ld,\"distinct\":%ld,\"space_estimate\":%.0f,"
-		"\"infeasible\":%ld,\"unrealizable\":%ld,\"diverged\":%ld,\"errors\":%ld,"
-		"\"ms\":%.0f,\"runs_per_second\":%.2f,\"ms_launch\":%.1f,\"ms_symbols\":%.1f,"
-		"\"ms_schedule\":%.1f,\"ms_finish\":%.1f}\n",
-		sum->strategy, (unsigned long)eo->seed, sum->jobs > 0 ? sum->jobs : 1, sum->runs,
-		sum->bugs, sum->completed, sum->distinct, sum->space_estimate, sum->infeasible,
-		sum->unrealizable, sum->diverged, sum->errors, sum->ms,
-		sum->ms > 0 ? sum->runs * 1000.0 / sum->ms : 0.0, sum->launch_ms, sum->symbols_ms,
-		sum->schedule_ms, sum->finish_ms);
+	json_t *rec = json_object();
+
+	/* The order is the documented one (jansson keeps insertion order). */
+	json_object_set_new(rec, "type", json_string("summary"));
+	json_object_set_new(rec, "schema", json_integer(SEARCH_SUMMARY_SCHEMA));
+	json_object_set_new(rec, "strategy", json_string(sum->strategy));
+	json_object_set_new(rec, "seed", json_integer((json_int_t)eo->seed));
+	json_object_set_new(rec, "jobs", json_integer(sum->jobs > 0 ? sum->jobs : 1));
+	json_object_set_new(rec, "out_dir", json_string(eo->out_dir));
+	json_object_set_new(rec, "runs", json_integer(sum->runs));
+	json_object_set_new(rec, "bugs", json_integer(sum->bugs));
+	json_object_set_new(rec, "completed", json_integer(sum->completed));
+	json_object_set_new(rec, "infeasible", json_integer(sum->infeasible));
+	json_object_set_new(rec, "unrealizable", json_integer(sum->unrealizable));
+	json_object_set_new(rec, "errors", json_integer(sum->errors));
+	json_object_set_new(rec, "diverged", json_integer(sum->diverged));
+	json_object_set_new(rec, "skipped", json_integer(sum->skipped));
+	json_object_set_new(rec, "distinct", json_integer(sum->distinct));
+	json_object_set_new(rec, "space_estimate", json_integer((json_int_t)sum->space_estimate));
+	json_object_set_new(rec, "interrupted", json_boolean(sum->interrupted));
+	json_object_set_new(rec, "ms", json_integer((json_int_t)sum->ms));
+	json_object_set_new(rec, "runs_per_second",
+			    json_real(sum->ms > 0 ? round(sum->runs * 1e5 / sum->ms) / 100 : 0));
+	json_object_set_new(rec, "ms_launch", tenths(sum->launch_ms));
+	json_object_set_new(rec, "ms_symbols", tenths(sum->symbols_ms));
+	json_object_set_new(rec, "ms_schedule", tenths(sum->schedule_ms));
+	json_object_set_new(rec, "ms_finish", tenths(sum->finish_ms));
+	json_dumpf(rec, f, JSON_COMPACT | JSON_REAL_PRECISION(15));
+	fputc('\n', f);
+	fflush(f);
+	json_decref(rec);
 }
 
-/* After a run's JSON trace: which run it was and how it ended. */
+/* After a run's JSON trace: its outcome record, with the run's number and
+ * choices (an abandoned run, outside this shard, is not counted). */
 static void trace_json_end(const struct explore_options *eo, const struct explore_summary *sum,
 			   const struct one_run *o)
 {
-	if (!eo->trace_json || o->abandoned)
+	const char *at = o->report ? strstr(o->report, "cctrace: ") : NULL;
+	char *message = NULL;
+
+	if (!eo->trace_json)
 		return;
-	fprintf(eo->trace_json, "{\"run\":%ld,\"choices\":\"%s\",\"outcome\":\"%s\"}\n", sum->runs,
-		o->choices ? o->choices : "", engine_outcome_name(o->outcome));
+	/* "cctrace: bug: why": the record has the why, however long */
+	if (at && (at = strstr(at + strlen("cctrace: "), ": ")) != NULL)
+		message = strndup(at + 2, strcspn(at + 2, "\n"));
+	engine_trace_json_outcome(eo->trace_json, &(struct engine_trace_outcome){
+						      .outcome = o->outcome,
+						      .message = message,
+						      .run = o->abandoned ? 0 : sum->runs,
+						      .choices = o->choices,
+						      .abandoned = o->abandoned,
+						  });
+	free(message);
 }
 
 /* Ctrl-C, SIGTERM or another stop signal reached cctrace (the flag

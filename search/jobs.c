@@ -132,6 +132,9 @@ static void work(struct policy *pol, char *const argv[], const struct engine_opt
 	mine.out_dir = w->dir;
 	mine.json = NULL;
 	mine.progress = false;
+	/* The workers share the JSON trace: whole lines, not buffer-fulls. */
+	if (mine.trace_json)
+		setvbuf(mine.trace_json, NULL, _IOLBF, 0);
 	rep.rc = explore_as_job(pol, argv, opt, &mine, j + 1, &rep.sum, rep.err, sizeof(rep.err));
 	if (write(fd, &rep, sizeof(rep)) != (ssize_t)sizeof(rep))
 		_exit(3);

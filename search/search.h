@@ -165,11 +165,12 @@ struct explore_options {
 	FILE *schedules;      /* one line per run: its choices, or NULL */
 	int minimize_replays; /* > 0: minimise each bug, keeping it R of R */
 	bool verbose;	      /* print the trace and report of every run that is not completed */
-	/* the JSON trace of every run, each followed by a line
-	 * {"run":N,"choices":"..","outcome":".."}; NULL: none (runs then only
-	 * name a bug's trace, which is cheaper) */
+	/* the JSON trace of every run (docs/json.md): a header, the events
+	 * and an outcome record with the run's number and choices; NULL: none
+	 * (runs then only name a bug's trace, which is cheaper) */
 	FILE *trace_json;
-	int jobs; /* search_explore_jobs: worker processes; 0 or 1: none */
+	const char *schedule; /* the schedule's path, for the JSON trace's header */
+	int jobs;	      /* search_explore_jobs: worker processes; 0 or 1: none */
 };
 
 struct explore_summary {
@@ -212,7 +213,9 @@ int search_explore_jobs(struct policy *pol, char *const argv[], const struct eng
  * search (eo->clean removes them); -1 with err naming them otherwise. */
 int search_fresh_out_dir(const struct explore_options *eo, char *err, size_t errlen);
 
-/* The summary as one JSON line (the schema of --json, docs/search.md). */
+/* The summary as one JSON line, one schema with or without jobs
+ * (docs/json.md); SEARCH_SUMMARY_SCHEMA is its version. */
+#define SEARCH_SUMMARY_SCHEMA 1
 void search_summary_json(FILE *f, const struct explore_options *eo,
 			 const struct explore_summary *sum);
 

@@ -182,6 +182,20 @@ static inline char *h_temp_sched(const char *name, const char *text)
 	return path;
 }
 
+/* A fresh directory under /tmp, and its removal with what it holds. */
+static inline char *h_temp_dir(void)
+{
+	char *dir = h_fmt("/tmp/cctrace-test-XXXXXX");
+
+	cr_assert(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
+	return dir;
+}
+
+static inline void h_remove_tree(const char *dir)
+{
+	cr_expect_eq(system(h_fmt("rm -rf '%s'", dir)), 0, "rm -rf %s", dir);
+}
+
 /* Number of lines of text that contain needle. */
 static inline int h_count_lines(const char *text, const char *needle)
 {

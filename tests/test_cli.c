@@ -177,8 +177,9 @@ Test(cli, dash_is_stdout)
 	unlink("-");
 	r = H_RUN(h_cctrace(), "run", "--trace-json", "-", BANK_SCHED, "-q", "--", BANK);
 	cr_expect_eq(r.code, 1, "%s", r.err);
-	cr_expect(strstr(r.out, "{\"ms\":") && strstr(r.out, "\"event\":\"enter(withdraw)\""), "%s",
-		  r.out);
+	cr_expect(strstr(r.out, "{\"type\":\"event\",\"ms\":") &&
+		      strstr(r.out, "\"event\":\"enter(withdraw)\""),
+		  "%s", r.out);
 	cr_expect(stat("-", &st) < 0, "a file named '-' was created");
 	h_result_free(&r);
 	r = H_RUN(h_cctrace(), "run", "-o", trace, BANK_SCHED, "--", BANK);
@@ -212,7 +213,7 @@ Test(cli, explore_options)
 		  "-q leaves the bug's announcement and the summary only:\n%s", r.err);
 	text = h_read_file(json, NULL);
 	cr_assert_not_null(text, "no %s", json);
-	cr_expect(strstr(text, "{\"run\":1,\"choices\":\"") && strstr(text, "\"outcome\":\"bug\"}"),
+	cr_expect(strstr(text, "\"run\":1,\"choices\":\"") && strstr(text, "\"outcome\":\"bug\","),
 		  "%s", text);
 	cr_expect(strstr(text, "\"event\":\"enter(withdraw)\""), "%s", text);
 	h_free(text);

@@ -32,14 +32,15 @@ static struct h_result run_sched(const char *name, const char *text, const char 
 	return h_run(mode ? argv_mode : argv, 120);
 }
 
-/* The n-th line (0-based) of the JSON trace at path, or fail. */
+/* The n-th event record (0-based) of the JSON trace at path, or fail: the
+ * header record comes first (docs/json.md). */
 static const char *json_line(const char *path, int n)
 {
 	char *text = h_read_file(path, NULL), *line = text;
 	int i;
 
 	cr_assert_not_null(text, "no JSON trace at %s", path);
-	for (i = 0; i < n && line; i++) {
+	for (i = 0; i < n + 1 && line; i++) {
 		line = strchr(line, '\n');
 		line = line ? line + 1 : NULL;
 	}
@@ -280,23 +281,23 @@ static void stabilise(char *line)
 	cut(line, ",\"value\":", "}");
 }
 
-/* The events after the first skip ones (the waits that bound threads, in
- * whatever order the threads came). */
+/* The event records after the first skip ones (the waits that bound
+ * threads, in whatever order the threads came). */
 static char *stable_events(const char *json, int skip)
 {
 	char *out = h_fmt("%s", ""), line[4096];
 	const char *at = json;
 
-	while (skip-- > 0 && at && (at = strchr(at, '\n')))
-		at++;
 	while (at && *at) {
 		const char *nl = strchr(at, '\n');
 		size_t len = nl ? (size_t)(nl - at) : strlen(at);
 
 		snprintf(line, sizeof(line), "%.*s", (int)len, at);
+		at = nl ? nl + 1 : NULL;
+		if (!strstr(line, "{\"type\":\"event\",") || skip-- > 0)
+			continue;
 		stabilise(line);
 		out = h_fmt("%s%s\n", out, line);
-		at = nl ? nl + 1 : NULL;
 	}
 	return out;
 }

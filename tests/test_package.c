@@ -5,7 +5,8 @@
  * document every subcommand and option `cctrace --help` lists; the
  * completion offers what the command line takes; and the Debian package
  * that debian/ describes builds, unpacks into a scratch root (dpkg -x, not
- * installed system-wide) and runs a sample from there.
+ * installed system-wide) and runs from there: `cctrace --version` says
+ * the changelog's version, and a sample's bug is found.
  *
  * Nothing is compiled into the source tree: `make install` copies the
  * cctrace under test ($CCTRACE, e.g. build-asan/cctrace) with make -o, and
@@ -313,6 +314,19 @@ static char *build_deb(const char *dir)
 	return deb;
 }
 
+/* The version of the newest entry of debian/changelog: "0.1.0" of
+ * "cctrace (0.1.0) unstable; urgency=medium". */
+static char *changelog_version(void)
+{
+	char *log = h_read_file("debian/changelog", NULL), *open, *close;
+
+	cr_assert(log, "cannot read debian/changelog");
+	open = strchr(log, '(');
+	close = open ? strchr(open, ')') : NULL;
+	cr_assert(open && close && strncmp(log, "cctrace (", 9) == 0, "%.80s", log);
+	return h_fmt("%.*s", (int)(close - open - 1), open + 1);
+}
+
 Test(package, deb_builds_unpacks_and_runs_a_sample)
 {
 	char *dir = scratch(), *root = h_fmt("%s/root", dir), *deb = build_deb(dir);
@@ -327,6 +341,11 @@ Test(package, deb_builds_unpacks_and_runs_a_sample)
 	cr_assert_eq(r.code, 0, "dpkg-deb -x: %s", r.err);
 	cr_assert(is_file(bin, 0755), "the package has no /usr/bin/cctrace");
 	cr_assert(is_file(h_fmt("%s/usr/share/bash-completion/completions/cctrace", root), 0644));
+
+	/* It says the version debian/changelog gives the package. */
+	r = H_RUN(bin, "--version");
+	cr_assert_eq(r.code, 0, "cctrace --version exited %d: %s", r.code, r.err);
+	cr_assert_str_eq(r.out, h_fmt("cctrace %s\n", changelog_version()));
 
 	/* The packaged cctrace finds the bank sample's lost update. */
 	r = H_RUN(bin, "run", "--expect", "bug", "samples/bank/lost-update.sched", "--",

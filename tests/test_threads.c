@@ -61,7 +61,8 @@ Test(threads, hold_one_thread_while_waves_come_and_go)
 	 * creation order: job J is thread p1.t(J+2). */
 	json = h_read_file(json_path, NULL);
 	cr_assert(json, "no %s", json_path);
-	first_line = json;
+	first_line = strstr(json, "{\"type\":\"event\","); /* after the header */
+	cr_assert_not_null(first_line, "no event in the JSON trace:\n%s", json);
 	nl = strchr(first_line, '\n');
 	if (nl)
 		*nl = 0;
