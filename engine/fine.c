@@ -182,7 +182,8 @@ static int judge_pending(struct run *r, struct tr_thread *th)
 		struct fine_event *fe = &pending[i];
 
 		fe->value = 0;
-		tracer_read(th->proc, fe->addr, &fe->value, fe->size < 8 ? fe->size : 8);
+		tracer_read(tracer_thread_process(th), fe->addr, &fe->value,
+			    fe->size < 8 ? fe->size : 8);
 		rc = judge(r, th, fe);
 		if (rc < 0)
 			return rc;
@@ -208,7 +209,8 @@ static int judge_before(struct run *r, struct tr_thread *th, const struct dis_in
 
 	if ((r->fine_want & DIS_WANT_CALL) && is_call(insn)) {
 		fe.kind = FINE_CALL;
-		if (dis_next_pc(insn, code, regs, peek_target, th->proc, &fe.target) < 0)
+		if (dis_next_pc(insn, code, regs, peek_target, tracer_thread_process(th),
+				&fe.target) < 0)
 			fe.target = 0;
 	} else if ((r->fine_want & DIS_WANT_SYSCALL) && insn->kind == DIS_SYSCALL) {
 		fe.kind = FINE_SYSCALL;
@@ -279,7 +281,8 @@ static uint64_t next_pc(struct tr_thread *th, const struct dis_insn *insn, const
 
 	if (!transfers_control(insn))
 		return insn->addr + insn->len;
-	if (dis_next_pc(insn, code, tracer_regs(th), peek_target, th->proc, &next) < 0)
+	if (dis_next_pc(insn, code, tracer_regs(th), peek_target, tracer_thread_process(th),
+			&next) < 0)
 		return 0;
 	return next;
 }
@@ -295,18 +298,18 @@ static uint64_t next_stop(struct run *r, struct tr_thread *th, uint64_t from)
 	size_t n;
 	long off;
 
-	if (c->proc == th->proc && c->from == from && c->want == r->fine_want)
+	if (c->proc == tracer_thread_process(th) && c->from == from && c->want == r->fine_want)
 		return c->stop;
 	for (;;) {
-		n = read_code(th->proc, from, code, sizeof(code));
+		n = read_code(tracer_thread_process(th), from, code, sizeof(code));
 		if (n == 0)
 			return 0;
 		off = dis_scan(code, n, from, r->fine_want, &stop);
 		if (off < 0)
 			return 0;
 		if (stop.kind != DIS_INVALID) {
-			*c = (struct scan_cache){th->proc, start, from + (uint64_t)off,
-						 r->fine_want};
+			*c = (struct scan_cache){tracer_thread_process(th), start,
+						 from + (uint64_t)off, r->fine_want};
 			return from + (uint64_t)off;
 		}
 		if (off == 0)
@@ -328,7 +331,7 @@ int fine_advance(struct run *r, struct tr_thread *th)
 	uint64_t pc = tracer_regs(th)->rip, next, stop;
 	int rc;
 
-	if (read_code(th->proc, pc, code, sizeof(code)) == 0 ||
+	if (read_code(tracer_thread_process(th), pc, code, sizeof(code)) == 0 ||
 	    dis_decode(code, sizeof(code), pc, &insn) < 0)
 		goto single_step;
 	/* Accesses left over by the last wait, if the thread has not moved. */
@@ -352,7 +355,7 @@ int fine_advance(struct run *r, struct tr_thread *th)
 		goto single_step;
 	next = next_pc(th, &insn, code);
 	stop = next ? next_stop(r, th, next) : 0;
-	if (!stop || place_breakpoint(r, th->proc, stop) < 0)
+	if (!stop || place_breakpoint(r, tracer_thread_process(th), stop) < 0)
 		goto single_step;
 	tracer_resume(th);
 	return 0;
@@ -376,7 +379,7 @@ void fine_forget(struct run *r, struct tr_thread *th)
 {
 	struct thread_ctx *tc = run_thread(r, th);
 
-	if (th->state != TR_HELD || tracer_regs(th)->rip != tc->pending_at)
+	if (!tracer_thread_held(th) || tracer_regs(th)->rip != tc->pending_at)
 		tc->npending = 0;
 }
 

@@ -32,13 +32,13 @@ void run_where(struct run *r, const struct stmt *s, char *buf, size_t len)
 void run_resume(struct run *r, struct tr_thread *th)
 {
 	(void)r;
-	if (th->state == TR_HELD)
+	if (tracer_thread_held(th))
 		tracer_resume(th);
 }
 
 int run_move_candidate(struct run *r, struct tr_thread *th)
 {
-	if (th->state != TR_HELD)
+	if (!tracer_thread_held(th))
 		return 0;
 	if (r->fine_want)
 		return fine_advance(r, th);
@@ -61,10 +61,10 @@ void run_release_free(struct run *r)
 {
 	struct tr_thread *th;
 
-	for (th = tracer_threads(r->t); th; th = th->next) {
+	tr_for_each_thread(th, r->t) {
 		struct thread_ctx *tc = run_thread(r, th);
 
-		if (th->state != TR_HELD || tc->bound >= 0 || tc->matched ||
+		if (!tracer_thread_held(th) || tc->bound >= 0 || tc->matched ||
 		    tracer_event_pending(th))
 			continue;
 		if (tc->candidate && r->fine_want)
@@ -78,7 +78,7 @@ void run_release_free(struct run *r)
 
 void run_crash(struct run *r, const struct tr_event *ev)
 {
-	struct proc_ctx *pc = run_proc(r, ev->thread->proc);
+	struct proc_ctx *pc = run_proc(r, tracer_thread_process(ev->thread));
 	struct sym_loc loc = {0};
 
 	if (pc && pc->syms && r->opt->brief)
@@ -86,12 +86,13 @@ void run_crash(struct run *r, const struct tr_event *ev)
 	else if (pc && pc->syms)
 		sym_describe(pc->syms, ev->pc, &loc);
 	if (r->finished && r->opt->report)
-		fprintf(r->opt->report, "cctrace: then %s received %s in %s\n", ev->thread->name,
-			sigabbrev_np(ev->signo), loc.func ? loc.func : "??");
+		fprintf(r->opt->report, "cctrace: then %s received %s in %s\n",
+			tracer_thread_name(ev->thread), sigabbrev_np(ev->signo),
+			loc.func ? loc.func : "??");
 	report_outcome(r, OUTCOME_BUG, "%s (tid %d) received %s (%s) in %s%s%s:%d",
-		       ev->thread->name, ev->thread->tid, sigabbrev_np(ev->signo),
-		       strsignal(ev->signo), loc.func ? loc.func : "??", loc.file ? " at " : "",
-		       loc.file ? loc.file : "", loc.line);
+		       tracer_thread_name(ev->thread), tracer_thread_tid(ev->thread),
+		       sigabbrev_np(ev->signo), strsignal(ev->signo), loc.func ? loc.func : "??",
+		       loc.file ? " at " : "", loc.file ? loc.file : "", loc.line);
 	report_stack(r, ev->thread);
 }
 
@@ -175,15 +176,17 @@ static void fork_happened(struct run *r, const struct tr_event *ev)
 {
 	if (!ev->child)
 		return;
-	copy_armed(&r->armed, &r->narmed, &r->armed_cap, ev->thread->proc, ev->child);
-	copy_armed(&r->lingering, &r->nlingering, &r->lingering_cap, ev->thread->proc, ev->child);
+	copy_armed(&r->armed, &r->narmed, &r->armed_cap, tracer_thread_process(ev->thread),
+		   ev->child);
+	copy_armed(&r->lingering, &r->nlingering, &r->lingering_cap,
+		   tracer_thread_process(ev->thread), ev->child);
 }
 
 /* Bookkeeping for a fork or an exec seen outside a wait (step, next...). */
 void run_note_process_event(struct run *r, const struct tr_event *ev)
 {
 	if (ev->kind == TR_EV_EXEC)
-		exec_happened(r, ev->thread->proc);
+		exec_happened(r, tracer_thread_process(ev->thread));
 	else if (ev->kind == TR_EV_FORK)
 		fork_happened(r, ev);
 }
@@ -197,7 +200,7 @@ int run_predicate_holds(struct run *r, const struct tr_event *ev, bool *holds)
 
 	r->event = ev;
 	r->matched_atom = NULL;
-	c = points_eval_ctx(r, ev->thread->proc, err, sizeof(err));
+	c = points_eval_ctx(r, tracer_thread_process(ev->thread), err, sizeof(err));
 	rc = eval_int(&c, r->pred, &v);
 	r->event = NULL;
 	if (rc < 0) {
@@ -252,7 +255,7 @@ static bool process_taken(struct run *r, struct tr_thread *th, struct tr_thread 
 	if (!r->stmt || r->stmt->kind != S_WAIT || !r->stmt->processes)
 		return false;
 	for (i = 0; i < nmatched; i++)
-		if (matched[i]->proc == th->proc)
+		if (tracer_thread_process(matched[i]) == tracer_thread_process(th))
 			return true;
 	return false;
 }
@@ -286,7 +289,7 @@ static enum flow handle_event(struct run *r, const struct tr_event *ev, bool new
 		}
 		break;
 	case TR_EV_EXEC:
-		exec_happened(r, th->proc);
+		exec_happened(r, tracer_thread_process(th));
 		points_arm(r, r->pred);
 		break;
 	case TR_EV_FORK:
@@ -332,12 +335,13 @@ static enum flow handle_event(struct run *r, const struct tr_event *ev, bool new
 		/* A server killed under a schedule: say so, not just "exited". */
 		if (WIFSIGNALED(ev->status))
 			report_outcome(r, OUTCOME_UNREALIZABLE,
-				       "%s was killed by %s before reaching '%s' (%s)%s", th->name,
-				       sigabbrev_np(WTERMSIG(ev->status)), text, where, silent);
+				       "%s was killed by %s before reaching '%s' (%s)%s",
+				       tracer_thread_name(th), sigabbrev_np(WTERMSIG(ev->status)),
+				       text, where, silent);
 		else
 			report_outcome(r, OUTCOME_UNREALIZABLE,
-				       "%s exited before reaching '%s' (%s)%s", th->name, text,
-				       where, silent);
+				       "%s exited before reaching '%s' (%s)%s",
+				       tracer_thread_name(th), text, where, silent);
 		return FLOW_STOP;
 	}
 	if (ev->kind == TR_EV_EXIT || ev->kind == TR_EV_PROCESS_EXIT) {
@@ -359,7 +363,7 @@ static void capture_kernel_states(struct run *r)
 {
 	struct tr_thread *th;
 
-	for (th = tracer_threads(r->t); th; th = th->next) {
+	tr_for_each_thread(th, r->t) {
 		struct thread_ctx *tc = run_thread(r, th);
 
 		tracer_describe_kernel_state(th, tc->kernel_state, sizeof(tc->kernel_state));
@@ -406,7 +410,7 @@ static void clear_wait_marks(struct run *r)
 {
 	struct tr_thread *th;
 
-	for (th = tracer_threads(r->t); th; th = th->next) {
+	tr_for_each_thread(th, r->t) {
 		struct thread_ctx *tc = run_thread(r, th);
 
 		tc->candidate = false;
@@ -442,7 +446,7 @@ static int restart_targets(struct run *r, struct tr_thread **targets, int n,
 	for (i = 0; i < n; i++) {
 		struct thread_ctx *tc = run_thread(r, targets[i]);
 
-		if (tc->matched || targets[i]->state != TR_HELD)
+		if (tc->matched || !tracer_thread_held(targets[i]))
 			continue;
 		tc->candidate = true;
 		tc->sampled = false;
@@ -469,8 +473,8 @@ enum flow run_wait_for(struct run *r, const struct stmt *s, struct tr_thread **t
 	int i, nmatched = 0, signo = 0;
 
 	r->stmt = s;
-	for (th = tracer_threads(r->t); th; th = th->next)
-		if (th->state != TR_EXITED && !targets &&
+	tr_for_each_thread(th, r->t)
+		if (!tracer_thread_exited(th) && !targets &&
 		    (run_thread(r, th)->bound < 0 || r->all_candidates))
 			run_thread(r, th)->candidate = true;
 	for (i = 0; i < ntargets; i++)
@@ -478,7 +482,7 @@ enum flow run_wait_for(struct run *r, const struct stmt *s, struct tr_thread **t
 	r->targets = targets;
 	r->ntargets = ntargets;
 	fine_plan(r, s->pred);
-	for (th = tracer_threads(r->t); r->fine_want && th; th = th->next)
+	for (th = tracer_threads(r->t); r->fine_want && th; th = tracer_thread_next(th))
 		fine_forget(r, th);
 	if (points_arm(r, s->pred) < 0) {
 		flow = FLOW_STOP;
@@ -492,14 +496,15 @@ enum flow run_wait_for(struct run *r, const struct stmt *s, struct tr_thread **t
 			goto out;
 		}
 	}
-	for (th = tracer_threads(r->t); r->all_candidates && th; th = th->next)
+	for (th = tracer_threads(r->t); r->all_candidates && th; th = tracer_thread_next(th))
 		if (!tracer_event_pending(th))
 			run_resume(r, th);
 	run_release_free(r);
-	for (th = tracer_threads(r->t); r->fine_want && !targets && th; th = th->next) {
+	for (th = tracer_threads(r->t); r->fine_want && !targets && th;
+	     th = tracer_thread_next(th)) {
 		struct thread_ctx *tc = run_thread(r, th);
 
-		if (tc->candidate && !tc->matched && th->state == TR_HELD &&
+		if (tc->candidate && !tc->matched && tracer_thread_held(th) &&
 		    !tracer_event_pending(th) && start_candidate(r, th, matched, &nmatched) < 0) {
 			flow = FLOW_STOP;
 			goto out;
@@ -622,8 +627,8 @@ static enum flow run_targets(struct run *r, const struct stmt *s, struct tr_thre
 
 	for (i = 0; i < s->n_names; i++) {
 		targets[i] = run_binding(r, s->names[i]);
-		if (targets[i] && targets[i]->state != TR_EXITED &&
-		    targets[i]->last_event != TR_EV_EXIT)
+		if (targets[i] && !tracer_thread_exited(targets[i]) &&
+		    tracer_thread_last_event(targets[i]) != TR_EV_EXIT)
 			continue;
 		run_where(r, s, where, sizeof(where));
 		if (!targets[i])
@@ -632,7 +637,7 @@ static enum flow run_targets(struct run *r, const struct stmt *s, struct tr_thre
 		else
 			report_outcome(r, OUTCOME_UNREALIZABLE,
 				       "thread %s (%s) has already ended (%s)", s->names[i],
-				       targets[i]->name, where);
+				       tracer_thread_name(targets[i]), where);
 		return FLOW_STOP;
 	}
 	return FLOW_NEXT;
@@ -924,7 +929,7 @@ static void release_everything(struct run *r)
 	points_flush(r);
 	for (var = 0; var < r->nbindings; var++)
 		run_unbind(r, var);
-	for (th = tracer_threads(r->t); th; th = th->next)
+	tr_for_each_thread(th, r->t)
 		if (!tracer_event_pending(th))
 			run_resume(r, th);
 }
@@ -967,11 +972,11 @@ static void free_contexts(struct run *r)
 	struct tr_thread *th;
 	struct tr_process *p;
 
-	for (th = tracer_threads(r->t); th; th = th->next) {
-		if (th->user)
+	tr_for_each_thread(th, r->t) {
+		if (tracer_thread_user(th))
 			free(run_thread(r, th)->frames);
-		free(th->user);
-		th->user = NULL;
+		free(tracer_thread_user(th));
+		tracer_thread_set_user(th, NULL);
 	}
 	for (p = tracer_processes(r->t); p; p = tracer_process_next(p))
 		exec_happened(r, p);
@@ -1021,13 +1026,13 @@ static void finish_serially(struct run *r)
 		return;
 	}
 	for (var = 0; var < r->nbindings; var++)
-		if (r->bindings[var] && r->bindings[var]->state == TR_HELD &&
+		if (r->bindings[var] && tracer_thread_held(r->bindings[var]) &&
 		    run_thread(r, r->bindings[var])->bound == var)
 			order[n++] = r->bindings[var];
 	for (i = 0; i < n && !r->finished; i++) {
 		struct tr_thread *th = order[r->opt->end_order > 0 ? i : n - 1 - i];
 
-		if (th->state == TR_HELD && th->last_event != TR_EV_EXIT &&
+		if (tracer_thread_held(th) && tracer_thread_last_event(th) != TR_EV_EXIT &&
 		    run_wait_for(r, &end, &th, 1, 1, matched) == FLOW_STOP)
 			break;
 	}

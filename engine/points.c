@@ -93,7 +93,7 @@ struct proc_ctx *run_proc(struct run *r, struct tr_process *p)
 
 struct thread_ctx *run_thread(struct run *r, struct tr_thread *th)
 {
-	struct thread_ctx *tc = th->user;
+	struct thread_ctx *tc = tracer_thread_user(th);
 
 	(void)r;
 	if (tc)
@@ -105,7 +105,7 @@ struct thread_ctx *run_thread(struct run *r, struct tr_thread *th)
 	tc->primary = -1;
 	tc->last_var = -1;
 	tc->returned_func = -1;
-	th->user = tc;
+	tracer_thread_set_user(th, tc);
 	return tc;
 }
 
@@ -350,7 +350,8 @@ static int arm_access(struct run *r, struct tr_process *p, const struct expr *e)
 		return -1;
 	}
 	for (i = 0; i < r->ntargets; i++)
-		if (r->targets[i]->proc == p && arm_lvalue(r, p, r->targets[i], e) < 0)
+		if (tracer_thread_process(r->targets[i]) == p &&
+		    arm_lvalue(r, p, r->targets[i], e) < 0)
 			return -1;
 	return 0;
 }
@@ -523,24 +524,26 @@ static void push_frame(struct run *r, struct tr_thread *th, int func, uint64_t r
 		tc->frames_cap = cap;
 	}
 	tc->frames[tc->nframes++] = (struct ret_frame){func, ret, sp_after};
-	arm_bp(r, th->proc, ret);
+	arm_bp(r, tracer_thread_process(th), ret);
 }
 
 void points_seed_frames(struct run *r, struct tr_thread *th)
 {
 	struct thread_ctx *tc = run_thread(r, th);
-	struct proc_ctx *pc = run_proc(r, th->proc);
+	struct proc_ctx *pc = run_proc(r, tracer_thread_process(th));
 	struct sym_frame frames[MAX_FRAMES];
 	uint64_t ret;
 	int n, i, f;
 
 	tc->nframes = 0;
-	if (!r->any_return || th->state != TR_HELD || !pc || !pc->syms)
+	if (!r->any_return || !tracer_thread_held(th) || !pc || !pc->syms)
 		return;
 	for (f = 0; f < r->pol->nfuncs; f++) {
 		/* At the very entry the unwinder is not needed: [rsp] is it. */
-		if (wants_return(r, f) && tracer_regs(th)->rip == func_addr(r, th->proc, f) &&
-		    tracer_read(th->proc, tracer_regs(th)->rsp, &ret, sizeof(ret)) == 0) {
+		if (wants_return(r, f) &&
+		    tracer_regs(th)->rip == func_addr(r, tracer_thread_process(th), f) &&
+		    tracer_read(tracer_thread_process(th), tracer_regs(th)->rsp, &ret,
+				sizeof(ret)) == 0) {
 			push_frame(r, th, f, ret, tracer_regs(th)->rsp + 8);
 			return;
 		}
@@ -572,8 +575,8 @@ void points_note_break(struct run *r, struct tr_thread *th, const struct tr_even
 		}
 	}
 	for (f = 0; f < r->pol->nfuncs; f++)
-		if (wants_return(r, f) && ev->addr == func_addr(r, th->proc, f) &&
-		    tracer_read(th->proc, regs->rsp, &ret, sizeof(ret)) == 0)
+		if (wants_return(r, f) && ev->addr == func_addr(r, tracer_thread_process(th), f) &&
+		    tracer_read(tracer_thread_process(th), regs->rsp, &ret, sizeof(ret)) == 0)
 			push_frame(r, th, f, ret, regs->rsp + 8);
 }
 
@@ -587,8 +590,8 @@ static bool watch_matches(struct run *r, const struct expr *e, const struct tr_e
 	for (i = 0; i < r->nwatches; i++) {
 		const struct armed_watch *w = &r->watches[i];
 
-		if (w->atom == e && w->proc == ev->thread->proc && w->addr == ev->addr &&
-		    (!w->thread || w->thread == ev->thread))
+		if (w->atom == e && w->proc == tracer_thread_process(ev->thread) &&
+		    w->addr == ev->addr && (!w->thread || w->thread == ev->thread))
 			return ev->access == 0 || (ev->access & need);
 	}
 	return false;
@@ -653,7 +656,7 @@ static bool fine_atom_matches(struct run *r, const struct expr *e, const struct 
 
 static bool atom_matches(struct run *r, const struct expr *e, const struct tr_event *ev)
 {
-	struct tr_process *p = ev->thread->proc;
+	struct tr_process *p = tracer_thread_process(ev->thread);
 	struct loc_addrs *la;
 	size_t i;
 
@@ -728,7 +731,7 @@ static void unwind_once(struct run *r, struct tr_thread *th, struct thread_ctx *
 
 static bool thread_in(struct run *r, struct tr_thread *th, const char *func)
 {
-	struct proc_ctx *pc = run_proc(r, th->proc);
+	struct proc_ctx *pc = run_proc(r, tracer_thread_process(th));
 	struct thread_ctx *tc = run_thread(r, th);
 	struct sym_loc here;
 	int i;
@@ -758,10 +761,10 @@ int points_thread_cond(void *hook, const struct expr *e, bool *out)
 		return 0;
 	}
 	if (e->kind == E_ENDED) {
-		*out = th->state == TR_EXITED || th->last_event == TR_EV_EXIT;
+		*out = tracer_thread_exited(th) || tracer_thread_last_event(th) == TR_EV_EXIT;
 		return 0;
 	}
-	*out = th->state == TR_HELD && thread_in(r, th, e->func);
+	*out = tracer_thread_held(th) && thread_in(r, th, e->func);
 	return 0;
 }
 
@@ -779,9 +782,10 @@ bool points_event_access(struct run *r, const struct tr_event *ev, const struct 
 		return false;
 	*out = (struct fine_event){.kind = FINE_ACCESS, .pc = ev->pc, .addr = ev->addr};
 	for (i = 0; i < r->nwatches; i++)
-		if (r->watches[i].addr == ev->addr && r->watches[i].proc == ev->thread->proc)
+		if (r->watches[i].addr == ev->addr &&
+		    r->watches[i].proc == tracer_thread_process(ev->thread))
 			out->size = (unsigned)r->watches[i].size;
-	tracer_read(ev->thread->proc, ev->addr, &out->value,
+	tracer_read(tracer_thread_process(ev->thread), ev->addr, &out->value,
 		    out->size && out->size < 8 ? out->size : 8);
 	return true;
 }
@@ -817,7 +821,7 @@ static int event_field(void *hook, enum event_field field, int64_t *out)
 	default:
 		break;
 	}
-	pc = run_proc(r, ev->thread->proc);
+	pc = run_proc(r, tracer_thread_process(ev->thread));
 	if (!pc || !pc->syms)
 		return 0;
 	if (field == FIELD_FUNC && fe && fe->kind == FINE_CALL) {
@@ -846,7 +850,7 @@ int points_thread_value(void *hook, const struct expr *e, int64_t *out)
 
 	if (!th)
 		return -1;
-	*out = tracer_process_pid(th->proc);
+	*out = tracer_process_pid(tracer_thread_process(th));
 	return 0;
 }
 
@@ -857,8 +861,9 @@ struct eval_ctx points_eval_ctx(struct run *r, struct tr_process *p, char *err, 
 	return (struct eval_ctx){
 	    .syms = pc ? pc->syms : NULL,
 	    .proc = p,
-	    .thread = r->event && r->event->thread && r->event->thread->proc == p ? r->event->thread
-										  : NULL,
+	    .thread = r->event && r->event->thread && tracer_thread_process(r->event->thread) == p
+			  ? r->event->thread
+			  : NULL,
 	    .event_atom = points_event_atom,
 	    .thread_cond = points_thread_cond,
 	    .event_field = event_field,
@@ -875,9 +880,9 @@ struct eval_ctx points_eval_ctx(struct run *r, struct tr_process *p, char *err, 
 
 int run_backtrace(struct run *r, struct tr_thread *th, struct sym_frame *frames, int max)
 {
-	struct proc_ctx *pc = run_proc(r, th->proc);
+	struct proc_ctx *pc = run_proc(r, tracer_thread_process(th));
 
-	if (!pc || !pc->syms || th->state != TR_HELD || tracer_sync_regs(th) < 0)
+	if (!pc || !pc->syms || !tracer_thread_held(th) || tracer_sync_regs(th) < 0)
 		return -1;
-	return sym_backtrace(pc->syms, th->tid, frames, max);
+	return sym_backtrace(pc->syms, tracer_thread_tid(th), frames, max);
 }

@@ -26,7 +26,7 @@ double run_elapsed_ms(const struct run *r)
 
 static void describe_pc(struct run *r, struct tr_thread *th, uint64_t pc, struct sym_loc *loc)
 {
-	struct proc_ctx *pc_ctx = run_proc(r, th->proc);
+	struct proc_ctx *pc_ctx = run_proc(r, tracer_thread_process(th));
 
 	memset(loc, 0, sizeof(*loc));
 	if (pc_ctx && pc_ctx->syms)
@@ -88,7 +88,7 @@ static void event_text(struct run *r, const struct tr_event *ev, char *buf, size
 static void fine_event_text(struct run *r, struct tr_thread *th, const struct fine_event *fe,
 			    char *buf, size_t len)
 {
-	struct proc_ctx *pc = run_proc(r, th->proc);
+	struct proc_ctx *pc = run_proc(r, tracer_thread_process(th));
 	struct sym_loc callee = {0};
 	const char *name;
 
@@ -154,8 +154,8 @@ void report_deferred_trace(struct run *r, FILE *f)
 		where[0] = 0;
 		if (loc.file)
 			snprintf(where, sizeof(where), "%s:%d", loc.file, loc.line);
-		fprintf(f, "[%9.3f ms] %-8s %-28s %-24s %s\n", d->ms, d->thread->name, d->what,
-			loc.func ? loc.func : "??", where);
+		fprintf(f, "[%9.3f ms] %-8s %-28s %-24s %s\n", d->ms, tracer_thread_name(d->thread),
+			d->what, loc.func ? loc.func : "??", where);
 	}
 }
 
@@ -179,13 +179,13 @@ void report_event(struct run *r, const struct tr_event *ev)
 		snprintf(where, sizeof(where), "%s:%d", loc.file, loc.line);
 	if (r->opt->trace)
 		fprintf(r->opt->trace, "[%9.3f ms] %-8s %-28s %-24s %s\n", run_elapsed_ms(r),
-			ev->thread->name, what, loc.func ? loc.func : "??", where);
+			tracer_thread_name(ev->thread), what, loc.func ? loc.func : "??", where);
 	if (r->opt->trace_json) {
 		FILE *f = r->opt->trace_json;
 
 		fprintf(f, "{\"ms\":%.3f,\"thread\":", run_elapsed_ms(r));
-		json_string(f, ev->thread->name);
-		fprintf(f, ",\"tid\":%d,\"event\":", ev->thread->tid);
+		json_string(f, tracer_thread_name(ev->thread));
+		fprintf(f, ",\"tid\":%d,\"event\":", tracer_thread_tid(ev->thread));
 		json_string(f, what);
 		fprintf(f, ",\"pc\":\"%#lx\",\"func\":", (unsigned long)ev->pc);
 		json_string(f, loc.func);
@@ -225,14 +225,14 @@ void report_stack(struct run *r, struct tr_thread *th)
 
 void report_stack_to(struct run *r, struct tr_thread *th, FILE *f)
 {
-	struct proc_ctx *pc = run_proc(r, th->proc);
+	struct proc_ctx *pc = run_proc(r, tracer_thread_process(th));
 	struct sym_frame frames[MAX_FRAMES];
 	int n, i;
 
-	if (!f || !pc || !pc->syms || th->state != TR_HELD || r->opt->brief)
+	if (!f || !pc || !pc->syms || !tracer_thread_held(th) || r->opt->brief)
 		return;
 	n = run_backtrace(r, th, frames, MAX_FRAMES);
-	fprintf(f, "  stack of %s (tid %d):\n", th->name, th->tid);
+	fprintf(f, "  stack of %s (tid %d):\n", tracer_thread_name(th), tracer_thread_tid(th));
 	for (i = 0; i < n; i++) {
 		struct sym_loc line, *l = &frames[i].loc;
 
@@ -262,12 +262,12 @@ void report_threads(struct run *r)
 	if (!f)
 		return;
 	fprintf(f, "  threads:\n");
-	for (th = tracer_threads(r->t); th; th = th->next) {
+	tr_for_each_thread(th, r->t) {
 		const char *var = run_var_of(r, th);
 
-		if (th->state == TR_EXITED) {
+		if (tracer_thread_exited(th)) {
 			/* "exited", or how else it left (let go, --no-children) */
-			fprintf(f, "    %-8s %-4s %s\n", th->name, var ? var : "",
+			fprintf(f, "    %-8s %-4s %s\n", tracer_thread_name(th), var ? var : "",
 				run_thread(r, th)->kernel_state[0] ? run_thread(r, th)->kernel_state
 								   : "exited");
 			continue;
@@ -277,8 +277,8 @@ void report_threads(struct run *r)
 			 : var				    ? "held"
 							    : "free");
 		describe_pc(r, th, tracer_regs(th)->rip, &loc);
-		fprintf(f, "    %-8s %-4s %-18s at %s+%lu", th->name, var ? var : "", state,
-			loc.func ? loc.func : "??", (unsigned long)loc.func_offset);
+		fprintf(f, "    %-8s %-4s %-18s at %s+%lu", tracer_thread_name(th), var ? var : "",
+			state, loc.func ? loc.func : "??", (unsigned long)loc.func_offset);
 		if (loc.file)
 			fprintf(f, " (%s:%d)", loc.file, loc.line);
 		fputc('\n', f);

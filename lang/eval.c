@@ -102,9 +102,10 @@ static int variable_in(struct eval_ctx *c, const struct expr *e, const char *nam
 	struct sym_var var;
 	char why[256];
 
-	view = (struct sym_thread_view){th->tid, tracer_regs(th), peek_thread, th->proc};
+	view = (struct sym_thread_view){tracer_thread_tid(th), tracer_regs(th), peek_thread,
+					tracer_thread_process(th)};
 	if (sym_variable_at(c->syms, name, &view, &var, why, sizeof(why)) < 0)
-		return fail(c, e, "%s (in %s)", why, th->name);
+		return fail(c, e, "%s (in %s)", why, tracer_thread_name(th));
 	*out = (struct value){.lvalue = true, .addr = var.addr, .type = var.type};
 	return 0;
 }
@@ -130,7 +131,7 @@ static int eval_thread_variable(struct eval_ctx *c, const struct expr *e, struct
 {
 	if (!c->proc)
 		return variable_type(c, e, e->name, out);
-	if (!c->thread || c->thread->state != TR_HELD)
+	if (!c->thread || !tracer_thread_held(c->thread))
 		return fail(
 		    c, e,
 		    "'%s' is a local or thread-local variable: it has an address only "
@@ -147,7 +148,7 @@ static int eval_thread_member(struct eval_ctx *c, const struct expr *e, struct v
 	if (!c->proc)
 		return variable_type(c, e, e->name, out);
 	th = c->thread_of ? c->thread_of(c->hook, e->lhs->name) : NULL;
-	if (!th || th->state != TR_HELD)
+	if (!th || !tracer_thread_held(th))
 		return fail(c, e, "%s.%s: thread %s is %s", e->lhs->name, e->name, e->lhs->name,
 			    th ? "running or gone" : "not bound");
 	return variable_in(c, e, e->name, th, out);

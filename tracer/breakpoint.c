@@ -226,7 +226,7 @@ int tr_break_step_over(struct tr_thread *th)
 	} else if (dis_emulate(&bp->insn, &th->regs, tr_peek_fn, tr_poke_fn, th->proc) < 0) {
 		return -1;
 	}
-	th->regs_dirty = true;
+	tr_set(th, TF_REGS_DIRTY);
 	return 0;
 }
 
@@ -239,7 +239,7 @@ void tr_break_fix_pc_in_slot(struct tr_thread *th)
 		if (!bp->slot || pc < bp->slot || pc >= bp->slot + DIS_SLOT_SIZE)
 			continue;
 		th->regs.rip = pc == bp->slot ? bp->addr : bp->addr + bp->insn.len;
-		th->regs_dirty = true;
+		tr_set(th, TF_REGS_DIRTY);
 		return;
 	}
 }

@@ -72,7 +72,7 @@ static int detach_process(struct tracer *t, struct tr_process *p)
 			continue;
 		if (ptrace(PTRACE_DETACH, th->tid, 0, (void *)(long)th->pending_signal) < 0)
 			failed = -1;
-		th->state = TR_EXITED;
+		tr_mark_exited(th);
 	}
 	if (!failed)
 		tr_guard_process_gone(p);

@@ -34,7 +34,8 @@ struct tr_thread *tr_any_held_thread(struct tr_process *p)
 	struct tr_thread *th;
 
 	for (th = p->tracer->threads; th; th = th->next)
-		if (th->proc == p && th->state == TR_HELD && !th->exiting && !th->in_syscall_stop)
+		if (th->proc == p && th->state == TR_HELD && !tr_has(th, TF_EXITING) &&
+		    !tr_has(th, TF_IN_SYSCALL_STOP))
 			return th;
 	return NULL;
 }
@@ -178,7 +179,7 @@ long tr_inject_syscall(struct tr_thread *th, long nr, const long args[6], bool *
 		rc = tr_wait_task(th->proc->pid, th->tid, deadline, false, &status);
 		if (rc != TR_TASK_STATUS) {
 			if (rc == TR_TASK_DEADLINE)
-				th->state = TR_RUNNING; /* stuck in the call, in the kernel */
+				tr_mark_running(th); /* stuck in the call, in the kernel */
 			else
 				tr_thread_vanished(th, rc);
 			/* Stuck or gone: the guardian keeps the saved registers
@@ -201,7 +202,7 @@ restore:
 	ptrace(PTRACE_SETREGS, th->tid, 0, &saved);
 	tr_guard_inject(th, NULL);
 	th->regs = saved;
-	th->regs_dirty = false;
+	tr_clear(th, TF_REGS_DIRTY);
 	return ret;
 }
 

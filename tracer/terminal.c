@@ -130,7 +130,7 @@ bool tr_terminal_stop(struct tr_thread *th, int sig)
 	} else {
 		raise(sig);
 	}
-	tr_continue(th, th->stepping ? PTRACE_SINGLESTEP : PTRACE_CONT);
+	tr_continue(th, tr_has(th, TF_STEPPING) ? PTRACE_SINGLESTEP : PTRACE_CONT);
 	return true;
 }
 
@@ -182,12 +182,13 @@ static void interrupt_readers(struct tracer *t, pid_t pgrp)
 	struct tr_thread *th;
 
 	for (th = t->threads; th && tty; th = th->next) {
-		if (th->state != TR_RUNNING || th->listening || th->interrupting || th->exiting ||
+		if (th->state != TR_RUNNING || tr_has(th, TF_LISTENING) ||
+		    tr_has(th, TF_INTERRUPTING) || tr_has(th, TF_EXITING) ||
 		    getpgid(th->proc->pid) != pgrp || !reads_terminal(th->proc->pid, th->tid, tty))
 			continue;
 		if (ptrace(PTRACE_INTERRUPT, th->tid, 0, 0) == 0) {
-			th->interrupting = true;
-			th->report_interrupt = false;
+			tr_set(th, TF_INTERRUPTING);
+			tr_clear(th, TF_REPORT_INTERRUPT);
 		}
 	}
 }

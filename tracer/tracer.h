@@ -38,6 +38,7 @@
 
 struct tracer;
 struct tr_process;
+struct tr_thread; /* one traced task; private (tracer/internal.h) */
 
 /* The byte a breakpoint puts over an instruction: 0xce, invalid in 64-bit
  * mode, so the thread faults (SIGILL) with its pc on the breakpoint. */
@@ -66,36 +67,6 @@ enum tr_event_kind {
 			     * (thread is NULL; status or signo as for PROCESS_EXIT) */
 	TR_EV_SYSCALL,	    /* about to make system call `sysno` (resumed with
 			     * tracer_resume_syscalls); it runs when resumed */
-};
-
-struct tr_thread {
-	pid_t tid;
-	struct tr_process *proc;
-	char name[24]; /* "p1.t3": process and thread creation order */
-	enum tr_state state;
-	enum tr_event_kind last_event;
-	uint64_t last_pc; /* pc at the last event */
-	void *user;	  /* for the caller; the tracer never touches it */
-	/* --- private to tracer/ --- */
-	struct tr_thread *next;	      /* all threads, creation order */
-	struct user_regs_struct regs; /* valid while held */
-	bool regs_dirty;
-	bool stepping;	       /* a PTRACE_SINGLESTEP is in flight */
-	bool at_break;	       /* held by a TR_EV_BREAK: resume steps over it */
-	bool trace_syscalls;   /* resumed to stop at every system call entry */
-	bool in_syscall_stop;  /* held at a system-call-entry stop */
-	bool interrupting;     /* we sent PTRACE_INTERRUPT */
-	bool report_interrupt; /* ...on behalf of the caller */
-	bool started;	       /* its first stop has been seen */
-	bool exiting;	       /* PTRACE_EVENT_EXIT seen */
-	bool listening;	       /* in group-stop under PTRACE_LISTEN */
-	bool group_stop;       /* held at a stop that was also its group-stop (a
-				* job-stopped process): resumed, it listens */
-	int pending_signal;    /* delivered on next resume */
-	int dr_generation;     /* debug registers last written */
-	bool affinity_saved;
-	unsigned char saved_affinity[128]; /* cpu_set_t, kept opaque here */
-	size_t gj;			   /* its record in the guardian's journal */
 };
 
 enum tr_watch_kind { TR_WATCH_WRITE = 1, TR_WATCH_ACCESS = 3 };
@@ -258,8 +229,31 @@ const char *tracer_syscall_name(long nr);
 /* Every known name, for "did you mean" and completion. */
 void tracer_each_syscall(void (*cb)(const char *name, void *ctx), void *ctx);
 
-/* Iteration over threads and processes, in creation order. */
+/*
+ * A thread as callers see it.  The pointer stays valid until tracer_free,
+ * after the thread has exited too; so do its tid, name and process.
+ */
+pid_t tracer_thread_tid(const struct tr_thread *th);
+/* "p1.t3": process and thread creation order, the same every run. */
+const char *tracer_thread_name(const struct tr_thread *th);
+struct tr_process *tracer_thread_process(const struct tr_thread *th);
+enum tr_state tracer_thread_state(const struct tr_thread *th);
+bool tracer_thread_held(const struct tr_thread *th);
+bool tracer_thread_running(const struct tr_thread *th);
+bool tracer_thread_exited(const struct tr_thread *th);
+/* The kind of the last event tracer_wait returned for it (TR_EV_NONE). */
+enum tr_event_kind tracer_thread_last_event(const struct tr_thread *th);
+/* The caller's per-thread data; the tracer never touches it. */
+void *tracer_thread_user(const struct tr_thread *th);
+void tracer_thread_set_user(struct tr_thread *th, void *user);
+
+/* Iteration over threads and processes, in creation order; exited
+ * threads and ended processes included. */
 struct tr_thread *tracer_threads(struct tracer *t);
+struct tr_thread *tracer_thread_next(const struct tr_thread *th);
+#define tr_for_each_thread(th, t)                                                                  \
+	for ((th) = tracer_threads(t); (th); (th) = tracer_thread_next(th))
+#define tr_for_each_process(p, t) for ((p) = tracer_processes(t); (p); (p) = tracer_process_next(p))
 struct tr_thread *tracer_thread_by_name(struct tracer *t, const char *name);
 struct tr_thread *tracer_thread_by_tid(struct tracer *t, pid_t tid);
 struct tr_process *tracer_processes(struct tracer *t);

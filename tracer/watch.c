@@ -111,8 +111,9 @@ static void refresh_all_threads(struct tr_process *p)
 			continue;
 		if (th->state == TR_HELD)
 			tr_watch_sync(th);
-		else if (!th->interrupting && ptrace(PTRACE_INTERRUPT, th->tid, 0, 0) == 0)
-			th->interrupting = true;
+		else if (!tr_has(th, TF_INTERRUPTING) &&
+			 ptrace(PTRACE_INTERRUPT, th->tid, 0, 0) == 0)
+			tr_set(th, TF_INTERRUPTING);
 	}
 }
 
