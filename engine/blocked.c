@@ -58,8 +58,6 @@
 #include <time.h>
 
 #define BLOCKED_POLL_MS 5
-#define NR_FUTEX	202
-#define FUTEX_TID_MASK	0x3fffffffu
 
 int64_t blocked_poll_deadline(struct run *r, bool has_targets, int64_t deadline)
 {
@@ -120,24 +118,26 @@ static struct tr_thread *thread_with_tid(struct run *r, struct tr_thread *th, ui
 static struct tr_thread *awaited(struct run *r, struct tr_thread *th)
 {
 	uint64_t a[3];
-	long nr = tracer_syscall_args(th, a), op = (long)(a[1] & 0x7f);
+	long nr = tracer_syscall_args(th, a), op = (long)(a[1] & TR_FUTEX_CMD_MASK);
 	uint32_t word;
 	int32_t owner;
 	struct tr_thread *o;
 
 	/* FUTEX_WAIT, WAIT_BITSET, LOCK_PI, LOCK_PI2 */
-	if (nr != NR_FUTEX || (op != 0 && op != 9 && op != 6 && op != 13))
+	if (nr != TR_SYS_futex || (op != TR_FUTEX_WAIT && op != TR_FUTEX_WAIT_BITSET &&
+				   op != TR_FUTEX_LOCK_PI && op != TR_FUTEX_LOCK_PI2))
 		return NULL;
 	if (tracer_read(tracer_thread_process(th), a[0], &word, sizeof(word)) < 0)
 		return NULL;
 	/* A join (word and expected value are the thread's tid), a robust
 	 * or PI mutex (the owner's tid and flags). */
-	o = thread_with_tid(r, th, word & FUTEX_TID_MASK);
-	if (o && (op == 6 || op == 13 || (uint32_t)a[2] == word))
+	o = thread_with_tid(r, th, word & TR_FUTEX_TID_MASK);
+	if (o && (op == TR_FUTEX_LOCK_PI || op == TR_FUTEX_LOCK_PI2 || (uint32_t)a[2] == word))
 		return o;
 	/* A pthread mutex: locked (1) or contended (2), owner at +8. */
-	if ((word == 1 || word == 2) &&
-	    tracer_read(tracer_thread_process(th), a[0] + 8, &owner, sizeof(owner)) == 0 &&
+	if ((word == TR_MUTEX_LOCKED || word == TR_MUTEX_CONTENDED) &&
+	    tracer_read(tracer_thread_process(th), a[0] + TR_MUTEX_OWNER_OFFSET, &owner,
+			sizeof(owner)) == 0 &&
 	    owner > 0)
 		return thread_with_tid(r, th, (uint32_t)owner);
 	return NULL;
@@ -150,7 +150,7 @@ static bool blocked_outside_futex(struct tr_thread *th)
 	uint64_t a[3];
 	long nr = tracer_syscall_args(th, a);
 
-	return nr >= 0 && nr != NR_FUTEX;
+	return nr >= 0 && nr != TR_SYS_futex;
 }
 
 /* The variable a bound thread goes by: the one a wait first gave it (A,
@@ -328,10 +328,10 @@ static void describe_block(struct run *r, struct tr_thread *th, char *buf, size_
 static bool futex_wait_would_return(struct tr_thread *th)
 {
 	const struct user_regs_struct *regs = tracer_regs(th);
-	long op = (long)(regs->rsi & 0x7f);
+	long op = (long)(regs->rsi & TR_FUTEX_CMD_MASK);
 	uint32_t word;
 
-	if (regs->orig_rax != NR_FUTEX || (op != 0 /* WAIT */ && op != 9 /* WAIT_BITSET */))
+	if (regs->orig_rax != TR_SYS_futex || (op != TR_FUTEX_WAIT && op != TR_FUTEX_WAIT_BITSET))
 		return false;
 	if (tracer_read(tracer_thread_process(th), regs->rdi, &word, sizeof(word)) < 0)
 		return false;
@@ -630,8 +630,8 @@ static bool interrupted_in_call(struct tr_thread *th)
 	long rax = (long)regs->rax;
 
 	return (long)regs->orig_rax >= 0 &&
-	       (rax == -512 /* ERESTARTSYS */ || rax == -513 /* ERESTARTNOINTR */ ||
-		rax == -514 /* ERESTARTNOHAND */ || rax == -516 /* ERESTART_RESTARTBLOCK */);
+	       (rax == -TR_ERESTARTSYS || rax == -TR_ERESTARTNOINTR || rax == -TR_ERESTARTNOHAND ||
+		rax == -TR_ERESTART_RESTARTBLOCK);
 }
 
 /* The stop that answers a blocked target's interrupt.  It may have woken

@@ -121,8 +121,9 @@ void tracer_kill_launched(struct tracer *t)
 	/* A thread held at its exit event (PTRACE_EVENT_EXIT) is already
 	 * dying and SIGKILL does not wake it: it must be let go. */
 	for (th = t->threads; th; th = th->next)
-		if (th->state == TR_HELD && th->proc->launched && th->proc->alive)
-			ptrace(PTRACE_CONT, th->tid, 0, 0);
+		if (th->state == TR_HELD && th->proc->launched && th->proc->alive &&
+		    ptrace(PTRACE_CONT, th->tid, 0, 0) == 0)
+			tr_mark_running(th);
 	while (launched_alive(t)) {
 		tid = waitpid(-1, &status, __WALL);
 		if (tid < 0)

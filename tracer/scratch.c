@@ -19,7 +19,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/ptrace.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #define PAGE  4096ul
@@ -299,7 +298,7 @@ static struct tr_scratch *map_scratch_page(struct tr_process *p, uint64_t near, 
 				 strerror(errno));
 			goto forget;
 		}
-		addr = tr_inject_syscall(th, SYS_mmap, args, &ok);
+		addr = tr_inject_syscall(th, TR_SYS_mmap, args, &ok);
 	}
 	if (!args[0] || !ok || addr != args[0]) {
 		/* A process being killed has no maps left to read, and no
@@ -364,7 +363,7 @@ void tr_scratch_release_all(struct tr_process *p, struct tr_thread *held)
 
 		if (held && p->alive) {
 			args[0] = (long)s->addr;
-			tr_inject_syscall(held, SYS_munmap, args, &ok);
+			tr_inject_syscall(held, TR_SYS_munmap, args, &ok);
 		}
 		if (s->gj)
 			tr_guard_scratch(p, s, TR_GUARD_GONE);

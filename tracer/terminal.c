@@ -56,7 +56,6 @@
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <termios.h>
 #include <unistd.h>
@@ -165,8 +164,8 @@ static bool reads_terminal(pid_t pid, pid_t tid, dev_t tty)
 	if (!f)
 		return false;
 	in_read = fscanf(f, "%ld %llx", &nr, &fd) == 2 &&
-		  (nr == SYS_read || nr == SYS_readv || nr == SYS_pread64 || nr == SYS_preadv ||
-		   nr == SYS_preadv2);
+		  (nr == TR_SYS_read || nr == TR_SYS_readv || nr == TR_SYS_pread64 ||
+		   nr == TR_SYS_preadv || nr == TR_SYS_preadv2);
 	fclose(f);
 	if (!in_read)
 		return false;

@@ -30,6 +30,8 @@
 #ifndef CCTRACE_TRACER_H
 #define CCTRACE_TRACER_H
 
+#include "tracer/abi.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -223,7 +225,8 @@ int tracer_kernel_sample(struct tr_thread *th, struct tr_kernel_sample *s);
  * when resumed (held), with its first three arguments; -1 if none. */
 long tracer_syscall_args(struct tr_thread *th, uint64_t args[3]);
 
-/* x86-64 system call numbers by name and back; -1 / NULL if unknown. */
+/* x86-64 system call numbers (TR_SYS_*, abi.h) by name and back; -1 /
+ * NULL if unknown. */
 long tracer_syscall_number(const char *name);
 const char *tracer_syscall_name(long nr);
 /* Every known name, for "did you mean" and completion. */
