@@ -13,6 +13,7 @@
  */
 #include "tracer/internal.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -348,6 +349,7 @@ uint64_t tr_scratch_alloc(struct tr_process *p, uint64_t near, size_t len, char 
 		s = map_scratch_page(p, near, err, errlen);
 	if (!s)
 		return 0;
+	assert(len <= PAGE && s->used + len <= PAGE); /* a slot never crosses its page */
 	at = s->addr + s->used;
 	s->used += len;
 	return at;

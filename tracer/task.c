@@ -131,6 +131,7 @@ struct tr_thread *tr_thread_new(struct tracer *t, struct tr_process *p, pid_t ti
 
 	if (!th)
 		return NULL;
+	assert(tid > 0 && p && p->tracer == t);
 	th->tid = tid;
 	th->proc = p;
 	th->state = TR_RUNNING;
@@ -334,6 +335,7 @@ void tracer_process_set_user(struct tr_process *p, void *user)
 
 int tr_fetch_regs(struct tr_thread *th)
 {
+	assert(th->state == TR_HELD); /* only a stopped task has registers to read */
 	if (ptrace(PTRACE_GETREGS, th->tid, 0, &th->regs) < 0)
 		return -1;
 	tr_clear(th, TF_REGS_DIRTY);
@@ -342,6 +344,7 @@ int tr_fetch_regs(struct tr_thread *th)
 
 int tr_flush_regs(struct tr_thread *th)
 {
+	assert(!tr_has(th, TF_REGS_DIRTY) || th->state == TR_HELD);
 	if (!tr_has(th, TF_REGS_DIRTY))
 		return 0;
 	if (ptrace(PTRACE_SETREGS, th->tid, 0, &th->regs) < 0)
@@ -397,6 +400,8 @@ int tr_continue(struct tr_thread *th, int request)
 {
 	int sig = th->pending_signal;
 
+	assert(th->state == TR_HELD); /* only a stopped task can be resumed */
+	assert(request == PTRACE_CONT || request == PTRACE_SINGLESTEP);
 	if (tr_flush_regs(th) < 0 && errno == ESRCH)
 		goto gone;
 	if (th->dr_generation != th->proc->dr_generation)

@@ -23,6 +23,7 @@
  */
 #include "tracer/internal.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -238,6 +239,7 @@ static bool decode_break(struct tr_thread *th, struct tr_event *ev, enum decoded
 
 	if (!bp || (bp->refs == 0 && bp->insn.kind == DIS_TRAP))
 		return false;
+	assert(bp->refs >= 0 && bp->orig != TRACER_BREAK_BYTE);
 	if (bp->refs == 0) {
 		/* It met the breakpoint just before we took it out: the
 		 * original instruction is back at the pc, so it runs now. */
@@ -459,16 +461,28 @@ static enum decoded decode(struct tracer *t, pid_t tid, int status, struct tr_ev
 	return d;
 }
 
+/* The contract of tracer_wait: an event's thread is held, but for the
+ * end of a process (its last thread is gone) or of the watched child. */
+static bool event_thread_held(const struct tr_event *ev)
+{
+	if (ev->kind == TR_EV_PROCESS_EXIT || ev->kind == TR_EV_CHILD_EXIT)
+		return true;
+	tr_thread_check(ev->thread);
+	return ev->thread->state == TR_HELD;
+}
+
 enum tr_wait_result tracer_wait(struct tracer *t, struct tr_event *ev, int64_t deadline_ms,
 				int *signo)
 {
 	int status;
 	pid_t tid;
 
+	assert(t->queue_len <= t->queue_cap);
 	if (t->queue_len) {
 		*ev = t->queue[t->queue_head];
 		t->queue_head = (t->queue_head + 1) % t->queue_cap;
 		t->queue_len--;
+		assert(event_thread_held(ev));
 		return TR_WAIT_EVENT;
 	}
 	for (;;) {
@@ -486,6 +500,7 @@ enum tr_wait_result tracer_wait(struct tracer *t, struct tr_event *ev, int64_t d
 		}
 		switch (decode(t, tid, status, ev)) {
 		case REPORT:
+			assert(event_thread_held(ev));
 			return TR_WAIT_EVENT;
 		case SILENT_RESUME:
 			tr_continue(ev->thread, PTRACE_CONT);
