@@ -202,7 +202,7 @@ void blocked_describe(struct run *r, struct tr_thread *th, char *buf, size_t len
 static void let_exit(struct run *r, struct tr_thread *th, struct tr_thread *waiter)
 {
 	struct tr_event ev = {.kind = TR_EV_EXIT, .thread = th, .pc = tracer_regs(th)->rip};
-	const struct fine_event *fine = r->fine;
+	const struct tr_step_event *fine = r->fine;
 	const struct expr *atom = r->matched_atom;
 	char label[96];
 

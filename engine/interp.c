@@ -47,8 +47,7 @@ int run_move_candidate(struct run *r, struct tr_thread *th)
 		 * next, is not news. */
 		struct thread_ctx *tc = run_thread(r, th);
 
-		tc->skip_syscall_entry =
-		    tc->parked_on_syscall && tc->parked_before == tracer_regs(th)->rip;
+		tc->skip_syscall_entry = tracer_step_parked_on_syscall(th);
 		tracer_resume_syscalls(th);
 		return 0;
 	}

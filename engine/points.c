@@ -616,13 +616,13 @@ static bool calls_function(struct run *r, struct tr_process *p, uint64_t target,
 	       strcmp(name, r->pol->funcs[func]) == 0;
 }
 
-static bool fine_access_matches(struct run *r, const struct expr *e, const struct fine_event *fe,
+static bool fine_access_matches(struct run *r, const struct expr *e, const struct tr_step_event *fe,
 				struct tr_process *p)
 {
 	unsigned need = e->kind == E_EV_READ ? 1u /* DIS_READ */ : 2u /* DIS_WRITE */;
 	int i;
 
-	if (fe->kind != FINE_ACCESS || !(fe->rw & need))
+	if (fe->kind != TR_STEP_ACCESS || !(fe->rw & need))
 		return false;
 	if (!e->lhs)
 		return !fe->stack || r->opt->include_stack;
@@ -637,7 +637,7 @@ static bool fine_access_matches(struct run *r, const struct expr *e, const struc
 }
 
 /* An event the stepper found by decoding. */
-static bool fine_atom_matches(struct run *r, const struct expr *e, const struct fine_event *fe,
+static bool fine_atom_matches(struct run *r, const struct expr *e, const struct tr_step_event *fe,
 			      struct tr_process *p)
 {
 	switch (e->kind) {
@@ -645,10 +645,10 @@ static bool fine_atom_matches(struct run *r, const struct expr *e, const struct 
 	case E_EV_WRITE:
 		return fine_access_matches(r, e, fe, p);
 	case E_EV_CALL:
-		return fe->kind == FINE_CALL &&
+		return fe->kind == TR_STEP_CALL &&
 		       (!e->name || calls_function(r, p, fe->target, e->slot));
 	case E_EV_SYSCALL:
-		return fe->kind == FINE_SYSCALL && (e->ival < 0 || e->ival == fe->sysno);
+		return fe->kind == TR_STEP_SYSCALL && (e->ival < 0 || e->ival == fe->sysno);
 	default:
 		return false;
 	}
@@ -769,18 +769,18 @@ int points_thread_cond(void *hook, const struct expr *e, bool *out)
 }
 
 /* addr, size, value, func and line of the event at hand. */
-bool points_event_access(struct run *r, const struct tr_event *ev, const struct fine_event *fe,
-			 struct fine_event *out)
+bool points_event_access(struct run *r, const struct tr_event *ev, const struct tr_step_event *fe,
+			 struct tr_step_event *out)
 {
 	int i;
 
-	if (fe && fe->kind == FINE_ACCESS) {
+	if (fe && fe->kind == TR_STEP_ACCESS) {
 		*out = *fe;
 		return true;
 	}
 	if (!ev || ev->kind != TR_EV_WATCH)
 		return false;
-	*out = (struct fine_event){.kind = FINE_ACCESS, .pc = ev->pc, .addr = ev->addr};
+	*out = (struct tr_step_event){.kind = TR_STEP_ACCESS, .pc = ev->pc, .addr = ev->addr};
 	for (i = 0; i < r->nwatches; i++)
 		if (r->watches[i].addr == ev->addr &&
 		    r->watches[i].proc == tracer_thread_process(ev->thread))
@@ -794,8 +794,8 @@ static int event_field(void *hook, enum event_field field, int64_t *out)
 {
 	struct run *r = hook;
 	const struct tr_event *ev = r->event;
-	const struct fine_event *fe = r->fine;
-	struct fine_event access;
+	const struct tr_step_event *fe = r->fine;
+	struct tr_step_event access;
 	struct proc_ctx *pc;
 	struct sym_loc loc;
 	uint64_t addr = 0, size = 0, value = 0;
@@ -824,7 +824,7 @@ static int event_field(void *hook, enum event_field field, int64_t *out)
 	pc = run_proc(r, tracer_thread_process(ev->thread));
 	if (!pc || !pc->syms)
 		return 0;
-	if (field == FIELD_FUNC && fe && fe->kind == FINE_CALL) {
+	if (field == FIELD_FUNC && fe && fe->kind == TR_STEP_CALL) {
 		*out = (int64_t)fe->target;
 		return 0;
 	}

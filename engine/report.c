@@ -47,7 +47,7 @@ static void json_string(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-static void fine_event_text(struct run *r, struct tr_thread *th, const struct fine_event *fe,
+static void fine_event_text(struct run *r, struct tr_thread *th, const struct tr_step_event *fe,
 			    char *buf, size_t len);
 
 static void event_text(struct run *r, const struct tr_event *ev, char *buf, size_t len)
@@ -85,7 +85,7 @@ static void event_text(struct run *r, const struct tr_event *ev, char *buf, size
 }
 
 /* What an instruction-level event touched or called, after its atom. */
-static void fine_event_text(struct run *r, struct tr_thread *th, const struct fine_event *fe,
+static void fine_event_text(struct run *r, struct tr_thread *th, const struct tr_step_event *fe,
 			    char *buf, size_t len)
 {
 	struct proc_ctx *pc = run_proc(r, tracer_thread_process(th));
@@ -93,11 +93,11 @@ static void fine_event_text(struct run *r, struct tr_thread *th, const struct fi
 	const char *name;
 
 	switch (fe->kind) {
-	case FINE_ACCESS:
+	case TR_STEP_ACCESS:
 		snprintf(buf, len, " %#lx/%u = %#lx", (unsigned long)fe->addr, fe->size,
 			 (unsigned long)fe->value);
 		break;
-	case FINE_CALL:
+	case TR_STEP_CALL:
 		if (pc && pc->syms && sym_plt_function(pc->syms, fe->target, &name) == 0)
 			snprintf(buf, len, " -> %s@plt", name);
 		else if (pc && pc->syms &&
@@ -106,7 +106,7 @@ static void fine_event_text(struct run *r, struct tr_thread *th, const struct fi
 		else
 			snprintf(buf, len, " -> %#lx", (unsigned long)fe->target);
 		break;
-	case FINE_SYSCALL:
+	case TR_STEP_SYSCALL:
 		name = tracer_syscall_name(fe->sysno);
 		snprintf(buf, len, " %s", name ? name : "?");
 		break;
@@ -161,7 +161,7 @@ void report_deferred_trace(struct run *r, FILE *f)
 
 void report_event(struct run *r, const struct tr_event *ev)
 {
-	struct fine_event access;
+	struct tr_step_event access;
 	char what[160], where[160] = "";
 	struct sym_loc loc;
 

@@ -54,6 +54,16 @@ enum tr_thread_flag {
 	(TF_HELD_ONLY | TF_STEPPING | TF_TRACE_SYSCALLS | TF_INTERRUPTING | TF_REPORT_INTERRUPT |  \
 	 TF_LISTENING)
 
+/* The stepper's news about one thread (stepper.c). */
+#define TR_STEP_MAX_PENDING 4
+struct tr_step_thread {
+	uint64_t parked_before; /* a call/syscall here was the last step's event */
+	bool parked_on_syscall; /* ...and it was a system call */
+	struct tr_step_event pending[TR_STEP_MAX_PENDING]; /* accesses made since its last stop */
+	int npending;
+	uint64_t pending_at; /* the pc at which the pending ones are still news */
+};
+
 struct tr_thread {
 	pid_t tid;
 	struct tr_process *proc;
@@ -69,6 +79,7 @@ struct tr_thread {
 	int dr_generation;		   /* debug registers last written */
 	unsigned char saved_affinity[128]; /* cpu_set_t, kept opaque here */
 	size_t gj;			   /* its record in the guardian's journal */
+	struct tr_step_thread step;
 };
 
 static inline bool tr_has(const struct tr_thread *th, unsigned flag)
@@ -164,6 +175,24 @@ struct tr_process {
 	struct tr_process *next;
 };
 
+/* The stepper: what it stops for, its breakpoints, the scans it made. */
+#define TR_STEP_MAX_BPS	   64
+#define TR_STEP_SCAN_CACHE 256
+struct tr_stepper {
+	unsigned want, planted_want; /* DIS_WANT_*; what the breakpoints are for */
+	bool single_step;
+	struct tr_step_bp {
+		struct tr_process *proc;
+		uint64_t addr;
+	} bps[TR_STEP_MAX_BPS]; /* oldest first */
+	int nbps;
+	struct tr_scan_cache {
+		struct tr_process *proc;
+		uint64_t from, stop;
+		unsigned want;
+	} scan_cache[TR_STEP_SCAN_CACHE];
+};
+
 struct tracer {
 	struct tracer_options opt;
 	struct tr_thread *threads, **threads_tail;
@@ -178,6 +207,7 @@ struct tracer {
 	 * grows: stopping every thread can meet one event per thread. */
 	struct tr_event *queue;
 	unsigned queue_head, queue_len, queue_cap;
+	struct tr_stepper stepper;
 };
 
 /* task.c */

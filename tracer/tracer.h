@@ -297,6 +297,50 @@ void tracer_watch_remove(struct tr_process *p, int slot);
  * could not run (why says why). */
 int tracer_hw_watchpoints_fire(char *why, size_t len);
 
+/*
+ * The decode-ahead stepper (stepper.c): a held thread's instruction-level
+ * events, found by decoding, without single-stepping through everything.
+ * The caller says what it wants (DIS_WANT_* of disasm/disasm.h) and judges
+ * each event; the tracer finds them and moves the thread on.
+ */
+enum tr_step_kind { TR_STEP_NONE, TR_STEP_ACCESS, TR_STEP_CALL, TR_STEP_SYSCALL };
+struct tr_step_event {
+	enum tr_step_kind kind;
+	uint64_t pc;	 /* the instruction */
+	uint64_t addr;	 /* ACCESS: first byte */
+	uint64_t span;	 /* ACCESS: bytes a rep string instruction covers (0: size) */
+	uint64_t value;	 /* ACCESS: the memory's first 8 bytes once accessed */
+	uint64_t target; /* CALL: the callee, 0 if unknown */
+	unsigned size;	 /* ACCESS: bytes per access */
+	unsigned rw;	 /* ACCESS: DIS_READ | DIS_WRITE */
+	bool stack;	 /* ACCESS: through rsp/rbp */
+	long sysno;	 /* SYSCALL */
+};
+/* The caller's verdict on an event of th: 1 if it is news (th stays held
+ * on it, and the stepper does not show it again), 0 if not, -1 to stop. */
+typedef int (*tr_step_judge)(void *ctx, struct tr_thread *th, const struct tr_step_event *ev);
+/* What to stop for; single_step: one PTRACE_SINGLESTEP per instruction
+ * instead of breakpoints (the reference).  A new want takes out the
+ * breakpoints planted for the old one. */
+void tracer_step_plan(struct tracer *t, unsigned want, bool single_step);
+/* Judge the events of held th at its pc (the accesses it made before, a
+ * call or system call about to happen); on none, run it on to the next
+ * place one can happen.  1 if an event was news (th stays held), 0 once
+ * it runs, -1 if judge said stop. */
+int tracer_step(struct tracer *t, struct tr_thread *th, tr_step_judge judge, void *ctx);
+/* th stopped: judge the accesses it made since its last step (1: one was
+ * news; the rest wait for the next tracer_step, -1: judge said stop). */
+int tracer_step_settle(struct tracer *t, struct tr_thread *th, tr_step_judge judge, void *ctx);
+/* th ran outside the stepper: what it did before is no longer news. */
+void tracer_step_forget(struct tr_thread *th);
+/* th is held on the system call the last step reported: its entry stop
+ * is coming next, and is not news. */
+bool tracer_step_parked_on_syscall(const struct tr_thread *th);
+/* Take out the stepper's breakpoints. */
+void tracer_step_unplant(struct tracer *t);
+/* p executed a new program: what was planted and scanned in it is gone. */
+void tracer_step_forget_process(struct tracer *t, struct tr_process *p);
+
 /* Undo everything in every process and let all threads go.  Safe on any
  * path, including after errors; returns 0 if everything was restored. */
 int tracer_detach_all(struct tracer *t);
