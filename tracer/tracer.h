@@ -2,8 +2,11 @@
  * tracer: the ptrace engine of cctrace.
  *
  * It owns every traced task.  One struct tr_thread per task (strace's tcb),
- * one struct tr_process per thread group.  A thread is either running, held
- * (in a ptrace stop that the caller has not resumed yet) or exited.  The
+ * one struct tr_process per thread group, both opaque: callers see a
+ * thread's tid, name, process and state through accessors.  A thread is
+ * either running, held (in a ptrace stop that the caller has not resumed
+ * yet) or exited; only a held thread's registers can be read or changed,
+ * and only a held thread is resumed.  The
  * tracer turns raw wait statuses into a small set of events (a thread
  * started, hit a breakpoint, tripped a watchpoint, got a signal, is about to
  * exit...) and hands each to the caller with the thread held.  The caller
@@ -22,6 +25,12 @@
  * address meanwhile is missed, and the resume costs no extra trap.
  * Watchpoints use DR0-DR3 and are kept in sync in every thread of a process,
  * including threads created later.
+ *
+ * The stepper (tracer_step) finds a held thread's instruction-level
+ * events (memory accesses, calls, system calls) by decoding ahead and
+ * running it at full speed to the next one; the caller judges them.
+ *
+ * Numbers of the x86-64 ABI it reads in traced programs are in abi.h.
  *
  * It knows nothing of schedules, symbols or source lines.  Every exit path
  * of the program goes through tracer_detach_all() or tracer_kill_all(),
