@@ -124,7 +124,7 @@ static bool match_signal(struct run *r, const struct expr *e, const struct curre
 static bool match_enter(struct run *r, const struct expr *e, const struct current_event *at)
 {
 	return at->ev->kind == TR_EV_BREAK &&
-	       at->ev->addr == points_func_addr(r, at->ev->thread->proc, e->slot);
+	       at->ev->addr == points_func_addr(r, tracer_thread_process(at->ev->thread), e->slot);
 }
 
 static bool match_return(struct run *r, const struct expr *e, const struct current_event *at)
@@ -140,7 +140,7 @@ static bool match_location(struct run *r, const struct expr *e, const struct cur
 
 	if (at->ev->kind != TR_EV_BREAK)
 		return false;
-	la = points_loc_addrs(r, at->ev->thread->proc, e->slot);
+	la = points_loc_addrs(r, tracer_thread_process(at->ev->thread), e->slot);
 	for (i = 0; la && i < la->n; i++)
 		if (la->addrs[i] == at->ev->addr)
 			return true;
@@ -158,8 +158,8 @@ static bool match_watch(struct run *r, const struct expr *e, const struct curren
 	for (i = 0; i < r->nwatches; i++) {
 		const struct armed_watch *w = &r->watches[i];
 
-		if (w->atom == e && w->proc == ev->thread->proc && w->addr == ev->addr &&
-		    (!w->thread || w->thread == ev->thread))
+		if (w->atom == e && w->proc == tracer_thread_process(ev->thread) &&
+		    w->addr == ev->addr && (!w->thread || w->thread == ev->thread))
 			return ev->access == 0 || (ev->access & atom_of(e)->access);
 	}
 	return false;
@@ -179,11 +179,11 @@ static bool overlaps(uint64_t a, uint64_t alen, uint64_t b, uint64_t blen)
 /* An access the stepper decoded: any (bare), or one that touches X. */
 static bool match_fine_access(struct run *r, const struct expr *e, const struct current_event *at)
 {
-	const struct fine_event *fe = at->fine;
-	struct tr_process *p = at->ev->thread->proc;
+	const struct tr_step_event *fe = at->fine;
+	struct tr_process *p = tracer_thread_process(at->ev->thread);
 	int i;
 
-	if (fe->kind != FINE_ACCESS || !(fe->rw & atom_of(e)->access))
+	if (fe->kind != TR_STEP_ACCESS || !(fe->rw & atom_of(e)->access))
 		return false;
 	if (!e->lhs)
 		return !fe->stack || r->opt->include_stack;
@@ -213,14 +213,15 @@ static bool calls_function(struct run *r, struct tr_process *p, uint64_t target,
 
 static bool match_fine_call(struct run *r, const struct expr *e, const struct current_event *at)
 {
-	return at->fine->kind == FINE_CALL &&
-	       (!e->name || calls_function(r, at->ev->thread->proc, at->fine->target, e->slot));
+	return at->fine->kind == TR_STEP_CALL &&
+	       (!e->name || calls_function(r, tracer_thread_process(at->ev->thread),
+					   at->fine->target, e->slot));
 }
 
 static bool match_fine_syscall(struct run *r, const struct expr *e, const struct current_event *at)
 {
 	(void)r;
-	return at->fine->kind == FINE_SYSCALL && (e->ival < 0 || e->ival == at->fine->sysno);
+	return at->fine->kind == TR_STEP_SYSCALL && (e->ival < 0 || e->ival == at->fine->sysno);
 }
 
 /* A bare syscall says which one it was. */

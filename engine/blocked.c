@@ -58,8 +58,6 @@
 #include <time.h>
 
 #define BLOCKED_POLL_MS 5
-#define NR_FUTEX	202
-#define FUTEX_TID_MASK	0x3fffffffu
 
 int64_t blocked_poll_deadline(struct run *r, bool has_targets, int64_t deadline)
 {
@@ -73,7 +71,7 @@ int64_t blocked_poll_deadline(struct run *r, bool has_targets, int64_t deadline)
 
 static bool held_at_exit(struct tr_thread *th)
 {
-	return th->state == TR_HELD && th->last_event == TR_EV_EXIT;
+	return tracer_thread_held(th) && tracer_thread_last_event(th) == TR_EV_EXIT;
 }
 
 /* Another thread of th's process that has not exited? */
@@ -81,8 +79,9 @@ static bool others_alive(struct run *r, struct tr_thread *th)
 {
 	struct tr_thread *o;
 
-	for (o = tracer_threads(r->t); o; o = o->next)
-		if (o != th && o->proc == th->proc && o->state != TR_EXITED)
+	tr_for_each_thread(o, r->t)
+		if (o != th && tracer_thread_process(o) == tracer_thread_process(th) &&
+		    !tracer_thread_exited(o))
 			return true;
 	return false;
 }
@@ -91,16 +90,17 @@ static bool others_alive(struct run *r, struct tr_thread *th)
  * stays a zombie until its last thread has gone: that is not news. */
 static bool dying(struct run *r, struct tr_thread *th)
 {
-	if (th->state != TR_RUNNING || th->last_event != TR_EV_EXIT)
+	if (!tracer_thread_running(th) || tracer_thread_last_event(th) != TR_EV_EXIT)
 		return false;
-	return th->tid != tracer_process_pid(th->proc) || !others_alive(r, th);
+	return tracer_thread_tid(th) != tracer_process_pid(tracer_thread_process(th)) ||
+	       !others_alive(r, th);
 }
 
 static bool anyone_dying(struct run *r)
 {
 	struct tr_thread *th;
 
-	for (th = tracer_threads(r->t); th; th = th->next)
+	tr_for_each_thread(th, r->t)
 		if (dying(r, th))
 			return true;
 	return false;
@@ -111,31 +111,34 @@ static struct tr_thread *thread_with_tid(struct run *r, struct tr_thread *th, ui
 {
 	struct tr_thread *o = tid ? tracer_thread_by_tid(r->t, (pid_t)tid) : NULL;
 
-	return o && o != th && o->state != TR_EXITED ? o : NULL;
+	return o && o != th && !tracer_thread_exited(o) ? o : NULL;
 }
 
 /* The thread th sleeps waiting for, if its futex tells; NULL otherwise. */
 static struct tr_thread *awaited(struct run *r, struct tr_thread *th)
 {
 	uint64_t a[3];
-	long nr = tracer_syscall_args(th, a), op = (long)(a[1] & 0x7f);
+	long nr = tracer_syscall_args(th, a), op = (long)(a[1] & TR_FUTEX_CMD_MASK);
 	uint32_t word;
 	int32_t owner;
 	struct tr_thread *o;
 
 	/* FUTEX_WAIT, WAIT_BITSET, LOCK_PI, LOCK_PI2 */
-	if (nr != NR_FUTEX || (op != 0 && op != 9 && op != 6 && op != 13))
+	if (nr != TR_SYS_futex || (op != TR_FUTEX_WAIT && op != TR_FUTEX_WAIT_BITSET &&
+				   op != TR_FUTEX_LOCK_PI && op != TR_FUTEX_LOCK_PI2))
 		return NULL;
-	if (tracer_read(th->proc, a[0], &word, sizeof(word)) < 0)
+	if (tracer_read(tracer_thread_process(th), a[0], &word, sizeof(word)) < 0)
 		return NULL;
 	/* A join (word and expected value are the thread's tid), a robust
 	 * or PI mutex (the owner's tid and flags). */
-	o = thread_with_tid(r, th, word & FUTEX_TID_MASK);
-	if (o && (op == 6 || op == 13 || (uint32_t)a[2] == word))
+	o = thread_with_tid(r, th, word & TR_FUTEX_TID_MASK);
+	if (o && (op == TR_FUTEX_LOCK_PI || op == TR_FUTEX_LOCK_PI2 || (uint32_t)a[2] == word))
 		return o;
 	/* A pthread mutex: locked (1) or contended (2), owner at +8. */
-	if ((word == 1 || word == 2) &&
-	    tracer_read(th->proc, a[0] + 8, &owner, sizeof(owner)) == 0 && owner > 0)
+	if ((word == TR_MUTEX_LOCKED || word == TR_MUTEX_CONTENDED) &&
+	    tracer_read(tracer_thread_process(th), a[0] + TR_MUTEX_OWNER_OFFSET, &owner,
+			sizeof(owner)) == 0 &&
+	    owner > 0)
 		return thread_with_tid(r, th, (uint32_t)owner);
 	return NULL;
 }
@@ -147,7 +150,7 @@ static bool blocked_outside_futex(struct tr_thread *th)
 	uint64_t a[3];
 	long nr = tracer_syscall_args(th, a);
 
-	return nr >= 0 && nr != NR_FUTEX;
+	return nr >= 0 && nr != TR_SYS_futex;
 }
 
 /* The variable a bound thread goes by: the one a wait first gave it (A,
@@ -164,7 +167,7 @@ static const char *var_name(struct run *r, struct tr_thread *th)
 /* ", waiting for B (p1.t3), which the schedule holds", or "". */
 static void describe_wait(struct run *r, struct tr_thread *th, char *buf, size_t len)
 {
-	struct tr_thread *o = th->state == TR_EXITED ? NULL : awaited(r, th);
+	struct tr_thread *o = tracer_thread_exited(th) ? NULL : awaited(r, th);
 	const char *var = o ? var_name(r, o) : NULL;
 	const char *how;
 
@@ -173,18 +176,18 @@ static void describe_wait(struct run *r, struct tr_thread *th, char *buf, size_t
 		return;
 	if (held_at_exit(o))
 		how = "which the schedule holds at its exit";
-	else if (o->state == TR_HELD && run_thread(r, o)->blocked)
+	else if (tracer_thread_held(o) && run_thread(r, o)->blocked)
 		how = "which is blocked too";
-	else if (o->state == TR_HELD)
+	else if (tracer_thread_held(o))
 		how = "which the schedule holds";
-	else if (o->last_event == TR_EV_EXIT)
+	else if (tracer_thread_last_event(o) == TR_EV_EXIT)
 		how = "which is exiting";
 	else
 		how = var ? "which runs" : "which is free";
 	if (var)
-		snprintf(buf, len, ", waiting for %s (%s), %s", var, o->name, how);
+		snprintf(buf, len, ", waiting for %s (%s), %s", var, tracer_thread_name(o), how);
 	else
-		snprintf(buf, len, ", waiting for %s, %s", o->name, how);
+		snprintf(buf, len, ", waiting for %s, %s", tracer_thread_name(o), how);
 }
 
 void blocked_describe(struct run *r, struct tr_thread *th, char *buf, size_t len)
@@ -199,11 +202,12 @@ void blocked_describe(struct run *r, struct tr_thread *th, char *buf, size_t len
 static void let_exit(struct run *r, struct tr_thread *th, struct tr_thread *waiter)
 {
 	struct tr_event ev = {.kind = TR_EV_EXIT, .thread = th, .pc = tracer_regs(th)->rip};
-	const struct fine_event *fine = r->fine;
+	const struct tr_step_event *fine = r->fine;
 	const struct expr *atom = r->matched_atom;
 	char label[96];
 
-	snprintf(label, sizeof(label), "let go at its exit: %s waits for it", waiter->name);
+	snprintf(label, sizeof(label), "let go at its exit: %s waits for it",
+		 tracer_thread_name(waiter));
 	r->label = label;
 	r->fine = NULL;
 	r->matched_atom = NULL;
@@ -225,7 +229,7 @@ static int release_awaited_exits(struct run *r, struct tr_thread **waiters, int 
 	for (i = 0; i < n; i++) {
 		struct tr_thread *w = waiters[i];
 
-		if (w->state == TR_EXITED)
+		if (tracer_thread_exited(w))
 			continue;
 		o = awaited(r, w);
 		if (o && held_at_exit(o) && !tracer_event_pending(o)) {
@@ -235,7 +239,7 @@ static int release_awaited_exits(struct run *r, struct tr_thread **waiters, int 
 		}
 		if (o || !blocked_outside_futex(w))
 			continue;
-		for (o = tracer_threads(r->t); o; o = o->next)
+		tr_for_each_thread(o, r->t)
 			if (held_at_exit(o) && !tracer_event_pending(o) && !others_alive(r, o)) {
 				let_exit(r, o, w);
 				released++;
@@ -274,7 +278,7 @@ bool blocked_targets(struct run *r, struct tr_thread **targets, int n)
 
 		if (tc->matched)
 			continue;
-		if (targets[i]->state != TR_RUNNING || !still_asleep(r, targets[i]))
+		if (!tracer_thread_running(targets[i]) || !still_asleep(r, targets[i]))
 			all = false;
 	}
 	/* A thread let go from its exit is still on its way out: its end may
@@ -296,11 +300,11 @@ bool blocked_targets(struct run *r, struct tr_thread **targets, int n)
 
 static void describe_block(struct run *r, struct tr_thread *th, char *buf, size_t len)
 {
-	struct proc_ctx *pc = run_proc(r, th->proc);
+	struct proc_ctx *pc = run_proc(r, tracer_thread_process(th));
 	struct sym_loc loc = {0};
 	char state[48];
 	uint64_t pcaddr = tracer_thread_pc(th);
-	long nr = th->state == TR_HELD ? (long)tracer_regs(th)->orig_rax : -1;
+	long nr = tracer_thread_held(th) ? (long)tracer_regs(th)->orig_rax : -1;
 
 	/* stopped in the call: the call it will redo */
 	if (nr >= 0 && tracer_syscall_name(nr))
@@ -324,12 +328,12 @@ static void describe_block(struct run *r, struct tr_thread *th, char *buf, size_
 static bool futex_wait_would_return(struct tr_thread *th)
 {
 	const struct user_regs_struct *regs = tracer_regs(th);
-	long op = (long)(regs->rsi & 0x7f);
+	long op = (long)(regs->rsi & TR_FUTEX_CMD_MASK);
 	uint32_t word;
 
-	if (regs->orig_rax != NR_FUTEX || (op != 0 /* WAIT */ && op != 9 /* WAIT_BITSET */))
+	if (regs->orig_rax != TR_SYS_futex || (op != TR_FUTEX_WAIT && op != TR_FUTEX_WAIT_BITSET))
 		return false;
-	if (tracer_read(th->proc, regs->rdi, &word, sizeof(word)) < 0)
+	if (tracer_read(tracer_thread_process(th), regs->rdi, &word, sizeof(word)) < 0)
 		return false;
 	return word != (uint32_t)regs->rdx;
 }
@@ -359,13 +363,13 @@ static enum verdict verdict_of(struct run *r, struct tr_thread *th)
 {
 	struct thread_ctx *tc = run_thread(r, th);
 
-	if (th->state == TR_EXITED)
+	if (tracer_thread_exited(th))
 		return V_GONE;
-	if (th->last_event == TR_EV_EXIT && th->state == TR_RUNNING)
+	if (tracer_thread_last_event(th) == TR_EV_EXIT && tracer_thread_running(th))
 		return dying(r, th) ? V_MOVING : V_GONE;
 	if (held_at_exit(th))
 		return V_GONE; /* unless someone waits for it: see below */
-	if (th->state == TR_HELD) {
+	if (tracer_thread_held(th)) {
 		if (tc->blocked && futex_wait_would_return(th))
 			tc->blocked = false;
 		return tc->blocked ? V_BLOCKED : V_MOVING;
@@ -378,8 +382,8 @@ static bool waits_for_an_exit(struct run *r)
 {
 	struct tr_thread *th, *o;
 
-	for (th = tracer_threads(r->t); th; th = th->next) {
-		o = th->state == TR_HELD && run_thread(r, th)->blocked ? awaited(r, th) : NULL;
+	tr_for_each_thread(th, r->t) {
+		o = tracer_thread_held(th) && run_thread(r, th)->blocked ? awaited(r, th) : NULL;
 		if (o && held_at_exit(o))
 			return true;
 	}
@@ -392,11 +396,11 @@ static bool free_ones_still_asleep(struct run *r)
 {
 	struct tr_thread *th;
 
-	for (th = tracer_threads(r->t); th; th = th->next) {
+	tr_for_each_thread(th, r->t) {
 		struct thread_ctx *tc = run_thread(r, th);
 		struct tr_kernel_sample now;
 
-		if (th->state != TR_RUNNING || th->last_event == TR_EV_EXIT)
+		if (!tracer_thread_running(th) || tracer_thread_last_event(th) == TR_EV_EXIT)
 			continue;
 		if (!free_sample(th, &now) || now.switches != tc->sample.switches ||
 		    now.syscall != tc->sample.syscall)
@@ -418,7 +422,7 @@ static bool is_deadlock(struct run *r)
 	bool free_ones = false;
 	int blocked = 0;
 
-	for (th = tracer_threads(r->t); th; th = th->next) {
+	tr_for_each_thread(th, r->t) {
 		switch (verdict_of(r, th)) {
 		case V_MOVING:
 			return false;
@@ -447,12 +451,12 @@ static void report_free_sleepers(struct run *r)
 	struct tr_thread *th;
 	char what[128], waits[160];
 
-	for (th = tracer_threads(r->t); th; th = th->next) {
-		if (th->state != TR_RUNNING || th->last_event == TR_EV_EXIT)
+	tr_for_each_thread(th, r->t) {
+		if (!tracer_thread_running(th) || tracer_thread_last_event(th) == TR_EV_EXIT)
 			continue;
 		describe_block(r, th, what, sizeof(what));
 		describe_wait(r, th, waits, sizeof(waits));
-		fprintf(r->opt->report, "  %s (free): %s%s\n", th->name, what, waits);
+		fprintf(r->opt->report, "  %s (free): %s%s\n", tracer_thread_name(th), what, waits);
 	}
 }
 
@@ -468,12 +472,13 @@ void report_deadlock(struct run *r, const struct stmt *s)
 	for (var = 0; var < r->nbindings; var++) {
 		struct tr_thread *th = r->bindings[var];
 
-		if (th && run_thread(r, th)->primary == var && th->state == TR_HELD &&
-		    th->last_event != TR_EV_EXIT) {
+		if (th && run_thread(r, th)->primary == var && tracer_thread_held(th) &&
+		    tracer_thread_last_event(th) != TR_EV_EXIT) {
 			if (r->opt->report) {
 				describe_wait(r, th, waits, sizeof(waits));
 				fprintf(r->opt->report, "  %s = %s: %s%s\n", r->pol->threads[var],
-					th->name, run_thread(r, th)->kernel_state, waits);
+					tracer_thread_name(th), run_thread(r, th)->kernel_state,
+					waits);
 			}
 			report_stack(r, th);
 		}
@@ -487,8 +492,8 @@ static struct tr_thread *held_free_to_go(struct run *r)
 {
 	struct tr_thread *th;
 
-	for (th = tracer_threads(r->t); th; th = th->next)
-		if (th->state == TR_HELD && th->last_event != TR_EV_EXIT &&
+	tr_for_each_thread(th, r->t)
+		if (tracer_thread_held(th) && tracer_thread_last_event(th) != TR_EV_EXIT &&
 		    !run_thread(r, th)->blocked)
 			return th;
 	return NULL;
@@ -503,7 +508,7 @@ static bool any_unblocked(struct run *r, struct tr_thread **choices, int n)
 	for (i = 0; i < n; i++) {
 		struct thread_ctx *tc = run_thread(r, choices[i]);
 
-		if (tc->blocked && choices[i]->state == TR_HELD &&
+		if (tc->blocked && tracer_thread_held(choices[i]) &&
 		    futex_wait_would_return(choices[i])) {
 			tc->blocked = false;
 			any = true;
@@ -535,9 +540,8 @@ static enum loop_verdict resume_free_unblocked(struct run *r, const struct tr_ev
  * blocked threads are held, only free threads have events to give. */
 static enum flow let_free_threads_run(struct run *r, int64_t until_ms)
 {
-	struct loop_request req = {.deadline_ms = until_ms,
-				   .on_event = resume_free_unblocked,
-				   .during = while_blocked};
+	struct loop_request req = {
+	    .deadline_ms = until_ms, .on_event = resume_free_unblocked, .during = while_blocked};
 
 	return loop_run(r, &req);
 }
@@ -614,8 +618,8 @@ static bool interrupted_in_call(struct tr_thread *th)
 	long rax = (long)regs->rax;
 
 	return (long)regs->orig_rax >= 0 &&
-	       (rax == -512 /* ERESTARTSYS */ || rax == -513 /* ERESTARTNOINTR */ ||
-		rax == -514 /* ERESTARTNOHAND */ || rax == -516 /* ERESTART_RESTARTBLOCK */);
+	       (rax == -TR_ERESTARTSYS || rax == -TR_ERESTARTNOINTR || rax == -TR_ERESTARTNOHAND ||
+		rax == -TR_ERESTART_RESTARTBLOCK);
 }
 
 /* The stop that answers a blocked target's interrupt.  It may have woken
@@ -641,7 +645,7 @@ static enum loop_verdict interrupted_target(struct run *r, const struct tr_event
 {
 	int *pending = req->ctx;
 
-	if (!run_thread(r, ev->thread)->blocked || ev->thread->state != TR_HELD) {
+	if (!run_thread(r, ev->thread)->blocked || !tracer_thread_held(ev->thread)) {
 		run_resume(r, ev->thread);
 		return LOOP_AGAIN;
 	}
@@ -716,7 +720,7 @@ enum flow blocked_end(struct run *r, const struct stmt *s, struct tr_thread **ta
 	if (i < n)
 		describe_wait(r, targets[i], waits, sizeof(waits));
 	report_outcome(r, OUTCOME_UNREALIZABLE, "%s is %s%s; a held thread must go first (%s)",
-		       i < n ? targets[i]->name : "a thread",
+		       i < n ? tracer_thread_name(targets[i]) : "a thread",
 		       i < n ? run_thread(r, targets[i])->kernel_state : "the kernel", waits,
 		       where);
 	return FLOW_STOP;
@@ -738,14 +742,14 @@ static void report_no_choice(struct run *r, const struct stmt *s, struct tr_thre
 		report_outcome(r, OUTCOME_UNREALIZABLE,
 			       "every thread to choose from is blocked, and nothing woke them "
 			       "within %ld ms: %s is %s%s (%s)",
-			       (long)r->timeout_ms, choices[i]->name,
+			       (long)r->timeout_ms, tracer_thread_name(choices[i]),
 			       run_thread(r, choices[i])->kernel_state, waits, where);
 	else
 		report_outcome(r, OUTCOME_UNREALIZABLE,
 			       "every thread to choose from is blocked: %s is %s%s; a held thread "
 			       "must go first (%s)",
-			       choices[i]->name, run_thread(r, choices[i])->kernel_state, waits,
-			       where);
+			       tracer_thread_name(choices[i]),
+			       run_thread(r, choices[i])->kernel_state, waits, where);
 }
 
 /*
@@ -788,7 +792,7 @@ void blocked_forget(struct run *r, struct tr_thread *except)
 {
 	struct tr_thread *th;
 
-	for (th = tracer_threads(r->t); th; th = th->next)
+	tr_for_each_thread(th, r->t)
 		if (th != except)
 			run_thread(r, th)->blocked = false;
 }

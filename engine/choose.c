@@ -50,7 +50,7 @@ int run_choose_value(void *hook, const struct expr *e, int n)
 
 static bool has_ended(struct tr_thread *th)
 {
-	return th->state == TR_EXITED || th->last_event == TR_EV_EXIT;
+	return tracer_thread_exited(th) || tracer_thread_last_event(th) == TR_EV_EXIT;
 }
 
 static enum flow abandoned(struct run *r)

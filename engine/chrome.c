@@ -58,10 +58,10 @@ void chrome_note_event(struct run *r, const struct tr_event *ev, const char *wha
 	}
 	e = &c->ev[c->n++];
 	e->us = run_elapsed_ms(r) * 1000.0;
-	e->tid = ev->thread->tid;
+	e->tid = tracer_thread_tid(ev->thread);
 	e->proc = 0;
-	sscanf(ev->thread->name, "p%d.", &e->proc);
-	e->thread = copy(ev->thread->name);
+	sscanf(tracer_thread_name(ev->thread), "p%d.", &e->proc);
+	e->thread = copy(tracer_thread_name(ev->thread));
 	e->what = copy(what);
 	e->func = copy(loc->func);
 	e->file = copy(loc->file);

@@ -362,18 +362,18 @@ static struct tr_thread *find_thread(struct engine_session *s, const char *name,
 static void fill_thread(struct engine_session *s, struct tr_thread *th, struct session_thread *t)
 {
 	const char *var;
-	struct proc_ctx *pc = run_proc(s->run, th->proc);
+	struct proc_ctx *pc = run_proc(s->run, tracer_thread_process(th));
 	struct sym_loc loc = {0};
 	uint64_t pcaddr = tracer_thread_pc(th);
 
 	memset(t, 0, sizeof(*t));
-	snprintf(t->name, sizeof(t->name), "%s", th->name);
+	snprintf(t->name, sizeof(t->name), "%s", tracer_thread_name(th));
 	var = run_var_of(s->run, th);
 	snprintf(t->var, sizeof(t->var), "%s", var ? var : "");
-	t->tid = th->tid;
-	t->pid = tracer_process_pid(th->proc);
+	t->tid = tracer_thread_tid(th);
+	t->pid = tracer_process_pid(tracer_thread_process(th));
 	tracer_describe_kernel_state(th, t->state, sizeof(t->state));
-	if (pcaddr && pc && pc->syms && th->state != TR_EXITED)
+	if (pcaddr && pc && pc->syms && !tracer_thread_exited(th))
 		sym_describe(pc->syms, pcaddr, &loc);
 	snprintf(t->func, sizeof(t->func), "%s", loc.func ? loc.func : "");
 	snprintf(t->file, sizeof(t->file), "%s", loc.file ? loc.file : "");
@@ -386,7 +386,7 @@ int engine_session_threads(struct engine_session *s, struct session_thread *out,
 	struct tr_thread *th;
 	int n = 0;
 
-	for (th = tracer_threads(s->tracer); th; th = th->next, n++)
+	for (th = tracer_threads(s->tracer); th; th = tracer_thread_next(th), n++)
 		if (n < max)
 			fill_thread(s, th, &out[n]);
 	return n;
@@ -399,9 +399,9 @@ int engine_session_backtrace(struct engine_session *s, const char *thread, FILE 
 
 	if (!th)
 		return -1;
-	if (th->state != TR_HELD) {
-		snprintf(err, errlen, "%s is not held (%s); hold it first", th->name,
-			 th->state == TR_EXITED ? "exited" : "running");
+	if (!tracer_thread_held(th)) {
+		snprintf(err, errlen, "%s is not held (%s); hold it first", tracer_thread_name(th),
+			 tracer_thread_exited(th) ? "exited" : "running");
 		return -1;
 	}
 	report_stack_to(s->run, th, out);
@@ -442,9 +442,9 @@ int engine_session_where(struct engine_session *s, const char *thread, char *pat
 	if (!th)
 		return -1;
 	addr = tracer_thread_pc(th);
-	pc = run_proc(s->run, th->proc);
+	pc = run_proc(s->run, tracer_thread_process(th));
 	if (!addr || !pc || !pc->syms || sym_describe(pc->syms, addr, &loc) < 0 || !loc.path) {
-		snprintf(err, errlen, "no source line known for %s", th->name);
+		snprintf(err, errlen, "no source line known for %s", tracer_thread_name(th));
 		return -1;
 	}
 	snprintf(path, pathlen, "%s", loc.path);
@@ -599,9 +599,10 @@ void engine_session_names(struct engine_session *s, int kind, const char *prefix
 		for (i = 0; i < s->pol.nthreads; i++)
 			if (strncmp(s->pol.threads[i], prefix, len) == 0)
 				cb(s->pol.threads[i], ctx);
-		for (th = tracer_threads(s->tracer); th; th = th->next)
-			if (th->state != TR_EXITED && strncmp(th->name, prefix, len) == 0)
-				cb(th->name, ctx);
+		tr_for_each_thread(th, s->tracer)
+			if (!tracer_thread_exited(th) &&
+			    strncmp(tracer_thread_name(th), prefix, len) == 0)
+				cb(tracer_thread_name(th), ctx);
 		return;
 	}
 	if (syms)

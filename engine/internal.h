@@ -43,23 +43,6 @@ struct ret_frame {
 	uint64_t sp_after; /* rsp once it has returned */
 };
 
-/* An instruction-level event found by decoding (fine.c). */
-enum fine_kind { FINE_NONE, FINE_ACCESS, FINE_CALL, FINE_SYSCALL };
-struct fine_event {
-	enum fine_kind kind;
-	uint64_t pc;	 /* the instruction */
-	uint64_t addr;	 /* ACCESS: first byte */
-	uint64_t span;	 /* ACCESS: bytes a rep string instruction covers (0: size) */
-	uint64_t value;	 /* ACCESS: the memory's first 8 bytes once accessed */
-	uint64_t target; /* CALL: the callee, 0 if unknown */
-	unsigned size;	 /* ACCESS: bytes per access */
-	unsigned rw;	 /* ACCESS: DIS_READ | DIS_WRITE */
-	bool stack;	 /* ACCESS: through rsp/rbp */
-	long sysno;	 /* SYSCALL */
-};
-#define FINE_MAX_PENDING 4
-#define FINE_MAX_BPS	 64
-
 /* Per traced thread. */
 struct thread_ctx {
 	int bound;		  /* a thread variable bound to it, -1 if unbound */
@@ -75,14 +58,9 @@ struct thread_ctx {
 	int last_var;		/* watched variable of its last event, -1 if none */
 	bool sampled;
 	struct tr_kernel_sample sample;
-	/* the stepper (fine.c) */
-	uint64_t parked_before;	 /* a call/syscall here was the last wait's event */
-	bool parked_on_syscall;	 /* ...and it was a system call: its entry stop is */
-	bool skip_syscall_entry; /* coming next, and is not news */
-	struct fine_event pending[FINE_MAX_PENDING]; /* accesses made since its last stop */
-	int npending;
-	uint64_t pending_at;	  /* the pc at which the pending ones are still news */
-	struct fine_event judged; /* the event being judged (r->fine), kept until reported */
+	/* the stepper (fine.c, tracer/stepper.c) */
+	bool skip_syscall_entry; /* its system call's entry stop is next, and is not news */
+	struct tr_step_event judged; /* the event being judged (r->fine), kept until reported */
 	/* in(F): the functions on its stack, unwound once per stop */
 	uint64_t stack_stop, stack_pc, stack_sp;
 	int nstack;
@@ -196,7 +174,7 @@ struct run {
 	/* The instruction-level event the stepper is having judged (an input of
 	 * run_predicate_holds, and of the report of the event), and the event
 	 * as the trace shows it. */
-	const struct fine_event *fine;
+	const struct tr_step_event *fine;
 	struct tr_event fine_ev;
 	struct decoded_lvalue { /* read(X)/write(X) matched by decoding */
 		const struct expr *atom;
@@ -205,14 +183,6 @@ struct run {
 		uint64_t addr, size;
 	} * decoded;
 	int ndecoded, decoded_cap;
-	struct armed_bp fine_bps[FINE_MAX_BPS]; /* the stepper's, oldest first */
-	int nfine_bps;
-	unsigned fine_planted_want; /* what they were planted for */
-	struct scan_cache {
-		struct tr_process *proc;
-		uint64_t from, stop;
-		unsigned want;
-	} scan_cache[256];
 	struct armed_bp *armed;
 	int narmed, armed_cap;
 	/* Disarming is lazy: the last wait's points stay planted until the
@@ -323,7 +293,7 @@ struct atom_plan {
  * evaluation records in it the first atom the event satisfied. */
 struct current_event {
 	const struct tr_event *ev;
-	const struct fine_event *fine;
+	const struct tr_step_event *fine;
 	bool blocked;
 	const struct expr *matched; /* out */
 };
@@ -382,8 +352,8 @@ struct eval_ctx points_event_ctx(struct run *r, struct current_event *cur, char 
 int points_event_atom(void *hook, void *event, const struct expr *e, bool *out);
 /* The access an event made, whether a debug register (ev) or the stepper
  * (fe) found it: false if it was no memory access. */
-bool points_event_access(struct run *r, const struct tr_event *ev, const struct fine_event *fe,
-			 struct fine_event *out);
+bool points_event_access(struct run *r, const struct tr_event *ev, const struct tr_step_event *fe,
+			 struct tr_step_event *out);
 int points_thread_cond(void *hook, void *event, const struct expr *e, bool *out);
 /* proc(T): the pid of bound thread T's process; -1 if T is not bound. */
 int points_thread_value(void *hook, const struct expr *e, int64_t *out);

@@ -34,13 +34,13 @@ void run_where(struct run *r, const struct stmt *s, char *buf, size_t len)
 void run_resume(struct run *r, struct tr_thread *th)
 {
 	(void)r;
-	if (th->state == TR_HELD)
+	if (tracer_thread_held(th))
 		tracer_resume(th);
 }
 
 int run_move_candidate(struct run *r, struct tr_thread *th)
 {
-	if (th->state != TR_HELD)
+	if (!tracer_thread_held(th))
 		return 0;
 	if (r->fine_want)
 		return fine_advance(r, th);
@@ -49,8 +49,7 @@ int run_move_candidate(struct run *r, struct tr_thread *th)
 		 * next, is not news. */
 		struct thread_ctx *tc = run_thread(r, th);
 
-		tc->skip_syscall_entry =
-		    tc->parked_on_syscall && tc->parked_before == tracer_regs(th)->rip;
+		tc->skip_syscall_entry = tracer_step_parked_on_syscall(th);
 		tracer_resume_syscalls(th);
 		return 0;
 	}
@@ -63,10 +62,10 @@ void run_release_free(struct run *r)
 {
 	struct tr_thread *th;
 
-	for (th = tracer_threads(r->t); th; th = th->next) {
+	tr_for_each_thread(th, r->t) {
 		struct thread_ctx *tc = run_thread(r, th);
 
-		if (th->state != TR_HELD || tc->bound >= 0 || tc->matched ||
+		if (!tracer_thread_held(th) || tc->bound >= 0 || tc->matched ||
 		    tracer_event_pending(th))
 			continue;
 		if (tc->candidate && r->fine_want)
@@ -80,7 +79,7 @@ void run_release_free(struct run *r)
 
 void run_crash(struct run *r, const struct tr_event *ev)
 {
-	struct proc_ctx *pc = run_proc(r, ev->thread->proc);
+	struct proc_ctx *pc = run_proc(r, tracer_thread_process(ev->thread));
 	struct sym_loc loc = {0};
 
 	if (pc && pc->syms && r->opt->brief)
@@ -88,12 +87,13 @@ void run_crash(struct run *r, const struct tr_event *ev)
 	else if (pc && pc->syms)
 		sym_describe(pc->syms, ev->pc, &loc);
 	if (r->finished && r->opt->report)
-		fprintf(r->opt->report, "cctrace: then %s received %s in %s\n", ev->thread->name,
-			sigabbrev_np(ev->signo), loc.func ? loc.func : "??");
+		fprintf(r->opt->report, "cctrace: then %s received %s in %s\n",
+			tracer_thread_name(ev->thread), sigabbrev_np(ev->signo),
+			loc.func ? loc.func : "??");
 	report_outcome(r, OUTCOME_BUG, "%s (tid %d) received %s (%s) in %s%s%s:%d",
-		       ev->thread->name, ev->thread->tid, sigabbrev_np(ev->signo),
-		       strsignal(ev->signo), loc.func ? loc.func : "??", loc.file ? " at " : "",
-		       loc.file ? loc.file : "", loc.line);
+		       tracer_thread_name(ev->thread), tracer_thread_tid(ev->thread),
+		       sigabbrev_np(ev->signo), strsignal(ev->signo), loc.func ? loc.func : "??",
+		       loc.file ? " at " : "", loc.file ? loc.file : "", loc.line);
 	report_stack(r, ev->thread);
 }
 
@@ -187,8 +187,10 @@ static void fork_happened(struct run *r, const struct tr_event *ev)
 	for (i = 0; i < r->nlingering; i++)
 		if (r->lingering[i].proc == ev->child)
 			return;
-	copy_armed(&r->armed, &r->narmed, &r->armed_cap, ev->thread->proc, ev->child);
-	copy_armed(&r->lingering, &r->nlingering, &r->lingering_cap, ev->thread->proc, ev->child);
+	copy_armed(&r->armed, &r->narmed, &r->armed_cap, tracer_thread_process(ev->thread),
+		   ev->child);
+	copy_armed(&r->lingering, &r->nlingering, &r->lingering_cap,
+		   tracer_thread_process(ev->thread), ev->child);
 }
 
 /* Bookkeeping for a fork or an exec (loop.c, for every wait): an exec
@@ -196,7 +198,7 @@ static void fork_happened(struct run *r, const struct tr_event *ev)
 void run_note_process_event(struct run *r, const struct tr_event *ev)
 {
 	if (ev->kind == TR_EV_EXEC) {
-		exec_happened(r, ev->thread->proc);
+		exec_happened(r, tracer_thread_process(ev->thread));
 		if (r->pred)
 			points_arm(r, r->pred);
 	} else if (ev->kind == TR_EV_FORK) {
@@ -256,7 +258,7 @@ static bool process_taken(struct run *r, struct tr_thread *th, struct tr_thread 
 	if (!r->stmt || r->stmt->kind != S_WAIT || !r->stmt->processes)
 		return false;
 	for (i = 0; i < nmatched; i++)
-		if (matched[i]->proc == th->proc)
+		if (tracer_thread_process(matched[i]) == tracer_thread_process(th))
 			return true;
 	return false;
 }
@@ -299,11 +301,12 @@ static enum loop_verdict exited_early(struct run *r, const struct tr_thread *th,
 	/* A server killed under a schedule: say so, not just "exited". */
 	if (WIFSIGNALED(ev->status))
 		report_outcome(r, OUTCOME_UNREALIZABLE,
-			       "%s was killed by %s before reaching '%s' (%s)%s", th->name,
-			       sigabbrev_np(WTERMSIG(ev->status)), text, where, silent);
+			       "%s was killed by %s before reaching '%s' (%s)%s",
+			       tracer_thread_name(th), sigabbrev_np(WTERMSIG(ev->status)), text,
+			       where, silent);
 	else
 		report_outcome(r, OUTCOME_UNREALIZABLE, "%s exited before reaching '%s' (%s)%s",
-			       th->name, text, where, silent);
+			       tracer_thread_name(th), text, where, silent);
 	return LOOP_STOP;
 }
 
@@ -375,7 +378,7 @@ static void capture_kernel_states(struct run *r)
 {
 	struct tr_thread *th;
 
-	for (th = tracer_threads(r->t); th; th = th->next) {
+	tr_for_each_thread(th, r->t) {
 		struct thread_ctx *tc = run_thread(r, th);
 
 		tracer_describe_kernel_state(th, tc->kernel_state, sizeof(tc->kernel_state));
@@ -422,7 +425,7 @@ static void clear_wait_marks(struct run *r)
 {
 	struct tr_thread *th;
 
-	for (th = tracer_threads(r->t); th; th = th->next) {
+	tr_for_each_thread(th, r->t) {
 		struct thread_ctx *tc = run_thread(r, th);
 
 		tc->candidate = false;
@@ -458,7 +461,7 @@ static int restart_targets(struct run *r, struct tr_thread **targets, int n,
 	for (i = 0; i < n; i++) {
 		struct thread_ctx *tc = run_thread(r, targets[i]);
 
-		if (tc->matched || targets[i]->state != TR_HELD)
+		if (tc->matched || !tracer_thread_held(targets[i]))
 			continue;
 		tc->candidate = true;
 		tc->sampled = false;
@@ -503,8 +506,8 @@ static int prepare_wait(struct run *r, struct wait_state *ws)
 	int i;
 
 	r->stmt = ws->s;
-	for (th = tracer_threads(r->t); th; th = th->next)
-		if (th->state != TR_EXITED && !ws->targets &&
+	tr_for_each_thread(th, r->t)
+		if (!tracer_thread_exited(th) && !ws->targets &&
 		    (run_thread(r, th)->bound < 0 || r->all_candidates))
 			run_thread(r, th)->candidate = true;
 	for (i = 0; i < ws->ntargets; i++)
@@ -512,7 +515,7 @@ static int prepare_wait(struct run *r, struct wait_state *ws)
 	r->targets = ws->targets;
 	r->ntargets = ws->ntargets;
 	fine_plan(r, ws->s->pred);
-	for (th = tracer_threads(r->t); r->fine_want && th; th = th->next)
+	for (th = tracer_threads(r->t); r->fine_want && th; th = tracer_thread_next(th))
 		fine_forget(r, th);
 	return points_arm(r, ws->s->pred);
 }
@@ -530,14 +533,15 @@ static int start_wait(struct run *r, struct wait_state *ws)
 		if (start_candidate(r, ws->targets[i], ws->matched, &ws->nmatched) < 0)
 			return -1;
 	}
-	for (th = tracer_threads(r->t); r->all_candidates && th; th = th->next)
+	for (th = tracer_threads(r->t); r->all_candidates && th; th = tracer_thread_next(th))
 		if (!tracer_event_pending(th))
 			run_resume(r, th);
 	run_release_free(r);
-	for (th = tracer_threads(r->t); r->fine_want && !ws->targets && th; th = th->next) {
+	for (th = tracer_threads(r->t); r->fine_want && !ws->targets && th;
+	     th = tracer_thread_next(th)) {
 		struct thread_ctx *tc = run_thread(r, th);
 
-		if (tc->candidate && !tc->matched && th->state == TR_HELD &&
+		if (tc->candidate && !tc->matched && tracer_thread_held(th) &&
 		    !tracer_event_pending(th) &&
 		    start_candidate(r, th, ws->matched, &ws->nmatched) < 0)
 			return -1;
@@ -656,8 +660,8 @@ static enum flow run_targets(struct run *r, const struct stmt *s, struct tr_thre
 
 	for (i = 0; i < s->n_names; i++) {
 		targets[i] = run_binding(r, s->names[i]);
-		if (targets[i] && targets[i]->state != TR_EXITED &&
-		    targets[i]->last_event != TR_EV_EXIT)
+		if (targets[i] && !tracer_thread_exited(targets[i]) &&
+		    tracer_thread_last_event(targets[i]) != TR_EV_EXIT)
 			continue;
 		run_where(r, s, where, sizeof(where));
 		if (!targets[i])
@@ -666,7 +670,7 @@ static enum flow run_targets(struct run *r, const struct stmt *s, struct tr_thre
 		else
 			report_outcome(r, OUTCOME_UNREALIZABLE,
 				       "thread %s (%s) has already ended (%s)", s->names[i],
-				       targets[i]->name, where);
+				       tracer_thread_name(targets[i]), where);
 		return FLOW_STOP;
 	}
 	return FLOW_NEXT;
@@ -956,7 +960,7 @@ static void release_everything(struct run *r)
 	points_flush(r);
 	for (var = 0; var < r->nbindings; var++)
 		run_unbind(r, var);
-	for (th = tracer_threads(r->t); th; th = th->next)
+	tr_for_each_thread(th, r->t)
 		if (!tracer_event_pending(th))
 			run_resume(r, th);
 }
@@ -983,11 +987,11 @@ static void free_contexts(struct run *r)
 	struct tr_thread *th;
 	struct tr_process *p;
 
-	for (th = tracer_threads(r->t); th; th = th->next) {
-		if (th->user)
+	tr_for_each_thread(th, r->t) {
+		if (tracer_thread_user(th))
 			free(run_thread(r, th)->frames);
-		free(th->user);
-		th->user = NULL;
+		free(tracer_thread_user(th));
+		tracer_thread_set_user(th, NULL);
 	}
 	for (p = tracer_processes(r->t); p; p = tracer_process_next(p))
 		exec_happened(r, p);
@@ -1038,13 +1042,13 @@ static void finish_serially(struct run *r)
 		return;
 	}
 	for (var = 0; var < r->nbindings; var++)
-		if (r->bindings[var] && r->bindings[var]->state == TR_HELD &&
+		if (r->bindings[var] && tracer_thread_held(r->bindings[var]) &&
 		    run_thread(r, r->bindings[var])->bound == var)
 			order[n++] = r->bindings[var];
 	for (i = 0; i < n && !r->finished; i++) {
 		struct tr_thread *th = order[r->opt->end_order > 0 ? i : n - 1 - i];
 
-		if (th->state == TR_HELD && th->last_event != TR_EV_EXIT &&
+		if (tracer_thread_held(th) && tracer_thread_last_event(th) != TR_EV_EXIT &&
 		    run_wait_for(r, &end, &th, 1, 1, matched) == FLOW_STOP)
 			break;
 	}

@@ -56,8 +56,7 @@ static enum loop_verdict program_ended(struct run *r, const struct tr_event *ev,
 	return req->drain && r->has_driver ? LOOP_AGAIN : LOOP_STOP;
 }
 
-static enum loop_verdict crashed(struct run *r, const struct tr_event *ev,
-				 struct loop_request *req)
+static enum loop_verdict crashed(struct run *r, const struct tr_event *ev, struct loop_request *req)
 {
 	run_crash(r, ev);
 	if (!req->drain)

@@ -95,7 +95,7 @@ struct proc_ctx *run_proc(struct run *r, struct tr_process *p)
 
 struct thread_ctx *run_thread(struct run *r, struct tr_thread *th)
 {
-	struct thread_ctx *tc = th->user;
+	struct thread_ctx *tc = tracer_thread_user(th);
 
 	(void)r;
 	if (tc)
@@ -107,7 +107,7 @@ struct thread_ctx *run_thread(struct run *r, struct tr_thread *th)
 	tc->primary = -1;
 	tc->last_var = -1;
 	tc->returned_func = -1;
-	th->user = tc;
+	tracer_thread_set_user(th, tc);
 	return tc;
 }
 
@@ -353,7 +353,8 @@ int points_arm_access(struct run *r, struct tr_process *p, const struct expr *e)
 		return -1;
 	}
 	for (i = 0; i < r->ntargets; i++)
-		if (r->targets[i]->proc == p && arm_lvalue(r, p, r->targets[i], e) < 0)
+		if (tracer_thread_process(r->targets[i]) == p &&
+		    arm_lvalue(r, p, r->targets[i], e) < 0)
 			return -1;
 	return 0;
 }
@@ -506,25 +507,26 @@ static void push_frame(struct run *r, struct tr_thread *th, int func, uint64_t r
 		tc->frames_cap = cap;
 	}
 	tc->frames[tc->nframes++] = (struct ret_frame){func, ret, sp_after};
-	points_arm_breakpoint(r, th->proc, ret);
+	points_arm_breakpoint(r, tracer_thread_process(th), ret);
 }
 
 void points_seed_frames(struct run *r, struct tr_thread *th)
 {
 	struct thread_ctx *tc = run_thread(r, th);
-	struct proc_ctx *pc = run_proc(r, th->proc);
+	struct proc_ctx *pc = run_proc(r, tracer_thread_process(th));
 	struct sym_frame frames[MAX_FRAMES];
 	uint64_t ret;
 	int n, i, f;
 
 	tc->nframes = 0;
-	if (!r->any_return || th->state != TR_HELD || !pc || !pc->syms)
+	if (!r->any_return || !tracer_thread_held(th) || !pc || !pc->syms)
 		return;
 	for (f = 0; f < r->pol->nfuncs; f++) {
 		/* At the very entry the unwinder is not needed: [rsp] is it. */
 		if (wants_return(r, f) &&
-		    tracer_regs(th)->rip == points_func_addr(r, th->proc, f) &&
-		    tracer_read(th->proc, tracer_regs(th)->rsp, &ret, sizeof(ret)) == 0) {
+		    tracer_regs(th)->rip == points_func_addr(r, tracer_thread_process(th), f) &&
+		    tracer_read(tracer_thread_process(th), tracer_regs(th)->rsp, &ret,
+				sizeof(ret)) == 0) {
 			push_frame(r, th, f, ret, tracer_regs(th)->rsp + 8);
 			return;
 		}
@@ -556,8 +558,9 @@ void points_note_break(struct run *r, struct tr_thread *th, const struct tr_even
 		}
 	}
 	for (f = 0; f < r->pol->nfuncs; f++)
-		if (wants_return(r, f) && ev->addr == points_func_addr(r, th->proc, f) &&
-		    tracer_read(th->proc, regs->rsp, &ret, sizeof(ret)) == 0)
+		if (wants_return(r, f) &&
+		    ev->addr == points_func_addr(r, tracer_thread_process(th), f) &&
+		    tracer_read(tracer_thread_process(th), regs->rsp, &ret, sizeof(ret)) == 0)
 			push_frame(r, th, f, ret, regs->rsp + 8);
 }
 
@@ -596,7 +599,7 @@ static void unwind_once(struct run *r, struct tr_thread *th, struct thread_ctx *
 
 static bool thread_in(struct run *r, struct tr_thread *th, const char *func)
 {
-	struct proc_ctx *pc = run_proc(r, th->proc);
+	struct proc_ctx *pc = run_proc(r, tracer_thread_process(th));
 	struct thread_ctx *tc = run_thread(r, th);
 	struct sym_loc here;
 	int i;
@@ -625,30 +628,31 @@ int points_thread_cond(void *hook, void *event, const struct expr *e, bool *out)
 		return 0;
 	}
 	if (e->kind == E_ENDED) {
-		*out = th->state == TR_EXITED || th->last_event == TR_EV_EXIT;
+		*out = tracer_thread_exited(th) || tracer_thread_last_event(th) == TR_EV_EXIT;
 		return 0;
 	}
-	*out = th->state == TR_HELD && thread_in(r, th, e->func);
+	*out = tracer_thread_held(th) && thread_in(r, th, e->func);
 	return 0;
 }
 
 /* addr, size, value, func and line of the event at hand. */
-bool points_event_access(struct run *r, const struct tr_event *ev, const struct fine_event *fe,
-			 struct fine_event *out)
+bool points_event_access(struct run *r, const struct tr_event *ev, const struct tr_step_event *fe,
+			 struct tr_step_event *out)
 {
 	int i;
 
-	if (fe && fe->kind == FINE_ACCESS) {
+	if (fe && fe->kind == TR_STEP_ACCESS) {
 		*out = *fe;
 		return true;
 	}
 	if (!ev || ev->kind != TR_EV_WATCH)
 		return false;
-	*out = (struct fine_event){.kind = FINE_ACCESS, .pc = ev->pc, .addr = ev->addr};
+	*out = (struct tr_step_event){.kind = TR_STEP_ACCESS, .pc = ev->pc, .addr = ev->addr};
 	for (i = 0; i < r->nwatches; i++)
-		if (r->watches[i].addr == ev->addr && r->watches[i].proc == ev->thread->proc)
+		if (r->watches[i].addr == ev->addr &&
+		    r->watches[i].proc == tracer_thread_process(ev->thread))
 			out->size = (unsigned)r->watches[i].size;
-	tracer_read(ev->thread->proc, ev->addr, &out->value,
+	tracer_read(tracer_thread_process(ev->thread), ev->addr, &out->value,
 		    out->size && out->size < 8 ? out->size : 8);
 	return true;
 }
@@ -658,8 +662,8 @@ static int event_field(void *hook, void *event, enum event_field field, int64_t 
 	struct run *r = hook;
 	const struct current_event *cur = event;
 	const struct tr_event *ev = cur ? cur->ev : NULL;
-	const struct fine_event *fe = cur ? cur->fine : NULL;
-	struct fine_event access;
+	const struct tr_step_event *fe = cur ? cur->fine : NULL;
+	struct tr_step_event access;
 	struct proc_ctx *pc;
 	struct sym_loc loc;
 	uint64_t addr = 0, size = 0, value = 0;
@@ -689,10 +693,10 @@ static int event_field(void *hook, void *event, enum event_field field, int64_t 
 		assert(!"not a field");
 		return 0;
 	}
-	pc = run_proc(r, ev->thread->proc);
+	pc = run_proc(r, tracer_thread_process(ev->thread));
 	if (!pc || !pc->syms)
 		return 0;
-	if (field == FIELD_FUNC && fe && fe->kind == FINE_CALL) {
+	if (field == FIELD_FUNC && fe && fe->kind == TR_STEP_CALL) {
 		*out = (int64_t)fe->target;
 		return 0;
 	}
@@ -727,10 +731,11 @@ static int thread_view(void *hook, void *thread, struct sym_thread_view *view, c
 	struct tr_thread *th = thread;
 
 	(void)hook;
-	if (th->state != TR_HELD)
+	if (!tracer_thread_held(th))
 		return -1;
-	*view = (struct sym_thread_view){th->tid, tracer_regs(th), peek_word, th->proc};
-	*name = th->name;
+	*view = (struct sym_thread_view){tracer_thread_tid(th), tracer_regs(th), peek_word,
+					 tracer_thread_process(th)};
+	*name = tracer_thread_name(th);
 	return 0;
 }
 
@@ -740,7 +745,7 @@ int points_thread_value(void *hook, const struct expr *e, int64_t *out)
 
 	if (!th)
 		return -1;
-	*out = tracer_process_pid(th->proc);
+	*out = tracer_process_pid(tracer_thread_process(th));
 	return 0;
 }
 
@@ -772,7 +777,7 @@ struct eval_ctx points_event_ctx(struct run *r, struct current_event *cur, char 
 	struct eval_ctx c;
 
 	assert(cur->ev && cur->ev->thread);
-	c = points_eval_ctx(r, cur->ev->thread->proc, err, errlen);
+	c = points_eval_ctx(r, tracer_thread_process(cur->ev->thread), err, errlen);
 	c.event = cur;
 	c.thread = cur->ev->thread;
 	return c;
@@ -795,9 +800,9 @@ int points_judge(struct run *r, struct current_event *cur, bool *holds)
 
 int run_backtrace(struct run *r, struct tr_thread *th, struct sym_frame *frames, int max)
 {
-	struct proc_ctx *pc = run_proc(r, th->proc);
+	struct proc_ctx *pc = run_proc(r, tracer_thread_process(th));
 
-	if (!pc || !pc->syms || th->state != TR_HELD || tracer_sync_regs(th) < 0)
+	if (!pc || !pc->syms || !tracer_thread_held(th) || tracer_sync_regs(th) < 0)
 		return -1;
-	return sym_backtrace(pc->syms, th->tid, frames, max);
+	return sym_backtrace(pc->syms, tracer_thread_tid(th), frames, max);
 }

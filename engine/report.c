@@ -33,7 +33,7 @@ double run_elapsed_ms(const struct run *r)
 
 static void describe_pc(struct run *r, struct tr_thread *th, uint64_t pc, struct sym_loc *loc)
 {
-	struct proc_ctx *pc_ctx = run_proc(r, th->proc);
+	struct proc_ctx *pc_ctx = run_proc(r, tracer_thread_process(th));
 
 	memset(loc, 0, sizeof(*loc));
 	if (pc_ctx && pc_ctx->syms)
@@ -127,12 +127,12 @@ static void event_record(struct run *r, const struct tr_event *ev, const char *w
 			 const struct sym_loc *loc)
 {
 	json_t *rec = json_object();
-	struct fine_event access;
+	struct tr_step_event access;
 
 	json_object_set_new(rec, "type", json_string("event"));
 	json_object_set_new(rec, "ms", json_real(rounded_ms(run_elapsed_ms(r))));
-	json_object_set_new(rec, "thread", json_string(ev->thread->name));
-	json_object_set_new(rec, "tid", json_integer(ev->thread->tid));
+	json_object_set_new(rec, "thread", json_string(tracer_thread_name(ev->thread)));
+	json_object_set_new(rec, "tid", json_integer(tracer_thread_tid(ev->thread)));
 	json_object_set_new(rec, "event", json_string(what));
 	json_object_set_new(rec, "pc", hex(ev->pc));
 	json_object_set_new(rec, "func", string_or_null(loc->func));
@@ -146,7 +146,7 @@ static void event_record(struct run *r, const struct tr_event *ev, const char *w
 	put_record(r->opt->trace_json, rec);
 }
 
-static void fine_event_text(struct run *r, struct tr_thread *th, const struct fine_event *fe,
+static void fine_event_text(struct run *r, struct tr_thread *th, const struct tr_step_event *fe,
 			    char *buf, size_t len);
 
 static void event_text(struct run *r, const struct tr_event *ev, char *buf, size_t len)
@@ -184,19 +184,19 @@ static void event_text(struct run *r, const struct tr_event *ev, char *buf, size
 }
 
 /* What an instruction-level event touched or called, after its atom. */
-static void fine_event_text(struct run *r, struct tr_thread *th, const struct fine_event *fe,
+static void fine_event_text(struct run *r, struct tr_thread *th, const struct tr_step_event *fe,
 			    char *buf, size_t len)
 {
-	struct proc_ctx *pc = run_proc(r, th->proc);
+	struct proc_ctx *pc = run_proc(r, tracer_thread_process(th));
 	struct sym_loc callee = {0};
 	const char *name;
 
 	switch (fe->kind) {
-	case FINE_ACCESS:
+	case TR_STEP_ACCESS:
 		snprintf(buf, len, " %#lx/%u = %#lx", (unsigned long)fe->addr, fe->size,
 			 (unsigned long)fe->value);
 		break;
-	case FINE_CALL:
+	case TR_STEP_CALL:
 		if (pc && pc->syms && sym_plt_function(pc->syms, fe->target, &name) == 0)
 			snprintf(buf, len, " -> %s@plt", name);
 		else if (pc && pc->syms &&
@@ -205,11 +205,11 @@ static void fine_event_text(struct run *r, struct tr_thread *th, const struct fi
 		else
 			snprintf(buf, len, " -> %#lx", (unsigned long)fe->target);
 		break;
-	case FINE_SYSCALL:
+	case TR_STEP_SYSCALL:
 		name = tracer_syscall_name(fe->sysno);
 		snprintf(buf, len, " %s", name ? name : "?");
 		break;
-	case FINE_NONE:
+	case TR_STEP_NONE:
 		break;
 	}
 }
@@ -258,20 +258,21 @@ void report_deferred_trace(struct run *r, FILE *f, const struct run_hooks *hooks
 		if (loc.file)
 			snprintf(where, sizeof(where), "%s:%d", loc.file, loc.line);
 		if (f)
-			fprintf(f, "[%9.3f ms] %-8s %-28s %-24s %s\n", d->ms, d->thread->name,
-				d->what, loc.func ? loc.func : "??", where);
+			fprintf(f, "[%9.3f ms] %-8s %-28s %-24s %s\n", d->ms,
+				tracer_thread_name(d->thread), d->what, loc.func ? loc.func : "??",
+				where);
 		if (hooks && hooks->trace_event)
 			hooks->trace_event(
 			    hooks->trace_ctx,
 			    &(struct engine_trace_event){
 				.ms = d->ms,
-				.thread = d->thread->name,
+				.thread = tracer_thread_name(d->thread),
 				.var = run_var_of(r, d->thread),
 				.event = d->what,
 				.func = loc.func,
 				.file = loc.file,
 				.line = loc.line,
-				.preempted = d->preempted ? d->preempted->name : NULL,
+				.preempted = d->preempted ? tracer_thread_name(d->preempted) : NULL,
 			    });
 	}
 }
@@ -296,7 +297,7 @@ void report_event(struct run *r, const struct tr_event *ev)
 		snprintf(where, sizeof(where), "%s:%d", loc.file, loc.line);
 	if (r->opt->trace)
 		fprintf(r->opt->trace, "[%9.3f ms] %-8s %-28s %-24s %s\n", run_elapsed_ms(r),
-			ev->thread->name, what, loc.func ? loc.func : "??", where);
+			tracer_thread_name(ev->thread), what, loc.func ? loc.func : "??", where);
 	if (r->opt->trace_json)
 		event_record(r, ev, what, &loc);
 	if (r->opt->trace_chrome)
@@ -332,14 +333,14 @@ void report_stack(struct run *r, struct tr_thread *th)
 
 void report_stack_to(struct run *r, struct tr_thread *th, FILE *f)
 {
-	struct proc_ctx *pc = run_proc(r, th->proc);
+	struct proc_ctx *pc = run_proc(r, tracer_thread_process(th));
 	struct sym_frame frames[MAX_FRAMES];
 	int n, i;
 
-	if (!f || !pc || !pc->syms || th->state != TR_HELD || r->opt->brief)
+	if (!f || !pc || !pc->syms || !tracer_thread_held(th) || r->opt->brief)
 		return;
 	n = run_backtrace(r, th, frames, MAX_FRAMES);
-	fprintf(f, "  stack of %s (tid %d):\n", th->name, th->tid);
+	fprintf(f, "  stack of %s (tid %d):\n", tracer_thread_name(th), tracer_thread_tid(th));
 	for (i = 0; i < n; i++) {
 		struct sym_loc line, *l = &frames[i].loc;
 
@@ -369,12 +370,12 @@ void report_threads(struct run *r)
 	if (!f)
 		return;
 	fprintf(f, "  threads:\n");
-	for (th = tracer_threads(r->t); th; th = th->next) {
+	tr_for_each_thread(th, r->t) {
 		const char *var = run_var_of(r, th);
 
-		if (th->state == TR_EXITED) {
+		if (tracer_thread_exited(th)) {
 			/* "exited", or how else it left (let go, --no-children) */
-			fprintf(f, "    %-8s %-4s %s\n", th->name, var ? var : "",
+			fprintf(f, "    %-8s %-4s %s\n", tracer_thread_name(th), var ? var : "",
 				run_thread(r, th)->kernel_state[0] ? run_thread(r, th)->kernel_state
 								   : "exited");
 			continue;
@@ -384,8 +385,8 @@ void report_threads(struct run *r)
 			 : var				    ? "held"
 							    : "free");
 		describe_pc(r, th, tracer_regs(th)->rip, &loc);
-		fprintf(f, "    %-8s %-4s %-18s at %s+%lu", th->name, var ? var : "", state,
-			loc.func ? loc.func : "??", (unsigned long)loc.func_offset);
+		fprintf(f, "    %-8s %-4s %-18s at %s+%lu", tracer_thread_name(th), var ? var : "",
+			state, loc.func ? loc.func : "??", (unsigned long)loc.func_offset);
 		if (loc.file)
 			fprintf(f, " (%s:%d)", loc.file, loc.line);
 		fputc('\n', f);

@@ -72,7 +72,7 @@ static enum loop_verdict driven_stop(struct run *r, const struct tr_event *ev,
 	if (ev->kind == TR_EV_EXIT) {
 		run_where(r, ds->s, where, sizeof(where));
 		report_outcome(r, OUTCOME_UNREALIZABLE, "%s exited while being moved (%s)",
-			       ds->th->name, where);
+			       tracer_thread_name(ds->th), where);
 		return LOOP_STOP;
 	}
 	rc = ds->test(r, ds->th, ev, ds->ctx);
@@ -105,14 +105,14 @@ static struct tr_thread *held_bound(struct run *r, const struct stmt *s, int i)
 	char where[256];
 
 	run_where(r, s, where, sizeof(where));
-	if (!th || th->state == TR_EXITED) {
+	if (!th || tracer_thread_exited(th)) {
 		report_outcome(r, OUTCOME_UNREALIZABLE, "thread %s is %s (%s)", s->names[i],
 			       th ? "gone" : "not bound", where);
 		return NULL;
 	}
-	if (th->state != TR_HELD) {
+	if (!tracer_thread_held(th)) {
 		report_outcome(r, OUTCOME_ERROR, "thread %s (%s) is running; hold it first (%s)",
-			       s->names[i], th->name, where);
+			       s->names[i], tracer_thread_name(th), where);
 		return NULL;
 	}
 	return th;
@@ -175,20 +175,20 @@ static enum flow run_to_return(struct run *r, const struct stmt *s, struct tr_th
 	char err[256];
 	enum flow flow;
 
-	if (tracer_break_insert(th->proc, rp->addr, err, sizeof(err)) < 0) {
+	if (tracer_break_insert(tracer_thread_process(th), rp->addr, err, sizeof(err)) < 0) {
 		report_outcome(r, OUTCOME_ERROR, "cannot plant a breakpoint: %s", err);
 		return FLOW_STOP;
 	}
 	flow = drive(r, s, th, DRIVE_RUN, returned, rp);
-	if (tracer_process_alive(th->proc))
-		tracer_break_remove(th->proc, rp->addr);
+	if (tracer_process_alive(tracer_thread_process(th)))
+		tracer_break_remove(tracer_thread_process(th), rp->addr);
 	return flow;
 }
 
 enum flow exec_finish(struct run *r, const struct stmt *s)
 {
 	struct tr_thread *th = held_bound(r, s, 0);
-	struct proc_ctx *pc = th ? run_proc(r, th->proc) : NULL;
+	struct proc_ctx *pc = th ? run_proc(r, tracer_thread_process(th)) : NULL;
 	struct sym_frame frames[2];
 	struct return_point rp;
 	char label[96], where[256];
@@ -198,7 +198,7 @@ enum flow exec_finish(struct run *r, const struct stmt *s)
 	if (!pc || !pc->syms || run_backtrace(r, th, frames, 2) < 2) {
 		run_where(r, s, where, sizeof(where));
 		report_outcome(r, OUTCOME_ERROR, "cannot find the caller of %s's frame (%s)",
-			       th->name, where);
+			       tracer_thread_name(th), where);
 		return FLOW_STOP;
 	}
 	rp = (struct return_point){frames[1].pc, frames[1].sp};
@@ -225,7 +225,7 @@ static bool is_call(struct tr_thread *th, struct dis_insn *insn)
 	uint8_t code[DIS_MAX_INSN];
 	uint64_t pc = tracer_regs(th)->rip;
 
-	if (tracer_read_code(th->proc, pc, code, sizeof(code)) < 0 ||
+	if (tracer_read_code(tracer_thread_process(th), pc, code, sizeof(code)) < 0 ||
 	    dis_decode(code, sizeof(code), pc, insn) < 0)
 		return false;
 	return insn->flags & DIS_F_CALL;
@@ -239,7 +239,7 @@ struct line_pos {
 
 static void where_is(struct run *r, struct tr_thread *th, struct line_pos *pos)
 {
-	struct proc_ctx *pc = run_proc(r, th->proc);
+	struct proc_ctx *pc = run_proc(r, tracer_thread_process(th));
 	struct sym_loc loc = {0};
 	uint64_t rip = tracer_regs(th)->rip;
 
@@ -300,10 +300,10 @@ static int any_stop(struct run *r, struct tr_thread *th, const struct tr_event *
 
 static enum flow hold_running(struct run *r, const struct stmt *s, struct tr_thread *th)
 {
-	if (th->state != TR_RUNNING)
+	if (!tracer_thread_running(th))
 		return FLOW_NEXT;
 	if (tracer_interrupt(th) < 0) {
-		report_outcome(r, OUTCOME_ERROR, "cannot stop %s", th->name);
+		report_outcome(r, OUTCOME_ERROR, "cannot stop %s", tracer_thread_name(th));
 		return FLOW_STOP;
 	}
 	return drive(r, s, th, DRIVE_ALREADY_MOVING, any_stop, NULL);
@@ -329,7 +329,7 @@ enum flow exec_bind(struct run *r, const struct stmt *s)
 	int var;
 
 	run_where(r, s, where, sizeof(where));
-	if (!th || th->state == TR_EXITED) {
+	if (!th || tracer_thread_exited(th)) {
 		report_outcome(r, OUTCOME_UNREALIZABLE, "thread %s %s (%s)", s->target,
 			       th ? "has exited" : "does not exist", where);
 		return FLOW_STOP;

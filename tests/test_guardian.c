@@ -578,7 +578,7 @@ static void planting_tracer(pid_t target, int n, int report)
 	found = libc_instructions(target, mem, addrs, n);
 	for (i = 0; i < found; i++)
 		planted += tracer_break_insert(p, addrs[i], err, sizeof(err)) == 0;
-	for (th = tracer_threads(t); th; th = th->next) {
+	tr_for_each_thread(th, t) {
 		tracer_pin(th, true);
 		tracer_resume(th);
 	}

@@ -209,26 +209,28 @@ Test(limits, a_hundred_breakpoint_stops_queued_at_once_are_all_delivered)
 	while (started < 100) {
 		cr_assert_eq(tracer_wait(t, &ev, deadline, NULL), TR_WAIT_EVENT);
 		cr_assert_neq(ev.kind, TR_EV_BREAK, "a worker passed the barrier early");
-		if (ev.kind == TR_EV_START && ev.thread->tid != pid)
+		if (ev.kind == TR_EV_START && tracer_thread_tid(ev.thread) != pid)
 			started++;
 		tracer_resume(ev.thread);
 	}
 	/* Now every worker runs into the int3; nobody collects the stops. */
 	do {
 		stopped = 0;
-		for (th = tracer_threads(t); th; th = th->next)
-			stopped += th->tid != pid && task_state(pid, th->tid) == 't';
+		tr_for_each_thread(th, t)
+			stopped += tracer_thread_tid(th) != pid &&
+				   task_state(pid, tracer_thread_tid(th)) == 't';
 	} while (stopped < 100 && tracer_now_ms() < deadline);
 	cr_assert_eq(stopped, 100, "only %d workers reached the breakpoint", stopped);
 	tracer_stop_all(t);
-	for (th = tracer_threads(t); th; th = th->next)
-		if (th->tid != pid)
-			cr_expect(tracer_event_pending(th), "%s has no event queued", th->name);
+	tr_for_each_thread(th, t)
+		if (tracer_thread_tid(th) != pid)
+			cr_expect(tracer_event_pending(th), "%s has no event queued",
+				  tracer_thread_name(th));
 	while (delivered < 200 &&
 	       tracer_wait(t, &ev, tracer_now_ms() + 200, NULL) == TR_WAIT_EVENT) {
 		cr_expect(ev.kind == TR_EV_BREAK && ev.addr == gate, "event %d at %#lx", ev.kind,
 			  (unsigned long)ev.addr);
-		cr_expect_eq(ev.thread->state, TR_HELD);
+		cr_expect_eq(tracer_thread_state(ev.thread), TR_HELD);
 		delivered++;
 	}
 	cr_expect_eq(delivered, 100, "%d of the 100 queued stops were delivered", delivered);

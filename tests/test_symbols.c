@@ -770,7 +770,7 @@ static void check_join(struct scopes_run *r)
 
 static void on_stop(struct scopes_run *r, struct tr_thread *th, int stop)
 {
-	r->view.tid = th->tid;
+	r->view.tid = tracer_thread_tid(th);
 	r->view.regs = tracer_regs(th);
 	cr_assert_not_null(r->view.regs);
 	r->hits[stop]++;
@@ -935,7 +935,7 @@ Test(symbols, dlopen_library_tls)
 			break;
 		cr_assert_neq(ev.kind, TR_EV_SIGNAL, "signal %d", ev.signo);
 		if (ev.kind == TR_EV_BREAK && (ev.addr == loaded || ev.addr == touched)) {
-			r.view.tid = ev.thread->tid;
+			r.view.tid = tracer_thread_tid(ev.thread);
 			r.view.regs = tracer_regs(ev.thread);
 			cr_assert_eq(sym_refresh(r.s), 0); /* the library is new */
 			stops++;
@@ -944,7 +944,7 @@ Test(symbols, dlopen_library_tls)
 			snprintf(want, sizeof(want),
 				 "'dyn_tls': libtlsdyn.so's TLS block is not allocated yet in "
 				 "thread %d",
-				 (int)ev.thread->tid);
+				 (int)tracer_thread_tid(ev.thread));
 			var_at_fails(&r, "dyn_tls", want);
 		} else if (ev.kind == TR_EV_BREAK && ev.addr == touched) {
 			v = var_at(&r, "dyn_tls");

@@ -276,7 +276,7 @@ Test(tracer, detach_restores_code_and_lets_the_program_finish)
 	cr_assert_eq(tracer_attach(t, pid, err, sizeof(err)), 0, "%s", err);
 	p = tracer_processes(t);
 	cr_assert_eq(tracer_break_insert(p, hook, err, sizeof(err)), 0, "%s", err);
-	for (ev.thread = tracer_threads(t); ev.thread; ev.thread = ev.thread->next)
+	tr_for_each_thread(ev.thread, t)
 		tracer_resume(ev.thread);
 	cr_assert_eq(write(to_child, "g", 1), 1);
 	while (hits < 500) {

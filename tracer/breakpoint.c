@@ -28,6 +28,7 @@
  */
 #include "tracer/internal.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,6 +123,7 @@ int tracer_break_insert(struct tr_process *p, uint64_t addr, char *err, size_t e
 
 	if (bp && bp->refs > 0) {
 		bp->refs++;
+		assert(bp->refs > 1); /* no wrap-around */
 		return 0;
 	}
 	/* The guardian's rescue handler comes before the first breakpoint. */
@@ -134,7 +136,9 @@ int tracer_break_insert(struct tr_process *p, uint64_t addr, char *err, size_t e
 		goto oom;
 	bp->addr = addr;
 	bp->refs = 1;
-	if (tracer_read(p, addr, bp->code, sizeof(bp->code)) < 0) {
+	/* Without our bytes: the instruction's may run on past a
+	 * neighbouring breakpoint, whose byte must not be copied to a slot. */
+	if (tracer_read_code(p, addr, bp->code, sizeof(bp->code)) < 0) {
 		if (image_gone())
 			goto gone;
 		snprintf(err, errlen, "cannot read code at %#lx: %s", (unsigned long)addr,
@@ -151,6 +155,9 @@ int tracer_break_insert(struct tr_process *p, uint64_t addr, char *err, size_t e
 		goto fail;
 	}
 	bp->orig = bp->code[0];
+	/* 0xce is invalid in 64-bit mode, so it cannot begin an instruction
+	 * that decoded: what we saved is the program's byte, not ours. */
+	assert(bp->orig != TRACER_BREAK_BYTE);
 	if (tr_guard_break(p, bp, TR_GUARD_LIVE) < 0) {
 		journal_failed(addr, err, errlen);
 		goto fail;
@@ -194,7 +201,10 @@ void tracer_break_remove(struct tr_process *p, uint64_t addr)
 {
 	struct tr_breakpoint *bp = tr_break_find(p, addr);
 
-	if (!bp || --bp->refs > 0)
+	if (!bp)
+		return;
+	assert(bp->refs > 0 && bp->orig != TRACER_BREAK_BYTE);
+	if (--bp->refs > 0)
 		return;
 	if (p->alive)
 		tracer_write(p, addr, &bp->orig, 1);
@@ -219,6 +229,7 @@ int tr_break_step_over(struct tr_thread *th)
 {
 	struct tr_breakpoint *bp = tr_break_find(th->proc, th->regs.rip);
 
+	assert(th->state == TR_HELD); /* its registers are ours to change */
 	if (!bp)
 		return 1;
 	if (bp->slot) {
@@ -226,7 +237,7 @@ int tr_break_step_over(struct tr_thread *th)
 	} else if (dis_emulate(&bp->insn, &th->regs, tr_peek_fn, tr_poke_fn, th->proc) < 0) {
 		return -1;
 	}
-	th->regs_dirty = true;
+	tr_set(th, TF_REGS_DIRTY);
 	return 0;
 }
 
@@ -235,11 +246,12 @@ void tr_break_fix_pc_in_slot(struct tr_thread *th)
 	struct tr_breakpoint *bp;
 	uint64_t pc = th->regs.rip;
 
+	assert(th->state == TR_HELD);
 	for (bp = th->proc->breakpoints; bp; bp = bp->next) {
 		if (!bp->slot || pc < bp->slot || pc >= bp->slot + DIS_SLOT_SIZE)
 			continue;
 		th->regs.rip = pc == bp->slot ? bp->addr : bp->addr + bp->insn.len;
-		th->regs_dirty = true;
+		tr_set(th, TF_REGS_DIRTY);
 		return;
 	}
 }

@@ -72,7 +72,7 @@ static int detach_process(struct tracer *t, struct tr_process *p)
 			continue;
 		if (ptrace(PTRACE_DETACH, th->tid, 0, (void *)(long)th->pending_signal) < 0)
 			failed = -1;
-		th->state = TR_EXITED;
+		tr_mark_exited(th);
 	}
 	if (!failed)
 		tr_guard_process_gone(p);
@@ -121,8 +121,9 @@ void tracer_kill_launched(struct tracer *t)
 	/* A thread held at its exit event (PTRACE_EVENT_EXIT) is already
 	 * dying and SIGKILL does not wake it: it must be let go. */
 	for (th = t->threads; th; th = th->next)
-		if (th->state == TR_HELD && th->proc->launched && th->proc->alive)
-			ptrace(PTRACE_CONT, th->tid, 0, 0);
+		if (th->state == TR_HELD && th->proc->launched && th->proc->alive &&
+		    ptrace(PTRACE_CONT, th->tid, 0, 0) == 0)
+			tr_mark_running(th);
 	while (launched_alive(t)) {
 		tid = waitpid(-1, &status, __WALL);
 		if (tid < 0)

@@ -164,14 +164,14 @@ struct tr_guard {
 
 /* The handler: park in pause(); and its sa_restorer, rt_sigreturn. */
 static const uint8_t rescue_code[] = {
-    0xb8, 0x22, 0x00, 0x00, 0x00, /* 0: mov $SYS_pause, %eax */
+    0xb8, 0x22, 0x00, 0x00, 0x00, /* 0: mov $TR_SYS_pause, %eax */
     0x0f, 0x05,			  /* 5: syscall */
     0xeb, 0xf7,			  /* 7: jmp 0 */
-    0xb8, 0x0f, 0x00, 0x00, 0x00, /* 9: mov $SYS_rt_sigreturn, %eax */
+    0xb8, 0x0f, 0x00, 0x00, 0x00, /* 9: mov $TR_SYS_rt_sigreturn, %eax */
     0x0f, 0x05,			  /* 14: syscall */
 };
 enum { RESCUE_SYSCALL = 5, RESCUE_PARK_END = 9, RESCUE_RESTORER = 9, RESCUE_SIGRETURN = 14 };
-_Static_assert(SYS_pause == 0x22 && SYS_rt_sigreturn == 0x0f, "rescue_code");
+_Static_assert(TR_SYS_pause == 0x22 && TR_SYS_rt_sigreturn == 0x0f, "rescue_code");
 
 static size_t align8(size_t n)
 {
@@ -455,7 +455,7 @@ static int read_action(struct tr_process *p, struct tr_thread *th, int sig, stru
 {
 	uint64_t sp = scratch_stack(th);
 
-	if (inject(th, SYS_rt_sigaction, sig, 0, (long)sp, 8) < 0)
+	if (inject(th, TR_SYS_rt_sigaction, sig, 0, (long)sp, 8) < 0)
 		return -1;
 	return tracer_read(p, sp, act, sizeof(*act));
 }
@@ -467,7 +467,7 @@ static int set_action(struct tr_process *p, struct tr_thread *th, int sig,
 
 	if (tracer_write(p, sp, act, sizeof(*act)) < 0)
 		return -1;
-	return inject(th, SYS_rt_sigaction, sig, (long)sp, 0, 8);
+	return inject(th, TR_SYS_rt_sigaction, sig, (long)sp, 0, 8);
 }
 
 static int install_rescue(struct tr_process *p, struct tr_thread *th, char *err, size_t errlen)
@@ -977,7 +977,7 @@ static void unpark(struct g_proc *gp, struct g_thread *t)
 		return;
 	}
 	t->regs.rip = gp->rec->rescue + RESCUE_SIGRETURN;
-	t->regs.rax = SYS_rt_sigreturn;
+	t->regs.rax = TR_SYS_rt_sigreturn;
 	t->regs.orig_rax = (unsigned long)-1; /* not a restart of its pause() */
 	t->regs.rsp = frame + 8;
 	if (ptrace(PTRACE_SETREGS, t->tid, 0, &t->regs) < 0 || step(gp, t) < 0 ||
@@ -1136,7 +1136,7 @@ static void restore_actions(struct g_proc *gp, struct g_thread *t, uint64_t gadg
 	for (i = 0; i < 2; i++) {
 		long query[4] = {sigs[i], 0, (long)sp, 8}, set[4] = {sigs[i], (long)sp, 0, 8};
 
-		if (g_inject(gp, t, gadget, SYS_rt_sigaction, query, &ok) != 0 || !ok ||
+		if (g_inject(gp, t, gadget, TR_SYS_rt_sigaction, query, &ok) != 0 || !ok ||
 		    pread(gp->mem, &now, sizeof(now), (off_t)sp) != sizeof(now)) {
 			gp->failed = true;
 			return;
@@ -1144,7 +1144,7 @@ static void restore_actions(struct g_proc *gp, struct g_thread *t, uint64_t gadg
 		if (now.handler != gp->rec->rescue)
 			continue;
 		if (pwrite(gp->mem, &gp->rec->old[i], sizeof(now), (off_t)sp) != sizeof(now) ||
-		    g_inject(gp, t, gadget, SYS_rt_sigaction, set, &ok) != 0 || !ok)
+		    g_inject(gp, t, gadget, TR_SYS_rt_sigaction, set, &ok) != 0 || !ok)
 			gp->failed = true;
 	}
 }
@@ -1190,7 +1190,7 @@ static void unmap_pages(struct g_proc *gp, struct g_thread *t, uint64_t gadget)
 			    r->state == TR_GUARD_GONE || last != (pass == 1) ||
 			    !still_ours(gp, s->addr, s->len))
 				continue;
-			if (g_inject(gp, t, gadget, SYS_munmap, args, &ok) == 0 && ok)
+			if (g_inject(gp, t, gadget, TR_SYS_munmap, args, &ok) == 0 && ok)
 				gp->pages++;
 			else
 				gp->failed = true;

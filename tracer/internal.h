@@ -15,6 +15,107 @@
 
 struct tr_guard;
 
+/*
+ * One traced task (strace's struct tcb).  Threads are never freed before
+ * tracer_free(), so a pointer the caller holds stays valid (task.c).
+ *
+ * state is where it is in its life: TR_RUNNING (resumed; also in a
+ * group-stop under PTRACE_LISTEN, and dying), TR_HELD (in a ptrace stop we
+ * have not resumed) or TR_EXITED (gone for good, or detached).  RUNNING
+ * <-> HELD go through tr_mark_held / tr_mark_running, anything -> EXITED
+ * through tr_mark_exited.  flags are what we know besides, one TF_ bit
+ * each; the invariants, asserted by tr_thread_check at every transition:
+ *  - TF_AT_BREAK, TF_IN_SYSCALL_STOP, TF_GROUP_STOP say which stop it is
+ *    held in, and TF_REGS_DIRTY that regs must be written back before it
+ *    runs: they hold only while HELD, and at most one of the first three.
+ *  - TF_LISTENING (in a group-stop under PTRACE_LISTEN) never while HELD.
+ *  - TF_REPORT_INTERRUPT only with TF_INTERRUPTING: the stop the caller
+ *    asked for is one we requested.
+ *  - An EXITED thread has none of the TF_LIVE_ONLY flags; TF_STARTED,
+ *    TF_EXITING and TF_AFFINITY_SAVED are history and stay.
+ */
+enum tr_thread_flag {
+	TF_STARTED = 1u << 0,	       /* its first stop has been seen */
+	TF_EXITING = 1u << 1,	       /* PTRACE_EVENT_EXIT seen, or dying */
+	TF_STEPPING = 1u << 2,	       /* resumed with PTRACE_SINGLESTEP, step not seen yet */
+	TF_TRACE_SYSCALLS = 1u << 3,   /* resumed to stop at every system call entry */
+	TF_INTERRUPTING = 1u << 4,     /* we sent PTRACE_INTERRUPT, its stop not seen yet */
+	TF_REPORT_INTERRUPT = 1u << 5, /* ...on behalf of the caller (TR_EV_INTERRUPT) */
+	TF_LISTENING = 1u << 6,	       /* in group-stop under PTRACE_LISTEN */
+	TF_AT_BREAK = 1u << 7,	       /* held by a TR_EV_BREAK: resume steps over it */
+	TF_IN_SYSCALL_STOP = 1u << 8,  /* held at a system-call-entry stop */
+	TF_GROUP_STOP = 1u << 9,       /* held at a stop that was also its group-stop (a
+					* job-stopped process): resumed, it listens */
+	TF_REGS_DIRTY = 1u << 10,      /* regs changed, not written to the kernel yet */
+	TF_AFFINITY_SAVED = 1u << 11,  /* pinned by us; saved_affinity is its own mask */
+};
+#define TF_HELD_ONLY (TF_AT_BREAK | TF_IN_SYSCALL_STOP | TF_GROUP_STOP | TF_REGS_DIRTY)
+#define TF_LIVE_ONLY                                                                               \
+	(TF_HELD_ONLY | TF_STEPPING | TF_TRACE_SYSCALLS | TF_INTERRUPTING | TF_REPORT_INTERRUPT |  \
+	 TF_LISTENING)
+
+/* The stepper's news about one thread (stepper.c). */
+#define TR_STEP_MAX_PENDING 4
+struct tr_step_thread {
+	uint64_t parked_before; /* a call/syscall here was the last step's event */
+	bool parked_on_syscall; /* ...and it was a system call */
+	struct tr_step_event pending[TR_STEP_MAX_PENDING]; /* accesses made since its last stop */
+	int npending;
+	uint64_t pending_at; /* the pc at which the pending ones are still news */
+};
+
+struct tr_thread {
+	pid_t tid;
+	struct tr_process *proc;
+	char name[24]; /* "p1.t3": process and thread creation order */
+	enum tr_state state;
+	unsigned flags; /* enum tr_thread_flag */
+	enum tr_event_kind last_event;
+	uint64_t last_pc;		   /* pc at the last event */
+	void *user;			   /* the caller's (tracer_thread_user) */
+	struct tr_thread *next;		   /* all threads, creation order */
+	struct user_regs_struct regs;	   /* valid while held */
+	int pending_signal;		   /* delivered on next resume */
+	int dr_generation;		   /* debug registers last written */
+	unsigned char saved_affinity[128]; /* cpu_set_t, kept opaque here */
+	size_t gj;			   /* its record in the guardian's journal */
+	struct tr_step_thread step;
+};
+
+static inline bool tr_has(const struct tr_thread *th, unsigned flag)
+{
+	return (th->flags & flag) != 0;
+}
+
+static inline void tr_set(struct tr_thread *th, unsigned flag)
+{
+	th->flags |= flag;
+}
+
+static inline void tr_clear(struct tr_thread *th, unsigned flag)
+{
+	th->flags &= ~flag;
+}
+
+static inline void tr_assign(struct tr_thread *th, unsigned flag, bool on)
+{
+	if (on)
+		tr_set(th, flag);
+	else
+		tr_clear(th, flag);
+}
+
+/* Asserts the invariants above (task.c). */
+void tr_thread_check(const struct tr_thread *th);
+/* th stopped (a wait status said so): it is held, and whatever it was
+ * doing while running (listening in a group-stop) is over. */
+void tr_mark_held(struct tr_thread *th);
+/* th was resumed, or is running again without us (dying, listening): what
+ * described its stop no longer holds. */
+void tr_mark_running(struct tr_thread *th);
+/* th is gone, or no longer ours (detached): only its history is kept. */
+void tr_mark_exited(struct tr_thread *th);
+
 /* One breakpoint we own.  `slot` is where its instruction runs out of line,
  * 0 if it is emulated instead (insn.kind says how). */
 struct tr_breakpoint {
@@ -74,6 +175,24 @@ struct tr_process {
 	struct tr_process *next;
 };
 
+/* The stepper: what it stops for, its breakpoints, the scans it made. */
+#define TR_STEP_MAX_BPS	   64
+#define TR_STEP_SCAN_CACHE 256
+struct tr_stepper {
+	unsigned want, planted_want; /* DIS_WANT_*; what the breakpoints are for */
+	bool single_step;
+	struct tr_step_bp {
+		struct tr_process *proc;
+		uint64_t addr;
+	} bps[TR_STEP_MAX_BPS]; /* oldest first */
+	int nbps;
+	struct tr_scan_cache {
+		struct tr_process *proc;
+		uint64_t from, stop;
+		unsigned want;
+	} scan_cache[TR_STEP_SCAN_CACHE];
+};
+
 struct tracer {
 	struct tracer_options opt;
 	struct tr_thread *threads, **threads_tail;
@@ -88,6 +207,7 @@ struct tracer {
 	 * grows: stopping every thread can meet one event per thread. */
 	struct tr_event *queue;
 	unsigned queue_head, queue_len, queue_cap;
+	struct tr_stepper stepper;
 };
 
 /* task.c */

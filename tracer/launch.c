@@ -315,7 +315,7 @@ static int run_to_entry(struct tr_thread *th, struct launch *l)
 	}
 	tracer_write(p, entry, &orig, 1);
 	th->regs.rip = entry;
-	th->regs_dirty = true;
+	tr_set(th, TF_REGS_DIRTY);
 	return 0;
 }
 
@@ -365,8 +365,8 @@ int tracer_launch(struct tracer *t, char *const argv[], char *err, size_t len)
 		return -1;
 	}
 	p->launched = true;
-	th->state = TR_HELD;
-	th->started = true;
+	tr_mark_held(th);
+	tr_set(th, TF_STARTED);
 	if (run_to_entry(th, &l) < 0) {
 		if (l.failure != LAUNCH_OK)
 			launch_message(&l, 0, argv[0], err, len);
@@ -582,7 +582,7 @@ static int seize_new_tasks(struct tracer *t, struct tr_process *p, int *seized)
 		th = tr_thread_new(t, p, tids[i]);
 		if (!th)
 			return -1;
-		th->started = true;
+		tr_set(th, TF_STARTED);
 		(*seized)++;
 	}
 	return 0;
@@ -598,13 +598,13 @@ static int hold_seized_thread(struct tracer *t, struct tr_thread *th)
 		tr_thread_vanished(th, TR_TASK_VANISHED);
 		return 0;
 	}
-	th->interrupting = true;
-	th->report_interrupt = false;
+	tr_set(th, TF_INTERRUPTING);
+	tr_clear(th, TF_REPORT_INTERRUPT);
 	/* A thread that does not stop within TR_STOP_TIMEOUT_MS (asleep
 	 * uninterruptibly in the kernel) stays running, its interrupt
 	 * pending: its stop, when it comes, is taken silently, and the
 	 * schedule holds it at its first event like any free thread. */
-	if (tr_wait_for_stop(t, th) < 0 && th->state == TR_RUNNING && !th->exiting &&
+	if (tr_wait_for_stop(t, th) < 0 && th->state == TR_RUNNING && !tr_has(th, TF_EXITING) &&
 	    tracer_stop_signal(false))
 		return -1;
 	return 0;
@@ -635,7 +635,7 @@ static int attach_process(struct tracer *t, pid_t pid, char *err, size_t len)
 		return -1;
 	}
 	if (th)
-		th->started = true;
+		tr_set(th, TF_STARTED);
 	do {
 		if (seize_new_tasks(t, p, &seized) < 0) {
 			if (tracer_process_exiting(p))
@@ -647,7 +647,7 @@ static int attach_process(struct tracer *t, pid_t pid, char *err, size_t len)
 		}
 	} while (seized > 0);
 	for (th = t->threads; th; th = th->next)
-		if (th->proc == p && th->state == TR_RUNNING && !th->exiting &&
+		if (th->proc == p && th->state == TR_RUNNING && !tr_has(th, TF_EXITING) &&
 		    hold_seized_thread(t, th) < 0) {
 			snprintf(err, len, "interrupted by %s while attaching to pid %d",
 				 sigabbrev_np(tracer_stop_signal(false)) ?: "a signal", pid);

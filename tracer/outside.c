@@ -21,7 +21,6 @@
 
 #include <stdio.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 /* Is fd of pid a socket? */
@@ -41,25 +40,23 @@ static bool is_socket(pid_t pid, unsigned long long fd)
 bool tr_syscall_awaits_outside(pid_t pid, long nr, unsigned long long arg0)
 {
 	switch (nr) {
-	case SYS_nanosleep:
-	case SYS_clock_nanosleep:
-	case SYS_epoll_wait:
-	case SYS_epoll_pwait:
-#ifdef SYS_epoll_pwait2
-	case SYS_epoll_pwait2:
-#endif
-	case SYS_poll:
-	case SYS_ppoll:
-	case SYS_select:
-	case SYS_pselect6:
-	case SYS_accept:
-	case SYS_accept4:
+	case TR_SYS_nanosleep:
+	case TR_SYS_clock_nanosleep:
+	case TR_SYS_epoll_wait:
+	case TR_SYS_epoll_pwait:
+	case TR_SYS_epoll_pwait2:
+	case TR_SYS_poll:
+	case TR_SYS_ppoll:
+	case TR_SYS_select:
+	case TR_SYS_pselect6:
+	case TR_SYS_accept:
+	case TR_SYS_accept4:
 		return true;
-	case SYS_read:
-	case SYS_readv:
-	case SYS_recvfrom:
-	case SYS_recvmsg:
-	case SYS_recvmmsg:
+	case TR_SYS_read:
+	case TR_SYS_readv:
+	case TR_SYS_recvfrom:
+	case TR_SYS_recvmsg:
+	case TR_SYS_recvmmsg:
 		return is_socket(pid, arg0);
 	default:
 		return false;

@@ -13,13 +13,13 @@
  */
 #include "tracer/internal.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/ptrace.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #define PAGE  4096ul
@@ -34,7 +34,8 @@ struct tr_thread *tr_any_held_thread(struct tr_process *p)
 	struct tr_thread *th;
 
 	for (th = p->tracer->threads; th; th = th->next)
-		if (th->proc == p && th->state == TR_HELD && !th->exiting && !th->in_syscall_stop)
+		if (th->proc == p && th->state == TR_HELD && !tr_has(th, TF_EXITING) &&
+		    !tr_has(th, TF_IN_SYSCALL_STOP))
 			return th;
 	return NULL;
 }
@@ -178,7 +179,7 @@ long tr_inject_syscall(struct tr_thread *th, long nr, const long args[6], bool *
 		rc = tr_wait_task(th->proc->pid, th->tid, deadline, false, &status);
 		if (rc != TR_TASK_STATUS) {
 			if (rc == TR_TASK_DEADLINE)
-				th->state = TR_RUNNING; /* stuck in the call, in the kernel */
+				tr_mark_running(th); /* stuck in the call, in the kernel */
 			else
 				tr_thread_vanished(th, rc);
 			/* Stuck or gone: the guardian keeps the saved registers
@@ -201,7 +202,7 @@ restore:
 	ptrace(PTRACE_SETREGS, th->tid, 0, &saved);
 	tr_guard_inject(th, NULL);
 	th->regs = saved;
-	th->regs_dirty = false;
+	tr_clear(th, TF_REGS_DIRTY);
 	return ret;
 }
 
@@ -298,7 +299,7 @@ static struct tr_scratch *map_scratch_page(struct tr_process *p, uint64_t near, 
 				 strerror(errno));
 			goto forget;
 		}
-		addr = tr_inject_syscall(th, SYS_mmap, args, &ok);
+		addr = tr_inject_syscall(th, TR_SYS_mmap, args, &ok);
 	}
 	if (!args[0] || !ok || addr != args[0]) {
 		/* A process being killed has no maps left to read, and no
@@ -348,6 +349,7 @@ uint64_t tr_scratch_alloc(struct tr_process *p, uint64_t near, size_t len, char 
 		s = map_scratch_page(p, near, err, errlen);
 	if (!s)
 		return 0;
+	assert(len <= PAGE && s->used + len <= PAGE); /* a slot never crosses its page */
 	at = s->addr + s->used;
 	s->used += len;
 	return at;
@@ -363,7 +365,7 @@ void tr_scratch_release_all(struct tr_process *p, struct tr_thread *held)
 
 		if (held && p->alive) {
 			args[0] = (long)s->addr;
-			tr_inject_syscall(held, SYS_munmap, args, &ok);
+			tr_inject_syscall(held, TR_SYS_munmap, args, &ok);
 		}
 		if (s->gj)
 			tr_guard_scratch(p, s, TR_GUARD_GONE);

@@ -14,7 +14,7 @@ static const struct syscall_row {
 	long nr;
 	const char *name;
 } syscall_rows[] = {
-#define SYSCALL(nr, name) {nr, name},
+#define SYSCALL(nr, name) {nr, #name},
 #include "tracer/syscall_table.h"
 #undef SYSCALL
 };

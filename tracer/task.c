@@ -10,6 +10,7 @@
  */
 #include "tracer/internal.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <sched.h>
 #include <signal.h>
@@ -130,6 +131,7 @@ struct tr_thread *tr_thread_new(struct tracer *t, struct tr_process *p, pid_t ti
 
 	if (!th)
 		return NULL;
+	assert(tid > 0 && p && p->tracer == t);
 	th->tid = tid;
 	th->proc = p;
 	th->state = TR_RUNNING;
@@ -140,12 +142,47 @@ struct tr_thread *tr_thread_new(struct tracer *t, struct tr_process *p, pid_t ti
 	return th;
 }
 
+void tr_thread_check(const struct tr_thread *th)
+{
+	unsigned held_at = th->flags & (TF_AT_BREAK | TF_IN_SYSCALL_STOP | TF_GROUP_STOP);
+
+	assert(th->state == TR_RUNNING || th->state == TR_HELD || th->state == TR_EXITED);
+	assert(th->state == TR_HELD || !tr_has(th, TF_HELD_ONLY));
+	assert((held_at & (held_at - 1)) == 0); /* at most one */
+	assert(th->state != TR_HELD || !tr_has(th, TF_LISTENING));
+	assert(!tr_has(th, TF_REPORT_INTERRUPT) || tr_has(th, TF_INTERRUPTING));
+	assert(th->state != TR_EXITED || !tr_has(th, TF_LIVE_ONLY));
+}
+
+void tr_mark_held(struct tr_thread *th)
+{
+	assert(th->state != TR_EXITED); /* an exited task reports nothing */
+	th->state = TR_HELD;
+	tr_clear(th, TF_HELD_ONLY | TF_LISTENING);
+	tr_thread_check(th);
+}
+
+void tr_mark_running(struct tr_thread *th)
+{
+	assert(th->state != TR_EXITED);
+	th->state = TR_RUNNING;
+	tr_clear(th, TF_HELD_ONLY);
+	tr_thread_check(th);
+}
+
+void tr_mark_exited(struct tr_thread *th)
+{
+	th->state = TR_EXITED;
+	tr_clear(th, TF_LIVE_ONLY);
+	tr_thread_check(th);
+}
+
 void tr_thread_gone(struct tr_thread *th)
 {
 	struct tracer *t = th->proc->tracer;
 	struct tr_thread *other;
 
-	th->state = TR_EXITED;
+	tr_mark_exited(th);
 	for (other = t->threads; other; other = other->next)
 		if (other->proc == th->proc && other->state != TR_EXITED)
 			return;
@@ -155,6 +192,61 @@ void tr_thread_gone(struct tr_thread *th)
 struct tr_thread *tracer_threads(struct tracer *t)
 {
 	return t->threads;
+}
+
+struct tr_thread *tracer_thread_next(const struct tr_thread *th)
+{
+	return th->next;
+}
+
+pid_t tracer_thread_tid(const struct tr_thread *th)
+{
+	return th->tid;
+}
+
+const char *tracer_thread_name(const struct tr_thread *th)
+{
+	return th->name;
+}
+
+struct tr_process *tracer_thread_process(const struct tr_thread *th)
+{
+	return th->proc;
+}
+
+enum tr_state tracer_thread_state(const struct tr_thread *th)
+{
+	return th->state;
+}
+
+bool tracer_thread_held(const struct tr_thread *th)
+{
+	return th->state == TR_HELD;
+}
+
+bool tracer_thread_running(const struct tr_thread *th)
+{
+	return th->state == TR_RUNNING;
+}
+
+bool tracer_thread_exited(const struct tr_thread *th)
+{
+	return th->state == TR_EXITED;
+}
+
+enum tr_event_kind tracer_thread_last_event(const struct tr_thread *th)
+{
+	return th->last_event;
+}
+
+void *tracer_thread_user(const struct tr_thread *th)
+{
+	return th->user;
+}
+
+void tracer_thread_set_user(struct tr_thread *th, void *user)
+{
+	th->user = user;
 }
 
 struct tr_thread *tracer_thread_by_tid(struct tracer *t, pid_t tid)
@@ -225,7 +317,7 @@ bool tracer_process_exiting(const struct tr_process *p)
 	struct tr_thread *th;
 
 	for (th = p->tracer->threads; th; th = th->next)
-		if (th->proc == p && th->state != TR_EXITED && !th->exiting &&
+		if (th->proc == p && th->state != TR_EXITED && !tr_has(th, TF_EXITING) &&
 		    !tr_task_dying(p->pid, th->tid))
 			return false;
 	return true;
@@ -243,19 +335,21 @@ void tracer_process_set_user(struct tr_process *p, void *user)
 
 int tr_fetch_regs(struct tr_thread *th)
 {
+	assert(th->state == TR_HELD); /* only a stopped task has registers to read */
 	if (ptrace(PTRACE_GETREGS, th->tid, 0, &th->regs) < 0)
 		return -1;
-	th->regs_dirty = false;
+	tr_clear(th, TF_REGS_DIRTY);
 	return 0;
 }
 
 int tr_flush_regs(struct tr_thread *th)
 {
-	if (!th->regs_dirty)
+	assert(!tr_has(th, TF_REGS_DIRTY) || th->state == TR_HELD);
+	if (!tr_has(th, TF_REGS_DIRTY))
 		return 0;
 	if (ptrace(PTRACE_SETREGS, th->tid, 0, &th->regs) < 0)
 		return -1;
-	th->regs_dirty = false;
+	tr_clear(th, TF_REGS_DIRTY);
 	return 0;
 }
 
@@ -269,7 +363,7 @@ int tracer_set_regs(struct tr_thread *th, const struct user_regs_struct *regs)
 	if (th->state != TR_HELD)
 		return -1;
 	th->regs = *regs;
-	th->regs_dirty = true;
+	tr_set(th, TF_REGS_DIRTY);
 	return 0;
 }
 
@@ -306,24 +400,23 @@ int tr_continue(struct tr_thread *th, int request)
 {
 	int sig = th->pending_signal;
 
+	assert(th->state == TR_HELD); /* only a stopped task can be resumed */
+	assert(request == PTRACE_CONT || request == PTRACE_SINGLESTEP);
 	if (tr_flush_regs(th) < 0 && errno == ESRCH)
 		goto gone;
 	if (th->dr_generation != th->proc->dr_generation)
 		tr_watch_sync(th);
-	if (request == PTRACE_CONT && th->group_stop) {
+	if (request == PTRACE_CONT && tr_has(th, TF_GROUP_STOP)) {
 		/* Let it stay in its group-stop, still reporting to us: it
 		 * runs when the process is continued (SIGCONT).  A signal
 		 * it has coming is delivered then. */
 		if (listen_in_group_stop(th) < 0 && errno == ESRCH)
 			goto gone;
-		th->group_stop = false;
-		th->listening = true;
-		th->at_break = false;
-		th->in_syscall_stop = false;
-		th->state = TR_RUNNING;
+		tr_mark_running(th);
+		tr_set(th, TF_LISTENING);
 		return 0;
 	}
-	if (request == PTRACE_CONT && th->trace_syscalls)
+	if (request == PTRACE_CONT && tr_has(th, TF_TRACE_SYSCALLS))
 		request = PTRACE_SYSCALL;
 	/* The program's own SIGILL or SIGTRAP goes to the program's own action. */
 	if (sig == SIGTRAP || sig == SIGILL)
@@ -334,15 +427,13 @@ int tr_continue(struct tr_thread *th, int request)
 		return -1;
 	}
 	th->pending_signal = 0;
-	th->at_break = false;
-	th->in_syscall_stop = false;
-	th->stepping = request == PTRACE_SINGLESTEP;
-	th->state = TR_RUNNING;
+	tr_assign(th, TF_STEPPING, request == PTRACE_SINGLESTEP);
+	tr_mark_running(th);
 	return 0;
 gone:
 	/* Killed under us (SIGKILL, or its process exec'd); its exit status
 	 * will still arrive through waitpid. */
-	th->state = TR_RUNNING;
+	tr_mark_running(th);
 	return 0;
 }
 
@@ -352,7 +443,7 @@ static int resume(struct tr_thread *th)
 
 	if (th->state != TR_HELD)
 		return th->state == TR_RUNNING ? 0 : -1;
-	if (th->at_break && th->pending_signal == 0) {
+	if (tr_has(th, TF_AT_BREAK) && th->pending_signal == 0) {
 		rc = tr_break_step_over(th);
 		if (rc < 0)
 			return -1;
@@ -362,13 +453,15 @@ static int resume(struct tr_thread *th)
 
 int tracer_resume(struct tr_thread *th)
 {
-	th->trace_syscalls = false;
+	tr_clear(th, TF_TRACE_SYSCALLS);
 	return resume(th);
 }
 
 int tracer_resume_syscalls(struct tr_thread *th)
 {
-	th->trace_syscalls = true;
+	if (th->state == TR_EXITED)
+		return -1;
+	tr_set(th, TF_TRACE_SYSCALLS);
 	return resume(th);
 }
 
@@ -376,12 +469,12 @@ int tracer_interrupt(struct tr_thread *th)
 {
 	if (th->state != TR_RUNNING)
 		return 0;
-	th->report_interrupt = true;
-	if (th->interrupting)
-		return 0;
-	if (ptrace(PTRACE_INTERRUPT, th->tid, 0, 0) < 0)
-		return -1;
-	th->interrupting = true;
+	if (!tr_has(th, TF_INTERRUPTING)) {
+		if (ptrace(PTRACE_INTERRUPT, th->tid, 0, 0) < 0)
+			return -1;
+		tr_set(th, TF_INTERRUPTING);
+	}
+	tr_set(th, TF_REPORT_INTERRUPT);
 	return 0;
 }
 
@@ -393,7 +486,7 @@ void tracer_pin(struct tr_thread *th, bool pin)
 	if (t->cpu < 0 || th->state == TR_EXITED)
 		return;
 	if (pin) {
-		if (th->affinity_saved)
+		if (tr_has(th, TF_AFFINITY_SAVED))
 			return;
 		_Static_assert(sizeof(cpu_set_t) <= sizeof(th->saved_affinity), "cpu_set_t");
 		if (sched_getaffinity(th->tid, sizeof(cpu_set_t), (cpu_set_t *)th->saved_affinity) <
@@ -404,13 +497,13 @@ void tracer_pin(struct tr_thread *th, bool pin)
 		/* The guardian must know the mask before it changes. */
 		if (tr_guard_pin(th, true) == 0 &&
 		    sched_setaffinity(th->tid, sizeof(set), &set) == 0)
-			th->affinity_saved = true;
+			tr_set(th, TF_AFFINITY_SAVED);
 		return;
 	}
-	if (!th->affinity_saved)
+	if (!tr_has(th, TF_AFFINITY_SAVED))
 		return;
 	sched_setaffinity(th->tid, sizeof(cpu_set_t), (cpu_set_t *)th->saved_affinity);
-	th->affinity_saved = false;
+	tr_clear(th, TF_AFFINITY_SAVED);
 	tr_guard_pin(th, false);
 }
 
@@ -424,7 +517,7 @@ void tr_unpin_inherited(struct tr_thread *child, pid_t parent_pid)
 	    CPU_COUNT(&now) != 1 || !CPU_ISSET(t->cpu, &now))
 		return;
 	for (th = t->threads; th; th = th->next)
-		if (th->proc->pid == parent_pid && th->affinity_saved) {
+		if (th->proc->pid == parent_pid && tr_has(th, TF_AFFINITY_SAVED)) {
 			sched_setaffinity(child->tid, sizeof(cpu_set_t),
 					  (cpu_set_t *)th->saved_affinity);
 			return;
@@ -445,7 +538,7 @@ void tracer_describe_kernel_state(struct tr_thread *th, char *buf, size_t len)
 		snprintf(buf, len, "held");
 		return;
 	}
-	if (th->listening ||
+	if (tr_has(th, TF_LISTENING) ||
 	    (tr_task_stat(th->proc->pid, th->tid, &state, NULL) == 0 && state == 'T')) {
 		/* In a group-stop, which cctrace does not end (SIGCONT
 		 * does): the system call it was in is not what keeps it. */
@@ -561,7 +654,7 @@ int tracer_kernel_sample(struct tr_thread *th, struct tr_kernel_sample *s)
 
 	memset(s, 0, sizeof(*s));
 	s->syscall = -1;
-	if (th->state != TR_RUNNING || th->listening)
+	if (th->state != TR_RUNNING || tr_has(th, TF_LISTENING))
 		return -1;
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", th->proc->pid, th->tid);
 	f = fopen(path, "r");

@@ -56,7 +56,6 @@
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <termios.h>
 #include <unistd.h>
@@ -130,7 +129,7 @@ bool tr_terminal_stop(struct tr_thread *th, int sig)
 	} else {
 		raise(sig);
 	}
-	tr_continue(th, th->stepping ? PTRACE_SINGLESTEP : PTRACE_CONT);
+	tr_continue(th, tr_has(th, TF_STEPPING) ? PTRACE_SINGLESTEP : PTRACE_CONT);
 	return true;
 }
 
@@ -165,8 +164,8 @@ static bool reads_terminal(pid_t pid, pid_t tid, dev_t tty)
 	if (!f)
 		return false;
 	in_read = fscanf(f, "%ld %llx", &nr, &fd) == 2 &&
-		  (nr == SYS_read || nr == SYS_readv || nr == SYS_pread64 || nr == SYS_preadv ||
-		   nr == SYS_preadv2);
+		  (nr == TR_SYS_read || nr == TR_SYS_readv || nr == TR_SYS_pread64 ||
+		   nr == TR_SYS_preadv || nr == TR_SYS_preadv2);
 	fclose(f);
 	if (!in_read)
 		return false;
@@ -182,12 +181,13 @@ static void interrupt_readers(struct tracer *t, pid_t pgrp)
 	struct tr_thread *th;
 
 	for (th = t->threads; th && tty; th = th->next) {
-		if (th->state != TR_RUNNING || th->listening || th->interrupting || th->exiting ||
+		if (th->state != TR_RUNNING || tr_has(th, TF_LISTENING) ||
+		    tr_has(th, TF_INTERRUPTING) || tr_has(th, TF_EXITING) ||
 		    getpgid(th->proc->pid) != pgrp || !reads_terminal(th->proc->pid, th->tid, tty))
 			continue;
 		if (ptrace(PTRACE_INTERRUPT, th->tid, 0, 0) == 0) {
-			th->interrupting = true;
-			th->report_interrupt = false;
+			tr_set(th, TF_INTERRUPTING);
+			tr_clear(th, TF_REPORT_INTERRUPT);
 		}
 	}
 }

@@ -2,8 +2,11 @@
  * tracer: the ptrace engine of cctrace.
  *
  * It owns every traced task.  One struct tr_thread per task (strace's tcb),
- * one struct tr_process per thread group.  A thread is either running, held
- * (in a ptrace stop that the caller has not resumed yet) or exited.  The
+ * one struct tr_process per thread group, both opaque: callers see a
+ * thread's tid, name, process and state through accessors.  A thread is
+ * either running, held (in a ptrace stop that the caller has not resumed
+ * yet) or exited; only a held thread's registers can be read or changed,
+ * and only a held thread is resumed.  The
  * tracer turns raw wait statuses into a small set of events (a thread
  * started, hit a breakpoint, tripped a watchpoint, got a signal, is about to
  * exit...) and hands each to the caller with the thread held.  The caller
@@ -23,12 +26,20 @@
  * Watchpoints use DR0-DR3 and are kept in sync in every thread of a process,
  * including threads created later.
  *
+ * The stepper (tracer_step) finds a held thread's instruction-level
+ * events (memory accesses, calls, system calls) by decoding ahead and
+ * running it at full speed to the next one; the caller judges them.
+ *
+ * Numbers of the x86-64 ABI it reads in traced programs are in abi.h.
+ *
  * It knows nothing of schedules, symbols or source lines.  Every exit path
  * of the program goes through tracer_detach_all() or tracer_kill_all(),
  * which put back the original code bytes and debug registers.
  */
 #ifndef CCTRACE_TRACER_H
 #define CCTRACE_TRACER_H
+
+#include "tracer/abi.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -38,6 +49,7 @@
 
 struct tracer;
 struct tr_process;
+struct tr_thread; /* one traced task; private (tracer/internal.h) */
 
 /* The byte a breakpoint puts over an instruction: 0xce, invalid in 64-bit
  * mode, so the thread faults (SIGILL) with its pc on the breakpoint. */
@@ -66,36 +78,6 @@ enum tr_event_kind {
 			     * (thread is NULL; status or signo as for PROCESS_EXIT) */
 	TR_EV_SYSCALL,	    /* about to make system call `sysno` (resumed with
 			     * tracer_resume_syscalls); it runs when resumed */
-};
-
-struct tr_thread {
-	pid_t tid;
-	struct tr_process *proc;
-	char name[24]; /* "p1.t3": process and thread creation order */
-	enum tr_state state;
-	enum tr_event_kind last_event;
-	uint64_t last_pc; /* pc at the last event */
-	void *user;	  /* for the caller; the tracer never touches it */
-	/* --- private to tracer/ --- */
-	struct tr_thread *next;	      /* all threads, creation order */
-	struct user_regs_struct regs; /* valid while held */
-	bool regs_dirty;
-	bool stepping;	       /* a PTRACE_SINGLESTEP is in flight */
-	bool at_break;	       /* held by a TR_EV_BREAK: resume steps over it */
-	bool trace_syscalls;   /* resumed to stop at every system call entry */
-	bool in_syscall_stop;  /* held at a system-call-entry stop */
-	bool interrupting;     /* we sent PTRACE_INTERRUPT */
-	bool report_interrupt; /* ...on behalf of the caller */
-	bool started;	       /* its first stop has been seen */
-	bool exiting;	       /* PTRACE_EVENT_EXIT seen */
-	bool listening;	       /* in group-stop under PTRACE_LISTEN */
-	bool group_stop;       /* held at a stop that was also its group-stop (a
-				* job-stopped process): resumed, it listens */
-	int pending_signal;    /* delivered on next resume */
-	int dr_generation;     /* debug registers last written */
-	bool affinity_saved;
-	unsigned char saved_affinity[128]; /* cpu_set_t, kept opaque here */
-	size_t gj;			   /* its record in the guardian's journal */
 };
 
 enum tr_watch_kind { TR_WATCH_WRITE = 1, TR_WATCH_ACCESS = 3 };
@@ -252,14 +234,38 @@ int tracer_kernel_sample(struct tr_thread *th, struct tr_kernel_sample *s);
  * when resumed (held), with its first three arguments; -1 if none. */
 long tracer_syscall_args(struct tr_thread *th, uint64_t args[3]);
 
-/* x86-64 system call numbers by name and back; -1 / NULL if unknown. */
+/* x86-64 system call numbers (TR_SYS_*, abi.h) by name and back; -1 /
+ * NULL if unknown. */
 long tracer_syscall_number(const char *name);
 const char *tracer_syscall_name(long nr);
 /* Every known name, for "did you mean" and completion. */
 void tracer_each_syscall(void (*cb)(const char *name, void *ctx), void *ctx);
 
-/* Iteration over threads and processes, in creation order. */
+/*
+ * A thread as callers see it.  The pointer stays valid until tracer_free,
+ * after the thread has exited too; so do its tid, name and process.
+ */
+pid_t tracer_thread_tid(const struct tr_thread *th);
+/* "p1.t3": process and thread creation order, the same every run. */
+const char *tracer_thread_name(const struct tr_thread *th);
+struct tr_process *tracer_thread_process(const struct tr_thread *th);
+enum tr_state tracer_thread_state(const struct tr_thread *th);
+bool tracer_thread_held(const struct tr_thread *th);
+bool tracer_thread_running(const struct tr_thread *th);
+bool tracer_thread_exited(const struct tr_thread *th);
+/* The kind of the last event tracer_wait returned for it (TR_EV_NONE). */
+enum tr_event_kind tracer_thread_last_event(const struct tr_thread *th);
+/* The caller's per-thread data; the tracer never touches it. */
+void *tracer_thread_user(const struct tr_thread *th);
+void tracer_thread_set_user(struct tr_thread *th, void *user);
+
+/* Iteration over threads and processes, in creation order; exited
+ * threads and ended processes included. */
 struct tr_thread *tracer_threads(struct tracer *t);
+struct tr_thread *tracer_thread_next(const struct tr_thread *th);
+#define tr_for_each_thread(th, t)                                                                  \
+	for ((th) = tracer_threads(t); (th); (th) = tracer_thread_next(th))
+#define tr_for_each_process(p, t) for ((p) = tracer_processes(t); (p); (p) = tracer_process_next(p))
 struct tr_thread *tracer_thread_by_name(struct tracer *t, const char *name);
 struct tr_thread *tracer_thread_by_tid(struct tracer *t, pid_t tid);
 struct tr_process *tracer_processes(struct tracer *t);
@@ -299,6 +305,50 @@ void tracer_watch_remove(struct tr_process *p, int slot);
  * answer.  1: they fire; 0: they do not, and why says so; -1: the probe
  * could not run (why says why). */
 int tracer_hw_watchpoints_fire(char *why, size_t len);
+
+/*
+ * The decode-ahead stepper (stepper.c): a held thread's instruction-level
+ * events, found by decoding, without single-stepping through everything.
+ * The caller says what it wants (DIS_WANT_* of disasm/disasm.h) and judges
+ * each event; the tracer finds them and moves the thread on.
+ */
+enum tr_step_kind { TR_STEP_NONE, TR_STEP_ACCESS, TR_STEP_CALL, TR_STEP_SYSCALL };
+struct tr_step_event {
+	enum tr_step_kind kind;
+	uint64_t pc;	 /* the instruction */
+	uint64_t addr;	 /* ACCESS: first byte */
+	uint64_t span;	 /* ACCESS: bytes a rep string instruction covers (0: size) */
+	uint64_t value;	 /* ACCESS: the memory's first 8 bytes once accessed */
+	uint64_t target; /* CALL: the callee, 0 if unknown */
+	unsigned size;	 /* ACCESS: bytes per access */
+	unsigned rw;	 /* ACCESS: DIS_READ | DIS_WRITE */
+	bool stack;	 /* ACCESS: through rsp/rbp */
+	long sysno;	 /* SYSCALL */
+};
+/* The caller's verdict on an event of th: 1 if it is news (th stays held
+ * on it, and the stepper does not show it again), 0 if not, -1 to stop. */
+typedef int (*tr_step_judge)(void *ctx, struct tr_thread *th, const struct tr_step_event *ev);
+/* What to stop for; single_step: one PTRACE_SINGLESTEP per instruction
+ * instead of breakpoints (the reference).  A new want takes out the
+ * breakpoints planted for the old one. */
+void tracer_step_plan(struct tracer *t, unsigned want, bool single_step);
+/* Judge the events of held th at its pc (the accesses it made before, a
+ * call or system call about to happen); on none, run it on to the next
+ * place one can happen.  1 if an event was news (th stays held), 0 once
+ * it runs, -1 if judge said stop. */
+int tracer_step(struct tracer *t, struct tr_thread *th, tr_step_judge judge, void *ctx);
+/* th stopped: judge the accesses it made since its last step (1: one was
+ * news; the rest wait for the next tracer_step, -1: judge said stop). */
+int tracer_step_settle(struct tracer *t, struct tr_thread *th, tr_step_judge judge, void *ctx);
+/* th ran outside the stepper: what it did before is no longer news. */
+void tracer_step_forget(struct tr_thread *th);
+/* th is held on the system call the last step reported: its entry stop
+ * is coming next, and is not news. */
+bool tracer_step_parked_on_syscall(const struct tr_thread *th);
+/* Take out the stepper's breakpoints. */
+void tracer_step_unplant(struct tracer *t);
+/* p executed a new program: what was planted and scanned in it is gone. */
+void tracer_step_forget_process(struct tracer *t, struct tr_process *p);
 
 /* Undo everything in every process and let all threads go.  Safe on any
  * path, including after errors; returns 0 if everything was restored. */

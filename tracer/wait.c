@@ -23,6 +23,7 @@
  */
 #include "tracer/internal.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -209,13 +210,13 @@ static void process_exec(struct tracer *t, struct tr_thread *th)
 
 	for (other = t->threads; other; other = other->next)
 		if (other->proc == p && other != th && other->state != TR_EXITED)
-			other->state = TR_EXITED;
+			tr_mark_exited(other);
 	/* A thread other than the leader that executes a program takes the
 	 * leader's tid, and the leader's exit stop (which the exec caused)
 	 * was reported on this entry: it lives on, as the new program. */
-	th->exiting = false;
-	th->stepping = false;
-	th->at_break = false;
+	tr_clear(th, TF_EXITING);
+	tr_clear(th, TF_STEPPING);
+	tr_clear(th, TF_AT_BREAK);
 	/* The new image has none of our bytes, pages or debug registers. */
 	tr_break_remove_all(p, false);
 	tr_scratch_release_all(p, NULL);
@@ -238,13 +239,14 @@ static bool decode_break(struct tr_thread *th, struct tr_event *ev, enum decoded
 
 	if (!bp || (bp->refs == 0 && bp->insn.kind == DIS_TRAP))
 		return false;
+	assert(bp->refs >= 0 && bp->orig != TRACER_BREAK_BYTE);
 	if (bp->refs == 0) {
 		/* It met the breakpoint just before we took it out: the
 		 * original instruction is back at the pc, so it runs now. */
 		*d = SILENT_RESUME;
 		return true;
 	}
-	th->at_break = true;
+	tr_set(th, TF_AT_BREAK);
 	ev->kind = TR_EV_BREAK;
 	ev->addr = bp->addr;
 	*d = REPORT;
@@ -256,8 +258,8 @@ static enum decoded decode_trap(struct tr_thread *th, struct tr_event *ev)
 	struct tr_process *p = th->proc;
 	int slot;
 
-	if (th->stepping) {
-		th->stepping = false;
+	if (tr_has(th, TF_STEPPING)) {
+		tr_clear(th, TF_STEPPING);
 		tr_break_fix_pc_in_slot(th);
 		ev->kind = TR_EV_STEP;
 		return REPORT;
@@ -292,45 +294,50 @@ static enum decoded decode_syscall_stop(struct tr_thread *th, struct tr_event *e
 {
 	struct __ptrace_syscall_info info;
 
-	if (!th->trace_syscalls)
+	if (!tr_has(th, TF_TRACE_SYSCALLS))
 		return SILENT_RESUME;
 	if (ptrace(PTRACE_GET_SYSCALL_INFO, th->tid, sizeof(info), &info) <= 0 ||
 	    info.op != PTRACE_SYSCALL_INFO_ENTRY)
 		return SILENT_RESUME;
-	th->in_syscall_stop = true;
+	tr_set(th, TF_IN_SYSCALL_STOP);
 	ev->kind = TR_EV_SYSCALL;
 	ev->sysno = (long)info.entry.nr;
 	return REPORT;
 }
 
+static bool stops_job(int sig)
+{
+	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+}
+
 static enum decoded decode_event_stop(struct tr_thread *th, int sig, struct tr_event *ev)
 {
-	if (!th->started) {
-		th->started = true;
+	if (!tr_has(th, TF_STARTED)) {
+		tr_set(th, TF_STARTED);
 		if (let_go_at_birth(th))
 			return ALREADY_HANDLED;
 		ev->kind = TR_EV_START;
 		return REPORT;
 	}
-	if (th->interrupting) {
-		th->interrupting = false;
+	if (tr_has(th, TF_INTERRUPTING)) {
+		bool report = tr_has(th, TF_REPORT_INTERRUPT);
+
+		tr_clear(th, TF_INTERRUPTING | TF_REPORT_INTERRUPT);
 		/* The process was stopped by job control (SIGSTOP...): this
 		 * stop is its group-stop too, and resuming it must not end
 		 * what only SIGCONT may end. */
-		th->group_stop =
-		    sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
-		if (!th->report_interrupt)
+		tr_assign(th, TF_GROUP_STOP, stops_job(sig));
+		if (!report)
 			return SILENT_RESUME;
-		th->report_interrupt = false;
 		ev->kind = TR_EV_INTERRUPT;
 		return REPORT;
 	}
-	if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU) {
+	if (stops_job(sig)) {
 		/* Group-stop: stay stopped as the program asked, but keep
 		 * getting notifications. */
 		ptrace(PTRACE_LISTEN, th->tid, 0, 0);
-		th->listening = true;
-		th->state = TR_RUNNING;
+		tr_mark_running(th);
+		tr_set(th, TF_LISTENING);
 		return ALREADY_HANDLED;
 	}
 	return SILENT_RESUME;
@@ -366,7 +373,7 @@ static enum decoded decode_stop(struct tracer *t, struct tr_thread *th, int stat
 		return REPORT;
 	case PTRACE_EVENT_EXIT:
 		ptrace(PTRACE_GETEVENTMSG, th->tid, 0, &msg);
-		th->exiting = true;
+		tr_set(th, TF_EXITING);
 		ev->kind = TR_EV_EXIT;
 		ev->status = (int)msg;
 		return REPORT;
@@ -436,9 +443,7 @@ static enum decoded decode(struct tracer *t, pid_t tid, int status, struct tr_ev
 	ev->thread = th;
 	if (!WIFSTOPPED(status))
 		return task_ended(t, th, status, ev);
-	th->state = TR_HELD;
-	th->listening = false;
-	th->group_stop = false;
+	tr_mark_held(th);
 	if (tr_fetch_regs(th) < 0 && errno == ESRCH)
 		return ALREADY_HANDLED; /* killed while stopping; its exit follows */
 	d = decode_stop(t, th, status, ev);
@@ -451,8 +456,19 @@ static enum decoded decode(struct tracer *t, pid_t tid, int status, struct tr_ev
 		ev->pc = th->regs.rip;
 		th->last_event = ev->kind;
 		th->last_pc = ev->pc;
+		tr_thread_check(th);
 	}
 	return d;
+}
+
+/* The contract of tracer_wait: an event's thread is held, but for the
+ * end of a process (its last thread is gone) or of the watched child. */
+static bool event_thread_held(const struct tr_event *ev)
+{
+	if (ev->kind == TR_EV_PROCESS_EXIT || ev->kind == TR_EV_CHILD_EXIT)
+		return true;
+	tr_thread_check(ev->thread);
+	return ev->thread->state == TR_HELD;
 }
 
 enum tr_wait_result tracer_wait(struct tracer *t, struct tr_event *ev, int64_t deadline_ms,
@@ -461,10 +477,12 @@ enum tr_wait_result tracer_wait(struct tracer *t, struct tr_event *ev, int64_t d
 	int status;
 	pid_t tid;
 
+	assert(t->queue_len <= t->queue_cap);
 	if (t->queue_len) {
 		*ev = t->queue[t->queue_head];
 		t->queue_head = (t->queue_head + 1) % t->queue_cap;
 		t->queue_len--;
+		assert(event_thread_held(ev));
 		return TR_WAIT_EVENT;
 	}
 	for (;;) {
@@ -482,6 +500,7 @@ enum tr_wait_result tracer_wait(struct tracer *t, struct tr_event *ev, int64_t d
 		}
 		switch (decode(t, tid, status, ev)) {
 		case REPORT:
+			assert(event_thread_held(ev));
 			return TR_WAIT_EVENT;
 		case SILENT_RESUME:
 			tr_continue(ev->thread, PTRACE_CONT);
@@ -505,15 +524,15 @@ int tracer_singlestep(struct tr_thread *th)
 		/* Emulated: the step is done without running the thread. */
 		if (dis_emulate(&bp->insn, &th->regs, tr_peek_fn, tr_poke_fn, th->proc) < 0)
 			return -1;
-		th->regs_dirty = true;
-		th->at_break = false;
+		tr_set(th, TF_REGS_DIRTY);
+		tr_clear(th, TF_AT_BREAK);
 		return tr_queue_event(
 		    th->proc->tracer,
 		    &(struct tr_event){.kind = TR_EV_STEP, .thread = th, .pc = th->regs.rip});
 	}
 	if (bp) {
 		th->regs.rip = bp->slot;
-		th->regs_dirty = true;
+		tr_set(th, TF_REGS_DIRTY);
 	}
 	return tr_continue(th, PTRACE_SINGLESTEP);
 }
@@ -635,9 +654,9 @@ void tr_thread_vanished(struct tr_thread *th, int how)
 	}
 	/* Dying: it runs no more user code, and its end, if it still has one
 	 * to report, comes through tracer_wait. */
-	th->exiting = true;
-	th->state = TR_RUNNING;
-	th->interrupting = false;
+	tr_mark_running(th);
+	tr_set(th, TF_EXITING);
+	tr_clear(th, TF_INTERRUPTING | TF_REPORT_INTERRUPT);
 }
 
 void tr_take_status(struct tracer *t, pid_t tid, int status)
@@ -668,8 +687,8 @@ int tr_wait_for_stop(struct tracer *t, struct tr_thread *th)
 		switch ((d = decode(t, th->tid, status, &ev))) {
 		case REPORT:
 		case SILENT_RESUME:
-			th->interrupting = false;
-			th->report_interrupt = false;
+			tr_clear(th, TF_INTERRUPTING);
+			tr_clear(th, TF_REPORT_INTERRUPT);
 			/* Without room for it the event would be lost and its
 			 * thread held for ever: fail instead. */
 			if (d == REPORT && ev.kind != TR_EV_INTERRUPT && tr_queue_event(t, &ev) < 0)
@@ -678,7 +697,7 @@ int tr_wait_for_stop(struct tracer *t, struct tr_thread *th)
 		case ALREADY_HANDLED:
 			if (th->state == TR_EXITED)
 				return -1;
-			if (th->listening)
+			if (tr_has(th, TF_LISTENING))
 				return 0;
 			break;
 		}
@@ -694,7 +713,7 @@ int tr_wait_for_stop(struct tracer *t, struct tr_thread *th)
  */
 static bool can_stop(const struct tr_thread *th)
 {
-	return th->state == TR_RUNNING && !th->exiting;
+	return th->state == TR_RUNNING && !tr_has(th, TF_EXITING);
 }
 
 int tracer_stop_all(struct tracer *t)
@@ -704,10 +723,10 @@ int tracer_stop_all(struct tracer *t)
 	for (th = t->threads; th; th = th->next) {
 		if (!can_stop(th))
 			continue;
-		if (!th->interrupting) {
+		if (!tr_has(th, TF_INTERRUPTING)) {
 			if (ptrace(PTRACE_INTERRUPT, th->tid, 0, 0) < 0)
 				continue;
-			th->interrupting = true;
+			tr_set(th, TF_INTERRUPTING);
 		}
 	}
 	for (th = t->threads; th; th = th->next)
@@ -740,12 +759,13 @@ struct tr_thread *tr_borrow_thread(struct tr_process *p, bool *borrowed)
 	if (th)
 		return th;
 	for (th = p->tracer->threads; th; th = th->next) {
-		if (th->proc != p || th->state != TR_RUNNING || th->exiting || th->listening)
+		if (th->proc != p || th->state != TR_RUNNING || tr_has(th, TF_EXITING) ||
+		    tr_has(th, TF_LISTENING))
 			continue;
-		if (!th->interrupting && ptrace(PTRACE_INTERRUPT, th->tid, 0, 0) < 0)
+		if (!tr_has(th, TF_INTERRUPTING) && ptrace(PTRACE_INTERRUPT, th->tid, 0, 0) < 0)
 			continue;
-		th->interrupting = true;
-		th->report_interrupt = false;
+		tr_set(th, TF_INTERRUPTING);
+		tr_clear(th, TF_REPORT_INTERRUPT);
 		if (tr_wait_for_stop(p->tracer, th) == 0) {
 			*borrowed = true;
 			return th;

@@ -10,6 +10,7 @@
  */
 #include "tracer/internal.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -111,8 +112,9 @@ static void refresh_all_threads(struct tr_process *p)
 			continue;
 		if (th->state == TR_HELD)
 			tr_watch_sync(th);
-		else if (!th->interrupting && ptrace(PTRACE_INTERRUPT, th->tid, 0, 0) == 0)
-			th->interrupting = true;
+		else if (!tr_has(th, TF_INTERRUPTING) &&
+			 ptrace(PTRACE_INTERRUPT, th->tid, 0, 0) == 0)
+			tr_set(th, TF_INTERRUPTING);
 	}
 }
 
@@ -134,6 +136,7 @@ int tracer_watch_insert(struct tr_process *p, uint64_t addr, int len, enum tr_wa
 	for (i = 0; i < TR_MAX_WATCH; i++) {
 		struct tr_watch *w = &p->watch[i];
 
+		assert(!w->used || w->refs > 0);
 		if (w->used && w->addr == addr && w->len == len && w->kind == kind) {
 			w->refs++;
 			return i;
@@ -157,7 +160,10 @@ int tracer_watch_insert(struct tr_process *p, uint64_t addr, int len, enum tr_wa
 
 void tracer_watch_remove(struct tr_process *p, int slot)
 {
-	if (slot < 0 || slot >= TR_MAX_WATCH || !p->watch[slot].used || --p->watch[slot].refs > 0)
+	if (slot < 0 || slot >= TR_MAX_WATCH || !p->watch[slot].used)
+		return;
+	assert(p->watch[slot].refs > 0);
+	if (--p->watch[slot].refs > 0)
 		return;
 	p->watch[slot].used = false;
 	refresh_all_threads(p);
