@@ -206,13 +206,9 @@ void run_note_process_event(struct run *r, const struct tr_event *ev)
 	}
 }
 
-int run_predicate_holds(struct run *r, const struct tr_event *ev, bool *holds)
+int run_predicate_holds(struct run *r, struct current_event *cur, bool *holds)
 {
-	struct current_event cur = {.ev = ev, .fine = r->fine};
-	int rc = points_judge(r, &cur, holds);
-
-	r->matched_atom = cur.matched;
-	return rc;
+	return points_judge(r, cur, holds);
 }
 
 /* Returns FLOW_STOP when the run is over. */
@@ -232,20 +228,27 @@ enum flow run_driver_ended(struct run *r, const struct tr_event *ev)
 	return FLOW_STOP;
 }
 
-static void matched_here(struct run *r, struct tr_thread *th, const struct tr_event *ev,
+static void matched_here(struct run *r, struct tr_thread *th, const struct current_event *cur,
 			 struct tr_thread **matched, int *nmatched)
 {
 	struct thread_ctx *tc = run_thread(r, th);
+	const struct expr *atom = cur->matched;
 
 	assert(tc->candidate && !tc->matched);
 	tc->matched = true;
-	tc->last_var =
-	    r->matched_atom && r->matched_atom->atom->arg == ATOM_ARG_LVALUE && r->matched_atom->lhs
-		? r->matched_atom->slot
-		: -1;
+	tc->last_var = atom && atom->atom->arg == ATOM_ARG_LVALUE && atom->lhs ? atom->slot : -1;
 	blocked_forget(r, NULL);
 	matched[(*nmatched)++] = th;
-	report_event(r, ev);
+	report_event(r, cur);
+}
+
+/* The stepper matched th: report the event it judged. */
+static void matched_by_stepper(struct run *r, struct tr_thread *th, struct tr_thread **matched,
+			       int *nmatched)
+{
+	struct current_event cur = fine_matched_event(r, th);
+
+	matched_here(r, th, &cur, matched, nmatched);
 }
 
 /* `wait N distinct processes P`: a thread of a process that already gave
@@ -315,6 +318,7 @@ static enum loop_verdict judge_stop(struct run *r, const struct tr_event *ev, st
 {
 	struct tr_thread *th = ev->thread;
 	struct thread_ctx *tc = run_thread(r, th);
+	struct current_event cur = {.ev = ev};
 	bool holds = false;
 	int rc;
 
@@ -337,12 +341,12 @@ static enum loop_verdict judge_stop(struct run *r, const struct tr_event *ev, st
 		if (rc)
 			goto fine_matched;
 	}
-	if (run_predicate_holds(r, ev, &holds) < 0)
+	if (run_predicate_holds(r, &cur, &holds) < 0)
 		return LOOP_STOP;
 	if (holds && process_taken(r, th, ws->matched, ws->nmatched))
 		holds = false;
 	if (holds) {
-		matched_here(r, th, ev, ws->matched, &ws->nmatched);
+		matched_here(r, th, &cur, ws->matched, &ws->nmatched);
 		return LOOP_AGAIN;
 	}
 	if (ev->kind == TR_EV_EXIT && ws->targets)
@@ -357,8 +361,7 @@ static enum loop_verdict judge_stop(struct run *r, const struct tr_event *ev, st
 fine_matched:
 	if (rc < 0)
 		return LOOP_STOP;
-	matched_here(r, th, &r->fine_ev, ws->matched, &ws->nmatched);
-	r->fine = NULL;
+	matched_by_stepper(r, th, ws->matched, &ws->nmatched);
 	return LOOP_AGAIN;
 }
 
@@ -445,10 +448,8 @@ static int start_candidate(struct run *r, struct tr_thread *th, struct tr_thread
 {
 	int rc = run_move_candidate(r, th);
 
-	if (rc > 0) {
-		matched_here(r, th, &r->fine_ev, matched, nmatched);
-		r->fine = NULL;
-	}
+	if (rc > 0)
+		matched_by_stepper(r, th, matched, nmatched);
 	return rc < 0 ? -1 : 0;
 }
 
