@@ -32,8 +32,8 @@ struct proc_ctx {
 	struct loc_addrs {
 		bool resolved;
 		size_t n;
-		uint64_t addrs[16];
-	} * locs; /* [nlocs] */
+		uint64_t *addrs; /* [n]: every copy of the line (inlined, unrolled) */
+	} * locs;		 /* [nlocs] */
 };
 
 /* A frame of a function whose return the current wait is waiting for. */

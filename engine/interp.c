@@ -129,6 +129,14 @@ static void forget_armed(struct armed_bp *list, int *n, struct tr_process *p)
 	*n = kept;
 }
 
+static void free_loc_addrs(struct proc_ctx *pc)
+{
+	int i;
+
+	for (i = 0; i < pc->nlocs; i++)
+		free(pc->locs[i].addrs);
+}
+
 /* A new program in p: its symbols are read again on first use, and the
  * old image's breakpoints (gone with it) are forgotten. */
 static void exec_happened(struct run *r, struct tr_process *p)
@@ -141,6 +149,7 @@ static void exec_happened(struct run *r, struct tr_process *p)
 		if (!pc->syms_borrowed)
 			sym_close(pc->syms);
 		free(pc->func_addr);
+		free_loc_addrs(pc);
 		free(pc->locs);
 		free(pc);
 		tracer_process_set_user(p, NULL);
