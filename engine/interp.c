@@ -551,9 +551,14 @@ static int start_wait(struct run *r, struct wait_state *ws)
 	     th = tracer_thread_next(th)) {
 		struct thread_ctx *tc = run_thread(r, th);
 
-		if (tc->candidate && !tc->matched && tracer_thread_held(th) &&
-		    !tracer_event_pending(th) &&
-		    start_candidate(r, th, ws->matched, &ws->nmatched) < 0)
+		if (!tc->candidate || tc->matched || tracer_event_pending(th))
+			continue;
+		/* A free thread still running from the last statement would
+		 * make its accesses unseen until it happened to stop: it is
+		 * stopped, and its stop brings it under the stepper. */
+		if (tracer_thread_running(th) && tracer_interrupt(th) < 0)
+			continue; /* it is exiting */
+		if (tracer_thread_held(th) && start_candidate(r, th, ws->matched, &ws->nmatched) < 0)
 			return -1;
 	}
 	for (i = 0; i < ws->ntargets; i++) {

@@ -609,7 +609,7 @@ static void start_tmux_cmd(const char *env, const char *args, const char *ready)
 		 "sleep 60",
 		 env, bin, args);
 	TMUX("new-session", "-d", "-s", "shell", "-x", "200", "-y", "50", "-c", cwd, cmd);
-	cr_assert(WAIT_SCREEN(10000, ready), "never showed '%s'", ready);
+	cr_assert(WAIT_SCREEN(30000, ready), "never showed '%s'", ready);
 }
 
 static void start_tmux(const char *env, const char *opts, const char *prog)

@@ -362,4 +362,9 @@ int tr_queue_event(struct tracer *t, const struct tr_event *ev);
 struct tr_thread *tr_borrow_thread(struct tr_process *p, bool *borrowed);
 void tr_return_thread(struct tr_thread *th, bool borrowed);
 
+/* task.c, wait.c: resume or single-step a held thread keeping the
+ * stepper's pending accesses (the public calls drop them). */
+int tr_resume_stepping(struct tr_thread *th);
+int tr_singlestep(struct tr_thread *th);
+
 #endif

@@ -291,16 +291,22 @@ int tracer_step(struct tracer *t, struct tr_thread *th, tr_step_judge judge, voi
 	stop = next ? next_stop(s, th->proc, next) : 0;
 	if (!stop || place_breakpoint(s, th->proc, stop) < 0)
 		goto single_step;
-	tracer_resume(th);
+	tr_resume_stepping(th);
 	return 0;
 single_step:
-	tracer_singlestep(th);
+	tr_singlestep(th);
 	return 0;
 }
 
+/* Pending accesses are dropped where they go stale: at any resume or
+ * single step that is not the stepper's own (tracer_resume, task.c).  A
+ * thread the stepper set running when a wait ended keeps them: the
+ * instruction they belong to runs first, and they are judged at its next
+ * stop, in whichever wait sees it (dropping them here lost a write made
+ * just as the last wait ended).  Only an exited thread forgets them. */
 void tracer_step_forget(struct tr_thread *th)
 {
-	if (th->state != TR_HELD || th->regs.rip != th->step.pending_at)
+	if (th->state == TR_EXITED)
 		th->step.npending = 0;
 }
 

@@ -451,16 +451,29 @@ static int resume(struct tr_thread *th)
 	return tr_continue(th, PTRACE_CONT);
 }
 
-int tracer_resume(struct tr_thread *th)
+/* The stepper's own resume: the accesses it keeps pending are those of
+ * the instruction the thread runs first, judged at its next stop. */
+int tr_resume_stepping(struct tr_thread *th)
 {
 	tr_clear(th, TF_TRACE_SYSCALLS);
 	return resume(th);
+}
+
+/* Any other resume lets the thread run code the stepper does not see:
+ * what it kept pending would be stale at the next stop. */
+int tracer_resume(struct tr_thread *th)
+{
+	if (th->state == TR_HELD)
+		th->step.npending = 0;
+	return tr_resume_stepping(th);
 }
 
 int tracer_resume_syscalls(struct tr_thread *th)
 {
 	if (th->state == TR_EXITED)
 		return -1;
+	if (th->state == TR_HELD)
+		th->step.npending = 0;
 	tr_set(th, TF_TRACE_SYSCALLS);
 	return resume(th);
 }

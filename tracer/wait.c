@@ -513,6 +513,14 @@ enum tr_wait_result tracer_wait(struct tracer *t, struct tr_event *ev, int64_t d
 
 int tracer_singlestep(struct tr_thread *th)
 {
+	if (th->state == TR_HELD)
+		th->step.npending = 0; /* as tracer_resume (task.c) */
+	return tr_singlestep(th);
+}
+
+/* One instruction; the stepper's pending accesses stay (see task.c). */
+int tr_singlestep(struct tr_thread *th)
+{
 	struct tr_breakpoint *bp;
 
 	if (th->state != TR_HELD)
