@@ -897,6 +897,9 @@ Test(shell, terminal_program_reads_the_terminal)
 	shell_command("run A until enter(tick)", "A (p1.t2) held in tick at ttyread.c:");
 	s = screen(false);
 	cr_assert(!strstr(s, "killed") && !strstr(s, "gone"), "the program died:\n%s", s);
+	/* The result is printed before the prompt takes the terminal back
+	 * from the reading program: typed earlier, "quit" would be its. */
+	cr_assert(wait_owner(pid, false, 5000), "the prompt did not take the terminal back");
 	shell_command("quit", "SHELL-EXITED 0");
 	literal("back");
 	keys("Enter");
