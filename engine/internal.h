@@ -169,9 +169,9 @@ struct run {
 	uint64_t *return_funcs; /* bit f: the predicate waits for return(funcs[f]) */
 	int return_words;	/* ...in this many words (the shell adds functions) */
 	bool any_return;	/* ...and at least one bit is set */
-	uint64_t stops;	    /* events seen; keys per-stop caches */
-	unsigned fine_want; /* DIS_WANT_* the stepper decodes for; 0: none */
-	bool fine_syscalls; /* resume candidates to system call entries */
+	uint64_t stops;		/* events seen; keys per-stop caches */
+	unsigned fine_want;	/* DIS_WANT_* the stepper decodes for; 0: none */
+	bool fine_syscalls;	/* resume candidates to system call entries */
 	struct decoded_lvalue { /* read(X)/write(X) matched by decoding */
 		const struct expr *atom;
 		struct tr_process *proc;

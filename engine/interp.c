@@ -558,7 +558,8 @@ static int start_wait(struct run *r, struct wait_state *ws)
 		 * stopped, and its stop brings it under the stepper. */
 		if (tracer_thread_running(th) && tracer_interrupt(th) < 0)
 			continue; /* it is exiting */
-		if (tracer_thread_held(th) && start_candidate(r, th, ws->matched, &ws->nmatched) < 0)
+		if (tracer_thread_held(th) &&
+		    start_candidate(r, th, ws->matched, &ws->nmatched) < 0)
 			return -1;
 	}
 	for (i = 0; i < ws->ntargets; i++) {
