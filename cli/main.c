@@ -198,6 +198,7 @@ static const struct command {
 } commands[] = {
     {"run", cmd_run},	       {"attach", cmd_attach},		 {"shell", shell_main},
     {"explore", explore_main}, {"watchpoints", cmd_watchpoints},
+    {"test", test_main},
 };
 
 /* `cctrace help [COMMAND]` */

@@ -233,6 +233,25 @@ struct engine_trace_event {
 	const char *preempted;
 };
 
+/* Serialized execution (`cctrace test`; engine/serial.c): the schedule's
+ * `serial` statement runs the whole program with one thread at a time,
+ * asking choose (ids: the threads' creation order) at every scheduling
+ * point where two or more threads could run. */
+struct engine_serial {
+	const uint64_t *points; /* instructions that are scheduling points */
+	size_t npoints;
+	bool all_points; /* also every non-stack access in the executable's text */
+	bool profile;	 /* record which points touch memory two threads share */
+	long max_steps;	 /* a run taking more is a livelock candidate; 0: default */
+	/* out: the points found shared (profile; malloc'd, grows over runs) */
+	uint64_t *shared;
+	size_t nshared;
+	long steps_out;	       /* steps of the last run */
+	long lines_out;	       /* its recorded steps */
+	long *preemptions_out; /* NULL, or counts context switches away from a thread
+				* that could have gone on */
+};
+
 struct run_hooks {
 	/* An option in 0 .. c->n-1, or ENGINE_CHOICE_ABANDON. */
 	int (*choose)(void *ctx, const struct engine_choice *c);
@@ -250,6 +269,7 @@ struct run_hooks {
 	 * only for the call. */
 	void (*trace_event)(void *trace_ctx, const struct engine_trace_event *ev);
 	void *trace_ctx;
+	struct engine_serial *serial; /* NULL: `serial` only holds unbound threads */
 };
 
 struct run_result {

@@ -131,6 +131,7 @@ struct run {
 	int64_t *locals; /* let/for variables */
 	int nlocals;
 	struct tr_thread *last_run;	   /* the thread the last run/step moved (cb) */
+	bool serial; /* `serial` ran: threads never bound stay held at their start */
 	bool no_drain;			   /* deadlock, driver ended: do not wait for the end */
 	bool has_driver;		   /* explore --driver: its exit ends the run */
 	bool deferred_trace;		   /* keep raw events; name them only on demand */
@@ -262,6 +263,11 @@ enum flow exec_assume(struct run *r, const struct stmt *s);
 int run_local_slot(struct run *r, const char *name);
 void run_record(struct run *r, const struct stmt *s);
 void run_record_end(struct run *r, const struct stmt *s);
+
+/* serial.c */
+enum flow exec_serial(struct run *r, const struct stmt *s);
+/* After `serial`, a thread never bound is held where it started. */
+bool serial_keeps(struct run *r, struct tr_thread *th);
 
 /* step.c */
 enum flow exec_step(struct run *r, const struct stmt *s);

@@ -33,8 +33,7 @@ void run_where(struct run *r, const struct stmt *s, char *buf, size_t len)
 
 void run_resume(struct run *r, struct tr_thread *th)
 {
-	(void)r;
-	if (tracer_thread_held(th))
+	if (tracer_thread_held(th) && !serial_keeps(r, th))
 		tracer_resume(th);
 }
 
@@ -66,7 +65,7 @@ void run_release_free(struct run *r)
 		struct thread_ctx *tc = run_thread(r, th);
 
 		if (!tracer_thread_held(th) || tc->bound >= 0 || tc->matched ||
-		    tracer_event_pending(th))
+		    tracer_event_pending(th) || serial_keeps(r, th))
 			continue;
 		if (tc->candidate && r->fine_want)
 			continue; /* the stepper's: run_wait_for moves it */
@@ -940,6 +939,8 @@ static enum flow dispatch(struct run *r, const struct stmt *s)
 		return exec_let(r, s);
 	case S_FOR:
 		return exec_for(r, s);
+	case S_SERIAL:
+		return exec_serial(r, s);
 	}
 	return FLOW_NEXT;
 }
@@ -958,6 +959,7 @@ static void release_everything(struct run *r)
 	int var;
 
 	points_flush(r);
+	r->serial = false; /* the end of the schedule lets every thread go */
 	for (var = 0; var < r->nbindings; var++)
 		run_unbind(r, var);
 	tr_for_each_thread(th, r->t)

@@ -171,7 +171,10 @@ struct loc_addrs *points_loc_addrs(struct run *r, struct tr_process *p, int loc)
 	if (!pc || !pc->syms || grow_tables(r, pc) < 0)
 		return NULL;
 	la = &pc->locs[loc];
-	if (!la->resolved) {
+	if (!la->resolved && r->pol->locs[loc].line == 0) { /* at(FUNC+0xOFFSET) */
+		la->resolved = true;
+		la->n = lang_func_offset(pc->syms, r->pol->locs[loc].file, &la->addrs[0]) == 0;
+	} else if (!la->resolved) {
 		la->resolved = true;
 		if (sym_line(pc->syms, r->pol->locs[loc].file, r->pol->locs[loc].line, la->addrs,
 			     sizeof(la->addrs) / sizeof(la->addrs[0]), &la->n) < 0)

@@ -107,6 +107,21 @@ static int resolve_function(struct checker *k, const struct expr *e, const char 
 	return fail(k, e->loc, "no function '%s' in the program or its libraries", name);
 }
 
+int lang_func_offset(struct sym_space *syms, const char *text, uint64_t *addr)
+{
+	size_t n = strcspn(text, "+");
+	char func[256];
+
+	if (n >= sizeof(func) || !text[n])
+		return -1;
+	memcpy(func, text, n);
+	func[n] = '\0';
+	if (sym_function(syms, func, addr) < 0 || !*addr)
+		return -1;
+	*addr += strtoull(text + n + 1, NULL, 16);
+	return 0;
+}
+
 static int resolve_location(struct checker *k, struct expr *e)
 {
 	uint64_t addr;
@@ -114,7 +129,11 @@ static int resolve_location(struct checker *k, struct expr *e)
 	struct at_loc *grown;
 	int i;
 
-	if (sym_line(k->syms, e->name, (int)e->ival, &addr, 1, &n) < 0 || n == 0)
+	if (e->ival == 0) { /* at(FUNC+0xOFFSET) */
+		if (lang_func_offset(k->syms, e->name, &addr) < 0)
+			return fail(k, e->loc, "no function '%.*s' in the program or its libraries",
+				    (int)strcspn(e->name, "+"), e->name);
+	} else if (sym_line(k->syms, e->name, (int)e->ival, &addr, 1, &n) < 0 || n == 0)
 		return fail(k, e->loc,
 			    "no code at %s:%ld (unknown file, or a line without "
 			    "statements)",
@@ -440,6 +459,8 @@ static int check_stmt(struct checker *k, struct stmt *s)
 		return check_block(k, s->body);
 	case S_REPEAT:
 		return check_block(k, s->body);
+	case S_SERIAL:
+		return 0;
 	case S_ASSERT:
 		return check_typed(k, s->cond);
 	case S_RELEASE:

@@ -67,6 +67,7 @@ static int execute_once(struct policy *pol, char *const argv[], const struct eng
 	    .quiet_driver = !eo->verbose,
 	    .trace_event = picture_add,
 	    .trace_ctx = &out->picture,
+	    .serial = eo->serial,
 	};
 	struct run_result res;
 	int rc = -1;
