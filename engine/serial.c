@@ -800,7 +800,8 @@ enum flow exec_serial(struct run *r, const struct stmt *st)
 		fprintf(r->record, "serial\n");
 	if (r->oracle && r->oracle->serial)
 		return serial_search(r, r->oracle->serial);
-	return FLOW_NEXT;
+	/* take the queued start events: their threads stay held (serial_keeps) */
+	return loop_run(r, &(struct loop_request){.deadline_ms = tracer_now_ms()});
 }
 
 bool serial_keeps(struct run *r, struct tr_thread *th)
