@@ -53,9 +53,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#define SPIN_REPEATS 3	  /* stops at one point in a row that count as a spin */
-#define POLL_MS	     5	  /* how often a running thread is sampled for sleep */
-#define SETTLE_TRIES 40	  /* polls to wait for dying threads before a deadlock */
+#define SPIN_REPEATS	  3  /* stops at one point in a row that count as a spin */
+#define POLL_MS		  5  /* how often a running thread is sampled for sleep */
+#define SETTLE_TRIES	  40 /* polls to wait for dying threads before a deadlock */
 #define DEFAULT_MAX_STEPS 100000
 
 /* The synchronisation functions whose entries are scheduling points.
@@ -64,21 +64,36 @@ static const struct sync_fn {
 	const char *name;
 	bool yield;
 } sync_fns[] = {
-    {"pthread_mutex_lock", false},   {"pthread_mutex_trylock", false},
-    {"pthread_mutex_unlock", false}, {"pthread_mutex_timedlock", false},
-    {"pthread_rwlock_rdlock", false}, {"pthread_rwlock_wrlock", false},
-    {"pthread_rwlock_unlock", false}, {"pthread_rwlock_tryrdlock", false},
-    {"pthread_rwlock_trywrlock", false}, {"pthread_spin_lock", false},
-    {"pthread_spin_unlock", false},  {"pthread_spin_trylock", false},
-    {"pthread_cond_wait", false},    {"pthread_cond_timedwait", false},
-    {"pthread_cond_signal", false},  {"pthread_cond_broadcast", false},
-    {"sem_wait", false},	     {"sem_post", false},
-    {"sem_trywait", false},	     {"sem_timedwait", false},
-    {"pthread_barrier_wait", false}, {"pthread_join", false},
-    {"pthread_once", false},	     {"pthread_create", false},
-    {"sched_yield", true},	     {"nanosleep", true},
-    {"clock_nanosleep", true},	     {"usleep", true},
-    {"pause", true},		     {"sleep", true},
+    {"pthread_mutex_lock", false},
+    {"pthread_mutex_trylock", false},
+    {"pthread_mutex_unlock", false},
+    {"pthread_mutex_timedlock", false},
+    {"pthread_rwlock_rdlock", false},
+    {"pthread_rwlock_wrlock", false},
+    {"pthread_rwlock_unlock", false},
+    {"pthread_rwlock_tryrdlock", false},
+    {"pthread_rwlock_trywrlock", false},
+    {"pthread_spin_lock", false},
+    {"pthread_spin_unlock", false},
+    {"pthread_spin_trylock", false},
+    {"pthread_cond_wait", false},
+    {"pthread_cond_timedwait", false},
+    {"pthread_cond_signal", false},
+    {"pthread_cond_broadcast", false},
+    {"sem_wait", false},
+    {"sem_post", false},
+    {"sem_trywait", false},
+    {"sem_timedwait", false},
+    {"pthread_barrier_wait", false},
+    {"pthread_join", false},
+    {"pthread_once", false},
+    {"pthread_create", false},
+    {"sched_yield", true},
+    {"nanosleep", true},
+    {"clock_nanosleep", true},
+    {"usleep", true},
+    {"pause", true},
+    {"sleep", true},
 };
 #define NSYNC (sizeof(sync_fns) / sizeof(sync_fns[0]))
 
@@ -396,8 +411,8 @@ static void profile_hit(struct serial *s, struct tr_thread *th, uint64_t pc)
 			s->hits = grown;
 			s->hits_cap = cap;
 		}
-		s->hits[s->nhits++] = (struct profile_hit){
-		    acc[k].addr, pc, thread_index(s, th), (acc[k].rw & DIS_WRITE) != 0};
+		s->hits[s->nhits++] = (struct profile_hit){acc[k].addr, pc, thread_index(s, th),
+							   (acc[k].rw & DIS_WRITE) != 0};
 	}
 }
 
@@ -570,8 +585,9 @@ static void note_blocked(struct serial *s, struct sthread *st)
 
 	st->state = SS_BLOCKED;
 	st->blocked_at = s->steps;
-	st->in_futex = nr == TR_SYS_futex && ((args[1] & TR_FUTEX_CMD_MASK) == TR_FUTEX_WAIT ||
-					      (args[1] & TR_FUTEX_CMD_MASK) == TR_FUTEX_WAIT_BITSET);
+	st->in_futex =
+	    nr == TR_SYS_futex && ((args[1] & TR_FUTEX_CMD_MASK) == TR_FUTEX_WAIT ||
+				   (args[1] & TR_FUTEX_CMD_MASK) == TR_FUTEX_WAIT_BITSET);
 	st->futex = args[0];
 	st->value = (uint32_t)args[2];
 }
@@ -637,8 +653,7 @@ static void report_serial_deadlock(struct serial *s)
 		tracer_describe_kernel_state(th, state, sizeof(state));
 		if (r->opt->report)
 			fprintf(r->opt->report, "  %s: %s%s\n", tracer_thread_name(th),
-				waits_for_mutex(s, &s->threads[i]) ? "waits for a mutex in "
-								   : "",
+				waits_for_mutex(s, &s->threads[i]) ? "waits for a mutex in " : "",
 				waits_for_mutex(s, &s->threads[i]) ? "pthread_mutex_lock" : state);
 		report_stack(r, th);
 	}
@@ -647,6 +662,15 @@ static void report_serial_deadlock(struct serial *s)
 		char var[32];
 		bool first = true;
 
+		flush_segment(s);
+		for (i = 0; i < s->nthreads; i++)
+			if (!tracer_thread_exited(s->threads[i].th) &&
+			    tracer_thread_held(s->threads[i].th) && !s->bound_var[i]) {
+				fprintf(r->record, "thread %s = %s\n",
+					var_of(s, i, var, sizeof(var)),
+					tracer_thread_name(s->threads[i].th));
+				s->bound_var[i] = true;
+			}
 		fprintf(r->record, "run ");
 		for (i = 0; i < s->nthreads; i++)
 			if (!tracer_thread_exited(s->threads[i].th) &&
@@ -694,15 +718,15 @@ static int collect_options(struct serial *s)
 static int grow_options(struct serial *s)
 {
 	int *ids = realloc(s->ids, sizeof(*ids) * ((size_t)s->nthreads + 1));
-	int *options = ids ? realloc(s->options, sizeof(*options) * ((size_t)s->nthreads + 1))
-			   : NULL;
+	int *options =
+	    ids ? realloc(s->options, sizeof(*options) * ((size_t)s->nthreads + 1)) : NULL;
 
 	if (ids)
 		s->ids = ids;
 	if (options)
 		s->options = options;
-	bool *bound = options ? realloc(s->bound_var, sizeof(*bound) * ((size_t)s->nthreads + 1))
-			      : NULL;
+	bool *bound =
+	    options ? realloc(s->bound_var, sizeof(*bound) * ((size_t)s->nthreads + 1)) : NULL;
 	if (!bound)
 		return -1;
 	s->bound_var = bound;
@@ -734,8 +758,7 @@ static int pick(struct serial *s)
 	}
 	if (n == 1)
 		return s->options[0];
-	struct engine_choice c = {
-	    .n = n, .ids = s->ids, .current = s->cur, .current_var = -1};
+	struct engine_choice c = {.n = n, .ids = s->ids, .current = s->cur, .current_var = -1};
 	k = s->r->oracle->choose(s->r->oracle->ctx, &c);
 	if (k == ENGINE_CHOICE_ABANDON) {
 		s->r->abandoned = true;

@@ -41,7 +41,8 @@ static int profile(struct policy *pol, char *const argv[], const struct engine_o
 {
 	struct engine_options quiet = *opt;
 	uint64_t rng = eo->seed * 0x9e3779b97f4a7c15ull + 1;
-	struct engine_serial prof = {.all_points = true, .profile = true, .max_steps = to->max_steps};
+	struct engine_serial prof = {
+	    .all_points = true, .profile = true, .max_steps = to->max_steps};
 	struct run_hooks hooks = {.choose = choose_randomly, .ctx = &rng, .serial = &prof};
 	struct run_result res;
 	int i, n = to->profile_runs > 0 ? to->profile_runs : DEFAULT_PROFILE_RUNS;
