@@ -8,9 +8,11 @@
  * once, so it is printed here rather than through an XML library that
  * cctrace would then depend on at run time; what an XML writer does that
  * matters, escaping and refusing characters XML cannot hold, is
- * xml_text() (and tests/test_junit.c parses the result with libxml2).
+ * search_markup_text() (search/picture.c, which the bug pictures share) (and tests/test_junit.c
+ * parses the result with libxml2).
  */
 #include "cli/junit.h"
+#include "search/search.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -19,32 +21,7 @@
 /* s as XML character data or attribute value. */
 static void xml_text(FILE *f, const char *s)
 {
-	const unsigned char *p = (const unsigned char *)(s ? s : "");
-
-	for (; *p; p++) {
-		switch (*p) {
-		case '&':
-			fputs("&amp;", f);
-			break;
-		case '<':
-			fputs("&lt;", f);
-			break;
-		case '>':
-			fputs("&gt;", f);
-			break;
-		case '"':
-			fputs("&quot;", f);
-			break;
-		case '\n':
-		case '\t':
-			fputc(*p, f);
-			break;
-		default:
-			/* XML 1.0 has no other control characters, even escaped */
-			if (*p >= 0x20 && *p != 0x7f)
-				fputc(*p, f);
-		}
-	}
+	search_markup_text(f, s);
 }
 
 static void attribute(FILE *f, const char *name, const char *value)

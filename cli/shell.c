@@ -932,13 +932,45 @@ static void free_candidates(struct candidates *c)
 	free(c->v);
 }
 
+/* "enter(" for an atom that takes an argument, "signal" too where the word
+ * alone is the atom. */
+static void add_atom_words(struct candidates *c, const char *prefix)
+{
+	const struct atom_table *atoms = engine_atoms();
+	char word[64];
+	size_t i;
+
+	for (i = 0; i < atoms->n; i++) {
+		const struct atom_syntax *a = atom_table_row(atoms, i);
+
+		if (a->arg == ATOM_ARG_NONE || a->arg_optional)
+			add_if_prefix(c, a->name, prefix);
+		if (a->arg != ATOM_ARG_NONE) {
+			snprintf(word, sizeof(word), "%s(", a->name);
+			add_if_prefix(c, word, prefix);
+		}
+	}
+}
+
+/* The argument kind of the atom called fn, or -1 if fn is not one. */
+static int atom_arg_of(const char *fn)
+{
+	const struct atom_table *atoms = engine_atoms();
+	size_t i;
+
+	for (i = 0; i < atoms->n; i++)
+		if (strcmp(atom_table_row(atoms, i)->name, fn) == 0)
+			return (int)atom_table_row(atoms, i)->arg;
+	return -1;
+}
+
 static void collect(struct shell *sh, enum arg_kind kind, const char *prefix, struct candidates *c)
 {
+	/* The language's own words; the event atoms come from the engine's
+	 * table, so a new atom completes without a change here. */
 	static const char *const pred_words[] = {
-	    "enter(", "return(", "read(", "write(", "at(",	"start",    "exit",
-	    "signal", "ended(",	 "in(",	  "any",    "distinct", "until",    "wait",
-	    "all",    "read",	 "write", "call",   "call(",	"syscall(", "syscall",
-	    "proc(",  "fork",	 "exec",  "addr",   "value",	"size",	    "line",
+	    "ended(", "in(",   "any",  "distinct", "until", "wait",
+	    "all",    "proc(", "addr", "value",	   "size",  "line",
 	};
 	size_t i;
 
@@ -961,6 +993,7 @@ static void collect(struct shell *sh, enum arg_kind kind, const char *prefix, st
 	case ARG_PRED:
 		for (i = 0; i < sizeof(pred_words) / sizeof(pred_words[0]); i++)
 			add_if_prefix(c, pred_words[i], prefix);
+		add_atom_words(c, prefix);
 		engine_session_names(sh->s, 2, prefix, add_symbol, c);
 		break;
 	case ARG_VAR:
@@ -1005,9 +1038,9 @@ static bool in_call(const char *text, size_t ws, enum arg_kind *kind)
 	if (open < 0)
 		return false;
 	word_before(text, (size_t)open, fn, sizeof(fn));
-	if (strcmp(fn, "enter") == 0 || strcmp(fn, "return") == 0)
+	if (atom_arg_of(fn) == ATOM_ARG_FUNCTION)
 		*kind = ARG_FUNC;
-	else if (strcmp(fn, "read") == 0 || strcmp(fn, "write") == 0)
+	else if (atom_arg_of(fn) == ATOM_ARG_LVALUE)
 		*kind = ARG_VAR;
 	else if (strcmp(fn, "ended") == 0)
 		*kind = ARG_THREAD;

@@ -202,19 +202,11 @@ void blocked_describe(struct run *r, struct tr_thread *th, char *buf, size_t len
 static void let_exit(struct run *r, struct tr_thread *th, struct tr_thread *waiter)
 {
 	struct tr_event ev = {.kind = TR_EV_EXIT, .thread = th, .pc = tracer_regs(th)->rip};
-	const struct tr_step_event *fine = r->fine;
-	const struct expr *atom = r->matched_atom;
 	char label[96];
 
 	snprintf(label, sizeof(label), "let go at its exit: %s waits for it",
 		 tracer_thread_name(waiter));
-	r->label = label;
-	r->fine = NULL;
-	r->matched_atom = NULL;
-	report_event(r, &ev);
-	r->label = NULL;
-	r->fine = fine;
-	r->matched_atom = atom;
+	report_event(r, &(struct current_event){.ev = &ev, .label = label});
 	run_thread(r, th)->blocked = false;
 	tracer_resume(th);
 }
@@ -594,9 +586,7 @@ static void report_blocked(struct run *r, struct tr_thread *th)
 	char label[160];
 
 	snprintf(label, sizeof(label), "blocked: %s", run_thread(r, th)->kernel_state);
-	r->label = label;
-	report_event(r, &ev);
-	r->label = NULL;
+	report_event(r, &(struct current_event){.ev = &ev, .label = label});
 }
 
 /* Is any target still short of its event blocked? */

@@ -47,24 +47,30 @@ void fine_plan(struct run *r, const struct expr *pred)
 }
 
 /* Judge one instruction-level event (a tr_step_judge); 1 if the predicate
- * holds, and then r->fine (the thread's copy of fe) and r->fine_ev
- * describe it until the caller has reported it. */
+ * holds, and then the thread's judged, judged_ev and judged_atom describe
+ * it until the caller has reported it (fine_matched_event). */
 static int judge(void *ctx, struct tr_thread *th, const struct tr_step_event *fe)
 {
 	struct run *r = ctx;
 	struct thread_ctx *tc = run_thread(r, th);
+	struct current_event cur = {.ev = &tc->judged_ev, .fine = &tc->judged};
 	bool holds = false;
 
 	tc->judged = *fe;
-	r->fine_ev = (struct tr_event){.kind = TR_EV_STEP, .thread = th, .pc = fe->pc};
-	r->fine = &tc->judged;
-	if (run_predicate_holds(r, &r->fine_ev, &holds) < 0) {
-		r->fine = NULL;
+	tc->judged_ev = (struct tr_event){.kind = TR_EV_STEP, .thread = th, .pc = fe->pc};
+	if (run_predicate_holds(r, &cur, &holds) < 0)
 		return -1;
-	}
-	if (!holds)
-		r->fine = NULL;
+	tc->judged_atom = holds ? cur.matched : NULL;
 	return holds;
+}
+
+/* The event the stepper last had judged true for th, for its report. */
+struct current_event fine_matched_event(struct run *r, struct tr_thread *th)
+{
+	struct thread_ctx *tc = run_thread(r, th);
+
+	return (struct current_event){
+	    .ev = &tc->judged_ev, .fine = &tc->judged, .matched = tc->judged_atom};
 }
 
 /*

@@ -32,8 +32,8 @@ struct proc_ctx {
 	struct loc_addrs {
 		bool resolved;
 		size_t n;
-		uint64_t addrs[16];
-	} * locs; /* [nlocs] */
+		uint64_t *addrs; /* [n]: every copy of the line (inlined, unrolled) */
+	} * locs;		 /* [nlocs] */
 };
 
 /* A frame of a function whose return the current wait is waiting for. */
@@ -60,7 +60,11 @@ struct thread_ctx {
 	struct tr_kernel_sample sample;
 	/* the stepper (fine.c, tracer/stepper.c) */
 	bool skip_syscall_entry; /* its system call's entry stop is next, and is not news */
-	struct tr_step_event judged; /* the event being judged (r->fine), kept until reported */
+	/* the instruction-level event the stepper last had judged true: the
+	 * event, as the trace shows it, and the atom it satisfied */
+	struct tr_step_event judged;
+	struct tr_event judged_ev;
+	const struct expr *judged_atom;
 	/* in(F): the functions on its stack, unwound once per stop */
 	uint64_t stack_stop, stack_pc, stack_sp;
 	int nstack;
@@ -83,6 +87,8 @@ struct armed_watch {
 };
 
 enum flow { FLOW_NEXT, FLOW_STOP };
+
+struct current_event;
 
 /* --- loop.c: the one event loop (the only caller of tracer_wait) --- */
 enum loop_verdict {
@@ -123,7 +129,6 @@ struct run {
 	bool interactive;    /* a shell session: Ctrl-C holds, not ends */
 	bool all_candidates; /* `continue`: bound threads run and match too */
 	bool no_deadline;
-	const char *label; /* trace text for step/next/finish events */
 	/* explore: the search's hooks, which resolve choose; NULL: first value */
 	const struct run_hooks *oracle;
 	bool abandoned;	 /* the oracle stopped this run (another shard's) */
@@ -165,18 +170,9 @@ struct run {
 	uint64_t *return_funcs; /* bit f: the predicate waits for return(funcs[f]) */
 	int return_words;	/* ...in this many words (the shell adds functions) */
 	bool any_return;	/* ...and at least one bit is set */
-	/* What run_predicate_holds found (the first atom the event satisfied),
-	 * for the report of the event; the evaluation itself is handed its
-	 * event explicitly (struct current_event, points_judge). */
-	const struct expr *matched_atom;
 	uint64_t stops;	    /* events seen; keys per-stop caches */
 	unsigned fine_want; /* DIS_WANT_* the stepper decodes for; 0: none */
 	bool fine_syscalls; /* resume candidates to system call entries */
-	/* The instruction-level event the stepper is having judged (an input of
-	 * run_predicate_holds, and of the report of the event), and the event
-	 * as the trace shows it. */
-	const struct tr_step_event *fine;
-	struct tr_event fine_ev;
 	struct decoded_lvalue { /* read(X)/write(X) matched by decoding */
 		const struct expr *atom;
 		struct tr_process *proc;
@@ -224,7 +220,9 @@ int run_choose_value(void *hook, const struct expr *e, int n);
 enum flow run_wait_for(struct run *r, const struct stmt *s, struct tr_thread **targets,
 		       int ntargets, int need, struct tr_thread **matched);
 
-int run_predicate_holds(struct run *r, const struct tr_event *ev, bool *holds);
+int run_predicate_holds(struct run *r, struct current_event *cur, bool *holds);
+/* fine.c: the event the stepper last had judged true for th. */
+struct current_event fine_matched_event(struct run *r, struct tr_thread *th);
 void run_note_process_event(struct run *r, const struct tr_event *ev);
 /* Resume a candidate of the current wait: to its next instruction-level
  * event under the stepper, else plainly.  1 if it matched on the spot. */
@@ -297,11 +295,14 @@ struct atom_plan {
  * stepper found it by decoding, its instruction-level event (fine);
  * blocked: the thread sleeps in the kernel (the `blocked` atom).  The
  * evaluation records in it the first atom the event satisfied. */
+/* The event being judged and reported, handed explicitly to the
+ * evaluator, the atoms and the report. */
 struct current_event {
 	const struct tr_event *ev;
-	const struct tr_step_event *fine;
-	bool blocked;
-	const struct expr *matched; /* out */
+	const struct tr_step_event *fine; /* an instruction-level event, or NULL */
+	bool blocked;			  /* "blocked" is being asked about */
+	const char *label;		  /* the trace's text for it, instead of an atom's */
+	const struct expr *matched;	  /* out: the first atom the event satisfied */
 };
 struct atom {
 	struct atom_syntax syntax; /* first: an atom expression's ->atom points here */
@@ -369,7 +370,7 @@ struct eval_ctx points_eval_ctx(struct run *r, struct tr_process *p, char *err, 
 struct tr_process *run_main_process(struct run *r);
 
 /* report.c */
-void report_event(struct run *r, const struct tr_event *ev);
+void report_event(struct run *r, const struct current_event *cur);
 /* --trace-chrome (chrome.c): keep an event; write the document at the end
  * of the run; free what was kept. */
 void chrome_note_event(struct run *r, const struct tr_event *ev, const char *what,

@@ -128,6 +128,14 @@ static void forget_armed(struct armed_bp *list, int *n, struct tr_process *p)
 	*n = kept;
 }
 
+static void free_loc_addrs(struct proc_ctx *pc)
+{
+	int i;
+
+	for (i = 0; i < pc->nlocs; i++)
+		free(pc->locs[i].addrs);
+}
+
 /* A new program in p: its symbols are read again on first use, and the
  * old image's breakpoints (gone with it) are forgotten. */
 static void exec_happened(struct run *r, struct tr_process *p)
@@ -140,6 +148,7 @@ static void exec_happened(struct run *r, struct tr_process *p)
 		if (!pc->syms_borrowed)
 			sym_close(pc->syms);
 		free(pc->func_addr);
+		free_loc_addrs(pc);
 		free(pc->locs);
 		free(pc);
 		tracer_process_set_user(p, NULL);
@@ -205,13 +214,9 @@ void run_note_process_event(struct run *r, const struct tr_event *ev)
 	}
 }
 
-int run_predicate_holds(struct run *r, const struct tr_event *ev, bool *holds)
+int run_predicate_holds(struct run *r, struct current_event *cur, bool *holds)
 {
-	struct current_event cur = {.ev = ev, .fine = r->fine};
-	int rc = points_judge(r, &cur, holds);
-
-	r->matched_atom = cur.matched;
-	return rc;
+	return points_judge(r, cur, holds);
 }
 
 /* Returns FLOW_STOP when the run is over. */
@@ -231,20 +236,27 @@ enum flow run_driver_ended(struct run *r, const struct tr_event *ev)
 	return FLOW_STOP;
 }
 
-static void matched_here(struct run *r, struct tr_thread *th, const struct tr_event *ev,
+static void matched_here(struct run *r, struct tr_thread *th, const struct current_event *cur,
 			 struct tr_thread **matched, int *nmatched)
 {
 	struct thread_ctx *tc = run_thread(r, th);
+	const struct expr *atom = cur->matched;
 
 	assert(tc->candidate && !tc->matched);
 	tc->matched = true;
-	tc->last_var =
-	    r->matched_atom && r->matched_atom->atom->arg == ATOM_ARG_LVALUE && r->matched_atom->lhs
-		? r->matched_atom->slot
-		: -1;
+	tc->last_var = atom && atom->atom->arg == ATOM_ARG_LVALUE && atom->lhs ? atom->slot : -1;
 	blocked_forget(r, NULL);
 	matched[(*nmatched)++] = th;
-	report_event(r, ev);
+	report_event(r, cur);
+}
+
+/* The stepper matched th: report the event it judged. */
+static void matched_by_stepper(struct run *r, struct tr_thread *th, struct tr_thread **matched,
+			       int *nmatched)
+{
+	struct current_event cur = fine_matched_event(r, th);
+
+	matched_here(r, th, &cur, matched, nmatched);
 }
 
 /* `wait N distinct processes P`: a thread of a process that already gave
@@ -314,6 +326,7 @@ static enum loop_verdict judge_stop(struct run *r, const struct tr_event *ev, st
 {
 	struct tr_thread *th = ev->thread;
 	struct thread_ctx *tc = run_thread(r, th);
+	struct current_event cur = {.ev = ev};
 	bool holds = false;
 	int rc;
 
@@ -336,12 +349,12 @@ static enum loop_verdict judge_stop(struct run *r, const struct tr_event *ev, st
 		if (rc)
 			goto fine_matched;
 	}
-	if (run_predicate_holds(r, ev, &holds) < 0)
+	if (run_predicate_holds(r, &cur, &holds) < 0)
 		return LOOP_STOP;
 	if (holds && process_taken(r, th, ws->matched, ws->nmatched))
 		holds = false;
 	if (holds) {
-		matched_here(r, th, ev, ws->matched, &ws->nmatched);
+		matched_here(r, th, &cur, ws->matched, &ws->nmatched);
 		return LOOP_AGAIN;
 	}
 	if (ev->kind == TR_EV_EXIT && ws->targets)
@@ -356,8 +369,7 @@ static enum loop_verdict judge_stop(struct run *r, const struct tr_event *ev, st
 fine_matched:
 	if (rc < 0)
 		return LOOP_STOP;
-	matched_here(r, th, &r->fine_ev, ws->matched, &ws->nmatched);
-	r->fine = NULL;
+	matched_by_stepper(r, th, ws->matched, &ws->nmatched);
 	return LOOP_AGAIN;
 }
 
@@ -444,10 +456,8 @@ static int start_candidate(struct run *r, struct tr_thread *th, struct tr_thread
 {
 	int rc = run_move_candidate(r, th);
 
-	if (rc > 0) {
-		matched_here(r, th, &r->fine_ev, matched, nmatched);
-		r->fine = NULL;
-	}
+	if (rc > 0)
+		matched_by_stepper(r, th, matched, nmatched);
 	return rc < 0 ? -1 : 0;
 }
 

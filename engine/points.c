@@ -163,6 +163,37 @@ uint64_t points_func_addr(struct run *r, struct tr_process *p, int func)
 	return pc->func_addr[func] == 1 ? 0 : pc->func_addr[func];
 }
 
+/* Every address where the line begins: as many as there are (a line
+ * inlined in many places has many), asked for again once their number is
+ * known.  -1 when memory is exhausted. */
+static int resolve_line(struct sym_space *syms, const struct at_loc *at, struct loc_addrs *la)
+{
+	uint64_t first;
+	size_t n = 0;
+
+	la->resolved = true;
+	la->n = 0;
+	if (at->line == 0) { /* at(FUNC+0xOFFSET): one address */
+		if (lang_func_offset(syms, at->file, &first) < 0)
+			return 0;
+		la->addrs = calloc(1, sizeof(*la->addrs));
+		if (!la->addrs)
+			return -1;
+		la->addrs[0] = first;
+		la->n = 1;
+		return 0;
+	}
+	if (sym_line(syms, at->file, at->line, &first, 1, &n) < 0 || n == 0)
+		return 0;
+	la->addrs = calloc(n, sizeof(*la->addrs));
+	if (!la->addrs)
+		return -1;
+	if (sym_line(syms, at->file, at->line, la->addrs, n, &la->n) < 0)
+		la->n = 0;
+	assert(la->n <= n);
+	return 0;
+}
+
 struct loc_addrs *points_loc_addrs(struct run *r, struct tr_process *p, int loc)
 {
 	struct proc_ctx *pc = run_proc(r, p);
@@ -171,15 +202,8 @@ struct loc_addrs *points_loc_addrs(struct run *r, struct tr_process *p, int loc)
 	if (!pc || !pc->syms || grow_tables(r, pc) < 0)
 		return NULL;
 	la = &pc->locs[loc];
-	if (!la->resolved && r->pol->locs[loc].line == 0) { /* at(FUNC+0xOFFSET) */
-		la->resolved = true;
-		la->n = lang_func_offset(pc->syms, r->pol->locs[loc].file, &la->addrs[0]) == 0;
-	} else if (!la->resolved) {
-		la->resolved = true;
-		if (sym_line(pc->syms, r->pol->locs[loc].file, r->pol->locs[loc].line, la->addrs,
-			     sizeof(la->addrs) / sizeof(la->addrs[0]), &la->n) < 0)
-			la->n = 0;
-	}
+	if (!la->resolved && resolve_line(pc->syms, &r->pol->locs[loc], la) < 0)
+		return NULL;
 	return la;
 }
 

@@ -123,9 +123,10 @@ void engine_trace_json_outcome(FILE *f, const struct engine_trace_outcome *o)
 }
 
 /* The JSON record of one trace line. */
-static void event_record(struct run *r, const struct tr_event *ev, const char *what,
+static void event_record(struct run *r, const struct current_event *cur, const char *what,
 			 const struct sym_loc *loc)
 {
+	const struct tr_event *ev = cur->ev;
 	json_t *rec = json_object();
 	struct tr_step_event access;
 
@@ -138,7 +139,7 @@ static void event_record(struct run *r, const struct tr_event *ev, const char *w
 	json_object_set_new(rec, "func", string_or_null(loc->func));
 	json_object_set_new(rec, "file", string_or_null(loc->file));
 	json_object_set_new(rec, "line", loc->file ? json_integer(loc->line) : json_null());
-	if (points_event_access(r, ev, r->fine, &access)) {
+	if (points_event_access(r, ev, cur->fine, &access)) {
 		json_object_set_new(rec, "addr", hex(access.addr));
 		json_object_set_new(rec, "size", json_integer(access.size));
 		json_object_set_new(rec, "value", hex(access.value));
@@ -149,8 +150,10 @@ static void event_record(struct run *r, const struct tr_event *ev, const char *w
 static void fine_event_text(struct run *r, struct tr_thread *th, const struct tr_step_event *fe,
 			    char *buf, size_t len);
 
-static void event_text(struct run *r, const struct tr_event *ev, char *buf, size_t len)
+static void event_text(struct run *r, const struct current_event *cur, char *buf, size_t len)
 {
+	const struct tr_event *ev = cur->ev;
+	const struct expr *atom = cur->matched;
 	static const char *const names[] = {
 	    [TR_EV_START] = "start",
 	    [TR_EV_BREAK] = "breakpoint",
@@ -165,22 +168,21 @@ static void event_text(struct run *r, const struct tr_event *ev, char *buf, size
 	    [TR_EV_SYSCALL] = "syscall",
 	};
 
-	if (r->label)
-		snprintf(buf, len, "%s", r->label);
-	else if (r->matched_atom)
-		expr_format(r->matched_atom, buf, len);
+	if (cur->label)
+		snprintf(buf, len, "%s", cur->label);
+	else if (atom)
+		expr_format(atom, buf, len);
 	else
 		snprintf(buf, len, "%s", names[ev->kind] ? names[ev->kind] : "event");
 	if (ev->kind == TR_EV_SIGNAL)
 		snprintf(buf + strlen(buf), len - strlen(buf), "(%s)", sigabbrev_np(ev->signo));
-	if (r->matched_atom && atom_of(r->matched_atom)->describe)
-		atom_of(r->matched_atom)
-		    ->describe(r->matched_atom, ev, buf + strlen(buf), len - strlen(buf));
+	if (atom && atom_of(atom)->describe)
+		atom_of(atom)->describe(atom, ev, buf + strlen(buf), len - strlen(buf));
 	/* read(X)/write(X) read the same whether a debug register or the
 	 * stepper found the access (watchmode.c): X names the place.  The JSON
 	 * trace has the address, size and value of both. */
-	if (r->fine && !(r->matched_atom && r->matched_atom->lhs))
-		fine_event_text(r, ev->thread, r->fine, buf + strlen(buf), len - strlen(buf));
+	if (cur->fine && !(atom && atom->lhs))
+		fine_event_text(r, ev->thread, cur->fine, buf + strlen(buf), len - strlen(buf));
 }
 
 /* What an instruction-level event touched or called, after its atom. */
@@ -277,15 +279,16 @@ void report_deferred_trace(struct run *r, FILE *f, const struct run_hooks *hooks
 	}
 }
 
-void report_event(struct run *r, const struct tr_event *ev)
+void report_event(struct run *r, const struct current_event *cur)
 {
+	const struct tr_event *ev = cur->ev;
 	char what[160], where[160] = "";
 	struct sym_loc loc;
 
 	if (!r->opt->trace && !r->opt->trace_json && !r->opt->trace_chrome && !r->interactive &&
 	    !r->deferred_trace)
 		return;
-	event_text(r, ev, what, sizeof(what));
+	event_text(r, cur, what, sizeof(what));
 	snprintf(run_thread(r, ev->thread)->last_event,
 		 sizeof(run_thread(r, ev->thread)->last_event), "%s", what);
 	if (r->deferred_trace) {
@@ -299,7 +302,7 @@ void report_event(struct run *r, const struct tr_event *ev)
 		fprintf(r->opt->trace, "[%9.3f ms] %-8s %-28s %-24s %s\n", run_elapsed_ms(r),
 			tracer_thread_name(ev->thread), what, loc.func ? loc.func : "??", where);
 	if (r->opt->trace_json)
-		event_record(r, ev, what, &loc);
+		event_record(r, cur, what, &loc);
 	if (r->opt->trace_chrome)
 		chrome_note_event(r, ev, what, &loc);
 }

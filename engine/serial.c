@@ -512,13 +512,13 @@ static enum loop_verdict step_event(struct run *r, const struct tr_event *ev,
 		if (!s->planted && plant_points(s, tracer_thread_process(ev->thread)) < 0)
 			return LOOP_STOP;
 		s->planted = true;
-		report_event(r, ev);
+		report_event(r, &(struct current_event){.ev = ev});
 		return s->running < 0 ? LOOP_DONE : LOOP_AGAIN;
 	}
 	if (ev->kind == TR_EV_EXIT) {
 		run_resume(r, ev->thread); /* let it die: a join waits for that */
 		if (i == s->running) {
-			report_event(r, ev);
+			report_event(r, &(struct current_event){.ev = ev});
 			s->stop = STOP_EXIT;
 			return LOOP_DONE;
 		}
@@ -540,9 +540,8 @@ static enum loop_verdict step_event(struct run *r, const struct tr_event *ev,
 		s->stop_pc = ev->addr;
 		if (sync < 0 && s->cfg->profile)
 			profile_hit(s, ev->thread, ev->addr);
-		r->label = sync >= 0 ? sync_fns[sync].name : "access";
-		report_event(r, ev);
-		r->label = NULL;
+		report_event(r, &(struct current_event){
+				    .ev = ev, .label = sync >= 0 ? sync_fns[sync].name : "access"});
 		return LOOP_DONE;
 	}
 	run_resume(r, ev->thread);

@@ -122,10 +122,7 @@ static void report_here(struct run *r, struct tr_thread *th, const char *label)
 {
 	struct tr_event ev = {.kind = TR_EV_STEP, .thread = th, .pc = tracer_regs(th)->rip};
 
-	r->label = label;
-	r->matched_atom = NULL;
-	report_event(r, &ev);
-	r->label = NULL;
+	report_event(r, &(struct current_event){.ev = &ev, .label = label});
 }
 
 /* --- step --- */

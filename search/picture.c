@@ -87,18 +87,23 @@ void picture_free(struct picture *p)
 	memset(p, 0, sizeof(*p));
 }
 
-static void html(FILE *f, const char *s)
+/* Text for markup, HTML or XML alike: the five special characters as
+ * entities, and the control characters XML 1.0 cannot hold (even escaped)
+ * dropped; newlines and tabs stay.  JUnit reports use it too (cli/junit.c). */
+void search_markup_text(FILE *f, const char *s)
 {
-	for (; s && *s; s++) {
-		switch (*s) {
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+
+	for (; *p; p++) {
+		switch (*p) {
+		case '&':
+			fputs("&amp;", f);
+			break;
 		case '<':
 			fputs("&lt;", f);
 			break;
 		case '>':
 			fputs("&gt;", f);
-			break;
-		case '&':
-			fputs("&amp;", f);
 			break;
 		case '"':
 			fputs("&quot;", f);
@@ -106,10 +111,20 @@ static void html(FILE *f, const char *s)
 		case '\'':
 			fputs("&#39;", f);
 			break;
+		case '\n':
+		case '\t':
+			fputc(*p, f);
+			break;
 		default:
-			fputc(*s, f);
+			if (*p >= 0x20 && *p != 0x7f)
+				fputc(*p, f);
 		}
 	}
+}
+
+static void html(FILE *f, const char *s)
+{
+	search_markup_text(f, s);
 }
 
 /* The threads in order of their first step; their variable, if any. */

@@ -218,6 +218,10 @@ int search_fresh_out_dir(const struct explore_options *eo, char *err, size_t err
 /* The summary as one JSON line, one schema with or without jobs
  * (docs/json.md); SEARCH_SUMMARY_SCHEMA is its version. */
 #define SEARCH_SUMMARY_SCHEMA 1
+/* s as text in HTML or XML: & < > " ' as entities, the control characters
+ * XML cannot hold dropped (bug-N.html, JUnit reports). */
+void search_markup_text(FILE *f, const char *s);
+
 void search_summary_json(FILE *f, const struct explore_options *eo,
 			 const struct explore_summary *sum);
 

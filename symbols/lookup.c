@@ -456,9 +456,8 @@ int sym_line(struct sym_space *s, const char *file, int line, uint64_t *addrs, s
 	count = sort_unique(found.v, found.n);
 	if (count == 0)
 		goto out;
-	*n = count < max ? count : max;
-	if (*n)
-		memcpy(addrs, found.v, *n * sizeof(*addrs));
+	*n = count;
+	memcpy(addrs, found.v, (count < max ? count : max) * sizeof(*addrs));
 	rc = 0;
 out:
 	free(found.v);

@@ -67,8 +67,9 @@ void sym_each_name(struct sym_space *space, int kind, const char *prefix,
 
 /* Addresses where source line FILE:LINE begins (is_stmt rows that start the
  * line; a line may have several, e.g. an inlined or unrolled copy).  FILE
- * may be a basename or a path suffix.  Fills up to max, sets *n to the
- * number found.  -1 when the file is unknown or the line has no code. */
+ * may be a basename or a path suffix.  Fills up to max and sets *n to the
+ * number found, which may be more: ask again with room for them all.  -1
+ * when the file is unknown or the line has no code. */
 int sym_line(struct sym_space *space, const char *file, int line, uint64_t *addrs, size_t max,
 	     size_t *n);
 

@@ -339,3 +339,21 @@ Test(limits, search_whose_every_run_is_unrealizable_is_an_error)
 	h_result_free(&r);
 	cr_expect_eq(system(h_fmt("rm -rf %s", dir)), 0);
 }
+
+/* A line with more copies in the code than the 16 that were once kept: the
+ * one that runs is the last of twenty (tests/fixtures/inlined). */
+Test(limits, at_a_line_inlined_twenty_times)
+{
+	char *path = h_temp_sched("inlined.sched", "timeout 10s\n"
+						   "thread A = wait any at(inlined.c:14)\n"
+						   "assert counter == 0\n"
+						   "release all\n");
+	const char *argv[] = {h_cctrace(), "run", path, "--", "tests/fixtures/inlined", NULL};
+	struct h_result r = h_run(argv, 60);
+
+	cr_assert(!r.timed_out, "%s", r.err);
+	cr_expect_eq(r.code, 0, "%s", r.err);
+	cr_expect(strstr(r.err, "at(inlined.c:14)") != NULL, "%s", r.err);
+	cr_expect(strstr(r.out, "counter 20") != NULL, "%s", r.out);
+	h_result_free(&r);
+}
