@@ -598,18 +598,19 @@ static enum flow run_step(struct serial *s, int i)
 				   .on_event = step_event,
 				   .on_deadline = step_deadline,
 				   .ctx = s};
-	struct sthread *st = &s->threads[i];
+	struct sthread *st;
 	enum flow flow;
 
 	s->running = i;
 	s->stop = STOP_NONE;
 	s->sampled = false;
 	s->interrupting = false;
-	tracer_resume(st->th);
+	tracer_resume(s->threads[i].th);
 	flow = loop_run(s->r, &req);
 	s->running = -1;
 	if (flow == FLOW_STOP)
 		return FLOW_STOP;
+	st = &s->threads[i]; /* only now: the threads it created grew the table */
 	if (s->stop == STOP_BLOCKED)
 		note_blocked(s, st);
 	if (s->stop == STOP_POINT) {
