@@ -88,6 +88,11 @@ static const struct sync_fn {
     {"pthread_join", false},
     {"pthread_once", false},
     {"pthread_create", false},
+    /* the process's end: the other threads get a chance first (a main
+     * that returns without joining ends them all) */
+    {"exit", false},
+    {"_exit", false},
+    {"pthread_exit", false},
     {"sched_yield", true},
     {"nanosleep", true},
     {"clock_nanosleep", true},
@@ -608,8 +613,13 @@ static enum flow run_step(struct serial *s, int i)
 	tracer_resume(s->threads[i].th);
 	flow = loop_run(s->r, &req);
 	s->running = -1;
-	if (flow == FLOW_STOP)
+	if (flow == FLOW_STOP) {
+		/* the run ended in this step (a crash, an assert): the replay
+		 * must make the same step, to the thread's end */
+		s->stop = STOP_EXIT;
+		record_step(s, i);
 		return FLOW_STOP;
+	}
 	st = &s->threads[i]; /* only now: the threads it created grew the table */
 	if (s->stop == STOP_BLOCKED)
 		note_blocked(s, st);
