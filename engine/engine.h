@@ -84,6 +84,10 @@ struct engine_options {
 	int end_order;	  /* 0: at the end every thread is let go at once; 1 / -1: the
 			   * bound ones one at a time, each until it exits or blocks, in
 			   * binding order / its reverse (minimisation's replays) */
+	int64_t drain_ms; /* after the schedule, the program's end is awaited this
+			   * long (0: for ever); longer is an unrealizable run, not a
+			   * hang (minimisation's replays: a dropped step may leave
+			   * the program deadlocked for real) */
 	/* engine_run_program, engine_run_attached: not NULL, it gets a
 	 * malloc'd copy of the outcome's why (what follows "cctrace: OUTCOME:
 	 * "), or NULL; the caller frees it (--junit) */

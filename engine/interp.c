@@ -16,6 +16,7 @@
 #include "engine/internal.h"
 
 #include <assert.h>
+#include <inttypes.h>
 
 #include <limits.h>
 #include <signal.h>
@@ -985,11 +986,25 @@ static enum loop_verdict resume_any(struct run *r, const struct tr_event *ev,
 	return LOOP_AGAIN;
 }
 
+static enum loop_verdict drain_too_long(struct run *r, struct loop_request *req)
+{
+	(void)req;
+	r->no_drain = true;
+	report_outcome(r, OUTCOME_UNREALIZABLE,
+		       "the program did not end within %" PRId64 " ms of the schedule's end",
+		       r->opt->drain_ms);
+	return LOOP_STOP;
+}
+
 /* After the schedule: let a launched program run to its end, still
  * watching for crashes and, with --fail-on-exit, a bad exit status. */
 static void drain(struct run *r)
 {
-	struct loop_request req = {.deadline_ms = -1, .on_event = resume_any, .drain = true};
+	struct loop_request req = {
+	    .deadline_ms = r->opt->drain_ms > 0 ? tracer_now_ms() + r->opt->drain_ms : -1,
+	    .on_event = resume_any,
+	    .on_deadline = drain_too_long,
+	    .drain = true};
 
 	loop_run(r, &req);
 }
