@@ -8,8 +8,8 @@
  * options plus --points and --max-steps.  The search itself is
  * search_test (search/test.c); the summary and exit code are explore's
  * (1 bug, 0 none, 3 error or no run could run, 4 --expect not met).
- * Default strategy: pct:3 with 100 runs, the technique the SCTBench study
- * found best.
+ * Default: a portfolio of pct:1..3 and random (search/test.c says why),
+ * 100 runs.
  */
 #include "cli/explore.h"
 #include "cli/options.h"
@@ -25,8 +25,6 @@ int test_main(struct cli_args *a)
 
 	if (a->noperands != 0 || !a->program || !a->program[0])
 		return cli_usage_error(a->command, "expected -- PROGRAM [ARGS...]");
-	if (!a->eo.strategy)
-		a->eo.strategy = "pct:3";
 	if (!a->eo.max_runs && !a->eo.max_ms)
 		a->eo.max_runs = 100;
 	a->eo.progress = !a->quiet;

@@ -69,6 +69,56 @@ static int profile(struct policy *pol, char *const argv[], const struct engine_o
 	return 0;
 }
 
+/*
+ * The default strategy: rounds of PORTFOLIO_CHUNK runs of pct:1, pct:2,
+ * pct:3 and random in turn, each round with a seed of its own, until a bug,
+ * the budget's end or an interruption.  Why a portfolio: PCT with depth d
+ * finds a bug of depth d with probability at least 1/(n k^(d-1)), so a
+ * shallow bug (most of SCTBench's: an unlocked update, a check-then-act)
+ * is found soonest by pct:1 or pct:2 and a deeper one needs pct:3, whose
+ * extra change points only dilute the shallow ones; random covers what
+ * priorities do not (a bug needing many switches back and forth, as in
+ * the reorder_N programs).  docs/test.md has the measurements.
+ */
+#define PORTFOLIO_CHUNK 25
+static const char *const portfolio[] = {"pct:1", "pct:2", "pct:3", "random"};
+
+static int search_portfolio(struct policy *pol, char *const argv[],
+			    const struct engine_options *opt, const struct explore_options *eo,
+			    struct explore_summary *sum, char *err, size_t errlen)
+{
+	struct explore_options round = *eo;
+	int64_t t0 = engine_now_ms();
+	long left = eo->max_runs, k;
+	int rc = 0;
+
+	memset(sum, 0, sizeof(*sum));
+	round.json = NULL; /* one summary, at the end */
+	for (k = 0; rc == 0; k++) {
+		struct explore_summary part = {0};
+		int64_t spent = engine_now_ms() - t0;
+		double ms = sum->ms;
+
+		if ((eo->max_runs && left <= 0) || (eo->max_ms && spent >= eo->max_ms))
+			break;
+		round.strategy = portfolio[k % (long)(sizeof(portfolio) / sizeof(portfolio[0]))];
+		round.seed = eo->seed + (uint64_t)k;
+		round.max_runs = eo->max_runs && left < PORTFOLIO_CHUNK ? left : PORTFOLIO_CHUNK;
+		round.max_ms = eo->max_ms ? eo->max_ms - spent : 0;
+		rc = search_explore_jobs(pol, argv, opt, &round, &part, err, errlen);
+		search_summary_add(sum, &part);
+		sum->ms = ms + part.ms; /* rounds follow one another */
+		sum->interrupted |= part.interrupted;
+		left -= part.runs + part.skipped;
+		if (part.bugs || part.interrupted || part.runs + part.skipped == 0)
+			break;
+	}
+	snprintf(sum->strategy, sizeof(sum->strategy), "portfolio");
+	if (eo->json && rc == 0)
+		search_summary_json(eo->json, eo, sum);
+	return rc;
+}
+
 /* The schedule every run executes: `serial`, in a file of its own. */
 static struct policy *serial_policy(const char *program, char *err, size_t errlen)
 {
@@ -111,7 +161,10 @@ int search_test(char *const argv[], const struct engine_options *opt,
 	run_opt.fail_on_exit = true;
 	local.serial = &cfg;
 	local.clean = false;
-	rc = search_explore_jobs(pol, argv, &run_opt, &local, sum, err, errlen);
+	if (eo->strategy)
+		rc = search_explore_jobs(pol, argv, &run_opt, &local, sum, err, errlen);
+	else
+		rc = search_portfolio(pol, argv, &run_opt, &local, sum, err, errlen);
 out:
 	free(cfg.shared);
 	engine_free(pol);

@@ -81,7 +81,7 @@ static void expect_found(const char *prog, int runs, const char *what)
 
 Test(serial, lost_update)
 {
-	expect_found("tests/fixtures/sercounter", 30, "Assertion");
+	expect_found("tests/fixtures/sercounter", 30, "ABRT");
 }
 
 Test(serial, lock_order_deadlock)
@@ -91,21 +91,21 @@ Test(serial, lock_order_deadlock)
 
 Test(serial, check_then_act)
 {
-	expect_found("tests/fixtures/seratomic", 30, "Assertion");
+	expect_found("tests/fixtures/seratomic", 30, "ABRT");
 }
 
 /* Five threads created in a loop: the thread table grows while a step
  * runs (this crashed cctrace on wronglock_bad: a use after free). */
 Test(serial, threads_created_in_a_loop)
 {
-	expect_found("tests/fixtures/serloop", 30, "Assertion");
+	expect_found("tests/fixtures/serloop", 30, "ABRT");
 }
 
 /* A spin-wait on a flag: fair scheduling lets the setter run, so every
  * run ends and the search stops within --runs. */
 Test(serial, spin_wait_ends)
 {
-	expect_found("tests/fixtures/serspin", 30, "Assertion");
+	expect_found("tests/fixtures/serspin", 30, "ABRT");
 }
 
 Test(serial, control_has_no_bug)
@@ -182,13 +182,13 @@ static const char *sctbench(const char *name)
 /* It crashed cctrace (threads created during a step). */
 Test(sctbench, wronglock_bad)
 {
-	expect_found(sctbench("wronglock_bad"), 50, "Assertion");
+	expect_found(sctbench("wronglock_bad"), 50, "ABRT");
 }
 
 /* main returns without joining: found only with the exit point. */
 Test(sctbench, account_bad)
 {
-	expect_found(sctbench("account_bad"), 100, "Assertion");
+	expect_found(sctbench("account_bad"), 100, "ABRT");
 }
 
 Test(sctbench, deadlock01_bad)
