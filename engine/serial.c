@@ -745,11 +745,28 @@ static int grow_options(struct serial *s)
 	return 0;
 }
 
+/* A thread the tracer saw cloned whose first stop has not come yet: the
+ * choice waits for it, or the options would depend on how fast the
+ * kernel reports it (and the same seed would make another run). */
+static bool start_pending(struct serial *s)
+{
+	struct tr_thread *th;
+
+	tr_for_each_thread(th, s->r->t)
+		if (!tracer_thread_exited(th) && tracer_thread_last_event(th) == TR_EV_NONE)
+			return true;
+	return false;
+}
+
 /* Which enabled thread goes next: -1 when the run is over. */
 static int pick(struct serial *s)
 {
 	int n, k, tries = 0;
 
+	while (start_pending(s) && tries++ < SETTLE_TRIES)
+		if (settle(s, POLL_MS) == FLOW_STOP)
+			return -1;
+	tries = 0;
 	for (;;) {
 		if (grow_options(s) < 0) {
 			report_outcome(s->r, OUTCOME_ERROR, "out of memory");
