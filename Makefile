@@ -73,6 +73,8 @@ samples: $(SAMPLE_BINS)
 fixtures: $(FIXTURE_BINS)
 tests/fixtures/%: tests/fixtures/%.c
 	$(CC) $(SAMPLE_CFLAGS) -o $@ $<
+# Its bug shows only in UBSan's report (cctrace test reads stderr for it).
+tests/fixtures/serubsan: SAMPLE_CFLAGS += -fsanitize=undefined
 tests/fixtures/lib%.so: tests/fixtures/lib%.c
 	$(CC) $(SAMPLE_CFLAGS) -shared -fPIC -o $@ $<
 

@@ -42,8 +42,7 @@ static void report(const char *cmd, const struct explore_summary *sum, const cha
 }
 
 /* Every run failed to follow the schedule: nothing was explored. */
-static bool nothing_explored(const char *cmd, const struct explore_summary *sum,
-			     const char *dir)
+static bool nothing_explored(const char *cmd, const struct explore_summary *sum, const char *dir)
 {
 	if (sum->interrupted || sum->runs == 0 || sum->unrealizable + sum->errors < sum->runs)
 		return false;
@@ -178,8 +177,14 @@ int explore_main(struct cli_args *a)
 	char err[4096];
 	int rc = EXIT_ERROR;
 
+	/* no schedule: schedule-free testing, as `cctrace test` */
+	if (a->noperands == 0 && a->program && a->program[0])
+		return test_main(a);
 	if (a->noperands != 1 || !a->program || !a->program[0])
 		return cli_usage_error("explore", "expected SCHEDULE -- PROGRAM [ARGS...]");
+	if (a->to.points != TEST_POINTS_SHARED || a->to.max_steps)
+		return cli_usage_error("explore", "--points and --max-steps are for a search "
+						  "without a schedule (cctrace test)");
 	if (!a->eo.max_runs && a->eo.strategy &&
 	    (strncmp(a->eo.strategy, "random", 6) == 0 || strncmp(a->eo.strategy, "pct", 3) == 0))
 		a->eo.max_runs = 100;

@@ -145,6 +145,16 @@ static int set_max_steps(struct cli_args *a, const char *v)
 	return whole(a, "max-steps", v, 1, 0x7fffffffL, &a->to.max_steps);
 }
 
+static int set_ok_exit(struct cli_args *a, const char *v)
+{
+	long code;
+
+	if (whole(a, "ok-exit", v, 1, 255, &code) < 0)
+		return -1;
+	a->opt.ok_exit[code / 64] |= 1ull << (code % 64);
+	return 0;
+}
+
 static int set_points(struct cli_args *a, const char *v)
 {
 	static const char *const names[] = {"shared", "sync", "all"};
@@ -182,8 +192,8 @@ static const struct cli_option table[] = {
      "where bug-N.sched, bug-N.txt and bug-N.html go (default cctrace-bugs);\n"
      "a search refuses a DIR holding bug files of an earlier one",
      STORE_STRING, FIELD(out_path)},
-    {"clean", 0, NULL, CLI_EXPLORE | CLI_TEST, "remove the bug files of an earlier search from DIR first",
-     STORE_TRUE, FIELD(eo.clean)},
+    {"clean", 0, NULL, CLI_EXPLORE | CLI_TEST,
+     "remove the bug files of an earlier search from DIR first", STORE_TRUE, FIELD(eo.clean)},
     {"timeout", 0, "DURATION", TRACING,
      "default limit of every wait (e.g. 500ms, 2s, 1.5m; default 10s)", CHECK(set_timeout)},
     {"expect", 0, "OUTCOME", CLI_RUN | CLI_ATTACH,
@@ -193,6 +203,13 @@ static const struct cli_option table[] = {
      "exit 0 if the search's outcome is OUTCOME (bug if it found one, else completed) and 4 "
      "otherwise",
      CHECK(set_expect)},
+    {"ok-exit", 0, "N", ALL_RUNS | CLI_TEST,
+     "with --fail-on-exit (and in test), exit status N is not a bug (repeatable)",
+     CHECK(set_ok_exit)},
+    {"fail-on-sanitizer", 0, NULL, CLI_RUN | CLI_EXPLORE,
+     "a sanitizer's report (ASan, TSan, UBSan) in the program's stderr is a bug\n"
+     "(its stderr then shows when it has ended; on in test)",
+     STORE_TRUE, FIELD(opt.sanitizer_bugs)},
     {"fail-on-exit", 0, NULL, ALL_RUNS, "a non-zero exit status of the program is a bug",
      STORE_TRUE, FIELD(opt.fail_on_exit)},
     {"driver", 0, "CMD", ALL_RUNS,
@@ -246,11 +263,14 @@ static const struct cli_option table[] = {
      FIELD(eo.strategy)},
     {"runs", 0, "N", CLI_EXPLORE | CLI_TEST, "stop after N runs (random and pct default to 100)",
      CHECK(set_runs)},
-    {"time", 0, "DURATION", CLI_EXPLORE | CLI_TEST, "stop after this long (e.g. 30s, 5m)", CHECK(set_time)},
+    {"time", 0, "DURATION", CLI_EXPLORE | CLI_TEST, "stop after this long (e.g. 30s, 5m)",
+     CHECK(set_time)},
     {"seed", 0, "S", CLI_EXPLORE | CLI_TEST, "seed of random, pct, pctvb and vb:V:T (default 1)",
      CHECK(set_seed)},
-    {"shard", 0, "I/N", CLI_EXPLORE | CLI_TEST, "explore the I-th of N disjoint parts", CHECK(set_shard)},
-    {"all", 0, NULL, CLI_EXPLORE | CLI_TEST, "keep searching after the first bug", STORE_TRUE, FIELD(eo.all)},
+    {"shard", 0, "I/N", CLI_EXPLORE | CLI_TEST, "explore the I-th of N disjoint parts",
+     CHECK(set_shard)},
+    {"all", 0, NULL, CLI_EXPLORE | CLI_TEST, "keep searching after the first bug", STORE_TRUE,
+     FIELD(eo.all)},
     {"verbose", 0, NULL, CLI_EXPLORE | CLI_TEST,
      "print the trace and report of every run that is not completed", STORE_TRUE,
      FIELD(eo.verbose)},
@@ -259,8 +279,8 @@ static const struct cli_option table[] = {
      CHECK(set_minimize)},
     {"no-minimize", 0, NULL, CLI_EXPLORE | CLI_TEST, "keep each bug schedule as found",
      CHECK(set_no_minimize)},
-    {"json", 0, NULL, CLI_EXPLORE | CLI_TEST, "print a JSON summary on stdout at the end (docs/json.md)",
-     STORE_TRUE, FIELD(json)},
+    {"json", 0, NULL, CLI_EXPLORE | CLI_TEST,
+     "print a JSON summary on stdout at the end (docs/json.md)", STORE_TRUE, FIELD(json)},
     {"schedules", 0, "FILE", CLI_EXPLORE,
      "write each run's choices and outcome, one line per run (- for stdout)", STORE_STRING,
      FIELD(schedules_path)},
@@ -268,10 +288,10 @@ static const struct cli_option table[] = {
      "explore with J processes (default 1); \"{job}\" in PROGRAM, ARGS and\n"
      "--driver is the job's number, 1..J (a port per job)",
      CHECK(set_jobs)},
-    {"max-steps", 0, "N", CLI_TEST,
+    {"max-steps", 0, "N", CLI_TEST | CLI_EXPLORE,
      "end a run after N scheduling steps as a livelock candidate (default 100000)",
      CHECK(set_max_steps)},
-    {"points", 0, "MODE", CLI_TEST,
+    {"points", 0, "MODE", CLI_TEST | CLI_EXPLORE,
      "scheduling points besides synchronisation: shared (default; the accesses a\n"
      "profiling phase found shared), sync (none), all (every non-stack access)",
      CHECK(set_points)},
@@ -459,7 +479,7 @@ static void defaults(struct cli_args *a, const struct cli_command_info *c)
 	a->expect = -1;
 	a->opt.report = stderr;
 	a->opt.pin_cpu = true;
-	a->opt.trace = c->bit == CLI_SHELL			 ? stdout
+	a->opt.trace = c->bit == CLI_SHELL			     ? stdout
 		       : c->bit == CLI_EXPLORE || c->bit == CLI_TEST ? NULL
 								     : stderr;
 	a->eo.out_dir = "cctrace-bugs";

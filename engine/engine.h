@@ -64,20 +64,23 @@ enum engine_watchpoints {
 };
 
 struct engine_options {
-	bool fail_on_exit;  /* a non-zero exit status of the program is a bug */
-	int64_t timeout_ms; /* default limit of every wait; 0 = 10 s */
-	FILE *trace;	    /* human trace, one line per scheduling event; NULL = none */
-	FILE *trace_json;   /* the same as JSON lines; NULL = none */
-	FILE *trace_chrome; /* run, attach: the Trace Event Format, written at the end */
-	FILE *report;	    /* outcome and diagnostics (stderr) */
-	bool pin_cpu;	    /* run cctrace and the threads it drives on one CPU */
-	bool brief;	    /* outcome lines only, no stacks (replays that only
-			     * need the verdict) */
-	const char *driver; /* a client started once the program is under control; the
-			     * run ends when it exits (non-zero: bug) */
-	bool include_stack; /* bare read/write match stack accesses (rsp/rbp) too */
-	bool single_step;   /* instruction-level events by PTRACE_SINGLESTEP, not by
-			     * decoding ahead (the reference for tests and bench) */
+	bool fail_on_exit;   /* a non-zero exit status of the program is a bug... */
+	uint64_t ok_exit[4]; /* ...unless its bit is set here (--ok-exit N) */
+	bool sanitizer_bugs; /* launched: a sanitizer's report in the program's stderr is
+			      * a bug (its stderr is shown when it has ended) */
+	int64_t timeout_ms;  /* default limit of every wait; 0 = 10 s */
+	FILE *trace;	     /* human trace, one line per scheduling event; NULL = none */
+	FILE *trace_json;    /* the same as JSON lines; NULL = none */
+	FILE *trace_chrome;  /* run, attach: the Trace Event Format, written at the end */
+	FILE *report;	     /* outcome and diagnostics (stderr) */
+	bool pin_cpu;	     /* run cctrace and the threads it drives on one CPU */
+	bool brief;	     /* outcome lines only, no stacks (replays that only
+			      * need the verdict) */
+	const char *driver;  /* a client started once the program is under control; the
+			      * run ends when it exits (non-zero: bug) */
+	bool include_stack;  /* bare read/write match stack accesses (rsp/rbp) too */
+	bool single_step;    /* instruction-level events by PTRACE_SINGLESTEP, not by
+			      * decoding ahead (the reference for tests and bench) */
 	enum engine_watchpoints watchpoints;
 	bool no_children; /* attach: the pid alone, not its descendants, and not the
 			   * processes it forks (let go at birth) */

@@ -100,16 +100,22 @@ void run_crash(struct run *r, const struct tr_event *ev)
 enum flow run_program_ended(struct run *r, const struct tr_event *ev, const char *during)
 {
 	struct tr_process *p;
+	char report[512];
 
 	for (p = tracer_processes(r->t); p; p = tracer_process_next(p))
 		if (tracer_process_alive(p))
 			return FLOW_NEXT;
-	if (ev->signo)
+	if (r->program_stderr >= 0 &&
+	    stderr_sanitizer_report(r->program_stderr, report, sizeof(report)))
+		report_outcome(r, OUTCOME_BUG, "a sanitizer reported in the program's stderr: %s",
+			       report);
+	else if (ev->signo)
 		report_outcome(
 		    r, tracer_signal_crashes(ev->signo) ? OUTCOME_BUG : OUTCOME_UNREALIZABLE,
 		    "the program was killed by %s%s%s", sigabbrev_np(ev->signo), during ? " " : "",
 		    during ? during : "");
-	else if (ev->status && r->opt->fail_on_exit)
+	else if (ev->status && r->opt->fail_on_exit &&
+		 !(r->opt->ok_exit[(ev->status & 255) / 64] & (1ull << (ev->status & 63))))
 		report_outcome(r, OUTCOME_BUG, "the program exited with status %d%s%s", ev->status,
 			       during ? " " : "", during ? during : "");
 	else if (during)
@@ -1032,6 +1038,7 @@ struct run *run_new(struct policy *pol, struct tracer *t, const struct engine_op
 	if (!r)
 		return NULL;
 	r->pol = pol;
+	r->program_stderr = -1;
 	r->t = t;
 	r->opt = opt;
 	r->launched = launched;
@@ -1108,6 +1115,7 @@ void run_free(struct run *r)
 {
 	if (!r)
 		return;
+	stderr_forward(r->program_stderr);
 	free_contexts(r);
 	free(r->bindings);
 	free(r->return_funcs);
@@ -1124,14 +1132,18 @@ void run_free(struct run *r)
 }
 
 enum engine_outcome interp_execute(struct policy *pol, struct tracer *t,
-				   const struct engine_options *opt, bool launched)
+				   const struct engine_options *opt, bool launched,
+				   int program_stderr)
 {
 	struct run *r = run_new(pol, t, opt, launched);
 	enum engine_outcome o;
 	pid_t driver;
 
-	if (!r)
+	if (!r) {
+		stderr_forward(program_stderr);
 		return OUTCOME_ERROR;
+	}
+	r->program_stderr = program_stderr;
 	driver = run_start_driver(r, opt->driver, false);
 	run_statements(r, pol->sched);
 	run_finish(r);

@@ -26,7 +26,8 @@ struct checker {
 	int watches; /* distinct watched lvalues in the current predicate */
 	char watch_text[MAX_WATCH_PER_WAIT + 1][128];
 	bool in_predicate;
-	bool in_choose; /* in the values of a choose(...) */
+	bool in_choose;		  /* in the values of a choose(...) */
+	const struct stmt *first; /* the schedule's first statement: serial's place */
 };
 
 static int fail(struct checker *k, struct src_loc loc, const char *fmt, ...)
@@ -460,6 +461,10 @@ static int check_stmt(struct checker *k, struct stmt *s)
 	case S_REPEAT:
 		return check_block(k, s->body);
 	case S_SERIAL:
+		if (s != k->first)
+			return fail(k, s->loc,
+				    "serial must be the schedule's first statement (it serializes "
+				    "the whole run, from the program's first instruction)");
 		return 0;
 	case S_ASSERT:
 		return check_typed(k, s->cond);
@@ -508,7 +513,8 @@ int lang_check_block(struct policy *pol, struct schedule *sched, struct sym_spac
 		     size_t errlen)
 {
 	struct schedule *saved = pol->sched;
-	struct checker k = {.pol = pol, .syms = syms, .err = err, .errlen = errlen};
+	struct checker k = {
+	    .pol = pol, .syms = syms, .err = err, .errlen = errlen, .first = sched->body};
 	int rc;
 
 	/* Names found here extend pol's tables, so that statements checked

@@ -159,9 +159,14 @@ static char *bug_head(const struct explore_options *eo, const struct engine_opti
 	if (!f)
 		return NULL;
 	/* The options that decide what counts as the bug go with it. */
-	fprintf(f, "# run: cctrace run%s%s%s%s%s %s --", opt->fail_on_exit ? " --fail-on-exit" : "",
+	fprintf(f, "# run: cctrace run%s%s%s%s%s%s", opt->fail_on_exit ? " --fail-on-exit" : "",
+		opt->sanitizer_bugs ? " --fail-on-sanitizer" : "",
 		opt->include_stack ? " --include-stack" : "", opt->driver ? " --driver '" : "",
-		opt->driver ? opt->driver : "", opt->driver ? "'" : "", path);
+		opt->driver ? opt->driver : "", opt->driver ? "'" : "");
+	for (i = 1; i < 256; i++)
+		if (opt->ok_exit[i / 64] & (1ull << (i % 64)))
+			fprintf(f, " --ok-exit %d", i);
+	fprintf(f, " %s --", path);
 	for (i = 0; argv[i]; i++)
 		fprintf(f, " %s", argv[i]);
 	fprintf(f, "\n# found by cctrace %s --strategy %s --seed %lu, run %ld, choices [%s]\n",

@@ -159,6 +159,7 @@ int search_test(char *const argv[], const struct engine_options *opt,
 	    profile(pol, argv, opt, eo, to, &cfg, err, errlen) < 0)
 		goto out;
 	run_opt.fail_on_exit = true;
+	run_opt.sanitizer_bugs = true;
 	local.serial = &cfg;
 	local.clean = false;
 	if (eo->strategy)
