@@ -110,7 +110,7 @@ struct sthread {
 	uint64_t futex;	  /* SS_BLOCKED in a futex wait: its word... */
 	uint32_t value;	  /* ...and the value it sleeps on */
 	bool in_futex;	  /* else blocked in another call: ready once another runs */
-	long blocked_at;  /* step it blocked at */
+	long blocked_at;  /* s->progress when it blocked */
 	uint64_t last_pc; /* the point of its last stop, 0: none */
 	int repeats;	  /* stops in a row at last_pc */
 	bool yielding;	  /* left out of the next choice if another can run */
@@ -145,6 +145,10 @@ struct serial {
 	bool planted; /* in the main process */
 	int cur;      /* the thread running or that ran last; -1: none */
 	long steps;
+	/* steps that did not end asleep: a thread asleep in a call other than
+	 * a futex wait is tried again only after one of them (two such
+	 * threads would otherwise take turns sleeping for ever) */
+	long progress;
 	struct segment seg;
 	/* the step in progress */
 	int running;
@@ -495,7 +499,7 @@ static bool enabled(struct serial *s, struct sthread *st)
 	    tracer_thread_last_event(st->th) == TR_EV_EXIT)
 		return false;
 	if (st->state == SS_BLOCKED) {
-		if (st->in_futex ? futex_sleeps(st) : st->blocked_at == s->steps)
+		if (st->in_futex ? futex_sleeps(st) : st->blocked_at == s->progress)
 			return false;
 		st->state = SS_READY;
 	}
@@ -588,7 +592,7 @@ static void note_blocked(struct serial *s, struct sthread *st)
 	long nr = tracer_syscall_args(st->th, args);
 
 	st->state = SS_BLOCKED;
-	st->blocked_at = s->steps;
+	st->blocked_at = s->progress;
 	st->in_futex =
 	    nr == TR_SYS_futex && ((args[1] & TR_FUTEX_CMD_MASK) == TR_FUTEX_WAIT ||
 				   (args[1] & TR_FUTEX_CMD_MASK) == TR_FUTEX_WAIT_BITSET);
@@ -621,6 +625,8 @@ static enum flow run_step(struct serial *s, int i)
 		return FLOW_STOP;
 	}
 	st = &s->threads[i]; /* only now: the threads it created grew the table */
+	if (s->stop != STOP_BLOCKED)
+		s->progress++;
 	if (s->stop == STOP_BLOCKED)
 		note_blocked(s, st);
 	if (s->stop == STOP_POINT) {

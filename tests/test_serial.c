@@ -39,14 +39,16 @@ static struct h_result search(const char *prog, int runs, char **dir)
 		     SERIAL_SAFETY_S);
 }
 
-/* The bug file replays its bug in every one of REPLAYS runs. */
+/* The bug file replays its bug in every one of REPLAYS runs, with the
+ * options its "# run:" line gives. */
 static void expect_replays(const char *sched, const char *prog)
 {
 	int i, ok = 0;
 
 	for (i = 0; i < REPLAYS; i++) {
 		struct h_result r =
-		    H_RUN(h_cctrace(), "run", "-q", "--expect", "bug", sched, "--", prog);
+		    H_RUN(h_cctrace(), "run", "-q", "--expect", "bug", "--fail-on-exit",
+			  "--fail-on-sanitizer", sched, "--", prog);
 
 		ok += r.code == 0;
 		if (r.code != 0)
@@ -86,7 +88,7 @@ Test(serial, lost_update)
 
 Test(serial, lock_order_deadlock)
 {
-	expect_found("tests/fixtures/serdeadlock", 40, "deadlock");
+	expect_found("tests/fixtures/serdeadlock", 60, "deadlock");
 }
 
 Test(serial, check_then_act)
@@ -142,6 +144,65 @@ Test(serial, usage_needs_a_program)
 	h_result_free(&r);
 }
 
+/* UBSan's report is the only sign of the bug: the program exits 0. */
+Test(serial, a_sanitizer_report_is_a_bug)
+{
+	expect_found("tests/fixtures/serubsan", 30, "runtime error: index -1 out of bounds");
+}
+
+/* explore without a schedule is test. */
+Test(serial, explore_without_a_schedule_is_test)
+{
+	char *dir = h_temp_dir();
+	struct h_result r =
+	    h_run((const char *const[]){h_cctrace(), "explore", "-q", "--seed", "1", "--runs", "30",
+					"--out", dir, "--", "tests/fixtures/sercounter", NULL},
+		  SERIAL_SAFETY_S);
+
+	cr_expect_eq(r.code, 1, "exit %d:\n%s", r.code, r.err);
+	cr_expect(strstr(h_read_file(h_fmt("%s/bug-1.sched", dir), NULL), "\nserial\n"));
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
+
+/* A non-zero exit is a bug in test, unless --ok-exit allows it. */
+Test(serial, ok_exit_allows_a_status)
+{
+	char *dir = h_temp_dir();
+	const char *prog = "tests/fixtures/errfix";
+	struct h_result bad = h_run((const char *const[]){h_cctrace(), "test", "-q", "--runs", "3",
+							  "--out", dir, "--", prog, "die", NULL},
+				    SERIAL_SAFETY_S);
+	char *dir2 = h_temp_dir();
+	struct h_result ok =
+	    h_run((const char *const[]){h_cctrace(), "test", "-q", "--runs", "3", "--ok-exit", "3",
+					"--out", dir2, "--", prog, "die", NULL},
+		  SERIAL_SAFETY_S);
+
+	cr_expect_eq(bad.code, 1, "exit %d:\n%s", bad.code, bad.err);
+	cr_expect(strstr(bad.err, "status 3") || exists(h_fmt("%s/bug-1.sched", dir)), "%s",
+		  bad.err);
+	cr_expect_eq(ok.code, 0, "exit %d:\n%s", ok.code, ok.err);
+	h_result_free(&bad);
+	h_result_free(&ok);
+	h_remove_tree(dir);
+	h_remove_tree(dir2);
+}
+
+/* serial must open the schedule: anywhere else is a clear error. */
+Test(serial, serial_comes_first)
+{
+	struct h_result r =
+	    H_RUN(h_cctrace(), "run", h_temp_sched("late.sched", "thread t1 = p1.t1\nserial\n"),
+		  "--", "tests/fixtures/sercounter");
+
+	cr_expect_eq(r.code, 3, "exit %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, "late.sched:2:1: error: serial must be the schedule's first "
+				"statement"),
+		  "%s", r.err);
+	h_result_free(&r);
+}
+
 /* ------------------------------------------------- SCTBench programs */
 
 /* The suite's directory: $SCTBENCH_DIR, else ../shared/benchmarks/
@@ -188,7 +249,7 @@ Test(sctbench, wronglock_bad)
 /* main returns without joining: found only with the exit point. */
 Test(sctbench, account_bad)
 {
-	expect_found(sctbench("account_bad"), 100, "ABRT");
+	expect_found(sctbench("account_bad"), 400, "ABRT");
 }
 
 Test(sctbench, deadlock01_bad)
