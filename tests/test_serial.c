@@ -165,14 +165,17 @@ Test(serial, explore_without_a_schedule_is_test)
 	h_remove_tree(dir);
 }
 
-/* A non-zero exit is a bug in test, unless --ok-exit allows it. */
+/* A non-zero exit is a bug in test, unless --ok-exit allows it.  (Not
+ * minimised: errfix's blocker thread sleeps in a pipe read for ever, and
+ * the replay of its end does not reproduce yet; see docs/test.md.) */
 Test(serial, ok_exit_allows_a_status)
 {
 	char *dir = h_temp_dir();
 	const char *prog = "tests/fixtures/errfix";
-	struct h_result bad = h_run((const char *const[]){h_cctrace(), "test", "-q", "--runs", "3",
-							  "--out", dir, "--", prog, "die", NULL},
-				    SERIAL_SAFETY_S);
+	struct h_result bad =
+	    h_run((const char *const[]){h_cctrace(), "test", "-q", "--no-minimize", "--runs", "3",
+					"--out", dir, "--", prog, "die", NULL},
+		  SERIAL_SAFETY_S);
 	char *dir2 = h_temp_dir();
 	struct h_result ok =
 	    h_run((const char *const[]){h_cctrace(), "test", "-q", "--runs", "3", "--ok-exit", "3",
