@@ -46,7 +46,7 @@ struct cli_args {
 	struct engine_options opt;
 	struct explore_options eo;
 	struct test_options to; /* test: --points, --max-steps */
-	int expect; /* an outcome, or -1 */
+	int expect;		/* an outcome, or -1 */
 	const char *trace_json_path;
 	const char *junit_path;	    /* --junit FILE */
 	const char *chrome_path;    /* --trace-chrome FILE */

@@ -352,7 +352,8 @@ bool lexer_location(struct lexer *lx, struct token *file, struct token *line)
 	if (!colon && plus && plus > s + start && plus[1] == '0' && plus[2] == 'x' &&
 	    strspn(plus + 3, "0123456789abcdefABCDEF") == (size_t)(s + end - plus - 3) &&
 	    s + end > plus + 3) {
-		*file = (struct token){.kind = T_IDENT, .loc = loc_at(lx, start), .text = s + start};
+		*file =
+		    (struct token){.kind = T_IDENT, .loc = loc_at(lx, start), .text = s + start};
 		file->len = len;
 		*line = (struct token){.kind = T_INT, .loc = loc_at(lx, start), .text = s + start};
 		line->len = len;

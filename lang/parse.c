@@ -80,7 +80,7 @@ static const char *const keywords[] = {
  * short words (`foo = ...` should get the hint about binding threads). */
 static const char *const stmt_keywords[] = {
     "thread",  "wait", "run",  "if",	 "while", "repeat", "assert", "release",
-    "timeout", "step", "next", "finish", "hold",  "assume", "let",	  "serial",
+    "timeout", "step", "next", "finish", "hold",  "assume", "let",    "serial",
 };
 
 static void advance(struct parser *p)
