@@ -42,7 +42,7 @@ FIXTURE_LIBS := $(patsubst %.c,%.so,$(wildcard tests/fixtures/lib*.c))
 FIXTURE_SRCS := $(filter-out tests/fixtures/lib%.c,$(wildcard tests/fixtures/*.c))
 FIXTURE_BINS := $(FIXTURE_SRCS:%.c=%) $(FIXTURE_LIBS)
 
-.PHONY: all deps system-deps samples fixtures test check-asan bench fuzz clean format lint \
+.PHONY: all deps system-deps samples fixtures test check-asan bench sctbench fuzz clean format lint \
 	install uninstall lint-man
 all: cctrace samples
 
@@ -73,6 +73,8 @@ samples: $(SAMPLE_BINS)
 fixtures: $(FIXTURE_BINS)
 tests/fixtures/%: tests/fixtures/%.c
 	$(CC) $(SAMPLE_CFLAGS) -o $@ $<
+# Its bug shows only in UBSan's report (cctrace test reads stderr for it).
+tests/fixtures/serubsan: SAMPLE_CFLAGS += -fsanitize=undefined
 tests/fixtures/lib%.so: tests/fixtures/lib%.c
 	$(CC) $(SAMPLE_CFLAGS) -shared -fPIC -o $@ $<
 
@@ -86,6 +88,11 @@ test-bins: $(TEST_BINS)
 
 bench: all fixtures
 	bench/run
+
+# cctrace test on every SCTBench-CS program (../shared/benchmarks): one row
+# each (docs/test.md).  SCT_RUNS, SCT_TIME, SCT_SEED, SCT_ONLY tune it.
+sctbench: all
+	bench/sctbench-cs
 
 # libFuzzer (clang) on the parser, printer and checker: tests/fuzz/.  The
 # library is rebuilt with clang into build/fuzz, where the corpus, seeded

@@ -27,30 +27,30 @@
 #include <string.h>
 #include <unistd.h>
 
-static void report(const struct explore_summary *sum, const char *dir)
+static void report(const char *cmd, const struct explore_summary *sum, const char *dir)
 {
 	char errors[48] = "";
 
 	if (sum->errors)
 		snprintf(errors, sizeof(errors), ", %ld errors", sum->errors);
 	fprintf(stderr,
-		"cctrace explore: %ld runs, %ld bugs, %ld completed, %ld infeasible, "
+		"cctrace %s: %ld runs, %ld bugs, %ld completed, %ld infeasible, "
 		"%ld unrealizable, %ld diverged%s; %s %s\n",
-		sum->runs, sum->bugs, sum->completed, sum->infeasible, sum->unrealizable,
+		cmd, sum->runs, sum->bugs, sum->completed, sum->infeasible, sum->unrealizable,
 		sum->diverged, errors,
 		sum->bugs ? "bug-N.sched, .txt and .html in" : "output directory", dir);
 }
 
 /* Every run failed to follow the schedule: nothing was explored. */
-static bool nothing_explored(const struct explore_summary *sum, const char *dir)
+static bool nothing_explored(const char *cmd, const struct explore_summary *sum, const char *dir)
 {
 	if (sum->interrupted || sum->runs == 0 || sum->unrealizable + sum->errors < sum->runs)
 		return false;
-	report(sum, dir);
+	report(cmd, sum, dir);
 	fprintf(stderr,
-		"cctrace explore: error: no run could follow the schedule (every one was "
+		"cctrace %s: error: no run could follow the schedule (every one was "
 		"unrealizable or an error), so nothing was explored; the last: %s\n",
-		sum->last_failure[0] ? sum->last_failure : "(no report)");
+		cmd, sum->last_failure[0] ? sum->last_failure : "(no report)");
 	return true;
 }
 
@@ -155,15 +155,15 @@ out:
 }
 
 /* The exit code of a search that ran. */
-static int exit_code(const struct cli_args *a, const struct explore_summary *sum)
+int explore_exit_code(const struct cli_args *a, const struct explore_summary *sum)
 {
 	int sig = engine_stop_signal();
 
 	if (sum->interrupted && sig)
 		return 128 + sig;
-	if (!sum->bugs && nothing_explored(sum, a->eo.out_dir))
+	if (!sum->bugs && nothing_explored(a->command, sum, a->eo.out_dir))
 		return EXIT_ERROR;
-	report(sum, a->eo.out_dir);
+	report(a->command, sum, a->eo.out_dir);
 	if (a->expect >= 0)
 		return a->expect == (sum->bugs ? OUTCOME_BUG : OUTCOME_COMPLETED) ? 0
 										  : EXIT_UNEXPECTED;
@@ -177,8 +177,14 @@ int explore_main(struct cli_args *a)
 	char err[4096];
 	int rc = EXIT_ERROR;
 
+	/* no schedule: schedule-free testing, as `cctrace test` */
+	if (a->noperands == 0 && a->program && a->program[0])
+		return test_main(a);
 	if (a->noperands != 1 || !a->program || !a->program[0])
 		return cli_usage_error("explore", "expected SCHEDULE -- PROGRAM [ARGS...]");
+	if (a->to.points != TEST_POINTS_SHARED || a->to.max_steps)
+		return cli_usage_error("explore", "--points and --max-steps are for a search "
+						  "without a schedule (cctrace test)");
 	if (!a->eo.max_runs && a->eo.strategy &&
 	    (strncmp(a->eo.strategy, "random", 6) == 0 || strncmp(a->eo.strategy, "pct", 3) == 0))
 		a->eo.max_runs = 100;
@@ -196,7 +202,7 @@ int explore_main(struct cli_args *a)
 	if (search_explore_jobs(pol, a->program, &a->opt, &a->eo, &sum, err, sizeof(err)) < 0)
 		fprintf(stderr, "cctrace explore: error: %s\n", err);
 	else
-		rc = exit_code(a, &sum);
+		rc = explore_exit_code(a, &sum);
 	if (a->junit_path && rc != EXIT_ERROR && write_junit(a, &sum) < 0 && rc < 128)
 		rc = EXIT_ERROR;
 out:

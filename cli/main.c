@@ -197,7 +197,7 @@ static const struct command {
 	int (*fn)(struct cli_args *a);
 } commands[] = {
     {"run", cmd_run},	       {"attach", cmd_attach},		 {"shell", shell_main},
-    {"explore", explore_main}, {"watchpoints", cmd_watchpoints},
+    {"explore", explore_main}, {"watchpoints", cmd_watchpoints}, {"test", test_main},
 };
 
 /* `cctrace help [COMMAND]` */

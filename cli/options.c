@@ -20,7 +20,7 @@
 #include <string.h>
 
 #define ALL_RUNS (CLI_RUN | CLI_ATTACH | CLI_EXPLORE)
-#define TRACING	 (CLI_RUN | CLI_ATTACH | CLI_EXPLORE | CLI_SHELL)
+#define TRACING	 (CLI_RUN | CLI_ATTACH | CLI_EXPLORE | CLI_SHELL | CLI_TEST)
 
 /* What an option does with its value. */
 enum cli_store {
@@ -140,6 +140,34 @@ static int set_jobs(struct cli_args *a, const char *v)
 	return 0;
 }
 
+static int set_max_steps(struct cli_args *a, const char *v)
+{
+	return whole(a, "max-steps", v, 1, 0x7fffffffL, &a->to.max_steps);
+}
+
+static int set_ok_exit(struct cli_args *a, const char *v)
+{
+	long code;
+
+	if (whole(a, "ok-exit", v, 1, 255, &code) < 0)
+		return -1;
+	a->opt.ok_exit[code / 64] |= 1ull << (code % 64);
+	return 0;
+}
+
+static int set_points(struct cli_args *a, const char *v)
+{
+	static const char *const names[] = {"shared", "sync", "all"};
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(v, names[i]) == 0) {
+			a->to.points = (enum test_points)i;
+			return 0;
+		}
+	return cli_usage_error(a->command, "--points is shared, sync or all, not '%s'", v);
+}
+
 static int set_no_minimize(struct cli_args *a, const char *v)
 {
 	(void)v;
@@ -155,26 +183,33 @@ static int set_no_minimize(struct cli_args *a, const char *v)
 static const struct cli_option table[] = {
     {"quiet", 'q', NULL, CLI_RUN | CLI_ATTACH | CLI_SHELL, "no trace lines, only the outcome",
      STORE_TRUE, FIELD(quiet)},
-    {"quiet", 'q', NULL, CLI_EXPLORE,
+    {"quiet", 'q', NULL, CLI_EXPLORE | CLI_TEST,
      "no progress lines and no watchpoint note, only the bugs found and the summary", STORE_TRUE,
      FIELD(quiet)},
     {"out", 'o', "FILE", CLI_RUN | CLI_ATTACH, "the trace to FILE instead of stderr (- for stdout)",
      STORE_STRING, FIELD(out_path)},
-    {"out", 'o', "DIR", CLI_EXPLORE,
+    {"out", 'o', "DIR", CLI_EXPLORE | CLI_TEST,
      "where bug-N.sched, bug-N.txt and bug-N.html go (default cctrace-bugs);\n"
      "a search refuses a DIR holding bug files of an earlier one",
      STORE_STRING, FIELD(out_path)},
-    {"clean", 0, NULL, CLI_EXPLORE, "remove the bug files of an earlier search from DIR first",
-     STORE_TRUE, FIELD(eo.clean)},
+    {"clean", 0, NULL, CLI_EXPLORE | CLI_TEST,
+     "remove the bug files of an earlier search from DIR first", STORE_TRUE, FIELD(eo.clean)},
     {"timeout", 0, "DURATION", TRACING,
      "default limit of every wait (e.g. 500ms, 2s, 1.5m; default 10s)", CHECK(set_timeout)},
     {"expect", 0, "OUTCOME", CLI_RUN | CLI_ATTACH,
      "exit 0 if the outcome is OUTCOME (bug, completed, unrealizable, error) and 4 otherwise",
      CHECK(set_expect)},
-    {"expect", 0, "OUTCOME", CLI_EXPLORE,
+    {"expect", 0, "OUTCOME", CLI_EXPLORE | CLI_TEST,
      "exit 0 if the search's outcome is OUTCOME (bug if it found one, else completed) and 4 "
      "otherwise",
      CHECK(set_expect)},
+    {"ok-exit", 0, "N", ALL_RUNS | CLI_TEST,
+     "with --fail-on-exit (and in test), exit status N is not a bug (repeatable)",
+     CHECK(set_ok_exit)},
+    {"fail-on-sanitizer", 0, NULL, CLI_RUN | CLI_EXPLORE,
+     "a sanitizer's report (ASan, TSan, UBSan) in the program's stderr is a bug\n"
+     "(its stderr then shows when it has ended; on in test)",
+     STORE_TRUE, FIELD(opt.sanitizer_bugs)},
     {"fail-on-exit", 0, NULL, ALL_RUNS, "a non-zero exit status of the program is a bug",
      STORE_TRUE, FIELD(opt.fail_on_exit)},
     {"driver", 0, "CMD", ALL_RUNS,
@@ -223,33 +258,43 @@ static const struct cli_option table[] = {
      "or hw where they trap on this host (auto, the default; also\n"
      "$CCTRACE_WATCHPOINTS)",
      CHECK(set_watchpoints)},
-    {"strategy", 0, "S", CLI_EXPLORE,
+    {"strategy", 0, "S", CLI_EXPLORE | CLI_TEST,
      "dfs (default), bfs, random, pct:D, cb:N, vb:V[:T] or pctvb:D:V", STORE_STRING,
      FIELD(eo.strategy)},
-    {"runs", 0, "N", CLI_EXPLORE, "stop after N runs (random and pct default to 100)",
+    {"runs", 0, "N", CLI_EXPLORE | CLI_TEST, "stop after N runs (random and pct default to 100)",
      CHECK(set_runs)},
-    {"time", 0, "DURATION", CLI_EXPLORE, "stop after this long (e.g. 30s, 5m)", CHECK(set_time)},
-    {"seed", 0, "S", CLI_EXPLORE, "seed of random, pct, pctvb and vb:V:T (default 1)",
+    {"time", 0, "DURATION", CLI_EXPLORE | CLI_TEST, "stop after this long (e.g. 30s, 5m)",
+     CHECK(set_time)},
+    {"seed", 0, "S", CLI_EXPLORE | CLI_TEST, "seed of random, pct, pctvb and vb:V:T (default 1)",
      CHECK(set_seed)},
-    {"shard", 0, "I/N", CLI_EXPLORE, "explore the I-th of N disjoint parts", CHECK(set_shard)},
-    {"all", 0, NULL, CLI_EXPLORE, "keep searching after the first bug", STORE_TRUE, FIELD(eo.all)},
-    {"verbose", 0, NULL, CLI_EXPLORE,
+    {"shard", 0, "I/N", CLI_EXPLORE | CLI_TEST, "explore the I-th of N disjoint parts",
+     CHECK(set_shard)},
+    {"all", 0, NULL, CLI_EXPLORE | CLI_TEST, "keep searching after the first bug", STORE_TRUE,
+     FIELD(eo.all)},
+    {"verbose", 0, NULL, CLI_EXPLORE | CLI_TEST,
      "print the trace and report of every run that is not completed", STORE_TRUE,
      FIELD(eo.verbose)},
-    {"minimize", 0, "R", CLI_EXPLORE,
+    {"minimize", 0, "R", CLI_EXPLORE | CLI_TEST,
      "cut each bug schedule down while it reproduces in R of R replays\n(default 10)",
      CHECK(set_minimize)},
-    {"no-minimize", 0, NULL, CLI_EXPLORE, "keep each bug schedule as found",
+    {"no-minimize", 0, NULL, CLI_EXPLORE | CLI_TEST, "keep each bug schedule as found",
      CHECK(set_no_minimize)},
-    {"json", 0, NULL, CLI_EXPLORE, "print a JSON summary on stdout at the end (docs/json.md)",
-     STORE_TRUE, FIELD(json)},
+    {"json", 0, NULL, CLI_EXPLORE | CLI_TEST,
+     "print a JSON summary on stdout at the end (docs/json.md)", STORE_TRUE, FIELD(json)},
     {"schedules", 0, "FILE", CLI_EXPLORE,
      "write each run's choices and outcome, one line per run (- for stdout)", STORE_STRING,
      FIELD(schedules_path)},
-    {"jobs", 'j', "J", CLI_EXPLORE,
+    {"jobs", 'j', "J", CLI_EXPLORE | CLI_TEST,
      "explore with J processes (default 1); \"{job}\" in PROGRAM, ARGS and\n"
      "--driver is the job's number, 1..J (a port per job)",
      CHECK(set_jobs)},
+    {"max-steps", 0, "N", CLI_TEST | CLI_EXPLORE,
+     "end a run after N scheduling steps as a livelock candidate (default 100000)",
+     CHECK(set_max_steps)},
+    {"points", 0, "MODE", CLI_TEST | CLI_EXPLORE,
+     "scheduling points besides synchronisation: shared (default; the accesses a\n"
+     "profiling phase found shared), sync (none), all (every non-stack access)",
+     CHECK(set_points)},
     {"exit-on-error", 0, NULL, CLI_SHELL, "stop at the first failed command, exit code 3",
      STORE_TRUE, FIELD(exit_on_error)},
     {"help", 'h', NULL, ~0u, "this text", STORE_TRUE, FIELD(help)},
@@ -277,6 +322,15 @@ static const struct cli_command_info {
      "exit codes: 0 no bug found, 1 bug found, 3 error (or no run could follow the\n"
      "schedule), 4 unexpected outcome (--expect), 130 interrupted\n"
      "See docs/search.md.\n"},
+    {"test", CLI_TEST, "[OPTIONS] -- PROGRAM [ARGS...]",
+     "Test PROGRAM for concurrency bugs without a schedule: run it serialized,\n"
+     "one thread at a time, a search choosing the thread at every\n"
+     "synchronisation and shared access; save each bug as DIR/bug-N.sched (a\n"
+     "`serial` schedule that cctrace run replays) and DIR/bug-N.txt.\n"
+     "A fatal signal, a failed assert, a non-zero exit and a deadlock are bugs.",
+     "exit codes: 0 no bug found, 1 bug found, 3 error (or no run could run),\n"
+     "4 unexpected outcome (--expect), 130 interrupted\n"
+     "See docs/test.md.\n"},
     {"shell", CLI_SHELL, "[OPTIONS] PID | -- PROGRAM [ARGS...]",
      "Hold the threads of a program and schedule them by hand; `save FILE`\n"
      "writes the session as a schedule.  Commands come from the terminal (line\n"
@@ -425,7 +479,9 @@ static void defaults(struct cli_args *a, const struct cli_command_info *c)
 	a->expect = -1;
 	a->opt.report = stderr;
 	a->opt.pin_cpu = true;
-	a->opt.trace = c->bit == CLI_SHELL ? stdout : c->bit == CLI_EXPLORE ? NULL : stderr;
+	a->opt.trace = c->bit == CLI_SHELL			     ? stdout
+		       : c->bit == CLI_EXPLORE || c->bit == CLI_TEST ? NULL
+								     : stderr;
 	a->eo.out_dir = "cctrace-bugs";
 	a->eo.seed = 1;
 	a->eo.minimize_replays = 10;
@@ -572,7 +628,7 @@ int cli_parse(const char *cmd, int argc, char **argv, struct cli_args *a)
 	a->operands = argv + optind;
 	a->noperands = dashes - optind;
 	a->program = dashes < argc ? argv + dashes + 1 : NULL;
-	if (a->quiet && c->bit != CLI_EXPLORE)
+	if (a->quiet && c->bit != CLI_EXPLORE && c->bit != CLI_TEST)
 		a->opt.trace = NULL;
 	if (c->bit & TRACING &&
 	    engine_resolve_watchpoints(&a->opt, &a->watch_why, err, sizeof(err)) < 0) {

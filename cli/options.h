@@ -45,7 +45,8 @@ struct cli_args {
 	enum cli_command bit;
 	struct engine_options opt;
 	struct explore_options eo;
-	int expect; /* an outcome, or -1 */
+	struct test_options to; /* test: --points, --max-steps */
+	int expect;		/* an outcome, or -1 */
 	const char *trace_json_path;
 	const char *junit_path;	    /* --junit FILE */
 	const char *chrome_path;    /* --trace-chrome FILE */

@@ -78,11 +78,13 @@ _cctrace_option_argument()
         COMPREPLY=($(compgen -W 'dfs bfs random pct: cb: vb: pctvb:' -- "$cur"))
         [[ ${COMPREPLY-} == *: ]] && compopt -o nospace
         __ltrim_colon_completions "$cur" ;;
+    --points)
+        COMPREPLY=($(compgen -W 'shared sync all' -- "$cur")) ;;
     --out | -o)
         _filedir -d ;;
     --driver)
         COMPREPLY=($(compgen -c -- "$cur")) ;;
-    --timeout | --time | --runs | --seed | --shard | --jobs | -j | --minimize) ;;
+    --timeout | --time | --runs | --seed | --shard | --jobs | -j | --minimize | --max-steps | --ok-exit) ;;
     *)
         _filedir ;;
     esac
@@ -148,7 +150,7 @@ _cctrace()
         return
     fi
     if [[ $cur == -* ]]; then
-        [[ $cmd == @(run|explore|shell) ]] && opts+=$'\n--'
+        [[ $cmd == @(run|explore|test|shell) ]] && opts+=$'\n--'
         COMPREPLY=($(compgen -W "$opts" -- "$cur"))
         [[ ${COMPREPLY-} == *= ]] && compopt -o nospace
         return

@@ -64,26 +64,33 @@ enum engine_watchpoints {
 };
 
 struct engine_options {
-	bool fail_on_exit;  /* a non-zero exit status of the program is a bug */
-	int64_t timeout_ms; /* default limit of every wait; 0 = 10 s */
-	FILE *trace;	    /* human trace, one line per scheduling event; NULL = none */
-	FILE *trace_json;   /* the same as JSON lines; NULL = none */
-	FILE *trace_chrome; /* run, attach: the Trace Event Format, written at the end */
-	FILE *report;	    /* outcome and diagnostics (stderr) */
-	bool pin_cpu;	    /* run cctrace and the threads it drives on one CPU */
-	bool brief;	    /* outcome lines only, no stacks (replays that only
-			     * need the verdict) */
-	const char *driver; /* a client started once the program is under control; the
-			     * run ends when it exits (non-zero: bug) */
-	bool include_stack; /* bare read/write match stack accesses (rsp/rbp) too */
-	bool single_step;   /* instruction-level events by PTRACE_SINGLESTEP, not by
-			     * decoding ahead (the reference for tests and bench) */
+	bool fail_on_exit;   /* a non-zero exit status of the program is a bug... */
+	uint64_t ok_exit[4]; /* ...unless its bit is set here (--ok-exit N) */
+	bool sanitizer_bugs; /* launched: a sanitizer's report in the program's stderr is
+			      * a bug (its stderr is shown when it has ended) */
+	int64_t timeout_ms;  /* default limit of every wait; 0 = 10 s */
+	FILE *trace;	     /* human trace, one line per scheduling event; NULL = none */
+	FILE *trace_json;    /* the same as JSON lines; NULL = none */
+	FILE *trace_chrome;  /* run, attach: the Trace Event Format, written at the end */
+	FILE *report;	     /* outcome and diagnostics (stderr) */
+	bool pin_cpu;	     /* run cctrace and the threads it drives on one CPU */
+	bool brief;	     /* outcome lines only, no stacks (replays that only
+			      * need the verdict) */
+	const char *driver;  /* a client started once the program is under control; the
+			      * run ends when it exits (non-zero: bug) */
+	bool include_stack;  /* bare read/write match stack accesses (rsp/rbp) too */
+	bool single_step;    /* instruction-level events by PTRACE_SINGLESTEP, not by
+			      * decoding ahead (the reference for tests and bench) */
 	enum engine_watchpoints watchpoints;
 	bool no_children; /* attach: the pid alone, not its descendants, and not the
 			   * processes it forks (let go at birth) */
 	int end_order;	  /* 0: at the end every thread is let go at once; 1 / -1: the
 			   * bound ones one at a time, each until it exits or blocks, in
 			   * binding order / its reverse (minimisation's replays) */
+	int64_t drain_ms; /* after the schedule, the program's end is awaited this
+			   * long (0: for ever); longer is an unrealizable run, not a
+			   * hang (minimisation's replays: a dropped step may leave
+			   * the program deadlocked for real) */
 	/* engine_run_program, engine_run_attached: not NULL, it gets a
 	 * malloc'd copy of the outcome's why (what follows "cctrace: OUTCOME:
 	 * "), or NULL; the caller frees it (--junit) */
@@ -233,6 +240,25 @@ struct engine_trace_event {
 	const char *preempted;
 };
 
+/* Serialized execution (`cctrace test`; engine/serial.c): the schedule's
+ * `serial` statement runs the whole program with one thread at a time,
+ * asking choose (ids: the threads' creation order) at every scheduling
+ * point where two or more threads could run. */
+struct engine_serial {
+	const uint64_t *points; /* instructions that are scheduling points */
+	size_t npoints;
+	bool all_points; /* also every non-stack access in the executable's text */
+	bool profile;	 /* record which points touch memory two threads share */
+	long max_steps;	 /* a run taking more is a livelock candidate; 0: default */
+	/* out: the points found shared (profile; malloc'd, grows over runs) */
+	uint64_t *shared;
+	size_t nshared;
+	long steps_out;	       /* steps of the last run */
+	long lines_out;	       /* its recorded steps */
+	long *preemptions_out; /* NULL, or counts context switches away from a thread
+				* that could have gone on */
+};
+
 struct run_hooks {
 	/* An option in 0 .. c->n-1, or ENGINE_CHOICE_ABANDON. */
 	int (*choose)(void *ctx, const struct engine_choice *c);
@@ -250,6 +276,7 @@ struct run_hooks {
 	 * only for the call. */
 	void (*trace_event)(void *trace_ctx, const struct engine_trace_event *ev);
 	void *trace_ctx;
+	struct engine_serial *serial; /* NULL: `serial` only holds unbound threads */
 };
 
 struct run_result {

@@ -124,6 +124,7 @@ enum loop_verdict loop_resume_free(struct run *r, const struct tr_event *ev,
 
 struct run {
 	struct policy *pol;
+	int program_stderr;	/* sanitizer_bugs: the file it goes to (stderr.c); -1 */
 	struct schedule *sched; /* the statements running, for diagnostics */
 	int nbindings;
 	bool interactive;    /* a shell session: Ctrl-C holds, not ends */
@@ -135,11 +136,12 @@ struct run {
 	FILE *record;	 /* explore: the run as an exact schedule */
 	int64_t *locals; /* let/for variables */
 	int nlocals;
-	struct tr_thread *last_run;	   /* the thread the last run/step moved (cb) */
-	bool no_drain;			   /* deadlock, driver ended: do not wait for the end */
-	bool has_driver;		   /* explore --driver: its exit ends the run */
-	bool deferred_trace;		   /* keep raw events; name them only on demand */
-	int64_t symbols_us;		   /* time spent opening symbol tables */
+	struct tr_thread *last_run; /* the thread the last run/step moved (cb) */
+	bool serial;		    /* `serial` ran: threads never bound stay held at their start */
+	bool no_drain;		    /* deadlock, driver ended: do not wait for the end */
+	bool has_driver;	    /* explore --driver: its exit ends the run */
+	bool deferred_trace;	    /* keep raw events; name them only on demand */
+	int64_t symbols_us;	    /* time spent opening symbol tables */
 	struct symbol_cache *symbol_cache; /* explore: tables kept across runs */
 	struct deferred_event {
 		double ms;
@@ -260,6 +262,11 @@ enum flow exec_assume(struct run *r, const struct stmt *s);
 int run_local_slot(struct run *r, const char *name);
 void run_record(struct run *r, const struct stmt *s);
 void run_record_end(struct run *r, const struct stmt *s);
+
+/* serial.c */
+enum flow exec_serial(struct run *r, const struct stmt *s);
+/* After `serial`, a thread never bound is held where it started. */
+bool serial_keeps(struct run *r, struct tr_thread *th);
 
 /* step.c */
 enum flow exec_step(struct run *r, const struct stmt *s);
@@ -385,7 +392,19 @@ int watchmode_probed(void);
 
 /* --- interp.c --- */
 struct run_report;
+/* stderr.c: the launched program's stderr into a temporary file (its fd,
+ * -1 on error) while *saved keeps cctrace's; then put back. */
+int stderr_capture_begin(int *saved);
+void stderr_capture_end(int saved);
+/* The first line of a sanitizer's report in the file, into line. */
+bool stderr_sanitizer_report(int fd, char *line, size_t len);
+/* The file to cctrace's stderr, and closed. */
+void stderr_forward(int fd);
+
+/* program_stderr: the file of stderr_capture_begin, or -1; it is
+ * forwarded and closed at the end. */
 enum engine_outcome interp_execute(struct policy *pol, struct tracer *t,
-				   const struct engine_options *opt, bool launched);
+				   const struct engine_options *opt, bool launched,
+				   int program_stderr);
 
 #endif

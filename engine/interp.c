@@ -16,6 +16,7 @@
 #include "engine/internal.h"
 
 #include <assert.h>
+#include <inttypes.h>
 
 #include <limits.h>
 #include <signal.h>
@@ -33,8 +34,7 @@ void run_where(struct run *r, const struct stmt *s, char *buf, size_t len)
 
 void run_resume(struct run *r, struct tr_thread *th)
 {
-	(void)r;
-	if (tracer_thread_held(th))
+	if (tracer_thread_held(th) && !serial_keeps(r, th))
 		tracer_resume(th);
 }
 
@@ -66,7 +66,7 @@ void run_release_free(struct run *r)
 		struct thread_ctx *tc = run_thread(r, th);
 
 		if (!tracer_thread_held(th) || tc->bound >= 0 || tc->matched ||
-		    tracer_event_pending(th))
+		    tracer_event_pending(th) || serial_keeps(r, th))
 			continue;
 		if (tc->candidate && r->fine_want)
 			continue; /* the stepper's: run_wait_for moves it */
@@ -100,16 +100,22 @@ void run_crash(struct run *r, const struct tr_event *ev)
 enum flow run_program_ended(struct run *r, const struct tr_event *ev, const char *during)
 {
 	struct tr_process *p;
+	char report[512];
 
 	for (p = tracer_processes(r->t); p; p = tracer_process_next(p))
 		if (tracer_process_alive(p))
 			return FLOW_NEXT;
-	if (ev->signo)
+	if (r->program_stderr >= 0 &&
+	    stderr_sanitizer_report(r->program_stderr, report, sizeof(report)))
+		report_outcome(r, OUTCOME_BUG, "a sanitizer reported in the program's stderr: %s",
+			       report);
+	else if (ev->signo)
 		report_outcome(
 		    r, tracer_signal_crashes(ev->signo) ? OUTCOME_BUG : OUTCOME_UNREALIZABLE,
 		    "the program was killed by %s%s%s", sigabbrev_np(ev->signo), during ? " " : "",
 		    during ? during : "");
-	else if (ev->status && r->opt->fail_on_exit)
+	else if (ev->status && r->opt->fail_on_exit &&
+		 !(r->opt->ok_exit[(ev->status & 255) / 64] & (1ull << (ev->status & 63))))
 		report_outcome(r, OUTCOME_BUG, "the program exited with status %d%s%s", ev->status,
 			       during ? " " : "", during ? during : "");
 	else if (during)
@@ -956,6 +962,8 @@ static enum flow dispatch(struct run *r, const struct stmt *s)
 		return exec_let(r, s);
 	case S_FOR:
 		return exec_for(r, s);
+	case S_SERIAL:
+		return exec_serial(r, s);
 	}
 	return FLOW_NEXT;
 }
@@ -974,6 +982,7 @@ static void release_everything(struct run *r)
 	int var;
 
 	points_flush(r);
+	r->serial = false; /* the end of the schedule lets every thread go */
 	for (var = 0; var < r->nbindings; var++)
 		run_unbind(r, var);
 	tr_for_each_thread(th, r->t)
@@ -989,11 +998,25 @@ static enum loop_verdict resume_any(struct run *r, const struct tr_event *ev,
 	return LOOP_AGAIN;
 }
 
+static enum loop_verdict drain_too_long(struct run *r, struct loop_request *req)
+{
+	(void)req;
+	r->no_drain = true;
+	report_outcome(r, OUTCOME_UNREALIZABLE,
+		       "the program did not end within %" PRId64 " ms of the schedule's end",
+		       r->opt->drain_ms);
+	return LOOP_STOP;
+}
+
 /* After the schedule: let a launched program run to its end, still
  * watching for crashes and, with --fail-on-exit, a bad exit status. */
 static void drain(struct run *r)
 {
-	struct loop_request req = {.deadline_ms = -1, .on_event = resume_any, .drain = true};
+	struct loop_request req = {
+	    .deadline_ms = r->opt->drain_ms > 0 ? tracer_now_ms() + r->opt->drain_ms : -1,
+	    .on_event = resume_any,
+	    .on_deadline = drain_too_long,
+	    .drain = true};
 
 	loop_run(r, &req);
 }
@@ -1021,6 +1044,7 @@ struct run *run_new(struct policy *pol, struct tracer *t, const struct engine_op
 	if (!r)
 		return NULL;
 	r->pol = pol;
+	r->program_stderr = -1;
 	r->t = t;
 	r->opt = opt;
 	r->launched = launched;
@@ -1097,6 +1121,7 @@ void run_free(struct run *r)
 {
 	if (!r)
 		return;
+	stderr_forward(r->program_stderr);
 	free_contexts(r);
 	free(r->bindings);
 	free(r->return_funcs);
@@ -1113,14 +1138,18 @@ void run_free(struct run *r)
 }
 
 enum engine_outcome interp_execute(struct policy *pol, struct tracer *t,
-				   const struct engine_options *opt, bool launched)
+				   const struct engine_options *opt, bool launched,
+				   int program_stderr)
 {
 	struct run *r = run_new(pol, t, opt, launched);
 	enum engine_outcome o;
 	pid_t driver;
 
-	if (!r)
+	if (!r) {
+		stderr_forward(program_stderr);
 		return OUTCOME_ERROR;
+	}
+	r->program_stderr = program_stderr;
 	driver = run_start_driver(r, opt->driver, false);
 	run_statements(r, pol->sched);
 	run_finish(r);

@@ -173,6 +173,16 @@ static int resolve_line(struct sym_space *syms, const struct at_loc *at, struct 
 
 	la->resolved = true;
 	la->n = 0;
+	if (at->line == 0) { /* at(FUNC+0xOFFSET): one address */
+		if (lang_func_offset(syms, at->file, &first) < 0)
+			return 0;
+		la->addrs = calloc(1, sizeof(*la->addrs));
+		if (!la->addrs)
+			return -1;
+		la->addrs[0] = first;
+		la->n = 1;
+		return 0;
+	}
 	if (sym_line(syms, at->file, at->line, &first, 1, &n) < 0 || n == 0)
 		return 0;
 	la->addrs = calloc(n, sizeof(*la->addrs));

@@ -154,13 +154,17 @@ static enum engine_outcome run_on(struct policy *pol, char *const argv[], pid_t 
 	struct tracer *t = tracer_new(&topt);
 	enum engine_outcome o = OUTCOME_ERROR;
 	char err[1024];
-	int rc;
+	int rc, saved = -1, program_stderr = -1;
 
 	if (!t)
 		return OUTCOME_ERROR;
+	if (argv && opt->sanitizer_bugs)
+		program_stderr = stderr_capture_begin(&saved);
 	rc = argv ? tracer_launch(t, argv, err, sizeof(err))
 		  : tracer_attach(t, pid, err, sizeof(err));
+	stderr_capture_end(saved);
 	if (rc < 0) {
+		stderr_forward(program_stderr);
 		if (opt->report)
 			fprintf(opt->report, "cctrace: error: %s\n", err);
 		if (opt->trace_json)
@@ -173,7 +177,7 @@ static enum engine_outcome run_on(struct policy *pol, char *const argv[], pid_t 
 	} else {
 		if (tracer_attach_note(t) && opt->report)
 			fprintf(opt->report, "cctrace: note: %s\n", tracer_attach_note(t));
-		o = interp_execute(pol, t, opt, argv != NULL);
+		o = interp_execute(pol, t, opt, argv != NULL, program_stderr);
 	}
 	tracer_terminal_take(t);
 	tracer_free(t);
@@ -235,7 +239,7 @@ int engine_run_once(struct policy *pol, char *const argv[], const struct engine_
 	int64_t t0 = tracer_now_us();
 	struct tracer *t = tracer_new(&topt);
 	struct run *r = NULL;
-	int rc = -1;
+	int rc = -1, saved = -1, program_stderr = -1;
 
 	assert(pol && argv && argv[0] && hooks && out);
 	memset(out, 0, sizeof(*out));
@@ -244,14 +248,24 @@ int engine_run_once(struct policy *pol, char *const argv[], const struct engine_
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	if (tracer_launch(t, argv, err, errlen) < 0)
+	if (opt->sanitizer_bugs)
+		program_stderr = stderr_capture_begin(&saved);
+	rc = tracer_launch(t, argv, err, errlen);
+	stderr_capture_end(saved);
+	if (rc < 0) {
+		stderr_forward(program_stderr);
+		rc = -1;
 		goto out;
+	}
+	rc = -1;
 	out->launch_ms = ms_between(t0, tracer_now_us());
 	r = run_new(pol, t, opt, true);
 	if (!r) {
+		stderr_forward(program_stderr);
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
+	r->program_stderr = program_stderr;
 	run_with_hooks(r, pol, hooks, out);
 	rc = 0;
 out:

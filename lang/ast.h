@@ -141,6 +141,10 @@ enum stmt_kind {
 	S_ASSUME,	 /* assume(cond) or assume cond: a false one ends the run as infeasible */
 	S_LET,		 /* let x = EXPR: a schedule integer variable (names[0], cond = EXPR) */
 	S_FOR,		 /* for i in LO..HI { body }: names[0] = i, lo/hi inclusive */
+	/* Serialized execution (cctrace test, engine/serial.c): */
+	S_SERIAL, /* serial: from here on every thread, new ones included, is held unless a
+		   * `run` (or a release) moves it; must come before any other statement
+		   * that moves threads */
 };
 
 struct stmt {

@@ -26,7 +26,8 @@ struct checker {
 	int watches; /* distinct watched lvalues in the current predicate */
 	char watch_text[MAX_WATCH_PER_WAIT + 1][128];
 	bool in_predicate;
-	bool in_choose; /* in the values of a choose(...) */
+	bool in_choose;		  /* in the values of a choose(...) */
+	const struct stmt *first; /* the schedule's first statement: serial's place */
 };
 
 static int fail(struct checker *k, struct src_loc loc, const char *fmt, ...)
@@ -107,6 +108,21 @@ static int resolve_function(struct checker *k, const struct expr *e, const char 
 	return fail(k, e->loc, "no function '%s' in the program or its libraries", name);
 }
 
+int lang_func_offset(struct sym_space *syms, const char *text, uint64_t *addr)
+{
+	size_t n = strcspn(text, "+");
+	char func[256];
+
+	if (n >= sizeof(func) || !text[n])
+		return -1;
+	memcpy(func, text, n);
+	func[n] = '\0';
+	if (sym_function(syms, func, addr) < 0 || !*addr)
+		return -1;
+	*addr += strtoull(text + n + 1, NULL, 16);
+	return 0;
+}
+
 static int resolve_location(struct checker *k, struct expr *e)
 {
 	uint64_t addr;
@@ -114,7 +130,11 @@ static int resolve_location(struct checker *k, struct expr *e)
 	struct at_loc *grown;
 	int i;
 
-	if (sym_line(k->syms, e->name, (int)e->ival, &addr, 1, &n) < 0 || n == 0)
+	if (e->ival == 0) { /* at(FUNC+0xOFFSET) */
+		if (lang_func_offset(k->syms, e->name, &addr) < 0)
+			return fail(k, e->loc, "no function '%.*s' in the program or its libraries",
+				    (int)strcspn(e->name, "+"), e->name);
+	} else if (sym_line(k->syms, e->name, (int)e->ival, &addr, 1, &n) < 0 || n == 0)
 		return fail(k, e->loc,
 			    "no code at %s:%ld (unknown file, or a line without "
 			    "statements)",
@@ -440,6 +460,12 @@ static int check_stmt(struct checker *k, struct stmt *s)
 		return check_block(k, s->body);
 	case S_REPEAT:
 		return check_block(k, s->body);
+	case S_SERIAL:
+		if (s != k->first)
+			return fail(k, s->loc,
+				    "serial must be the schedule's first statement (it serializes "
+				    "the whole run, from the program's first instruction)");
+		return 0;
 	case S_ASSERT:
 		return check_typed(k, s->cond);
 	case S_RELEASE:
@@ -487,7 +513,8 @@ int lang_check_block(struct policy *pol, struct schedule *sched, struct sym_spac
 		     size_t errlen)
 {
 	struct schedule *saved = pol->sched;
-	struct checker k = {.pol = pol, .syms = syms, .err = err, .errlen = errlen};
+	struct checker k = {
+	    .pol = pol, .syms = syms, .err = err, .errlen = errlen, .first = sched->body};
 	int rc;
 
 	/* Names found here extend pol's tables, so that statements checked

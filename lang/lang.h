@@ -127,6 +127,8 @@ void schedule_dump(const struct schedule *s, FILE *out);
 int vec_reserve(void *items, int *cap, int n, size_t size);
 
 /* --- check.c --- */
+/* at(FUNC+0xOFFSET): the address in syms; -1 if FUNC is unknown. */
+int lang_func_offset(struct sym_space *syms, const char *text, uint64_t *addr);
 int lang_check(struct policy *pol, struct sym_space *syms, char *err, size_t errlen);
 /* Check another schedule (a fragment typed in the shell) against pol's
  * tables, extending them. */

@@ -346,6 +346,21 @@ bool lexer_location(struct lexer *lx, struct token *file, struct token *line)
 		if (s[end++] == ':')
 			colon = end - 1;
 	size_t len = end - start;
+	/* at(FUNC+0xOFFSET): one instruction, for the steps `cctrace test`
+	 * writes (an access in the middle of a line) */
+	const char *plus = memchr(s + start, '+', len);
+	if (!colon && plus && plus > s + start && plus[1] == '0' && plus[2] == 'x' &&
+	    strspn(plus + 3, "0123456789abcdefABCDEF") == (size_t)(s + end - plus - 3) &&
+	    s + end > plus + 3) {
+		*file =
+		    (struct token){.kind = T_IDENT, .loc = loc_at(lx, start), .text = s + start};
+		file->len = len;
+		*line = (struct token){.kind = T_INT, .loc = loc_at(lx, start), .text = s + start};
+		line->len = len;
+		line->ival = 0;
+		lx->pos = end;
+		return true;
+	}
 	if (colon <= start || colon + 1 == end)
 		return location_error(lx, file, start, s + start, len);
 	int64_t v = 0;

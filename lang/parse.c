@@ -80,7 +80,7 @@ static const char *const keywords[] = {
  * short words (`foo = ...` should get the hint about binding threads). */
 static const char *const stmt_keywords[] = {
     "thread",  "wait", "run",  "if",	 "while", "repeat", "assert", "release",
-    "timeout", "step", "next", "finish", "hold",  "assume", "let",
+    "timeout", "step", "next", "finish", "hold",  "assume", "let",    "serial",
 };
 
 static void advance(struct parser *p)
@@ -1348,6 +1348,14 @@ static bool parse_hold(struct parser *p, struct stmt *s)
 	return parse_names(p, s);
 }
 
+/* serial: a bare word */
+static bool parse_serial(struct parser *p, struct stmt *s)
+{
+	(void)s;
+	advance(p);
+	return true;
+}
+
 static bool parse_timeout(struct parser *p, struct stmt *s)
 {
 	advance(p);
@@ -1389,6 +1397,7 @@ static const struct {
     {"assume", S_ASSUME, parse_assert},
     {"let", S_LET, parse_let},
     {"for", S_FOR, parse_for},
+    {"serial", S_SERIAL, parse_serial},
 };
 
 static void unknown_stmt(struct parser *p)
@@ -1468,7 +1477,7 @@ const char *lang_stmt_word(const struct stmt *s)
 	    [S_FINISH] = "finish",   [S_HOLD] = "hold",
 	    [S_BIND] = "thread",     [S_CHOOSE_THREAD] = "thread",
 	    [S_ASSUME] = "assume",   [S_LET] = "let",
-	    [S_FOR] = "for",
+	    [S_FOR] = "for",	     [S_SERIAL] = "serial",
 	};
 	return words[s->kind];
 }

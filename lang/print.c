@@ -162,7 +162,10 @@ static void fmt_atom(struct outbuf *o, const struct expr *e)
 			out_printf(o, "(%s)", e->name);
 		break;
 	case ATOM_ARG_LOCATION:
-		out_printf(o, "(%s:%lld)", e->name, (long long)e->ival);
+		if (e->ival == 0) /* at(0xADDR) */
+			out_printf(o, "(%s)", e->name);
+		else
+			out_printf(o, "(%s:%lld)", e->name, (long long)e->ival);
 		break;
 	case ATOM_ARG_LVALUE:
 		if (e->lhs) {
@@ -386,6 +389,9 @@ static void dump_stmt(FILE *out, const struct stmt *s, int depth)
 		break;
 	case S_BIND:
 		fprintf(out, "thread %s = %s", s->names[0], s->target);
+		break;
+	case S_SERIAL:
+		fprintf(out, "serial");
 		break;
 	case S_CHOOSE_THREAD:
 		fprintf(out, "thread %s = choose(", s->names[0]);

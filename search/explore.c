@@ -28,11 +28,18 @@ struct one_run {
 	bool abandoned, diverged;
 	char *schedule, *report, *trace; /* memstream buffers */
 	size_t schedule_len, report_len, trace_len;
-	char *choices;		/* the choice trace, "0.1.0": no length limit (a long run
-				 * makes thousands of choices, and a cut trace would
-				 * make distinct runs look alike) */
-	struct picture picture; /* a bug's steps, for bug-N.html */
+	char *choices;		 /* the choice trace, "0.1.0": no length limit (a long run
+				  * makes thousands of choices, and a cut trace would
+				  * make distinct runs look alike) */
+	struct picture picture;	 /* a bug's steps, for bug-N.html */
+	long preemptions, steps; /* cctrace test: of the serialized run */
 };
+
+/* The command a search is, in its messages and bug files. */
+static const char *command_of(const struct explore_options *eo)
+{
+	return eo->serial ? "test" : "explore";
+}
 
 static void free_run(struct one_run *o)
 {
@@ -67,10 +74,15 @@ static int execute_once(struct policy *pol, char *const argv[], const struct eng
 	    .quiet_driver = !eo->verbose,
 	    .trace_event = picture_add,
 	    .trace_ctx = &out->picture,
+	    .serial = eo->serial,
 	};
 	struct run_result res;
 	int rc = -1;
 	size_t choices_len;
+
+	out->preemptions = 0;
+	if (eo->serial)
+		eo->serial->preemptions_out = &out->preemptions;
 
 	local.report = open_memstream(&out->report, &out->report_len);
 	local.trace = open_memstream(&out->trace, &out->trace_len);
@@ -81,7 +93,7 @@ static int execute_once(struct policy *pol, char *const argv[], const struct eng
 	}
 	if (eo->trace_json)
 		engine_trace_json_header(eo->trace_json, &(struct engine_trace_header){
-							     .command = "explore",
+							     .command = command_of(eo),
 							     .schedule = eo->schedule,
 							     .argv = argv,
 							     .strategy = sum->strategy,
@@ -96,6 +108,7 @@ static int execute_once(struct policy *pol, char *const argv[], const struct eng
 	sum->finish_ms += res.finish_ms;
 	out->outcome = res.outcome;
 	out->abandoned = res.abandoned;
+	out->steps = eo->serial ? eo->serial->steps_out : 0;
 	out->diverged = search_diverged(oracle);
 	choices_len = search_trace(oracle, NULL, 0) + 1;
 	out->choices = malloc(choices_len);
@@ -146,13 +159,18 @@ static char *bug_head(const struct explore_options *eo, const struct engine_opti
 	if (!f)
 		return NULL;
 	/* The options that decide what counts as the bug go with it. */
-	fprintf(f, "# run: cctrace run%s%s%s%s%s %s --", opt->fail_on_exit ? " --fail-on-exit" : "",
+	fprintf(f, "# run: cctrace run%s%s%s%s%s%s", opt->fail_on_exit ? " --fail-on-exit" : "",
+		opt->sanitizer_bugs ? " --fail-on-sanitizer" : "",
 		opt->include_stack ? " --include-stack" : "", opt->driver ? " --driver '" : "",
-		opt->driver ? opt->driver : "", opt->driver ? "'" : "", path);
+		opt->driver ? opt->driver : "", opt->driver ? "'" : "");
+	for (i = 1; i < 256; i++)
+		if (opt->ok_exit[i / 64] & (1ull << (i % 64)))
+			fprintf(f, " --ok-exit %d", i);
+	fprintf(f, " %s --", path);
 	for (i = 0; argv[i]; i++)
 		fprintf(f, " %s", argv[i]);
-	fprintf(f, "\n# found by cctrace explore --strategy %s --seed %lu, run %ld, choices [%s]\n",
-		strategy, (unsigned long)eo->seed, run, o->choices);
+	fprintf(f, "\n# found by cctrace %s --strategy %s --seed %lu, run %ld, choices [%s]\n",
+		command_of(eo), strategy, (unsigned long)eo->seed, run, o->choices);
 	if (fclose(f) != 0) {
 		free(head);
 		return NULL;
@@ -175,10 +193,10 @@ static int save_picture(const struct explore_options *eo, char *const argv[], lo
 	snprintf(title, sizeof(title), "cctrace: bug %ld of %s", n, argv[0]);
 	outcome_line(o, outcome, sizeof(outcome));
 	if (asprintf(&about,
-		     "found by cctrace explore --strategy %s --seed %lu in run %ld, choices [%s]; "
+		     "found by cctrace %s --strategy %s --seed %lu in run %ld, choices [%s]; "
 		     "replay with cctrace run %s/bug-%ld.sched",
-		     strategy, (unsigned long)eo->seed, run, o->choices ? o->choices : "",
-		     eo->out_dir, n) < 0) {
+		     command_of(eo), strategy, (unsigned long)eo->seed, run,
+		     o->choices ? o->choices : "", eo->out_dir, n) < 0) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
@@ -188,6 +206,16 @@ static int save_picture(const struct explore_options *eo, char *const argv[], lo
 	    errlen);
 	free(about);
 	return rc;
+}
+
+/* bug-N.txt's measure of a serialized run: how many times a thread was
+ * switched away from while it could go on, and how many steps it took. */
+static const char *serial_counts(const struct one_run *o)
+{
+	static char text[96];
+
+	snprintf(text, sizeof(text), "preemptions: %ld\nsteps: %ld\n", o->preemptions, o->steps);
+	return text;
 }
 
 static int save_bug(const struct explore_options *eo, const struct engine_options *opt,
@@ -206,9 +234,10 @@ static int save_bug(const struct explore_options *eo, const struct engine_option
 	rc = write_file(eo->out_dir, "bug", n, "sched", head, o->schedule, err, errlen);
 	free(head);
 	if (rc < 0 || asprintf(&head,
-			       "outcome: bug\nstrategy: %s\nseed: %lu\nrun: %ld\nchoices: "
-			       "%s\n\n--- report\n",
-			       strategy, (unsigned long)eo->seed, run, o->choices) < 0)
+			       "outcome: bug\nfound by cctrace %s\nstrategy: %s\nseed: %lu\nrun: "
+			       "%ld\nchoices: %s\n%s\n--- report\n",
+			       command_of(eo), strategy, (unsigned long)eo->seed, run, o->choices,
+			       eo->serial ? serial_counts(o) : "") < 0)
 		return -1;
 	rc = write_file(eo->out_dir, "bug", n, "txt", head, o->report, err, errlen);
 	free(head);
@@ -404,6 +433,7 @@ int search_fresh_out_dir(const struct explore_options *eo, char *err, size_t err
 struct progress {
 	bool on, tty, line_shown;
 	int64_t t0, last_plain;
+	const char *command; /* explore or test */
 };
 
 static void progress_line(struct progress *p, const struct explore_summary *sum,
@@ -414,11 +444,11 @@ static void progress_line(struct progress *p, const struct explore_summary *sum,
 
 	/* An estimate of 10^90 schedules is read as a magnitude, not digits. */
 	fprintf(stderr,
-		"%scctrace explore: %ld runs, %.1f runs/s, %.1f s elapsed, %ld bugs (%ld distinct, "
+		"%scctrace %s: %ld runs, %.1f runs/s, %.1f s elapsed, %ld bugs (%ld distinct, "
 		"%ld infeasible, %ld diverged, ~%.*g schedules in all)%s",
-		p->tty ? "\r" : "", sum->runs, s > 0 ? sum->runs / s : 0.0, s, sum->bugs,
-		sum->distinct, sum->infeasible, sum->diverged, space < 1e6 ? 6 : 2, space,
-		p->tty ? "\033[K" : "\n");
+		p->tty ? "\r" : "", p->command, sum->runs, s > 0 ? sum->runs / s : 0.0, s,
+		sum->bugs, sum->distinct, sum->infeasible, sum->diverged, space < 1e6 ? 6 : 2,
+		space, p->tty ? "\033[K" : "\n");
 	p->line_shown = p->tty;
 }
 
@@ -453,8 +483,8 @@ static void clear_live_line(struct progress *p)
 static void announce_bug(struct progress *p, const struct explore_options *eo, long n, long run)
 {
 	clear_live_line(p);
-	fprintf(stderr, "cctrace explore: bug %ld in run %ld: %s/bug-%ld.sched\n", n, run,
-		eo->out_dir, n);
+	fprintf(stderr, "cctrace %s: bug %ld in run %ld: %s/bug-%ld.sched\n", command_of(eo), n,
+		run, eo->out_dir, n);
 }
 
 /* ms to a tenth, without binary noise in the printed number. */
@@ -538,8 +568,8 @@ static void minimize_bug(struct progress *shown, const struct explore_options *e
 	snprintf(path, sizeof(path), "%s/bug-%ld.sched", eo->out_dir, n);
 	if (search_minimize(path, argv, opt, eo->minimize_replays, &removed) == 0 && eo->progress) {
 		clear_live_line(shown);
-		fprintf(stderr, "cctrace explore: bug-%ld.sched minimised: %d steps dropped\n", n,
-			removed);
+		fprintf(stderr, "cctrace %s: bug-%ld.sched minimised: %d steps dropped\n",
+			command_of(eo), n, removed);
 	}
 }
 
@@ -553,7 +583,8 @@ int search_explore(struct policy *pol, char *const argv[], const struct engine_o
 	struct symbol_cache *cache;
 	bool exhausted = false;
 	int64_t t0 = engine_now_ms();
-	struct progress shown = {eo->progress, isatty(STDERR_FILENO), false, t0, t0};
+	struct progress shown = {eo->progress, isatty(STDERR_FILENO), false, t0,
+				 t0,	       command_of(eo)};
 	const char *strategy = sum->strategy;
 	bool more = true;
 	int rc = 0;

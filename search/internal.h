@@ -22,6 +22,12 @@
 
 #include <assert.h>
 
+/* --- jobs.c --- */
+
+/* Adds s's counts into total (their elapsed ms: the longer of the two,
+ * as for parallel workers). */
+void search_summary_add(struct explore_summary *total, const struct explore_summary *s);
+
 /* --- trace.c --- */
 
 struct entry {

@@ -211,7 +211,7 @@ static void collect_bugs(const char *out, const struct worker *w, long nbugs, lo
 	rmdir(w->dir);
 }
 
-static void add(struct explore_summary *total, const struct explore_summary *s)
+void search_summary_add(struct explore_summary *total, const struct explore_summary *s)
 {
 	total->runs += s->runs;
 	total->bugs += s->bugs;
@@ -257,7 +257,7 @@ static void reap(const struct explore_options *eo, struct worker *w, int j, int 
 		snprintf(err, errlen, "job %d: %s", j + 1, rep.err);
 		*rc = -1;
 	}
-	add(total, &rep.sum);
+	search_summary_add(total, &rep.sum);
 	/* A worker this search stopped at another's bug was not interrupted. */
 	total->interrupted |= rep.sum.interrupted && !stopped_by_us;
 	collect_bugs(eo->out_dir, w, rep.sum.bugs, next);

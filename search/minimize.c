@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define DRAIN_MS 10000 /* the engine's default wait timeout */
+
 struct lines {
 	char **v;
 	int n;
@@ -120,6 +122,8 @@ static bool reproduces(const char *path, char *const argv[], const struct engine
 	quiet.trace = NULL;
 	quiet.trace_json = NULL;
 	quiet.brief = true;
+	if (!quiet.drain_ms) /* a dropped step may leave it deadlocked for real */
+		quiet.drain_ms = opt->timeout_ms > 0 ? opt->timeout_ms : DRAIN_MS;
 	for (i = 0; i < replays && all; i++) {
 		struct policy *pol = engine_load(path, argv[0], 0, err, sizeof(err));
 		char *buf = NULL;

@@ -171,6 +171,8 @@ struct explore_options {
 	FILE *trace_json;
 	const char *schedule; /* the schedule's path, for the JSON trace's header */
 	int jobs;	      /* search_explore_jobs: worker processes; 0 or 1: none */
+	/* cctrace test: the runs are serialized (engine/serial.c); NULL: not */
+	struct engine_serial *serial;
 };
 
 struct explore_summary {
@@ -222,6 +224,23 @@ void search_markup_text(FILE *f, const char *s);
 
 void search_summary_json(FILE *f, const struct explore_options *eo,
 			 const struct explore_summary *sum);
+
+/* --- cctrace test: schedule-free testing (test.c) --- */
+
+enum test_points { TEST_POINTS_SHARED, TEST_POINTS_SYNC, TEST_POINTS_ALL };
+
+struct test_options {
+	enum test_points points;
+	long max_steps;	  /* 0: the engine's default */
+	int profile_runs; /* --points shared: profiling runs (0: 3) */
+};
+
+/* Serialized runs of argv with no schedule, the search's strategy choosing
+ * the thread at every scheduling point; eo as for search_explore (the bug
+ * files are `serial` schedules).  Returns as search_explore. */
+int search_test(char *const argv[], const struct engine_options *opt,
+		const struct explore_options *eo, const struct test_options *to,
+		struct explore_summary *sum, char *err, size_t errlen);
 
 /* Drop steps from the schedule file at path while it still reproduces a
  * bug in replays of replays; the original stays as PATH-without-.sched

@@ -133,8 +133,8 @@ Test(cli, mistakes_say_try_help)
 	EXPECT_USAGE_ERROR("explore", "unknown option '-x'", "explore", "-x", BANK_SEARCH, "--",
 			   BANK);
 	EXPECT_USAGE_ERROR("shell", "option '--timeout' needs an argument", "shell", "--timeout");
-	EXPECT_USAGE_ERROR("run", "--jobs is for explore", "run", "--jobs", "2", BANK_SCHED, "--",
-			   BANK);
+	EXPECT_USAGE_ERROR("run", "--jobs is for explore and test", "run", "--jobs", "2",
+			   BANK_SCHED, "--", BANK);
 	EXPECT_USAGE_ERROR("explore", "bad --jobs '0'", "explore", "-j", "0", BANK_SEARCH, "--",
 			   BANK);
 	EXPECT_USAGE_ERROR("explore", "expected SCHEDULE -- PROGRAM [ARGS...]", "explore",

@@ -1,0 +1,42 @@
+/*
+ * test.c: `cctrace test`, the command line of schedule-free testing.
+ *
+ *   cctrace test [OPTIONS] -- PROG ARGS
+ *   cctrace explore [OPTIONS] -- PROG ARGS     (no schedule: the same)
+ *
+ * The options are the shared table's (cli/options.c): explore's search
+ * options plus --points and --max-steps.  The search itself is
+ * search_test (search/test.c); the summary and exit code are explore's
+ * (1 bug, 0 none, 3 error or no run could run, 4 --expect not met).
+ * Default: a portfolio of pct:1..3 and random (search/test.c says why),
+ * 100 runs.
+ */
+#include "cli/explore.h"
+#include "cli/options.h"
+#include "search/search.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int test_main(struct cli_args *a)
+{
+	struct explore_summary sum = {0};
+	char err[4096];
+
+	if (a->noperands != 0 || !a->program || !a->program[0])
+		return cli_usage_error(a->command, "expected -- PROGRAM [ARGS...]");
+	if (!a->eo.max_runs && !a->eo.max_ms)
+		a->eo.max_runs = 100;
+	a->eo.progress = !a->quiet;
+	if (a->json)
+		a->eo.json = stdout;
+	if (a->out_path)
+		a->eo.out_dir = a->out_path;
+	a->eo.schedule = "(serial)";
+	if (search_test(a->program, &a->opt, &a->eo, &a->to, &sum, err, sizeof(err)) < 0) {
+		fprintf(stderr, "cctrace %s: error: %s\n", a->command, err);
+		return EXIT_ERROR;
+	}
+	fflush(stdout);
+	return explore_exit_code(a, &sum);
+}

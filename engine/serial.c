@@ -1,0 +1,867 @@
+/*
+ * serial.c: serialized execution, the scheduler of `cctrace test`.
+ *
+ * Why.  A schedule names the threads and the events it cares about; a
+ * user with a flaky binary knows neither.  Systematic testing (CHESS,
+ * Maple, SCTBench's tools) needs no schedule: exactly one thread runs
+ * between scheduling points, and at each point a search picks which
+ * enabled thread runs next.  Two threads never race for real, so a run is
+ * a function of its choices, and the choices that led to a bug replay it.
+ *
+ * How.  The `serial` statement switches a run into this mode.
+ *   - Under `cctrace test` (the run's hooks carry a struct engine_serial),
+ *     the statement runs the whole program: every thread of every process
+ *     is held at its first instruction; breakpoints go on the entries of
+ *     the pthread synchronisation functions and yields (resolved by name in
+ *     the program's libraries, which catches calls through the PLT too) and
+ *     on the instructions of the executable that access shared memory
+ *     (the search's list, or every non-stack access of the executable's
+ *     text); the thread the search chose runs alone until its next point,
+ *     its exit, or it sleeps in the kernel.  At each point with two or more
+ *     enabled threads the search's choose hook picks one.
+ *   - A thread is enabled when it is held at a point or at its start, but
+ *     not when it stands at the entry of pthread_mutex_lock on a locked
+ *     mutex of another thread (the mutex's word is read: no need to let it
+ *     sleep and detect that), nor when it sleeps in a futex whose word has
+ *     not changed since (blocked.c's two-sample test finds the sleep; the
+ *     thread is then stopped and its futex word watched).  No enabled
+ *     thread while some are left is a deadlock: a bug, with every stack.
+ *   - Liveness: at most max_steps steps a run ("livelock candidate", an
+ *     infeasible run, when exceeded); a thread that calls sched_yield,
+ *     nanosleep, usleep or pause, or stops at the same point several times
+ *     in a row, is left out of the next choice when another can run
+ *     (CHESS's fair scheduling, in its simplest form), so spin loops end.
+ *   - Profiling (engine_serial.profile): each stop at an access point
+ *     decodes the instruction and records (thread, address, write); at the
+ *     end the points whose addresses two threads touched, one of them
+ *     writing, are returned: the search then plants only those.
+ *   - The run is recorded as a schedule a person can read: consecutive
+ *     steps of one thread merged into `run T until P` (P the point it was
+ *     switched away at; `repeat N { ... }` when it passed P N times), which
+ *     `cctrace run` replays in the same mode: after `serial`, threads that
+ *     were never bound stay held at their start (interp.c, loop.c).
+ * Without hooks (cctrace run), the statement only turns that holding on.
+ */
+#include "disasm/disasm.h"
+#include "engine/internal.h"
+#include "symbols/symbols.h"
+
+#include <assert.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define SPIN_REPEATS	  3  /* stops at one point in a row that count as a spin */
+#define POLL_MS		  5  /* how often a running thread is sampled for sleep */
+#define SETTLE_TRIES	  40 /* polls to wait for dying threads before a deadlock */
+#define DEFAULT_MAX_STEPS 100000
+
+/* The synchronisation functions whose entries are scheduling points.
+ * yield: the caller gives way (fair scheduling). */
+static const struct sync_fn {
+	const char *name;
+	bool yield;
+} sync_fns[] = {
+    {"pthread_mutex_lock", false},
+    {"pthread_mutex_trylock", false},
+    {"pthread_mutex_unlock", false},
+    {"pthread_mutex_timedlock", false},
+    {"pthread_rwlock_rdlock", false},
+    {"pthread_rwlock_wrlock", false},
+    {"pthread_rwlock_unlock", false},
+    {"pthread_rwlock_tryrdlock", false},
+    {"pthread_rwlock_trywrlock", false},
+    {"pthread_spin_lock", false},
+    {"pthread_spin_unlock", false},
+    {"pthread_spin_trylock", false},
+    {"pthread_cond_wait", false},
+    {"pthread_cond_timedwait", false},
+    {"pthread_cond_signal", false},
+    {"pthread_cond_broadcast", false},
+    {"sem_wait", false},
+    {"sem_post", false},
+    {"sem_trywait", false},
+    {"sem_timedwait", false},
+    {"pthread_barrier_wait", false},
+    {"pthread_join", false},
+    {"pthread_once", false},
+    {"pthread_create", false},
+    /* the process's end: the other threads get a chance first (a main
+     * that returns without joining ends them all) */
+    {"exit", false},
+    {"_exit", false},
+    {"pthread_exit", false},
+    {"sched_yield", true},
+    {"nanosleep", true},
+    {"clock_nanosleep", true},
+    {"usleep", true},
+    {"pause", true},
+    {"sleep", true},
+};
+#define NSYNC (sizeof(sync_fns) / sizeof(sync_fns[0]))
+
+enum sstate { SS_READY, SS_BLOCKED };
+
+struct sthread {
+	struct tr_thread *th;
+	enum sstate state;
+	uint64_t futex;	  /* SS_BLOCKED in a futex wait: its word... */
+	uint32_t value;	  /* ...and the value it sleeps on */
+	bool in_futex;	  /* else blocked in another call: ready once another runs */
+	long blocked_at;  /* s->progress when it blocked */
+	uint64_t last_pc; /* the point of its last stop, 0: none */
+	int repeats;	  /* stops in a row at last_pc */
+	bool yielding;	  /* left out of the next choice if another can run */
+};
+
+/* The segment of the current thread not yet written as a step. */
+struct segment {
+	int thread; /* index in s->threads, -1: none */
+	uint64_t pc;
+	int sync; /* index in sync_fns of the point, -1: an access */
+	enum { SEG_POINT, SEG_BLOCKED, SEG_EXIT } end;
+	uint64_t *pcs; /* arrivals per pc during the segment */
+	long *counts;
+	int n, cap;
+};
+
+struct profile_hit {
+	uint64_t addr;
+	uint64_t pc;
+	int thread;
+	bool write;
+};
+
+struct serial {
+	struct run *r;
+	struct engine_serial *cfg;
+	struct sthread *threads;
+	int nthreads, cap;
+	bool *bound_var; /* threads[i] has its `thread tI = pN.tM` line written */
+	int nbound;	 /* entries of bound_var set */
+	uint64_t sync_addr[NSYNC];
+	bool planted; /* in the main process */
+	int cur;      /* the thread running or that ran last; -1: none */
+	long steps;
+	/* steps that did not end asleep: a thread asleep in a call other than
+	 * a futex wait is tried again only after one of them (two such
+	 * threads would otherwise take turns sleeping for ever) */
+	long progress;
+	struct segment seg;
+	/* the step in progress */
+	int running;
+	enum { STOP_NONE, STOP_POINT, STOP_BLOCKED, STOP_EXIT, STOP_GONE } stop;
+	uint64_t stop_pc;
+	bool interrupting;
+	bool sampled;
+	struct tr_kernel_sample sample;
+	struct profile_hit *hits;
+	size_t nhits, hits_cap;
+	int *ids, *options;
+};
+
+static int thread_index(struct serial *s, struct tr_thread *th)
+{
+	int i;
+
+	for (i = 0; i < s->nthreads; i++)
+		if (s->threads[i].th == th)
+			return i;
+	if (vec_reserve(&s->threads, &s->cap, s->nthreads, sizeof(*s->threads)) < 0)
+		return -1;
+	s->threads[s->nthreads] = (struct sthread){.th = th};
+	return s->nthreads++;
+}
+
+static int sync_of(struct serial *s, uint64_t pc)
+{
+	size_t i;
+
+	for (i = 0; i < NSYNC; i++)
+		if (s->sync_addr[i] == pc)
+			return (int)i;
+	return -1;
+}
+
+/* --- the points --- */
+
+/* Every instruction of [lo, hi) that accesses memory other than the stack
+ * (linear decoding: gcc's text decodes so; a desync costs a few points). */
+static int plant_accesses_in(struct serial *s, struct tr_process *p, uint64_t lo, uint64_t hi)
+{
+	uint8_t *code = malloc(hi - lo + DIS_MAX_INSN);
+	uint64_t at = lo;
+	struct dis_insn insn;
+	int rc = -1;
+
+	if (!code || tracer_read_code(p, lo, code, hi - lo) < 0)
+		goto out;
+	memset(code + (hi - lo), 0, DIS_MAX_INSN);
+	while (at < hi) {
+		if (dis_decode(code + (at - lo), hi - at, at, &insn) < 0 || insn.len == 0) {
+			at++;
+			continue;
+		}
+		if (insn.kind == DIS_OTHER && (insn.flags & DIS_F_MEM) &&
+		    !(insn.flags & DIS_F_STACK) && points_arm_breakpoint(s->r, p, at) < 0)
+			goto out;
+		at += insn.len;
+	}
+	rc = 0;
+out:
+	free(code);
+	return rc;
+}
+
+/* The executable's text: its executable mappings in /proc/PID/maps. */
+static int plant_all_accesses(struct serial *s, struct tr_process *p)
+{
+	char path[64], exe[4096], line[4600], perms[8], file[4096];
+	unsigned long lo, hi, off;
+	ssize_t n;
+	FILE *f;
+	int rc = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)tracer_process_pid(p));
+	n = readlink(path, exe, sizeof(exe) - 1);
+	if (n < 0)
+		return 0;
+	exe[n] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)tracer_process_pid(p));
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (rc == 0 && fgets(line, sizeof(line), f)) {
+		file[0] = '\0';
+		if (sscanf(line, "%lx-%lx %7s %lx %*s %*s %4095s", &lo, &hi, perms, &off, file) < 4)
+			continue;
+		if (strchr(perms, 'x') && strcmp(file, exe) == 0)
+			rc = plant_accesses_in(s, p, lo, hi);
+	}
+	fclose(f);
+	return rc;
+}
+
+static int plant_points(struct serial *s, struct tr_process *p)
+{
+	struct proc_ctx *pc = run_proc(s->r, p);
+	size_t i;
+
+	if (!pc || !pc->syms)
+		return 0;
+	for (i = 0; i < NSYNC; i++) {
+		uint64_t addr = 0;
+
+		if (sym_function(pc->syms, sync_fns[i].name, &addr) < 0 || !addr)
+			continue;
+		s->sync_addr[i] = addr;
+		if (points_arm_breakpoint(s->r, p, addr) < 0)
+			return -1;
+	}
+	for (i = 0; i < s->cfg->npoints; i++)
+		if (points_arm_breakpoint(s->r, p, s->cfg->points[i]) < 0)
+			return -1;
+	return s->cfg->all_points ? plant_all_accesses(s, p) : 0;
+}
+
+/* --- recording the run as a schedule --- */
+
+static const char *var_of(struct serial *s, int i, char *buf, size_t len)
+{
+	const char *name = tracer_thread_name(s->threads[i].th); /* p1.t3 */
+	int proc = 0, t = 0;
+
+	if (sscanf(name, "p%d.t%d", &proc, &t) == 2 && proc == 1)
+		snprintf(buf, len, "t%d", t);
+	else
+		snprintf(buf, len, "p%dt%d", proc, t);
+	return buf;
+}
+
+static long seg_count(const struct segment *g, uint64_t pc)
+{
+	int i;
+
+	for (i = 0; i < g->n; i++)
+		if (g->pcs[i] == pc)
+			return g->counts[i];
+	return 0;
+}
+
+static void seg_note(struct segment *g, uint64_t pc)
+{
+	int i;
+
+	for (i = 0; i < g->n; i++)
+		if (g->pcs[i] == pc) {
+			g->counts[i]++;
+			return;
+		}
+	if (g->n == g->cap) {
+		int cap = g->cap ? g->cap * 2 : 16;
+		uint64_t *pcs = realloc(g->pcs, sizeof(*pcs) * (size_t)cap);
+		long *counts = pcs ? realloc(g->counts, sizeof(*counts) * (size_t)cap) : NULL;
+
+		if (pcs)
+			g->pcs = pcs;
+		if (!counts)
+			return; /* the count is lost: the replay says so, not a crash */
+		g->counts = counts;
+		g->cap = cap;
+	}
+	g->pcs[g->n] = pc;
+	g->counts[g->n++] = 1;
+}
+
+static void point_text(struct serial *s, char *buf, size_t len, char *note, size_t notelen)
+{
+	struct segment *g = &s->seg;
+	struct tr_thread *th = s->threads[g->thread].th;
+	struct proc_ctx *pc = run_proc(s->r, tracer_thread_process(th));
+	struct sym_loc loc = {0};
+
+	note[0] = '\0';
+	if (g->end == SEG_BLOCKED) {
+		snprintf(buf, len, "blocked");
+		return;
+	}
+	if (g->end == SEG_EXIT) {
+		snprintf(buf, len, "exit");
+		return;
+	}
+	if (g->sync >= 0) {
+		snprintf(buf, len, "enter(%s)", sync_fns[g->sync].name);
+		return;
+	}
+	if (!pc || !pc->syms || sym_describe(pc->syms, g->pc, &loc) < 0 || !loc.func) {
+		snprintf(buf, len, "exit"); /* no symbol: cannot be named */
+		return;
+	}
+	snprintf(buf, len, "at(%s+0x%" PRIx64 ")", loc.func, loc.func_offset);
+	if (loc.file)
+		snprintf(note, notelen, "  # %s:%d", loc.file, loc.line);
+}
+
+static void flush_segment(struct serial *s)
+{
+	struct segment *g = &s->seg;
+	FILE *f = s->r->record;
+	char var[32], what[128], note[256];
+	long n;
+
+	if (g->thread < 0)
+		goto out;
+	if (s->cfg->preemptions_out && g->end == SEG_POINT)
+		(*s->cfg->preemptions_out)++;
+	if (!f)
+		goto out;
+	var_of(s, g->thread, var, sizeof(var));
+	if (!s->bound_var[g->thread]) {
+		fprintf(f, "thread %s = %s\n", var, tracer_thread_name(s->threads[g->thread].th));
+		s->bound_var[g->thread] = true;
+	}
+	point_text(s, what, sizeof(what), note, sizeof(note));
+	n = g->end == SEG_POINT ? seg_count(g, g->pc) : 1;
+	if (n > 1)
+		fprintf(f, "repeat %ld { run %s until %s }%s\n", n, var, what, note);
+	else
+		fprintf(f, "run %s until %s%s\n", var, what, note);
+	s->cfg->lines_out++;
+out:
+	g->thread = -1;
+	g->n = 0;
+}
+
+/* The step just made by thread i ended as s->stop says. */
+static void record_step(struct serial *s, int i)
+{
+	struct segment *g = &s->seg;
+
+	if (g->thread != i) {
+		flush_segment(s);
+		g->thread = i;
+	}
+	if (s->stop == STOP_POINT) {
+		seg_note(g, s->stop_pc);
+		g->end = SEG_POINT;
+		g->pc = s->stop_pc;
+		g->sync = sync_of(s, s->stop_pc);
+	} else {
+		g->end = s->stop == STOP_BLOCKED ? SEG_BLOCKED : SEG_EXIT;
+		flush_segment(s); /* nothing merges past a sleep or an exit */
+	}
+}
+
+/* --- profiling --- */
+
+static void profile_hit(struct serial *s, struct tr_thread *th, uint64_t pc)
+{
+	struct tr_process *p = tracer_thread_process(th);
+	uint8_t code[DIS_MAX_INSN];
+	struct dis_insn insn;
+	struct dis_access acc[DIS_MAX_ACCESSES];
+	int n, k;
+
+	if (tracer_read_code(p, pc, code, sizeof(code)) < 0 ||
+	    dis_decode(code, sizeof(code), pc, &insn) < 0)
+		return;
+	n = dis_accesses(&insn, code, tracer_regs(th), acc, DIS_MAX_ACCESSES);
+	for (k = 0; k < n; k++) {
+		if (acc[k].stack)
+			continue;
+		if (s->nhits == s->hits_cap) {
+			size_t cap = s->hits_cap ? s->hits_cap * 2 : 256;
+			struct profile_hit *grown = realloc(s->hits, sizeof(*grown) * cap);
+
+			if (!grown)
+				return;
+			s->hits = grown;
+			s->hits_cap = cap;
+		}
+		s->hits[s->nhits++] = (struct profile_hit){acc[k].addr, pc, thread_index(s, th),
+							   (acc[k].rw & DIS_WRITE) != 0};
+	}
+}
+
+static int by_addr(const void *a, const void *b)
+{
+	const struct profile_hit *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static int add_shared(struct engine_serial *cfg, uint64_t pc)
+{
+	size_t i;
+
+	for (i = 0; i < cfg->nshared; i++)
+		if (cfg->shared[i] == pc)
+			return 0;
+	uint64_t *grown = realloc(cfg->shared, sizeof(*grown) * (cfg->nshared + 1));
+	if (!grown)
+		return -1;
+	cfg->shared = grown;
+	cfg->shared[cfg->nshared++] = pc;
+	return 0;
+}
+
+/* The points whose addresses two threads touched, one writing. */
+static void profile_finish(struct serial *s)
+{
+	size_t i = 0, j, k;
+
+	qsort(s->hits, s->nhits, sizeof(*s->hits), by_addr);
+	while (i < s->nhits) {
+		bool two = false, write = false;
+
+		for (j = i; j < s->nhits && s->hits[j].addr == s->hits[i].addr; j++) {
+			two |= s->hits[j].thread != s->hits[i].thread;
+			write |= s->hits[j].write;
+		}
+		for (k = i; two && write && k < j; k++)
+			add_shared(s->cfg, s->hits[k].pc);
+		i = j;
+	}
+}
+
+/* --- one step --- */
+
+static bool futex_sleeps(struct sthread *st)
+{
+	uint32_t word;
+
+	if (tracer_read(tracer_thread_process(st->th), st->futex, &word, sizeof(word)) < 0)
+		return false;
+	return word == st->value;
+}
+
+/* Held at the entry of pthread_mutex_lock on a mutex another thread owns? */
+static bool waits_for_mutex(struct serial *s, struct sthread *st)
+{
+	const struct user_regs_struct *regs;
+	int sync = sync_of(s, tracer_thread_pc(st->th));
+	uint32_t lock[3];
+
+	if (sync < 0 || strcmp(sync_fns[sync].name, "pthread_mutex_lock") != 0)
+		return false;
+	regs = tracer_regs(st->th);
+	if (tracer_read(tracer_thread_process(st->th), regs->rdi, lock, sizeof(lock)) < 0)
+		return false;
+	/* glibc: __lock, __count, __owner */
+	return lock[0] != 0 && lock[2] != (uint32_t)tracer_thread_tid(st->th);
+}
+
+static bool enabled(struct serial *s, struct sthread *st)
+{
+	if (tracer_thread_exited(st->th) || !tracer_thread_held(st->th) ||
+	    tracer_thread_last_event(st->th) == TR_EV_EXIT)
+		return false;
+	if (st->state == SS_BLOCKED) {
+		if (st->in_futex ? futex_sleeps(st) : st->blocked_at == s->progress)
+			return false;
+		st->state = SS_READY;
+	}
+	return !waits_for_mutex(s, st);
+}
+
+static enum loop_verdict step_event(struct run *r, const struct tr_event *ev,
+				    struct loop_request *req)
+{
+	struct serial *s = req->ctx;
+	int i = thread_index(s, ev->thread);
+
+	if (i < 0) {
+		report_outcome(r, OUTCOME_ERROR, "out of memory");
+		return LOOP_STOP;
+	}
+	if (ev->kind == TR_EV_START) {
+		/* a new thread or process: held where it starts, enabled */
+		if (!s->planted && plant_points(s, tracer_thread_process(ev->thread)) < 0)
+			return LOOP_STOP;
+		s->planted = true;
+		report_event(r, &(struct current_event){.ev = ev});
+		return s->running < 0 ? LOOP_DONE : LOOP_AGAIN;
+	}
+	if (ev->kind == TR_EV_EXIT) {
+		run_resume(r, ev->thread); /* let it die: a join waits for that */
+		if (i == s->running) {
+			report_event(r, &(struct current_event){.ev = ev});
+			s->stop = STOP_EXIT;
+			return LOOP_DONE;
+		}
+		return LOOP_AGAIN;
+	}
+	if (i != s->running) {
+		run_resume(r, ev->thread);
+		return LOOP_AGAIN;
+	}
+	if (ev->kind == TR_EV_INTERRUPT && s->interrupting) {
+		s->interrupting = false;
+		s->stop = STOP_BLOCKED;
+		return LOOP_DONE;
+	}
+	if (ev->kind == TR_EV_BREAK) { /* only the points are planted */
+		int sync = sync_of(s, ev->addr);
+
+		s->stop = STOP_POINT;
+		s->stop_pc = ev->addr;
+		if (sync < 0 && s->cfg->profile)
+			profile_hit(s, ev->thread, ev->addr);
+		report_event(r, &(struct current_event){
+				    .ev = ev, .label = sync >= 0 ? sync_fns[sync].name : "access"});
+		return LOOP_DONE;
+	}
+	run_resume(r, ev->thread);
+	return LOOP_AGAIN;
+}
+
+/* The running thread asleep in the kernel twice in a row, not for the
+ * outside, nor in a futex that is about to return: blocked. */
+static enum loop_verdict step_deadline(struct run *r, struct loop_request *req)
+{
+	struct serial *s = req->ctx;
+	struct sthread *st;
+	struct tr_kernel_sample now;
+
+	req->deadline_ms = tracer_now_ms() + POLL_MS;
+	if (s->running < 0)
+		return LOOP_DONE;
+	st = &s->threads[s->running];
+	if (s->interrupting || tracer_kernel_sample(st->th, &now) < 0)
+		return LOOP_AGAIN;
+	if (!now.asleep || now.awaits_outside) {
+		s->sampled = false;
+		return LOOP_AGAIN;
+	}
+	if (!s->sampled || now.switches != s->sample.switches) {
+		s->sampled = true;
+		s->sample = now;
+		return LOOP_AGAIN;
+	}
+	tracer_interrupt(st->th);
+	s->interrupting = true;
+	(void)r;
+	return LOOP_AGAIN;
+}
+
+static void note_blocked(struct serial *s, struct sthread *st)
+{
+	uint64_t args[3];
+	long nr = tracer_syscall_args(st->th, args);
+
+	st->state = SS_BLOCKED;
+	st->blocked_at = s->progress;
+	st->in_futex =
+	    nr == TR_SYS_futex && ((args[1] & TR_FUTEX_CMD_MASK) == TR_FUTEX_WAIT ||
+				   (args[1] & TR_FUTEX_CMD_MASK) == TR_FUTEX_WAIT_BITSET);
+	st->futex = args[0];
+	st->value = (uint32_t)args[2];
+}
+
+/* Run thread i alone to its next point.  FLOW_STOP: the run is over. */
+static enum flow run_step(struct serial *s, int i)
+{
+	struct loop_request req = {.deadline_ms = tracer_now_ms() + POLL_MS,
+				   .on_event = step_event,
+				   .on_deadline = step_deadline,
+				   .ctx = s};
+	struct sthread *st;
+	enum flow flow;
+
+	s->running = i;
+	s->stop = STOP_NONE;
+	s->sampled = false;
+	s->interrupting = false;
+	tracer_resume(s->threads[i].th);
+	flow = loop_run(s->r, &req);
+	s->running = -1;
+	if (flow == FLOW_STOP) {
+		/* the run ended in this step (a crash, an assert): the replay
+		 * must make the same step, to the thread's end */
+		s->stop = STOP_EXIT;
+		record_step(s, i);
+		return FLOW_STOP;
+	}
+	st = &s->threads[i]; /* only now: the threads it created grew the table */
+	if (s->stop != STOP_BLOCKED)
+		s->progress++;
+	if (s->stop == STOP_BLOCKED)
+		note_blocked(s, st);
+	if (s->stop == STOP_POINT) {
+		st->repeats = st->last_pc == s->stop_pc ? st->repeats + 1 : 1;
+		st->last_pc = s->stop_pc;
+		int sync = sync_of(s, s->stop_pc);
+		st->yielding = (sync >= 0 && sync_fns[sync].yield) || st->repeats >= SPIN_REPEATS;
+		if (st->yielding)
+			st->repeats = 0;
+	}
+	record_step(s, i);
+	return FLOW_NEXT;
+}
+
+/* Take every queued event (new threads) without moving anyone. */
+static enum flow settle(struct serial *s, int64_t ms)
+{
+	struct loop_request req = {
+	    .deadline_ms = tracer_now_ms() + ms, .on_event = step_event, .ctx = s};
+
+	s->running = -1;
+	return loop_run(s->r, &req);
+}
+
+static void report_serial_deadlock(struct serial *s)
+{
+	struct run *r = s->r;
+	int i;
+
+	r->no_drain = true;
+	report_outcome(r, OUTCOME_BUG,
+		       "deadlock: every thread is blocked (serialized execution, step %ld)",
+		       s->steps);
+	for (i = 0; i < s->nthreads; i++) {
+		struct tr_thread *th = s->threads[i].th;
+		char state[128];
+
+		if (tracer_thread_exited(th) || !tracer_thread_held(th))
+			continue;
+		tracer_describe_kernel_state(th, state, sizeof(state));
+		if (r->opt->report)
+			fprintf(r->opt->report, "  %s: %s%s\n", tracer_thread_name(th),
+				waits_for_mutex(s, &s->threads[i]) ? "waits for a mutex in " : "",
+				waits_for_mutex(s, &s->threads[i]) ? "pthread_mutex_lock" : state);
+		report_stack(r, th);
+	}
+	/* the replay ends the same way: every live thread run until blocked */
+	if (r->record) {
+		char var[32];
+		bool first = true;
+
+		flush_segment(s);
+		for (i = 0; i < s->nthreads; i++)
+			if (!tracer_thread_exited(s->threads[i].th) &&
+			    tracer_thread_held(s->threads[i].th) && !s->bound_var[i]) {
+				fprintf(r->record, "thread %s = %s\n",
+					var_of(s, i, var, sizeof(var)),
+					tracer_thread_name(s->threads[i].th));
+				s->bound_var[i] = true;
+			}
+		fprintf(r->record, "run ");
+		for (i = 0; i < s->nthreads; i++)
+			if (!tracer_thread_exited(s->threads[i].th) &&
+			    tracer_thread_held(s->threads[i].th)) {
+				fprintf(r->record, "%s%s", first ? "" : ", ",
+					var_of(s, i, var, sizeof(var)));
+				first = false;
+			}
+		fprintf(r->record, " until blocked\n");
+	}
+}
+
+static bool anyone_running(struct serial *s)
+{
+	int i;
+
+	for (i = 0; i < s->nthreads; i++)
+		if (!tracer_thread_exited(s->threads[i].th) &&
+		    !tracer_thread_held(s->threads[i].th))
+			return true;
+	return false;
+}
+
+/* The enabled threads into s->options (their ids in s->ids); how many. */
+static int collect_options(struct serial *s)
+{
+	int i, n = 0, fair = 0;
+
+	for (i = 0; i < s->nthreads; i++)
+		if (enabled(s, &s->threads[i]))
+			s->options[n++] = i;
+	/* a yielding or spinning thread gives way to the others */
+	for (i = 0; i < n; i++)
+		if (!s->threads[s->options[i]].yielding)
+			s->options[fair++] = s->options[i];
+	if (fair > 0 && fair < n)
+		n = fair;
+	for (i = 0; i < s->nthreads; i++)
+		s->threads[i].yielding = false;
+	for (i = 0; i < n; i++)
+		s->ids[i] = s->options[i];
+	return n;
+}
+
+static int grow_options(struct serial *s)
+{
+	int *ids = realloc(s->ids, sizeof(*ids) * ((size_t)s->nthreads + 1));
+	int *options =
+	    ids ? realloc(s->options, sizeof(*options) * ((size_t)s->nthreads + 1)) : NULL;
+
+	if (ids)
+		s->ids = ids;
+	if (options)
+		s->options = options;
+	bool *bound =
+	    options ? realloc(s->bound_var, sizeof(*bound) * ((size_t)s->nthreads + 1)) : NULL;
+	if (!bound)
+		return -1;
+	s->bound_var = bound;
+	for (; s->nbound <= s->nthreads; s->nbound++)
+		s->bound_var[s->nbound] = false;
+	return 0;
+}
+
+/* A thread the tracer saw cloned whose first stop has not come yet: the
+ * choice waits for it, or the options would depend on how fast the
+ * kernel reports it (and the same seed would make another run). */
+static bool start_pending(struct serial *s)
+{
+	struct tr_thread *th;
+
+	tr_for_each_thread(th, s->r->t)
+		if (!tracer_thread_exited(th) && tracer_thread_last_event(th) == TR_EV_NONE)
+			return true;
+	return false;
+}
+
+/* Which enabled thread goes next: -1 when the run is over. */
+static int pick(struct serial *s)
+{
+	int n, k, tries = 0;
+
+	while (start_pending(s) && tries++ < SETTLE_TRIES)
+		if (settle(s, POLL_MS) == FLOW_STOP)
+			return -1;
+	tries = 0;
+	for (;;) {
+		if (grow_options(s) < 0) {
+			report_outcome(s->r, OUTCOME_ERROR, "out of memory");
+			return -1;
+		}
+		n = collect_options(s);
+		if (n > 0)
+			break;
+		if (s->nthreads == 0 || (anyone_running(s) && tries++ < SETTLE_TRIES)) {
+			if (settle(s, POLL_MS) == FLOW_STOP)
+				return -1;
+			continue;
+		}
+		report_serial_deadlock(s);
+		return -1;
+	}
+	if (n == 1)
+		return s->options[0];
+	struct engine_choice c = {.n = n, .ids = s->ids, .current = s->cur, .current_var = -1};
+	k = s->r->oracle->choose(s->r->oracle->ctx, &c);
+	if (k == ENGINE_CHOICE_ABANDON) {
+		s->r->abandoned = true;
+		report_outcome(s->r, OUTCOME_INFEASIBLE, "the run lies outside this shard");
+		return -1;
+	}
+	assert(k >= 0 && k < n);
+	return s->options[k];
+}
+
+static void free_serial(struct serial *s)
+{
+	free(s->threads);
+	free(s->bound_var);
+	free(s->seg.pcs);
+	free(s->seg.counts);
+	free(s->hits);
+	free(s->ids);
+	free(s->options);
+}
+
+static enum flow serial_search(struct run *r, struct engine_serial *cfg)
+{
+	struct serial s = {.r = r, .cfg = cfg, .cur = -1, .running = -1, .seg = {.thread = -1}};
+	long max_steps = cfg->max_steps > 0 ? cfg->max_steps : DEFAULT_MAX_STEPS;
+	enum flow flow = FLOW_STOP;
+	int i;
+
+	if (settle(&s, 0) == FLOW_STOP)
+		goto out;
+	while (!r->finished) {
+		i = pick(&s);
+		if (i < 0)
+			break;
+		if (++s.steps > max_steps) {
+			r->no_drain = true;
+			report_outcome(r, OUTCOME_INFEASIBLE,
+				       "livelock candidate: %ld steps and the program has not "
+				       "ended (--max-steps)",
+				       max_steps);
+			break;
+		}
+		s.cur = i;
+		if (run_step(&s, i) == FLOW_STOP)
+			break;
+	}
+	flow = FLOW_STOP;
+out:
+	flush_segment(&s);
+	cfg->steps_out = s.steps;
+	if (cfg->profile)
+		profile_finish(&s);
+	free_serial(&s);
+	return flow;
+}
+
+enum flow exec_serial(struct run *r, const struct stmt *st)
+{
+	(void)st;
+	r->serial = true;
+	if (r->record)
+		fprintf(r->record, "serial\n");
+	if (r->oracle && r->oracle->serial)
+		return serial_search(r, r->oracle->serial);
+	/* take the queued start events: their threads stay held (serial_keeps) */
+	return loop_run(r, &(struct loop_request){.deadline_ms = tracer_now_ms()});
+}
+
+bool serial_keeps(struct run *r, struct tr_thread *th)
+{
+	return r->serial && run_thread(r, th)->bound < 0 &&
+	       tracer_thread_last_event(th) == TR_EV_START;
+}

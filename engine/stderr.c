@@ -1,0 +1,105 @@
+/*
+ * stderr.c: the program's standard error, read for a sanitizer's report.
+ *
+ * Why.  AddressSanitizer, ThreadSanitizer and UndefinedBehaviorSanitizer
+ * report on the program's stderr, and UBSan (and TSan, by default) lets
+ * the program go on and exit 0: a bug that only its text shows.  With
+ * engine_options.sanitizer_bugs the launched program's stderr is an
+ * unlinked temporary file instead of cctrace's (a file, not a pipe: a pipe
+ * nobody reads while the threads are held would fill and block the
+ * program, which serialized execution would take for a deadlock).  When
+ * the program has ended the file is searched for a report, then copied to
+ * cctrace's stderr, so the user sees what the program said, in one piece.
+ */
+#include "engine/internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The first line of each report the sanitizers print. */
+static const char *const markers[] = {
+    "ERROR: AddressSanitizer", "ERROR: LeakSanitizer",	 "WARNING: ThreadSanitizer",
+    "ERROR: ThreadSanitizer",  "ERROR: MemorySanitizer", "runtime error:",
+};
+
+int stderr_capture_begin(int *saved)
+{
+	FILE *f = tmpfile();
+	int fd;
+
+	*saved = -1;
+	if (!f)
+		return -1;
+	fd = dup(fileno(f));
+	fclose(f);
+	if (fd < 0)
+		return -1;
+	fflush(stderr);
+	*saved = dup(STDERR_FILENO);
+	if (*saved < 0 || dup2(fd, STDERR_FILENO) < 0) {
+		close(fd);
+		if (*saved >= 0)
+			close(*saved);
+		*saved = -1;
+		return -1;
+	}
+	return fd;
+}
+
+void stderr_capture_end(int saved)
+{
+	if (saved < 0)
+		return;
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+}
+
+/* The whole file, NUL-terminated (malloc'd), or NULL. */
+static char *slurp(int fd)
+{
+	off_t size = lseek(fd, 0, SEEK_END);
+	char *text;
+	ssize_t got;
+
+	if (size < 0 || !(text = malloc((size_t)size + 1)))
+		return NULL;
+	got = pread(fd, text, (size_t)size, 0);
+	text[got > 0 ? got : 0] = '\0';
+	return text;
+}
+
+bool stderr_sanitizer_report(int fd, char *line, size_t len)
+{
+	char *text = fd >= 0 ? slurp(fd) : NULL, *at = NULL;
+	size_t i;
+
+	for (i = 0; text && i < sizeof(markers) / sizeof(markers[0]); i++) {
+		char *hit = strstr(text, markers[i]);
+
+		if (hit && (!at || hit < at))
+			at = hit;
+	}
+	if (at) {
+		while (at > text && at[-1] != '\n')
+			at--;
+		snprintf(line, len, "%.*s", (int)strcspn(at, "\n"), at);
+	}
+	free(text);
+	return at != NULL;
+}
+
+void stderr_forward(int fd)
+{
+	char *text;
+
+	if (fd < 0)
+		return;
+	text = slurp(fd);
+	if (text)
+		fputs(text, stderr);
+	free(text);
+	close(fd);
+}
