@@ -245,6 +245,9 @@ static void matched_here(struct run *r, struct tr_thread *th, const struct tr_ev
 		: -1;
 	blocked_forget(r, NULL);
 	matched[(*nmatched)++] = th;
+	r->last_ev = *ev;
+	r->last_event = (struct current_event){.ev = &r->last_ev};
+	r->has_last_event = true;
 	report_event(r, ev);
 }
 
@@ -341,6 +344,10 @@ static enum loop_verdict judge_stop(struct run *r, const struct tr_event *ev, st
 		return LOOP_STOP;
 	if (holds && process_taken(r, th, ws->matched, ws->nmatched))
 		holds = false;
+	if (holds && r->tap) { /* a profile: note it, and on */
+		tap_note(r, ev);
+		holds = false;
+	}
 	if (holds) {
 		matched_here(r, th, ev, ws->matched, &ws->nmatched);
 		return LOOP_AGAIN;
