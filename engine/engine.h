@@ -239,6 +239,7 @@ struct engine_tap_frame {
 	const char *func; /* NULL: unknown */
 	const char *file; /* basename; NULL: no line information */
 	int line;
+	const char *module; /* basename of the ELF file; NULL: unknown */
 };
 struct engine_tap_event {
 	const char *thread; /* stable name, p1.t2 */

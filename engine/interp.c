@@ -982,9 +982,15 @@ static enum loop_verdict resume_any(struct run *r, const struct tr_event *ev,
 
 /* After the schedule: let a launched program run to its end, still
  * watching for crashes and, with --fail-on-exit, a bad exit status. */
+/* After a bug the program is let run to see how it ends, but for the
+ * schedule's timeout at most: a violation may leave it hung (a lock in
+ * freed memory), and the verdict is already in. */
 static void drain(struct run *r)
 {
 	struct loop_request req = {.deadline_ms = -1, .on_event = resume_any, .drain = true};
+
+	if (r->outcome == OUTCOME_BUG && r->finished)
+		req.deadline_ms = tracer_now_ms() + r->timeout_ms;
 
 	loop_run(r, &req);
 }

@@ -66,7 +66,8 @@ static int tap_stack(struct run *r, struct tr_thread *th, bool is_return,
 		memset(&loc, 0, sizeof(loc));
 		/* An outer frame's pc is a return address: describe the call. */
 		sym_describe(pc->syms, i ? frames[i].pc - 1 : frames[i].pc, &loc);
-		out[k++] = (struct engine_tap_frame){frames[i].pc, loc.func, loc.file, loc.line};
+		out[k++] = (struct engine_tap_frame){frames[i].pc, loc.func, loc.file, loc.line,
+						     loc.module};
 	}
 	return k;
 }

@@ -110,8 +110,9 @@ struct raw {
 	uint64_t retval, caller, tls, created_tls;
 	int64_t *elems; /* a return: per op of fn, argN[K] read then (0 if none) */
 	double ms;
-	char *where; /* "reader (fdclose.c:39)": the caller's frame */
-	char *stack; /* the call stack, one frame a line */
+	char *where;   /* "reader (fdclose.c:39)": the caller's frame, and its caller's */
+	char *context; /* the caller's caller, if in the caller's module: in(F) */
+	char *stack;   /* the call stack, one frame a line */
 };
 
 struct opev {
@@ -222,7 +223,9 @@ static void collect_functions(struct ts *ts)
 		if ((sync_funcs[k].sync == SYNC_UNLOCK || sync_funcs[k].sync == SYNC_LOCK) &&
 		    !ts->o->lock_order)
 			continue;
-		ts->fns[fn_add(ts, sync_funcs[k].name)].sync = sync_funcs[k].sync;
+		int fi = fn_add(ts, sync_funcs[k].name); /* may move ts->fns */
+
+		ts->fns[fi].sync = sync_funcs[k].sync;
 	}
 }
 
@@ -274,6 +277,18 @@ static int thread_index(struct ts *ts, const char *name)
 	return ts->nthreads++;
 }
 
+/* The caller's caller, when it is of the same module: a wrapper's callers
+ * are told apart by it (in(F) in the schedule). */
+static char *context_of(const struct engine_tap_event *ev)
+{
+	const struct engine_tap_frame *a = &ev->frames[0], *b = &ev->frames[1];
+
+	if (ev->nframes < 2 || !a->module || !b->module || !b->func ||
+	    strcmp(a->module, b->module) != 0)
+		return NULL;
+	return strdup(b->func);
+}
+
 static char *format_stack(const struct engine_tap_event *ev, char **where)
 {
 	char *buf = NULL;
@@ -294,6 +309,14 @@ static char *format_stack(const struct engine_tap_event *ev, char **where)
 				 fr->pc);
 		if (i == 0)
 			*where = strdup(one);
+		if (i == 1 && *where) {
+			char *two = NULL;
+
+			if (asprintf(&two, "%s < %s", *where, one) >= 0) {
+				free(*where);
+				*where = two;
+			}
+		}
 		fprintf(f, "      #%d %s\n", i, one);
 	}
 	if (f)
@@ -374,6 +397,7 @@ static void on_tap(void *ctx, const struct engine_tap_event *ev)
 			ev->read(ev, r->args[0], &r->created_tls, sizeof(r->created_tls));
 	} else {
 		r->stack = format_stack(ev, &r->where);
+		r->context = context_of(ev);
 		p->raw = grow_array(p->raw, &p->cap, p->n + 1, sizeof(*p->raw));
 		p->raw[p->n++] = ts->nraws;
 	}
@@ -477,7 +501,7 @@ static int profile(struct ts *ts, char *const argv[])
 		free(logpath);
 		return -1;
 	}
-	log = fopen(logpath, "w");
+	log = fopen(logpath, "we");
 	t0 = engine_now_ms();
 	outcome = run_schedule(ts, path, argv, &hooks, log ? log : stderr, 3600 * 1000);
 	if (log)
@@ -991,9 +1015,11 @@ static void describe_event(const struct ts *ts, const struct opev *e, FILE *f)
 {
 	const struct flat_op *fo = &ts->flat[e->flat];
 
-	fprintf(f, "%s(%s%" PRId64 "%s) in %s, called from %s", fo->op->func,
-		fo->m->int_objects ? "" : "0x", e->obj, "", ts->threads[e->thread],
-		ts->raws[e->entry_raw].where);
+	if (fo->m->int_objects)
+		fprintf(f, "%s(%" PRId64 ")", fo->op->func, e->obj);
+	else
+		fprintf(f, "%s(0x%" PRIx64 ")", fo->op->func, (uint64_t)e->obj);
+	fprintf(f, " in %s, called from %s", ts->threads[e->thread], ts->raws[e->entry_raw].where);
 }
 
 /* How many calls like e (same operation, thread, caller and, where the
@@ -1015,6 +1041,18 @@ static int occurrence(const struct ts *ts, const struct opev *e)
 			n++;
 	}
 	return n;
+}
+
+/* The call of e: its function, object, caller and the caller's caller. */
+static void call_predicate(const struct ts *ts, const struct opev *e, const char *obj, char *buf,
+			   size_t len)
+{
+	const struct raw *r = &ts->raws[e->entry_raw];
+	int n = snprintf(buf, len, "enter(%s)%s && caller == 0x%" PRIx64,
+			 ts->flat[e->flat].op->func, obj, r->caller);
+
+	if (r->context && n > 0 && (size_t)n < len)
+		snprintf(buf + n, len - (size_t)n, " && in(%s)", r->context);
 }
 
 /* What the two threads do once both are held at their calls: a is the
@@ -1065,10 +1103,8 @@ static char *attempt_schedule(struct ts *ts, const struct candidate *c, char *co
 
 	object_condition(ts, pre, pre_obj, sizeof(pre_obj));
 	object_condition(ts, sub, sub_obj, sizeof(sub_obj));
-	snprintf(pa, sizeof(pa), "enter(%s)%s && caller == 0x%" PRIx64,
-		 ts->flat[pre->flat].op->func, pre_obj, ts->raws[pre->entry_raw].caller);
-	snprintf(pb, sizeof(pb), "enter(%s)%s && caller == 0x%" PRIx64,
-		 ts->flat[sub->flat].op->func, sub_obj, ts->raws[sub->entry_raw].caller);
+	call_predicate(ts, pre, pre_obj, pa, sizeof(pa));
+	call_predicate(ts, sub, sub_obj, pb, sizeof(pb));
 	fprintf(f, "# run: cctrace run --expect bug %s --", name);
 	for (i = 0; argv[i]; i++)
 		fprintf(f, " %s", argv[i]);
@@ -1140,7 +1176,7 @@ static void write_bug(struct ts *ts, const struct candidate *c, int n, const cha
 	for (int s = 0; s < m->nstates; s++)
 		if (allowed(ts->flat[l->flat].op, s))
 			fprintf(f, " %s", m->states[s]);
-	fprintf(f, "\nobject: %s%" PRIx64 " (%s)\n", m->int_objects ? "" : "0x", pre->obj,
+	fprintf(f, "\nobject: %s%" PRIx64 " (%s)\n", m->int_objects ? "" : "0x", (uint64_t)pre->obj,
 		m->int_objects ? "as a number" : "an address");
 	fprintf(f, "\nthe held event (the preceding one; the re-execution holds its thread before "
 		   "the call):\n  ");
@@ -1179,7 +1215,7 @@ static int attempt(struct ts *ts, const struct candidate *cand, char *const argv
 		outcome = -1;
 		goto out;
 	}
-	report = fopen(logpath, "w");
+	report = fopen(logpath, "we");
 	outcome = run_schedule(ts, path, argv, &hooks, report ? report : stderr, 0);
 	if (report)
 		fclose(report);
@@ -1223,6 +1259,10 @@ static int reexecute(struct ts *ts, char *const argv[])
 			rc = attempt(ts, c, argv, bugs, i + 1, c->first_pre, c->first_sub);
 		if (rc < 0)
 			return -1;
+		if (engine_stop_signal()) {
+			snprintf(ts->err, sizeof(ts->err), "interrupted");
+			return -1;
+		}
 		fprintf(ts->o->report, "typestate: candidate %d/%d: %s: %s (%lld ms)\n", i + 1,
 			ts->ncands, c->key, rc ? "manifested" : "not manifested",
 			(long long)(engine_now_ms() - t0));
@@ -1250,6 +1290,7 @@ static void ts_free(struct ts *ts)
 	for (i = 0; i < ts->nraws; i++) {
 		free(ts->raws[i].elems);
 		free(ts->raws[i].where);
+		free(ts->raws[i].context);
 		free(ts->raws[i].stack);
 	}
 	for (i = 0; i < ts->nfns; i++) {
@@ -1276,6 +1317,29 @@ static void ts_free(struct ts *ts)
 	free(ts->flat);
 	free(ts->dir);
 	ts_models_free(&ts->models);
+}
+
+/* DIR/profile.txt: every call the profile saw, for the curious and for
+ * debugging a model. */
+static void list_profile(struct ts *ts)
+{
+	char *path = path_in(ts, "profile.txt");
+	FILE *f = path ? fopen(path, "w") : NULL;
+	int i;
+
+	for (i = 0; f && i < ts->nraws; i++) {
+		const struct raw *r = &ts->raws[i];
+
+		fprintf(f, "%d\t%.3f\t%s\t%s %s(0x%" PRIx64 ", 0x%" PRIx64 ")", i, r->ms,
+			ts->threads[r->thread], r->ret ? "return" : "enter", ts->fns[r->fn].name,
+			r->args[0], r->args[1]);
+		if (r->ret)
+			fprintf(f, " = 0x%" PRIx64, r->retval);
+		fprintf(f, "\tfs=0x%" PRIx64 "\t%s\n", r->tls, r->where);
+	}
+	if (f)
+		fclose(f);
+	free(path);
 }
 
 static void list_candidates(struct ts *ts)
@@ -1311,6 +1375,7 @@ int typestate_run(char *const argv[], const struct typestate_options *o, char *e
 		goto fail;
 	if (profile(&ts, argv) < 0)
 		goto fail;
+	list_profile(&ts);
 	analyse(&ts);
 	find_candidates(&ts);
 	list_candidates(&ts);
