@@ -157,6 +157,7 @@ struct ts {
 	char **history;
 	int nhistory;
 	char *dir;
+	int64_t t0; /* when typestate_run started: time to the first bug */
 	char err[1024];
 };
 
@@ -1087,10 +1088,13 @@ static void schedule_body(struct ts *ts, const struct candidate *c, const char *
 /*
  * The re-execution of candidate c.  The preceding event's earlier
  * instances in its thread are only waited for (the thread goes on), then
- * one wait holds both threads at their calls, whichever comes first: a
- * subsequent event that comes while the preceding thread is still on its
- * way is caught, not missed between two statements.  The last event (the
- * second to arrive) tells which thread is which by its caller.
+ * one wait holds whichever of the two calls comes first, and a second the
+ * other: a subsequent event that comes while the preceding thread is still
+ * on its way is caught, not missed between two statements (both calls stay
+ * planted from one wait to the next, and a thread stopped on a planted
+ * point between two waits is seen by the next).  The first one's caller
+ * tells which it was; two threads making the same call cannot both be
+ * taken for the two events.
  */
 static char *attempt_schedule(struct ts *ts, const struct candidate *c, char *const argv[],
 			      const char *name)
@@ -1105,7 +1109,7 @@ static char *attempt_schedule(struct ts *ts, const struct candidate *c, char *co
 	object_condition(ts, sub, sub_obj, sizeof(sub_obj));
 	call_predicate(ts, pre, pre_obj, pa, sizeof(pa));
 	call_predicate(ts, sub, sub_obj, pb, sizeof(pb));
-	fprintf(f, "# run: cctrace run --expect bug %s --", name);
+	fprintf(f, "# run: cctrace run --expect bug %s/%s --", ts->dir, name);
 	for (i = 0; argv[i]; i++)
 		fprintf(f, " %s", argv[i]);
 	fprintf(f, "\n# typestate (%s): in the profile, ", ts->flat[pre->flat].m->name);
@@ -1126,14 +1130,17 @@ static char *attempt_schedule(struct ts *ts, const struct candidate *c, char *co
 			"# statements stops on the planted point and the next wait sees it.\n"
 			"repeat %d { wait any (%s) || ((%s) && false) }\n",
 			n, pa, pb);
+	fprintf(
+	    f,
+	    "thread X = wait any ((%s) ||\n    (%s))   # the first of the two, held at its call\n",
+	    pa, pb);
 	fprintf(f,
-		"thread X, Y = wait 2 distinct ((%s) ||\n    (%s))   # both held at their calls\n",
-		pa, pb);
-	fprintf(f, "if (caller == 0x%" PRIx64 ") {   # Y made the subsequent call\n",
-		ts->raws[sub->entry_raw].caller);
-	schedule_body(ts, c, "X", "Y", f);
-	fputs("} else {\n", f);
+		"if (caller == 0x%" PRIx64 ") {   # X made the subsequent call\n"
+		"\tthread Y = wait any %s\n",
+		ts->raws[sub->entry_raw].caller, pa);
 	schedule_body(ts, c, "Y", "X", f);
+	fprintf(f, "} else {\n\tthread Y = wait any %s\n", pb);
+	schedule_body(ts, c, "X", "Y", f);
 	fputs("}\nrelease all\n", f);
 	fclose(f);
 	return buf;
@@ -1267,6 +1274,12 @@ static int reexecute(struct ts *ts, char *const argv[])
 			ts->ncands, c->key, rc ? "manifested" : "not manifested",
 			(long long)(engine_now_ms() - t0));
 		if (rc) {
+			if (!bugs)
+				fprintf(ts->o->report,
+					"typestate: first bug manifested %.1f s after the start "
+					"(profile, analysis and %d re-execution%s)\n",
+					(double)(engine_now_ms() - ts->t0) / 1000.0, tried,
+					tried == 1 ? "" : "s");
 			bugs++;
 			fprintf(ts->o->report,
 				"typestate: bug %d: %s/bug-%d.txt, replay with %s/bug-%d.sched\n",
@@ -1358,7 +1371,7 @@ static void list_candidates(struct ts *ts)
 
 int typestate_run(char *const argv[], const struct typestate_options *o, char *err, size_t errlen)
 {
-	struct ts ts = {.o = o};
+	struct ts ts = {.o = o, .t0 = engine_now_ms()};
 	int rc = -1;
 
 	ts.dir = strdup(o->out_dir ? o->out_dir : "typestate-out");
