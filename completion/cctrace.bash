@@ -148,7 +148,7 @@ _cctrace()
         return
     fi
     if [[ $cur == -* ]]; then
-        [[ $cmd == @(run|explore|shell) ]] && opts+=$'\n--'
+        [[ $cmd == @(run|explore|shell|typestate) ]] && opts+=$'\n--'
         COMPREPLY=($(compgen -W "$opts" -- "$cur"))
         [[ ${COMPREPLY-} == *= ]] && compopt -o nospace
         return
