@@ -56,7 +56,11 @@
 extern char **environ;
 
 #define DEFAULT_ATTEMPT_MS 5000
-#define STACK_FRAMES	   6
+#define REPLAY_MS	   20000
+/* Before the verdict: how long the program may take to end after it (a
+ * violation may leave it hung on a lock in freed memory). */
+#define AFTER_BUG    "\ttimeout 2s   # for the program to end after the bug\n"
+#define STACK_FRAMES 6
 
 /* Synchronisation the vector clocks follow. */
 enum ts_sync {
@@ -1073,16 +1077,16 @@ static void schedule_body(struct ts *ts, const struct candidate *c, const char *
 	if (lop->ok) {
 		fprintf(f,
 			"\trun %s until return(%s)   # the limited call, the object in a state "
-			"that forbids it\n\tassert ",
-			lvar, lop->func);
+			"that forbids it\n%s\tassert ",
+			lvar, lop->func, AFTER_BUG);
 		ok_condition(lop->ok, lvar, f);
 		fputs("   # did the call itself see it?\n", f);
 		return;
 	}
 	fprintf(f,
 		"\t# The model's own check: %s is about to call %s on the object in a state "
-		"that forbids it.\n\tassert false\n",
-		lvar, lop->func);
+		"that forbids it.\n%s\tassert false\n",
+		lvar, lop->func, AFTER_BUG);
 }
 
 /*
@@ -1097,7 +1101,7 @@ static void schedule_body(struct ts *ts, const struct candidate *c, const char *
  * taken for the two events.
  */
 static char *attempt_schedule(struct ts *ts, const struct candidate *c, char *const argv[],
-			      const char *name)
+			      const char *name, int64_t timeout_ms)
 {
 	const struct opev *pre = &ts->evs[c->pre], *sub = &ts->evs[c->sub];
 	char pre_obj[96], sub_obj[96], pa[512], pb[512], *buf = NULL;
@@ -1120,8 +1124,7 @@ static char *attempt_schedule(struct ts *ts, const struct candidate *c, char *co
 	    "\n#   are not ordered; the first is held until the second has happened, so that the\n"
 	    "#   limited call meets the object in a state its model forbids.\n",
 	    f);
-	fprintf(f, "timeout %lldms\n",
-		(long long)(ts->o->attempt_ms ? ts->o->attempt_ms : DEFAULT_ATTEMPT_MS));
+	fprintf(f, "timeout %lldms\n", (long long)timeout_ms);
 	n = occurrence(ts, pre);
 	if (n > 0)
 		fprintf(f,
@@ -1202,6 +1205,17 @@ static void write_bug(struct ts *ts, const struct candidate *c, int n, const cha
 	free(path);
 }
 
+static int64_t attempt_ms(const struct ts *ts)
+{
+	return ts->o->attempt_ms ? ts->o->attempt_ms : DEFAULT_ATTEMPT_MS;
+}
+
+/* The limit of a bug-N.sched's waits: generous. */
+static int64_t replay_ms(const struct ts *ts)
+{
+	return attempt_ms(ts) * 4 > REPLAY_MS ? attempt_ms(ts) * 4 : REPLAY_MS;
+}
+
 /* One candidate: 1 if the bug manifested, 0 if not, -1 on error. */
 static int attempt(struct ts *ts, const struct candidate *cand, char *const argv[], int bugs, int k,
 		   int pre, int sub)
@@ -1215,7 +1229,7 @@ static int attempt(struct ts *ts, const struct candidate *cand, char *const argv
 	one.pre = pre;
 	one.sub = sub;
 	snprintf(name, sizeof(name), "bug-%d.sched", bugs + 1);
-	text = attempt_schedule(ts, c, argv, name);
+	text = attempt_schedule(ts, c, argv, name, attempt_ms(ts));
 	path = path_in(ts, "attempt-%d%s.sched", k, pre == cand->pre ? "" : "-first");
 	logpath = path_in(ts, "attempt-%d%s.log", k, pre == cand->pre ? "" : "-first");
 	if (!text || !path || !logpath || write_text(path, text, ts->err, sizeof(ts->err)) < 0) {
@@ -1229,9 +1243,14 @@ static int attempt(struct ts *ts, const struct candidate *cand, char *const argv
 	if (outcome == OUTCOME_BUG) {
 		char *bug = path_in(ts, "%s", name);
 
+		/* The replay knows the bug is there: a busier machine may take
+		 * longer to reach the second call than the search's limit. */
+		char *replay = attempt_schedule(ts, c, argv, name, replay_ms(ts));
+
 		log = read_all(logpath);
-		if (bug)
-			rename(path, bug);
+		if (bug && replay && write_text(bug, replay, ts->err, sizeof(ts->err)) == 0)
+			unlink(path);
+		free(replay);
 		write_bug(ts, c, bugs + 1, log);
 		free(log);
 		free(bug);
