@@ -45,11 +45,14 @@
 #include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -57,6 +60,8 @@ extern char **environ;
 
 #define DEFAULT_ATTEMPT_MS 5000
 #define REPLAY_MS	   20000
+#define PLAIN_LIMIT_MS	   60000
+#define PROFILE_MARGIN_MS  10000
 /* Before the verdict: how long the program may take to end after it (a
  * violation may leave it hung on a lock in freed memory). */
 #define AFTER_BUG    "\ttimeout 2s   # for the program to end after the bug\n"
@@ -411,6 +416,22 @@ static void on_tap(void *ctx, const struct engine_tap_event *ev)
 	ts->nraws++;
 }
 
+static char *read_all(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *text = NULL;
+	size_t len = 0;
+
+	if (!f)
+		return strdup("");
+	if (getdelim(&text, &len, '\0', f) < 0) {
+		free(text);
+		text = strdup("");
+	}
+	fclose(f);
+	return text;
+}
+
 static int write_text(const char *path, const char *text, char *err, size_t errlen)
 {
 	FILE *f = fopen(path, "w");
@@ -477,24 +498,49 @@ static int run_schedule(struct ts *ts, const char *path, char *const argv[],
 	return rc < 0 ? -1 : (int)res.outcome;
 }
 
-/* The program once without cctrace, for the profile's overhead. */
-static double plain_run_ms(char *const argv[])
+/* Did the profile's report say the program ended (rather than timed out)? */
+static bool tracer_ended(const char *logpath)
+{
+	char *text = read_all(logpath);
+	bool ended = text && strstr(text, "no thread reached") == NULL;
+
+	free(text);
+	return ended;
+}
+
+/* The program once without cctrace, for the profile's overhead: its
+ * time in ms, or -1 if it could not run or did not end within limit_ms (a
+ * bug of the kind looked for may hang it: a lock in freed memory), in
+ * which case it is killed. */
+static double plain_run_ms(char *const argv[], int64_t limit_ms)
 {
 	int64_t t0 = engine_now_ms();
+	struct pollfd pfd = {.events = POLLIN};
+	double ms = -1;
 	pid_t pid;
 	int status;
 
 	if (posix_spawnp(&pid, argv[0], NULL, NULL, argv, environ) != 0)
 		return -1;
+	pfd.fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (pfd.fd < 0 || poll(&pfd, 1, (int)limit_ms) == 1)
+		ms = (double)(engine_now_ms() - t0);
+	else
+		kill(pid, SIGKILL);
 	waitpid(pid, &status, 0);
-	return (double)(engine_now_ms() - t0);
+	if (pfd.fd >= 0)
+		close(pfd.fd);
+	return ms;
 }
 
 static int profile(struct ts *ts, char *const argv[])
 {
 	struct run_hooks hooks = {.tap = on_tap, .tap_ctx = ts, .tap_frames = STACK_FRAMES};
 	char *text = profile_schedule(ts), *path = path_in(ts, "profile.sched");
-	double plain = plain_run_ms(argv);
+	double plain = plain_run_ms(argv, PLAIN_LIMIT_MS);
+	/* The profile is slower, and a bug may hang it: a limit, after which
+	 * what was seen is analysed as it is. */
+	int64_t limit = plain < 0 ? PLAIN_LIMIT_MS : (int64_t)plain * 20 + PROFILE_MARGIN_MS;
 	int64_t t0;
 	int outcome;
 	FILE *log;
@@ -508,13 +554,21 @@ static int profile(struct ts *ts, char *const argv[])
 	}
 	log = fopen(logpath, "we");
 	t0 = engine_now_ms();
-	outcome = run_schedule(ts, path, argv, &hooks, log ? log : stderr, 3600 * 1000);
+	outcome = run_schedule(ts, path, argv, &hooks, log ? log : stderr, limit);
 	if (log)
 		fclose(log);
 	fprintf(ts->o->report,
 		"typestate: profile: %d calls of %d functions in %d threads; %.0f ms (the program "
-		"alone: %.0f ms)\n",
-		ts->nraws, ts->nfns, ts->nthreads, (double)(engine_now_ms() - t0), plain);
+		"alone: ",
+		ts->nraws, ts->nfns, ts->nthreads, (double)(engine_now_ms() - t0));
+	if (plain < 0)
+		fprintf(ts->o->report, "did not end within %d s)\n", PLAIN_LIMIT_MS / 1000);
+	else
+		fprintf(ts->o->report, "%.0f ms)\n", plain);
+	if (outcome == OUTCOME_UNREALIZABLE && !tracer_ended(logpath))
+		fprintf(ts->o->report,
+			"typestate: the profile run did not end in time (hung?); what it saw is "
+			"analysed\n");
 	if (outcome == OUTCOME_BUG)
 		fprintf(ts->o->report,
 			"typestate: the profile run itself ended in a bug (see %s)\n", logpath);
@@ -1048,16 +1102,21 @@ static int occurrence(const struct ts *ts, const struct opev *e)
 	return n;
 }
 
-/* The call of e: its function, object, caller and the caller's caller. */
-static void call_predicate(const struct ts *ts, const struct opev *e, const char *obj, char *buf,
-			   size_t len)
+/* The call of e: its function, object, caller and the caller's caller
+ * (malloc'd; NULL if out of memory). */
+static char *call_predicate(const struct ts *ts, const struct opev *e, const char *obj)
 {
 	const struct raw *r = &ts->raws[e->entry_raw];
-	int n = snprintf(buf, len, "enter(%s)%s && caller == 0x%" PRIx64,
-			 ts->flat[e->flat].op->func, obj, r->caller);
+	char *text = NULL;
+	int n;
 
-	if (r->context && n > 0 && (size_t)n < len)
-		snprintf(buf + n, len - (size_t)n, " && in(%s)", r->context);
+	if (r->context)
+		n = asprintf(&text, "enter(%s)%s && caller == 0x%" PRIx64 " && in(%s)",
+			     ts->flat[e->flat].op->func, obj, r->caller, r->context);
+	else
+		n = asprintf(&text, "enter(%s)%s && caller == 0x%" PRIx64,
+			     ts->flat[e->flat].op->func, obj, r->caller);
+	return n < 0 ? NULL : text;
 }
 
 /* What the two threads do once both are held at their calls: a is the
@@ -1104,15 +1163,23 @@ static char *attempt_schedule(struct ts *ts, const struct candidate *c, char *co
 			      const char *name, int64_t timeout_ms)
 {
 	const struct opev *pre = &ts->evs[c->pre], *sub = &ts->evs[c->sub];
-	char pre_obj[96], sub_obj[96], pa[512], pb[512], *buf = NULL;
+	char pre_obj[96], sub_obj[96], *pa, *pb, *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 	int i, n;
 
 	object_condition(ts, pre, pre_obj, sizeof(pre_obj));
 	object_condition(ts, sub, sub_obj, sizeof(sub_obj));
-	call_predicate(ts, pre, pre_obj, pa, sizeof(pa));
-	call_predicate(ts, sub, sub_obj, pb, sizeof(pb));
+	pa = call_predicate(ts, pre, pre_obj);
+	pb = call_predicate(ts, sub, sub_obj);
+	if (!f || !pa || !pb) {
+		if (f)
+			fclose(f);
+		free(buf);
+		free(pa);
+		free(pb);
+		return NULL;
+	}
 	fprintf(f, "# run: cctrace run --expect bug %s/%s --", ts->dir, name);
 	for (i = 0; argv[i]; i++)
 		fprintf(f, " %s", argv[i]);
@@ -1146,23 +1213,9 @@ static char *attempt_schedule(struct ts *ts, const struct candidate *c, char *co
 	schedule_body(ts, c, "X", "Y", f);
 	fputs("}\nrelease all\n", f);
 	fclose(f);
+	free(pa);
+	free(pb);
 	return buf;
-}
-
-static char *read_all(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *text = NULL;
-	size_t len = 0;
-
-	if (!f)
-		return strdup("");
-	if (getdelim(&text, &len, '\0', f) < 0) {
-		free(text);
-		text = strdup("");
-	}
-	fclose(f);
-	return text;
 }
 
 static void write_bug(struct ts *ts, const struct candidate *c, int n, const char *log)

@@ -286,7 +286,7 @@ Test(pbzip2, typestate_manifests_the_lock_bug)
 	char *dir = h_temp_dir(), *out = h_fmt("%s/out", dir), *prog = h_fmt("%s/pbzip2", dir);
 	char *tar = h_fmt("%s/test.tar", dir);
 	const char *const argv[] = {h_cctrace(), "typestate", "--model", "lock,memory", "--timeout",
-				    "3s",	 "-o",	      out,	 "--",		prog,
+				    "1s",	 "-o",	      out,	 "--",		prog,
 				    "-k",	 "-f",	      "-q",	 "-p2",		"-1",
 				    "-b1",	 tar,	      NULL};
 	int64_t t0;
