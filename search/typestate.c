@@ -468,7 +468,7 @@ static char *profile_schedule(struct ts *ts)
 
 	fputs("# typestate profile (generated): every call of these functions is tapped,\n"
 	      "# and the program runs freely to its end.\n"
-	      "timeout 1h\nwait any (",
+	      "wait any (",
 	      f);
 	for (i = 0; i < ts->nfns; i++)
 		fprintf(f, "%senter(%s) || return(%s)", i ? " ||\n  " : "", ts->fns[i].name,

@@ -158,8 +158,24 @@ Test(typestate, user_model_file)
 	h_remove_tree(dir);
 }
 
+/* "typestate: C candidates, P pruned by the history, R re-executed" */
+static void summary(const char *err, int *cands, int *pruned, int *tried)
+{
+	const char *p = strstr(err, " pruned by the history");
+
+	cr_assert_not_null(p, "%s", err);
+	while (p > err && p[-1] != '\n')
+		p--;
+	cr_assert_eq(sscanf(p, "typestate: %d candidate%*[s], %d pruned by the history, %d", cands,
+			    pruned, tried) == 3 ||
+			 sscanf(p, "typestate: %d candidate, %d pruned by the history, %d", cands,
+				pruned, tried) == 3,
+		     true, "%s", p);
+}
+
 /* Candidates that failed are remembered in DIR/typestate-history and not
- * tried again, unless --ignore-history. */
+ * tried again, unless --ignore-history.  (The loop's locks of heapuse
+ * cannot be held while main frees the job: they fail every time.) */
 Test(typestate, history_prunes_failed_candidates)
 {
 	char *dir = h_temp_dir();
@@ -168,23 +184,25 @@ Test(typestate, history_prunes_failed_candidates)
 	const char *const prog[] = {"samples/heapuse/heapuse", NULL};
 	struct h_result r = typestate(dir, args, 4, prog);
 	char *history;
-	int failed;
+	int cands, pruned, tried;
 
-	cr_assert_eq(r.code, 1, "%s", r.err);
+	summary(r.err, &cands, &pruned, &tried);
+	cr_assert_eq(pruned, 0, "%s", r.err);
 	history = h_read_file(h_fmt("%s/typestate-history", dir), NULL);
 	cr_assert_not_null(history, "%s", r.err);
-	failed = h_count_lines(history, "memory ");
-	cr_assert_gt(failed, 0, "no failed candidate to remember:\n%s", r.err);
+	cr_assert_gt(h_count_lines(history, "memory "), 0, "no failed candidate:\n%s", r.err);
 	h_result_free(&r);
-	system(h_fmt("rm -f %s/bug-*", dir));
 
 	r = typestate(dir, args, 4, prog);
-	cr_assert(strstr(r.err, h_fmt("%d pruned by the history", failed)), "%s", r.err);
-	cr_assert_eq(r.code, 1, "the bug is still found: %s", r.err);
+	summary(r.err, &cands, &pruned, &tried);
+	cr_assert_gt(pruned, 0, "%s", r.err);
+	cr_assert_eq(tried, cands - pruned, "%s", r.err);
 	h_result_free(&r);
 
 	r = typestate(dir, again, 5, prog);
-	cr_assert(strstr(r.err, " 0 pruned by the history"), "%s", r.err);
+	summary(r.err, &cands, &pruned, &tried);
+	cr_assert_eq(pruned, 0, "%s", r.err);
+	cr_assert_eq(tried, cands, "%s", r.err);
 	h_result_free(&r);
 	h_free(history);
 	h_remove_tree(dir);
