@@ -1446,15 +1446,15 @@ int typestate_run(char *const argv[], const struct typestate_options *o, char *e
 	struct ts ts = {.o = o, .t0 = engine_now_ms()};
 	int rc = -1;
 
+	if (ts_models_load(&ts.models, o->models ? o->models : "file,lock,memory", ts.err,
+			   sizeof(ts.err)) < 0)
+		goto fail;
 	ts.dir = strdup(o->out_dir ? o->out_dir : "typestate-out");
 	if (!ts.dir || (mkdir(ts.dir, 0777) < 0 && errno != EEXIST)) {
 		snprintf(err, errlen, "cannot make the output directory '%s': %s",
 			 o->out_dir ? o->out_dir : "typestate-out", strerror(errno));
 		goto out;
 	}
-	if (ts_models_load(&ts.models, o->models ? o->models : "file,lock,memory", ts.err,
-			   sizeof(ts.err)) < 0)
-		goto fail;
 	collect_functions(&ts);
 	if (keep_present(&ts, argv[0]) < 0)
 		goto fail;
