@@ -979,7 +979,8 @@ static void find_candidates(struct ts *ts)
 		start = i;
 	}
 	free(order);
-	qsort(ts->cands, (size_t)ts->ncands, sizeof(*ts->cands), by_rank);
+	if (ts->ncands)
+		qsort(ts->cands, (size_t)ts->ncands, sizeof(*ts->cands), by_rank);
 }
 
 /* --- history --- */
