@@ -12,7 +12,10 @@
  *   initial S                     the state of an object first met by a limit
  *   object int | pointer          ints: the low 32 bits of the register
  *   ignore V ...                  values that are never objects (-1, 0)
- *   transit F(OBJ) -> S           F moves OBJ to S (at F's return)
+ *   transit F(OBJ) -> S [size A]  F moves OBJ to S (at F's return); with
+ *                                 size (argN or argN*argM), OBJ is a block of
+ *                                 that many bytes, and a limit on an address
+ *                                 inside it is on the block (&job->lock)
  *   limit F(OBJ) in S ... [ok E]  F is allowed only in these states; E, a
  *                                 schedule expression over retval and
  *                                 errno, is true when the call succeeded
@@ -105,12 +108,12 @@ static const char builtin_memory[] =
     "initial LIVE\n"
     "object pointer\n"
     "ignore 0\n"
-    "transit malloc(ret) -> LIVE\n"
-    "transit calloc(ret) -> LIVE\n"
+    "transit malloc(ret) -> LIVE size arg1\n"
+    "transit calloc(ret) -> LIVE size arg1*arg2\n"
     "transit realloc(arg1) -> FREED\n"
-    "transit realloc(ret) -> LIVE\n"
-    "transit _Znwm(ret) -> LIVE\n"
-    "transit _Znam(ret) -> LIVE\n"
+    "transit realloc(ret) -> LIVE size arg2\n"
+    "transit _Znwm(ret) -> LIVE size arg1\n"
+    "transit _Znam(ret) -> LIVE size arg1\n"
     "transit free(arg1) -> FREED\n"
     "transit _ZdlPv(arg1) -> FREED\n"
     "transit _ZdlPvm(arg1) -> FREED\n"
@@ -274,6 +277,45 @@ static int parse_object(struct tsp *t, struct ts_object *o)
 	return expect_char(t, ']') ? 0 : -1;
 }
 
+/* An argument register's number: "argN" at t->p, N in 1..6; 0 if none. */
+static int arg_number(struct tsp *t)
+{
+	int n;
+
+	if (strncmp(t->p, "arg", 3) != 0 || t->p[3] < '1' || t->p[3] > '6' ||
+	    isalnum((unsigned char)t->p[4]))
+		return 0;
+	n = t->p[3] - '0';
+	t->p += 4;
+	return n;
+}
+
+/* [size argN[*argM]] after a transit's state. */
+static int parse_size(struct tsp *t, struct ts_op *op)
+{
+	const char *at;
+
+	skip_blanks(t);
+	at = t->p;
+	if (strncmp(t->p, "size", 4) != 0 || isalnum((unsigned char)t->p[4]))
+		return 0;
+	t->p += 4;
+	skip_blanks(t);
+	if (op->obj.where != TS_RET)
+		return fail_at(t, at,
+			       "only a transit of its return value (a new block) has a size");
+	if (!(op->size_args[0] = arg_number(t)))
+		return fail_at(t, t->p, "expected argN or argN*argM after 'size'");
+	skip_blanks(t);
+	if (*t->p != '*')
+		return 0;
+	t->p++;
+	skip_blanks(t);
+	if (!(op->size_args[1] = arg_number(t)))
+		return fail_at(t, t->p, "expected argM after '*'");
+	return 0;
+}
+
 static int parse_op(struct tsp *t, bool transit)
 {
 	struct ts_model *m = t->cur;
@@ -296,7 +338,7 @@ static int parse_op(struct tsp *t, bool transit)
 			goto fail;
 		}
 		t->p += 2;
-		if ((op.to = parse_state(t)) < 0)
+		if ((op.to = parse_state(t)) < 0 || parse_size(t, &op) < 0)
 			goto fail;
 	} else {
 		if (strncmp(t->p, "in", 2) != 0 || isalnum((unsigned char)t->p[2])) {

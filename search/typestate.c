@@ -126,7 +126,8 @@ struct raw {
 
 struct opev {
 	int flat, thread, raw, entry_raw, gen;
-	int64_t obj;
+	int64_t obj;	   /* the object: a block's start for an address inside it */
+	int64_t value;	   /* what the call was given (an address inside the block) */
 	int before, after; /* states around it */
 	uint32_t *vc;
 };
@@ -711,7 +712,35 @@ struct objstate {
 struct objects {
 	struct objstate *a;
 	int n, cap;
+	/* blocks made by sized transits, oldest first: an address inside
+	 * one is that block (the newest that holds it) */
+	struct block {
+		int model;
+		uint64_t start, size;
+	} * blocks;
+	int nblocks, blocks_cap;
 };
+
+static void add_block(struct objects *os, int model, uint64_t start, uint64_t size)
+{
+	os->blocks = grow_array(os->blocks, &os->blocks_cap, os->nblocks + 1, sizeof(*os->blocks));
+	os->blocks[os->nblocks++] = (struct block){model, start, size};
+}
+
+/* The start of the newest block of model holding addr; addr if none. */
+static int64_t block_of(const struct objects *os, int model, int64_t addr)
+{
+	int i;
+
+	for (i = os->nblocks - 1; i >= 0; i--) {
+		const struct block *b = &os->blocks[i];
+
+		if (b->model == model && (uint64_t)addr >= b->start &&
+		    (uint64_t)addr - b->start < b->size)
+			return (int64_t)b->start;
+	}
+	return addr;
+}
 
 static struct objstate *object(struct objects *os, const struct ts_model *m, int model, int64_t obj)
 {
@@ -752,14 +781,28 @@ static bool object_value(const struct ts *ts, const struct raw *r, int k, int64_
 	return !ignored(fo->m, *out);
 }
 
-static void add_opev(struct ts *ts, struct clocks *c, int i, int k, int64_t obj, struct objects *os)
+/* The size of the block a sized transit at return r made. */
+static uint64_t block_size(const struct raw *r, const struct ts_op *op)
+{
+	uint64_t n = r->args[op->size_args[0] - 1];
+
+	return op->size_args[1] ? n * r->args[op->size_args[1] - 1] : n;
+}
+
+static void add_opev(struct ts *ts, struct clocks *c, int i, int k, int64_t value,
+		     struct objects *os)
 {
 	const struct raw *r = &ts->raws[i];
 	const struct flat_op *fo = &ts->flat[ts->fns[r->fn].ops[k]];
-	struct objstate *st = object(os, fo->m, fo->model, obj);
+	bool creates = fo->op->transit && fo->op->obj.where == TS_RET;
+	int64_t obj = creates || fo->m->int_objects ? value : block_of(os, fo->model, value);
+	struct objstate *st;
 	struct opev *e;
 
-	if (fo->op->transit && fo->op->obj.where == TS_RET)
+	if (creates && fo->op->size_args[0])
+		add_block(os, fo->model, (uint64_t)value, block_size(r, fo->op));
+	st = object(os, fo->m, fo->model, obj);
+	if (creates)
 		st->gen++; /* a creation: a new object under an old number */
 	ts->evs = grow_array(ts->evs, &ts->evs_cap, ts->nevs + 1, sizeof(*ts->evs));
 	e = &ts->evs[ts->nevs++];
@@ -769,6 +812,7 @@ static void add_opev(struct ts *ts, struct clocks *c, int i, int k, int64_t obj,
 			   .entry_raw = r->ret ? r->entry : i,
 			   .gen = st->gen,
 			   .obj = obj,
+			   .value = value,
 			   .before = st->state,
 			   .after = st->state};
 	if (fo->op->transit)
@@ -829,6 +873,7 @@ out:
 	free(c.vc);
 	free(c.started);
 	free(os.a);
+	free(os.blocks);
 }
 
 /* --- candidates --- */
@@ -1048,9 +1093,9 @@ static void object_condition(const struct ts *ts, const struct opev *e, char *bu
 		return;
 	if (fo->m->int_objects)
 		snprintf(buf, len, " && (arg%d & 0xffffffff) == %" PRIu32, o->arg,
-			 (uint32_t)e->obj);
+			 (uint32_t)e->value);
 	else
-		snprintf(buf, len, " && arg%d == 0x%" PRIx64, o->arg, (uint64_t)e->obj);
+		snprintf(buf, len, " && arg%d == 0x%" PRIx64, o->arg, (uint64_t)e->value);
 }
 
 /* The limit's ok condition with errno read in thread var. */
@@ -1076,9 +1121,9 @@ static void describe_event(const struct ts *ts, const struct opev *e, FILE *f)
 	const struct flat_op *fo = &ts->flat[e->flat];
 
 	if (fo->m->int_objects)
-		fprintf(f, "%s(%" PRId64 ")", fo->op->func, e->obj);
+		fprintf(f, "%s(%" PRId64 ")", fo->op->func, e->value);
 	else
-		fprintf(f, "%s(0x%" PRIx64 ")", fo->op->func, (uint64_t)e->obj);
+		fprintf(f, "%s(0x%" PRIx64 ")", fo->op->func, (uint64_t)e->value);
 	fprintf(f, " in %s, called from %s", ts->threads[e->thread], ts->raws[e->entry_raw].where);
 }
 
@@ -1240,8 +1285,11 @@ static void write_bug(struct ts *ts, const struct candidate *c, int n, const cha
 	for (int s = 0; s < m->nstates; s++)
 		if (allowed(ts->flat[l->flat].op, s))
 			fprintf(f, " %s", m->states[s]);
-	fprintf(f, "\nobject: %s%" PRIx64 " (%s)\n", m->int_objects ? "" : "0x", (uint64_t)pre->obj,
-		m->int_objects ? "as a number" : "an address");
+	fprintf(f, "\nobject: %s%" PRIx64 " (%s)%s\n", m->int_objects ? "" : "0x",
+		(uint64_t)pre->obj, m->int_objects ? "as a number" : "an address",
+		pre->value != pre->obj || sub->value != sub->obj
+		    ? "; a call given an address inside the block is on the block"
+		    : "");
 	fprintf(f, "\nthe held event (the preceding one; the re-execution holds its thread before "
 		   "the call):\n  ");
 	describe_event(ts, pre, f);

@@ -47,7 +47,10 @@ struct ts_op {
 	int to;		  /* transit: the state */
 	unsigned allowed; /* limit: bit s set if allowed in state s; 0: not a limit */
 	char *ok;	  /* limit: schedule expression true when the call succeeded; NULL */
-	int line;	  /* in the model's text */
+	/* transit of a block (its object the return value): its size is
+	 * argument size_args[0], times size_args[1] if not 0; 0: no size */
+	int size_args[2];
+	int line; /* in the model's text */
 };
 
 struct ts_model {

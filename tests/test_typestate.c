@@ -237,6 +237,10 @@ Test(typestate, model_parse_errors_have_positions)
 	expect_parse_error("model m\nstates A\n", "m.ts", "has no transit or limit");
 	expect_parse_error("model m\nstates A\nlimit f(arg1) in A ok\n",
 			   "m.ts:3:22:", "expected an expression after 'ok'");
+	expect_parse_error("model m\nstates A\ntransit f(arg1) -> A size arg2\n",
+			   "m.ts:3:22:", "only a transit of its return value");
+	expect_parse_error("model m\nstates A\ntransit f(ret) -> A size arg2*x\n",
+			   "m.ts:3:31:", "expected argM after '*'");
 }
 
 Test(typestate, model_parse_builtins_and_objects)
@@ -258,6 +262,11 @@ Test(typestate, model_parse_builtins_and_objects)
 			pipes++;
 		}
 	cr_assert_eq(pipes, 2);
+	for (i = 0; i < ms.m[2].nops; i++)
+		if (strcmp(ms.m[2].ops[i].func, "calloc") == 0) {
+			cr_assert_eq(ms.m[2].ops[i].size_args[0], 1);
+			cr_assert_eq(ms.m[2].ops[i].size_args[1], 2);
+		}
 	ts_models_free(&ms);
 	cr_assert_eq(ts_models_load(&ms, "file,nosuch", err, sizeof(err)), -1);
 	cr_assert(strstr(err, "no built-in model 'nosuch'"), "%s", err);

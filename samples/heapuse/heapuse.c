@@ -3,15 +3,14 @@
  * typestate violation on memory (live -> freed, then used), in the style of
  * 2ndStrike's MySQL-ptr and Mozilla-ptr bugs.
  *
- * A job is malloc'd with its mutex inside it.  The worker does STEPS steps
- * of it under the job's mutex, then takes the mutex once more to record
- * that it is done.  main polls the job every 10 ms and frees it as soon as
- * every step is done, and only then joins the worker: nothing orders the
- * worker's last use of the job before the free.  Normally the worker gets
- * there first, so a plain run prints "ok"; when the free wins, the worker
- * locks a mutex in freed memory (the allocator's free list now lives in
- * its first bytes): nothing visible may happen at once, which is why the
- * memory model's own check, not a crash, is the evidence.  With --fixed
+ * A job is malloc'd with its mutex inside it (not at its start: the memory
+ * model sees a call on &job->lock as a use of the block that holds it).  The worker does STEPS
+ * steps of it under the job's mutex, then takes the mutex once more to record that it is done. main
+ * polls the job every 10 ms and frees it as soon as every step is done, and only then joins the
+ * worker: nothing orders the worker's last use of the job before the free.  Normally the worker
+ * gets there first, so a plain run prints "ok"; when the free wins, the worker locks a mutex in
+ * freed memory (the allocator's free list now lives in its first bytes): nothing visible may happen
+ * at once, which is why the memory model's own check, not a crash, is the evidence.  With --fixed
  * main joins the worker first: the correctly synchronised control.
  */
 #include <pthread.h>
@@ -24,9 +23,9 @@
 #define STEPS 3
 
 struct job {
-	pthread_mutex_t lock; /* first: &job->lock is the block itself */
 	int steps;
 	bool done;
+	pthread_mutex_t lock; /* inside the block: &job->lock is not the block's start */
 };
 
 static void *worker(void *arg)
