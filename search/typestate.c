@@ -126,6 +126,7 @@ struct raw {
 
 struct opev {
 	int flat, thread, raw, entry_raw, gen;
+	int proc;	   /* the N of its thread's pN.tM: objects are per process */
 	int64_t obj;	   /* the object: a block's start for an address inside it */
 	int64_t value;	   /* what the call was given (an address inside the block) */
 	int before, after; /* states around it */
@@ -704,7 +705,7 @@ static void apply_sync(struct ts *ts, struct clocks *c, int i)
 
 /* Object states, per model and object value. */
 struct objstate {
-	int model;
+	int model, proc;
 	int64_t obj;
 	int state, gen;
 };
@@ -742,15 +743,16 @@ static int64_t block_of(const struct objects *os, int model, int64_t addr)
 	return addr;
 }
 
-static struct objstate *object(struct objects *os, const struct ts_model *m, int model, int64_t obj)
+static struct objstate *object(struct objects *os, const struct ts_model *m, int model, int proc,
+			       int64_t obj)
 {
 	int i;
 
 	for (i = os->n - 1; i >= 0; i--)
-		if (os->a[i].model == model && os->a[i].obj == obj)
+		if (os->a[i].model == model && os->a[i].proc == proc && os->a[i].obj == obj)
 			return &os->a[i];
 	os->a = grow_array(os->a, &os->cap, os->n + 1, sizeof(*os->a));
-	os->a[os->n] = (struct objstate){model, obj, m->initial, 0};
+	os->a[os->n] = (struct objstate){model, proc, obj, m->initial, 0};
 	return &os->a[os->n++];
 }
 
@@ -795,13 +797,14 @@ static void add_opev(struct ts *ts, struct clocks *c, int i, int k, int64_t valu
 	const struct raw *r = &ts->raws[i];
 	const struct flat_op *fo = &ts->flat[ts->fns[r->fn].ops[k]];
 	bool creates = fo->op->transit && fo->op->obj.where == TS_RET;
+	int proc = atoi(ts->threads[r->thread] + 1); /* pN.tM */
 	int64_t obj = creates || fo->m->int_objects ? value : block_of(os, fo->model, value);
 	struct objstate *st;
 	struct opev *e;
 
 	if (creates && fo->op->size_args[0])
 		add_block(os, fo->model, (uint64_t)value, block_size(r, fo->op));
-	st = object(os, fo->m, fo->model, obj);
+	st = object(os, fo->m, fo->model, proc, obj);
 	if (creates)
 		st->gen++; /* a creation: a new object under an old number */
 	ts->evs = grow_array(ts->evs, &ts->evs_cap, ts->nevs + 1, sizeof(*ts->evs));
@@ -812,6 +815,7 @@ static void add_opev(struct ts *ts, struct clocks *c, int i, int k, int64_t valu
 			   .entry_raw = r->ret ? r->entry : i,
 			   .gen = st->gen,
 			   .obj = obj,
+			   .proc = proc,
 			   .value = value,
 			   .before = st->state,
 			   .after = st->state};
@@ -948,7 +952,7 @@ static void pair(struct ts *ts, int a, int b)
 	if (!ts->flat[x->flat].op->transit || ts->flat[l->flat].op->transit ||
 	    !ts->flat[l->flat].op->allowed)
 		return;
-	if (x->thread == l->thread || x->obj != l->obj || x->gen != l->gen ||
+	if (x->thread == l->thread || x->obj != l->obj || x->gen != l->gen || x->proc != l->proc ||
 	    ts->flat[x->flat].model != ts->flat[l->flat].model)
 		return;
 	if (happens_before(x, l) || happens_before(l, x))
@@ -975,6 +979,8 @@ static int by_object(const void *pa, const void *pb, void *ctx)
 
 	if (ma != mb)
 		return ma < mb ? -1 : 1;
+	if (a->proc != b->proc)
+		return a->proc < b->proc ? -1 : 1;
 	if (a->obj != b->obj)
 		return a->obj < b->obj ? -1 : 1;
 	if (a->gen != b->gen)
@@ -984,8 +990,8 @@ static int by_object(const void *pa, const void *pb, void *ctx)
 
 static bool same_object(const struct ts *ts, const struct opev *a, const struct opev *b)
 {
-	return ts->flat[a->flat].model == ts->flat[b->flat].model && a->obj == b->obj &&
-	       a->gen == b->gen;
+	return ts->flat[a->flat].model == ts->flat[b->flat].model && a->proc == b->proc &&
+	       a->obj == b->obj && a->gen == b->gen;
 }
 
 static int by_rank(const void *pa, const void *pb)
