@@ -14,26 +14,32 @@
  *    lock_order: off by default, because the order in which two threads
  *    took a lock in one run is what a different schedule flips, and counting
  *    it as happens-before hides exactly the bugs looked for, pbzip2's among
- *    them).  Each model's objects are tracked through their states; a
- *    transit to a "creation" (its object is the return value: open, malloc)
- *    starts a new generation of the object, so that a reused descriptor
- *    number or address does not pair events of two different objects.
+ *    them).  Each model's objects (per process) are tracked through their
+ *    states; a transit to a "creation" (its object is the return value:
+ *    open, malloc) starts a new generation of the object, so that a reused
+ *    descriptor number or address does not pair events of two different
+ *    objects, and a sized one (malloc's size) makes a block, so that a
+ *    call given an address inside it is on the block.
  * 3. Candidates (2ndStrike's Algorithm 1, both scenarios of its Figure 4):
  *    a limit L in thread T2 and a transit X in T1 != T2 on the same object
  *    and generation, unordered by happens-before, where L was allowed
  *    before X and is not after it (L came first) or is allowed after X and
  *    not before it (X came first).  Equal pairs (same functions, same
- *    callers) are one candidate with an occurrence count; ranked as
+ *    callers) are one candidate with an occurrence count; the pair seen
+ *    in the wrong order in the profile itself (the run was unlucky) is one
+ *    too, held as it happened; ranked as
  *    2ndStrike ranks them, fewest occurrences first, then longest distance
  *    (in calls) between the two events.  Candidates listed in
  *    DIR/typestate-history (ones that failed to manifest before) are
  *    dropped unless ignore_history.
  * 4. Re-execution: per candidate a schedule in the schedule language (so
- *    the same text is the bug's replayable bug-N.sched): hold the thread of
- *    the preceding event at its call, wait for another thread's subsequent
- *    event on the same object from the same caller, run that one through
- *    its call, then let the held thread make its call; with a time limit on
- *    every wait.
+ *    the same text is the bug's replayable bug-N.sched; see
+ *    attempt_schedule): hold the thread of the preceding event at its call
+ *    (matched by function, object, caller, caller's caller and instance),
+ *    wait for another thread's subsequent event on the same object from the
+ *    same caller, run that one through its call, then let the held thread
+ *    make its call; with a time limit on every wait.  A plain run and the
+ *    profile have limits too: a bug of this kind may hang the program.
  * 5. Verdict: only outcome bug counts: the limit's `ok` condition false at
  *    its return (EBADF, EINVAL: the call itself saw the violation), a
  *    crash, an abort, or, for a limit without `ok`, the model's own check:
