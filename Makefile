@@ -139,13 +139,14 @@ lint-man:
 	  out=$$(LC_ALL=C.UTF-8 groff -man -Tutf8 -ww -z $$m 2>&1) || exit 1; \
 	  [ -z "$$out" ] || { echo "$$m: $$out"; exit 1; }; done
 
+# libbz2-dev: tests/test_typestate.c builds pbzip2 0.9.4 from ../shared/benchmarks.
 deps:
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
 	  build-essential pkg-config libunwind-dev libcapstone-dev libelf-dev libdw-dev \
 	  libcriterion-dev libedit-dev libjansson-dev libxml2-dev gdb tmux clang libclang-rt-dev \
 	  debhelper dpkg-dev fakeroot groff-base man-db bash-completion \
-	  chromium libpng-dev
+	  chromium libpng-dev libbz2-dev
 
 # The servers and clients of the system tests (tests/test_memcached*.c), and
 # what tests/memcached/build.sh needs to build memcached from Debian's source

@@ -5,6 +5,7 @@
  *   cctrace attach [OPTIONS] PID SCHEDULE      (--no-children: the pid alone)
  *   cctrace shell [OPTIONS] PID | -- PROGRAM [ARGS...]   (cli/shell.c)
  *   cctrace explore [OPTIONS] SCHEDULE -- PROGRAM [ARGS...]   (cli/explore.c)
+ *   cctrace typestate [OPTIONS] -- PROGRAM [ARGS...]   (cli/typestate.c)
  *   cctrace watchpoints
  *   cctrace help [COMMAND], cctrace --version
  *
@@ -22,6 +23,7 @@
 #include "cli/junit.h"
 #include "cli/options.h"
 #include "cli/shell.h"
+#include "cli/typestate.h"
 #include "engine/engine.h"
 
 #include <errno.h>
@@ -198,6 +200,7 @@ static const struct command {
 } commands[] = {
     {"run", cmd_run},	       {"attach", cmd_attach},		 {"shell", shell_main},
     {"explore", explore_main}, {"watchpoints", cmd_watchpoints}, {"test", test_main},
+    {"typestate", typestate_main},
 };
 
 /* `cctrace help [COMMAND]` */

@@ -295,6 +295,25 @@ static const struct cli_option table[] = {
      "scheduling points besides synchronisation: shared (default; the accesses a\n"
      "profiling phase found shared), sync (none), all (every non-stack access)",
      CHECK(set_points)},
+    {"model", 0, "MODELS", CLI_TYPESTATE,
+     "the typestate models: built-in names separated by commas (file, lock,\n"
+     "memory; the default is all three) or a model FILE.ts (docs/typestate.md)",
+     STORE_STRING, FIELD(models)},
+    {"runs", 0, "N", CLI_TYPESTATE, "re-execute at most N candidates (default: all)",
+     CHECK(set_runs)},
+    {"out", 'o', "DIR", CLI_TYPESTATE,
+     "where profile.sched, candidates.txt, bug-N.sched, bug-N.txt and the\n"
+     "history go (default typestate-out)",
+     STORE_STRING, FIELD(out_path)},
+    {"timeout", 0, "DURATION", CLI_TYPESTATE,
+     "limit of every wait of one re-execution (default 5s)", CHECK(set_timeout)},
+    {"ignore-history", 0, NULL, CLI_TYPESTATE,
+     "also re-execute the candidates DIR/typestate-history says failed before", STORE_TRUE,
+     FIELD(ignore_history)},
+    {"lock-order", 0, NULL, CLI_TYPESTATE,
+     "count a mutex unlock followed by another thread's lock as happens-before\n"
+     "(fewer candidates; hides bugs whose order only a lock's order kept)",
+     STORE_TRUE, FIELD(lock_order)},
     {"exit-on-error", 0, NULL, CLI_SHELL, "stop at the first failed command, exit code 3",
      STORE_TRUE, FIELD(exit_on_error)},
     {"help", 'h', NULL, ~0u, "this text", STORE_TRUE, FIELD(help)},
@@ -336,6 +355,14 @@ static const struct cli_command_info {
      "writes the session as a schedule.  Commands come from the terminal (line\n"
      "editing, history, Tab completion) or, from a pipe, one per line.",
      "See docs/shell.md; 'help' at the prompt lists the commands.\n"},
+    {"typestate", CLI_TYPESTATE, "[OPTIONS] -- PROGRAM [ARGS...]",
+     "Find typestate bugs across threads (a descriptor used after another thread\n"
+     "closed it, a mutex destroyed while another thread uses it, a block freed\n"
+     "while another thread uses it) from a profile of one ordinary run, and\n"
+     "manifest each by re-executing PROGRAM under a generated schedule (2ndStrike).",
+     "exit codes: 0 no bug manifested, 1 bug manifested (DIR/bug-N.sched replays it\n"
+     "with cctrace run --expect bug), 3 error\n"
+     "See docs/typestate.md.\n"},
     {"watchpoints", CLI_WATCHPOINTS, "",
      "Say whether debug-register watchpoints trap on this host (exit 0) or\n"
      "read(X)/write(X) are found by decoding instructions (exit 1).",

@@ -35,7 +35,7 @@ enum cli_command {
 	CLI_EXPLORE = 1 << 2,
 	CLI_SHELL = 1 << 3,
 	CLI_TEST = 1 << 4,	/* reserved: the schedule-free test command */
-	CLI_TYPESTATE = 1 << 5, /* reserved: typestate mode */
+	CLI_TYPESTATE = 1 << 5, /* typestate mode (2ndStrike) */
 	CLI_WATCHPOINTS = 1 << 6,
 };
 
@@ -56,7 +56,11 @@ struct cli_args {
 	bool quiet;		    /* -q */
 	bool exit_on_error;	    /* shell --exit-on-error */
 	bool help;		    /* -h: printed by cli_parse */
-	const char *watch_why;	    /* why software watchpoints, NULL if hardware */
+	/* typestate */
+	const char *models;    /* --model: built-in names or a FILE.ts */
+	bool ignore_history;   /* --ignore-history */
+	bool lock_order;       /* --lock-order */
+	const char *watch_why; /* why software watchpoints, NULL if hardware */
 	/* operands before `--`, and the program after it (NULL: no `--`) */
 	char **operands;
 	int noperands;

@@ -150,7 +150,7 @@ _cctrace()
         return
     fi
     if [[ $cur == -* ]]; then
-        [[ $cmd == @(run|explore|test|shell) ]] && opts+=$'\n--'
+        [[ $cmd == @(run|explore|test|shell|typestate) ]] && opts+=$'\n--'
         COMPREPLY=($(compgen -W "$opts" -- "$cur"))
         [[ ${COMPREPLY-} == *= ]] && compopt -o nospace
         return

@@ -259,6 +259,31 @@ struct engine_serial {
 				* that could have gone on */
 };
 
+/* One call event the profile taps (run_hooks.tap; engine/tap.c). */
+struct engine_tap_frame {
+	uint64_t pc;
+	const char *func; /* NULL: unknown */
+	const char *file; /* basename; NULL: no line information */
+	int line;
+	const char *module; /* basename of the ELF file; NULL: unknown */
+};
+struct engine_tap_event {
+	const char *thread; /* stable name, p1.t2 */
+	const char *func;   /* the function of the enter(F) or return(F) that matched */
+	bool is_return;
+	uint64_t args[6]; /* rdi, rsi, rdx, rcx, r8, r9 (at a return: clobbered) */
+	uint64_t retval;  /* rax (meaningful at a return) */
+	uint64_t pc;
+	uint64_t caller; /* the call's return address: where it was called from */
+	uint64_t tls;	 /* fs base: pthread_self() of the thread */
+	double ms;	 /* since the run started */
+	int nframes;	 /* the call stack, innermost first: frames[0] is the caller */
+	const struct engine_tap_frame *frames;
+	/* Read the process's memory during the call; 0 or -1. */
+	int (*read)(const struct engine_tap_event *ev, uint64_t addr, void *buf, size_t len);
+	void *priv;
+};
+
 struct run_hooks {
 	/* An option in 0 .. c->n-1, or ENGINE_CHOICE_ABANDON. */
 	int (*choose)(void *ctx, const struct engine_choice *c);
@@ -277,6 +302,13 @@ struct run_hooks {
 	void (*trace_event)(void *trace_ctx, const struct engine_trace_event *ev);
 	void *trace_ctx;
 	struct engine_serial *serial; /* NULL: `serial` only holds unbound threads */
+	/* A profile (typestate): each event that satisfies a wait's predicate
+	 * is handed to tap, with its thread held, and the thread resumes; the
+	 * wait never matches, so it lasts until the program ends.  tap_frames:
+	 * how many frames of the call stack to give (0: none).  NULL: none. */
+	void (*tap)(void *tap_ctx, const struct engine_tap_event *ev);
+	void *tap_ctx;
+	int tap_frames;
 };
 
 struct run_result {
@@ -294,6 +326,11 @@ struct run_result {
 int engine_run_once(struct policy *pol, char *const argv[], const struct engine_options *opt,
 		    const struct run_hooks *hooks, struct run_result *out, char *err,
 		    size_t errlen);
+
+/* Which of names[0..n-1] are functions of program or of the libraries it
+ * loads (present[i]); 0, or -1 with err if its symbols cannot be read. */
+int engine_functions_present(const char *program, const char *const *names, int n, bool *present,
+			     char *err, size_t errlen);
 
 struct symbol_cache *engine_symbol_cache_new(void);
 void engine_symbol_cache_free(struct symbol_cache *c);

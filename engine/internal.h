@@ -88,7 +88,20 @@ struct armed_watch {
 
 enum flow { FLOW_NEXT, FLOW_STOP };
 
-struct current_event;
+/* The event a predicate is judged against and then reported, handed to
+ * the evaluation (eval_ctx.event, then the atoms' rows) and to the report
+ * explicitly, never through the run: what the tracer reported (ev, as the
+ * trace shows it) and, if the stepper found it by decoding, its
+ * instruction-level event (fine); blocked: the thread sleeps in the kernel
+ * (the `blocked` atom).  The evaluation records in it the first atom the
+ * event satisfied. */
+struct current_event {
+	const struct tr_event *ev;
+	const struct tr_step_event *fine; /* an instruction-level event, or NULL */
+	bool blocked;			  /* "blocked" is being asked about */
+	const char *label;		  /* the trace's text for it, instead of an atom's */
+	const struct expr *matched;	  /* out: the first atom the event satisfied */
+};
 
 /* --- loop.c: the one event loop (the only caller of tracer_wait) --- */
 enum loop_verdict {
@@ -132,9 +145,10 @@ struct run {
 	bool no_deadline;
 	/* explore: the search's hooks, which resolve choose; NULL: first value */
 	const struct run_hooks *oracle;
-	bool abandoned;	 /* the oracle stopped this run (another shard's) */
-	FILE *record;	 /* explore: the run as an exact schedule */
-	int64_t *locals; /* let/for variables */
+	const struct run_hooks *tap; /* a profile: hooks->tap gets every match (tap.c) */
+	bool abandoned;		     /* the oracle stopped this run (another shard's) */
+	FILE *record;		     /* explore: the run as an exact schedule */
+	int64_t *locals;	     /* let/for variables */
 	int nlocals;
 	struct tr_thread *last_run; /* the thread the last run/step moved (cb) */
 	bool serial;		    /* `serial` ran: threads never bound stay held at their start */
@@ -163,6 +177,11 @@ struct run {
 	char *outcome_message;	     /* what report_outcome said after "cctrace: OUTCOME: " */
 	struct chrome_trace *chrome; /* --trace-chrome: the events so far (chrome.c) */
 	bool finished;
+	/* The event that ended the last wait or run (its thread is held there
+	 * until something moves it): call fields outside predicates. */
+	struct tr_event last_ev;
+	struct current_event last_event;
+	bool has_last_event;
 	/* the wait in progress */
 	const struct stmt *stmt;
 	const struct expr *pred;
@@ -290,21 +309,6 @@ struct atom_plan {
 	bool syscalls; /* system call entries */
 	bool lvalues;  /* read(X)/write(X) */
 };
-/* The event a predicate is judged against, handed to its evaluation
- * explicitly (eval_ctx.event, then to the atoms' rows), never through the
- * run: what the tracer reported (ev, as the trace shows it) and, if the
- * stepper found it by decoding, its instruction-level event (fine);
- * blocked: the thread sleeps in the kernel (the `blocked` atom).  The
- * evaluation records in it the first atom the event satisfied. */
-/* The event being judged and reported, handed explicitly to the
- * evaluator, the atoms and the report. */
-struct current_event {
-	const struct tr_event *ev;
-	const struct tr_step_event *fine; /* an instruction-level event, or NULL */
-	bool blocked;			  /* "blocked" is being asked about */
-	const char *label;		  /* the trace's text for it, instead of an atom's */
-	const struct expr *matched;	  /* out: the first atom the event satisfied */
-};
 struct atom {
 	struct atom_syntax syntax; /* first: an atom expression's ->atom points here */
 	/* What the stepper must decode for it; NULL: nothing */
@@ -385,6 +389,10 @@ void report_stack_to(struct run *r, struct tr_thread *th, FILE *f);
 void report_deferred_trace(struct run *r, FILE *f, const struct run_hooks *hooks);
 void report_threads(struct run *r);
 double run_elapsed_ms(const struct run *r);
+
+/* --- tap.c --- */
+/* Hand the event that satisfied the predicate to r->tap's hook. */
+void tap_note(struct run *r, const struct current_event *cur);
 
 /* --- watchmode.c --- */
 /* tracer_hw_watchpoints_fire's answer if it was asked, -2 if not. */

@@ -254,6 +254,10 @@ static void matched_here(struct run *r, struct tr_thread *th, const struct curre
 	tc->last_var = atom && atom->atom->arg == ATOM_ARG_LVALUE && atom->lhs ? atom->slot : -1;
 	blocked_forget(r, NULL);
 	matched[(*nmatched)++] = th;
+	/* arg1..retval outside predicates: the event that ended the wait */
+	r->last_ev = *cur->ev;
+	r->last_event = (struct current_event){.ev = &r->last_ev};
+	r->has_last_event = true;
 	report_event(r, cur);
 }
 
@@ -360,6 +364,10 @@ static enum loop_verdict judge_stop(struct run *r, const struct tr_event *ev, st
 		return LOOP_STOP;
 	if (holds && process_taken(r, th, ws->matched, ws->nmatched))
 		holds = false;
+	if (holds && r->tap) { /* a profile: note it, and on */
+		tap_note(r, &cur);
+		holds = false;
+	}
 	if (holds) {
 		matched_here(r, th, &cur, ws->matched, &ws->nmatched);
 		return LOOP_AGAIN;
@@ -1010,6 +1018,9 @@ static enum loop_verdict drain_too_long(struct run *r, struct loop_request *req)
 
 /* After the schedule: let a launched program run to its end, still
  * watching for crashes and, with --fail-on-exit, a bad exit status. */
+/* After a bug the program is let run to see how it ends, but for the
+ * schedule's timeout at most: a violation may leave it hung (a lock in
+ * freed memory), and the verdict is already in. */
 static void drain(struct run *r)
 {
 	struct loop_request req = {
@@ -1017,6 +1028,9 @@ static void drain(struct run *r)
 	    .on_event = resume_any,
 	    .on_deadline = drain_too_long,
 	    .drain = true};
+
+	if (r->outcome == OUTCOME_BUG && r->finished)
+		req.deadline_ms = tracer_now_ms() + r->timeout_ms;
 
 	loop_run(r, &req);
 }

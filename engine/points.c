@@ -684,10 +684,58 @@ bool points_event_access(struct run *r, const struct tr_event *ev, const struct 
 	return true;
 }
 
+/* arg1..arg6, retval, caller: the call's registers, read from the thread
+ * held at the event (entry: the arguments and [rsp]; return: rax and pc). */
+static int call_field(struct run *r, const struct tr_event *ev, enum event_field field,
+		      int64_t *out)
+{
+	const struct user_regs_struct *regs;
+	uint64_t ret = 0;
+
+	if (!tracer_thread_held(ev->thread))
+		return 0;
+	regs = tracer_regs(ev->thread);
+	switch (field) {
+	case FIELD_ARG1:
+		*out = (int64_t)regs->rdi;
+		return 0;
+	case FIELD_ARG2:
+		*out = (int64_t)regs->rsi;
+		return 0;
+	case FIELD_ARG3:
+		*out = (int64_t)regs->rdx;
+		return 0;
+	case FIELD_ARG4:
+		*out = (int64_t)regs->rcx;
+		return 0;
+	case FIELD_ARG5:
+		*out = (int64_t)regs->r8;
+		return 0;
+	case FIELD_ARG6:
+		*out = (int64_t)regs->r9;
+		return 0;
+	case FIELD_RETVAL:
+		*out = (int64_t)regs->rax;
+		return 0;
+	default:
+		break;
+	}
+	assert(field == FIELD_CALLER);
+	if (run_thread(r, ev->thread)->returned_func >= 0) {
+		*out = (int64_t)regs->rip;
+		return 0;
+	}
+	tracer_read(tracer_thread_process(ev->thread), regs->rsp, &ret, sizeof(ret));
+	*out = (int64_t)ret;
+	return 0;
+}
+
 static int event_field(void *hook, void *event, enum event_field field, int64_t *out)
 {
 	struct run *r = hook;
-	const struct current_event *cur = event;
+	/* Outside a predicate: the event that ended the last wait or run. */
+	const struct current_event *cur =
+	    event ? event : (r->has_last_event ? &r->last_event : NULL);
 	const struct tr_event *ev = cur ? cur->ev : NULL;
 	const struct tr_step_event *fe = cur ? cur->fine : NULL;
 	struct tr_step_event access;
@@ -698,6 +746,8 @@ static int event_field(void *hook, void *event, enum event_field field, int64_t 
 	*out = 0;
 	if (!ev || !ev->thread)
 		return 0;
+	if (field >= FIELD_ARG1)
+		return call_field(r, ev, field, out);
 	if (points_event_access(r, ev, fe, &access)) {
 		addr = access.addr;
 		size = access.size;
@@ -716,7 +766,7 @@ static int event_field(void *hook, void *event, enum event_field field, int64_t 
 	case FIELD_FUNC:
 	case FIELD_LINE:
 		break; /* from the symbols, below */
-	case NFIELDS:
+	default:
 		assert(!"not a field");
 		return 0;
 	}

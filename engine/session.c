@@ -212,6 +212,7 @@ static void run_with_hooks(struct run *r, struct policy *pol, const struct run_h
 	int64_t t1, t2;
 
 	r->oracle = hooks->choose ? hooks : NULL;
+	r->tap = hooks->tap ? hooks : NULL;
 	r->record = hooks->record;
 	r->symbol_cache = hooks->symbol_cache;
 	r->deferred_trace = hooks->deferred_trace;

@@ -160,7 +160,9 @@ static int local_index(struct checker *k, const char *name)
 	return -1;
 }
 
-const char *const event_field_names[NFIELDS] = {"addr", "size", "value", "func", "line"};
+const char *const event_field_names[NFIELDS] = {"addr", "size",	  "value", "func", "line",
+						"arg1", "arg2",	  "arg3",  "arg4", "arg5",
+						"arg6", "retval", "caller"};
 
 static int event_field_index(const char *name)
 {
@@ -203,6 +205,12 @@ static int resolve_name(struct checker *k, struct expr *e)
 	}
 	if (sym_enumerator(k->syms, e->name, &e->enum_value) == 0) {
 		e->ref = REF_ENUM;
+		return 0;
+	}
+	/* Elsewhere a call field is the last wait's or run's event's, unless
+	 * the program has a variable of that name. */
+	if ((e->slot = event_field_index(e->name)) >= FIELD_ARG1) {
+		e->ref = REF_FIELD;
 		return 0;
 	}
 	if (sym_function(k->syms, e->name, &addr) == 0) { /* func == withdraw */

@@ -67,8 +67,27 @@ enum name_ref {
 };
 
 /* Fields of the event at hand, usable in predicates (expr->slot of a
- * REF_FIELD name). */
-enum event_field { FIELD_ADDR, FIELD_SIZE, FIELD_VALUE, FIELD_FUNC, FIELD_LINE, NFIELDS };
+ * REF_FIELD name).  The call fields (FIELD_ARG1 on: the argument
+ * registers at a function's entry, its return value at its return, the
+ * return address of the call) may also be used outside predicates, where
+ * they are those of the event that ended the last wait or run (typestate
+ * schedules assert on a call's result). */
+enum event_field {
+	FIELD_ADDR,
+	FIELD_SIZE,
+	FIELD_VALUE,
+	FIELD_FUNC,
+	FIELD_LINE,
+	FIELD_ARG1,
+	FIELD_ARG2,
+	FIELD_ARG3,
+	FIELD_ARG4,
+	FIELD_ARG5,
+	FIELD_ARG6,
+	FIELD_RETVAL,
+	FIELD_CALLER,
+	NFIELDS
+};
 extern const char *const event_field_names[NFIELDS];
 
 /* Names the checker collected; expr->slot indexes these. */

@@ -1,0 +1,123 @@
+/*
+ * tap.c: the profile of typestate mode (search/typestate.c), as a hook on
+ * an ordinary wait.
+ *
+ * A profile wants every call of some functions, in every process and
+ * thread, with its arguments, return value, place and call stack, and the
+ * program otherwise left alone.  The engine already does the hard parts
+ * for a wait: resolving a function in the program and its libraries (PLT
+ * stubs included) in each process, following forks and execs, keeping
+ * return frames so that return(F) is seen, reporting crashes.  So the
+ * profile is a schedule (`wait any enter(open) || return(open) || ...`),
+ * and with run_hooks.tap set the wait hands each event that satisfies the
+ * predicate here instead of matching it: the thread is described and
+ * resumed, and the wait goes on until the program ends.  Nothing of the
+ * schedule's semantics changes for anyone else.
+ */
+#include "engine/internal.h"
+
+#include "symbols/symbols.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct tap_read_ctx {
+	struct tr_process *proc;
+};
+
+static int tap_read(const struct engine_tap_event *ev, uint64_t addr, void *buf, size_t len)
+{
+	const struct tap_read_ctx *c = ev->priv;
+
+	return tracer_read(c->proc, addr, buf, len);
+}
+
+/* The function of the enter(F) / return(F) atom that matched; NULL if the
+ * atom was another kind. */
+static const char *atom_function(struct run *r, const struct expr *e, bool *is_return)
+{
+	if (!e || !e->atom || e->slot < 0 || e->slot >= r->pol->nfuncs)
+		return NULL;
+	if (strcmp(e->atom->name, "enter") == 0)
+		*is_return = false;
+	else if (strcmp(e->atom->name, "return") == 0)
+		*is_return = true;
+	else
+		return NULL;
+	return r->pol->funcs[e->slot];
+}
+
+/* The call stack from the caller outwards: frame 0 of the unwind is the
+ * called function itself at an entry, so it is skipped there. */
+static int tap_stack(struct run *r, struct tr_thread *th, bool is_return,
+		     struct engine_tap_frame *out, int max)
+{
+	struct proc_ctx *pc = run_proc(r, tracer_thread_process(th));
+	struct sym_frame frames[MAX_FRAMES];
+	int n, i, k = 0;
+
+	if (max <= 0 || !pc || !pc->syms)
+		return 0;
+	n = run_backtrace(r, th, frames, MAX_FRAMES);
+	for (i = is_return ? 0 : 1; i < n && k < max; i++) {
+		struct sym_loc loc;
+
+		memset(&loc, 0, sizeof(loc));
+		/* An outer frame's pc is a return address: describe the call. */
+		sym_describe(pc->syms, i ? frames[i].pc - 1 : frames[i].pc, &loc);
+		out[k++] = (struct engine_tap_frame){frames[i].pc, loc.func, loc.file, loc.line,
+						     loc.module};
+	}
+	return k;
+}
+
+void tap_note(struct run *r, const struct current_event *cur)
+{
+	struct tr_thread *th = cur->ev->thread;
+	const struct user_regs_struct *regs = tracer_regs(th);
+	struct engine_tap_frame frames[MAX_FRAMES];
+	struct tap_read_ctx rc = {tracer_thread_process(th)};
+	struct engine_tap_event te;
+	bool is_return = false;
+	const char *func = atom_function(r, cur->matched, &is_return);
+	uint64_t ret = 0;
+	int max = r->tap->tap_frames < MAX_FRAMES ? r->tap->tap_frames : MAX_FRAMES;
+
+	assert(r->tap && r->tap->tap);
+	if (!func || !regs)
+		return;
+	if (!is_return)
+		tracer_read(rc.proc, regs->rsp, &ret, sizeof(ret));
+	te = (struct engine_tap_event){
+	    .thread = tracer_thread_name(th),
+	    .func = func,
+	    .is_return = is_return,
+	    .args = {regs->rdi, regs->rsi, regs->rdx, regs->rcx, regs->r8, regs->r9},
+	    .retval = regs->rax,
+	    .pc = regs->rip,
+	    .caller = is_return ? regs->rip : ret,
+	    .tls = regs->fs_base,
+	    .ms = run_elapsed_ms(r),
+	    .frames = frames,
+	    .read = tap_read,
+	    .priv = &rc,
+	};
+	te.nframes = tap_stack(r, th, is_return, frames, max);
+	r->tap->tap(r->tap->tap_ctx, &te);
+}
+
+int engine_functions_present(const char *program, const char *const *names, int n, bool *present,
+			     char *err, size_t errlen)
+{
+	struct sym_space *syms = sym_open_program(program, err, errlen);
+	uint64_t addr;
+	int i;
+
+	if (!syms)
+		return -1;
+	for (i = 0; i < n; i++)
+		present[i] = sym_function(syms, names[i], &addr) == 0;
+	sym_close(syms);
+	return 0;
+}

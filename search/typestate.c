@@ -1,0 +1,1540 @@
+/*
+ * typestate.c: `cctrace typestate`, 2ndStrike (Gao et al., ASPLOS'11) out
+ * of process.
+ *
+ * 1. Profile.  One ordinary run under a generated schedule whose only wait
+ *    taps enter(F) and return(F) of every function the models and the
+ *    synchronisation need (engine run_hooks.tap): the program runs freely,
+ *    each call is recorded with its thread, arguments, return value,
+ *    caller and stack.  The raw calls are kept and analysed after the run
+ *    (2ndStrike analyses on the fly to save disk; we keep the log in
+ *    memory, which is the same algorithm over the same stream).
+ * 2. Analysis.  Vector clocks from thread create/join, condition
+ *    variables, semaphores and barriers (and mutex unlock->lock with
+ *    lock_order: off by default, because the order in which two threads
+ *    took a lock in one run is what a different schedule flips, and counting
+ *    it as happens-before hides exactly the bugs looked for, pbzip2's among
+ *    them).  Each model's objects (per process) are tracked through their
+ *    states; a transit to a "creation" (its object is the return value:
+ *    open, malloc) starts a new generation of the object, so that a reused
+ *    descriptor number or address does not pair events of two different
+ *    objects, and a sized one (malloc's size) makes a block, so that a
+ *    call given an address inside it is on the block.
+ * 3. Candidates (2ndStrike's Algorithm 1, both scenarios of its Figure 4):
+ *    a limit L in thread T2 and a transit X in T1 != T2 on the same object
+ *    and generation, unordered by happens-before, where L was allowed
+ *    before X and is not after it (L came first) or is allowed after X and
+ *    not before it (X came first).  Equal pairs (same functions, same
+ *    callers) are one candidate with an occurrence count; the pair seen
+ *    in the wrong order in the profile itself (the run was unlucky) is one
+ *    too, held as it happened; ranked as
+ *    2ndStrike ranks them, fewest occurrences first, then longest distance
+ *    (in calls) between the two events.  Candidates listed in
+ *    DIR/typestate-history (ones that failed to manifest before) are
+ *    dropped unless ignore_history.
+ * 4. Re-execution: per candidate a schedule in the schedule language (so
+ *    the same text is the bug's replayable bug-N.sched; see
+ *    attempt_schedule): hold the thread of the preceding event at its call
+ *    (matched by function, object, caller, caller's caller and instance),
+ *    wait for another thread's subsequent event on the same object from the
+ *    same caller, run that one through its call, then let the held thread
+ *    make its call; with a time limit on every wait.  A plain run and the
+ *    profile have limits too: a bug of this kind may hang the program.
+ * 5. Verdict: only outcome bug counts: the limit's `ok` condition false at
+ *    its return (EBADF, EINVAL: the call itself saw the violation), a
+ *    crash, an abort, or, for a limit without `ok`, the model's own check:
+ *    the schedule reached the point where the limited call is made on the
+ *    object in a state that forbids it.
+ */
+#include "search/typestate.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+#define DEFAULT_ATTEMPT_MS 5000
+#define REPLAY_MS	   20000
+#define PLAIN_LIMIT_MS	   60000
+#define PROFILE_MARGIN_MS  10000
+/* Before the verdict: how long the program may take to end after it (a
+ * violation may leave it hung on a lock in freed memory). */
+#define AFTER_BUG    "\ttimeout 2s   # for the program to end after the bug\n"
+#define STACK_FRAMES 6
+
+/* Synchronisation the vector clocks follow. */
+enum ts_sync {
+	SYNC_NONE,
+	SYNC_CREATE,  /* pthread_create: the child starts after the call */
+	SYNC_JOIN,    /* pthread_join: the joined thread ended before it returns */
+	SYNC_RELEASE, /* cond signal, sem_post: at entry, on arg1 */
+	SYNC_ACQUIRE, /* cond wait, sem_wait: at return, from arg1 */
+	SYNC_BARRIER, /* pthread_barrier_wait: both */
+	SYNC_UNLOCK,  /* lock_order only */
+	SYNC_LOCK,    /* lock_order only */
+};
+
+static const struct {
+	const char *name;
+	enum ts_sync sync;
+} sync_funcs[] = {
+    {"pthread_create", SYNC_CREATE},
+    {"pthread_join", SYNC_JOIN},
+    {"pthread_cond_signal", SYNC_RELEASE},
+    {"pthread_cond_broadcast", SYNC_RELEASE},
+    {"pthread_cond_wait", SYNC_ACQUIRE},
+    {"pthread_cond_timedwait", SYNC_ACQUIRE},
+    {"sem_post", SYNC_RELEASE},
+    {"sem_wait", SYNC_ACQUIRE},
+    {"sem_timedwait", SYNC_ACQUIRE},
+    {"pthread_barrier_wait", SYNC_BARRIER},
+    {"pthread_mutex_unlock", SYNC_UNLOCK},
+    {"pthread_mutex_lock", SYNC_LOCK},
+};
+
+struct flat_op {
+	struct ts_model *m;
+	int model;
+	struct ts_op *op;
+};
+
+struct fn {
+	char *name;
+	enum ts_sync sync;
+	int *ops; /* flat op indices */
+	int nops;
+};
+
+/* One tapped call event. */
+struct raw {
+	int thread, fn;
+	bool ret;
+	int entry;	  /* a return: the raw index of its entry, -1 if unseen */
+	uint64_t args[6]; /* a return: its entry's */
+	uint64_t retval, caller, tls, created_tls;
+	int64_t *elems; /* a return: per op of fn, argN[K] read then (0 if none) */
+	double ms;
+	char *where;   /* "reader (fdclose.c:39)": the caller's frame, and its caller's */
+	char *context; /* the caller's caller, if in the caller's module: in(F) */
+	char *stack;   /* the call stack, one frame a line */
+};
+
+struct opev {
+	int flat, thread, raw, entry_raw, gen;
+	int proc;	   /* the N of its thread's pN.tM: objects are per process */
+	int64_t obj;	   /* the object: a block's start for an address inside it */
+	int64_t value;	   /* what the call was given (an address inside the block) */
+	int before, after; /* states around it */
+	uint32_t *vc;
+};
+
+struct candidate {
+	/* opev indices: pre is the event held.  Instances of one pair of
+	 * calls are one candidate; the latest is tried first (the one nearest
+	 * the other event: the earlier ones tend to be ordered by something the
+	 * profile did not see), then the first. */
+	int pre, sub;
+	int first_pre, first_sub;
+	int count;
+	long distance;
+	char *key;
+};
+
+struct ts {
+	const struct typestate_options *o;
+	struct ts_models models;
+	struct flat_op *flat;
+	int nflat;
+	struct fn *fns;
+	int nfns;
+	struct raw *raws;
+	int nraws, raws_cap;
+	char **threads;
+	int nthreads;
+	/* per thread during the profile: the entries awaiting their return */
+	struct pending {
+		int *raw;
+		int n, cap;
+	} * pending;
+	struct opev *evs;
+	int nevs, evs_cap;
+	struct candidate *cands;
+	int ncands, cands_cap;
+	char **history;
+	int nhistory;
+	char *dir;
+	int64_t t0; /* when typestate_run started: time to the first bug */
+	char err[1024];
+};
+
+static void *grow_array(void *a, int *cap, int need, size_t size)
+{
+	void *g;
+	int c = *cap ? *cap : 16;
+
+	if (need <= *cap)
+		return a;
+	while (c < need)
+		c *= 2;
+	g = realloc(a, (size_t)c * size);
+	if (!g) {
+		fprintf(stderr, "cctrace: out of memory\n");
+		abort();
+	}
+	*cap = c;
+	return g;
+}
+
+/* --- functions --- */
+
+static int fn_index(struct ts *ts, const char *name)
+{
+	int i;
+
+	for (i = 0; i < ts->nfns; i++)
+		if (strcmp(ts->fns[i].name, name) == 0)
+			return i;
+	return -1;
+}
+
+static int fn_add(struct ts *ts, const char *name)
+{
+	int i = fn_index(ts, name), cap = ts->nfns;
+
+	if (i >= 0)
+		return i;
+	ts->fns = grow_array(ts->fns, &cap, ts->nfns + 1, sizeof(*ts->fns));
+	ts->fns[ts->nfns] = (struct fn){.name = strdup(name)};
+	return ts->nfns++;
+}
+
+static void collect_functions(struct ts *ts)
+{
+	int i, j, cap = 0;
+	size_t k;
+
+	for (i = 0; i < ts->models.n; i++)
+		for (j = 0; j < ts->models.m[i].nops; j++) {
+			struct fn *f;
+			int fi;
+
+			ts->flat = grow_array(ts->flat, &cap, ts->nflat + 1, sizeof(*ts->flat));
+			ts->flat[ts->nflat] =
+			    (struct flat_op){&ts->models.m[i], i, &ts->models.m[i].ops[j]};
+			fi = fn_add(ts, ts->models.m[i].ops[j].func);
+			f = &ts->fns[fi];
+			f->ops = realloc(f->ops, sizeof(int) * (size_t)(f->nops + 1));
+			f->ops[f->nops++] = ts->nflat++;
+		}
+	for (k = 0; k < sizeof(sync_funcs) / sizeof(sync_funcs[0]); k++) {
+		if ((sync_funcs[k].sync == SYNC_UNLOCK || sync_funcs[k].sync == SYNC_LOCK) &&
+		    !ts->o->lock_order)
+			continue;
+		int fi = fn_add(ts, sync_funcs[k].name); /* may move ts->fns */
+
+		ts->fns[fi].sync = sync_funcs[k].sync;
+	}
+}
+
+/* Drop the functions the program and its libraries do not have (a C
+ * program has no operator new). */
+static int keep_present(struct ts *ts, const char *program)
+{
+	const char **names = calloc((size_t)ts->nfns, sizeof(*names));
+	bool *present = calloc((size_t)ts->nfns, sizeof(*present));
+	int i, n = 0, rc = -1;
+
+	if (!names || !present)
+		goto out;
+	for (i = 0; i < ts->nfns; i++)
+		names[i] = ts->fns[i].name;
+	if (engine_functions_present(program, names, ts->nfns, present, ts->err, sizeof(ts->err)) <
+	    0)
+		goto out;
+	for (i = 0; i < ts->nfns; i++) {
+		if (present[i]) {
+			ts->fns[n++] = ts->fns[i];
+		} else {
+			free(ts->fns[i].name);
+			free(ts->fns[i].ops);
+		}
+	}
+	ts->nfns = n;
+	rc = 0;
+out:
+	free(names);
+	free(present);
+	return rc;
+}
+
+/* --- the profile --- */
+
+static int thread_index(struct ts *ts, const char *name)
+{
+	int i, cap = ts->nthreads;
+
+	for (i = 0; i < ts->nthreads; i++)
+		if (strcmp(ts->threads[i], name) == 0)
+			return i;
+	ts->threads = grow_array(ts->threads, &cap, ts->nthreads + 1, sizeof(*ts->threads));
+	cap = ts->nthreads;
+	ts->pending = grow_array(ts->pending, &cap, ts->nthreads + 1, sizeof(*ts->pending));
+	ts->pending[ts->nthreads] = (struct pending){0};
+	ts->threads[ts->nthreads] = strdup(name);
+	return ts->nthreads++;
+}
+
+/* The caller's caller, when it is of the same module: a wrapper's callers
+ * are told apart by it (in(F) in the schedule). */
+static char *context_of(const struct engine_tap_event *ev)
+{
+	const struct engine_tap_frame *a = &ev->frames[0], *b = &ev->frames[1];
+
+	if (ev->nframes < 2 || !a->module || !b->module || !b->func ||
+	    strcmp(a->module, b->module) != 0)
+		return NULL;
+	return strdup(b->func);
+}
+
+static char *format_stack(const struct engine_tap_event *ev, char **where)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int i;
+
+	*where = NULL;
+	for (i = 0; f && i < ev->nframes; i++) {
+		const struct engine_tap_frame *fr = &ev->frames[i];
+		char one[256];
+
+		if (fr->file)
+			snprintf(one, sizeof(one), "%s (%s:%d)", fr->func ? fr->func : "??",
+				 fr->file, fr->line);
+		else
+			snprintf(one, sizeof(one), "%s (0x%" PRIx64 ")", fr->func ? fr->func : "??",
+				 fr->pc);
+		if (i == 0)
+			*where = strdup(one);
+		if (i == 1 && *where) {
+			char *two = NULL;
+
+			if (asprintf(&two, "%s < %s", *where, one) >= 0) {
+				free(*where);
+				*where = two;
+			}
+		}
+		fprintf(f, "      #%d %s\n", i, one);
+	}
+	if (f)
+		fclose(f);
+	if (!*where)
+		*where = strdup("??");
+	return buf;
+}
+
+/* The entry this return belongs to: the innermost pending call of fn. */
+static int pop_entry(struct ts *ts, int thread, int fn)
+{
+	struct pending *p = &ts->pending[thread];
+	int i, raw;
+
+	for (i = p->n - 1; i >= 0; i--) {
+		if (ts->raws[p->raw[i]].fn != fn)
+			continue;
+		raw = p->raw[i];
+		p->n = i;
+		return raw;
+	}
+	return -1;
+}
+
+static void read_elements(struct ts *ts, struct raw *r, const struct engine_tap_event *ev)
+{
+	const struct fn *f = &ts->fns[r->fn];
+	int i;
+
+	r->elems = calloc((size_t)f->nops, sizeof(*r->elems));
+	for (i = 0; r->elems && i < f->nops; i++) {
+		const struct ts_object *o = &ts->flat[f->ops[i]].op->obj;
+		int32_t v = -1;
+
+		if (o->where == TS_ARG && o->index >= 0 &&
+		    ev->read(ev, r->args[o->arg - 1] + 4 * (uint64_t)o->index, &v, sizeof(v)) == 0)
+			r->elems[i] = v;
+	}
+}
+
+static void on_tap(void *ctx, const struct engine_tap_event *ev)
+{
+	struct ts *ts = ctx;
+	int fn = fn_index(ts, ev->func);
+	int thread = thread_index(ts, ev->thread);
+	struct pending *p = &ts->pending[thread];
+	struct raw *r;
+
+	if (fn < 0)
+		return;
+	/* A PLT stub and the function it jumps to are both entries of one
+	 * call: the same caller, still pending. */
+	if (!ev->is_return && p->n && ts->raws[p->raw[p->n - 1]].fn == fn &&
+	    ts->raws[p->raw[p->n - 1]].caller == ev->caller)
+		return;
+	ts->raws = grow_array(ts->raws, &ts->raws_cap, ts->nraws + 1, sizeof(*ts->raws));
+	r = &ts->raws[ts->nraws];
+	*r = (struct raw){.thread = thread,
+			  .fn = fn,
+			  .ret = ev->is_return,
+			  .entry = -1,
+			  .retval = ev->retval,
+			  .caller = ev->caller,
+			  .tls = ev->tls,
+			  .ms = ev->ms};
+	memcpy(r->args, ev->args, sizeof(r->args));
+	if (ev->is_return) {
+		r->entry = pop_entry(ts, thread, fn);
+		if (r->entry >= 0) {
+			memcpy(r->args, ts->raws[r->entry].args, sizeof(r->args));
+			r->caller = ts->raws[r->entry].caller;
+			r->where = strdup(ts->raws[r->entry].where);
+			r->stack = strdup(ts->raws[r->entry].stack ? ts->raws[r->entry].stack : "");
+		}
+		read_elements(ts, r, ev);
+		if (ts->fns[fn].sync == SYNC_CREATE)
+			ev->read(ev, r->args[0], &r->created_tls, sizeof(r->created_tls));
+	} else {
+		r->stack = format_stack(ev, &r->where);
+		r->context = context_of(ev);
+		p->raw = grow_array(p->raw, &p->cap, p->n + 1, sizeof(*p->raw));
+		p->raw[p->n++] = ts->nraws;
+	}
+	if (!r->where)
+		r->where = strdup("??");
+	ts->nraws++;
+}
+
+static char *read_all(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *text = NULL;
+	size_t len = 0;
+
+	if (!f)
+		return strdup("");
+	if (getdelim(&text, &len, '\0', f) < 0) {
+		free(text);
+		text = strdup("");
+	}
+	fclose(f);
+	return text;
+}
+
+static int write_text(const char *path, const char *text, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f || fputs(text, f) < 0 || fclose(f) != 0) {
+		snprintf(err, errlen, "cannot write '%s': %s", path, strerror(errno));
+		if (f)
+			fclose(f);
+		return -1;
+	}
+	return 0;
+}
+
+static char *path_in(struct ts *ts, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static char *path_in(struct ts *ts, const char *fmt, ...)
+{
+	char name[256], *path = NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(name, sizeof(name), fmt, ap);
+	va_end(ap);
+	if (asprintf(&path, "%s/%s", ts->dir, name) < 0)
+		return NULL;
+	return path;
+}
+
+static char *profile_schedule(struct ts *ts)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int i;
+
+	fputs("# typestate profile (generated): every call of these functions is tapped,\n"
+	      "# and the program runs freely to its end.\n"
+	      "wait any (",
+	      f);
+	for (i = 0; i < ts->nfns; i++)
+		fprintf(f, "%senter(%s) || return(%s)", i ? " ||\n  " : "", ts->fns[i].name,
+			ts->fns[i].name);
+	fputs(")\n", f);
+	fclose(f);
+	return buf;
+}
+
+/* Run argv once under the schedule at path, with hooks; the outcome, or
+ * -1 with ts->err. */
+static int run_schedule(struct ts *ts, const char *path, char *const argv[],
+			const struct run_hooks *hooks, FILE *report, int64_t timeout_ms)
+{
+	struct engine_options opt = {.timeout_ms = timeout_ms,
+				     .report = report,
+				     .trace = ts->o->trace,
+				     .watchpoints = WATCHPOINTS_SW};
+	struct policy *pol = engine_load(path, argv[0], 0, ts->err, sizeof(ts->err));
+	struct run_result res;
+	int rc;
+
+	if (!pol)
+		return -1;
+	rc = engine_run_once(pol, argv, &opt, hooks, &res, ts->err, sizeof(ts->err));
+	engine_free(pol);
+	return rc < 0 ? -1 : (int)res.outcome;
+}
+
+/* Did the profile's report say the program ended (rather than timed out)? */
+static bool tracer_ended(const char *logpath)
+{
+	char *text = read_all(logpath);
+	bool ended = text && strstr(text, "no thread reached") == NULL;
+
+	free(text);
+	return ended;
+}
+
+/* The program once without cctrace, for the profile's overhead: its
+ * time in ms, or -1 if it could not run or did not end within limit_ms (a
+ * bug of the kind looked for may hang it: a lock in freed memory), in
+ * which case it is killed. */
+static double plain_run_ms(char *const argv[], int64_t limit_ms)
+{
+	int64_t t0 = engine_now_ms();
+	struct pollfd pfd = {.events = POLLIN};
+	double ms = -1;
+	pid_t pid;
+	int status;
+
+	if (posix_spawnp(&pid, argv[0], NULL, NULL, argv, environ) != 0)
+		return -1;
+	pfd.fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (pfd.fd < 0 || poll(&pfd, 1, (int)limit_ms) == 1)
+		ms = (double)(engine_now_ms() - t0);
+	else
+		kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	if (pfd.fd >= 0)
+		close(pfd.fd);
+	return ms;
+}
+
+static int profile(struct ts *ts, char *const argv[])
+{
+	struct run_hooks hooks = {.tap = on_tap, .tap_ctx = ts, .tap_frames = STACK_FRAMES};
+	char *text = profile_schedule(ts), *path = path_in(ts, "profile.sched");
+	double plain = plain_run_ms(argv, PLAIN_LIMIT_MS);
+	/* The profile is slower, and a bug may hang it: a limit, after which
+	 * what was seen is analysed as it is. */
+	int64_t limit = plain < 0 ? PLAIN_LIMIT_MS : (int64_t)plain * 20 + PROFILE_MARGIN_MS;
+	int64_t t0;
+	int outcome;
+	FILE *log;
+	char *logpath = path_in(ts, "profile.log");
+
+	if (!text || !path || !logpath || write_text(path, text, ts->err, sizeof(ts->err)) < 0) {
+		free(text);
+		free(path);
+		free(logpath);
+		return -1;
+	}
+	log = fopen(logpath, "we");
+	t0 = engine_now_ms();
+	outcome = run_schedule(ts, path, argv, &hooks, log ? log : stderr, limit);
+	if (log)
+		fclose(log);
+	fprintf(ts->o->report,
+		"typestate: profile: %d calls of %d functions in %d threads; %.0f ms (the program "
+		"alone: ",
+		ts->nraws, ts->nfns, ts->nthreads, (double)(engine_now_ms() - t0));
+	if (plain < 0)
+		fprintf(ts->o->report, "did not end within %d s)\n", PLAIN_LIMIT_MS / 1000);
+	else
+		fprintf(ts->o->report, "%.0f ms)\n", plain);
+	if (outcome == OUTCOME_UNREALIZABLE && !tracer_ended(logpath))
+		fprintf(ts->o->report,
+			"typestate: the profile run did not end in time (hung?); what it saw is "
+			"analysed\n");
+	if (outcome == OUTCOME_BUG)
+		fprintf(ts->o->report,
+			"typestate: the profile run itself ended in a bug (see %s)\n", logpath);
+	free(text);
+	free(path);
+	free(logpath);
+	return outcome < 0 ? -1 : 0;
+}
+
+/* --- analysis: vector clocks and object states --- */
+
+struct clocks {
+	int n;	       /* threads */
+	uint32_t *vc;  /* [n][n] */
+	bool *started; /* [n] */
+	/* sync objects' clocks: address -> clock */
+	struct sync_obj {
+		uint64_t addr;
+		uint32_t *vc;
+	} * objs;
+	int nobjs, objs_cap;
+	uint32_t **create_snap; /* [nraws]: the parent's clock at a create's entry */
+};
+
+static uint32_t *vc_of(struct clocks *c, int t)
+{
+	return c->vc + (size_t)t * (size_t)c->n;
+}
+
+static void vc_join(uint32_t *into, const uint32_t *from, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (from[i] > into[i])
+			into[i] = from[i];
+}
+
+static uint32_t *sync_clock(struct clocks *c, uint64_t addr)
+{
+	int i;
+
+	for (i = 0; i < c->nobjs; i++)
+		if (c->objs[i].addr == addr)
+			return c->objs[i].vc;
+	c->objs = grow_array(c->objs, &c->objs_cap, c->nobjs + 1, sizeof(*c->objs));
+	c->objs[c->nobjs] = (struct sync_obj){addr, calloc((size_t)c->n, sizeof(uint32_t))};
+	return c->objs[c->nobjs++].vc;
+}
+
+/* The create whose child is the thread first seen at raw index at: the
+ * latest pthread_create entered before it whose return named its tls. */
+static int creator_of(struct ts *ts, int at)
+{
+	int i, best = -1;
+
+	for (i = 0; i < ts->nraws; i++) {
+		const struct raw *r = &ts->raws[i];
+
+		if (r->ret && ts->fns[r->fn].sync == SYNC_CREATE && r->entry >= 0 &&
+		    r->entry < at && r->created_tls == ts->raws[at].tls &&
+		    r->thread != ts->raws[at].thread)
+			best = r->entry;
+	}
+	return best;
+}
+
+static void thread_seen(struct ts *ts, struct clocks *c, int t, int at)
+{
+	int from;
+
+	if (c->started[t])
+		return;
+	c->started[t] = true;
+	vc_of(c, t)[t] = 1;
+	from = creator_of(ts, at);
+	if (from >= 0 && c->create_snap[from])
+		vc_join(vc_of(c, t), c->create_snap[from], c->n);
+}
+
+/* The thread that last ran with tls (pthread_join's argument). */
+static int thread_by_tls(struct ts *ts, uint64_t tls, int before)
+{
+	int i;
+
+	for (i = before - 1; i >= 0; i--)
+		if (ts->raws[i].tls == tls)
+			return ts->raws[i].thread;
+	return -1;
+}
+
+static void apply_sync(struct ts *ts, struct clocks *c, int i)
+{
+	const struct raw *r = &ts->raws[i];
+	uint32_t *me = vc_of(c, r->thread);
+	int joined;
+
+	switch (ts->fns[r->fn].sync) {
+	case SYNC_CREATE:
+		if (!r->ret) {
+			c->create_snap[i] = malloc(sizeof(uint32_t) * (size_t)c->n);
+			if (c->create_snap[i])
+				memcpy(c->create_snap[i], me, sizeof(uint32_t) * (size_t)c->n);
+		}
+		break;
+	case SYNC_JOIN:
+		joined = r->ret ? thread_by_tls(ts, r->args[0], i) : -1;
+		if (joined >= 0)
+			vc_join(me, vc_of(c, joined), c->n);
+		break;
+	case SYNC_RELEASE:
+	case SYNC_UNLOCK:
+		if (!r->ret)
+			vc_join(sync_clock(c, r->args[0]), me, c->n);
+		break;
+	case SYNC_ACQUIRE:
+	case SYNC_LOCK:
+		if (r->ret)
+			vc_join(me, sync_clock(c, r->args[0]), c->n);
+		break;
+	case SYNC_BARRIER:
+		if (r->ret)
+			vc_join(me, sync_clock(c, r->args[0]), c->n);
+		else
+			vc_join(sync_clock(c, r->args[0]), me, c->n);
+		break;
+	case SYNC_NONE:
+		break;
+	}
+	me[r->thread]++;
+}
+
+/* Object states, per model and object value. */
+struct objstate {
+	int model, proc;
+	int64_t obj;
+	int state, gen;
+};
+
+struct objects {
+	struct objstate *a;
+	int n, cap;
+	/* blocks made by sized transits, oldest first: an address inside
+	 * one is that block (the newest that holds it) */
+	struct block {
+		int model;
+		uint64_t start, size;
+	} * blocks;
+	int nblocks, blocks_cap;
+};
+
+static void add_block(struct objects *os, int model, uint64_t start, uint64_t size)
+{
+	os->blocks = grow_array(os->blocks, &os->blocks_cap, os->nblocks + 1, sizeof(*os->blocks));
+	os->blocks[os->nblocks++] = (struct block){model, start, size};
+}
+
+/* The start of the newest block of model holding addr; addr if none. */
+static int64_t block_of(const struct objects *os, int model, int64_t addr)
+{
+	int i;
+
+	for (i = os->nblocks - 1; i >= 0; i--) {
+		const struct block *b = &os->blocks[i];
+
+		if (b->model == model && (uint64_t)addr >= b->start &&
+		    (uint64_t)addr - b->start < b->size)
+			return (int64_t)b->start;
+	}
+	return addr;
+}
+
+static struct objstate *object(struct objects *os, const struct ts_model *m, int model, int proc,
+			       int64_t obj)
+{
+	int i;
+
+	for (i = os->n - 1; i >= 0; i--)
+		if (os->a[i].model == model && os->a[i].proc == proc && os->a[i].obj == obj)
+			return &os->a[i];
+	os->a = grow_array(os->a, &os->cap, os->n + 1, sizeof(*os->a));
+	os->a[os->n] = (struct objstate){model, proc, obj, m->initial, 0};
+	return &os->a[os->n++];
+}
+
+static bool ignored(const struct ts_model *m, int64_t v)
+{
+	int i;
+
+	for (i = 0; i < m->nignore; i++)
+		if (m->ignore[i] == v)
+			return true;
+	return false;
+}
+
+/* The object of op k (the k-th of r's function) at raw r, or false. */
+static bool object_value(const struct ts *ts, const struct raw *r, int k, int64_t *out)
+{
+	const struct flat_op *fo = &ts->flat[ts->fns[r->fn].ops[k]];
+	const struct ts_object *o = &fo->op->obj;
+	uint64_t v;
+
+	if (o->where == TS_RET)
+		v = r->retval;
+	else if (o->index >= 0)
+		v = r->elems ? (uint64_t)r->elems[k] : (uint64_t)-1;
+	else
+		v = r->args[o->arg - 1];
+	*out = fo->m->int_objects ? (int64_t)(int32_t)v : (int64_t)v;
+	return !ignored(fo->m, *out);
+}
+
+/* The size of the block a sized transit at return r made. */
+static uint64_t block_size(const struct raw *r, const struct ts_op *op)
+{
+	uint64_t n = r->args[op->size_args[0] - 1];
+
+	return op->size_args[1] ? n * r->args[op->size_args[1] - 1] : n;
+}
+
+static void add_opev(struct ts *ts, struct clocks *c, int i, int k, int64_t value,
+		     struct objects *os)
+{
+	const struct raw *r = &ts->raws[i];
+	const struct flat_op *fo = &ts->flat[ts->fns[r->fn].ops[k]];
+	bool creates = fo->op->transit && fo->op->obj.where == TS_RET;
+	int proc = atoi(ts->threads[r->thread] + 1); /* pN.tM */
+	int64_t obj = creates || fo->m->int_objects ? value : block_of(os, fo->model, value);
+	struct objstate *st;
+	struct opev *e;
+
+	if (creates && fo->op->size_args[0])
+		add_block(os, fo->model, (uint64_t)value, block_size(r, fo->op));
+	st = object(os, fo->m, fo->model, proc, obj);
+	if (creates)
+		st->gen++; /* a creation: a new object under an old number */
+	ts->evs = grow_array(ts->evs, &ts->evs_cap, ts->nevs + 1, sizeof(*ts->evs));
+	e = &ts->evs[ts->nevs++];
+	*e = (struct opev){.flat = ts->fns[r->fn].ops[k],
+			   .thread = r->thread,
+			   .raw = i,
+			   .entry_raw = r->ret ? r->entry : i,
+			   .gen = st->gen,
+			   .obj = obj,
+			   .proc = proc,
+			   .value = value,
+			   .before = st->state,
+			   .after = st->state};
+	if (fo->op->transit)
+		st->state = e->after = fo->op->to;
+	e->vc = malloc(sizeof(uint32_t) * (size_t)c->n);
+	if (e->vc)
+		memcpy(e->vc, vc_of(c, r->thread), sizeof(uint32_t) * (size_t)c->n);
+	vc_of(c, r->thread)[r->thread]++;
+}
+
+/* Limits take effect at their entry (a held thread has not made the call
+ * yet), transits at their return (the object has changed); an object from
+ * the return value or an array is known only at the return. */
+static void apply_ops(struct ts *ts, struct clocks *c, int i, struct objects *os)
+{
+	const struct raw *r = &ts->raws[i];
+	const struct fn *f = &ts->fns[r->fn];
+	int k;
+
+	for (k = 0; k < f->nops; k++) {
+		const struct ts_op *op = ts->flat[f->ops[k]].op;
+		bool at_return = op->transit || op->obj.where == TS_RET || op->obj.index >= 0;
+		int64_t obj;
+
+		if (at_return != r->ret)
+			continue;
+		if (r->ret && r->entry < 0)
+			continue; /* entered before the profile could see it */
+		if (!object_value(ts, r, k, &obj))
+			continue;
+		add_opev(ts, c, i, k, obj, os);
+	}
+}
+
+static void analyse(struct ts *ts)
+{
+	struct clocks c = {.n = ts->nthreads ? ts->nthreads : 1};
+	struct objects os = {0};
+	int i;
+
+	c.vc = calloc((size_t)c.n * (size_t)c.n, sizeof(uint32_t));
+	c.started = calloc((size_t)c.n, sizeof(bool));
+	c.create_snap = calloc((size_t)ts->nraws + 1, sizeof(*c.create_snap));
+	if (!c.vc || !c.started || !c.create_snap)
+		goto out;
+	for (i = 0; i < ts->nraws; i++) {
+		thread_seen(ts, &c, ts->raws[i].thread, i);
+		apply_ops(ts, &c, i, &os);
+		apply_sync(ts, &c, i);
+	}
+out:
+	for (i = 0; i < c.nobjs; i++)
+		free(c.objs[i].vc);
+	for (i = 0; c.create_snap && i < ts->nraws; i++)
+		free(c.create_snap[i]);
+	free(c.create_snap);
+	free(c.objs);
+	free(c.vc);
+	free(c.started);
+	free(os.a);
+	free(os.blocks);
+}
+
+/* --- candidates --- */
+
+static bool happens_before(const struct opev *a, const struct opev *b)
+{
+	return a->vc && b->vc && a->vc[a->thread] <= b->vc[a->thread];
+}
+
+static bool allowed(const struct ts_op *op, int state)
+{
+	return (op->allowed >> state) & 1u;
+}
+
+/* Does an order of x (a transit) and l (a limit) violate the model?  0:
+ * no; 1: reversing the profile's order does (the one that came first is
+ * held); 2: the profile's order itself did (l after x, where x's new
+ * state forbids l: the run was unlucky), and l is held until x has
+ * happened again. */
+static int violates(const struct ts *ts, const struct opev *x, const struct opev *l)
+{
+	const struct ts_op *lop = ts->flat[l->flat].op;
+	bool before = allowed(lop, x->before), after = allowed(lop, x->after);
+
+	if (l->raw < x->raw) /* l first: allowed before x, not after it */
+		return before && !after;
+	if (after && !before)
+		return 1;
+	return before && !after ? 2 : 0;
+}
+
+static char *candidate_key(const struct ts *ts, const struct opev *pre, const struct opev *sub)
+{
+	char *key = NULL;
+
+	if (asprintf(&key, "%s %s@%s %s@%s", ts->flat[pre->flat].m->name,
+		     ts->flat[pre->flat].op->func, ts->raws[pre->entry_raw].where,
+		     ts->flat[sub->flat].op->func, ts->raws[sub->entry_raw].where) < 0)
+		return NULL;
+	return key;
+}
+
+static void add_candidate(struct ts *ts, int pre, int sub)
+{
+	char *key = candidate_key(ts, &ts->evs[pre], &ts->evs[sub]);
+	long distance = labs((long)ts->evs[sub].raw - (long)ts->evs[pre].raw);
+	int i;
+
+	if (!key)
+		return;
+	for (i = 0; i < ts->ncands; i++) {
+		if (strcmp(ts->cands[i].key, key) == 0) {
+			ts->cands[i].count++;
+			if (ts->evs[pre].raw > ts->evs[ts->cands[i].pre].raw) {
+				ts->cands[i].pre = pre;
+				ts->cands[i].sub = sub;
+			}
+			if (distance > ts->cands[i].distance)
+				ts->cands[i].distance = distance;
+			free(key);
+			return;
+		}
+	}
+	ts->cands = grow_array(ts->cands, &ts->cands_cap, ts->ncands + 1, sizeof(*ts->cands));
+	ts->cands[ts->ncands++] = (struct candidate){pre, sub, pre, sub, 1, distance, key};
+}
+
+static void pair(struct ts *ts, int a, int b)
+{
+	const struct opev *x = &ts->evs[a], *l = &ts->evs[b];
+
+	if (!ts->flat[x->flat].op->transit || ts->flat[l->flat].op->transit ||
+	    !ts->flat[l->flat].op->allowed)
+		return;
+	if (x->thread == l->thread || x->obj != l->obj || x->gen != l->gen || x->proc != l->proc ||
+	    ts->flat[x->flat].model != ts->flat[l->flat].model)
+		return;
+	if (happens_before(x, l) || happens_before(l, x))
+		return;
+	switch (violates(ts, x, l)) {
+	case 0:
+		return;
+	case 1:
+		if (l->raw < x->raw)
+			add_candidate(ts, b, a);
+		else
+			add_candidate(ts, a, b);
+		return;
+	default:
+		add_candidate(ts, b, a); /* as it happened: l waits for x */
+	}
+}
+
+static int by_object(const void *pa, const void *pb, void *ctx)
+{
+	const struct ts *ts = ctx;
+	const struct opev *a = &ts->evs[*(const int *)pa], *b = &ts->evs[*(const int *)pb];
+	int ma = ts->flat[a->flat].model, mb = ts->flat[b->flat].model;
+
+	if (ma != mb)
+		return ma < mb ? -1 : 1;
+	if (a->proc != b->proc)
+		return a->proc < b->proc ? -1 : 1;
+	if (a->obj != b->obj)
+		return a->obj < b->obj ? -1 : 1;
+	if (a->gen != b->gen)
+		return a->gen < b->gen ? -1 : 1;
+	return a->raw < b->raw ? -1 : a->raw > b->raw;
+}
+
+static bool same_object(const struct ts *ts, const struct opev *a, const struct opev *b)
+{
+	return ts->flat[a->flat].model == ts->flat[b->flat].model && a->proc == b->proc &&
+	       a->obj == b->obj && a->gen == b->gen;
+}
+
+static int by_rank(const void *pa, const void *pb)
+{
+	const struct candidate *a = pa, *b = pb;
+
+	if (a->count != b->count)
+		return a->count < b->count ? -1 : 1;
+	if (a->distance != b->distance)
+		return a->distance > b->distance ? -1 : 1;
+	return a->pre < b->pre ? -1 : a->pre > b->pre;
+}
+
+static void find_candidates(struct ts *ts)
+{
+	int *order = malloc(sizeof(int) * (size_t)(ts->nevs + 1));
+	int i, j, start = 0;
+
+	if (!order)
+		return;
+	for (i = 0; i < ts->nevs; i++)
+		order[i] = i;
+	qsort_r(order, (size_t)ts->nevs, sizeof(int), by_object, ts);
+	for (i = 1; i <= ts->nevs; i++) {
+		if (i < ts->nevs && same_object(ts, &ts->evs[order[start]], &ts->evs[order[i]]))
+			continue;
+		for (j = start; j < i; j++) {
+			int k;
+
+			if (!ts->flat[ts->evs[order[j]].flat].op->transit)
+				continue;
+			for (k = start; k < i; k++)
+				if (k != j)
+					pair(ts, order[j], order[k]);
+		}
+		start = i;
+	}
+	free(order);
+	if (ts->ncands)
+		qsort(ts->cands, (size_t)ts->ncands, sizeof(*ts->cands), by_rank);
+}
+
+/* --- history --- */
+
+static char *history_path(struct ts *ts)
+{
+	return path_in(ts, "typestate-history");
+}
+
+static void load_history(struct ts *ts)
+{
+	char *path = history_path(ts), *line = NULL;
+	size_t len = 0;
+	FILE *f = path ? fopen(path, "r") : NULL;
+	ssize_t n;
+	int cap = 0;
+
+	while (f && (n = getline(&line, &len, f)) > 0) {
+		if (line[n - 1] == '\n')
+			line[n - 1] = '\0';
+		if (!line[0] || line[0] == '#')
+			continue;
+		ts->history = grow_array(ts->history, &cap, ts->nhistory + 1, sizeof(char *));
+		ts->history[ts->nhistory++] = strdup(line);
+	}
+	if (f)
+		fclose(f);
+	free(line);
+	free(path);
+}
+
+static bool in_history(const struct ts *ts, const char *key)
+{
+	int i;
+
+	for (i = 0; i < ts->nhistory; i++)
+		if (strcmp(ts->history[i], key) == 0)
+			return true;
+	return false;
+}
+
+static void remember_failure(struct ts *ts, const char *key)
+{
+	char *path = history_path(ts);
+	FILE *f = path ? fopen(path, "a") : NULL;
+
+	if (f) {
+		fprintf(f, "%s\n", key);
+		fclose(f);
+	}
+	free(path);
+}
+
+/* --- re-execution --- */
+
+/* `arg1 == 3` for an object found in an argument register at the call's
+ * entry; "" when the object is known only at the return. */
+static void object_condition(const struct ts *ts, const struct opev *e, char *buf, size_t len)
+{
+	const struct flat_op *fo = &ts->flat[e->flat];
+	const struct ts_object *o = &fo->op->obj;
+
+	buf[0] = '\0';
+	if (o->where != TS_ARG || o->index >= 0)
+		return;
+	if (fo->m->int_objects)
+		snprintf(buf, len, " && (arg%d & 0xffffffff) == %" PRIu32, o->arg,
+			 (uint32_t)e->value);
+	else
+		snprintf(buf, len, " && arg%d == 0x%" PRIx64, o->arg, (uint64_t)e->value);
+}
+
+/* The limit's ok condition with errno read in thread var. */
+static void ok_condition(const char *ok, const char *var, FILE *f)
+{
+	const char *p = ok;
+
+	while (*p) {
+		const char *q = strstr(p, "errno");
+
+		if (!q) {
+			fputs(p, f);
+			return;
+		}
+		fwrite(p, 1, (size_t)(q - p), f);
+		fprintf(f, "%s.errno", var);
+		p = q + 5;
+	}
+}
+
+static void describe_event(const struct ts *ts, const struct opev *e, FILE *f)
+{
+	const struct flat_op *fo = &ts->flat[e->flat];
+
+	if (fo->m->int_objects)
+		fprintf(f, "%s(%" PRId64 ")", fo->op->func, e->value);
+	else
+		fprintf(f, "%s(0x%" PRIx64 ")", fo->op->func, (uint64_t)e->value);
+	fprintf(f, " in %s, called from %s", ts->threads[e->thread], ts->raws[e->entry_raw].where);
+}
+
+/* How many calls like e (same operation, thread, caller and, where the
+ * schedule can tell it at the entry, object) its thread made before it:
+ * the schedule lets the held thread go past that many (2ndStrike keeps
+ * looking for the preceding event when its first instance leads nowhere). */
+static int occurrence(const struct ts *ts, const struct opev *e)
+{
+	const struct ts_object *o = &ts->flat[e->flat].op->obj;
+	bool by_object = o->where == TS_ARG && o->index < 0;
+	int i, n = 0;
+
+	for (i = 0; i < ts->nevs && &ts->evs[i] != e; i++) {
+		const struct opev *p = &ts->evs[i];
+
+		if (p->flat == e->flat && p->thread == e->thread &&
+		    ts->raws[p->entry_raw].caller == ts->raws[e->entry_raw].caller &&
+		    (!by_object || p->obj == e->obj))
+			n++;
+	}
+	return n;
+}
+
+/* The call of e: its function, object, caller and the caller's caller
+ * (malloc'd; NULL if out of memory). */
+static char *call_predicate(const struct ts *ts, const struct opev *e, const char *obj)
+{
+	const struct raw *r = &ts->raws[e->entry_raw];
+	char *text = NULL;
+	int n;
+
+	if (r->context)
+		n = asprintf(&text, "enter(%s)%s && caller == 0x%" PRIx64 " && in(%s)",
+			     ts->flat[e->flat].op->func, obj, r->caller, r->context);
+	else
+		n = asprintf(&text, "enter(%s)%s && caller == 0x%" PRIx64,
+			     ts->flat[e->flat].op->func, obj, r->caller);
+	return n < 0 ? NULL : text;
+}
+
+/* What the two threads do once both are held at their calls: a is the
+ * preceding event's thread, b the subsequent's. */
+static void schedule_body(struct ts *ts, const struct candidate *c, const char *a, const char *b,
+			  FILE *f)
+{
+	const struct opev *pre = &ts->evs[c->pre], *sub = &ts->evs[c->sub];
+	bool limit_first = !ts->flat[pre->flat].op->transit;
+	const struct opev *limit = limit_first ? pre : sub;
+	const struct ts_op *lop = ts->flat[limit->flat].op;
+	const char *lvar = limit_first ? a : b;
+
+	if (limit_first)
+		fprintf(f, "\trun %s until return(%s)   # the object changes state\n", b,
+			ts->flat[sub->flat].op->func);
+	if (lop->ok) {
+		fprintf(f,
+			"\trun %s until return(%s)   # the limited call, the object in a state "
+			"that forbids it\n%s\tassert ",
+			lvar, lop->func, AFTER_BUG);
+		ok_condition(lop->ok, lvar, f);
+		fputs("   # did the call itself see it?\n", f);
+		return;
+	}
+	fprintf(f,
+		"\t# The model's own check: %s is about to call %s on the object in a state "
+		"that forbids it.\n%s\tassert false\n",
+		lvar, lop->func, AFTER_BUG);
+}
+
+/*
+ * The re-execution of candidate c.  The preceding event's earlier
+ * instances in its thread are only waited for (the thread goes on), then
+ * one wait holds whichever of the two calls comes first, and a second the
+ * other: a subsequent event that comes while the preceding thread is still
+ * on its way is caught, not missed between two statements (both calls stay
+ * planted from one wait to the next, and a thread stopped on a planted
+ * point between two waits is seen by the next).  The first one's caller
+ * tells which it was; two threads making the same call cannot both be
+ * taken for the two events.
+ */
+static char *attempt_schedule(struct ts *ts, const struct candidate *c, char *const argv[],
+			      const char *name, int64_t timeout_ms)
+{
+	const struct opev *pre = &ts->evs[c->pre], *sub = &ts->evs[c->sub];
+	char pre_obj[96], sub_obj[96], *pa, *pb, *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int i, n;
+
+	object_condition(ts, pre, pre_obj, sizeof(pre_obj));
+	object_condition(ts, sub, sub_obj, sizeof(sub_obj));
+	pa = call_predicate(ts, pre, pre_obj);
+	pb = call_predicate(ts, sub, sub_obj);
+	if (!f || !pa || !pb) {
+		if (f)
+			fclose(f);
+		free(buf);
+		free(pa);
+		free(pb);
+		return NULL;
+	}
+	fprintf(f, "# run: cctrace run --expect bug %s/%s --", ts->dir, name);
+	for (i = 0; argv[i]; i++)
+		fprintf(f, " %s", argv[i]);
+	fprintf(f, "\n# typestate (%s): in the profile, ", ts->flat[pre->flat].m->name);
+	describe_event(ts, pre, f);
+	fputs("\n#   and ", f);
+	describe_event(ts, sub, f);
+	fputs(
+	    "\n#   are not ordered; the first is held until the second has happened, so that the\n"
+	    "#   limited call meets the object in a state its model forbids.\n",
+	    f);
+	fprintf(f, "timeout %lldms\n", (long long)timeout_ms);
+	n = occurrence(ts, pre);
+	if (n > 0)
+		fprintf(f,
+			"# Its earlier instances go by.  The subsequent call is planted too\n"
+			"# (and never matches here): a thread reaching it between two\n"
+			"# statements stops on the planted point and the next wait sees it.\n"
+			"repeat %d { wait any (%s) || ((%s) && false) }\n",
+			n, pa, pb);
+	fprintf(
+	    f,
+	    "thread X = wait any ((%s) ||\n    (%s))   # the first of the two, held at its call\n",
+	    pa, pb);
+	fprintf(f,
+		"if (caller == 0x%" PRIx64 ") {   # X made the subsequent call\n"
+		"\tthread Y = wait any %s\n",
+		ts->raws[sub->entry_raw].caller, pa);
+	schedule_body(ts, c, "Y", "X", f);
+	fprintf(f, "} else {\n\tthread Y = wait any %s\n", pb);
+	schedule_body(ts, c, "X", "Y", f);
+	fputs("}\nrelease all\n", f);
+	fclose(f);
+	free(pa);
+	free(pb);
+	return buf;
+}
+
+static void write_bug(struct ts *ts, const struct candidate *c, int n, const char *log)
+{
+	const struct opev *pre = &ts->evs[c->pre], *sub = &ts->evs[c->sub];
+	const struct flat_op *pf = &ts->flat[pre->flat], *sf = &ts->flat[sub->flat];
+	const struct opev *x = pf->op->transit ? pre : sub, *l = x == pre ? sub : pre;
+	const struct ts_model *m = pf->m;
+	char *path = path_in(ts, "bug-%d.txt", n);
+	FILE *f = path ? fopen(path, "w") : NULL;
+
+	if (!f) {
+		free(path);
+		return;
+	}
+	fprintf(f,
+		"typestate violation (model %s): %s on %s%" PRIx64 " in state %s, which allows "
+		"it only in",
+		m->name, ts->flat[l->flat].op->func, m->int_objects ? "" : "0x", l->obj,
+		m->states[l == pre ? x->after : x->before]);
+	for (int s = 0; s < m->nstates; s++)
+		if (allowed(ts->flat[l->flat].op, s))
+			fprintf(f, " %s", m->states[s]);
+	fprintf(f, "\nobject: %s%" PRIx64 " (%s)%s\n", m->int_objects ? "" : "0x",
+		(uint64_t)pre->obj, m->int_objects ? "as a number" : "an address",
+		pre->value != pre->obj || sub->value != sub->obj
+		    ? "; a call given an address inside the block is on the block"
+		    : "");
+	fprintf(f, "\nthe held event (the preceding one; the re-execution holds its thread before "
+		   "the call):\n  ");
+	describe_event(ts, pre, f);
+	fprintf(f, "\n  %s %s -> %s\n  call stack:\n%s", pf->op->transit ? "transit" : "limit",
+		m->states[pre->before], m->states[pre->after], ts->raws[pre->entry_raw].stack);
+	fprintf(f, "\nthe subsequent event (made to happen while the other is held):\n  ");
+	describe_event(ts, sub, f);
+	fprintf(f, "\n  %s %s -> %s\n  call stack:\n%s", sf->op->transit ? "transit" : "limit",
+		m->states[sub->before], m->states[sub->after], ts->raws[sub->entry_raw].stack);
+	fprintf(f, "\ncandidate: seen %d time%s, %ld calls apart\n", c->count,
+		c->count == 1 ? "" : "s", c->distance);
+	fprintf(f, "replay: cctrace run --expect bug bug-%d.sched -- ...\n\nthe re-execution:\n%s",
+		n, log);
+	fclose(f);
+	free(path);
+}
+
+static int64_t attempt_ms(const struct ts *ts)
+{
+	return ts->o->attempt_ms ? ts->o->attempt_ms : DEFAULT_ATTEMPT_MS;
+}
+
+/* The limit of a bug-N.sched's waits: generous. */
+static int64_t replay_ms(const struct ts *ts)
+{
+	return attempt_ms(ts) * 4 > REPLAY_MS ? attempt_ms(ts) * 4 : REPLAY_MS;
+}
+
+/* One candidate: 1 if the bug manifested, 0 if not, -1 on error. */
+static int attempt(struct ts *ts, const struct candidate *cand, char *const argv[], int bugs, int k,
+		   int pre, int sub)
+{
+	struct candidate one = *cand, *c = &one;
+	char name[64], *text, *path, *logpath, *log;
+	struct run_hooks hooks = {0};
+	FILE *report;
+	int outcome;
+
+	one.pre = pre;
+	one.sub = sub;
+	snprintf(name, sizeof(name), "bug-%d.sched", bugs + 1);
+	text = attempt_schedule(ts, c, argv, name, attempt_ms(ts));
+	path = path_in(ts, "attempt-%d%s.sched", k, pre == cand->pre ? "" : "-first");
+	logpath = path_in(ts, "attempt-%d%s.log", k, pre == cand->pre ? "" : "-first");
+	if (!text || !path || !logpath || write_text(path, text, ts->err, sizeof(ts->err)) < 0) {
+		outcome = -1;
+		goto out;
+	}
+	report = fopen(logpath, "we");
+	outcome = run_schedule(ts, path, argv, &hooks, report ? report : stderr, 0);
+	if (report)
+		fclose(report);
+	if (outcome == OUTCOME_BUG) {
+		char *bug = path_in(ts, "%s", name);
+
+		/* The replay knows the bug is there: a busier machine may take
+		 * longer to reach the second call than the search's limit. */
+		char *replay = attempt_schedule(ts, c, argv, name, replay_ms(ts));
+
+		log = read_all(logpath);
+		if (bug && replay && write_text(bug, replay, ts->err, sizeof(ts->err)) == 0)
+			unlink(path);
+		free(replay);
+		write_bug(ts, c, bugs + 1, log);
+		free(log);
+		free(bug);
+	}
+out:
+	free(text);
+	free(path);
+	free(logpath);
+	if (outcome < 0)
+		return -1;
+	return outcome == OUTCOME_BUG;
+}
+
+static int reexecute(struct ts *ts, char *const argv[])
+{
+	int i, tried = 0, bugs = 0, pruned = 0, rc;
+
+	for (i = 0; i < ts->ncands; i++) {
+		const struct candidate *c = &ts->cands[i];
+		int64_t t0;
+
+		if (!ts->o->ignore_history && in_history(ts, c->key)) {
+			pruned++;
+			continue;
+		}
+		if (ts->o->runs && tried >= ts->o->runs)
+			break;
+		tried++;
+		t0 = engine_now_ms();
+		rc = attempt(ts, c, argv, bugs, i + 1, c->pre, c->sub);
+		if (rc == 0 && c->first_pre != c->pre)
+			rc = attempt(ts, c, argv, bugs, i + 1, c->first_pre, c->first_sub);
+		if (rc < 0)
+			return -1;
+		if (engine_stop_signal()) {
+			snprintf(ts->err, sizeof(ts->err), "interrupted");
+			return -1;
+		}
+		fprintf(ts->o->report, "typestate: candidate %d/%d: %s: %s (%lld ms)\n", i + 1,
+			ts->ncands, c->key, rc ? "manifested" : "not manifested",
+			(long long)(engine_now_ms() - t0));
+		if (rc) {
+			if (!bugs)
+				fprintf(ts->o->report,
+					"typestate: first bug manifested %.1f s after the start "
+					"(profile, analysis and %d re-execution%s)\n",
+					(double)(engine_now_ms() - ts->t0) / 1000.0, tried,
+					tried == 1 ? "" : "s");
+			bugs++;
+			fprintf(ts->o->report,
+				"typestate: bug %d: %s/bug-%d.txt, replay with %s/bug-%d.sched\n",
+				bugs, ts->dir, bugs, ts->dir, bugs);
+		} else {
+			remember_failure(ts, c->key);
+		}
+	}
+	fprintf(ts->o->report,
+		"typestate: %d candidate%s, %d pruned by the history, %d re-executed, %d bug%s\n",
+		ts->ncands, ts->ncands == 1 ? "" : "s", pruned, tried, bugs, bugs == 1 ? "" : "s");
+	return bugs;
+}
+
+/* --- the whole --- */
+
+static void ts_free(struct ts *ts)
+{
+	int i;
+
+	for (i = 0; i < ts->nraws; i++) {
+		free(ts->raws[i].elems);
+		free(ts->raws[i].where);
+		free(ts->raws[i].context);
+		free(ts->raws[i].stack);
+	}
+	for (i = 0; i < ts->nfns; i++) {
+		free(ts->fns[i].name);
+		free(ts->fns[i].ops);
+	}
+	for (i = 0; i < ts->nthreads; i++) {
+		free(ts->threads[i]);
+		free(ts->pending[i].raw);
+	}
+	for (i = 0; i < ts->nevs; i++)
+		free(ts->evs[i].vc);
+	for (i = 0; i < ts->ncands; i++)
+		free(ts->cands[i].key);
+	for (i = 0; i < ts->nhistory; i++)
+		free(ts->history[i]);
+	free(ts->history);
+	free(ts->cands);
+	free(ts->evs);
+	free(ts->threads);
+	free(ts->pending);
+	free(ts->fns);
+	free(ts->raws);
+	free(ts->flat);
+	free(ts->dir);
+	ts_models_free(&ts->models);
+}
+
+/* DIR/profile.txt: every call the profile saw, for the curious and for
+ * debugging a model. */
+static void list_profile(struct ts *ts)
+{
+	char *path = path_in(ts, "profile.txt");
+	FILE *f = path ? fopen(path, "w") : NULL;
+	int i;
+
+	for (i = 0; f && i < ts->nraws; i++) {
+		const struct raw *r = &ts->raws[i];
+
+		fprintf(f, "%d\t%.3f\t%s\t%s %s(0x%" PRIx64 ", 0x%" PRIx64 ")", i, r->ms,
+			ts->threads[r->thread], r->ret ? "return" : "enter", ts->fns[r->fn].name,
+			r->args[0], r->args[1]);
+		if (r->ret)
+			fprintf(f, " = 0x%" PRIx64, r->retval);
+		fprintf(f, "\tfs=0x%" PRIx64 "\t%s\n", r->tls, r->where);
+	}
+	if (f)
+		fclose(f);
+	free(path);
+}
+
+static void list_candidates(struct ts *ts)
+{
+	char *path = path_in(ts, "candidates.txt");
+	FILE *f = path ? fopen(path, "w") : NULL;
+	int i;
+
+	for (i = 0; f && i < ts->ncands; i++)
+		fprintf(f, "%d\t%d\t%ld\t%s\n", i + 1, ts->cands[i].count, ts->cands[i].distance,
+			ts->cands[i].key);
+	if (f)
+		fclose(f);
+	free(path);
+}
+
+int typestate_run(char *const argv[], const struct typestate_options *o, char *err, size_t errlen)
+{
+	struct ts ts = {.o = o, .t0 = engine_now_ms()};
+	int rc = -1;
+
+	if (ts_models_load(&ts.models, o->models ? o->models : "file,lock,memory", ts.err,
+			   sizeof(ts.err)) < 0)
+		goto fail;
+	ts.dir = strdup(o->out_dir ? o->out_dir : "typestate-out");
+	if (!ts.dir || (mkdir(ts.dir, 0777) < 0 && errno != EEXIST)) {
+		snprintf(err, errlen, "cannot make the output directory '%s': %s",
+			 o->out_dir ? o->out_dir : "typestate-out", strerror(errno));
+		goto out;
+	}
+	collect_functions(&ts);
+	if (keep_present(&ts, argv[0]) < 0)
+		goto fail;
+	if (profile(&ts, argv) < 0)
+		goto fail;
+	list_profile(&ts);
+	analyse(&ts);
+	find_candidates(&ts);
+	list_candidates(&ts);
+	fprintf(o->report, "typestate: %d model events, %d candidates (%s/candidates.txt)\n",
+		ts.nevs, ts.ncands, ts.dir);
+	load_history(&ts);
+	rc = reexecute(&ts, argv);
+	if (rc >= 0)
+		goto out;
+fail:
+	snprintf(err, errlen, "%s", ts.err);
+	rc = -1;
+out:
+	ts_free(&ts);
+	return rc;
+}

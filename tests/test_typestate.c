@@ -1,0 +1,342 @@
+/*
+ * Typestate mode (cctrace typestate, 2ndStrike): on the three samples of
+ * typestate bugs (a descriptor read after another thread closed it, a
+ * mutex destroyed while another thread locks it, a heap block freed while
+ * another thread uses it) the profile finds the candidate, the
+ * re-execution manifests it, and the bug-N.sched it writes replays 10 of
+ * 10 times with `cctrace run --expect bug`; the correctly synchronised
+ * controls (--fixed: join before destroy or free) give no candidate at
+ * all; the model parser reports mistakes as file:line:col; a user's model
+ * file is used as the built-in ones are; the history prunes what failed
+ * before.  The pbzip2 suite is the real pbzip2 0.9.4 (2ndStrike's
+ * pbzip2-lck) built from ../shared/benchmarks.
+ */
+#include "harness.h"
+#include "search/typestate.h"
+
+#include <sys/stat.h>
+
+TestSuite(typestate, .fini = h_cleanup, .timeout = 240);
+
+/* `cctrace typestate ARGS -o DIR -- PROG...` */
+static struct h_result typestate(const char *dir, const char *const *args, int nargs,
+				 const char *const *prog)
+{
+	const char *argv[32];
+	int n = 0, i;
+
+	argv[n++] = h_cctrace();
+	argv[n++] = "typestate";
+	for (i = 0; i < nargs; i++)
+		argv[n++] = args[i];
+	argv[n++] = "-o";
+	argv[n++] = dir;
+	argv[n++] = "--";
+	for (i = 0; prog[i]; i++)
+		argv[n++] = prog[i];
+	argv[n] = NULL;
+	cr_assert(n < 32);
+	return h_run(argv, 200);
+}
+
+static bool exists(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0;
+}
+
+/* The bug is manifested, its report names both calls, and its schedule
+ * replays 10 of 10 times. */
+static void expect_bug(const char *dir, struct h_result *r, const char *limit, const char *transit,
+		       const char *state)
+{
+	char *txt;
+
+	cr_assert_eq(r->code, 1, "exit %d\n%s", r->code, r->err);
+	cr_assert(strstr(r->err, "manifested"), "%s", r->err);
+	cr_assert(exists(h_fmt("%s/bug-1.sched", dir)), "%s", r->err);
+	txt = h_read_file(h_fmt("%s/bug-1.txt", dir), NULL);
+	cr_assert_not_null(txt);
+	cr_assert(strstr(txt, h_fmt("%s on", limit)), "%s", txt);
+	cr_assert(strstr(txt, h_fmt("in state %s", state)), "%s", txt);
+	cr_assert(strstr(txt, h_fmt("%s(", transit)), "%s", txt);
+	cr_assert(strstr(txt, "call stack:"), "%s", txt);
+	cr_assert_eq(h_bug_replays(h_run_line(h_fmt("%s/bug-1.sched", dir)), 10), 10);
+	h_free(txt);
+}
+
+Test(typestate, fdclose_read_after_close)
+{
+	char *dir = h_temp_dir();
+	const char *args[] = {"--model", "file"};
+	struct h_result r =
+	    typestate(dir, args, 2, (const char *const[]){"samples/fdclose/fdclose", NULL});
+	char *txt;
+
+	expect_bug(dir, &r, "read", "close", "CLOSED");
+	/* The call itself saw it: read() failed with EBADF. */
+	txt = h_read_file(h_fmt("%s/bug-1.txt", dir), NULL);
+	cr_assert(strstr(txt, ".errno = 9"), "%s", txt);
+	h_free(txt);
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
+
+Test(typestate, lock_destroyed_while_locked)
+{
+	char *dir = h_temp_dir();
+	const char *args[] = {"--model", "lock", "--timeout", "2s", "--runs", "2"};
+	struct h_result r =
+	    typestate(dir, args, 6, (const char *const[]){"samples/lockdestroy/lockdestroy", NULL});
+	char *txt;
+
+	expect_bug(dir, &r, "pthread_mutex_lock", "pthread_mutex_destroy", "INVALID");
+	/* glibc's answer for a destroyed mutex, EINVAL, failed the model's ok. */
+	txt = h_read_file(h_fmt("%s/bug-1.txt", dir), NULL);
+	cr_assert(strstr(txt, "!= 22"), "%s", txt);
+	h_free(txt);
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
+
+Test(typestate, heap_freed_while_used)
+{
+	char *dir = h_temp_dir();
+	const char *args[] = {"--model", "memory", "--timeout", "2s", "--runs", "2"};
+	struct h_result r =
+	    typestate(dir, args, 6, (const char *const[]){"samples/heapuse/heapuse", NULL});
+
+	expect_bug(dir, &r, "pthread_mutex_lock", "free", "FREED");
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
+
+/* Join before destroy or free: happens-before orders every use first. */
+Test(typestate, synchronised_controls_report_nothing)
+{
+	static const char *const progs[][3] = {
+	    {"samples/lockdestroy/lockdestroy", "--fixed", NULL},
+	    {"samples/heapuse/heapuse", "--fixed", NULL},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		char *dir = h_temp_dir();
+		const char *args[] = {"--model", "file,lock,memory", "--timeout", "2s"};
+		struct h_result r = typestate(dir, args, 4, progs[i]);
+
+		cr_assert_eq(r.code, 0, "%s: exit %d\n%s", progs[i][0], r.code, r.err);
+		cr_assert(strstr(r.err, " 0 candidates"), "%s: %s", progs[i][0], r.err);
+		cr_assert(!exists(h_fmt("%s/bug-1.sched", dir)));
+		h_result_free(&r);
+		h_remove_tree(dir);
+	}
+}
+
+/* A user's model file: the lock model's destroy-then-lock, as an
+ * application would write it for its own API. */
+Test(typestate, user_model_file)
+{
+	char *dir = h_temp_dir();
+	char *model = h_fmt("%s/mutex.ts", dir);
+	const char *args[] = {"--model", model, "--timeout", "2s", "--runs", "2"};
+	struct h_result r;
+
+	h_write_file(model,
+		     "# my own mutex model\n"
+		     "model mymutex\n"
+		     "states USABLE GONE\n"
+		     "initial USABLE\n"
+		     "object pointer\n"
+		     "ignore 0\n"
+		     "transit pthread_mutex_destroy(arg1) -> GONE\n"
+		     "limit pthread_mutex_lock(arg1) in USABLE ok (retval & 0xffffffff) == 0\n");
+	r = typestate(dir, args, 6, (const char *const[]){"samples/lockdestroy/lockdestroy", NULL});
+	expect_bug(dir, &r, "pthread_mutex_lock", "pthread_mutex_destroy", "GONE");
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
+
+/* "typestate: C candidates, P pruned by the history, R re-executed" */
+static void summary(const char *err, int *cands, int *pruned, int *tried)
+{
+	const char *p = strstr(err, " pruned by the history");
+
+	cr_assert_not_null(p, "%s", err);
+	while (p > err && p[-1] != '\n')
+		p--;
+	cr_assert_eq(sscanf(p, "typestate: %d candidate%*[s], %d pruned by the history, %d", cands,
+			    pruned, tried) == 3 ||
+			 sscanf(p, "typestate: %d candidate, %d pruned by the history, %d", cands,
+				pruned, tried) == 3,
+		     true, "%s", p);
+}
+
+/* Candidates that failed are remembered in DIR/typestate-history and not
+ * tried again, unless --ignore-history.  (The loop's locks of heapuse
+ * cannot be held while main frees the job: they fail every time.) */
+Test(typestate, history_prunes_failed_candidates)
+{
+	char *dir = h_temp_dir();
+	const char *args[] = {"--model", "memory", "--timeout", "1s"};
+	const char *again[] = {"--model", "memory", "--timeout", "1s", "--ignore-history"};
+	const char *const prog[] = {"samples/heapuse/heapuse", NULL};
+	struct h_result r = typestate(dir, args, 4, prog);
+	char *history;
+	int cands, pruned, tried;
+
+	summary(r.err, &cands, &pruned, &tried);
+	cr_assert_eq(pruned, 0, "%s", r.err);
+	history = h_read_file(h_fmt("%s/typestate-history", dir), NULL);
+	cr_assert_not_null(history, "%s", r.err);
+	cr_assert_gt(h_count_lines(history, "memory "), 0, "no failed candidate:\n%s", r.err);
+	h_result_free(&r);
+
+	r = typestate(dir, args, 4, prog);
+	summary(r.err, &cands, &pruned, &tried);
+	cr_assert_gt(pruned, 0, "%s", r.err);
+	cr_assert_eq(tried, cands - pruned, "%s", r.err);
+	h_result_free(&r);
+
+	r = typestate(dir, again, 5, prog);
+	summary(r.err, &cands, &pruned, &tried);
+	cr_assert_eq(pruned, 0, "%s", r.err);
+	cr_assert_eq(tried, cands, "%s", r.err);
+	h_result_free(&r);
+	h_free(history);
+	h_remove_tree(dir);
+}
+
+/* --- the model parser, in process --- */
+
+static void expect_parse_error(const char *text, const char *where, const char *what)
+{
+	struct ts_models ms = {0};
+	char err[512];
+
+	cr_assert_eq(ts_models_parse(&ms, text, "m.ts", err, sizeof(err)), -1, "accepted:\n%s",
+		     text);
+	cr_assert(strstr(err, where), "'%s' lacks '%s'", err, where);
+	cr_assert(strstr(err, what), "'%s' lacks '%s'", err, what);
+	ts_models_free(&ms);
+}
+
+Test(typestate, model_parse_errors_have_positions)
+{
+	expect_parse_error("states A\n", "m.ts:1:1:", "expected 'model NAME' first");
+	expect_parse_error("model m\nstates A B\ntransit f(arg1) -> C\n",
+			   "m.ts:3:20:", "unknown state 'C'");
+	expect_parse_error("model m\nstates A\ntransit f(arg7) -> A\n",
+			   "m.ts:3:11:", "expected ret or arg1..arg6");
+	expect_parse_error("model m\nstates A\nlimit f(arg1) A\n", "m.ts:3:15:", "expected 'in'");
+	expect_parse_error("model m\nstates A\ntransit f(arg1) A\n", "m.ts:3:17:", "expected '->'");
+	expect_parse_error("model m\nstates A\nfrobnicate\n",
+			   "m.ts:3:1:", "unknown keyword 'frobnicate'");
+	expect_parse_error("model m\nstates A A\n", "m.ts:2:10:", "state declared twice");
+	expect_parse_error("model m\nstates A\n", "m.ts", "has no transit or limit");
+	expect_parse_error("model m\nstates A\nlimit f(arg1) in A ok\n",
+			   "m.ts:3:22:", "expected an expression after 'ok'");
+	expect_parse_error("model m\nstates A\ntransit f(arg1) -> A size arg2\n",
+			   "m.ts:3:22:", "only a transit of its return value");
+	expect_parse_error("model m\nstates A\ntransit f(ret) -> A size arg2*x\n",
+			   "m.ts:3:31:", "expected argM after '*'");
+}
+
+Test(typestate, model_parse_builtins_and_objects)
+{
+	struct ts_models ms = {0};
+	char err[512];
+	int i, pipes = 0;
+
+	cr_assert_eq(ts_models_load(&ms, "file,lock,memory", err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(ms.n, 3);
+	cr_assert_str_eq(ms.m[0].name, "file");
+	cr_assert(ms.m[0].int_objects);
+	cr_assert(!ms.m[1].int_objects);
+	for (i = 0; i < ms.m[0].nops; i++)
+		if (strcmp(ms.m[0].ops[i].func, "pipe") == 0) {
+			cr_assert_eq(ms.m[0].ops[i].obj.where, TS_ARG);
+			cr_assert_eq(ms.m[0].ops[i].obj.arg, 1);
+			cr_assert_eq(ms.m[0].ops[i].obj.index, pipes);
+			pipes++;
+		}
+	cr_assert_eq(pipes, 2);
+	for (i = 0; i < ms.m[2].nops; i++)
+		if (strcmp(ms.m[2].ops[i].func, "calloc") == 0) {
+			cr_assert_eq(ms.m[2].ops[i].size_args[0], 1);
+			cr_assert_eq(ms.m[2].ops[i].size_args[1], 2);
+		}
+	ts_models_free(&ms);
+	cr_assert_eq(ts_models_load(&ms, "file,nosuch", err, sizeof(err)), -1);
+	cr_assert(strstr(err, "no built-in model 'nosuch'"), "%s", err);
+	ts_models_free(&ms);
+}
+
+/* --- pbzip2 0.9.4, 2ndStrike's pbzip2-lck --- */
+
+TestSuite(pbzip2, .fini = h_cleanup, .timeout = 900);
+
+#define STRESS_RUNS 50
+
+/* The benchmark's directory, beside the project's checkout. */
+static const char *benchmark_dir(void)
+{
+	static const char *const candidates[] = {"../shared/benchmarks/pbzip2-0.9.4",
+						 "../../shared/benchmarks/pbzip2-0.9.4",
+						 "/work/shared/benchmarks/pbzip2-0.9.4"};
+	size_t i;
+
+	for (i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++)
+		if (exists(h_fmt("%s/pbzip2.cpp", candidates[i])))
+			return candidates[i];
+	cr_assert_fail("pbzip2 0.9.4 is not in ../shared/benchmarks/pbzip2-0.9.4");
+	return NULL;
+}
+
+/* pbzip2 built from the benchmark's source into dir, with test.tar. */
+static void build_pbzip2(const char *dir)
+{
+	const char *src = benchmark_dir();
+
+	cr_assert(exists("/usr/include/bzlib.h"),
+		  "libbz2-dev is missing (bzlib.h): run make deps to install it");
+	cr_assert_eq(
+	    system(h_fmt("g++ -g -O0 -pthread -w -o %s/pbzip2 %s/pbzip2.cpp -lbz2", dir, src)), 0,
+	    "cannot build pbzip2 from %s", src);
+	cr_assert_eq(system(h_fmt("cp %s/test.tar %s/ && chmod u+w %s/test.tar", src, dir, dir)),
+		     0);
+}
+
+Test(pbzip2, typestate_manifests_the_lock_bug)
+{
+	char *dir = h_temp_dir(), *out = h_fmt("%s/out", dir), *prog = h_fmt("%s/pbzip2", dir);
+	char *tar = h_fmt("%s/test.tar", dir);
+	const char *const argv[] = {h_cctrace(), "typestate", "--model", "lock,memory", "--timeout",
+				    "1s",	 "-o",	      out,	 "--",		prog,
+				    "-k",	 "-f",	      "-q",	 "-p2",		"-1",
+				    "-b1",	 tar,	      NULL};
+	int64_t t0;
+	struct h_result r;
+	int i, crashes = 0, ok;
+
+	build_pbzip2(dir);
+	/* Stress: the same command without cctrace. */
+	for (i = 0; i < STRESS_RUNS; i++) {
+		int status = system(h_fmt("%s -k -f -q -p2 -1 -b1 %s >/dev/null 2>&1", prog, tar));
+
+		crashes += !WIFEXITED(status) || WEXITSTATUS(status) > 128;
+	}
+	t0 = h_now_ms();
+	r = h_run(argv, 800);
+	cr_log_info("pbzip2: typestate took %.1f s (exit %d); stress: %d of %d plain runs crashed",
+		    (double)(h_now_ms() - t0) / 1000.0, r.code, crashes, STRESS_RUNS);
+	fprintf(stderr, "pbzip2: %d of %d plain runs crashed; typestate:\n%s", crashes, STRESS_RUNS,
+		r.err);
+	cr_assert_eq(r.code, 1, "no bug manifested:\n%s", r.err);
+	cr_assert(strstr(r.err, "first bug manifested"), "%s", r.err);
+	ok = h_bug_replays(h_run_line(h_fmt("%s/bug-1.sched", out)), 10);
+	cr_assert_eq(ok, 10, "bug-1.sched replayed %d of 10 times", ok);
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
