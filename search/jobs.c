@@ -253,7 +253,9 @@ static void reap(const struct explore_options *eo, struct worker *w, int j, int 
 		*rc = -1;
 		return;
 	}
-	if (rep.rc < 0 && *rc == 0) {
+	/* A worker this search stopped at another's bug may have been cut
+	 * short before its first run could start: that is no error. */
+	if (rep.rc < 0 && *rc == 0 && !(stopped_by_us && rep.sum.bugs == 0)) {
 		snprintf(err, errlen, "job %d: %s", j + 1, rep.err);
 		*rc = -1;
 	}
