@@ -6,7 +6,7 @@
  */
 #include "cli/typestate.h"
 #include "cli/options.h"
-#include "search/typestate.h"
+#include "search/search.h"
 
 #include <stdio.h>
 

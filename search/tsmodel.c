@@ -25,7 +25,7 @@
  * `#` starts a comment.  A function may appear in several lines (close is
  * both a transit and a limit).
  */
-#include "search/typestate.h"
+#include "search/search.h"
 
 #include <ctype.h>
 #include <errno.h>

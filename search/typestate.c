@@ -46,7 +46,7 @@
  *    the schedule reached the point where the limited call is made on the
  *    object in a state that forbids it.
  */
-#include "search/typestate.h"
+#include "search/search.h"
 
 #include <assert.h>
 #include <errno.h>

@@ -12,7 +12,7 @@
  * pbzip2-lck) built from ../shared/benchmarks.
  */
 #include "harness.h"
-#include "search/typestate.h"
+#include "search/search.h"
 
 #include <sys/stat.h>
 
