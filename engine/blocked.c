@@ -208,6 +208,7 @@ static void let_exit(struct run *r, struct tr_thread *th, struct tr_thread *wait
 		 tracer_thread_name(waiter));
 	report_event(r, &(struct current_event){.ev = &ev, .label = label});
 	run_thread(r, th)->blocked = false;
+	chrome_note_release(r, th);
 	tracer_resume(th);
 }
 

@@ -8,11 +8,9 @@
  * creation number, so that two runs look alike).  What makes the picture
  * useful is the time each thread spent held by the schedule: a complete
  * slice ("ph":"X") from the trace line that held it to the moment the
- * schedule let it go.  That moment is not an event of its own: the
- * statements run one after another, so a thread held at one trace line is
- * let go by a statement that comes after the last trace line before its
- * own next one, and the slice ends there (or at the end of the run).  The
- * document is written once, at the end of the run, with jansson.
+ * schedule let it go, which the engine notes wherever it resumes a held
+ * thread (chrome_note_release), or to the end of the run.  The document is
+ * written once, at the end of the run, with jansson.
  */
 #include "engine/internal.h"
 
@@ -27,6 +25,7 @@ struct chrome_event {
 	pid_t tid;
 	char *thread, *what, *func, *file;
 	int line;
+	double released_us; /* when the schedule let the thread go; < 0: not yet */
 };
 
 struct chrome_trace {
@@ -66,6 +65,21 @@ void chrome_note_event(struct run *r, const struct tr_event *ev, const char *wha
 	e->func = copy(loc->func);
 	e->file = copy(loc->file);
 	e->line = loc->line;
+	e->released_us = -1;
+}
+
+void chrome_note_release(struct run *r, struct tr_thread *th)
+{
+	struct chrome_trace *c = r->chrome;
+	pid_t tid = tracer_thread_tid(th);
+	size_t i;
+
+	for (i = c ? c->n : 0; i-- > 0;)
+		if (c->ev[i].tid == tid) {
+			if (c->ev[i].released_us < 0)
+				c->ev[i].released_us = run_elapsed_ms(r) * 1000.0;
+			return;
+		}
 }
 
 static json_t *base(const char *ph, const char *name, int proc, pid_t tid)
@@ -129,19 +143,13 @@ static json_t *instant(const struct chrome_event *e)
 	return o;
 }
 
-/* The slice of the thread held at event i: to the last trace line before
- * its next one, or to the end of the run. */
+/* The slice of the thread held at event i: until the schedule let it go,
+ * or to the end of the run. */
 static json_t *held(const struct chrome_trace *c, size_t i, double end_us)
 {
-	double until = end_us;
-	size_t j;
+	double until = c->ev[i].released_us >= 0 ? c->ev[i].released_us : end_us;
 	json_t *o;
 
-	for (j = i + 1; j < c->n; j++)
-		if (c->ev[j].tid == c->ev[i].tid) {
-			until = c->ev[j - 1].us;
-			break;
-		}
 	o = base("X", "held", c->ev[i].proc, c->ev[i].tid);
 	json_object_set_new(o, "ts", us(c->ev[i].us));
 	json_object_set_new(o, "dur", us(until > c->ev[i].us ? until - c->ev[i].us : 0));

@@ -380,6 +380,8 @@ void report_event(struct run *r, const struct current_event *cur);
  * of the run; free what was kept. */
 void chrome_note_event(struct run *r, const struct tr_event *ev, const char *what,
 		       const struct sym_loc *loc);
+/* The schedule lets th go: the end of the slice its last trace line began. */
+void chrome_note_release(struct run *r, struct tr_thread *th);
 void chrome_finish(struct run *r);
 void chrome_free(struct run *r);
 void report_outcome(struct run *r, enum engine_outcome o, const char *fmt, ...)

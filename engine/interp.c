@@ -34,14 +34,17 @@ void run_where(struct run *r, const struct stmt *s, char *buf, size_t len)
 
 void run_resume(struct run *r, struct tr_thread *th)
 {
-	if (tracer_thread_held(th) && !serial_keeps(r, th))
+	if (tracer_thread_held(th) && !serial_keeps(r, th)) {
+		chrome_note_release(r, th);
 		tracer_resume(th);
+	}
 }
 
 int run_move_candidate(struct run *r, struct tr_thread *th)
 {
 	if (!tracer_thread_held(th))
 		return 0;
+	chrome_note_release(r, th);
 	if (r->fine_want)
 		return fine_advance(r, th);
 	if (r->fine_syscalls) {
@@ -73,7 +76,7 @@ void run_release_free(struct run *r)
 		if (tc->candidate)
 			run_move_candidate(r, th);
 		else
-			tracer_resume(th);
+			run_resume(r, th);
 	}
 }
 

@@ -103,3 +103,47 @@ Test(chrome, explore_says_to_replay_with_run)
 		  r.err);
 	h_result_free(&r);
 }
+
+/* A held slice ends when the schedule lets the thread go, not at the next
+ * trace line: in lost-update.sched, A (held at read(balance)) waits while B
+ * runs to its return, so A's slice covers B's return event. */
+Test(chrome, held_slice_lasts_until_the_release)
+{
+	char *dir = h_temp_dir(), *path = h_fmt("%s/t.json", dir);
+	const char *argv[] = {h_cctrace(), "run",
+			      "-q",	   "--trace-chrome",
+			      path,	   "samples/bank/lost-update.sched",
+			      "--",	   "samples/bank/bank",
+			      NULL};
+	struct h_result r = h_run(argv, 60);
+	json_t *doc, *evs, *e;
+	double read_ts = -1, read_end = -1, ret_ts = -1;
+	size_t i;
+
+	cr_assert_eq(r.code, 1, "%s", r.err);
+	doc = json_load_file(path, 0, NULL);
+	cr_assert(doc, "%s does not parse", path);
+	evs = json_object_get(doc, "traceEvents");
+	json_array_foreach(evs, i, e)
+	{
+		const char *ph = json_string_value(json_object_get(e, "ph"));
+		const char *name = json_string_value(json_object_get(e, "name"));
+		double ts = json_number_value(json_object_get(e, "ts"));
+		json_t *args = json_object_get(e, "args");
+		const char *by = args ? json_string_value(json_object_get(args, "by")) : NULL;
+
+		if (strcmp(ph, "X") == 0 && by && strcmp(by, "read(balance)") == 0) {
+			read_ts = ts;
+			read_end = ts + json_number_value(json_object_get(e, "dur"));
+		}
+		if (strcmp(ph, "i") == 0 && strcmp(name, "return(withdraw)") == 0 && ret_ts < 0)
+			ret_ts = ts;
+	}
+	cr_assert(read_ts >= 0 && ret_ts >= 0, "no read(balance) slice or return(withdraw)");
+	cr_expect(read_ts < ret_ts && ret_ts <= read_end,
+		  "A's slice [%.3f, %.3f] does not cover B's return at %.3f", read_ts, read_end,
+		  ret_ts);
+	json_decref(doc);
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
