@@ -1084,7 +1084,7 @@ int run_statements(struct run *r, struct schedule *sched)
  * released at once does not depend on how the released threads race,
  * which is what minimisation needs to know before it drops a step.
  */
-static void finish_serially(struct run *r)
+static void finish_serially(struct run *r, int end_order)
 {
 	struct expr exit_atom = {.kind = E_EVENT, .atom = atoms_find("exit")},
 		    blocked_atom = {.kind = E_EVENT, .atom = atoms_find("blocked")};
@@ -1103,7 +1103,7 @@ static void finish_serially(struct run *r)
 		    run_thread(r, r->bindings[var])->bound == var)
 			order[n++] = r->bindings[var];
 	for (i = 0; i < n && !r->finished; i++) {
-		struct tr_thread *th = order[r->opt->end_order > 0 ? i : n - 1 - i];
+		struct tr_thread *th = order[end_order > 0 ? i : n - 1 - i];
 
 		if (tracer_thread_held(th) && tracer_thread_last_event(th) != TR_EV_EXIT &&
 		    run_wait_for(r, &end, &th, 1, 1, matched) == FLOW_STOP)
@@ -1117,9 +1117,13 @@ static void finish_serially(struct run *r)
  * detached.  Reports "completed" unless something else was reported. */
 void run_finish(struct run *r)
 {
+	/* A serial schedule ends as it ran, one thread at a time (binding
+	 * order), so its replay does not depend on how released threads race. */
+	int end_order = r->opt->end_order ? r->opt->end_order : r->serial ? 1 : 0;
+
 	if (r->launched) {
-		if (!r->finished && r->opt->end_order)
-			finish_serially(r);
+		if (!r->finished && end_order)
+			finish_serially(r, end_order);
 		if (!r->finished || (r->outcome == OUTCOME_BUG && !r->no_drain)) {
 			release_everything(r);
 			drain(r);
