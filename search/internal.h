@@ -49,6 +49,10 @@ struct trace {
 	bool split_first;     /* shards take every nshards-th option of the
 			       * first real choice */
 	int preemption_bound; /* -1: preemptions are not counted */
+	bool delay_cost;      /* idb: option k costs k (delays), not a
+			       * preemption */
+	bool bound_met;	      /* an option was left out for the bound
+			       * (iterative bounding: a higher one has more) */
 };
 
 struct search {
@@ -96,6 +100,14 @@ bool trace_can_continue(const struct search_point *p);
 /* The option whose id is id, -1 if none (or a choice among values). */
 int trace_option_of(const struct search_point *p, int id);
 void trace_free(struct trace *t);
+/* Iterative bounding (ipb, idb): backtrack within the bound; when its
+ * traces are done and the bound left some option out, raise the bound by
+ * one and start over from the empty trace.  False when nothing is left. */
+bool trace_backtrack_iterating(struct search *s);
+/* The absolute option of round-robin option k (idb): the options in
+ * increasing id order, rotated to start at the thread that ran last (or
+ * the first id after it); a choice among values keeps its order. */
+int trace_round_robin_option(const struct search_point *p, int k);
 
 /* --- rng.c --- */
 

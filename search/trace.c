@@ -82,6 +82,16 @@ static bool counts_preemptions(const struct trace *t)
 	return t->preemption_bound >= 0;
 }
 
+/* What option k of e adds to the bounded count: a delay per option
+ * skipped (idb), or one preemption for leaving a thread that could go on.
+ * Both grow with k, so an option beyond the bound has none after it. */
+static int option_cost(const struct trace *t, const struct entry *e, int k)
+{
+	if (t->delay_cost)
+		return k;
+	return e->can_continue && k > 0 ? 1 : 0;
+}
+
 /* The first option of the entry just pushed; -1 if it has none in this
  * shard or within the bound. */
 static int first_option(struct search *s, struct entry *e)
@@ -96,10 +106,12 @@ static int first_option(struct search *s, struct entry *e)
 		if (e->k >= e->n)
 			return -1;
 	}
-	if (counts_preemptions(t) && e->can_continue && e->k > 0)
-		e->cum = before + 1;
-	if (counts_preemptions(t) && e->cum > t->preemption_bound)
+	if (counts_preemptions(t))
+		e->cum = before + option_cost(t, e, e->k);
+	if (counts_preemptions(t) && e->cum > t->preemption_bound) {
+		t->bound_met = true;
 		return -1;
+	}
 	return 0;
 }
 
@@ -164,10 +176,12 @@ bool trace_backtrack(struct search *s)
 		if (k >= e->n || e->forced)
 			continue;
 		if (counts_preemptions(t)) {
-			int cum = before + (e->can_continue && k > 0 ? 1 : 0);
+			int cum = before + option_cost(t, e, k);
 
-			if (cum > t->preemption_bound)
+			if (cum > t->preemption_bound) {
+				t->bound_met = true;
 				continue;
+			}
 			e->cum = cum;
 		}
 		e->k = k;
@@ -214,4 +228,47 @@ int trace_relative_option(const struct search_point *p, int k)
 void trace_shard_first_choice(struct search *s)
 {
 	s->trace.split_first = true;
+}
+
+bool trace_backtrack_iterating(struct search *s)
+{
+	struct trace *t = &s->trace;
+
+	assert(counts_preemptions(t));
+	if (trace_backtrack(s))
+		return true;
+	if (!t->bound_met)
+		return false; /* every trace was within the bound */
+	t->preemption_bound++;
+	t->bound_met = false;
+	t->len = 0;
+	return true;
+}
+
+/* Is id after b in the rotation that starts at `start`? */
+static bool rotated_before(int a, int b, int start)
+{
+	bool wrap_a = a < start, wrap_b = b < start;
+
+	return wrap_a != wrap_b ? !wrap_a : a < b;
+}
+
+int trace_round_robin_option(const struct search_point *p, int k)
+{
+	int start = p->current >= 0 ? p->current : 0, i, j;
+
+	assert(k >= 0 && k < p->n);
+	if (!p->ids)
+		return k;
+	for (i = 0; i < p->n; i++) {
+		int rank = 0;
+
+		for (j = 0; j < p->n; j++)
+			if (j != i && rotated_before(p->ids[j], p->ids[i], start))
+				rank++;
+		if (rank == k)
+			return i;
+	}
+	assert(!"round-robin option out of range");
+	return 0;
 }

@@ -246,6 +246,100 @@ Test(strategies, cb_bounds_preemptions_and_tries_fewer_first)
 		cr_expect_leq(g_a.preempt[i], 2, "%s", g_a.sched[i]);
 }
 
+/* ipb is cb:0's search, then cb:1's, then cb:2's: 2 + 4 + 6 runs; bound 2
+ * leaves no option out (three preemptions need three steps each), so the
+ * search ends there. */
+Test(strategies, ipb_runs_each_preemption_bound_in_turn)
+{
+	static const char *const want[] = {"AABB", "BBAA", "AABB", "ABBA", "BBAA", "BAAB",
+					   "AABB", "ABBA", "ABAB", "BBAA", "BAAB", "BABA"};
+	struct prog p = two_by(2);
+
+	search_runs("ipb", 1, 0, 1, &p, 100, &g_a);
+	expect_schedules(&g_a, want, 12, "ipb");
+}
+
+/* Over three threads, each schedule first shows up in the iteration of its
+ * preemptions: first sightings never have fewer than one before them. */
+Test(strategies, ipb_meets_schedules_in_order_of_preemptions)
+{
+	struct prog p = {.nthreads = 3, .len = {2, 2, 1}};
+	int i, j, seen = 0, most = 0;
+
+	memset(p.var, -1, sizeof(p.var));
+	search_runs("ipb", 1, 0, 1, &p, MAX_RUNS, &g_a);
+	cr_assert(g_a.exhausted);
+	for (i = 0; i < g_a.n; i++) {
+		for (j = 0; j < i; j++)
+			if (strcmp(g_a.sched[j], g_a.sched[i]) == 0)
+				break;
+		if (j < i)
+			continue;
+		seen++;
+		cr_expect_geq(g_a.preempt[i], most, "%s", g_a.sched[i]);
+		most = g_a.preempt[i];
+	}
+	cr_expect_eq(seen, 30, "5!/(2! 2! 1!) = 30 schedules, saw %d", seen);
+}
+
+/* Round robin with delays.  Bound 0: the one schedule AABB (A goes on
+ * while it can, then B).  Bound 1: AABB; after A, skip A (ABBA: B goes on,
+ * then A is next); skip A at the start (BBAA).  Bound 2 adds ABAB (skip A,
+ * then skip B) and BAAB (skip A, then skip B); bound 3 BABA (skip A, B,
+ * A), and leaves nothing out: 1 + 3 + 5 + 6 runs. */
+Test(strategies, idb_runs_each_delay_bound_in_turn)
+{
+	static const char *const want[] = {"AABB", "AABB", "ABBA", "BBAA", "AABB",
+					   "ABBA", "ABAB", "BBAA", "BAAB", "AABB",
+					   "ABBA", "ABAB", "BBAA", "BAAB", "BABA"};
+	struct prog p = two_by(2);
+
+	search_runs("idb", 1, 0, 1, &p, 100, &g_a);
+	expect_schedules(&g_a, want, 15, "idb");
+}
+
+/* With no delay the scheduler is round robin in id order: a thread that
+ * ends hands over to the next id after it, wrapping round (ids 5, 2, 9:
+ * the first choice takes the least id, 2, then 5, then 9). */
+Test(strategies, idb_without_delays_is_round_robin_by_id)
+{
+	struct prog p = {.nthreads = 3, .len = {1, 2, 1}, .id = {5, 2, 9}};
+
+	memset(p.var, -1, sizeof(p.var));
+	search_runs("idb", 1, 0, 1, &p, 1, &g_a);
+	cr_expect_str_eq(g_a.sched[0], "BBAC");
+	search_runs("idb", 1, 0, 1, &p, MAX_RUNS, &g_a);
+	cr_assert(g_a.exhausted);
+	cr_expect_eq(unique(g_sa, sorted(&g_a, NULL, g_sa)), 12, "4!/2! = 12 schedules");
+}
+
+/* Shards of an iterative search cover the same schedules as the whole. */
+Test(strategies, shards_split_the_iterative_bounds)
+{
+	static const char *const iterative[] = {"ipb", "idb"};
+	struct prog p = {.nthreads = 3, .len = {2, 2, 1}};
+	size_t i;
+	int sh, nw, np, k;
+
+	memset(p.var, -1, sizeof(p.var));
+	for (i = 0; i < sizeof(iterative) / sizeof(iterative[0]); i++) {
+		search_runs(iterative[i], 1, 0, 1, &p, MAX_RUNS, &g_a);
+		cr_assert(g_a.exhausted);
+		nw = unique(g_sa, sorted(&g_a, NULL, g_sa));
+		memset(&g_c, 0, sizeof(g_c));
+		for (sh = 0; sh < 3; sh++) {
+			search_runs(iterative[i], 1, sh, 3, &p, MAX_RUNS, &g_b);
+			cr_assert(g_b.exhausted);
+			for (k = 0; k < g_b.n; k++)
+				memcpy(g_c.sched[g_c.n++], g_b.sched[k], MAX_SCHED);
+		}
+		np = unique(g_sb, sorted(&g_c, NULL, g_sb));
+		cr_assert_eq(np, nw, "%s: %d in shards, %d whole", iterative[i], np, nw);
+		for (k = 0; k < nw; k++)
+			cr_expect_str_eq(g_sa[k], g_sb[k], "%s", iterative[i]);
+	}
+}
+
 /* ------------------------------------------------------------ vb */
 
 /* A's first step touches variable 0, B's variable 1.  Set {0}: AABB; the
@@ -647,7 +741,7 @@ Test(strategies, names_parameters_and_errors)
 	} good[] = {{"dfs", "dfs"},	  {"bfs", "bfs"},	    {"random", "random"},
 		    {"pct:3", "pct:3"},	  {"cb:0", "cb:0"},	    {"vb:1", "vb:1"},
 		    {"vb:2:3", "vb:2:3"}, {"pctvb:2", "pctvb:2:1"}, {"pctvb:3:2", "pctvb:3:2"},
-		    {"pct:16", "pct:16"}};
+		    {"pct:16", "pct:16"}, {"ipb", "ipb"},	    {"idb", "idb"}};
 	static const struct {
 		const char *text, *message;
 	} bad[] = {
@@ -660,8 +754,8 @@ Test(strategies, names_parameters_and_errors)
 	    {"cb:-1", "strategy 'cb:-1' needs a bound from 0 to 16, e.g. cb:2"},
 	    {"pctvb:2:0", "strategy 'pctvb:2:0' needs a depth D and a number of variables V, "
 			  "each from 1 to 16, e.g. pctvb:2:1"},
-	    {"nope", "unknown strategy 'nope': use dfs, bfs, random, pct:D, cb:N, vb:V[:T] or "
-		     "pctvb:D:V"},
+	    {"nope", "unknown strategy 'nope': use dfs, bfs, random, pct:D, cb:N, vb:V[:T], "
+		     "pctvb:D:V, ipb or idb"},
 	};
 	struct search_config cfg;
 	char err[256], name[32];
@@ -680,5 +774,5 @@ Test(strategies, names_parameters_and_errors)
 	}
 	for (n = 0; search_strategy(n); n++)
 		;
-	cr_expect_eq(n, 7);
+	cr_expect_eq(n, 9);
 }
