@@ -30,9 +30,17 @@ static bool exists(const char *path)
 
 /* `cctrace test` on prog (and args) with seed 1 and at most runs runs,
  * the bug files in a fresh directory (returned in *dir). */
+static const char *g_strategy; /* --strategy, or NULL: the portfolio */
+
 static struct h_result search(const char *prog, int runs, char **dir)
 {
 	*dir = h_temp_dir();
+	if (g_strategy)
+		return h_run((const char *const[]){h_cctrace(), "test", "-q", "--strategy",
+						   g_strategy, "--seed", "1", "--timeout", "2s",
+						   "--runs", h_fmt("%d", runs), "--out", *dir, "--",
+						   prog, NULL},
+			     SERIAL_SAFETY_S);
 	return h_run((const char *const[]){h_cctrace(), "test", "-q", "--seed", "1", "--timeout",
 					   "2s", "--runs", h_fmt("%d", runs), "--out", *dir, "--",
 					   prog, NULL},
@@ -94,6 +102,21 @@ Test(serial, lock_order_deadlock)
 Test(serial, check_then_act)
 {
 	expect_found("tests/fixtures/seratomic", 30, "ABRT");
+}
+
+/* The iterative bounds (ipb: 5 runs, idb: 4 on sercounter; 10 and 8 on
+ * serdeadlock, measured) find both bugs with their first preemption or
+ * delay. */
+Test(serial, ipb_finds_a_lost_update)
+{
+	g_strategy = "ipb";
+	expect_found("tests/fixtures/sercounter", 30, "ABRT");
+}
+
+Test(serial, idb_finds_a_lock_order_deadlock)
+{
+	g_strategy = "idb";
+	expect_found("tests/fixtures/serdeadlock", 40, "deadlock");
 }
 
 /* Five threads created in a loop: the thread table grows while a step
