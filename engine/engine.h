@@ -210,12 +210,20 @@ void engine_session_names(struct engine_session *s, int kind, const char *prefix
  * stable identity >= 0 of option i (its thread variable), current the id of
  * the thread that ran last (-1: none) and current_var the watched variable
  * (0 .. engine_watched_count()-1) whose access it stopped at (-1: none); ids
- * is NULL for a choice among values. */
+ * is NULL for a choice among values.  access[i] is the shared access
+ * option i makes first when it goes on (serialized runs only: the
+ * instruction it is held at; addr 0 when it is held elsewhere, at a
+ * synchronisation function or its start); access is NULL when not known. */
+struct engine_access {
+	uint64_t addr;
+	bool read, write; /* a read-modify-write is both */
+};
 struct engine_choice {
 	int n;
 	const int *ids;
 	int current;
 	int current_var;
+	const struct engine_access *access;
 };
 /* What choose answers when the run lies outside the search (another
  * shard's): the run stops at once and is not one of the search's. */

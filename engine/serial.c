@@ -160,6 +160,7 @@ struct serial {
 	struct profile_hit *hits;
 	size_t nhits, hits_cap;
 	int *ids, *options;
+	struct engine_access *access; /* [options]: each one's next access */
 };
 
 static int thread_index(struct serial *s, struct tr_thread *th)
@@ -746,6 +747,11 @@ static int grow_options(struct serial *s)
 	if (!bound)
 		return -1;
 	s->bound_var = bound;
+	struct engine_access *access =
+	    realloc(s->access, sizeof(*access) * ((size_t)s->nthreads + 1));
+	if (!access)
+		return -1;
+	s->access = access;
 	for (; s->nbound <= s->nthreads; s->nbound++)
 		s->bound_var[s->nbound] = false;
 	return 0;
@@ -762,6 +768,32 @@ static bool start_pending(struct serial *s)
 		if (!tracer_thread_exited(th) && tracer_thread_last_event(th) == TR_EV_NONE)
 			return true;
 	return false;
+}
+
+/* The non-stack access thread i makes first when it goes on: the access
+ * point it is held at, decoded with its registers (what ib needs to tell
+ * which reads see another thread's write).  None (addr 0) when it is held
+ * at a synchronisation function, at its start or after blocking. */
+static struct engine_access next_access(struct serial *s, int i)
+{
+	struct sthread *st = &s->threads[i];
+	struct tr_process *p = tracer_thread_process(st->th);
+	uint64_t pc = tracer_thread_pc(st->th);
+	uint8_t code[DIS_MAX_INSN];
+	struct dis_insn insn;
+	struct dis_access acc[DIS_MAX_ACCESSES];
+	int n, k;
+
+	if (!pc || pc != st->last_pc || sync_of(s, pc) >= 0 ||
+	    tracer_read_code(p, pc, code, sizeof(code)) < 0 ||
+	    dis_decode(code, sizeof(code), pc, &insn) < 0)
+		return (struct engine_access){0};
+	n = dis_accesses(&insn, code, tracer_regs(st->th), acc, DIS_MAX_ACCESSES);
+	for (k = 0; k < n; k++)
+		if (!acc[k].stack)
+			return (struct engine_access){acc[k].addr, (acc[k].rw & DIS_READ) != 0,
+						      (acc[k].rw & DIS_WRITE) != 0};
+	return (struct engine_access){0};
 }
 
 /* Which enabled thread goes next: -1 when the run is over. */
@@ -791,7 +823,10 @@ static int pick(struct serial *s)
 	}
 	if (n == 1)
 		return s->options[0];
-	struct engine_choice c = {.n = n, .ids = s->ids, .current = s->cur, .current_var = -1};
+	for (k = 0; k < n; k++)
+		s->access[k] = next_access(s, s->options[k]);
+	struct engine_choice c = {
+	    .n = n, .ids = s->ids, .current = s->cur, .current_var = -1, .access = s->access};
 	k = s->r->oracle->choose(s->r->oracle->ctx, &c);
 	if (k == ENGINE_CHOICE_ABANDON) {
 		s->r->abandoned = true;
@@ -811,6 +846,7 @@ static void free_serial(struct serial *s)
 	free(s->hits);
 	free(s->ids);
 	free(s->options);
+	free(s->access);
 }
 
 static enum flow serial_search(struct run *r, struct engine_serial *cfg)

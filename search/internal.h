@@ -38,6 +38,8 @@ struct entry {
 	bool can_continue; /* the thread that ran last is an option; any other
 			    * option preempts it */
 	bool forced;	   /* vb: no preemption allowed here: only option 0 */
+	int nfree;	   /* ib: options 0 .. free-1 cost nothing, the rest
+			    * one interference each */
 };
 
 struct trace {
@@ -46,13 +48,15 @@ struct trace {
 	int replay_len; /* entries to replay at the start of the run */
 	int index;	/* next entry to use */
 	/* Rules the strategy sets in its init: */
-	bool split_first;     /* shards take every nshards-th option of the
-			       * first real choice */
-	int preemption_bound; /* -1: preemptions are not counted */
-	bool delay_cost;      /* idb: option k costs k (delays), not a
-			       * preemption */
-	bool bound_met;	      /* an option was left out for the bound
-			       * (iterative bounding: a higher one has more) */
+	bool split_first;	/* shards take every nshards-th option of the
+				 * first real choice */
+	int preemption_bound;	/* -1: preemptions are not counted */
+	bool delay_cost;	/* idb: option k costs k (delays), not a
+				 * preemption */
+	bool interference_cost; /* ib: options from entry.nfree on cost one */
+	int max_bound;		/* iterative bounding stops above it; -1: never */
+	bool bound_met;		/* an option was left out for the bound
+				 * (iterative bounding: a higher one has more) */
 };
 
 struct search {
@@ -78,6 +82,9 @@ int trace_push(struct search *s, struct entry e);
  * of a new entry.  SEARCH_ABANDON (and s->abandoned) if the new entry
  * would leave this shard or the preemption bound. */
 int trace_next(struct search *s, int n, bool can_continue, bool forced);
+/* trace_next for an entry made from proto (its n, can_continue, forced
+ * and nfree). */
+int trace_next_entry(struct search *s, struct entry proto);
 /* Record an option drawn afresh (random, pct, pctvb): never replayed. */
 int trace_draw(struct search *s, int k, int n);
 /* Preemptions of the run so far (before the next entry). */

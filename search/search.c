@@ -37,6 +37,7 @@ struct search *search_new(const struct search_config *cfg, int nvars)
 	assert(s->cfg.shard >= 0 && s->cfg.shard < s->cfg.nshards);
 	s->nvars = nvars;
 	s->trace.preemption_bound = -1;
+	s->trace.max_bound = -1;
 	if (s->cfg.ops->init(s) < 0) {
 		search_free(s); /* fini takes what a failed init left */
 		return NULL;

@@ -32,6 +32,10 @@
  *   vb:V[:T]   variable bounding (004, section 2), with thread
  *              bounding when T is given (004, section 4)            vb.c
  *   pctvb:D:V  PCT with variable bounding (004, section 3)          pctvb.c
+ *   ipb        iterative preemption bounding: cb:0, then cb:1, ...   ipb.c
+ *   idb        iterative delay bounding over round robin            idb.c
+ *   ib:K       interference bounding (003): 0, 1, .. K reads that
+ *              see another thread's write                           ib.c
  * Sharding: N shards of one search cover exactly the runs of the search
  * unsharded, each run in one shard.  How a strategy splits its space is its
  * own business, stated in its file.
@@ -77,6 +81,9 @@ struct search_point {
 	const int *ids; /* [n], or NULL for a choice among values */
 	int current;
 	int current_var;
+	/* [n]: the access each option makes first (engine_choice's; ib);
+	 * NULL: not known */
+	const struct engine_access *access;
 };
 
 /*

@@ -14,11 +14,11 @@
 #include <string.h>
 
 extern const struct strategy_ops search_dfs, search_bfs, search_random, search_pct, search_cb,
-    search_vb, search_pctvb, search_ipb, search_idb;
+    search_vb, search_pctvb, search_ipb, search_idb, search_ib;
 
 static const struct strategy_ops *const table[] = {
     &search_dfs, &search_bfs,	&search_random, &search_pct, &search_cb,
-    &search_vb,	 &search_pctvb, &search_ipb,	&search_idb,
+    &search_vb,	 &search_pctvb, &search_ipb,	&search_idb, &search_ib,
 };
 
 #define NSTRATEGIES (int)(sizeof(table) / sizeof(table[0]))

@@ -89,6 +89,8 @@ static int option_cost(const struct trace *t, const struct entry *e, int k)
 {
 	if (t->delay_cost)
 		return k;
+	if (t->interference_cost)
+		return k >= e->nfree ? 1 : 0;
 	return e->can_continue && k > 0 ? 1 : 0;
 }
 
@@ -135,14 +137,20 @@ static int replay(struct search *s, int n)
 
 int trace_next(struct search *s, int n, bool can_continue, bool forced)
 {
+	return trace_next_entry(
+	    s, (struct entry){.n = n, .can_continue = can_continue, .forced = forced});
+}
+
+int trace_next_entry(struct search *s, struct entry proto)
+{
 	struct trace *t = &s->trace;
+	int n = proto.n;
 
 	assert(n > 0 && t->index <= t->len);
 	if (t->index < t->replay_len)
 		return replay(s, n);
 	assert(t->index == t->len);
-	if (trace_push(s, (struct entry){.n = n, .can_continue = can_continue, .forced = forced}) <
-	    0)
+	if (trace_push(s, proto) < 0)
 		return SEARCH_ABANDON;
 	if (first_option(s, &t->e[t->len - 1]) < 0) {
 		t->len--;
@@ -239,6 +247,8 @@ bool trace_backtrack_iterating(struct search *s)
 		return true;
 	if (!t->bound_met)
 		return false; /* every trace was within the bound */
+	if (t->max_bound >= 0 && t->preemption_bound >= t->max_bound)
+		return false;
 	t->preemption_bound++;
 	t->bound_met = false;
 	t->len = 0;
