@@ -106,7 +106,7 @@ Test(serial, check_then_act)
 
 /* The iterative bounds (ipb: 5 runs, idb: 4 on sercounter; 10 and 8 on
  * serdeadlock, measured) find both bugs with their first preemption or
- * delay. */
+ * delay.  g_strategy stays set: each test runs in a process of its own. */
 Test(serial, ipb_finds_a_lost_update)
 {
 	g_strategy = "ipb";
@@ -117,6 +117,14 @@ Test(serial, idb_finds_a_lock_order_deadlock)
 {
 	g_strategy = "idb";
 	expect_found("tests/fixtures/serdeadlock", 40, "deadlock");
+}
+
+/* ib:3 finds the lost update in 5 runs (measured): the step whose read
+ * sees the other thread's increment is its one interference. */
+Test(serial, ib_finds_a_lost_update)
+{
+	g_strategy = "ib:3";
+	expect_found("tests/fixtures/sercounter", 30, "ABRT");
 }
 
 /* Five threads created in a loop: the thread table grows while a step

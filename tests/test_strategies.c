@@ -32,6 +32,9 @@ struct prog {
 	int var[MAXT][MAXSTEP]; /* -1: touches no watched variable */
 	int id[MAXT];		/* 0: the thread's index */
 	int nvars;
+	/* ib: each step's first access, 'r' or 'w' to address var + 1 (0:
+	 * none), given to the search as engine_choice.access is */
+	char kind[MAXT][MAXSTEP];
 };
 
 /* Every run of a search, and what happened in it. */
@@ -39,6 +42,7 @@ struct runs {
 	char sched[MAX_RUNS][MAX_SCHED];
 	char trace[MAX_RUNS][128];
 	int preempt[MAX_RUNS];	    /* switches away from a thread that could go on */
+	int interfere[MAX_RUNS];    /* reads of what another thread wrote last */
 	bool bad_preempt[MAX_RUNS]; /* one not right after a watched access */
 	int n;
 	int abandoned;
@@ -71,15 +75,42 @@ static int id_of(const struct prog *p, int t)
 }
 
 /* One run of p; false if the search abandoned it. */
+/* The access thread t's next step makes first (none unless p->kind). */
+static struct engine_access next_access(const struct prog *p, int t, int step)
+{
+	char kind = p->kind[t][step];
+
+	if (!kind || p->var[t][step] < 0)
+		return (struct engine_access){0};
+	return (struct engine_access){(uint64_t)p->var[t][step] + 1, kind == 'r', kind == 'w'};
+}
+
+/* Counts a read of what another thread wrote last (writer: by address). */
+static void note_access(struct engine_access a, int t, int writer[MAXSTEP + 2], int *interfere)
+{
+	if (!a.addr || a.addr > MAXSTEP + 1)
+		return;
+	if (a.read && writer[a.addr] >= 0 && writer[a.addr] != t)
+		(*interfere)++;
+	if (a.write)
+		writer[a.addr] = t;
+}
+
 static bool run_once(struct search *s, const struct prog *p, struct runs *out)
 {
 	int pos[MAXT] = {0}, last = -1, lastvar = -1, n = out->n, len = 0;
+	int writer[MAXSTEP + 2];
 
+	memset(writer, -1, sizeof(writer));
+	out->preempt[n] = out->interfere[n] = 0; /* an abandoned run left counts */
+	out->bad_preempt[n] = false;
 	for (;;) {
 		int opts[MAXT], ids[MAXT], nopt = 0, current = -1, t, k;
+		struct engine_access access[MAXT];
 
 		for (t = 0; t < p->nthreads; t++)
 			if (pos[t] < p->len[t]) {
+				access[nopt] = next_access(p, t, pos[t]);
 				opts[nopt] = t;
 				ids[nopt++] = id_of(p, t);
 			}
@@ -88,7 +119,7 @@ static bool run_once(struct search *s, const struct prog *p, struct runs *out)
 		for (t = 0; t < nopt; t++)
 			if (opts[t] == last)
 				current = ids[t];
-		k = search_choose(s, &(struct search_point){nopt, ids, current, lastvar});
+		k = search_choose(s, &(struct search_point){nopt, ids, current, lastvar, access});
 		if (k == SEARCH_ABANDON)
 			return false;
 		cr_assert(k >= 0 && k < nopt, "option %d of %d", k, nopt);
@@ -98,6 +129,7 @@ static bool run_once(struct search *s, const struct prog *p, struct runs *out)
 				out->bad_preempt[n] = true;
 		}
 		last = opts[k];
+		note_access(access[k], last, writer, &out->interfere[n]);
 		lastvar = p->var[last][pos[last]++];
 		cr_assert_lt(len, MAX_SCHED - 1);
 		out->sched[n][len++] = (char)('A' + last % 26);
@@ -338,6 +370,70 @@ Test(strategies, shards_split_the_iterative_bounds)
 		for (k = 0; k < nw; k++)
 			cr_expect_str_eq(g_sa[k], g_sb[k], "%s", iterative[i]);
 	}
+}
+
+/* Each thread writes x, then reads it.  AABB and BBAA read only their own
+ * writes; in the other four one read sees the other thread's write.  ib:0
+ * runs the two (the thread that ran last goes on first); ib:1 then runs
+ * all six, and stops there. */
+static struct prog write_then_read(void)
+{
+	struct prog p = two_by(2);
+
+	p.var[0][0] = p.var[0][1] = p.var[1][0] = p.var[1][1] = 0;
+	p.kind[0][0] = p.kind[1][0] = 'w';
+	p.kind[0][1] = p.kind[1][1] = 'r';
+	return p;
+}
+
+Test(strategies, ib_bounds_the_reads_of_another_threads_write)
+{
+	static const char *const ib0[] = {"AABB", "BBAA"};
+	struct prog p = write_then_read();
+	int i;
+
+	search_runs("ib:0", 1, 0, 1, &p, 100, &g_a);
+	expect_schedules(&g_a, ib0, 2, "ib:0");
+	search_runs("ib:1", 1, 0, 1, &p, 100, &g_a);
+	cr_assert(g_a.exhausted);
+	cr_expect_eq(g_a.n, 8, "2 runs of bound 0, 6 of bound 1; got %d", g_a.n);
+	cr_expect_eq(unique(g_sa, sorted(&g_a, NULL, g_sa)), 6);
+	for (i = 0; i < g_a.n; i++)
+		cr_expect_leq(g_a.interfere[i], i < 2 ? 0 : 1, "%s", g_a.sched[i]);
+}
+
+static bool same_runs(const struct runs *a, const struct runs *b);
+
+/* Three threads over two addresses (B's first read can see A's write, C's
+ * second read B's): ib:K's runs never exceed K interferences and reach
+ * them; without access information every option is free, and ib is a
+ * depth-first search in cb's order (the thread that ran last first). */
+Test(strategies, ib_keeps_within_its_bound_and_without_accesses_is_dfs)
+{
+	struct prog p = {.nthreads = 3, .len = {2, 2, 2}};
+	int i, k, most;
+
+	memset(p.var, -1, sizeof(p.var));
+	p.var[0][0] = p.var[0][1] = p.var[1][0] = 0;
+	p.var[1][1] = p.var[2][0] = p.var[2][1] = 1;
+	p.kind[0][0] = p.kind[1][1] = p.kind[2][0] = 'w';
+	p.kind[0][1] = p.kind[1][0] = p.kind[2][1] = 'r';
+	static const char *const bounds[] = {"ib:0", "ib:1", "ib:2"};
+
+	for (k = 0; k <= 2; k++) {
+		search_runs(bounds[k], 1, 0, 1, &p, MAX_RUNS, &g_a);
+		cr_assert(g_a.exhausted);
+		for (most = 0, i = 0; i < g_a.n; i++) {
+			cr_expect_leq(g_a.interfere[i], k, "ib:%d %s", k, g_a.sched[i]);
+			if (g_a.interfere[i] > most)
+				most = g_a.interfere[i];
+		}
+		cr_expect_eq(most, k, "ib:%d reached %d interferences", k, most);
+	}
+	memset(p.kind, 0, sizeof(p.kind));
+	search_runs("ib:2", 1, 0, 1, &p, MAX_RUNS, &g_a);
+	search_runs("cb:16", 1, 0, 1, &p, MAX_RUNS, &g_b);
+	cr_expect(same_runs(&g_a, &g_b), "ib without accesses is cb's search");
 }
 
 /* ------------------------------------------------------------ vb */
@@ -755,7 +851,7 @@ Test(strategies, names_parameters_and_errors)
 	    {"pctvb:2:0", "strategy 'pctvb:2:0' needs a depth D and a number of variables V, "
 			  "each from 1 to 16, e.g. pctvb:2:1"},
 	    {"nope", "unknown strategy 'nope': use dfs, bfs, random, pct:D, cb:N, vb:V[:T], "
-		     "pctvb:D:V, ipb or idb"},
+		     "pctvb:D:V, ipb, idb or ib:K"},
 	};
 	struct search_config cfg;
 	char err[256], name[32];
@@ -774,5 +870,5 @@ Test(strategies, names_parameters_and_errors)
 	}
 	for (n = 0; search_strategy(n); n++)
 		;
-	cr_expect_eq(n, 9);
+	cr_expect_eq(n, 10);
 }
