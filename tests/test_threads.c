@@ -209,3 +209,24 @@ Test(threads, same_watchpoint_in_consecutive_runs)
 	cr_expect_str_eq(r.out, "ok: balance = 70\n");
 	h_result_free(&r);
 }
+
+/* Every write of `finished` by the threads of the waves is seen, one wait
+ * after another: under software watchpoints a thread the stepper had set
+ * running to a temporary breakpoint ran on unseen when that breakpoint was
+ * evicted to make room for other threads' (several of the eleven writes
+ * were lost, and the loop waited for one that had already happened). */
+Test(threads, every_write_of_the_waves_is_seen)
+{
+	char *sched = h_temp_sched("waves-all.sched", "timeout 25s\n"
+						      "thread A = wait any enter(job)\n"
+						      "while (finished < 11) {\n"
+						      "\twait any write(finished)\n"
+						      "}\n"
+						      "run A until return(job)\n"
+						      "release all\n");
+	struct h_result r = H_RUN(h_cctrace(), "run", "--fail-on-exit", sched, "--", WAVES);
+
+	cr_assert_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.out, "ok: 12 jobs") != NULL, "%s", r.out);
+	h_result_free(&r);
+}

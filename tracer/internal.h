@@ -62,6 +62,7 @@ struct tr_step_thread {
 	struct tr_step_event pending[TR_STEP_MAX_PENDING]; /* accesses made since its last stop */
 	int npending;
 	uint64_t pending_at; /* the pc at which the pending ones are still news */
+	uint64_t heading_to; /* the breakpoint it was last set running to, 0: none */
 };
 
 struct tr_thread {

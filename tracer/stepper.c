@@ -181,20 +181,48 @@ static bool planted(struct tr_stepper *s, struct tr_process *p, uint64_t addr)
 	return false;
 }
 
-static int place_breakpoint(struct tr_stepper *s, struct tr_process *p, uint64_t addr)
+/* Is a running thread of t on its way to breakpoint i? */
+static bool awaited(struct tracer *t, const struct tr_step_bp *bp)
 {
+	struct tr_thread *th;
+
+	for (th = t->threads; th; th = th->next)
+		if (th->state == TR_RUNNING && th->proc == bp->proc &&
+		    th->step.heading_to == bp->addr)
+			return true;
+	return false;
+}
+
+/* Make room for one more breakpoint: the oldest goes, unless a running
+ * thread is on its way to it (removing that one would let the thread run
+ * on past every access after it, unseen).  -1 if every one is awaited. */
+static int make_room(struct tracer *t)
+{
+	struct tr_stepper *s = &t->stepper;
+	int i;
+
+	for (i = 0; i < s->nbps && awaited(t, &s->bps[i]); i++)
+		;
+	if (i == s->nbps)
+		return -1;
+	if (tracer_process_alive(s->bps[i].proc))
+		tracer_break_remove(s->bps[i].proc, s->bps[i].addr);
+	memmove(s->bps + i, s->bps + i + 1, sizeof(s->bps[0]) * (size_t)(s->nbps - i - 1));
+	s->nbps--;
+	return 0;
+}
+
+static int place_breakpoint(struct tracer *t, struct tr_process *p, uint64_t addr)
+{
+	struct tr_stepper *s = &t->stepper;
 	char err[256];
 
 	if (planted(s, p, addr))
 		return 0;
+	if (s->nbps == TR_STEP_MAX_BPS && make_room(t) < 0)
+		return -1; /* the caller single-steps instead */
 	if (tracer_break_insert(p, addr, err, sizeof(err)) < 0)
 		return -1;
-	if (s->nbps == TR_STEP_MAX_BPS) { /* the oldest goes */
-		if (tracer_process_alive(s->bps[0].proc))
-			tracer_break_remove(s->bps[0].proc, s->bps[0].addr);
-		memmove(s->bps, s->bps + 1, sizeof(s->bps[0]) * (TR_STEP_MAX_BPS - 1));
-		s->nbps--;
-	}
 	s->bps[s->nbps].proc = p;
 	s->bps[s->nbps].addr = addr;
 	s->nbps++;
@@ -289,11 +317,13 @@ int tracer_step(struct tracer *t, struct tr_thread *th, tr_step_judge judge, voi
 		goto single_step;
 	next = next_pc(th, &insn, code);
 	stop = next ? next_stop(s, th->proc, next) : 0;
-	if (!stop || place_breakpoint(s, th->proc, stop) < 0)
+	if (!stop || place_breakpoint(t, th->proc, stop) < 0)
 		goto single_step;
+	st->heading_to = stop;
 	tr_resume_stepping(th);
 	return 0;
 single_step:
+	st->heading_to = 0;
 	tr_singlestep(th);
 	return 0;
 }
