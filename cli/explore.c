@@ -58,6 +58,8 @@ static int open_outputs(struct cli_args *a)
 {
 	if (a->json)
 		a->eo.json = stdout;
+	if (a->json_path && !(a->eo.json = cli_open_output(a->command, a->json_path)))
+		return -1;
 	if (a->out_path)
 		a->eo.out_dir = a->out_path;
 	a->eo.schedule = a->operands[0];
@@ -73,6 +75,8 @@ static void close_outputs(struct cli_args *a)
 {
 	cli_close_output(a->eo.schedules);
 	cli_close_output(a->eo.trace_json);
+	if (a->json_path)
+		cli_close_output(a->eo.json);
 	fflush(stdout);
 }
 

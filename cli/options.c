@@ -281,6 +281,10 @@ static const struct cli_option table[] = {
      CHECK(set_no_minimize)},
     {"json", 0, NULL, CLI_EXPLORE | CLI_TEST,
      "print a JSON summary on stdout at the end (docs/json.md)", STORE_TRUE, FIELD(json)},
+    {"json-file", 0, "FILE", CLI_EXPLORE | CLI_TEST,
+     "write the JSON summary to FILE instead (- for stdout): apart from what\n"
+     "the program prints on stdout",
+     STORE_STRING, FIELD(json_path)},
     {"schedules", 0, "FILE", CLI_EXPLORE,
      "write each run's choices and outcome, one line per run (- for stdout)", STORE_STRING,
      FIELD(schedules_path)},

@@ -53,6 +53,7 @@ struct cli_args {
 	const char *out_path;	    /* run, attach: -o FILE; explore: -o DIR */
 	const char *schedules_path; /* explore --schedules */
 	bool json;		    /* explore --json */
+	const char *json_path;	    /* explore --json-file */
 	bool quiet;		    /* -q */
 	bool exit_on_error;	    /* shell --exit-on-error */
 	bool help;		    /* -h: printed by cli_parse */

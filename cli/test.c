@@ -30,13 +30,19 @@ int test_main(struct cli_args *a)
 	a->eo.progress = !a->quiet;
 	if (a->json)
 		a->eo.json = stdout;
+	if (a->json_path && !(a->eo.json = cli_open_output(a->command, a->json_path)))
+		return EXIT_ERROR;
 	if (a->out_path)
 		a->eo.out_dir = a->out_path;
 	a->eo.schedule = "(serial)";
 	if (search_test(a->program, &a->opt, &a->eo, &a->to, &sum, err, sizeof(err)) < 0) {
 		fprintf(stderr, "cctrace %s: error: %s\n", a->command, err);
+		if (a->json_path)
+			cli_close_output(a->eo.json);
 		return EXIT_ERROR;
 	}
+	if (a->json_path)
+		cli_close_output(a->eo.json);
 	fflush(stdout);
 	return explore_exit_code(a, &sum);
 }

@@ -264,3 +264,26 @@ Test(json, explore_summary_has_one_schema_with_or_without_jobs)
 	json_decref(two);
 	h_remove_tree(dir);
 }
+
+/* --json-file: the summary goes to its file, and stdout holds only what the
+ * program printed (the bank sample's "ok: balance" lines), no JSON. */
+Test(json, explore_summary_to_a_file_is_apart_from_the_program)
+{
+	char *dir = h_temp_dir(), *path = h_fmt("%s/summary.json", dir);
+	struct h_result r =
+	    H_RUN(h_cctrace(), "explore", "-q", "--no-minimize", "-o", h_fmt("%s/bugs", dir),
+		  "--json-file", path, BANK_SEARCH, "--", BANK);
+	json_error_t e;
+	json_t *s;
+
+	cr_assert_eq(r.code, 1, "%s", r.err);
+	cr_expect(strchr(r.out, '{') == NULL, "JSON on stdout:\n%s", r.out);
+	cr_expect(strstr(r.out, "balance") != NULL, "the program's output is gone:\n%s", r.out);
+	s = json_load_file(path, 0, &e);
+	cr_assert_not_null(s, "%s: %s", path, e.text);
+	cr_expect_str_eq(str(s, "type"), "summary");
+	cr_expect_geq(integer(s, "bugs"), 1);
+	json_decref(s);
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
