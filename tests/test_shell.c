@@ -948,7 +948,7 @@ Test(shell, run_ctrl_c_interrupts_the_run)
 }
 
 /* NO_COLOR set but empty is unset (no-color.org): colour on a terminal
- * (set to anything, none: interrupt_at_the_prompt_and_during_a_wait checks
+ * (set to anything, none: terminal_ctrl_c checks
  * that). */
 Test(shell, empty_no_color_is_unset)
 {
