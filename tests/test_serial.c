@@ -244,7 +244,8 @@ Test(serial, serial_comes_first)
 static const char *sctbench_dir(void)
 {
 	static const char *const guesses[] = {"../shared/benchmarks/sctbench-cs",
-					      "../../shared/benchmarks/sctbench-cs"};
+					      "../../shared/benchmarks/sctbench-cs",
+					      "/work/shared/benchmarks/sctbench-cs"};
 	const char *env = getenv("SCTBENCH_DIR");
 	size_t i;
 
