@@ -93,13 +93,6 @@ int fine_settle(struct run *r, struct tr_thread *th)
 	return tracer_step_settle(r->t, th, judge, r);
 }
 
-/* th ran outside the stepper: nothing it did before is pending now. */
-void fine_forget(struct run *r, struct tr_thread *th)
-{
-	(void)r;
-	tracer_step_forget(th);
-}
-
 void fine_unplant(struct run *r)
 {
 	tracer_step_unplant(r->t);

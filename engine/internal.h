@@ -252,7 +252,6 @@ int run_move_candidate(struct run *r, struct tr_thread *th);
 void fine_plan(struct run *r, const struct expr *pred);
 int fine_advance(struct run *r, struct tr_thread *th);
 int fine_settle(struct run *r, struct tr_thread *th);
-void fine_forget(struct run *r, struct tr_thread *th);
 void fine_unplant(struct run *r);
 void fine_forget_process(struct run *r, struct tr_process *p);
 

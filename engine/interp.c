@@ -460,8 +460,6 @@ static void clear_wait_marks(struct run *r)
 		tc->candidate = false;
 		tc->matched = false;
 		tc->nframes = 0;
-		if (r->fine_want)
-			fine_forget(r, th);
 	}
 	r->fine_want = 0;
 	r->fine_syscalls = false;
@@ -542,8 +540,6 @@ static int prepare_wait(struct run *r, struct wait_state *ws)
 	r->targets = ws->targets;
 	r->ntargets = ws->ntargets;
 	fine_plan(r, ws->s->pred);
-	for (th = tracer_threads(r->t); r->fine_want && th; th = tracer_thread_next(th))
-		fine_forget(r, th);
 	return points_arm(r, ws->s->pred);
 }
 

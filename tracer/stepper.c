@@ -17,7 +17,10 @@
  * Memory events are reported after the access, as the debug registers
  * report them: the addresses are computed before the instruction runs (its
  * own registers may change them), kept as the thread's pending accesses,
- * and judged at its next stop, when `value` can be read.  Calls and system
+ * and judged at its next stop, when `value` can be read, in whichever
+ * wait of the caller sees that stop: they are dropped only where they go
+ * stale, at a resume or single step that is not the stepper's own
+ * (tracer_resume, task.c), or when the thread exits.  Calls and system
  * calls are reported before they happen, with the thread stopped on the
  * instruction.  Planned with single_step, one PTRACE_SINGLESTEP per
  * instruction replaces the breakpoints: the reference the tests compare
@@ -326,18 +329,6 @@ single_step:
 	st->heading_to = 0;
 	tr_singlestep(th);
 	return 0;
-}
-
-/* Pending accesses are dropped where they go stale: at any resume or
- * single step that is not the stepper's own (tracer_resume, task.c).  A
- * thread the stepper set running when a wait ended keeps them: the
- * instruction they belong to runs first, and they are judged at its next
- * stop, in whichever wait sees it (dropping them here lost a write made
- * just as the last wait ended).  Only an exited thread forgets them. */
-void tracer_step_forget(struct tr_thread *th)
-{
-	if (th->state == TR_EXITED)
-		th->step.npending = 0;
 }
 
 bool tracer_step_parked_on_syscall(const struct tr_thread *th)

@@ -173,6 +173,7 @@ void tr_mark_running(struct tr_thread *th)
 void tr_mark_exited(struct tr_thread *th)
 {
 	th->state = TR_EXITED;
+	th->step.npending = 0; /* no stop is left to judge them at */
 	tr_clear(th, TF_LIVE_ONLY);
 	tr_thread_check(th);
 }

@@ -340,8 +340,6 @@ int tracer_step(struct tracer *t, struct tr_thread *th, tr_step_judge judge, voi
 /* th stopped: judge the accesses it made since its last step (1: one was
  * news; the rest wait for the next tracer_step, -1: judge said stop). */
 int tracer_step_settle(struct tracer *t, struct tr_thread *th, tr_step_judge judge, void *ctx);
-/* th ran outside the stepper: what it did before is no longer news. */
-void tracer_step_forget(struct tr_thread *th);
 /* th is held on the system call the last step reported: its entry stop
  * is coming next, and is not news. */
 bool tracer_step_parked_on_syscall(const struct tr_thread *th);
