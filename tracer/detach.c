@@ -55,11 +55,32 @@ static void restore_thread(struct tr_thread *th)
 	tracer_pin(th, false);
 }
 
+/* A process that is ending (a fatal signal, exit_group) runs none of our
+ * code again: there is nothing to put back, only its threads to let go,
+ * some of which may already be gone. */
+static void let_go_of_dying(struct tracer *t, struct tr_process *p)
+{
+	struct tr_thread *th;
+
+	for (th = t->threads; th; th = th->next) {
+		if (th->proc != p || th->state == TR_EXITED)
+			continue;
+		ptrace(PTRACE_DETACH, th->tid, 0, 0);
+		tr_mark_exited(th);
+	}
+	tr_guard_process_gone(p);
+	p->alive = false;
+}
+
 static int detach_process(struct tracer *t, struct tr_process *p)
 {
 	struct tr_thread *th;
 	int failed = 0;
 
+	if (p->dying || tr_pid_dying(p->pid)) {
+		let_go_of_dying(t, p);
+		return 0;
+	}
 	absorb_our_traps(t, p);
 	for (th = t->threads; th; th = th->next)
 		if (th->proc == p && th->state == TR_HELD)

@@ -1251,6 +1251,10 @@ static int restore_process(struct g_proc *gp, pid_t cctrace)
 
 	if (!touched(gp) || start_time(gp->rec->pid) != gp->rec->start_time)
 		return 0; /* untouched, gone, or the pid is another process's now */
+	/* A process that is ending runs none of our code again, and seizing
+	 * its last threads would only keep its parent from reaping it. */
+	if (tr_pid_dying(gp->rec->pid))
+		return 0;
 	seize_all(gp);
 	if (gp->n == 0) {
 		if (start_time(gp->rec->pid) != gp->rec->start_time)

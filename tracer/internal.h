@@ -157,6 +157,7 @@ struct tr_process {
 	bool let_go, let_go_at_exec, fork_seen, released;
 	pid_t parent_pid;
 	bool alive;
+	bool dying; /* a thread of it is ending of a signal: so is the process */
 	int mem_fd;		 /* /proc/PID/mem of its current program */
 	int mem_errno;		 /* why mem_fd could not be opened */
 	bool shares_mm;		 /* a vfork child: mem_fd is its parent's memory until
@@ -227,6 +228,7 @@ int tr_task_stat(pid_t pid, pid_t tid, char *state, unsigned long *flags);
 /* Is task tid of pid gone, a zombie, or on its way out (in do_exit, or a
  * SIGKILL pending) even if it has not reported it yet? */
 bool tr_task_dying(pid_t pid, pid_t tid);
+bool tr_pid_dying(pid_t pid);
 /* In do_exit, to run no user code again: PF_EXITING, and PF_POSTCOREDUMP
  * (the same bit was PF_EXITPIDONE before Linux 5.17), which recent kernels
  * set before the PTRACE_EVENT_EXIT stop while PF_EXITING comes after it. */

@@ -11,6 +11,7 @@
 #include "tracer/internal.h"
 
 #include <assert.h>
+#include <dirent.h>
 #include <errno.h>
 #include <sched.h>
 #include <signal.h>
@@ -188,6 +189,7 @@ void tr_thread_gone(struct tr_thread *th)
 		if (other->proc == th->proc && other->state != TR_EXITED)
 			return;
 	th->proc->alive = false;
+	tr_guard_process_gone(th->proc); /* nothing of ours is left to restore */
 }
 
 struct tr_thread *tracer_threads(struct tracer *t)
@@ -311,6 +313,29 @@ bool tr_task_dying(pid_t pid, pid_t tid)
 		return true;
 	tr_status_field(pid, tid, "SigPnd", 16, &pending);
 	return pending & (1ull << (SIGKILL - 1));
+}
+
+/* Is every task of pid dying (or is it gone)?  A leader that called
+ * pthread_exit is a zombie while the others run, so one task says nothing. */
+bool tr_pid_dying(pid_t pid)
+{
+	char path[64];
+	struct dirent *de;
+	bool dying = true;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return true;
+	while (dying && (de = readdir(d))) {
+		pid_t tid = (pid_t)atoi(de->d_name);
+
+		if (tid > 0 && !tr_task_dying(pid, tid))
+			dying = false;
+	}
+	closedir(d);
+	return dying;
 }
 
 bool tracer_process_exiting(const struct tr_process *p)
