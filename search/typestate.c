@@ -76,13 +76,14 @@ extern char **environ;
 /* Synchronisation the vector clocks follow. */
 enum ts_sync {
 	SYNC_NONE,
-	SYNC_CREATE,  /* pthread_create: the child starts after the call */
-	SYNC_JOIN,    /* pthread_join: the joined thread ended before it returns */
-	SYNC_RELEASE, /* cond signal, sem_post: at entry, on arg1 */
-	SYNC_ACQUIRE, /* cond wait, sem_wait: at return, from arg1 */
-	SYNC_BARRIER, /* pthread_barrier_wait: both */
-	SYNC_UNLOCK,  /* lock_order only */
-	SYNC_LOCK,    /* lock_order only */
+	SYNC_CREATE,	/* pthread_create: the child starts after the call */
+	SYNC_JOIN,	/* pthread_join: the joined thread ended before it returns */
+	SYNC_RELEASE,	/* cond signal, sem_post: at entry, on arg1 */
+	SYNC_ACQUIRE,	/* sem_wait: at return, from arg1 */
+	SYNC_COND_WAIT, /* cond wait: SYNC_ACQUIRE, and unlocks arg2 at entry, locks it at return */
+	SYNC_BARRIER,	/* pthread_barrier_wait: both */
+	SYNC_UNLOCK,	/* lock_order only */
+	SYNC_LOCK,	/* lock_order only */
 };
 
 static const struct {
@@ -93,8 +94,8 @@ static const struct {
     {"pthread_join", SYNC_JOIN},
     {"pthread_cond_signal", SYNC_RELEASE},
     {"pthread_cond_broadcast", SYNC_RELEASE},
-    {"pthread_cond_wait", SYNC_ACQUIRE},
-    {"pthread_cond_timedwait", SYNC_ACQUIRE},
+    {"pthread_cond_wait", SYNC_COND_WAIT},
+    {"pthread_cond_timedwait", SYNC_COND_WAIT},
     {"sem_post", SYNC_RELEASE},
     {"sem_wait", SYNC_ACQUIRE},
     {"sem_timedwait", SYNC_ACQUIRE},
@@ -136,7 +137,8 @@ struct opev {
 	int64_t obj;	   /* the object: a block's start for an address inside it */
 	int64_t value;	   /* what the call was given (an address inside the block) */
 	int before, after; /* states around it */
-	uint32_t *vc;
+	uint32_t *vc;	   /* happens-before */
+	uint32_t *weak_vc; /* happens-before with lock handoffs (the ranking's lock order) */
 };
 
 struct candidate {
@@ -148,6 +150,7 @@ struct candidate {
 	int first_pre, first_sub;
 	int count;
 	long distance;
+	bool lock_ordered; /* every instance ordered by lock handoffs in the profile */
 	char *key;
 };
 
@@ -238,8 +241,11 @@ static void collect_functions(struct ts *ts)
 			f->ops[f->nops++] = ts->nflat++;
 		}
 	for (k = 0; k < sizeof(sync_funcs) / sizeof(sync_funcs[0]); k++) {
+		/* Lock handoffs are always noted when a model has the profile tap
+		 * them anyway (the ranking's lock order), but tapped for their own
+		 * sake only with lock_order. */
 		if ((sync_funcs[k].sync == SYNC_UNLOCK || sync_funcs[k].sync == SYNC_LOCK) &&
-		    !ts->o->lock_order)
+		    !ts->o->lock_order && fn_index(ts, sync_funcs[k].name) < 0)
 			continue;
 		int fi = fn_add(ts, sync_funcs[k].name); /* may move ts->fns */
 
@@ -589,9 +595,10 @@ static int profile(struct ts *ts, char *const argv[])
 /* --- analysis: vector clocks and object states --- */
 
 struct clocks {
-	int n;	       /* threads */
-	uint32_t *vc;  /* [n][n] */
-	bool *started; /* [n] */
+	bool lock_order; /* unlock->lock edges count */
+	int n;		 /* threads */
+	uint32_t *vc;	 /* [n][n] */
+	bool *started;	 /* [n] */
 	/* sync objects' clocks: address -> clock */
 	struct sync_obj {
 		uint64_t addr;
@@ -687,15 +694,29 @@ static void apply_sync(struct ts *ts, struct clocks *c, int i)
 		if (joined >= 0)
 			vc_join(me, vc_of(c, joined), c->n);
 		break;
-	case SYNC_RELEASE:
 	case SYNC_UNLOCK:
+		if (!c->lock_order)
+			break;
+		/* fall through */
+	case SYNC_RELEASE:
 		if (!r->ret)
 			vc_join(sync_clock(c, r->args[0]), me, c->n);
 		break;
-	case SYNC_ACQUIRE:
 	case SYNC_LOCK:
+		if (!c->lock_order)
+			break;
+		/* fall through */
+	case SYNC_ACQUIRE:
 		if (r->ret)
 			vc_join(me, sync_clock(c, r->args[0]), c->n);
+		break;
+	case SYNC_COND_WAIT:
+		if (r->ret)
+			vc_join(me, sync_clock(c, r->args[0]), c->n);
+		if (r->ret && c->lock_order)
+			vc_join(me, sync_clock(c, r->args[1]), c->n);
+		if (!r->ret && c->lock_order)
+			vc_join(sync_clock(c, r->args[1]), me, c->n);
 		break;
 	case SYNC_BARRIER:
 		if (r->ret)
@@ -797,6 +818,16 @@ static uint64_t block_size(const struct raw *r, const struct ts_op *op)
 	return op->size_args[1] ? n * r->args[op->size_args[1] - 1] : n;
 }
 
+static uint32_t *vc_copy(struct clocks *c, int t)
+{
+	uint32_t *vc = malloc(sizeof(uint32_t) * (size_t)c->n);
+
+	if (vc)
+		memcpy(vc, vc_of(c, t), sizeof(uint32_t) * (size_t)c->n);
+	vc_of(c, t)[t]++;
+	return vc;
+}
+
 static void add_opev(struct ts *ts, struct clocks *c, int i, int k, int64_t value,
 		     struct objects *os)
 {
@@ -827,10 +858,8 @@ static void add_opev(struct ts *ts, struct clocks *c, int i, int k, int64_t valu
 			   .after = st->state};
 	if (fo->op->transit)
 		st->state = e->after = fo->op->to;
-	e->vc = malloc(sizeof(uint32_t) * (size_t)c->n);
-	if (e->vc)
-		memcpy(e->vc, vc_of(c, r->thread), sizeof(uint32_t) * (size_t)c->n);
-	vc_of(c, r->thread)[r->thread]++;
+	e->vc = vc_copy(&c[0], r->thread);
+	e->weak_vc = vc_copy(&c[1], r->thread);
 }
 
 /* Limits take effect at their entry (a held thread has not made the call
@@ -857,31 +886,50 @@ static void apply_ops(struct ts *ts, struct clocks *c, int i, struct objects *os
 	}
 }
 
-static void analyse(struct ts *ts)
+static bool clocks_init(struct clocks *c, const struct ts *ts, bool lock_order)
 {
-	struct clocks c = {.n = ts->nthreads ? ts->nthreads : 1};
-	struct objects os = {0};
+	*c = (struct clocks){.lock_order = lock_order, .n = ts->nthreads ? ts->nthreads : 1};
+	c->vc = calloc((size_t)c->n * (size_t)c->n, sizeof(uint32_t));
+	c->started = calloc((size_t)c->n, sizeof(bool));
+	c->create_snap = calloc((size_t)ts->nraws + 1, sizeof(*c->create_snap));
+	return c->vc && c->started && c->create_snap;
+}
+
+static void clocks_free(struct clocks *c, const struct ts *ts)
+{
 	int i;
 
-	c.vc = calloc((size_t)c.n * (size_t)c.n, sizeof(uint32_t));
-	c.started = calloc((size_t)c.n, sizeof(bool));
-	c.create_snap = calloc((size_t)ts->nraws + 1, sizeof(*c.create_snap));
-	if (!c.vc || !c.started || !c.create_snap)
+	for (i = 0; i < c->nobjs; i++)
+		free(c->objs[i].vc);
+	for (i = 0; c->create_snap && i < ts->nraws; i++)
+		free(c->create_snap[i]);
+	free(c->create_snap);
+	free(c->objs);
+	free(c->vc);
+	free(c->started);
+}
+
+/* Two sets of clocks: c[0] is happens-before (lock handoffs only with
+ * lock_order), c[1] always counts the lock handoffs the profile saw, for
+ * the ranking. */
+static void analyse(struct ts *ts)
+{
+	struct clocks c[2] = {{0}};
+	struct objects os = {0};
+	int i, k;
+
+	if (!clocks_init(&c[0], ts, ts->o->lock_order) || !clocks_init(&c[1], ts, true))
 		goto out;
 	for (i = 0; i < ts->nraws; i++) {
-		thread_seen(ts, &c, ts->raws[i].thread, i);
-		apply_ops(ts, &c, i, &os);
-		apply_sync(ts, &c, i);
+		for (k = 0; k < 2; k++)
+			thread_seen(ts, &c[k], ts->raws[i].thread, i);
+		apply_ops(ts, c, i, &os);
+		for (k = 0; k < 2; k++)
+			apply_sync(ts, &c[k], i);
 	}
 out:
-	for (i = 0; i < c.nobjs; i++)
-		free(c.objs[i].vc);
-	for (i = 0; c.create_snap && i < ts->nraws; i++)
-		free(c.create_snap[i]);
-	free(c.create_snap);
-	free(c.objs);
-	free(c.vc);
-	free(c.started);
+	clocks_free(&c[0], ts);
+	clocks_free(&c[1], ts);
 	free(os.a);
 	free(os.blocks);
 }
@@ -893,6 +941,16 @@ static bool happens_before(const struct opev *a, const struct opev *b)
 	return a->vc && b->vc && a->vc[a->thread] <= b->vc[a->thread];
 }
 
+/* Ordered in the profile by a chain of lock handoffs (not happens-before
+ * unless lock_order: another run may hand the locks over the other way,
+ * but is less likely to). */
+static bool lock_ordered(const struct opev *a, const struct opev *b)
+{
+	const struct opev *x = a->raw < b->raw ? a : b, *y = x == a ? b : a;
+
+	return x->weak_vc && y->weak_vc && x->weak_vc[x->thread] <= y->weak_vc[x->thread];
+}
+
 static bool allowed(const struct ts_op *op, int state)
 {
 	return (op->allowed >> state) & 1u;
@@ -901,8 +959,11 @@ static bool allowed(const struct ts_op *op, int state)
 /* Does an order of x (a transit) and l (a limit) violate the model?  0:
  * no; 1: reversing the profile's order does (the one that came first is
  * held); 2: the profile's order itself did (l after x, where x's new
- * state forbids l: the run was unlucky), and l is held until x has
- * happened again. */
+ * state forbids l, and l did meet a state that forbids it: the run was
+ * unlucky), and l is held until x has happened again.  Only for an object
+ * whose creation the profile saw: a block freed twice without a malloc
+ * in between that the profile saw was allocated again where it could not
+ * see (libc's own allocations). */
 static int violates(const struct ts *ts, const struct opev *x, const struct opev *l)
 {
 	const struct ts_op *lop = ts->flat[l->flat].op;
@@ -912,7 +973,7 @@ static int violates(const struct ts *ts, const struct opev *x, const struct opev
 		return before && !after;
 	if (after && !before)
 		return 1;
-	return before && !after ? 2 : 0;
+	return before && !after && !allowed(lop, l->before) && l->gen > 0 ? 2 : 0;
 }
 
 static char *candidate_key(const struct ts *ts, const struct opev *pre, const struct opev *sub)
@@ -930,6 +991,7 @@ static void add_candidate(struct ts *ts, int pre, int sub)
 {
 	char *key = candidate_key(ts, &ts->evs[pre], &ts->evs[sub]);
 	long distance = labs((long)ts->evs[sub].raw - (long)ts->evs[pre].raw);
+	bool ordered = lock_ordered(&ts->evs[pre], &ts->evs[sub]);
 	int i;
 
 	if (!key)
@@ -943,12 +1005,13 @@ static void add_candidate(struct ts *ts, int pre, int sub)
 			}
 			if (distance > ts->cands[i].distance)
 				ts->cands[i].distance = distance;
+			ts->cands[i].lock_ordered &= ordered;
 			free(key);
 			return;
 		}
 	}
 	ts->cands = grow_array(ts->cands, &ts->cands_cap, ts->ncands + 1, sizeof(*ts->cands));
-	ts->cands[ts->ncands++] = (struct candidate){pre, sub, pre, sub, 1, distance, key};
+	ts->cands[ts->ncands++] = (struct candidate){pre, sub, pre, sub, 1, distance, ordered, key};
 }
 
 static void pair(struct ts *ts, int a, int b)
@@ -1004,6 +1067,8 @@ static int by_rank(const void *pa, const void *pb)
 {
 	const struct candidate *a = pa, *b = pb;
 
+	if (a->lock_ordered != b->lock_ordered)
+		return a->lock_ordered ? 1 : -1;
 	if (a->count != b->count)
 		return a->count < b->count ? -1 : 1;
 	if (a->distance != b->distance)
@@ -1447,8 +1512,10 @@ static void ts_free(struct ts *ts)
 		free(ts->threads[i]);
 		free(ts->pending[i].raw);
 	}
-	for (i = 0; i < ts->nevs; i++)
+	for (i = 0; i < ts->nevs; i++) {
 		free(ts->evs[i].vc);
+		free(ts->evs[i].weak_vc);
+	}
 	for (i = 0; i < ts->ncands; i++)
 		free(ts->cands[i].key);
 	for (i = 0; i < ts->nhistory; i++)
@@ -1495,8 +1562,9 @@ static void list_candidates(struct ts *ts)
 	int i;
 
 	for (i = 0; f && i < ts->ncands; i++)
-		fprintf(f, "%d\t%d\t%ld\t%s\n", i + 1, ts->cands[i].count, ts->cands[i].distance,
-			ts->cands[i].key);
+		fprintf(f, "%d\t%d\t%ld\t%s\t%s\n", i + 1, ts->cands[i].count,
+			ts->cands[i].distance,
+			ts->cands[i].lock_ordered ? "lock-ordered" : "unordered", ts->cands[i].key);
 	if (f)
 		fclose(f);
 	free(path);
