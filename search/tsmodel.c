@@ -12,10 +12,14 @@
  *   initial S                     the state of an object first met by a limit
  *   object int | pointer          ints: the low 32 bits of the register
  *   ignore V ...                  values that are never objects (-1, 0)
- *   transit F(OBJ) -> S [size A]  F moves OBJ to S (at F's return); with
- *                                 size (argN or argN*argM), OBJ is a block of
- *                                 that many bytes, and a limit on an address
- *                                 inside it is on the block (&job->lock)
+ *   transit F(OBJ) -> S [size A] [ok E]
+ *                                 F moves OBJ to S (at F's return) if E (a
+ *                                 schedule expression over retval and errno)
+ *                                 holds there: a failed close or destroy
+ *                                 moves nothing; with size (argN or
+ *                                 argN*argM), OBJ is a block of that many
+ *                                 bytes, and a limit on an address inside it
+ *                                 is on the block (&job->lock)
  *   limit F(OBJ) in S ... [ok E]  F is allowed only in these states; E, a
  *                                 schedule expression over retval and
  *                                 errno, is true when the call succeeded
@@ -61,7 +65,7 @@ static const char builtin_file[] =
     "transit pipe2(arg1[1]) -> OPEN\n"
     "transit eventfd(ret) -> OPEN\n"
     "transit epoll_create1(ret) -> OPEN\n"
-    "transit close(arg1) -> CLOSED\n"
+    "transit close(arg1) -> CLOSED ok !(" TS_FAILED_INT " && errno == 9)\n"
     "limit close(arg1) in OPEN ok !(" TS_FAILED_INT " && errno == 9)\n"
     "limit read(arg1) in OPEN ok !(" TS_FAILED_INT " && errno == 9)\n"
     "limit write(arg1) in OPEN ok !(" TS_FAILED_INT " && errno == 9)\n"
@@ -89,8 +93,8 @@ static const char builtin_lock[] =
     "initial READY\n"
     "object pointer\n"
     "ignore 0\n"
-    "transit pthread_mutex_init(arg1) -> READY\n"
-    "transit pthread_mutex_destroy(arg1) -> INVALID\n"
+    "transit pthread_mutex_init(arg1) -> READY ok (retval & 0xffffffff) == 0\n"
+    "transit pthread_mutex_destroy(arg1) -> INVALID ok (retval & 0xffffffff) == 0\n"
     "limit pthread_mutex_lock(arg1) in READY ok (retval & 0xffffffff) != 22\n"
     "limit pthread_mutex_trylock(arg1) in READY ok (retval & 0xffffffff) != 22\n"
     "limit pthread_mutex_timedlock(arg1) in READY ok (retval & 0xffffffff) != 22\n"
@@ -110,8 +114,8 @@ static const char builtin_memory[] =
     "ignore 0\n"
     "transit malloc(ret) -> LIVE size arg1\n"
     "transit calloc(ret) -> LIVE size arg1*arg2\n"
-    "transit realloc(arg1) -> FREED\n"
-    "transit realloc(ret) -> LIVE size arg2\n"
+    "transit realloc(arg1) -> FREED ok retval != 0\n"
+    "transit realloc(ret) -> LIVE size arg2 ok retval != 0\n"
     "transit _Znwm(ret) -> LIVE size arg1\n"
     "transit _Znam(ret) -> LIVE size arg1\n"
     "transit free(arg1) -> FREED\n"
@@ -316,6 +320,25 @@ static int parse_size(struct tsp *t, struct ts_op *op)
 	return 0;
 }
 
+/* [ok EXPR] at the end of an operation's line. */
+static int parse_ok(struct tsp *t, struct ts_op *op)
+{
+	const char *e;
+
+	skip_blanks(t);
+	if (at_end(t) || strncmp(t->p, "ok", 2) != 0 || isalnum((unsigned char)t->p[2]))
+		return 0;
+	t->p += 2;
+	skip_blanks(t);
+	e = t->p;
+	while (*t->p && *t->p != '\n' && *t->p != '#')
+		t->p++;
+	if (t->p == e)
+		return fail_at(t, e, "expected an expression after 'ok'");
+	op->ok = strndup(e, (size_t)(t->p - e));
+	return 0;
+}
+
 static int parse_op(struct tsp *t, bool transit)
 {
 	struct ts_model *m = t->cur;
@@ -338,7 +361,7 @@ static int parse_op(struct tsp *t, bool transit)
 			goto fail;
 		}
 		t->p += 2;
-		if ((op.to = parse_state(t)) < 0 || parse_size(t, &op) < 0)
+		if ((op.to = parse_state(t)) < 0 || parse_size(t, &op) < 0 || parse_ok(t, &op) < 0)
 			goto fail;
 	} else {
 		if (strncmp(t->p, "in", 2) != 0 || isalnum((unsigned char)t->p[2])) {
@@ -352,20 +375,8 @@ static int parse_op(struct tsp *t, bool transit)
 			op.allowed |= 1u << s;
 			skip_blanks(t);
 		} while (!at_end(t) && strncmp(t->p, "ok", 2) != 0);
-		if (!at_end(t)) {
-			const char *e;
-
-			t->p += 2;
-			skip_blanks(t);
-			e = t->p;
-			while (*t->p && *t->p != '\n' && *t->p != '#')
-				t->p++;
-			if (t->p == e) {
-				fail_at(t, e, "expected an expression after 'ok'");
-				goto fail;
-			}
-			op.ok = strndup(e, (size_t)(t->p - e));
-		}
+		if (parse_ok(t, &op) < 0)
+			goto fail;
 	}
 	if (!at_end(t)) {
 		fail_at(t, t->p, "unexpected text after the operation");

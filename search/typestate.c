@@ -115,12 +115,15 @@ struct fn {
 	enum ts_sync sync;
 	int *ops; /* flat op indices */
 	int nops;
+	const char *ok; /* its transits' ok condition (one for all of them); NULL */
+	int ok_line;	/* the profile schedule's line of `return(F) && (ok)` */
 };
 
 /* One tapped call event. */
 struct raw {
 	int thread, fn;
 	bool ret;
+	bool failed;	  /* a return whose transits' ok condition was false */
 	int entry;	  /* a return: the raw index of its entry, -1 if unseen */
 	uint64_t args[6]; /* a return: its entry's */
 	uint64_t retval, caller, tls, created_tls;
@@ -222,7 +225,24 @@ static int fn_add(struct ts *ts, const char *name)
 	return ts->nfns++;
 }
 
-static void collect_functions(struct ts *ts)
+/* A function's transits share one ok condition: the profile tells one
+ * condition apart per function. */
+static int note_transit_ok(struct ts *ts, struct fn *f, const struct ts_op *op)
+{
+	if (!op->transit || !op->ok)
+		return 0;
+	if (f->ok && strcmp(f->ok, op->ok) != 0) {
+		snprintf(ts->err, sizeof(ts->err),
+			 "the transits of %s have different ok conditions ('%s', '%s'): give them "
+			 "one",
+			 f->name, f->ok, op->ok);
+		return -1;
+	}
+	f->ok = op->ok;
+	return 0;
+}
+
+static int collect_functions(struct ts *ts)
 {
 	int i, j, cap = 0;
 	size_t k;
@@ -239,6 +259,8 @@ static void collect_functions(struct ts *ts)
 			f = &ts->fns[fi];
 			f->ops = realloc(f->ops, sizeof(int) * (size_t)(f->nops + 1));
 			f->ops[f->nops++] = ts->nflat++;
+			if (note_transit_ok(ts, f, ts->flat[ts->nflat - 1].op) < 0)
+				return -1;
 		}
 	for (k = 0; k < sizeof(sync_funcs) / sizeof(sync_funcs[0]); k++) {
 		/* Lock handoffs are always noted when a model has the profile tap
@@ -251,6 +273,7 @@ static void collect_functions(struct ts *ts)
 
 		ts->fns[fi].sync = sync_funcs[k].sync;
 	}
+	return 0;
 }
 
 /* Drop the functions the program and its libraries do not have (a C
@@ -417,6 +440,7 @@ static void on_tap(void *ctx, const struct engine_tap_event *ev)
 			r->stack = strdup(ts->raws[r->entry].stack ? ts->raws[r->entry].stack : "");
 		}
 		read_elements(ts, r, ev);
+		r->failed = ts->fns[fn].ok_line && ev->line != ts->fns[fn].ok_line;
 		if (ts->fns[fn].sync == SYNC_CREATE)
 			ev->read(ev, r->args[0], &r->created_tls, sizeof(r->created_tls));
 	} else {
@@ -473,6 +497,18 @@ static char *path_in(struct ts *ts, const char *fmt, ...)
 	return path;
 }
 
+/* How many lines the memstream f (buf, len) holds so far. */
+static int lines_written(FILE *f, char **buf, size_t *len)
+{
+	int n = 0;
+	size_t i;
+
+	fflush(f);
+	for (i = 0; i < *len; i++)
+		n += (*buf)[i] == '\n';
+	return n;
+}
+
 static char *profile_schedule(struct ts *ts)
 {
 	char *buf = NULL;
@@ -481,12 +517,20 @@ static char *profile_schedule(struct ts *ts)
 	int i;
 
 	fputs("# typestate profile (generated): every call of these functions is tapped,\n"
-	      "# and the program runs freely to its end.\n"
+	      "# and the program runs freely to its end.  A return that satisfies the\n"
+	      "# function's ok condition is on a line of its own (the tap says which line).\n"
 	      "wait any (",
 	      f);
-	for (i = 0; i < ts->nfns; i++)
-		fprintf(f, "%senter(%s) || return(%s)", i ? " ||\n  " : "", ts->fns[i].name,
-			ts->fns[i].name);
+	for (i = 0; i < ts->nfns; i++) {
+		struct fn *fn = &ts->fns[i];
+
+		fprintf(f, "%senter(%s) ||\n  ", i ? " ||\n  " : "", fn->name);
+		if (fn->ok) {
+			fn->ok_line = lines_written(f, &buf, &len) + 1;
+			fprintf(f, "(return(%s) && (%s)) ||\n  ", fn->name, fn->ok);
+		}
+		fprintf(f, "return(%s)", fn->name);
+	}
 	fputs(")\n", f);
 	fclose(f);
 	return buf;
@@ -833,7 +877,8 @@ static void add_opev(struct ts *ts, struct clocks *c, int i, int k, int64_t valu
 {
 	const struct raw *r = &ts->raws[i];
 	const struct flat_op *fo = &ts->flat[ts->fns[r->fn].ops[k]];
-	bool creates = fo->op->transit && fo->op->obj.where == TS_RET;
+	/* the object is new: the return value (open, malloc) or written to an array (pipe) */
+	bool creates = fo->op->transit && (fo->op->obj.where == TS_RET || fo->op->obj.index >= 0);
 	int proc = atoi(ts->threads[r->thread] + 1); /* pN.tM */
 	int64_t obj = creates || fo->m->int_objects ? value : block_of(os, fo->model, value);
 	struct objstate *st;
@@ -880,6 +925,8 @@ static void apply_ops(struct ts *ts, struct clocks *c, int i, struct objects *os
 			continue;
 		if (r->ret && r->entry < 0)
 			continue; /* entered before the profile could see it */
+		if (op->transit && r->failed)
+			continue; /* a failed close or destroy moves nothing */
 		if (!object_value(ts, r, k, &obj))
 			continue;
 		add_opev(ts, c, i, k, obj, os);
@@ -1584,8 +1631,7 @@ int typestate_run(char *const argv[], const struct typestate_options *o, char *e
 			 o->out_dir ? o->out_dir : "typestate-out", strerror(errno));
 		goto out;
 	}
-	collect_functions(&ts);
-	if (keep_present(&ts, argv[0]) < 0)
+	if (collect_functions(&ts) < 0 || keep_present(&ts, argv[0]) < 0)
 		goto fail;
 	if (profile(&ts, argv) < 0)
 		goto fail;
