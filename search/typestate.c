@@ -136,11 +136,13 @@ struct raw {
 
 struct opev {
 	int flat, thread, raw, entry_raw, gen;
-	int proc;	   /* the N of its thread's pN.tM: objects are per process */
-	int64_t obj;	   /* the object: a block's start for an address inside it */
-	int64_t value;	   /* what the call was given (an address inside the block) */
-	int before, after; /* states around it */
-	uint32_t *vc;	   /* happens-before */
+	int proc;		       /* the N of its thread's pN.tM: objects are per process */
+	int64_t obj;		       /* the object: a block's start for an address inside it */
+	int64_t value;		       /* what the call was given (an address inside the block) */
+	int before, after;	       /* states around it */
+	int before_owner, after_owner; /* the thread owning an owned state; -1 */
+	int last_transit;	       /* the latest transit on the object before it; -1 */
+	uint32_t *vc;		       /* happens-before */
 	uint32_t *weak_vc; /* happens-before with lock handoffs (the ranking's lock order) */
 };
 
@@ -779,6 +781,8 @@ struct objstate {
 	int model, proc;
 	int64_t obj;
 	int state, gen;
+	int owner;	  /* the thread whose transit made an owned state; -1 */
+	int last_transit; /* opev index; -1 */
 };
 
 struct objects {
@@ -823,7 +827,7 @@ static struct objstate *object(struct objects *os, const struct ts_model *m, int
 		if (os->a[i].model == model && os->a[i].proc == proc && os->a[i].obj == obj)
 			return &os->a[i];
 	os->a = grow_array(os->a, &os->cap, os->n + 1, sizeof(*os->a));
-	os->a[os->n] = (struct objstate){model, proc, obj, m->initial, 0};
+	os->a[os->n] = (struct objstate){model, proc, obj, m->initial, 0, -1, -1};
 	return &os->a[os->n++];
 }
 
@@ -900,9 +904,15 @@ static void add_opev(struct ts *ts, struct clocks *c, int i, int k, int64_t valu
 			   .proc = proc,
 			   .value = value,
 			   .before = st->state,
-			   .after = st->state};
-	if (fo->op->transit)
+			   .after = st->state,
+			   .before_owner = st->owner,
+			   .after_owner = st->owner,
+			   .last_transit = st->last_transit};
+	if (fo->op->transit) {
 		st->state = e->after = fo->op->to;
+		st->owner = e->after_owner = (fo->m->owned >> fo->op->to) & 1u ? r->thread : -1;
+		st->last_transit = ts->nevs - 1;
+	}
 	e->vc = vc_copy(&c[0], r->thread);
 	e->weak_vc = vc_copy(&c[1], r->thread);
 }
@@ -918,14 +928,15 @@ static void apply_ops(struct ts *ts, struct clocks *c, int i, struct objects *os
 
 	for (k = 0; k < f->nops; k++) {
 		const struct ts_op *op = ts->flat[f->ops[k]].op;
-		bool at_return = op->transit || op->obj.where == TS_RET || op->obj.index >= 0;
+		bool at_return =
+		    (op->transit && !op->at_entry) || op->obj.where == TS_RET || op->obj.index >= 0;
 		int64_t obj;
 
 		if (at_return != r->ret)
 			continue;
 		if (r->ret && r->entry < 0)
 			continue; /* entered before the profile could see it */
-		if (op->transit && r->failed)
+		if (op->transit && r->ret && r->failed)
 			continue; /* a failed close or destroy moves nothing */
 		if (!object_value(ts, r, k, &obj))
 			continue;
@@ -1003,33 +1014,69 @@ static bool allowed(const struct ts_op *op, int state)
 	return (op->allowed >> state) & 1u;
 }
 
+/* Is l's operation allowed to its thread in state (owned by owner, -1 if
+ * the state is not owned)?  A state another thread owns allows only a
+ * call that waits for it (a lock); the owner's calls are judged by the
+ * state (an unlock by the holder, not a second lock). */
+static bool allowed_to(const struct ts *ts, const struct opev *l, int state, int owner)
+{
+	const struct ts_op *op = ts->flat[l->flat].op;
+
+	if (owner >= 0 && owner != l->thread)
+		return op->waits;
+	return allowed(op, state);
+}
+
 /* Does an order of x (a transit) and l (a limit) violate the model?  0:
  * no; 1: reversing the profile's order does (the one that came first is
- * held); 2: the profile's order itself did (l after x, where x's new
- * state forbids l, and l did meet a state that forbids it: the run was
- * unlucky), and l is held until x has happened again.  Only for an object
- * whose creation the profile saw: a block freed twice without a malloc
- * in between that the profile saw was allocated again where it could not
- * see (libc's own allocations). */
+ * held); 2: the profile's order itself did (l after x, which left the
+ * object in a state that forbids l: the run was unlucky, or another
+ * thread's unlock of a lock x's thread holds), and l is held until x has
+ * happened again; 3: the profile's order did, l first (a destroy of a
+ * lock x's thread held until x, its unlock), and x is held until l.  Only for an object whose
+ * creation the profile saw, or a state x's thread owns: a block freed twice without a malloc in
+ * between that the profile saw was allocated again where it could not see
+ * (libc's own allocations). */
 static int violates(const struct ts *ts, const struct opev *x, const struct opev *l)
 {
-	const struct ts_op *lop = ts->flat[l->flat].op;
-	bool before = allowed(lop, x->before), after = allowed(lop, x->after);
+	bool before = allowed_to(ts, l, x->before, x->before_owner),
+	     after = allowed_to(ts, l, x->after, x->after_owner);
+	/* x left the object in the state l met, which forbids l */
+	bool met = l->last_transit >= 0 && &ts->evs[l->last_transit] == x &&
+		   !allowed_to(ts, l, l->before, l->before_owner);
 
-	if (l->raw < x->raw) /* l first: allowed before x, not after it */
-		return before && !after;
+	if (l->raw < x->raw && before && !after)
+		return 1; /* l first: allowed before x, not after it */
+	if (l->raw < x->raw)
+		/* the profile's order itself did: l met the state x left */
+		return !before && after && x->last_transit == l->last_transit &&
+			       !allowed_to(ts, l, l->before, l->before_owner)
+			   ? 3
+			   : 0;
 	if (after && !before)
 		return 1;
-	return before && !after && !allowed(lop, l->before) && l->gen > 0 ? 2 : 0;
+	return !after && met && (l->gen > 0 || x->after_owner >= 0) ? 2 : 0;
+}
+
+/* "unlock->READY" for a transit (a function may be both a transit and a
+ * limit: the pair's roles are part of what it is), "unlock" for a limit. */
+static const char *event_name(const struct ts *ts, const struct opev *e, char *buf, size_t len)
+{
+	const struct flat_op *fo = &ts->flat[e->flat];
+
+	if (!fo->op->transit)
+		return fo->op->func;
+	snprintf(buf, len, "%s->%s", fo->op->func, fo->m->states[fo->op->to]);
+	return buf;
 }
 
 static char *candidate_key(const struct ts *ts, const struct opev *pre, const struct opev *sub)
 {
-	char *key = NULL;
+	char a[256], b[256], *key = NULL;
 
 	if (asprintf(&key, "%s %s@%s %s@%s", ts->flat[pre->flat].m->name,
-		     ts->flat[pre->flat].op->func, ts->raws[pre->entry_raw].where,
-		     ts->flat[sub->flat].op->func, ts->raws[sub->entry_raw].where) < 0)
+		     event_name(ts, pre, a, sizeof(a)), ts->raws[pre->entry_raw].where,
+		     event_name(ts, sub, b, sizeof(b)), ts->raws[sub->entry_raw].where) < 0)
 		return NULL;
 	return key;
 }
@@ -1082,8 +1129,11 @@ static void pair(struct ts *ts, int a, int b)
 		else
 			add_candidate(ts, a, b);
 		return;
-	default:
+	case 2:
 		add_candidate(ts, b, a); /* as it happened: l waits for x */
+		return;
+	default:
+		add_candidate(ts, a, b); /* as it happened: x waits for l */
 	}
 }
 
@@ -1297,13 +1347,20 @@ static void schedule_body(struct ts *ts, const struct candidate *c, const char *
 	const struct opev *pre = &ts->evs[c->pre], *sub = &ts->evs[c->sub];
 	bool limit_first = !ts->flat[pre->flat].op->transit;
 	const struct opev *limit = limit_first ? pre : sub;
+	const struct opev *x = limit_first ? sub : pre;
 	const struct ts_op *lop = ts->flat[limit->flat].op;
 	const char *lvar = limit_first ? a : b;
+	/* the state the limited call meets: x's new one if it waits for x */
+	int state = limit_first ? x->after : x->before;
+	int owner = limit_first ? x->after_owner : x->before_owner;
+	/* another thread's lock: the call's result need not show it (an
+	 * unlock of a mutex another thread holds succeeds) */
+	bool by_owner = allowed(lop, state) && owner >= 0 && owner != limit->thread;
 
 	if (limit_first)
 		fprintf(f, "\trun %s until return(%s)   # the object changes state\n", b,
 			ts->flat[sub->flat].op->func);
-	if (lop->ok) {
+	if (lop->ok && !by_owner) {
 		fprintf(f,
 			"\trun %s until return(%s)   # the limited call, the object in a state "
 			"that forbids it\n%s\tassert ",
@@ -1374,10 +1431,14 @@ static char *attempt_schedule(struct ts *ts, const struct candidate *c, char *co
 	    f,
 	    "thread X = wait any ((%s) ||\n    (%s))   # the first of the two, held at its call\n",
 	    pa, pb);
-	fprintf(f,
-		"if (caller == 0x%" PRIx64 ") {   # X made the subsequent call\n"
-		"\tthread Y = wait any %s\n",
-		ts->raws[sub->entry_raw].caller, pa);
+	fprintf(f, "if (caller == 0x%" PRIx64 ") {   # X made the subsequent call\n",
+		ts->raws[sub->entry_raw].caller);
+	/* The limited call came before the transit's thread reached its
+	 * call: the order wanted, with nothing to wait for. */
+	if (ts->flat[pre->flat].op->transit)
+		fputs("\t# the preceding call is not reached yet: the object is as before it\n", f);
+	else
+		fprintf(f, "\tthread Y = wait any %s\n", pa);
 	schedule_body(ts, c, "Y", "X", f);
 	fprintf(f, "} else {\n\tthread Y = wait any %s\n", pb);
 	schedule_body(ts, c, "X", "Y", f);
@@ -1401,14 +1462,18 @@ static void write_bug(struct ts *ts, const struct candidate *c, int n, const cha
 		free(path);
 		return;
 	}
-	fprintf(f,
-		"typestate violation (model %s): %s on %s%" PRIx64 " in state %s, which allows "
-		"it only in",
-		m->name, ts->flat[l->flat].op->func, m->int_objects ? "" : "0x", l->obj,
+	int owner = l == pre ? x->after_owner : x->before_owner;
+
+	fprintf(f, "typestate violation (model %s): %s on %s%" PRIx64 " in state %s", m->name,
+		ts->flat[l->flat].op->func, m->int_objects ? "" : "0x", l->obj,
 		m->states[l == pre ? x->after : x->before]);
+	if (owner >= 0)
+		fprintf(f, " (held by %s)", ts->threads[owner]);
+	fputs(", which allows it only in", f);
 	for (int s = 0; s < m->nstates; s++)
 		if (allowed(ts->flat[l->flat].op, s))
-			fprintf(f, " %s", m->states[s]);
+			fprintf(f, " %s%s", m->states[s],
+				(m->owned >> s) & 1u ? " (held by the caller)" : "");
 	fprintf(f, "\nobject: %s%" PRIx64 " (%s)%s\n", m->int_objects ? "" : "0x",
 		(uint64_t)pre->obj, m->int_objects ? "as a number" : "an address",
 		pre->value != pre->obj || sub->value != sub->obj
