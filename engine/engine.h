@@ -284,6 +284,10 @@ struct engine_tap_event {
 	uint64_t pc;
 	uint64_t caller; /* the call's return address: where it was called from */
 	uint64_t tls;	 /* fs base: pthread_self() of the thread */
+	/* The schedule line of the first alternative of the wait's predicate
+	 * (A || B || ...) that holds: a generated profile puts the ones it
+	 * must tell apart (a call that succeeded) on lines of their own. */
+	int line;
 	double ms;	 /* since the run started */
 	int nframes;	 /* the call stack, innermost first: frames[0] is the caller */
 	const struct engine_tap_frame *frames;

@@ -72,6 +72,30 @@ static int tap_stack(struct run *r, struct tr_thread *th, bool is_return,
 	return k;
 }
 
+/* The line of the first alternative of r->pred that holds at cur, walking
+ * the chain of || along its left spine (iteratively: a chain may be as
+ * long as the file) and keeping the earliest that holds; 0 if none is
+ * told apart (an evaluation failed). */
+static int tap_alternative_line(struct run *r, const struct current_event *cur)
+{
+	struct current_event probe = *cur;
+	char err[256];
+	struct eval_ctx c = points_event_ctx(r, &probe, err, sizeof(err));
+	const struct expr *e = r->pred;
+	int line = 0;
+	int64_t v;
+
+	for (;; e = e->lhs) {
+		const struct expr *alt = e->kind == E_BINARY && e->op == T_OROR ? e->rhs : e;
+
+		probe.matched = NULL;
+		if (eval_int(&c, alt, &v) == 0 && v)
+			line = alt->loc.line;
+		if (alt == e)
+			return line;
+	}
+}
+
 void tap_note(struct run *r, const struct current_event *cur)
 {
 	struct tr_thread *th = cur->ev->thread;
@@ -104,6 +128,7 @@ void tap_note(struct run *r, const struct current_event *cur)
 	    .priv = &rc,
 	};
 	te.nframes = tap_stack(r, th, is_return, frames, max);
+	te.line = tap_alternative_line(r, cur);
 	r->tap->tap(r->tap->tap_ctx, &te);
 }
 

@@ -294,7 +294,10 @@ struct ts_op {
 	bool transit;	  /* moves the object to `to` */
 	int to;		  /* transit: the state */
 	unsigned allowed; /* limit: bit s set if allowed in state s; 0: not a limit */
-	char *ok;	  /* limit: schedule expression true when the call succeeded; NULL */
+	bool waits;	  /* limit: in a state another thread owns, the call waits (a lock) */
+	bool at_entry;	  /* transit: takes effect at F's entry (an unlock: another thread
+			   * may take the lock before F returns) */
+	char *ok;	  /* schedule expression true when the call succeeded; NULL */
 	/* transit of a block (its object the return value): its size is
 	 * argument size_args[0], times size_args[1] if not 0; 0: no size */
 	int size_args[2];
@@ -307,6 +310,7 @@ struct ts_model {
 	char **states;
 	int nstates;
 	int initial;	  /* the state of an object first met by a limit */
+	unsigned owned;	  /* bit s: state s belongs to the thread whose transit made it (HELD) */
 	bool int_objects; /* objects are C ints (descriptors): the low 32 bits */
 	int64_t *ignore;  /* values that are never objects (-1, NULL) */
 	int nignore;

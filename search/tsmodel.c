@@ -10,13 +10,25 @@
  *   model NAME
  *   states S1 S2 ...              the first is nothing special; see initial
  *   initial S                     the state of an object first met by a limit
+ *   owned S ...                   these states belong to the thread whose
+ *                                 transit made them (a held lock): a limit
+ *                                 allowed in S is allowed only to that thread;
+ *                                 another thread's call is forbidden, or with
+ *                                 `waits` allowed (it waits for the owner)
  *   object int | pointer          ints: the low 32 bits of the register
  *   ignore V ...                  values that are never objects (-1, 0)
- *   transit F(OBJ) -> S [size A]  F moves OBJ to S (at F's return); with
- *                                 size (argN or argN*argM), OBJ is a block of
- *                                 that many bytes, and a limit on an address
- *                                 inside it is on the block (&job->lock)
- *   limit F(OBJ) in S ... [ok E]  F is allowed only in these states; E, a
+ *   transit F(OBJ) -> S [entry] [size A] [ok E]
+ *                                 F moves OBJ to S (at F's return) if E (a
+ *                                 schedule expression over retval and errno)
+ *                                 holds there: a failed close or destroy
+ *                                 moves nothing; with size (argN or
+ *                                 argN*argM), OBJ is a block of that many
+ *                                 bytes, and a limit on an address inside it
+ *                                 is on the block (&job->lock); with entry,
+ *                                 at F's entry (an unlock: another thread
+ *                                 may take the lock before F returns)
+ *   limit F(OBJ) in S ... [waits] [ok E]
+ *                                 F is allowed only in these states; E, a
  *                                 schedule expression over retval and
  *                                 errno, is true when the call succeeded
  *   OBJ = ret | argN | argN[K]    argN[K]: int element K of the array argN
@@ -61,7 +73,7 @@ static const char builtin_file[] =
     "transit pipe2(arg1[1]) -> OPEN\n"
     "transit eventfd(ret) -> OPEN\n"
     "transit epoll_create1(ret) -> OPEN\n"
-    "transit close(arg1) -> CLOSED\n"
+    "transit close(arg1) -> CLOSED ok !(" TS_FAILED_INT " && errno == 9)\n"
     "limit close(arg1) in OPEN ok !(" TS_FAILED_INT " && errno == 9)\n"
     "limit read(arg1) in OPEN ok !(" TS_FAILED_INT " && errno == 9)\n"
     "limit write(arg1) in OPEN ok !(" TS_FAILED_INT " && errno == 9)\n"
@@ -80,24 +92,42 @@ static const char builtin_file[] =
     "limit fsync(arg1) in OPEN ok !(" TS_FAILED_INT " && errno == 9)\n"
     "limit ftruncate(arg1) in OPEN ok !(" TS_FAILED_INT " && errno == 9)\n";
 
+/* A lock call that did not meet a destroyed mutex (EINVAL), nor deadlock
+ * on itself (EDEADLK), nor unlock another's (EPERM). */
+#define LOCK_OK                                                                                    \
+	"((retval & 0xffffffff) != 22 && (retval & 0xffffffff) != 35 && (retval & 0xffffffff) != " \
+	"1)"
+
 static const char builtin_lock[] =
-    "# A mutex: pthread_mutex_init -> READY, pthread_mutex_destroy -> INVALID; locking,\n"
-    "# unlocking, waiting on a condition with it and destroying only while READY.\n"
-    "# glibc answers EINVAL (22) for a destroyed mutex.\n"
+    "# A mutex: pthread_mutex_init -> READY, pthread_mutex_destroy -> INVALID, a lock\n"
+    "# -> HELD by the locking thread, its unlock -> READY; a condition wait gives it\n"
+    "# back HELD.  Locking while READY (or while another thread holds it: the call\n"
+    "# waits), unlocking only by the thread that holds it, destroying only while\n"
+    "# READY; waiting on a condition with it unless INVALID (whether the caller\n"
+    "# holds it is not checked: the profile does not see the wait release it).\n"
+    "# glibc answers EINVAL (22) for a destroyed mutex, EBUSY (16) to destroying a\n"
+    "# held one, EDEADLK (35) and EPERM (1) to error-checking mutexes' misuse.\n"
     "model lock\n"
-    "states READY INVALID\n"
+    "states READY HELD INVALID\n"
     "initial READY\n"
+    "owned HELD\n"
     "object pointer\n"
     "ignore 0\n"
-    "transit pthread_mutex_init(arg1) -> READY\n"
-    "transit pthread_mutex_destroy(arg1) -> INVALID\n"
-    "limit pthread_mutex_lock(arg1) in READY ok (retval & 0xffffffff) != 22\n"
-    "limit pthread_mutex_trylock(arg1) in READY ok (retval & 0xffffffff) != 22\n"
-    "limit pthread_mutex_timedlock(arg1) in READY ok (retval & 0xffffffff) != 22\n"
-    "limit pthread_mutex_unlock(arg1) in READY ok (retval & 0xffffffff) != 22\n"
-    "limit pthread_cond_wait(arg2) in READY ok (retval & 0xffffffff) != 22\n"
-    "limit pthread_cond_timedwait(arg2) in READY ok (retval & 0xffffffff) != 22\n"
-    "limit pthread_mutex_destroy(arg1) in READY\n";
+    "transit pthread_mutex_init(arg1) -> READY ok (retval & 0xffffffff) == 0\n"
+    "transit pthread_mutex_destroy(arg1) -> INVALID ok (retval & 0xffffffff) == 0\n"
+    "transit pthread_mutex_lock(arg1) -> HELD ok (retval & 0xffffffff) == 0\n"
+    "transit pthread_mutex_trylock(arg1) -> HELD ok (retval & 0xffffffff) == 0\n"
+    "transit pthread_mutex_timedlock(arg1) -> HELD ok (retval & 0xffffffff) == 0\n"
+    "transit pthread_mutex_unlock(arg1) -> READY entry\n"
+    "transit pthread_cond_wait(arg2) -> HELD\n"
+    "transit pthread_cond_timedwait(arg2) -> HELD\n"
+    "limit pthread_mutex_lock(arg1) in READY waits ok " LOCK_OK "\n"
+    "limit pthread_mutex_trylock(arg1) in READY HELD waits ok " LOCK_OK "\n"
+    "limit pthread_mutex_timedlock(arg1) in READY waits ok " LOCK_OK "\n"
+    "limit pthread_mutex_unlock(arg1) in HELD ok " LOCK_OK "\n"
+    "limit pthread_cond_wait(arg2) in READY HELD waits ok " LOCK_OK "\n"
+    "limit pthread_cond_timedwait(arg2) in READY HELD waits ok " LOCK_OK "\n"
+    "limit pthread_mutex_destroy(arg1) in READY ok (retval & 0xffffffff) != 16\n";
 
 static const char builtin_memory[] =
     "# A heap block: malloc, calloc, realloc, new -> LIVE; free, realloc's old block,\n"
@@ -110,8 +140,8 @@ static const char builtin_memory[] =
     "ignore 0\n"
     "transit malloc(ret) -> LIVE size arg1\n"
     "transit calloc(ret) -> LIVE size arg1*arg2\n"
-    "transit realloc(arg1) -> FREED\n"
-    "transit realloc(ret) -> LIVE size arg2\n"
+    "transit realloc(arg1) -> FREED ok retval != 0\n"
+    "transit realloc(ret) -> LIVE size arg2 ok retval != 0\n"
     "transit _Znwm(ret) -> LIVE size arg1\n"
     "transit _Znam(ret) -> LIVE size arg1\n"
     "transit free(arg1) -> FREED\n"
@@ -316,6 +346,25 @@ static int parse_size(struct tsp *t, struct ts_op *op)
 	return 0;
 }
 
+/* [ok EXPR] at the end of an operation's line. */
+static int parse_ok(struct tsp *t, struct ts_op *op)
+{
+	const char *e;
+
+	skip_blanks(t);
+	if (at_end(t) || strncmp(t->p, "ok", 2) != 0 || isalnum((unsigned char)t->p[2]))
+		return 0;
+	t->p += 2;
+	skip_blanks(t);
+	e = t->p;
+	while (*t->p && *t->p != '\n' && *t->p != '#')
+		t->p++;
+	if (t->p == e)
+		return fail_at(t, e, "expected an expression after 'ok'");
+	op->ok = strndup(e, (size_t)(t->p - e));
+	return 0;
+}
+
 static int parse_op(struct tsp *t, bool transit)
 {
 	struct ts_model *m = t->cur;
@@ -338,8 +387,20 @@ static int parse_op(struct tsp *t, bool transit)
 			goto fail;
 		}
 		t->p += 2;
-		if ((op.to = parse_state(t)) < 0 || parse_size(t, &op) < 0)
+		if ((op.to = parse_state(t)) < 0)
 			goto fail;
+		skip_blanks(t);
+		if (strncmp(t->p, "entry", 5) == 0 && !isalnum((unsigned char)t->p[5])) {
+			op.at_entry = true;
+			t->p += 5;
+		}
+		if (parse_size(t, &op) < 0 || parse_ok(t, &op) < 0)
+			goto fail;
+		if (op.at_entry && (op.ok || op.obj.where != TS_ARG || op.obj.index >= 0)) {
+			fail_at(t, t->p,
+				"a transit at entry has its object in an argument, and no ok");
+			goto fail;
+		}
 	} else {
 		if (strncmp(t->p, "in", 2) != 0 || isalnum((unsigned char)t->p[2])) {
 			fail_at(t, t->p, "expected 'in' and the states %s is allowed in", op.func);
@@ -351,21 +412,14 @@ static int parse_op(struct tsp *t, bool transit)
 				goto fail;
 			op.allowed |= 1u << s;
 			skip_blanks(t);
-		} while (!at_end(t) && strncmp(t->p, "ok", 2) != 0);
-		if (!at_end(t)) {
-			const char *e;
-
-			t->p += 2;
-			skip_blanks(t);
-			e = t->p;
-			while (*t->p && *t->p != '\n' && *t->p != '#')
-				t->p++;
-			if (t->p == e) {
-				fail_at(t, e, "expected an expression after 'ok'");
-				goto fail;
-			}
-			op.ok = strndup(e, (size_t)(t->p - e));
+		} while (!at_end(t) && strncmp(t->p, "ok", 2) != 0 &&
+			 strncmp(t->p, "waits", 5) != 0);
+		if (strncmp(t->p, "waits", 5) == 0 && !isalnum((unsigned char)t->p[5])) {
+			op.waits = true;
+			t->p += 5;
 		}
+		if (parse_ok(t, &op) < 0)
+			goto fail;
 	}
 	if (!at_end(t)) {
 		fail_at(t, t->p, "unexpected text after the operation");
@@ -400,6 +454,18 @@ static int parse_states(struct tsp *t)
 		m->states[m->nstates++] = s;
 	}
 	return m->nstates ? 0 : fail_at(t, t->p, "expected state names");
+}
+
+static int parse_owned(struct tsp *t)
+{
+	int s;
+
+	while (!at_end(t)) {
+		if ((s = parse_state(t)) < 0)
+			return -1;
+		t->cur->owned |= 1u << s;
+	}
+	return t->cur->owned ? 0 : fail_at(t, t->p, "expected state names");
 }
 
 static int parse_ignore(struct tsp *t)
@@ -468,6 +534,8 @@ static int parse_line(struct tsp *t)
 		free(k);
 	} else if (strcmp(kw, "ignore") == 0) {
 		rc = parse_ignore(t);
+	} else if (strcmp(kw, "owned") == 0) {
+		rc = parse_owned(t);
 	} else if (strcmp(kw, "transit") == 0 || strcmp(kw, "limit") == 0) {
 		if (!t->cur->nstates)
 			rc = fail_at(t, at, "declare the states before the operations");
@@ -476,7 +544,7 @@ static int parse_line(struct tsp *t)
 	} else {
 		rc = fail_at(t, at,
 			     "unknown keyword '%s' (model, states, initial, object, "
-			     "ignore, transit, limit)",
+			     "ignore, owned, transit, limit)",
 			     kw);
 	}
 	free(kw);

@@ -76,13 +76,14 @@ extern char **environ;
 /* Synchronisation the vector clocks follow. */
 enum ts_sync {
 	SYNC_NONE,
-	SYNC_CREATE,  /* pthread_create: the child starts after the call */
-	SYNC_JOIN,    /* pthread_join: the joined thread ended before it returns */
-	SYNC_RELEASE, /* cond signal, sem_post: at entry, on arg1 */
-	SYNC_ACQUIRE, /* cond wait, sem_wait: at return, from arg1 */
-	SYNC_BARRIER, /* pthread_barrier_wait: both */
-	SYNC_UNLOCK,  /* lock_order only */
-	SYNC_LOCK,    /* lock_order only */
+	SYNC_CREATE,	/* pthread_create: the child starts after the call */
+	SYNC_JOIN,	/* pthread_join: the joined thread ended before it returns */
+	SYNC_RELEASE,	/* cond signal, sem_post: at entry, on arg1 */
+	SYNC_ACQUIRE,	/* sem_wait: at return, from arg1 */
+	SYNC_COND_WAIT, /* cond wait: SYNC_ACQUIRE, and unlocks arg2 at entry, locks it at return */
+	SYNC_BARRIER,	/* pthread_barrier_wait: both */
+	SYNC_UNLOCK,	/* lock_order only */
+	SYNC_LOCK,	/* lock_order only */
 };
 
 static const struct {
@@ -93,8 +94,8 @@ static const struct {
     {"pthread_join", SYNC_JOIN},
     {"pthread_cond_signal", SYNC_RELEASE},
     {"pthread_cond_broadcast", SYNC_RELEASE},
-    {"pthread_cond_wait", SYNC_ACQUIRE},
-    {"pthread_cond_timedwait", SYNC_ACQUIRE},
+    {"pthread_cond_wait", SYNC_COND_WAIT},
+    {"pthread_cond_timedwait", SYNC_COND_WAIT},
     {"sem_post", SYNC_RELEASE},
     {"sem_wait", SYNC_ACQUIRE},
     {"sem_timedwait", SYNC_ACQUIRE},
@@ -114,12 +115,15 @@ struct fn {
 	enum ts_sync sync;
 	int *ops; /* flat op indices */
 	int nops;
+	const char *ok; /* its transits' ok condition (one for all of them); NULL */
+	int ok_line;	/* the profile schedule's line of `return(F) && (ok)` */
 };
 
 /* One tapped call event. */
 struct raw {
 	int thread, fn;
 	bool ret;
+	bool failed;	  /* a return whose transits' ok condition was false */
 	int entry;	  /* a return: the raw index of its entry, -1 if unseen */
 	uint64_t args[6]; /* a return: its entry's */
 	uint64_t retval, caller, tls, created_tls;
@@ -132,11 +136,14 @@ struct raw {
 
 struct opev {
 	int flat, thread, raw, entry_raw, gen;
-	int proc;	   /* the N of its thread's pN.tM: objects are per process */
-	int64_t obj;	   /* the object: a block's start for an address inside it */
-	int64_t value;	   /* what the call was given (an address inside the block) */
-	int before, after; /* states around it */
-	uint32_t *vc;
+	int proc;		       /* the N of its thread's pN.tM: objects are per process */
+	int64_t obj;		       /* the object: a block's start for an address inside it */
+	int64_t value;		       /* what the call was given (an address inside the block) */
+	int before, after;	       /* states around it */
+	int before_owner, after_owner; /* the thread owning an owned state; -1 */
+	int last_transit;	       /* the latest transit on the object before it; -1 */
+	uint32_t *vc;		       /* happens-before */
+	uint32_t *weak_vc; /* happens-before with lock handoffs (the ranking's lock order) */
 };
 
 struct candidate {
@@ -148,6 +155,7 @@ struct candidate {
 	int first_pre, first_sub;
 	int count;
 	long distance;
+	bool lock_ordered; /* every instance ordered by lock handoffs in the profile */
 	char *key;
 };
 
@@ -219,7 +227,24 @@ static int fn_add(struct ts *ts, const char *name)
 	return ts->nfns++;
 }
 
-static void collect_functions(struct ts *ts)
+/* A function's transits share one ok condition: the profile tells one
+ * condition apart per function. */
+static int note_transit_ok(struct ts *ts, struct fn *f, const struct ts_op *op)
+{
+	if (!op->transit || !op->ok)
+		return 0;
+	if (f->ok && strcmp(f->ok, op->ok) != 0) {
+		snprintf(ts->err, sizeof(ts->err),
+			 "the transits of %s have different ok conditions ('%s', '%s'): give them "
+			 "one",
+			 f->name, f->ok, op->ok);
+		return -1;
+	}
+	f->ok = op->ok;
+	return 0;
+}
+
+static int collect_functions(struct ts *ts)
 {
 	int i, j, cap = 0;
 	size_t k;
@@ -236,15 +261,21 @@ static void collect_functions(struct ts *ts)
 			f = &ts->fns[fi];
 			f->ops = realloc(f->ops, sizeof(int) * (size_t)(f->nops + 1));
 			f->ops[f->nops++] = ts->nflat++;
+			if (note_transit_ok(ts, f, ts->flat[ts->nflat - 1].op) < 0)
+				return -1;
 		}
 	for (k = 0; k < sizeof(sync_funcs) / sizeof(sync_funcs[0]); k++) {
+		/* Lock handoffs are always noted when a model has the profile tap
+		 * them anyway (the ranking's lock order), but tapped for their own
+		 * sake only with lock_order. */
 		if ((sync_funcs[k].sync == SYNC_UNLOCK || sync_funcs[k].sync == SYNC_LOCK) &&
-		    !ts->o->lock_order)
+		    !ts->o->lock_order && fn_index(ts, sync_funcs[k].name) < 0)
 			continue;
 		int fi = fn_add(ts, sync_funcs[k].name); /* may move ts->fns */
 
 		ts->fns[fi].sync = sync_funcs[k].sync;
 	}
+	return 0;
 }
 
 /* Drop the functions the program and its libraries do not have (a C
@@ -411,6 +442,7 @@ static void on_tap(void *ctx, const struct engine_tap_event *ev)
 			r->stack = strdup(ts->raws[r->entry].stack ? ts->raws[r->entry].stack : "");
 		}
 		read_elements(ts, r, ev);
+		r->failed = ts->fns[fn].ok_line && ev->line != ts->fns[fn].ok_line;
 		if (ts->fns[fn].sync == SYNC_CREATE)
 			ev->read(ev, r->args[0], &r->created_tls, sizeof(r->created_tls));
 	} else {
@@ -467,6 +499,18 @@ static char *path_in(struct ts *ts, const char *fmt, ...)
 	return path;
 }
 
+/* How many lines the memstream f (buf, len) holds so far. */
+static int lines_written(FILE *f, char **buf, size_t *len)
+{
+	int n = 0;
+	size_t i;
+
+	fflush(f);
+	for (i = 0; i < *len; i++)
+		n += (*buf)[i] == '\n';
+	return n;
+}
+
 static char *profile_schedule(struct ts *ts)
 {
 	char *buf = NULL;
@@ -475,12 +519,20 @@ static char *profile_schedule(struct ts *ts)
 	int i;
 
 	fputs("# typestate profile (generated): every call of these functions is tapped,\n"
-	      "# and the program runs freely to its end.\n"
+	      "# and the program runs freely to its end.  A return that satisfies the\n"
+	      "# function's ok condition is on a line of its own (the tap says which line).\n"
 	      "wait any (",
 	      f);
-	for (i = 0; i < ts->nfns; i++)
-		fprintf(f, "%senter(%s) || return(%s)", i ? " ||\n  " : "", ts->fns[i].name,
-			ts->fns[i].name);
+	for (i = 0; i < ts->nfns; i++) {
+		struct fn *fn = &ts->fns[i];
+
+		fprintf(f, "%senter(%s) ||\n  ", i ? " ||\n  " : "", fn->name);
+		if (fn->ok) {
+			fn->ok_line = lines_written(f, &buf, &len) + 1;
+			fprintf(f, "(return(%s) && (%s)) ||\n  ", fn->name, fn->ok);
+		}
+		fprintf(f, "return(%s)", fn->name);
+	}
 	fputs(")\n", f);
 	fclose(f);
 	return buf;
@@ -589,9 +641,10 @@ static int profile(struct ts *ts, char *const argv[])
 /* --- analysis: vector clocks and object states --- */
 
 struct clocks {
-	int n;	       /* threads */
-	uint32_t *vc;  /* [n][n] */
-	bool *started; /* [n] */
+	bool lock_order; /* unlock->lock edges count */
+	int n;		 /* threads */
+	uint32_t *vc;	 /* [n][n] */
+	bool *started;	 /* [n] */
 	/* sync objects' clocks: address -> clock */
 	struct sync_obj {
 		uint64_t addr;
@@ -687,15 +740,29 @@ static void apply_sync(struct ts *ts, struct clocks *c, int i)
 		if (joined >= 0)
 			vc_join(me, vc_of(c, joined), c->n);
 		break;
-	case SYNC_RELEASE:
 	case SYNC_UNLOCK:
+		if (!c->lock_order)
+			break;
+		/* fall through */
+	case SYNC_RELEASE:
 		if (!r->ret)
 			vc_join(sync_clock(c, r->args[0]), me, c->n);
 		break;
-	case SYNC_ACQUIRE:
 	case SYNC_LOCK:
+		if (!c->lock_order)
+			break;
+		/* fall through */
+	case SYNC_ACQUIRE:
 		if (r->ret)
 			vc_join(me, sync_clock(c, r->args[0]), c->n);
+		break;
+	case SYNC_COND_WAIT:
+		if (r->ret)
+			vc_join(me, sync_clock(c, r->args[0]), c->n);
+		if (r->ret && c->lock_order)
+			vc_join(me, sync_clock(c, r->args[1]), c->n);
+		if (!r->ret && c->lock_order)
+			vc_join(sync_clock(c, r->args[1]), me, c->n);
 		break;
 	case SYNC_BARRIER:
 		if (r->ret)
@@ -714,6 +781,8 @@ struct objstate {
 	int model, proc;
 	int64_t obj;
 	int state, gen;
+	int owner;	  /* the thread whose transit made an owned state; -1 */
+	int last_transit; /* opev index; -1 */
 };
 
 struct objects {
@@ -758,7 +827,7 @@ static struct objstate *object(struct objects *os, const struct ts_model *m, int
 		if (os->a[i].model == model && os->a[i].proc == proc && os->a[i].obj == obj)
 			return &os->a[i];
 	os->a = grow_array(os->a, &os->cap, os->n + 1, sizeof(*os->a));
-	os->a[os->n] = (struct objstate){model, proc, obj, m->initial, 0};
+	os->a[os->n] = (struct objstate){model, proc, obj, m->initial, 0, -1, -1};
 	return &os->a[os->n++];
 }
 
@@ -797,12 +866,23 @@ static uint64_t block_size(const struct raw *r, const struct ts_op *op)
 	return op->size_args[1] ? n * r->args[op->size_args[1] - 1] : n;
 }
 
+static uint32_t *vc_copy(struct clocks *c, int t)
+{
+	uint32_t *vc = malloc(sizeof(uint32_t) * (size_t)c->n);
+
+	if (vc)
+		memcpy(vc, vc_of(c, t), sizeof(uint32_t) * (size_t)c->n);
+	vc_of(c, t)[t]++;
+	return vc;
+}
+
 static void add_opev(struct ts *ts, struct clocks *c, int i, int k, int64_t value,
 		     struct objects *os)
 {
 	const struct raw *r = &ts->raws[i];
 	const struct flat_op *fo = &ts->flat[ts->fns[r->fn].ops[k]];
-	bool creates = fo->op->transit && fo->op->obj.where == TS_RET;
+	/* the object is new: the return value (open, malloc) or written to an array (pipe) */
+	bool creates = fo->op->transit && (fo->op->obj.where == TS_RET || fo->op->obj.index >= 0);
 	int proc = atoi(ts->threads[r->thread] + 1); /* pN.tM */
 	int64_t obj = creates || fo->m->int_objects ? value : block_of(os, fo->model, value);
 	struct objstate *st;
@@ -824,13 +904,17 @@ static void add_opev(struct ts *ts, struct clocks *c, int i, int k, int64_t valu
 			   .proc = proc,
 			   .value = value,
 			   .before = st->state,
-			   .after = st->state};
-	if (fo->op->transit)
+			   .after = st->state,
+			   .before_owner = st->owner,
+			   .after_owner = st->owner,
+			   .last_transit = st->last_transit};
+	if (fo->op->transit) {
 		st->state = e->after = fo->op->to;
-	e->vc = malloc(sizeof(uint32_t) * (size_t)c->n);
-	if (e->vc)
-		memcpy(e->vc, vc_of(c, r->thread), sizeof(uint32_t) * (size_t)c->n);
-	vc_of(c, r->thread)[r->thread]++;
+		st->owner = e->after_owner = (fo->m->owned >> fo->op->to) & 1u ? r->thread : -1;
+		st->last_transit = ts->nevs - 1;
+	}
+	e->vc = vc_copy(&c[0], r->thread);
+	e->weak_vc = vc_copy(&c[1], r->thread);
 }
 
 /* Limits take effect at their entry (a held thread has not made the call
@@ -844,44 +928,66 @@ static void apply_ops(struct ts *ts, struct clocks *c, int i, struct objects *os
 
 	for (k = 0; k < f->nops; k++) {
 		const struct ts_op *op = ts->flat[f->ops[k]].op;
-		bool at_return = op->transit || op->obj.where == TS_RET || op->obj.index >= 0;
+		bool at_return =
+		    (op->transit && !op->at_entry) || op->obj.where == TS_RET || op->obj.index >= 0;
 		int64_t obj;
 
 		if (at_return != r->ret)
 			continue;
 		if (r->ret && r->entry < 0)
 			continue; /* entered before the profile could see it */
+		if (op->transit && r->ret && r->failed)
+			continue; /* a failed close or destroy moves nothing */
 		if (!object_value(ts, r, k, &obj))
 			continue;
 		add_opev(ts, c, i, k, obj, os);
 	}
 }
 
-static void analyse(struct ts *ts)
+static bool clocks_init(struct clocks *c, const struct ts *ts, bool lock_order)
 {
-	struct clocks c = {.n = ts->nthreads ? ts->nthreads : 1};
-	struct objects os = {0};
+	*c = (struct clocks){.lock_order = lock_order, .n = ts->nthreads ? ts->nthreads : 1};
+	c->vc = calloc((size_t)c->n * (size_t)c->n, sizeof(uint32_t));
+	c->started = calloc((size_t)c->n, sizeof(bool));
+	c->create_snap = calloc((size_t)ts->nraws + 1, sizeof(*c->create_snap));
+	return c->vc && c->started && c->create_snap;
+}
+
+static void clocks_free(struct clocks *c, const struct ts *ts)
+{
 	int i;
 
-	c.vc = calloc((size_t)c.n * (size_t)c.n, sizeof(uint32_t));
-	c.started = calloc((size_t)c.n, sizeof(bool));
-	c.create_snap = calloc((size_t)ts->nraws + 1, sizeof(*c.create_snap));
-	if (!c.vc || !c.started || !c.create_snap)
+	for (i = 0; i < c->nobjs; i++)
+		free(c->objs[i].vc);
+	for (i = 0; c->create_snap && i < ts->nraws; i++)
+		free(c->create_snap[i]);
+	free(c->create_snap);
+	free(c->objs);
+	free(c->vc);
+	free(c->started);
+}
+
+/* Two sets of clocks: c[0] is happens-before (lock handoffs only with
+ * lock_order), c[1] always counts the lock handoffs the profile saw, for
+ * the ranking. */
+static void analyse(struct ts *ts)
+{
+	struct clocks c[2] = {{0}};
+	struct objects os = {0};
+	int i, k;
+
+	if (!clocks_init(&c[0], ts, ts->o->lock_order) || !clocks_init(&c[1], ts, true))
 		goto out;
 	for (i = 0; i < ts->nraws; i++) {
-		thread_seen(ts, &c, ts->raws[i].thread, i);
-		apply_ops(ts, &c, i, &os);
-		apply_sync(ts, &c, i);
+		for (k = 0; k < 2; k++)
+			thread_seen(ts, &c[k], ts->raws[i].thread, i);
+		apply_ops(ts, c, i, &os);
+		for (k = 0; k < 2; k++)
+			apply_sync(ts, &c[k], i);
 	}
 out:
-	for (i = 0; i < c.nobjs; i++)
-		free(c.objs[i].vc);
-	for (i = 0; c.create_snap && i < ts->nraws; i++)
-		free(c.create_snap[i]);
-	free(c.create_snap);
-	free(c.objs);
-	free(c.vc);
-	free(c.started);
+	clocks_free(&c[0], ts);
+	clocks_free(&c[1], ts);
 	free(os.a);
 	free(os.blocks);
 }
@@ -893,35 +999,84 @@ static bool happens_before(const struct opev *a, const struct opev *b)
 	return a->vc && b->vc && a->vc[a->thread] <= b->vc[a->thread];
 }
 
+/* Ordered in the profile by a chain of lock handoffs (not happens-before
+ * unless lock_order: another run may hand the locks over the other way,
+ * but is less likely to). */
+static bool lock_ordered(const struct opev *a, const struct opev *b)
+{
+	const struct opev *x = a->raw < b->raw ? a : b, *y = x == a ? b : a;
+
+	return x->weak_vc && y->weak_vc && x->weak_vc[x->thread] <= y->weak_vc[x->thread];
+}
+
 static bool allowed(const struct ts_op *op, int state)
 {
 	return (op->allowed >> state) & 1u;
 }
 
+/* Is l's operation allowed to its thread in state (owned by owner, -1 if
+ * the state is not owned)?  A state another thread owns allows only a
+ * call that waits for it (a lock); the owner's calls are judged by the
+ * state (an unlock by the holder, not a second lock). */
+static bool allowed_to(const struct ts *ts, const struct opev *l, int state, int owner)
+{
+	const struct ts_op *op = ts->flat[l->flat].op;
+
+	if (owner >= 0 && owner != l->thread)
+		return op->waits;
+	return allowed(op, state);
+}
+
 /* Does an order of x (a transit) and l (a limit) violate the model?  0:
  * no; 1: reversing the profile's order does (the one that came first is
- * held); 2: the profile's order itself did (l after x, where x's new
- * state forbids l: the run was unlucky), and l is held until x has
- * happened again. */
+ * held); 2: the profile's order itself did (l after x, which left the
+ * object in a state that forbids l: the run was unlucky, or another
+ * thread's unlock of a lock x's thread holds), and l is held until x has
+ * happened again; 3: the profile's order did, l first (a destroy of a
+ * lock x's thread held until x, its unlock), and x is held until l.  Only for an object whose
+ * creation the profile saw, or a state x's thread owns: a block freed twice without a malloc in
+ * between that the profile saw was allocated again where it could not see
+ * (libc's own allocations). */
 static int violates(const struct ts *ts, const struct opev *x, const struct opev *l)
 {
-	const struct ts_op *lop = ts->flat[l->flat].op;
-	bool before = allowed(lop, x->before), after = allowed(lop, x->after);
+	bool before = allowed_to(ts, l, x->before, x->before_owner),
+	     after = allowed_to(ts, l, x->after, x->after_owner);
+	/* x left the object in the state l met, which forbids l */
+	bool met = l->last_transit >= 0 && &ts->evs[l->last_transit] == x &&
+		   !allowed_to(ts, l, l->before, l->before_owner);
 
-	if (l->raw < x->raw) /* l first: allowed before x, not after it */
-		return before && !after;
+	if (l->raw < x->raw && before && !after)
+		return 1; /* l first: allowed before x, not after it */
+	if (l->raw < x->raw)
+		/* the profile's order itself did: l met the state x left */
+		return !before && after && x->last_transit == l->last_transit &&
+			       !allowed_to(ts, l, l->before, l->before_owner)
+			   ? 3
+			   : 0;
 	if (after && !before)
 		return 1;
-	return before && !after ? 2 : 0;
+	return !after && met && (l->gen > 0 || x->after_owner >= 0) ? 2 : 0;
+}
+
+/* "unlock->READY" for a transit (a function may be both a transit and a
+ * limit: the pair's roles are part of what it is), "unlock" for a limit. */
+static const char *event_name(const struct ts *ts, const struct opev *e, char *buf, size_t len)
+{
+	const struct flat_op *fo = &ts->flat[e->flat];
+
+	if (!fo->op->transit)
+		return fo->op->func;
+	snprintf(buf, len, "%s->%s", fo->op->func, fo->m->states[fo->op->to]);
+	return buf;
 }
 
 static char *candidate_key(const struct ts *ts, const struct opev *pre, const struct opev *sub)
 {
-	char *key = NULL;
+	char a[256], b[256], *key = NULL;
 
 	if (asprintf(&key, "%s %s@%s %s@%s", ts->flat[pre->flat].m->name,
-		     ts->flat[pre->flat].op->func, ts->raws[pre->entry_raw].where,
-		     ts->flat[sub->flat].op->func, ts->raws[sub->entry_raw].where) < 0)
+		     event_name(ts, pre, a, sizeof(a)), ts->raws[pre->entry_raw].where,
+		     event_name(ts, sub, b, sizeof(b)), ts->raws[sub->entry_raw].where) < 0)
 		return NULL;
 	return key;
 }
@@ -930,6 +1085,7 @@ static void add_candidate(struct ts *ts, int pre, int sub)
 {
 	char *key = candidate_key(ts, &ts->evs[pre], &ts->evs[sub]);
 	long distance = labs((long)ts->evs[sub].raw - (long)ts->evs[pre].raw);
+	bool ordered = lock_ordered(&ts->evs[pre], &ts->evs[sub]);
 	int i;
 
 	if (!key)
@@ -943,12 +1099,13 @@ static void add_candidate(struct ts *ts, int pre, int sub)
 			}
 			if (distance > ts->cands[i].distance)
 				ts->cands[i].distance = distance;
+			ts->cands[i].lock_ordered &= ordered;
 			free(key);
 			return;
 		}
 	}
 	ts->cands = grow_array(ts->cands, &ts->cands_cap, ts->ncands + 1, sizeof(*ts->cands));
-	ts->cands[ts->ncands++] = (struct candidate){pre, sub, pre, sub, 1, distance, key};
+	ts->cands[ts->ncands++] = (struct candidate){pre, sub, pre, sub, 1, distance, ordered, key};
 }
 
 static void pair(struct ts *ts, int a, int b)
@@ -972,8 +1129,11 @@ static void pair(struct ts *ts, int a, int b)
 		else
 			add_candidate(ts, a, b);
 		return;
-	default:
+	case 2:
 		add_candidate(ts, b, a); /* as it happened: l waits for x */
+		return;
+	default:
+		add_candidate(ts, a, b); /* as it happened: x waits for l */
 	}
 }
 
@@ -1004,6 +1164,8 @@ static int by_rank(const void *pa, const void *pb)
 {
 	const struct candidate *a = pa, *b = pb;
 
+	if (a->lock_ordered != b->lock_ordered)
+		return a->lock_ordered ? 1 : -1;
 	if (a->count != b->count)
 		return a->count < b->count ? -1 : 1;
 	if (a->distance != b->distance)
@@ -1185,13 +1347,20 @@ static void schedule_body(struct ts *ts, const struct candidate *c, const char *
 	const struct opev *pre = &ts->evs[c->pre], *sub = &ts->evs[c->sub];
 	bool limit_first = !ts->flat[pre->flat].op->transit;
 	const struct opev *limit = limit_first ? pre : sub;
+	const struct opev *x = limit_first ? sub : pre;
 	const struct ts_op *lop = ts->flat[limit->flat].op;
 	const char *lvar = limit_first ? a : b;
+	/* the state the limited call meets: x's new one if it waits for x */
+	int state = limit_first ? x->after : x->before;
+	int owner = limit_first ? x->after_owner : x->before_owner;
+	/* another thread's lock: the call's result need not show it (an
+	 * unlock of a mutex another thread holds succeeds) */
+	bool by_owner = allowed(lop, state) && owner >= 0 && owner != limit->thread;
 
 	if (limit_first)
 		fprintf(f, "\trun %s until return(%s)   # the object changes state\n", b,
 			ts->flat[sub->flat].op->func);
-	if (lop->ok) {
+	if (lop->ok && !by_owner) {
 		fprintf(f,
 			"\trun %s until return(%s)   # the limited call, the object in a state "
 			"that forbids it\n%s\tassert ",
@@ -1262,10 +1431,14 @@ static char *attempt_schedule(struct ts *ts, const struct candidate *c, char *co
 	    f,
 	    "thread X = wait any ((%s) ||\n    (%s))   # the first of the two, held at its call\n",
 	    pa, pb);
-	fprintf(f,
-		"if (caller == 0x%" PRIx64 ") {   # X made the subsequent call\n"
-		"\tthread Y = wait any %s\n",
-		ts->raws[sub->entry_raw].caller, pa);
+	fprintf(f, "if (caller == 0x%" PRIx64 ") {   # X made the subsequent call\n",
+		ts->raws[sub->entry_raw].caller);
+	/* The limited call came before the transit's thread reached its
+	 * call: the order wanted, with nothing to wait for. */
+	if (ts->flat[pre->flat].op->transit)
+		fputs("\t# the preceding call is not reached yet: the object is as before it\n", f);
+	else
+		fprintf(f, "\tthread Y = wait any %s\n", pa);
 	schedule_body(ts, c, "Y", "X", f);
 	fprintf(f, "} else {\n\tthread Y = wait any %s\n", pb);
 	schedule_body(ts, c, "X", "Y", f);
@@ -1289,14 +1462,18 @@ static void write_bug(struct ts *ts, const struct candidate *c, int n, const cha
 		free(path);
 		return;
 	}
-	fprintf(f,
-		"typestate violation (model %s): %s on %s%" PRIx64 " in state %s, which allows "
-		"it only in",
-		m->name, ts->flat[l->flat].op->func, m->int_objects ? "" : "0x", l->obj,
+	int owner = l == pre ? x->after_owner : x->before_owner;
+
+	fprintf(f, "typestate violation (model %s): %s on %s%" PRIx64 " in state %s", m->name,
+		ts->flat[l->flat].op->func, m->int_objects ? "" : "0x", l->obj,
 		m->states[l == pre ? x->after : x->before]);
+	if (owner >= 0)
+		fprintf(f, " (held by %s)", ts->threads[owner]);
+	fputs(", which allows it only in", f);
 	for (int s = 0; s < m->nstates; s++)
 		if (allowed(ts->flat[l->flat].op, s))
-			fprintf(f, " %s", m->states[s]);
+			fprintf(f, " %s%s", m->states[s],
+				(m->owned >> s) & 1u ? " (held by the caller)" : "");
 	fprintf(f, "\nobject: %s%" PRIx64 " (%s)%s\n", m->int_objects ? "" : "0x",
 		(uint64_t)pre->obj, m->int_objects ? "as a number" : "an address",
 		pre->value != pre->obj || sub->value != sub->obj
@@ -1447,8 +1624,10 @@ static void ts_free(struct ts *ts)
 		free(ts->threads[i]);
 		free(ts->pending[i].raw);
 	}
-	for (i = 0; i < ts->nevs; i++)
+	for (i = 0; i < ts->nevs; i++) {
 		free(ts->evs[i].vc);
+		free(ts->evs[i].weak_vc);
+	}
 	for (i = 0; i < ts->ncands; i++)
 		free(ts->cands[i].key);
 	for (i = 0; i < ts->nhistory; i++)
@@ -1495,8 +1674,9 @@ static void list_candidates(struct ts *ts)
 	int i;
 
 	for (i = 0; f && i < ts->ncands; i++)
-		fprintf(f, "%d\t%d\t%ld\t%s\n", i + 1, ts->cands[i].count, ts->cands[i].distance,
-			ts->cands[i].key);
+		fprintf(f, "%d\t%d\t%ld\t%s\t%s\n", i + 1, ts->cands[i].count,
+			ts->cands[i].distance,
+			ts->cands[i].lock_ordered ? "lock-ordered" : "unordered", ts->cands[i].key);
 	if (f)
 		fclose(f);
 	free(path);
@@ -1516,8 +1696,7 @@ int typestate_run(char *const argv[], const struct typestate_options *o, char *e
 			 o->out_dir ? o->out_dir : "typestate-out", strerror(errno));
 		goto out;
 	}
-	collect_functions(&ts);
-	if (keep_present(&ts, argv[0]) < 0)
+	if (collect_functions(&ts) < 0 || keep_present(&ts, argv[0]) < 0)
 		goto fail;
 	if (profile(&ts, argv) < 0)
 		goto fail;

@@ -111,12 +111,57 @@ Test(typestate, heap_freed_while_used)
 	h_remove_tree(dir);
 }
 
+/* Lock pairing: a mutex is HELD by the thread that locked it.  The worker
+ * says "done" before its unlock; re-executed with the unlock held, main's
+ * destroy meets a held mutex and glibc answers EBUSY. */
+Test(typestate, lock_destroyed_while_held)
+{
+	char *dir = h_temp_dir();
+	const char *args[] = {"--model", "lock", "--timeout", "2s", "--runs", "2"};
+	struct h_result r =
+	    typestate(dir, args, 6, (const char *const[]){"samples/lockpair/lockpair", NULL});
+	char *txt;
+
+	expect_bug(dir, &r, "pthread_mutex_destroy", "pthread_mutex_unlock", "HELD");
+	txt = h_read_file(h_fmt("%s/bug-1.txt", dir), NULL);
+	cr_assert(strstr(txt, "!= 16"), "%s", txt); /* EBUSY failed the model's ok */
+	cr_assert(strstr(txt, "held by p1.t2"), "%s", txt);
+	h_free(txt);
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
+
+/* A transit that fails moves nothing: the helper's destroy of the mutex
+ * main holds answers EBUSY, so main's later lock is no use of a destroyed
+ * mutex (no pair with the destroy as a transit); the destroy of a held
+ * lock itself is the bug found (main's unlock held until it). */
+Test(typestate, failed_transit_moves_nothing)
+{
+	char *dir = h_temp_dir();
+	const char *args[] = {"--model", "lock", "--timeout", "1s"};
+	struct h_result r = typestate(
+	    dir, args, 4, (const char *const[]){"samples/lockpair/lockpair", "--busy", NULL});
+	char *cands = h_read_file(h_fmt("%s/candidates.txt", dir), NULL);
+	char *profile = h_read_file(h_fmt("%s/profile.txt", dir), NULL);
+
+	cr_assert_not_null(cands);
+	cr_assert(strstr(profile, "return pthread_mutex_destroy") && strstr(profile, ") = 0x10\t"),
+		  "the destroy did not fail with EBUSY:\n%s", profile);
+	cr_assert(!strstr(cands, "pthread_mutex_destroy->INVALID"), "%s", cands);
+	expect_bug(dir, &r, "pthread_mutex_destroy", "pthread_mutex_unlock", "HELD");
+	h_free(cands);
+	h_free(profile);
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
+
 /* Join before destroy or free: happens-before orders every use first. */
 Test(typestate, synchronised_controls_report_nothing)
 {
 	static const char *const progs[][3] = {
 	    {"samples/lockdestroy/lockdestroy", "--fixed", NULL},
 	    {"samples/heapuse/heapuse", "--fixed", NULL},
+	    {"samples/lockpair/lockpair", "--fixed", NULL},
 	};
 	size_t i;
 
