@@ -248,6 +248,19 @@ struct engine_trace_event {
 	const char *preempted;
 };
 
+/* A shared variable profiling found (engine/serialvars.c): a global
+ * [lo, hi) (site 0), or the heap objects allocated at call site `site`
+ * (the allocation's return address; lo = hi = 0). */
+struct engine_var {
+	char name[48]; /* "balance", "heap@queue.c:31" */
+	uint64_t lo, hi, site;
+};
+/* The heap variable an access point touched in profiling. */
+struct engine_var_point {
+	uint64_t pc;
+	int var;
+};
+
 /* Serialized execution (`cctrace test`; engine/serial.c): the schedule's
  * `serial` statement runs the whole program with one thread at a time,
  * asking choose (ids: the threads' creation order) at every scheduling
@@ -265,6 +278,12 @@ struct engine_serial {
 	long lines_out;	       /* its recorded steps */
 	long *preemptions_out; /* NULL, or counts context switches away from a thread
 				* that could have gone on */
+	/* the shared variables (profile: out, grown over runs, malloc'd; the
+	 * search's runs: in, to give each choice its current_var) */
+	struct engine_var *vars;
+	size_t nvars;
+	struct engine_var_point *var_points;
+	size_t nvar_points;
 };
 
 /* One call event the profile taps (run_hooks.tap; engine/tap.c). */

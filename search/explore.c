@@ -601,7 +601,7 @@ int search_explore(struct policy *pol, char *const argv[], const struct engine_o
 		snprintf(err, errlen, "cannot create %s: %s", eo->out_dir, strerror(errno));
 		return -1;
 	}
-	oracle = search_new(&cfg, engine_watched_count(pol));
+	oracle = search_new(&cfg, eo->serial ? (int)eo->serial->nvars : engine_watched_count(pol));
 	cache = engine_symbol_cache_new();
 	if (!oracle || !cache) {
 		search_free(oracle);
