@@ -66,7 +66,7 @@ static int ib_init(struct search *s)
 	s->trace.preemption_bound = 0;
 	s->trace.interference_cost = true;
 	s->trace.max_bound = s->cfg.param[0];
-	return 0;
+	return frontier_enable(&s->trace);
 }
 
 static void ib_fini(struct search *s)
