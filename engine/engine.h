@@ -224,6 +224,12 @@ struct engine_choice {
 	int current;
 	int current_var;
 	const struct engine_access *access;
+	/* engine_serial.describe only (else NULL): every thread's stable
+	 * name by id ("p1.t3"), and where the thread that ran last stopped,
+	 * as the recorded schedule writes it ("at(worker+0x1c)",
+	 * "enter(pthread_mutex_lock)", "blocked", "exit") */
+	const char *const *thread_names;
+	const char *current_where;
 };
 /* What choose answers when the run lies outside the search (another
  * shard's): the run stops at once and is not one of the search's. */
@@ -284,6 +290,10 @@ struct engine_serial {
 	size_t nvars;
 	struct engine_var_point *var_points;
 	size_t nvar_points;
+	/* ask choose after every step, even with one option, with
+	 * thread_names and current_where (following a schedule: bug
+	 * statistics, search/bugstats.c) */
+	bool describe;
 };
 
 /* One call event the profile taps (run_hooks.tap; engine/tap.c). */

@@ -164,6 +164,8 @@ struct serial {
 	int *ids, *options;
 	struct engine_access *access; /* [options]: each one's next access */
 	struct serial_vars *vars;     /* current_var, and profiling's variables */
+	const char **names;	      /* cfg->describe: [nthreads], by id */
+	char where[160];	      /* cfg->describe: where the last step stopped */
 };
 
 static int thread_index(struct serial *s, struct tr_thread *th)
@@ -348,6 +350,24 @@ static void point_text(struct serial *s, char *buf, size_t len, char *note, size
 	snprintf(buf, len, "at(%s+0x%" PRIx64 ")", loc.func, loc.func_offset);
 	if (loc.file)
 		snprintf(note, notelen, "  # %s:%d", loc.file, loc.line);
+}
+
+/* cfg->describe: where thread i's step stopped, as point_text writes a
+ * step's end. */
+static void describe_stop(struct serial *s, int i)
+{
+	struct segment g = {.thread = i,
+			    .pc = s->stop_pc,
+			    .sync = sync_of(s, s->stop_pc),
+			    .end = s->stop == STOP_POINT     ? SEG_POINT
+				   : s->stop == STOP_BLOCKED ? SEG_BLOCKED
+							     : SEG_EXIT};
+	struct segment saved = s->seg;
+	char note[8];
+
+	s->seg = g;
+	point_text(s, s->where, sizeof(s->where), note, sizeof(note));
+	s->seg = saved;
 }
 
 static void flush_segment(struct serial *s)
@@ -692,6 +712,8 @@ static enum flow run_step(struct serial *s, int i)
 			st->repeats = 0;
 	}
 	record_step(s, i);
+	if (s->cfg->describe)
+		describe_stop(s, i);
 	return FLOW_NEXT;
 }
 
@@ -872,6 +894,22 @@ static int current_var(struct serial *s)
 	return svars_var_at(s->vars, pc, a.addr);
 }
 
+/* cfg->describe: the threads' names and where the last step stopped. */
+static int describe_threads(struct serial *s, struct engine_choice *c)
+{
+	const char **names = realloc(s->names, sizeof(*names) * ((size_t)s->nthreads + 1));
+	int i;
+
+	if (!names)
+		return -1;
+	s->names = names;
+	for (i = 0; i < s->nthreads; i++)
+		names[i] = tracer_thread_name(s->threads[i].th);
+	c->thread_names = names;
+	c->current_where = s->cur >= 0 ? s->where : NULL;
+	return 0;
+}
+
 /* Which enabled thread goes next: -1 when the run is over. */
 static int pick(struct serial *s)
 {
@@ -897,7 +935,7 @@ static int pick(struct serial *s)
 		report_serial_deadlock(s);
 		return -1;
 	}
-	if (n == 1)
+	if (n == 1 && !s->cfg->describe)
 		return s->options[0];
 	for (k = 0; k < n; k++)
 		s->access[k] = next_access(s, s->options[k]);
@@ -906,6 +944,10 @@ static int pick(struct serial *s)
 				  .current = s->cur,
 				  .current_var = current_var(s),
 				  .access = s->access};
+	if (s->cfg->describe && describe_threads(s, &c) < 0) {
+		report_outcome(s->r, OUTCOME_ERROR, "out of memory");
+		return -1;
+	}
 	k = s->r->oracle->choose(s->r->oracle->ctx, &c);
 	if (k == ENGINE_CHOICE_ABANDON) {
 		s->r->abandoned = true;
@@ -927,6 +969,7 @@ static void free_serial(struct serial *s)
 	free(s->options);
 	free(s->access);
 	svars_free(s->vars);
+	free(s->names);
 }
 
 static enum flow serial_search(struct run *r, struct engine_serial *cfg)

@@ -130,6 +130,28 @@ bool trace_backtrack_iterating(struct search *s);
  * the first id after it); a choice among values keeps its order. */
 int trace_round_robin_option(const struct search_point *p, int k);
 
+/* --- interfere.c: reads of another thread's write (ib, bugstats.c) --- */
+
+struct interference {
+	struct writer *w; /* the last writer of each address seen written */
+	size_t n, cap;
+};
+
+void interference_reset(struct interference *x); /* a run starts */
+void interference_free(struct interference *x);
+/* Does access a (NULL: none) by thread id read what another wrote last? */
+bool interference_reads_other(const struct interference *x, const struct engine_access *a, int id);
+/* Thread id made access a: its write, if any, is the address's last. */
+int interference_note(struct interference *x, const struct engine_access *a, int id);
+
+/* --- bugstats.c: bug-N.txt's numbers, on the schedule written --- */
+
+/* Replay DIR/bug-N.sched (minimised or not) under serialized execution,
+ * following it step by step, and write its preemptions, delays,
+ * variables and interferences into DIR/bug-N.txt. */
+void search_bug_stats(struct policy *pol, char *const argv[], const struct engine_options *opt,
+		      const struct explore_options *eo, long n);
+
 /* --- rng.c --- */
 
 uint64_t rng_next(uint64_t *state);
