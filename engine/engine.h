@@ -224,6 +224,12 @@ struct engine_choice {
 	int current;
 	int current_var;
 	const struct engine_access *access;
+	/* engine_serial.describe only (else NULL): every thread's stable
+	 * name by id ("p1.t3"), and where the thread that ran last stopped,
+	 * as the recorded schedule writes it ("at(worker+0x1c)",
+	 * "enter(pthread_mutex_lock)", "blocked", "exit") */
+	const char *const *thread_names;
+	const char *current_where;
 };
 /* What choose answers when the run lies outside the search (another
  * shard's): the run stops at once and is not one of the search's. */
@@ -248,6 +254,19 @@ struct engine_trace_event {
 	const char *preempted;
 };
 
+/* A shared variable profiling found (engine/serialvars.c): a global
+ * [lo, hi) (site 0), or the heap objects allocated at call site `site`
+ * (the allocation's return address; lo = hi = 0). */
+struct engine_var {
+	char name[48]; /* "balance", "heap@queue.c:31" */
+	uint64_t lo, hi, site;
+};
+/* The heap variable an access point touched in profiling. */
+struct engine_var_point {
+	uint64_t pc;
+	int var;
+};
+
 /* Serialized execution (`cctrace test`; engine/serial.c): the schedule's
  * `serial` statement runs the whole program with one thread at a time,
  * asking choose (ids: the threads' creation order) at every scheduling
@@ -265,6 +284,16 @@ struct engine_serial {
 	long lines_out;	       /* its recorded steps */
 	long *preemptions_out; /* NULL, or counts context switches away from a thread
 				* that could have gone on */
+	/* the shared variables (profile: out, grown over runs, malloc'd; the
+	 * search's runs: in, to give each choice its current_var) */
+	struct engine_var *vars;
+	size_t nvars;
+	struct engine_var_point *var_points;
+	size_t nvar_points;
+	/* ask choose after every step, even with one option, with
+	 * thread_names and current_where (following a schedule: bug
+	 * statistics, search/bugstats.c) */
+	bool describe;
 };
 
 /* One call event the profile taps (run_hooks.tap; engine/tap.c). */

@@ -283,6 +283,23 @@ void run_record_end(struct run *r, const struct stmt *s);
 
 /* serial.c */
 enum flow exec_serial(struct run *r, const struct stmt *s);
+/* serialvars.c: the shared variables of serialized runs (see there). */
+struct serial_vars;
+struct serial_vars *svars_new(struct engine_serial *cfg);
+void svars_free(struct serial_vars *v);
+/* The main process's symbols; profiling: the allocation functions' entries
+ * planted.  -1 on error. */
+int svars_plant(struct serial_vars *v, struct run *r, struct tr_process *p, struct sym_space *syms);
+/* A breakpoint at addr: 1 an allocation's, handled (th resumed), 0 not
+ * (or also a point), -1 on error. */
+int svars_break(struct serial_vars *v, struct run *r, struct tr_thread *th, uint64_t addr);
+/* Profiling: the key of the variable holding addr, -1 if none. */
+int svars_key(struct serial_vars *v, uint64_t addr);
+/* Profiling: the variable of key is shared, and pc touched it; -1 ENOMEM. */
+int svars_add_shared(struct serial_vars *v, int key, uint64_t pc);
+/* The variable (index in cfg->vars) of an access by pc to addr (0:
+ * unknown), -1 if none. */
+int svars_var_at(struct serial_vars *v, uint64_t pc, uint64_t addr);
 /* After `serial`, a thread never bound is held where it started. */
 bool serial_keeps(struct run *r, struct tr_thread *th);
 

@@ -132,6 +132,8 @@ struct profile_hit {
 	uint64_t pc;
 	int thread;
 	bool write;
+	bool sync; /* a synchronisation function's object, not an access point */
+	int key;   /* its variable (serialvars.c), -1: none */
 };
 
 struct serial {
@@ -161,6 +163,9 @@ struct serial {
 	size_t nhits, hits_cap;
 	int *ids, *options;
 	struct engine_access *access; /* [options]: each one's next access */
+	struct serial_vars *vars;     /* current_var, and profiling's variables */
+	const char **names;	      /* cfg->describe: [nthreads], by id */
+	char where[160];	      /* cfg->describe: where the last step stopped */
 };
 
 static int thread_index(struct serial *s, struct tr_thread *th)
@@ -252,6 +257,8 @@ static int plant_points(struct serial *s, struct tr_process *p)
 
 	if (!pc || !pc->syms)
 		return 0;
+	if (svars_plant(s->vars, s->r, p, pc->syms) < 0)
+		return -1;
 	for (i = 0; i < NSYNC; i++) {
 		uint64_t addr = 0;
 
@@ -345,6 +352,24 @@ static void point_text(struct serial *s, char *buf, size_t len, char *note, size
 		snprintf(note, notelen, "  # %s:%d", loc.file, loc.line);
 }
 
+/* cfg->describe: where thread i's step stopped, as point_text writes a
+ * step's end. */
+static void describe_stop(struct serial *s, int i)
+{
+	struct segment g = {.thread = i,
+			    .pc = s->stop_pc,
+			    .sync = sync_of(s, s->stop_pc),
+			    .end = s->stop == STOP_POINT     ? SEG_POINT
+				   : s->stop == STOP_BLOCKED ? SEG_BLOCKED
+							     : SEG_EXIT};
+	struct segment saved = s->seg;
+	char note[8];
+
+	s->seg = g;
+	point_text(s, s->where, sizeof(s->where), note, sizeof(note));
+	s->seg = saved;
+}
+
 static void flush_segment(struct serial *s)
 {
 	struct segment *g = &s->seg;
@@ -421,9 +446,48 @@ static void profile_hit(struct serial *s, struct tr_thread *th, uint64_t pc)
 			s->hits = grown;
 			s->hits_cap = cap;
 		}
-		s->hits[s->nhits++] = (struct profile_hit){acc[k].addr, pc, thread_index(s, th),
-							   (acc[k].rw & DIS_WRITE) != 0};
+		s->hits[s->nhits++] = (struct profile_hit){acc[k].addr,
+							   pc,
+							   thread_index(s, th),
+							   (acc[k].rw & DIS_WRITE) != 0,
+							   false,
+							   svars_key(s->vars, acc[k].addr)};
 	}
+}
+
+/* The synchronisation functions whose first argument is their object. */
+static bool sync_has_object(int sync)
+{
+	static const char *const prefixes[] = {"pthread_mutex_", "pthread_rwlock_",
+					       "pthread_spin_",	 "pthread_cond_",
+					       "sem_",		 "pthread_barrier_"};
+	size_t i;
+
+	for (i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(sync_fns[sync].name, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return false;
+}
+
+/* A synchronisation function's object, as a write: a lock two threads
+ * take is a shared variable (vb, pctvb), but not an access point. */
+static void profile_sync_hit(struct serial *s, struct tr_thread *th, uint64_t pc, int sync)
+{
+	uint64_t obj = tracer_regs(th)->rdi;
+
+	if (!sync_has_object(sync) || !obj)
+		return;
+	if (s->nhits == s->hits_cap) {
+		size_t cap = s->hits_cap ? s->hits_cap * 2 : 256;
+		struct profile_hit *grown = realloc(s->hits, sizeof(*grown) * cap);
+
+		if (!grown)
+			return;
+		s->hits = grown;
+		s->hits_cap = cap;
+	}
+	s->hits[s->nhits++] =
+	    (struct profile_hit){obj, pc, thread_index(s, th), true, true, svars_key(s->vars, obj)};
 }
 
 static int by_addr(const void *a, const void *b)
@@ -461,8 +525,12 @@ static void profile_finish(struct serial *s)
 			two |= s->hits[j].thread != s->hits[i].thread;
 			write |= s->hits[j].write;
 		}
-		for (k = i; two && write && k < j; k++)
-			add_shared(s->cfg, s->hits[k].pc);
+		for (k = i; two && write && k < j; k++) {
+			if (!s->hits[k].sync)
+				add_shared(s->cfg, s->hits[k].pc);
+			if (s->hits[k].key >= 0)
+				svars_add_shared(s->vars, s->hits[k].key, s->hits[k].pc);
+		}
 		i = j;
 	}
 }
@@ -543,13 +611,18 @@ static enum loop_verdict step_event(struct run *r, const struct tr_event *ev,
 		s->stop = STOP_BLOCKED;
 		return LOOP_DONE;
 	}
-	if (ev->kind == TR_EV_BREAK) { /* only the points are planted */
-		int sync = sync_of(s, ev->addr);
+	if (ev->kind == TR_EV_BREAK) { /* the points, and profiling's allocations */
+		int sync = sync_of(s, ev->addr),
+		    alloc = svars_break(s->vars, r, ev->thread, ev->addr);
 
+		if (alloc != 0)
+			return alloc > 0 ? LOOP_AGAIN : LOOP_STOP;
 		s->stop = STOP_POINT;
 		s->stop_pc = ev->addr;
 		if (sync < 0 && s->cfg->profile)
 			profile_hit(s, ev->thread, ev->addr);
+		else if (s->cfg->profile)
+			profile_sync_hit(s, ev->thread, ev->addr, sync);
 		report_event(r, &(struct current_event){
 				    .ev = ev, .label = sync >= 0 ? sync_fns[sync].name : "access"});
 		return LOOP_DONE;
@@ -639,6 +712,8 @@ static enum flow run_step(struct serial *s, int i)
 			st->repeats = 0;
 	}
 	record_step(s, i);
+	if (s->cfg->describe)
+		describe_stop(s, i);
 	return FLOW_NEXT;
 }
 
@@ -796,6 +871,45 @@ static struct engine_access next_access(struct serial *s, int i)
 	return (struct engine_access){0};
 }
 
+/* The variable whose access (or synchronisation object) the thread that
+ * ran last is held at; -1: none, or no variables. */
+static int current_var(struct serial *s)
+{
+	struct sthread *st;
+	struct engine_access a;
+	uint64_t pc;
+	int sync;
+
+	if (!s->cfg->nvars || s->cur < 0)
+		return -1;
+	st = &s->threads[s->cur];
+	pc = tracer_thread_pc(st->th);
+	if (tracer_thread_exited(st->th) || !tracer_thread_held(st->th) || pc != st->last_pc)
+		return -1;
+	sync = sync_of(s, pc);
+	if (sync >= 0)
+		return sync_has_object(sync) ? svars_var_at(s->vars, pc, tracer_regs(st->th)->rdi)
+					     : -1;
+	a = next_access(s, s->cur);
+	return svars_var_at(s->vars, pc, a.addr);
+}
+
+/* cfg->describe: the threads' names and where the last step stopped. */
+static int describe_threads(struct serial *s, struct engine_choice *c)
+{
+	const char **names = realloc(s->names, sizeof(*names) * ((size_t)s->nthreads + 1));
+	int i;
+
+	if (!names)
+		return -1;
+	s->names = names;
+	for (i = 0; i < s->nthreads; i++)
+		names[i] = tracer_thread_name(s->threads[i].th);
+	c->thread_names = names;
+	c->current_where = s->cur >= 0 ? s->where : NULL;
+	return 0;
+}
+
 /* Which enabled thread goes next: -1 when the run is over. */
 static int pick(struct serial *s)
 {
@@ -821,12 +935,19 @@ static int pick(struct serial *s)
 		report_serial_deadlock(s);
 		return -1;
 	}
-	if (n == 1)
+	if (n == 1 && !s->cfg->describe)
 		return s->options[0];
 	for (k = 0; k < n; k++)
 		s->access[k] = next_access(s, s->options[k]);
-	struct engine_choice c = {
-	    .n = n, .ids = s->ids, .current = s->cur, .current_var = -1, .access = s->access};
+	struct engine_choice c = {.n = n,
+				  .ids = s->ids,
+				  .current = s->cur,
+				  .current_var = current_var(s),
+				  .access = s->access};
+	if (s->cfg->describe && describe_threads(s, &c) < 0) {
+		report_outcome(s->r, OUTCOME_ERROR, "out of memory");
+		return -1;
+	}
 	k = s->r->oracle->choose(s->r->oracle->ctx, &c);
 	if (k == ENGINE_CHOICE_ABANDON) {
 		s->r->abandoned = true;
@@ -847,6 +968,8 @@ static void free_serial(struct serial *s)
 	free(s->ids);
 	free(s->options);
 	free(s->access);
+	svars_free(s->vars);
+	free(s->names);
 }
 
 static enum flow serial_search(struct run *r, struct engine_serial *cfg)
@@ -856,6 +979,11 @@ static enum flow serial_search(struct run *r, struct engine_serial *cfg)
 	enum flow flow = FLOW_STOP;
 	int i;
 
+	s.vars = svars_new(cfg);
+	if (!s.vars) {
+		report_outcome(r, OUTCOME_ERROR, "out of memory");
+		goto out;
+	}
 	if (settle(&s, 0) == FLOW_STOP)
 		goto out;
 	while (!r->finished) {

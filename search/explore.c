@@ -209,13 +209,15 @@ static int save_picture(const struct explore_options *eo, char *const argv[], lo
 	return rc;
 }
 
-/* bug-N.txt's measure of a serialized run: how many times a thread was
- * switched away from while it could go on, and how many steps it took. */
+/* bug-N.txt's measure of the serialized run that found the bug: how many
+ * times a thread was switched away from while it could go on, and how many
+ * steps it took (the written schedule's numbers go before it: bugstats.c). */
 static const char *serial_counts(const struct one_run *o)
 {
 	static char text[96];
 
-	snprintf(text, sizeof(text), "preemptions: %ld\nsteps: %ld\n", o->preemptions, o->steps);
+	snprintf(text, sizeof(text), "found run: %ld preemptions, %ld steps\n", o->preemptions,
+		 o->steps);
 	return text;
 }
 
@@ -601,7 +603,7 @@ int search_explore(struct policy *pol, char *const argv[], const struct engine_o
 		snprintf(err, errlen, "cannot create %s: %s", eo->out_dir, strerror(errno));
 		return -1;
 	}
-	oracle = search_new(&cfg, engine_watched_count(pol));
+	oracle = search_new(&cfg, eo->serial ? (int)eo->serial->nvars : engine_watched_count(pol));
 	cache = engine_symbol_cache_new();
 	if (!oracle || !cache) {
 		search_free(oracle);
@@ -634,6 +636,8 @@ int search_explore(struct policy *pol, char *const argv[], const struct engine_o
 			announce_bug(&shown, eo, sum->bugs, sum->runs);
 		if (rc == 0 && !o.abandoned && o.outcome == OUTCOME_BUG && eo->minimize_replays)
 			minimize_bug(&shown, eo, argv, opt, sum->bugs);
+		if (rc == 0 && !o.abandoned && o.outcome == OUTCOME_BUG && eo->serial)
+			search_bug_stats(pol, argv, opt, eo, sum->bugs);
 		if (!o.abandoned) {
 			seen_add(&seen, o.choices ? o.choices : "");
 			sum->distinct = (long)seen.n;

@@ -46,14 +46,8 @@
 
 #include <stdlib.h>
 
-struct writer {
-	uint64_t addr;
-	int id;
-};
-
 struct ib {
-	struct writer *w;
-	size_t n, cap;
+	struct interference seen;
 	int *order; /* [options]: the absolute option of relative option k */
 	int norder;
 };
@@ -66,7 +60,7 @@ static int ib_init(struct search *s)
 	s->trace.preemption_bound = 0;
 	s->trace.interference_cost = true;
 	s->trace.max_bound = s->cfg.param[0];
-	return 0;
+	return frontier_enable(&s->trace);
 }
 
 static void ib_fini(struct search *s)
@@ -75,7 +69,7 @@ static void ib_fini(struct search *s)
 
 	if (!b)
 		return;
-	free(b->w);
+	interference_free(&b->seen);
 	free(b->order);
 	free(b);
 }
@@ -84,53 +78,13 @@ static void ib_plan(struct search *s)
 {
 	struct ib *b = search_state(s);
 
-	b->n = 0; /* every run starts with nothing written */
-}
-
-static struct writer *writer_of(struct ib *b, uint64_t addr)
-{
-	size_t i;
-
-	for (i = 0; i < b->n; i++)
-		if (b->w[i].addr == addr)
-			return &b->w[i];
-	return NULL;
-}
-
-static int note_write(struct ib *b, uint64_t addr, int id)
-{
-	struct writer *w = writer_of(b, addr);
-
-	if (w) {
-		w->id = id;
-		return 0;
-	}
-	if (b->n == b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 32;
-		struct writer *grown = realloc(b->w, sizeof(*grown) * cap);
-
-		if (!grown)
-			return -1;
-		b->w = grown;
-		b->cap = cap;
-	}
-	b->w[b->n++] = (struct writer){addr, id};
-	return 0;
+	interference_reset(&b->seen); /* every run starts with nothing written */
 }
 
 /* Does option i read what another thread wrote last? */
 static bool interferes(struct ib *b, const struct search_point *p, int i)
 {
-	const struct engine_access *a;
-	struct writer *w;
-
-	if (!p->access || !p->ids)
-		return false;
-	a = &p->access[i];
-	if (!a->addr || !a->read)
-		return false;
-	w = writer_of(b, a->addr);
-	return w && w->id != p->ids[i];
+	return p->access && p->ids && interference_reads_other(&b->seen, &p->access[i], p->ids[i]);
 }
 
 /* Fill b->order: the thread that ran last (if free), the other free
@@ -171,8 +125,7 @@ static int ib_choose(struct search *s, const struct search_point *p)
 	if (k == SEARCH_ABANDON)
 		return k;
 	abs = b->order[k];
-	if (p->access && p->ids && p->access[abs].addr && p->access[abs].write &&
-	    note_write(b, p->access[abs].addr, p->ids[abs]) < 0)
+	if (p->access && p->ids && interference_note(&b->seen, &p->access[abs], p->ids[abs]) < 0)
 		return SEARCH_ABANDON;
 	return abs;
 }

@@ -28,7 +28,7 @@ static int idb_init(struct search *s)
 {
 	s->trace.preemption_bound = 0;
 	s->trace.delay_cost = true;
-	return 0;
+	return frontier_enable(&s->trace);
 }
 
 static void idb_fini(struct search *s)

@@ -48,15 +48,17 @@ struct trace {
 	int replay_len; /* entries to replay at the start of the run */
 	int index;	/* next entry to use */
 	/* Rules the strategy sets in its init: */
-	bool split_first;	/* shards take every nshards-th option of the
-				 * first real choice */
-	int preemption_bound;	/* -1: preemptions are not counted */
-	bool delay_cost;	/* idb: option k costs k (delays), not a
-				 * preemption */
-	bool interference_cost; /* ib: options from entry.nfree on cost one */
-	int max_bound;		/* iterative bounding stops above it; -1: never */
-	bool bound_met;		/* an option was left out for the bound
-				 * (iterative bounding: a higher one has more) */
+	bool split_first;	   /* shards take every nshards-th option of the
+				    * first real choice */
+	int preemption_bound;	   /* -1: preemptions are not counted */
+	bool delay_cost;	   /* idb: option k costs k (delays), not a
+				    * preemption */
+	bool interference_cost;	   /* ib: options from entry.nfree on cost one */
+	int max_bound;		   /* iterative bounding stops above it; -1: never */
+	bool bound_met;		   /* an option was left out for the bound
+				    * (iterative bounding: a higher one has more) */
+	int floor;		   /* backtracking stops at this entry (frontier.c) */
+	struct frontier *frontier; /* iterative bounding's; NULL: none */
 };
 
 struct search {
@@ -107,14 +109,48 @@ bool trace_can_continue(const struct search_point *p);
 /* The option whose id is id, -1 if none (or a choice among values). */
 int trace_option_of(const struct search_point *p, int id);
 void trace_free(struct trace *t);
-/* Iterative bounding (ipb, idb): backtrack within the bound; when its
- * traces are done and the bound left some option out, raise the bound by
- * one and start over from the empty trace.  False when nothing is left. */
+
+/* --- frontier.c: iterative bounding (ipb, idb, ib) --- */
+
+/* Remember, from now on, where the bound leaves options out (an
+ * iterative strategy's init); -1 when out of memory. */
+int frontier_enable(struct trace *t);
+void frontier_free(struct trace *t);
+/* Option k of entry depth, making count cum, exceeds the bound: a
+ * frontier item for a higher bound (and bound_met).  -1: out of memory. */
+int frontier_note(struct trace *t, int depth, int k, int cum);
+/* Entries of the trace changed (frontier.c's snapshot is stale). */
+void frontier_trace_changed(struct trace *t);
+/* Iterative bounding's next_run: backtrack within the bound, below the
+ * current frontier item; then the bound's next item; when the bound has
+ * none left, the next bound's first.  False when nothing is left. */
 bool trace_backtrack_iterating(struct search *s);
 /* The absolute option of round-robin option k (idb): the options in
  * increasing id order, rotated to start at the thread that ran last (or
  * the first id after it); a choice among values keeps its order. */
 int trace_round_robin_option(const struct search_point *p, int k);
+
+/* --- interfere.c: reads of another thread's write (ib, bugstats.c) --- */
+
+struct interference {
+	struct writer *w; /* the last writer of each address seen written */
+	size_t n, cap;
+};
+
+void interference_reset(struct interference *x); /* a run starts */
+void interference_free(struct interference *x);
+/* Does access a (NULL: none) by thread id read what another wrote last? */
+bool interference_reads_other(const struct interference *x, const struct engine_access *a, int id);
+/* Thread id made access a: its write, if any, is the address's last. */
+int interference_note(struct interference *x, const struct engine_access *a, int id);
+
+/* --- bugstats.c: bug-N.txt's numbers, on the schedule written --- */
+
+/* Replay DIR/bug-N.sched (minimised or not) under serialized execution,
+ * following it step by step, and write its preemptions, delays,
+ * variables and interferences into DIR/bug-N.txt. */
+void search_bug_stats(struct policy *pol, char *const argv[], const struct engine_options *opt,
+		      const struct explore_options *eo, long n);
 
 /* --- rng.c --- */
 

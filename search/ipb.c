@@ -23,7 +23,7 @@
 static int ipb_init(struct search *s)
 {
 	s->trace.preemption_bound = 0;
-	return 0;
+	return frontier_enable(&s->trace);
 }
 
 static void ipb_fini(struct search *s)

@@ -35,6 +35,18 @@ static int choose_randomly(void *ctx, const struct engine_choice *c)
 	return rng_below(ctx, c->n);
 }
 
+/* What profiling found, for the user (vb and pctvb bound these). */
+static void print_profile(const struct engine_serial *cfg)
+{
+	size_t i;
+
+	fprintf(stderr, "cctrace test: profiling: %zu shared access points, %zu variables",
+		cfg->npoints, cfg->nvars);
+	for (i = 0; i < cfg->nvars; i++)
+		fprintf(stderr, "%s%s", i ? ", " : ": ", cfg->vars[i].name);
+	fputc('\n', stderr);
+}
+
 static int profile(struct policy *pol, char *const argv[], const struct engine_options *opt,
 		   const struct explore_options *eo, const struct test_options *to,
 		   struct engine_serial *cfg, char *err, size_t errlen)
@@ -60,12 +72,20 @@ static int profile(struct policy *pol, char *const argv[], const struct engine_o
 		if (engine_run_once(pol, argv, &quiet, &hooks, &res, err, errlen) < 0) {
 			fclose(null);
 			free(prof.shared);
+			free(prof.vars);
+			free(prof.var_points);
 			return -1;
 		}
 	fclose(null);
 	cfg->shared = prof.shared; /* the search plants these */
 	cfg->points = prof.shared;
 	cfg->npoints = prof.nshared;
+	cfg->vars = prof.vars; /* vb and pctvb bound these */
+	cfg->nvars = prof.nvars;
+	cfg->var_points = prof.var_points;
+	cfg->nvar_points = prof.nvar_points;
+	if (eo->progress)
+		print_profile(cfg);
 	return 0;
 }
 
@@ -172,6 +192,8 @@ int search_test(char *const argv[], const struct engine_options *opt,
 		rc = search_portfolio(pol, argv, &run_opt, &local, sum, err, errlen);
 out:
 	free(cfg.shared);
+	free(cfg.vars);
+	free(cfg.var_points);
 	engine_free(pol);
 	return rc;
 }

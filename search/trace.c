@@ -42,11 +42,13 @@ int trace_push(struct search *s, struct entry e)
 		t->cap = cap;
 	}
 	t->e[t->len++] = e;
+	frontier_trace_changed(t);
 	return 0;
 }
 
 void trace_free(struct trace *t)
 {
+	frontier_free(t);
 	free(t->e);
 	t->e = NULL;
 	t->len = t->cap = 0;
@@ -111,7 +113,7 @@ static int first_option(struct search *s, struct entry *e)
 	if (counts_preemptions(t))
 		e->cum = before + option_cost(t, e, e->k);
 	if (counts_preemptions(t) && e->cum > t->preemption_bound) {
-		t->bound_met = true;
+		frontier_note(t, t->len - 1, e->k, e->cum);
 		return -1;
 	}
 	return 0;
@@ -176,7 +178,7 @@ bool trace_backtrack(struct search *s)
 	struct trace *t = &s->trace;
 	int i;
 
-	for (i = t->len - 1; i >= 0; i--) {
+	for (i = t->len - 1; i >= t->floor; i--) {
 		struct entry *e = &t->e[i];
 		int before = i ? t->e[i - 1].cum : 0;
 		int k = e->k + trace_step(s, i);
@@ -187,13 +189,14 @@ bool trace_backtrack(struct search *s)
 			int cum = before + option_cost(t, e, k);
 
 			if (cum > t->preemption_bound) {
-				t->bound_met = true;
+				frontier_note(t, i, k, cum);
 				continue;
 			}
 			e->cum = cum;
 		}
 		e->k = k;
 		t->len = i + 1;
+		frontier_trace_changed(t);
 		return true;
 	}
 	return false;
@@ -236,23 +239,6 @@ int trace_relative_option(const struct search_point *p, int k)
 void trace_shard_first_choice(struct search *s)
 {
 	s->trace.split_first = true;
-}
-
-bool trace_backtrack_iterating(struct search *s)
-{
-	struct trace *t = &s->trace;
-
-	assert(counts_preemptions(t));
-	if (trace_backtrack(s))
-		return true;
-	if (!t->bound_met)
-		return false; /* every trace was within the bound */
-	if (t->max_bound >= 0 && t->preemption_bound >= t->max_bound)
-		return false;
-	t->preemption_bound++;
-	t->bound_met = false;
-	t->len = 0;
-	return true;
 }
 
 /* Is id after b in the rotation that starts at `start`? */

@@ -127,6 +127,37 @@ Test(serial, ib_finds_a_lost_update)
 	expect_found("tests/fixtures/sercounter", 30, "ABRT");
 }
 
+/* bug-1.txt gives the written (minimised) schedule's numbers, replayed
+ * (search/bugstats.c).  sercounter's lost update, as ipb finds it: main
+ * runs until it blocks in its join, t2 is preempted once at the store of
+ * counter++ (one preemption, one delay, one variable), t3 runs to its end,
+ * and main's assert reads t2's write (one interference: t3 read the
+ * initial value).  serdeadlock: t2 preempted at its second lock (b), t3
+ * takes b and waits for a: one preemption, one delay, variable b, and no
+ * read of another thread's write among the accesses. */
+static void expect_stats(const char *prog, const char *numbers)
+{
+	char *dir, *txt;
+	struct h_result r;
+
+	g_strategy = "ipb";
+	r = search(prog, 30, &dir);
+	cr_assert_eq(r.code, 1, "%s: exit %d\n%s", prog, r.code, r.err);
+	txt = h_read_file(h_fmt("%s/bug-1.txt", dir), NULL);
+	cr_expect(strstr(txt, numbers), "%s: bug-1.txt lacks\n%s\n%s", prog, numbers, txt);
+	cr_expect(strstr(txt, "\nfound run: "), "bug-1.txt:\n%s", txt);
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
+
+Test(serial, bug_statistics_of_the_written_schedule)
+{
+	expect_stats("tests/fixtures/sercounter",
+		     "preemptions: 1\ndelays: 1\nvariables: 1 (counter)\ninterferences: 1\n");
+	expect_stats("tests/fixtures/serdeadlock",
+		     "preemptions: 1\ndelays: 1\nvariables: 1 (b)\ninterferences: 0\n");
+}
+
 /* Five threads created in a loop: the thread table grows while a step
  * runs (this crashed cctrace on wronglock_bad: a use after free). */
 Test(serial, threads_created_in_a_loop)

@@ -1,0 +1,338 @@
+/*
+ * bugstats.c: bug-N.txt's (preemptions, delays, variables, interferences)
+ * of the schedule that is written, not of the run that found it.
+ *
+ * Why.  The found run of a PCT or random search has many needless context
+ * switches; minimisation drops them.  The numbers a person (or a bounded
+ * strategy) cares about are the written schedule's: how many preemptions
+ * it needs, how many delays a round-robin scheduler would need to reach
+ * it, at how many variables it preempts, how many reads see another
+ * thread's write.  They depend on which threads were enabled at each
+ * step, so the schedule is replayed, not read: one serialized run
+ * (engine/serial.c in describe mode, which asks after every step and says
+ * where the step stopped) that follows the schedule's lines: line `run T
+ * until P` (P passed N times with `repeat N`) chooses T until T has stopped
+ * at P N times.  Every choice along the lines is counted:
+ *   - a preemption: the chosen thread is not the one that ran last, which
+ *     was enabled (cb's and ipb's definition);
+ *   - delays: the chosen thread's place in the round-robin rotation that
+ *     starts at the thread that ran last (idb's: 0 when it goes on);
+ *   - variables: the distinct shared variables (serialvars.c) the thread
+ *     that ran last was held at when preempted (vb's);
+ *   - interferences: steps whose access reads an address another thread
+ *     wrote last (interfere.c, as ib counts them), over the whole run: a
+ *     bug usually shows in a read after the last line (the assert's).
+ * After the last line the program runs on as a round-robin scheduler
+ * without delays runs it (no preemption, no delay; `cctrace run` lets the
+ * threads go free there, so this is one of the ways the replay may end).
+ * If the replay leaves the lines (a line's thread is not enabled when its
+ * turn comes), the numbers are not given, and bug-N.txt says why.
+ */
+#include "search/internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct line {
+	char *threads[8]; /* stable names ("p1.t3") of the threads it runs */
+	int nthreads;
+	char *where; /* "at(worker+0x1c)", "enter(F)", "exit", "blocked" */
+	long count;
+};
+
+struct follow {
+	struct line *lines;
+	int n, cap, at;
+	long left; /* arrivals at lines[at].where still to come */
+	int lost;  /* the line (1-based) the replay left; 0: none */
+	long preemptions, delays, interferences;
+	bool *var_seen; /* [nvars] */
+	int nvars;
+	struct interference seen;
+	char *vars[64]; /* schedule variable -> stable name, by tN's N */
+};
+
+static void free_follow(struct follow *f)
+{
+	int i, j;
+
+	for (i = 0; i < f->n; i++) {
+		for (j = 0; j < f->lines[i].nthreads; j++)
+			free(f->lines[i].threads[j]);
+		free(f->lines[i].where);
+	}
+	for (i = 0; i < 64; i++)
+		free(f->vars[i]);
+	free(f->lines);
+	free(f->var_seen);
+	interference_free(&f->seen);
+}
+
+/* "t3" -> 3; -1 if not a schedule variable of the recorder's form. */
+static int var_number(const char *v)
+{
+	int n = -1, end = 0;
+
+	if (sscanf(v, "t%d%n", &n, &end) != 1 || v[end] || n < 0 || n >= 64)
+		return -1;
+	return n;
+}
+
+/* "run a, b until P" (after `repeat N {`): one line; -1 if malformed. */
+static int parse_run(struct follow *f, char *text, long count)
+{
+	char *until = strstr(text, " until "), *tok, *save = NULL, *end;
+	struct line l = {.count = count};
+
+	if (strncmp(text, "run ", 4) != 0 || !until)
+		return -1;
+	*until = '\0';
+	l.where = until + 7;
+	end = strstr(l.where, "  #");
+	if (end)
+		*end = '\0';
+	end = strstr(l.where, " }");
+	if (end)
+		*end = '\0';
+	l.where = strdup(l.where);
+	for (tok = strtok_r(text + 4, ", ", &save); tok && l.nthreads < 8;
+	     tok = strtok_r(NULL, ", ", &save)) {
+		int v = var_number(tok);
+
+		l.threads[l.nthreads++] = strdup(v >= 0 && f->vars[v] ? f->vars[v] : tok);
+	}
+	if (f->n == f->cap) {
+		int cap = f->cap ? f->cap * 2 : 32;
+		struct line *grown = realloc(f->lines, sizeof(*grown) * (size_t)cap);
+
+		if (!grown)
+			return -1;
+		f->lines = grown;
+		f->cap = cap;
+	}
+	f->lines[f->n++] = l;
+	return 0;
+}
+
+static int parse_schedule(struct follow *f, FILE *in)
+{
+	char buf[4096], var[32], name[64];
+	long count;
+	int off;
+
+	while (fgets(buf, sizeof(buf), in)) {
+		buf[strcspn(buf, "\n")] = '\0';
+		if (sscanf(buf, "thread %31s = %63s", var, name) == 2) {
+			int v = var_number(var);
+
+			if (v >= 0) {
+				free(f->vars[v]);
+				f->vars[v] = strdup(name);
+			}
+		} else if (sscanf(buf, "repeat %ld { %n", &count, &off) == 1) {
+			if (parse_run(f, buf + off, count) < 0)
+				return -1;
+		} else if (!strncmp(buf, "run ", 4) && parse_run(f, buf, 1) < 0) {
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static bool line_runs(const struct line *l, const char *name)
+{
+	int i;
+
+	for (i = 0; i < l->nthreads; i++)
+		if (name && !strcmp(l->threads[i], name))
+			return true;
+	return false;
+}
+
+/* The step that just ended (the thread that ran last, where it stopped)
+ * moves the lines on. */
+static void account_step(struct follow *f, const struct engine_choice *c)
+{
+	const struct line *l;
+
+	if (c->current < 0 || f->at >= f->n || f->lost)
+		return;
+	l = &f->lines[f->at];
+	if (!line_runs(l, c->thread_names[c->current]) || !c->current_where ||
+	    strcmp(c->current_where, l->where) != 0)
+		return;
+	if (--f->left > 0)
+		return;
+	if (++f->at < f->n)
+		f->left = f->lines[f->at].count;
+}
+
+static int option_of(const struct engine_choice *c, int id)
+{
+	int i;
+
+	for (i = 0; i < c->n; i++)
+		if (c->ids[i] == id)
+			return i;
+	return -1;
+}
+
+static void count_interference(struct follow *f, const struct engine_choice *c, int k)
+{
+	if (c->access && interference_reads_other(&f->seen, &c->access[k], c->ids[k]))
+		f->interferences++;
+	if (c->access)
+		interference_note(&f->seen, &c->access[k], c->ids[k]);
+}
+
+/* Past the lines the program runs to its end as a round-robin scheduler
+ * without delays would run it: no preemption, no delay. */
+static int continue_round_robin(struct follow *f, const struct engine_choice *c)
+{
+	struct search_point p = {c->n, c->ids, c->current, c->current_var, c->access};
+	int k = trace_round_robin_option(&p, 0);
+
+	count_interference(f, c, k);
+	return k;
+}
+
+static void count_choice(struct follow *f, const struct engine_choice *c, int k)
+{
+	struct search_point p = {c->n, c->ids, c->current, c->current_var, c->access};
+	int rank;
+
+	if (c->current >= 0 && option_of(c, c->current) >= 0 && c->ids[k] != c->current) {
+		f->preemptions++;
+		if (c->current_var >= 0 && c->current_var < f->nvars)
+			f->var_seen[c->current_var] = true;
+	}
+	for (rank = 0; rank < c->n && trace_round_robin_option(&p, rank) != k; rank++)
+		;
+	f->delays += rank;
+	count_interference(f, c, k);
+}
+
+static int follow_choose(void *ctx, const struct engine_choice *c)
+{
+	struct follow *f = ctx;
+	int i, k = -1, cur = c->current >= 0 ? option_of(c, c->current) : -1;
+
+	assert(c->thread_names);
+	account_step(f, c);
+	if (f->at >= f->n || f->lost)
+		return continue_round_robin(f, c);
+	if (cur >= 0 && line_runs(&f->lines[f->at], c->thread_names[c->current]))
+		k = cur;
+	for (i = 0; k < 0 && i < c->n; i++)
+		if (line_runs(&f->lines[f->at], c->thread_names[c->ids[i]]))
+			k = i;
+	if (k < 0) {
+		f->lost = f->at + 1;
+		return continue_round_robin(f, c);
+	}
+	count_choice(f, c, k);
+	return k;
+}
+
+/* The numbers as bug-N.txt gives them. */
+static char *stats_text(const struct follow *f, const struct engine_serial *cfg,
+			enum engine_outcome outcome)
+{
+	char *text = NULL, *names = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&names, &len);
+	int i, nv = 0;
+
+	if (!m)
+		return NULL;
+	for (i = 0; i < f->nvars; i++)
+		if (f->var_seen[i])
+			fprintf(m, "%s%s", nv++ ? ", " : " (", cfg->vars[i].name);
+	fputs(nv ? ")" : "", m);
+	fclose(m);
+	/* the run may end within the last lines (a deadlock, a crash): the
+	 * step that ends it asks nothing */
+	if (f->lost)
+		i = asprintf(&text,
+			     "statistics: not given: replayed under serialized execution, the "
+			     "schedule's step %d could not run (its thread was not enabled)\n",
+			     f->lost);
+	else
+		i = asprintf(&text,
+			     "preemptions: %ld\ndelays: %ld\nvariables: %d%s\ninterferences: "
+			     "%ld\n%s",
+			     f->preemptions, f->delays, nv, names, f->interferences,
+			     outcome == OUTCOME_BUG ? ""
+						    : "(the replay that counted these did not end "
+						      "in the bug)\n");
+	free(names);
+	return i < 0 ? NULL : text;
+}
+
+/* Insert text into the file at path before its line starting with mark
+ * (at its end if none). */
+static void insert_before(const char *path, const char *mark, const char *text)
+{
+	FILE *f = fopen(path, "r");
+	char *old = NULL, *at;
+	size_t cap = 0, len = 0;
+	ssize_t got;
+
+	if (!f)
+		return;
+	while ((got = getdelim(&old, &cap, '\0', f)) > 0)
+		len += (size_t)got;
+	fclose(f);
+	if (!old)
+		return;
+	at = strstr(old, mark);
+	if (!at)
+		at = old + strlen(old);
+	f = fopen(path, "w");
+	if (f) {
+		fprintf(f, "%.*s%s%s", (int)(at - old), old, text, at);
+		fclose(f);
+	}
+	free(old);
+}
+
+void search_bug_stats(struct policy *pol, char *const argv[], const struct engine_options *opt,
+		      const struct explore_options *eo, long n)
+{
+	struct follow f = {.nvars = (int)eo->serial->nvars};
+	struct engine_serial cfg = *eo->serial;
+	struct engine_options quiet = *opt;
+	struct run_hooks hooks = {.choose = follow_choose, .ctx = &f, .serial = &cfg};
+	struct run_result res = {0};
+	char path[4096], err[512], *text = NULL;
+	FILE *in, *null = fopen("/dev/null", "w");
+
+	cfg.describe = true;
+	cfg.profile = false;
+	cfg.preemptions_out = NULL;
+	snprintf(path, sizeof(path), "%s/bug-%ld.sched", eo->out_dir, n);
+	in = fopen(path, "r");
+	f.var_seen = calloc((size_t)f.nvars + 1, sizeof(*f.var_seen));
+	if (!in || !null || !f.var_seen || parse_schedule(&f, in) < 0 || f.n == 0)
+		goto out;
+	f.left = f.lines[0].count;
+	quiet.trace = NULL;
+	quiet.trace_json = NULL;
+	quiet.report = null;
+	quiet.brief = true;
+	if (engine_run_once(pol, argv, &quiet, &hooks, &res, err, sizeof(err)) < 0)
+		goto out;
+	text = stats_text(&f, eo->serial, res.outcome);
+	snprintf(path, sizeof(path), "%s/bug-%ld.txt", eo->out_dir, n);
+	if (text)
+		insert_before(path, "found run:", text);
+out:
+	free(text);
+	if (in)
+		fclose(in);
+	if (null)
+		fclose(null);
+	free_follow(&f);
+}
