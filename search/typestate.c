@@ -66,6 +66,7 @@ extern char **environ;
 
 #define DEFAULT_ATTEMPT_MS 5000
 #define REPLAY_MS	   20000
+#define DEFAULT_INSTANCES  3 /* re-executions of one candidate */
 #define PLAIN_LIMIT_MS	   60000
 #define PROFILE_MARGIN_MS  10000
 /* Before the verdict: how long the program may take to end after it (a
@@ -146,14 +147,18 @@ struct opev {
 	uint32_t *weak_vc; /* happens-before with lock handoffs (the ranking's lock order) */
 };
 
-struct candidate {
-	/* opev indices: pre is the event held.  Instances of one pair of
-	 * calls are one candidate; the latest is tried first (the one nearest
-	 * the other event: the earlier ones tend to be ordered by something the
-	 * profile did not see), then the first. */
+/* One instance of a candidate: opev indices, pre is the event held. */
+struct instance {
 	int pre, sub;
-	int first_pre, first_sub;
-	int count;
+};
+
+struct candidate {
+	/* Instances of one pair of calls (same functions, callers and callers'
+	 * callers) are one candidate, tried in the order pick_instances says;
+	 * pre and sub are the latest instance's. */
+	int pre, sub;
+	struct instance *inst; /* every instance, in the profile's order */
+	int count, inst_cap;
 	long distance;
 	bool lock_ordered; /* every instance ordered by lock handoffs in the profile */
 	char *key;
@@ -1081,6 +1086,12 @@ static char *candidate_key(const struct ts *ts, const struct opev *pre, const st
 	return key;
 }
 
+static void add_instance(struct candidate *c, int pre, int sub)
+{
+	c->inst = grow_array(c->inst, &c->inst_cap, c->count + 1, sizeof(*c->inst));
+	c->inst[c->count++] = (struct instance){pre, sub};
+}
+
 static void add_candidate(struct ts *ts, int pre, int sub)
 {
 	char *key = candidate_key(ts, &ts->evs[pre], &ts->evs[sub]);
@@ -1092,7 +1103,7 @@ static void add_candidate(struct ts *ts, int pre, int sub)
 		return;
 	for (i = 0; i < ts->ncands; i++) {
 		if (strcmp(ts->cands[i].key, key) == 0) {
-			ts->cands[i].count++;
+			add_instance(&ts->cands[i], pre, sub);
 			if (ts->evs[pre].raw > ts->evs[ts->cands[i].pre].raw) {
 				ts->cands[i].pre = pre;
 				ts->cands[i].sub = sub;
@@ -1105,7 +1116,9 @@ static void add_candidate(struct ts *ts, int pre, int sub)
 		}
 	}
 	ts->cands = grow_array(ts->cands, &ts->cands_cap, ts->ncands + 1, sizeof(*ts->cands));
-	ts->cands[ts->ncands++] = (struct candidate){pre, sub, pre, sub, 1, distance, ordered, key};
+	ts->cands[ts->ncands] = (struct candidate){
+	    .pre = pre, .sub = sub, .distance = distance, .lock_ordered = ordered, .key = key};
+	add_instance(&ts->cands[ts->ncands++], pre, sub);
 }
 
 static void pair(struct ts *ts, int a, int b)
@@ -1173,6 +1186,19 @@ static int by_rank(const void *pa, const void *pb)
 	return a->pre < b->pre ? -1 : a->pre > b->pre;
 }
 
+/* Instances in the profile's order of their held events. */
+static int by_held_event(const void *pa, const void *pb, void *ctx)
+{
+	const struct ts *ts = ctx;
+	const struct instance *a = pa, *b = pb;
+	int ra = ts->evs[a->pre].raw, rb = ts->evs[b->pre].raw;
+
+	if (ra != rb)
+		return ra < rb ? -1 : 1;
+	return (ts->evs[a->sub].raw > ts->evs[b->sub].raw) -
+	       (ts->evs[a->sub].raw < ts->evs[b->sub].raw);
+}
+
 static void find_candidates(struct ts *ts)
 {
 	int *order = malloc(sizeof(int) * (size_t)(ts->nevs + 1));
@@ -1198,6 +1224,9 @@ static void find_candidates(struct ts *ts)
 		start = i;
 	}
 	free(order);
+	for (i = 0; i < ts->ncands; i++)
+		qsort_r(ts->cands[i].inst, (size_t)ts->cands[i].count, sizeof(struct instance),
+			by_held_event, ts);
 	if (ts->ncands)
 		qsort(ts->cands, (size_t)ts->ncands, sizeof(*ts->cands), by_rank);
 }
@@ -1509,7 +1538,7 @@ static int64_t replay_ms(const struct ts *ts)
 
 /* One candidate: 1 if the bug manifested, 0 if not, -1 on error. */
 static int attempt(struct ts *ts, const struct candidate *cand, char *const argv[], int bugs, int k,
-		   int pre, int sub)
+		   int nth, struct instance in)
 {
 	struct candidate one = *cand, *c = &one;
 	char name[64], *text, *path, *logpath, *log;
@@ -1517,12 +1546,18 @@ static int attempt(struct ts *ts, const struct candidate *cand, char *const argv
 	FILE *report;
 	int outcome;
 
-	one.pre = pre;
-	one.sub = sub;
+	one.pre = in.pre;
+	one.sub = in.sub;
 	snprintf(name, sizeof(name), "bug-%d.sched", bugs + 1);
 	text = attempt_schedule(ts, c, argv, name, attempt_ms(ts));
-	path = path_in(ts, "attempt-%d%s.sched", k, pre == cand->pre ? "" : "-first");
-	logpath = path_in(ts, "attempt-%d%s.log", k, pre == cand->pre ? "" : "-first");
+	/* attempt-K.sched, then attempt-K.2.sched for its second instance... */
+	if (nth) {
+		path = path_in(ts, "attempt-%d.%d.sched", k, nth + 1);
+		logpath = path_in(ts, "attempt-%d.%d.log", k, nth + 1);
+	} else {
+		path = path_in(ts, "attempt-%d.sched", k);
+		logpath = path_in(ts, "attempt-%d.log", k);
+	}
 	if (!text || !path || !logpath || write_text(path, text, ts->err, sizeof(ts->err)) < 0) {
 		outcome = -1;
 		goto out;
@@ -1555,6 +1590,71 @@ out:
 	return outcome == OUTCOME_BUG;
 }
 
+static bool same_stacks(const struct ts *ts, struct instance a, struct instance b)
+{
+	const struct raw *ap = &ts->raws[ts->evs[a.pre].entry_raw],
+			 *as = &ts->raws[ts->evs[a.sub].entry_raw],
+			 *bp = &ts->raws[ts->evs[b.pre].entry_raw],
+			 *bs = &ts->raws[ts->evs[b.sub].entry_raw];
+
+	return ap->caller == bp->caller && as->caller == bs->caller &&
+	       strcmp(ap->stack ? ap->stack : "", bp->stack ? bp->stack : "") == 0 &&
+	       strcmp(as->stack ? as->stack : "", bs->stack ? bs->stack : "") == 0;
+}
+
+static bool picked(const struct instance *out, int n, struct instance in)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (out[i].pre == in.pre && out[i].sub == in.sub)
+			return true;
+	return false;
+}
+
+/* The instances of c worth a re-execution, at most max, into out: the
+ * latest of each distinct pair of call stacks (where the two calls were
+ * made from), latest first (the one nearest the other event: earlier ones
+ * tend to be ordered by something the profile did not see), then the
+ * first instance (2ndStrike goes on looking for the preceding event after
+ * a timeout; the schedule matches an instance by its number in its
+ * thread).  Returns how many. */
+static int pick_instances(const struct ts *ts, const struct candidate *c, struct instance *out,
+			  int max)
+{
+	int i, j, n = 0;
+
+	for (i = c->count - 1; i >= 0 && n < max; i--) {
+		for (j = 0; j < n && !same_stacks(ts, out[j], c->inst[i]); j++)
+			;
+		if (j == n)
+			out[n++] = c->inst[i];
+	}
+	if (n < max && !picked(out, n, c->inst[0]))
+		out[n++] = c->inst[0];
+	return n;
+}
+
+/* Re-execute c once per instance pick_instances gives, until one
+ * manifests: 1, 0, or -1 on an error. */
+static int attempt_instances(struct ts *ts, const struct candidate *c, char *const argv[], int bugs,
+			     int k)
+{
+	int max = ts->o->instances > 0 ? ts->o->instances : DEFAULT_INSTANCES;
+	struct instance *pick = malloc(sizeof(*pick) * (size_t)max);
+	int i, n, rc = 0;
+
+	if (!pick) {
+		snprintf(ts->err, sizeof(ts->err), "out of memory");
+		return -1;
+	}
+	n = pick_instances(ts, c, pick, max);
+	for (i = 0; i < n && rc == 0 && !engine_stop_signal(); i++)
+		rc = attempt(ts, c, argv, bugs, k, i, pick[i]);
+	free(pick);
+	return rc;
+}
+
 static int reexecute(struct ts *ts, char *const argv[])
 {
 	int i, tried = 0, bugs = 0, pruned = 0, rc;
@@ -1571,9 +1671,7 @@ static int reexecute(struct ts *ts, char *const argv[])
 			break;
 		tried++;
 		t0 = engine_now_ms();
-		rc = attempt(ts, c, argv, bugs, i + 1, c->pre, c->sub);
-		if (rc == 0 && c->first_pre != c->pre)
-			rc = attempt(ts, c, argv, bugs, i + 1, c->first_pre, c->first_sub);
+		rc = attempt_instances(ts, c, argv, bugs, i + 1);
 		if (rc < 0)
 			return -1;
 		if (engine_stop_signal()) {
@@ -1628,8 +1726,10 @@ static void ts_free(struct ts *ts)
 		free(ts->evs[i].vc);
 		free(ts->evs[i].weak_vc);
 	}
-	for (i = 0; i < ts->ncands; i++)
+	for (i = 0; i < ts->ncands; i++) {
 		free(ts->cands[i].key);
+		free(ts->cands[i].inst);
+	}
 	for (i = 0; i < ts->nhistory; i++)
 		free(ts->history[i]);
 	free(ts->history);
