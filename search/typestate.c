@@ -71,8 +71,9 @@ extern char **environ;
 #define PROFILE_MARGIN_MS  10000
 /* Before the verdict: how long the program may take to end after it (a
  * violation may leave it hung on a lock in freed memory). */
-#define AFTER_BUG    "\ttimeout 2s   # for the program to end after the bug\n"
-#define STACK_FRAMES 6
+#define AFTER_BUG	"\ttimeout 2s   # for the program to end after the bug\n"
+#define STACK_FRAMES	6
+#define SYSCALL_WRAPPER "syscall" /* libc's syscall(nr, ...) */
 
 /* Synchronisation the vector clocks follow. */
 enum ts_sync {
@@ -125,6 +126,7 @@ struct raw {
 	int thread, fn;
 	bool ret;
 	bool failed;	  /* a return whose transits' ok condition was false */
+	bool via_syscall; /* made through libc's syscall(nr, ...): args shifted by one */
 	int entry;	  /* a return: the raw index of its entry, -1 if unseen */
 	uint64_t args[6]; /* a return: its entry's */
 	uint64_t retval, caller, tls, created_tls;
@@ -186,6 +188,9 @@ struct ts {
 	int ncands, cands_cap;
 	char **history;
 	int nhistory;
+	/* a model names system calls (close, read): libc's syscall() is tapped
+	 * too, and a call of it is taken for the system call it makes */
+	bool syscalls;
 	char *dir;
 	int64_t t0; /* when typestate_run started: time to the first bug */
 	char err[1024];
@@ -280,6 +285,10 @@ static int collect_functions(struct ts *ts)
 
 		ts->fns[fi].sync = sync_funcs[k].sync;
 	}
+	for (i = 0; i < ts->nfns && !ts->syscalls; i++)
+		ts->syscalls = ts->fns[i].nops && engine_syscall_number(ts->fns[i].name) >= 0;
+	if (ts->syscalls)
+		fn_add(ts, SYSCALL_WRAPPER);
 	return 0;
 }
 
@@ -412,14 +421,36 @@ static void read_elements(struct ts *ts, struct raw *r, const struct engine_tap_
 	}
 }
 
+/* A call of syscall(nr, ...) as the call of the system call's function
+ * the models name (its arguments one register later), or -1.  A return
+ * is the innermost pending one. */
+static int through_syscall(struct ts *ts, const struct engine_tap_event *ev, struct pending *p)
+{
+	const char *name;
+	int i;
+
+	if (ev->is_return) {
+		for (i = p->n - 1; i >= 0; i--)
+			if (ts->raws[p->raw[i]].via_syscall)
+				return ts->raws[p->raw[i]].fn;
+		return -1;
+	}
+	name = engine_syscall_name((long)ev->args[0]);
+	i = name ? fn_index(ts, name) : -1;
+	return i >= 0 && ts->fns[i].nops ? i : -1;
+}
+
 static void on_tap(void *ctx, const struct engine_tap_event *ev)
 {
 	struct ts *ts = ctx;
 	int fn = fn_index(ts, ev->func);
 	int thread = thread_index(ts, ev->thread);
 	struct pending *p = &ts->pending[thread];
+	bool via_syscall = fn >= 0 && strcmp(ev->func, SYSCALL_WRAPPER) == 0 && ts->syscalls;
 	struct raw *r;
 
+	if (via_syscall)
+		fn = through_syscall(ts, ev, p);
 	if (fn < 0)
 		return;
 	/* A PLT stub and the function it jumps to are both entries of one
@@ -436,8 +467,12 @@ static void on_tap(void *ctx, const struct engine_tap_event *ev)
 			  .retval = ev->retval,
 			  .caller = ev->caller,
 			  .tls = ev->tls,
+			  .via_syscall = via_syscall,
 			  .ms = ev->ms};
-	memcpy(r->args, ev->args, sizeof(r->args));
+	if (via_syscall)
+		memcpy(r->args, ev->args + 1, sizeof(r->args) - sizeof(r->args[0]));
+	else
+		memcpy(r->args, ev->args, sizeof(r->args));
 	if (ev->is_return) {
 		r->entry = pop_entry(ts, thread, fn);
 		if (r->entry >= 0) {
@@ -447,7 +482,9 @@ static void on_tap(void *ctx, const struct engine_tap_event *ev)
 			r->stack = strdup(ts->raws[r->entry].stack ? ts->raws[r->entry].stack : "");
 		}
 		read_elements(ts, r, ev);
-		r->failed = ts->fns[fn].ok_line && ev->line != ts->fns[fn].ok_line;
+		/* syscall() answers -1 when the system call failed */
+		r->failed = via_syscall ? (int64_t)ev->retval == -1
+					: ts->fns[fn].ok_line && ev->line != ts->fns[fn].ok_line;
 		if (ts->fns[fn].sync == SYNC_CREATE)
 			ev->read(ev, r->args[0], &r->created_tls, sizeof(r->created_tls));
 	} else {
@@ -1284,6 +1321,13 @@ static void remember_failure(struct ts *ts, const char *key)
 
 /* --- re-execution --- */
 
+/* The function a schedule waits for: the model's, or libc's syscall()
+ * that made it. */
+static const char *call_name(const struct ts *ts, const struct opev *e)
+{
+	return ts->raws[e->entry_raw].via_syscall ? SYSCALL_WRAPPER : ts->flat[e->flat].op->func;
+}
+
 /* `arg1 == 3` for an object found in an argument register at the call's
  * entry; "" when the object is known only at the return. */
 static void object_condition(const struct ts *ts, const struct opev *e, char *buf, size_t len)
@@ -1294,11 +1338,14 @@ static void object_condition(const struct ts *ts, const struct opev *e, char *bu
 	buf[0] = '\0';
 	if (o->where != TS_ARG || o->index >= 0)
 		return;
+	int arg = o->arg + ts->raws[e->entry_raw].via_syscall;
+
+	if (arg > 6)
+		return; /* syscall()'s seventh argument is on the stack */
 	if (fo->m->int_objects)
-		snprintf(buf, len, " && (arg%d & 0xffffffff) == %" PRIu32, o->arg,
-			 (uint32_t)e->value);
+		snprintf(buf, len, " && (arg%d & 0xffffffff) == %" PRIu32, arg, (uint32_t)e->value);
 	else
-		snprintf(buf, len, " && arg%d == 0x%" PRIx64, o->arg, (uint64_t)e->value);
+		snprintf(buf, len, " && arg%d == 0x%" PRIx64, arg, (uint64_t)e->value);
 }
 
 /* The limit's ok condition with errno read in thread var. */
@@ -1356,15 +1403,18 @@ static int occurrence(const struct ts *ts, const struct opev *e)
 static char *call_predicate(const struct ts *ts, const struct opev *e, const char *obj)
 {
 	const struct raw *r = &ts->raws[e->entry_raw];
-	char *text = NULL;
+	char *text = NULL, nr[64] = "";
 	int n;
 
+	if (r->via_syscall)
+		snprintf(nr, sizeof(nr), " && arg1 == %ld",
+			 engine_syscall_number(ts->flat[e->flat].op->func));
 	if (r->context)
-		n = asprintf(&text, "enter(%s)%s && caller == 0x%" PRIx64 " && in(%s)",
-			     ts->flat[e->flat].op->func, obj, r->caller, r->context);
+		n = asprintf(&text, "enter(%s)%s%s && caller == 0x%" PRIx64 " && in(%s)",
+			     call_name(ts, e), nr, obj, r->caller, r->context);
 	else
-		n = asprintf(&text, "enter(%s)%s && caller == 0x%" PRIx64,
-			     ts->flat[e->flat].op->func, obj, r->caller);
+		n = asprintf(&text, "enter(%s)%s%s && caller == 0x%" PRIx64, call_name(ts, e), nr,
+			     obj, r->caller);
 	return n < 0 ? NULL : text;
 }
 
@@ -1388,12 +1438,12 @@ static void schedule_body(struct ts *ts, const struct candidate *c, const char *
 
 	if (limit_first)
 		fprintf(f, "\trun %s until return(%s)   # the object changes state\n", b,
-			ts->flat[sub->flat].op->func);
+			call_name(ts, sub));
 	if (lop->ok && !by_owner) {
 		fprintf(f,
 			"\trun %s until return(%s)   # the limited call, the object in a state "
 			"that forbids it\n%s\tassert ",
-			lvar, lop->func, AFTER_BUG);
+			lvar, call_name(ts, limit), AFTER_BUG);
 		ok_condition(lop->ok, lvar, f);
 		fputs("   # did the call itself see it?\n", f);
 		return;
@@ -1760,7 +1810,8 @@ static void list_profile(struct ts *ts)
 			r->args[0], r->args[1]);
 		if (r->ret)
 			fprintf(f, " = 0x%" PRIx64, r->retval);
-		fprintf(f, "\tfs=0x%" PRIx64 "\t%s\n", r->tls, r->where);
+		fprintf(f, "%s\tfs=0x%" PRIx64 "\t%s\n", r->via_syscall ? " via syscall()" : "",
+			r->tls, r->where);
 	}
 	if (f)
 		fclose(f);

@@ -131,6 +131,31 @@ Test(typestate, lock_destroyed_while_held)
 	h_remove_tree(dir);
 }
 
+/* A close made by a raw system call, syscall(SYS_close, fd), which libc's
+ * close() never sees: the profile taps libc's syscall() too (the file
+ * model names system calls), and the re-execution holds the reader until
+ * that call has closed the descriptor. */
+Test(typestate, raw_syscall_close)
+{
+	char *dir = h_temp_dir();
+	const char *args[] = {"--model", "file", "--timeout", "2s"};
+	struct h_result r =
+	    typestate(dir, args, 4, (const char *const[]){"tests/fixtures/tsrawclose", NULL});
+	char *profile = h_read_file(h_fmt("%s/profile.txt", dir), NULL);
+	char *sched;
+
+	cr_assert(strstr(profile, "close(0x3, ") && strstr(profile, " via syscall()"), "%s",
+		  profile);
+	expect_bug(dir, &r, "read", "close", "CLOSED");
+	sched = h_read_file(h_fmt("%s/bug-1.sched", dir), NULL);
+	cr_assert(strstr(sched, "enter(syscall) && arg1 == 3 && (arg2 & 0xffffffff) == 3"), "%s",
+		  sched);
+	h_free(sched);
+	h_free(profile);
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
+
 /* A transit that fails moves nothing: the helper's destroy of the mutex
  * main holds answers EBUSY, so main's later lock is no use of a destroyed
  * mutex (no pair with the destroy as a transit); the destroy of a held
