@@ -1069,16 +1069,31 @@ static bool allowed_to(const struct ts *ts, const struct opev *l, int state, int
 	return allowed(op, state);
 }
 
+/* Does e's model make its objects (open's descriptor, malloc's block)?
+ * Then an object it never saw made was made where it could not see. */
+static bool creates_objects(const struct ts *ts, const struct opev *e)
+{
+	const struct ts_model *m = ts->flat[e->flat].m;
+	int i;
+
+	for (i = 0; i < m->nops; i++)
+		if (m->ops[i].transit &&
+		    (m->ops[i].obj.where == TS_RET || m->ops[i].obj.index >= 0))
+			return true;
+	return false;
+}
+
 /* Does an order of x (a transit) and l (a limit) violate the model?  0:
  * no; 1: reversing the profile's order does (the one that came first is
  * held); 2: the profile's order itself did (l after x, which left the
  * object in a state that forbids l: the run was unlucky, or another
  * thread's unlock of a lock x's thread holds), and l is held until x has
  * happened again; 3: the profile's order did, l first (a destroy of a
- * lock x's thread held until x, its unlock), and x is held until l.  Only for an object whose
- * creation the profile saw, or a state x's thread owns: a block freed twice without a malloc in
- * between that the profile saw was allocated again where it could not see
- * (libc's own allocations). */
+ * lock x's thread held until x, its unlock), and x is held until l.
+ * Case 2 only for an object whose creation the profile saw, if its model
+ * creates objects, or a state x's thread owns: a block freed twice
+ * without a malloc in between that the profile saw was allocated again
+ * where it could not see (libc's own allocations). */
 static int violates(const struct ts *ts, const struct opev *x, const struct opev *l)
 {
 	bool before = allowed_to(ts, l, x->before, x->before_owner),
@@ -1097,7 +1112,8 @@ static int violates(const struct ts *ts, const struct opev *x, const struct opev
 			   : 0;
 	if (after && !before)
 		return 1;
-	return !after && met && (l->gen > 0 || x->after_owner >= 0) ? 2 : 0;
+	return !after && met && (l->gen > 0 || x->after_owner >= 0 || !creates_objects(ts, x)) ? 2
+											       : 0;
 }
 
 /* "unlock->READY" for a transit (a function may be both a transit and a

@@ -139,8 +139,8 @@ Test(typestate, raw_syscall_close)
 {
 	char *dir = h_temp_dir();
 	const char *args[] = {"--model", "file", "--timeout", "2s"};
-	struct h_result r =
-	    typestate(dir, args, 4, (const char *const[]){"tests/fixtures/tsrawclose", NULL});
+	struct h_result r = typestate(
+	    dir, args, 4, (const char *const[]){"samples/fdclose/fdclose", "--raw", NULL});
 	char *profile = h_read_file(h_fmt("%s/profile.txt", dir), NULL);
 	char *sched;
 
@@ -150,6 +150,7 @@ Test(typestate, raw_syscall_close)
 	sched = h_read_file(h_fmt("%s/bug-1.sched", dir), NULL);
 	cr_assert(strstr(sched, "enter(syscall) && arg1 == 3 && (arg2 & 0xffffffff) == 3"), "%s",
 		  sched);
+	cr_assert(strstr(sched, "fdclose --raw"), "%s", sched);
 	h_free(sched);
 	h_free(profile);
 	h_result_free(&r);
