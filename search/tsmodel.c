@@ -73,7 +73,7 @@ static const char builtin_file[] =
     "transit pipe2(arg1[1]) -> OPEN\n"
     "transit eventfd(ret) -> OPEN\n"
     "transit epoll_create1(ret) -> OPEN\n"
-    "transit close(arg1) -> CLOSED ok !(" TS_FAILED_INT " && errno == 9)\n"
+    "transit close(arg1) -> CLOSED ok (retval & 0xffffffff) == 0\n"
     "limit close(arg1) in OPEN ok !(" TS_FAILED_INT " && errno == 9)\n"
     "limit read(arg1) in OPEN ok !(" TS_FAILED_INT " && errno == 9)\n"
     "limit write(arg1) in OPEN ok !(" TS_FAILED_INT " && errno == 9)\n"
