@@ -92,6 +92,11 @@ static int set_runs(struct cli_args *a, const char *v)
 	return whole(a, "runs", v, 1, 0x7fffffffL, &a->eo.max_runs);
 }
 
+static int set_instances(struct cli_args *a, const char *v)
+{
+	return whole(a, "instances", v, 1, 0x7fffffffL, &a->instances);
+}
+
 static int set_time(struct cli_args *a, const char *v)
 {
 	if (lang_parse_duration(v, strlen(v), "s", &a->eo.max_ms, NULL, 0) < 0)
@@ -305,6 +310,10 @@ static const struct cli_option table[] = {
      STORE_STRING, FIELD(models)},
     {"runs", 0, "N", CLI_TYPESTATE, "re-execute at most N candidates (default: all)",
      CHECK(set_runs)},
+    {"instances", 0, "N", CLI_TYPESTATE,
+     "re-execute each candidate at most N times, once per instance that matters:\n"
+     "the latest of each distinct pair of call stacks, then the first (default 3)",
+     CHECK(set_instances)},
     {"out", 'o', "DIR", CLI_TYPESTATE,
      "where profile.sched, candidates.txt, bug-N.sched, bug-N.txt and the\n"
      "history go (default typestate-out)",

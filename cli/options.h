@@ -61,6 +61,7 @@ struct cli_args {
 	const char *models;    /* --model: built-in names or a FILE.ts */
 	bool ignore_history;   /* --ignore-history */
 	bool lock_order;       /* --lock-order */
+	long instances;	       /* --instances; 0: the default */
 	const char *watch_why; /* why software watchpoints, NULL if hardware */
 	/* operands before `--`, and the program after it (NULL: no `--`) */
 	char **operands;

@@ -19,6 +19,7 @@ int typestate_main(struct cli_args *a)
 	    .attempt_ms = a->opt.timeout_ms,
 	    .ignore_history = a->ignore_history,
 	    .lock_order = a->lock_order,
+	    .instances = (int)a->instances,
 	    .report = stderr,
 	};
 	char err[1024];

@@ -84,7 +84,7 @@ _cctrace_option_argument()
         _filedir -d ;;
     --driver)
         COMPREPLY=($(compgen -c -- "$cur")) ;;
-    --timeout | --time | --runs | --seed | --shard | --jobs | -j | --minimize | --max-steps | --ok-exit) ;;
+    --timeout | --time | --runs | --instances | --seed | --shard | --jobs | -j | --minimize | --max-steps | --ok-exit) ;;
     *)
         _filedir ;;
     esac

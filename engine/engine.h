@@ -317,13 +317,18 @@ struct engine_tap_event {
 	 * (A || B || ...) that holds: a generated profile puts the ones it
 	 * must tell apart (a call that succeeded) on lines of their own. */
 	int line;
-	double ms;	 /* since the run started */
-	int nframes;	 /* the call stack, innermost first: frames[0] is the caller */
+	double ms;   /* since the run started */
+	int nframes; /* the call stack, innermost first: frames[0] is the caller */
 	const struct engine_tap_frame *frames;
 	/* Read the process's memory during the call; 0 or -1. */
 	int (*read)(const struct engine_tap_event *ev, uint64_t addr, void *buf, size_t len);
 	void *priv;
 };
+
+/* The x86-64 system call named name, or -1; its name, or NULL (for the
+ * typestate profile's calls of libc's syscall()). */
+long engine_syscall_number(const char *name);
+const char *engine_syscall_name(long nr);
 
 struct run_hooks {
 	/* An option in 0 .. c->n-1, or ENGINE_CHOICE_ABANDON. */

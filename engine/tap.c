@@ -132,6 +132,16 @@ void tap_note(struct run *r, const struct current_event *cur)
 	r->tap->tap(r->tap->tap_ctx, &te);
 }
 
+long engine_syscall_number(const char *name)
+{
+	return tracer_syscall_number(name);
+}
+
+const char *engine_syscall_name(long nr)
+{
+	return tracer_syscall_name(nr);
+}
+
 int engine_functions_present(const char *program, const char *const *names, int n, bool *present,
 			     char *err, size_t errlen)
 {

@@ -342,6 +342,7 @@ struct typestate_options {
 	int64_t attempt_ms;  /* limit of one re-execution's waits; 0: 5 s */
 	bool ignore_history; /* --ignore-history */
 	bool lock_order;     /* mutex unlock->lock edges are happens-before too */
+	int instances;	     /* most re-executions of one candidate; 0: 3 */
 	FILE *report;	     /* progress and results (stderr) */
 	FILE *trace;	     /* --trace: re-executions' traces; NULL */
 };

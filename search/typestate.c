@@ -66,12 +66,14 @@ extern char **environ;
 
 #define DEFAULT_ATTEMPT_MS 5000
 #define REPLAY_MS	   20000
+#define DEFAULT_INSTANCES  3 /* re-executions of one candidate */
 #define PLAIN_LIMIT_MS	   60000
 #define PROFILE_MARGIN_MS  10000
 /* Before the verdict: how long the program may take to end after it (a
  * violation may leave it hung on a lock in freed memory). */
-#define AFTER_BUG    "\ttimeout 2s   # for the program to end after the bug\n"
-#define STACK_FRAMES 6
+#define AFTER_BUG	"\ttimeout 2s   # for the program to end after the bug\n"
+#define STACK_FRAMES	6
+#define SYSCALL_WRAPPER "syscall" /* libc's syscall(nr, ...) */
 
 /* Synchronisation the vector clocks follow. */
 enum ts_sync {
@@ -124,6 +126,7 @@ struct raw {
 	int thread, fn;
 	bool ret;
 	bool failed;	  /* a return whose transits' ok condition was false */
+	bool via_syscall; /* made through libc's syscall(nr, ...): args shifted by one */
 	int entry;	  /* a return: the raw index of its entry, -1 if unseen */
 	uint64_t args[6]; /* a return: its entry's */
 	uint64_t retval, caller, tls, created_tls;
@@ -146,14 +149,18 @@ struct opev {
 	uint32_t *weak_vc; /* happens-before with lock handoffs (the ranking's lock order) */
 };
 
-struct candidate {
-	/* opev indices: pre is the event held.  Instances of one pair of
-	 * calls are one candidate; the latest is tried first (the one nearest
-	 * the other event: the earlier ones tend to be ordered by something the
-	 * profile did not see), then the first. */
+/* One instance of a candidate: opev indices, pre is the event held. */
+struct instance {
 	int pre, sub;
-	int first_pre, first_sub;
-	int count;
+};
+
+struct candidate {
+	/* Instances of one pair of calls (same functions, callers and callers'
+	 * callers) are one candidate, tried in the order pick_instances says;
+	 * pre and sub are the latest instance's. */
+	int pre, sub;
+	struct instance *inst; /* every instance, in the profile's order */
+	int count, inst_cap;
 	long distance;
 	bool lock_ordered; /* every instance ordered by lock handoffs in the profile */
 	char *key;
@@ -181,6 +188,9 @@ struct ts {
 	int ncands, cands_cap;
 	char **history;
 	int nhistory;
+	/* a model names system calls (close, read): libc's syscall() is tapped
+	 * too, and a call of it is taken for the system call it makes */
+	bool syscalls;
 	char *dir;
 	int64_t t0; /* when typestate_run started: time to the first bug */
 	char err[1024];
@@ -275,6 +285,10 @@ static int collect_functions(struct ts *ts)
 
 		ts->fns[fi].sync = sync_funcs[k].sync;
 	}
+	for (i = 0; i < ts->nfns && !ts->syscalls; i++)
+		ts->syscalls = ts->fns[i].nops && engine_syscall_number(ts->fns[i].name) >= 0;
+	if (ts->syscalls)
+		fn_add(ts, SYSCALL_WRAPPER);
 	return 0;
 }
 
@@ -407,14 +421,36 @@ static void read_elements(struct ts *ts, struct raw *r, const struct engine_tap_
 	}
 }
 
+/* A call of syscall(nr, ...) as the call of the system call's function
+ * the models name (its arguments one register later), or -1.  A return
+ * is the innermost pending one. */
+static int through_syscall(struct ts *ts, const struct engine_tap_event *ev, struct pending *p)
+{
+	const char *name;
+	int i;
+
+	if (ev->is_return) {
+		for (i = p->n - 1; i >= 0; i--)
+			if (ts->raws[p->raw[i]].via_syscall)
+				return ts->raws[p->raw[i]].fn;
+		return -1;
+	}
+	name = engine_syscall_name((long)ev->args[0]);
+	i = name ? fn_index(ts, name) : -1;
+	return i >= 0 && ts->fns[i].nops ? i : -1;
+}
+
 static void on_tap(void *ctx, const struct engine_tap_event *ev)
 {
 	struct ts *ts = ctx;
 	int fn = fn_index(ts, ev->func);
 	int thread = thread_index(ts, ev->thread);
 	struct pending *p = &ts->pending[thread];
+	bool via_syscall = fn >= 0 && strcmp(ev->func, SYSCALL_WRAPPER) == 0 && ts->syscalls;
 	struct raw *r;
 
+	if (via_syscall)
+		fn = through_syscall(ts, ev, p);
 	if (fn < 0)
 		return;
 	/* A PLT stub and the function it jumps to are both entries of one
@@ -431,8 +467,12 @@ static void on_tap(void *ctx, const struct engine_tap_event *ev)
 			  .retval = ev->retval,
 			  .caller = ev->caller,
 			  .tls = ev->tls,
+			  .via_syscall = via_syscall,
 			  .ms = ev->ms};
-	memcpy(r->args, ev->args, sizeof(r->args));
+	if (via_syscall)
+		memcpy(r->args, ev->args + 1, sizeof(r->args) - sizeof(r->args[0]));
+	else
+		memcpy(r->args, ev->args, sizeof(r->args));
 	if (ev->is_return) {
 		r->entry = pop_entry(ts, thread, fn);
 		if (r->entry >= 0) {
@@ -442,7 +482,9 @@ static void on_tap(void *ctx, const struct engine_tap_event *ev)
 			r->stack = strdup(ts->raws[r->entry].stack ? ts->raws[r->entry].stack : "");
 		}
 		read_elements(ts, r, ev);
-		r->failed = ts->fns[fn].ok_line && ev->line != ts->fns[fn].ok_line;
+		/* syscall() answers -1 when the system call failed */
+		r->failed = via_syscall ? (int64_t)ev->retval == -1
+					: ts->fns[fn].ok_line && ev->line != ts->fns[fn].ok_line;
 		if (ts->fns[fn].sync == SYNC_CREATE)
 			ev->read(ev, r->args[0], &r->created_tls, sizeof(r->created_tls));
 	} else {
@@ -1027,16 +1069,31 @@ static bool allowed_to(const struct ts *ts, const struct opev *l, int state, int
 	return allowed(op, state);
 }
 
+/* Does e's model make its objects (open's descriptor, malloc's block)?
+ * Then an object it never saw made was made where it could not see. */
+static bool creates_objects(const struct ts *ts, const struct opev *e)
+{
+	const struct ts_model *m = ts->flat[e->flat].m;
+	int i;
+
+	for (i = 0; i < m->nops; i++)
+		if (m->ops[i].transit &&
+		    (m->ops[i].obj.where == TS_RET || m->ops[i].obj.index >= 0))
+			return true;
+	return false;
+}
+
 /* Does an order of x (a transit) and l (a limit) violate the model?  0:
  * no; 1: reversing the profile's order does (the one that came first is
  * held); 2: the profile's order itself did (l after x, which left the
  * object in a state that forbids l: the run was unlucky, or another
  * thread's unlock of a lock x's thread holds), and l is held until x has
  * happened again; 3: the profile's order did, l first (a destroy of a
- * lock x's thread held until x, its unlock), and x is held until l.  Only for an object whose
- * creation the profile saw, or a state x's thread owns: a block freed twice without a malloc in
- * between that the profile saw was allocated again where it could not see
- * (libc's own allocations). */
+ * lock x's thread held until x, its unlock), and x is held until l.
+ * Case 2 only for an object whose creation the profile saw, if its model
+ * creates objects, or a state x's thread owns: a block freed twice
+ * without a malloc in between that the profile saw was allocated again
+ * where it could not see (libc's own allocations). */
 static int violates(const struct ts *ts, const struct opev *x, const struct opev *l)
 {
 	bool before = allowed_to(ts, l, x->before, x->before_owner),
@@ -1055,7 +1112,8 @@ static int violates(const struct ts *ts, const struct opev *x, const struct opev
 			   : 0;
 	if (after && !before)
 		return 1;
-	return !after && met && (l->gen > 0 || x->after_owner >= 0) ? 2 : 0;
+	return !after && met && (l->gen > 0 || x->after_owner >= 0 || !creates_objects(ts, x)) ? 2
+											       : 0;
 }
 
 /* "unlock->READY" for a transit (a function may be both a transit and a
@@ -1081,6 +1139,12 @@ static char *candidate_key(const struct ts *ts, const struct opev *pre, const st
 	return key;
 }
 
+static void add_instance(struct candidate *c, int pre, int sub)
+{
+	c->inst = grow_array(c->inst, &c->inst_cap, c->count + 1, sizeof(*c->inst));
+	c->inst[c->count++] = (struct instance){pre, sub};
+}
+
 static void add_candidate(struct ts *ts, int pre, int sub)
 {
 	char *key = candidate_key(ts, &ts->evs[pre], &ts->evs[sub]);
@@ -1092,7 +1156,7 @@ static void add_candidate(struct ts *ts, int pre, int sub)
 		return;
 	for (i = 0; i < ts->ncands; i++) {
 		if (strcmp(ts->cands[i].key, key) == 0) {
-			ts->cands[i].count++;
+			add_instance(&ts->cands[i], pre, sub);
 			if (ts->evs[pre].raw > ts->evs[ts->cands[i].pre].raw) {
 				ts->cands[i].pre = pre;
 				ts->cands[i].sub = sub;
@@ -1105,7 +1169,9 @@ static void add_candidate(struct ts *ts, int pre, int sub)
 		}
 	}
 	ts->cands = grow_array(ts->cands, &ts->cands_cap, ts->ncands + 1, sizeof(*ts->cands));
-	ts->cands[ts->ncands++] = (struct candidate){pre, sub, pre, sub, 1, distance, ordered, key};
+	ts->cands[ts->ncands] = (struct candidate){
+	    .pre = pre, .sub = sub, .distance = distance, .lock_ordered = ordered, .key = key};
+	add_instance(&ts->cands[ts->ncands++], pre, sub);
 }
 
 static void pair(struct ts *ts, int a, int b)
@@ -1173,6 +1239,19 @@ static int by_rank(const void *pa, const void *pb)
 	return a->pre < b->pre ? -1 : a->pre > b->pre;
 }
 
+/* Instances in the profile's order of their held events. */
+static int by_held_event(const void *pa, const void *pb, void *ctx)
+{
+	const struct ts *ts = ctx;
+	const struct instance *a = pa, *b = pb;
+	int ra = ts->evs[a->pre].raw, rb = ts->evs[b->pre].raw;
+
+	if (ra != rb)
+		return ra < rb ? -1 : 1;
+	return (ts->evs[a->sub].raw > ts->evs[b->sub].raw) -
+	       (ts->evs[a->sub].raw < ts->evs[b->sub].raw);
+}
+
 static void find_candidates(struct ts *ts)
 {
 	int *order = malloc(sizeof(int) * (size_t)(ts->nevs + 1));
@@ -1198,6 +1277,9 @@ static void find_candidates(struct ts *ts)
 		start = i;
 	}
 	free(order);
+	for (i = 0; i < ts->ncands; i++)
+		qsort_r(ts->cands[i].inst, (size_t)ts->cands[i].count, sizeof(struct instance),
+			by_held_event, ts);
 	if (ts->ncands)
 		qsort(ts->cands, (size_t)ts->ncands, sizeof(*ts->cands), by_rank);
 }
@@ -1255,6 +1337,13 @@ static void remember_failure(struct ts *ts, const char *key)
 
 /* --- re-execution --- */
 
+/* The function a schedule waits for: the model's, or libc's syscall()
+ * that made it. */
+static const char *call_name(const struct ts *ts, const struct opev *e)
+{
+	return ts->raws[e->entry_raw].via_syscall ? SYSCALL_WRAPPER : ts->flat[e->flat].op->func;
+}
+
 /* `arg1 == 3` for an object found in an argument register at the call's
  * entry; "" when the object is known only at the return. */
 static void object_condition(const struct ts *ts, const struct opev *e, char *buf, size_t len)
@@ -1265,11 +1354,14 @@ static void object_condition(const struct ts *ts, const struct opev *e, char *bu
 	buf[0] = '\0';
 	if (o->where != TS_ARG || o->index >= 0)
 		return;
+	int arg = o->arg + ts->raws[e->entry_raw].via_syscall;
+
+	if (arg > 6)
+		return; /* syscall()'s seventh argument is on the stack */
 	if (fo->m->int_objects)
-		snprintf(buf, len, " && (arg%d & 0xffffffff) == %" PRIu32, o->arg,
-			 (uint32_t)e->value);
+		snprintf(buf, len, " && (arg%d & 0xffffffff) == %" PRIu32, arg, (uint32_t)e->value);
 	else
-		snprintf(buf, len, " && arg%d == 0x%" PRIx64, o->arg, (uint64_t)e->value);
+		snprintf(buf, len, " && arg%d == 0x%" PRIx64, arg, (uint64_t)e->value);
 }
 
 /* The limit's ok condition with errno read in thread var. */
@@ -1327,15 +1419,18 @@ static int occurrence(const struct ts *ts, const struct opev *e)
 static char *call_predicate(const struct ts *ts, const struct opev *e, const char *obj)
 {
 	const struct raw *r = &ts->raws[e->entry_raw];
-	char *text = NULL;
+	char *text = NULL, nr[64] = "";
 	int n;
 
+	if (r->via_syscall)
+		snprintf(nr, sizeof(nr), " && arg1 == %ld",
+			 engine_syscall_number(ts->flat[e->flat].op->func));
 	if (r->context)
-		n = asprintf(&text, "enter(%s)%s && caller == 0x%" PRIx64 " && in(%s)",
-			     ts->flat[e->flat].op->func, obj, r->caller, r->context);
+		n = asprintf(&text, "enter(%s)%s%s && caller == 0x%" PRIx64 " && in(%s)",
+			     call_name(ts, e), nr, obj, r->caller, r->context);
 	else
-		n = asprintf(&text, "enter(%s)%s && caller == 0x%" PRIx64,
-			     ts->flat[e->flat].op->func, obj, r->caller);
+		n = asprintf(&text, "enter(%s)%s%s && caller == 0x%" PRIx64, call_name(ts, e), nr,
+			     obj, r->caller);
 	return n < 0 ? NULL : text;
 }
 
@@ -1359,12 +1454,12 @@ static void schedule_body(struct ts *ts, const struct candidate *c, const char *
 
 	if (limit_first)
 		fprintf(f, "\trun %s until return(%s)   # the object changes state\n", b,
-			ts->flat[sub->flat].op->func);
+			call_name(ts, sub));
 	if (lop->ok && !by_owner) {
 		fprintf(f,
 			"\trun %s until return(%s)   # the limited call, the object in a state "
 			"that forbids it\n%s\tassert ",
-			lvar, lop->func, AFTER_BUG);
+			lvar, call_name(ts, limit), AFTER_BUG);
 		ok_condition(lop->ok, lvar, f);
 		fputs("   # did the call itself see it?\n", f);
 		return;
@@ -1509,7 +1604,7 @@ static int64_t replay_ms(const struct ts *ts)
 
 /* One candidate: 1 if the bug manifested, 0 if not, -1 on error. */
 static int attempt(struct ts *ts, const struct candidate *cand, char *const argv[], int bugs, int k,
-		   int pre, int sub)
+		   int nth, struct instance in)
 {
 	struct candidate one = *cand, *c = &one;
 	char name[64], *text, *path, *logpath, *log;
@@ -1517,12 +1612,18 @@ static int attempt(struct ts *ts, const struct candidate *cand, char *const argv
 	FILE *report;
 	int outcome;
 
-	one.pre = pre;
-	one.sub = sub;
+	one.pre = in.pre;
+	one.sub = in.sub;
 	snprintf(name, sizeof(name), "bug-%d.sched", bugs + 1);
 	text = attempt_schedule(ts, c, argv, name, attempt_ms(ts));
-	path = path_in(ts, "attempt-%d%s.sched", k, pre == cand->pre ? "" : "-first");
-	logpath = path_in(ts, "attempt-%d%s.log", k, pre == cand->pre ? "" : "-first");
+	/* attempt-K.sched, then attempt-K.2.sched for its second instance... */
+	if (nth) {
+		path = path_in(ts, "attempt-%d.%d.sched", k, nth + 1);
+		logpath = path_in(ts, "attempt-%d.%d.log", k, nth + 1);
+	} else {
+		path = path_in(ts, "attempt-%d.sched", k);
+		logpath = path_in(ts, "attempt-%d.log", k);
+	}
 	if (!text || !path || !logpath || write_text(path, text, ts->err, sizeof(ts->err)) < 0) {
 		outcome = -1;
 		goto out;
@@ -1555,6 +1656,71 @@ out:
 	return outcome == OUTCOME_BUG;
 }
 
+static bool same_stacks(const struct ts *ts, struct instance a, struct instance b)
+{
+	const struct raw *ap = &ts->raws[ts->evs[a.pre].entry_raw],
+			 *as = &ts->raws[ts->evs[a.sub].entry_raw],
+			 *bp = &ts->raws[ts->evs[b.pre].entry_raw],
+			 *bs = &ts->raws[ts->evs[b.sub].entry_raw];
+
+	return ap->caller == bp->caller && as->caller == bs->caller &&
+	       strcmp(ap->stack ? ap->stack : "", bp->stack ? bp->stack : "") == 0 &&
+	       strcmp(as->stack ? as->stack : "", bs->stack ? bs->stack : "") == 0;
+}
+
+static bool picked(const struct instance *out, int n, struct instance in)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (out[i].pre == in.pre && out[i].sub == in.sub)
+			return true;
+	return false;
+}
+
+/* The instances of c worth a re-execution, at most max, into out: the
+ * latest of each distinct pair of call stacks (where the two calls were
+ * made from), latest first (the one nearest the other event: earlier ones
+ * tend to be ordered by something the profile did not see), then the
+ * first instance (2ndStrike goes on looking for the preceding event after
+ * a timeout; the schedule matches an instance by its number in its
+ * thread).  Returns how many. */
+static int pick_instances(const struct ts *ts, const struct candidate *c, struct instance *out,
+			  int max)
+{
+	int i, j, n = 0;
+
+	for (i = c->count - 1; i >= 0 && n < max; i--) {
+		for (j = 0; j < n && !same_stacks(ts, out[j], c->inst[i]); j++)
+			;
+		if (j == n)
+			out[n++] = c->inst[i];
+	}
+	if (n < max && !picked(out, n, c->inst[0]))
+		out[n++] = c->inst[0];
+	return n;
+}
+
+/* Re-execute c once per instance pick_instances gives, until one
+ * manifests: 1, 0, or -1 on an error. */
+static int attempt_instances(struct ts *ts, const struct candidate *c, char *const argv[], int bugs,
+			     int k)
+{
+	int max = ts->o->instances > 0 ? ts->o->instances : DEFAULT_INSTANCES;
+	struct instance *pick = malloc(sizeof(*pick) * (size_t)max);
+	int i, n, rc = 0;
+
+	if (!pick) {
+		snprintf(ts->err, sizeof(ts->err), "out of memory");
+		return -1;
+	}
+	n = pick_instances(ts, c, pick, max);
+	for (i = 0; i < n && rc == 0 && !engine_stop_signal(); i++)
+		rc = attempt(ts, c, argv, bugs, k, i, pick[i]);
+	free(pick);
+	return rc;
+}
+
 static int reexecute(struct ts *ts, char *const argv[])
 {
 	int i, tried = 0, bugs = 0, pruned = 0, rc;
@@ -1571,9 +1737,7 @@ static int reexecute(struct ts *ts, char *const argv[])
 			break;
 		tried++;
 		t0 = engine_now_ms();
-		rc = attempt(ts, c, argv, bugs, i + 1, c->pre, c->sub);
-		if (rc == 0 && c->first_pre != c->pre)
-			rc = attempt(ts, c, argv, bugs, i + 1, c->first_pre, c->first_sub);
+		rc = attempt_instances(ts, c, argv, bugs, i + 1);
 		if (rc < 0)
 			return -1;
 		if (engine_stop_signal()) {
@@ -1628,8 +1792,10 @@ static void ts_free(struct ts *ts)
 		free(ts->evs[i].vc);
 		free(ts->evs[i].weak_vc);
 	}
-	for (i = 0; i < ts->ncands; i++)
+	for (i = 0; i < ts->ncands; i++) {
 		free(ts->cands[i].key);
+		free(ts->cands[i].inst);
+	}
 	for (i = 0; i < ts->nhistory; i++)
 		free(ts->history[i]);
 	free(ts->history);
@@ -1660,7 +1826,8 @@ static void list_profile(struct ts *ts)
 			r->args[0], r->args[1]);
 		if (r->ret)
 			fprintf(f, " = 0x%" PRIx64, r->retval);
-		fprintf(f, "\tfs=0x%" PRIx64 "\t%s\n", r->tls, r->where);
+		fprintf(f, "%s\tfs=0x%" PRIx64 "\t%s\n", r->via_syscall ? " via syscall()" : "",
+			r->tls, r->where);
 	}
 	if (f)
 		fclose(f);

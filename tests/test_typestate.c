@@ -119,7 +119,7 @@ Test(typestate, lock_destroyed_while_held)
 	char *dir = h_temp_dir();
 	const char *args[] = {"--model", "lock", "--timeout", "2s", "--runs", "2"};
 	struct h_result r =
-	    typestate(dir, args, 6, (const char *const[]){"samples/lockpair/lockpair", NULL});
+	    typestate(dir, args, 6, (const char *const[]){"samples/lockheld/lockheld", NULL});
 	char *txt;
 
 	expect_bug(dir, &r, "pthread_mutex_destroy", "pthread_mutex_unlock", "HELD");
@@ -127,6 +127,32 @@ Test(typestate, lock_destroyed_while_held)
 	cr_assert(strstr(txt, "!= 16"), "%s", txt); /* EBUSY failed the model's ok */
 	cr_assert(strstr(txt, "held by p1.t2"), "%s", txt);
 	h_free(txt);
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
+
+/* A close made by a raw system call, syscall(SYS_close, fd), which libc's
+ * close() never sees: the profile taps libc's syscall() too (the file
+ * model names system calls), and the re-execution holds the reader until
+ * that call has closed the descriptor. */
+Test(typestate, raw_syscall_close)
+{
+	char *dir = h_temp_dir();
+	const char *args[] = {"--model", "file", "--timeout", "2s"};
+	struct h_result r = typestate(
+	    dir, args, 4, (const char *const[]){"samples/fdclose/fdclose", "--raw", NULL});
+	char *profile = h_read_file(h_fmt("%s/profile.txt", dir), NULL);
+	char *sched;
+
+	cr_assert(strstr(profile, "close(0x3, ") && strstr(profile, " via syscall()"), "%s",
+		  profile);
+	expect_bug(dir, &r, "read", "close", "CLOSED");
+	sched = h_read_file(h_fmt("%s/bug-1.sched", dir), NULL);
+	cr_assert(strstr(sched, "enter(syscall) && arg1 == 3 && (arg2 & 0xffffffff) == 3"), "%s",
+		  sched);
+	cr_assert(strstr(sched, "fdclose --raw"), "%s", sched);
+	h_free(sched);
+	h_free(profile);
 	h_result_free(&r);
 	h_remove_tree(dir);
 }
@@ -140,7 +166,7 @@ Test(typestate, failed_transit_moves_nothing)
 	char *dir = h_temp_dir();
 	const char *args[] = {"--model", "lock", "--timeout", "1s"};
 	struct h_result r = typestate(
-	    dir, args, 4, (const char *const[]){"samples/lockpair/lockpair", "--busy", NULL});
+	    dir, args, 4, (const char *const[]){"samples/lockheld/lockheld", "--busy", NULL});
 	char *cands = h_read_file(h_fmt("%s/candidates.txt", dir), NULL);
 	char *profile = h_read_file(h_fmt("%s/profile.txt", dir), NULL);
 
@@ -155,13 +181,50 @@ Test(typestate, failed_transit_moves_nothing)
 	h_remove_tree(dir);
 }
 
+/* One candidate, three instances from two call stacks (path_a twice,
+ * path_b once; an unseen atomic flag keeps every attempt from
+ * manifesting): re-executed once per instance that matters, the latest of
+ * each stack then the first, each matched by its instance number; with
+ * --instances 1 only the latest. */
+Test(typestate, instances_per_call_stack)
+{
+	static const char *const prog[] = {"tests/fixtures/tsinstances", NULL};
+	char *dir = h_temp_dir(), *one = h_fmt("%s/one", dir);
+	const char *args[] = {"--model", "memory", "--timeout", "1s", "--runs", "1"};
+	const char *args1[] = {"--model", "memory", "--timeout",   "1s",
+			       "--runs",  "1",	    "--instances", "1"};
+	struct h_result r = typestate(dir, args, 6, prog), r1;
+	char *a[3];
+	int i;
+
+	cr_assert_eq(r.code, 0, "exit %d\n%s", r.code, r.err);
+	a[0] = h_read_file(h_fmt("%s/attempt-1.sched", dir), NULL);
+	a[1] = h_read_file(h_fmt("%s/attempt-1.2.sched", dir), NULL);
+	a[2] = h_read_file(h_fmt("%s/attempt-1.3.sched", dir), NULL);
+	for (i = 0; i < 3; i++)
+		cr_assert_not_null(a[i], "attempt %d missing:\n%s", i + 1, r.err);
+	cr_assert(strstr(a[0], "\nrepeat 2 {"), "%s", a[0]); /* path_b's */
+	cr_assert(strstr(a[1], "\nrepeat 1 {"), "%s", a[1]); /* path_a's latest */
+	cr_assert(!strstr(a[2], "\nrepeat "), "%s", a[2]);   /* the first */
+	cr_assert(!exists(h_fmt("%s/attempt-1.4.sched", dir)));
+	r1 = typestate(one, args1, 8, prog);
+	cr_assert_eq(r1.code, 0, "exit %d\n%s", r1.code, r1.err);
+	cr_assert(exists(h_fmt("%s/attempt-1.sched", one)));
+	cr_assert(!exists(h_fmt("%s/attempt-1.2.sched", one)));
+	for (i = 0; i < 3; i++)
+		h_free(a[i]);
+	h_result_free(&r);
+	h_result_free(&r1);
+	h_remove_tree(dir);
+}
+
 /* Join before destroy or free: happens-before orders every use first. */
 Test(typestate, synchronised_controls_report_nothing)
 {
 	static const char *const progs[][3] = {
 	    {"samples/lockdestroy/lockdestroy", "--fixed", NULL},
 	    {"samples/heapuse/heapuse", "--fixed", NULL},
-	    {"samples/lockpair/lockpair", "--fixed", NULL},
+	    {"samples/lockheld/lockheld", "--fixed", NULL},
 	};
 	size_t i;
 

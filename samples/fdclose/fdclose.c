@@ -12,6 +12,10 @@
  * aborts.  (In a real program the number may already belong to a file
  * opened in between, and the read() would silently consume someone else's
  * data.)  samples/fdclose/use-after-close.sched forces that order.
+ *
+ * --raw: the owner closes by a raw system call, syscall(SYS_close, fd),
+ * which libc's close() never sees (typestate's file model sees it through
+ * libc's syscall()).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -19,13 +23,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 static const char message[] = "hello, reader\n";
 #define TOTAL ((int)sizeof(message) - 1)
 
-static int fd; /* read end of the pipe */
+static int fd;	 /* read end of the pipe */
+static bool raw; /* --raw */
 static int received;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t arrived = PTHREAD_COND_INITIALIZER;
@@ -81,11 +87,14 @@ static void *owner(void *arg)
 			pthread_cond_timedwait(&arrived, &lock, &until);
 		pthread_mutex_unlock(&lock);
 	}
-	close(fd); /* BUG: the reader may still be about to read() */
+	if (raw)
+		syscall(SYS_close, fd); /* the same, past libc's close() */
+	else
+		close(fd); /* BUG: the reader may still be about to read() */
 	return NULL;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	int p[2];
 	pthread_t r, c;
@@ -102,6 +111,7 @@ int main(void)
 	}
 	close(p[1]);
 	fd = p[0];
+	raw = argc > 1 && strcmp(argv[1], "--raw") == 0;
 	pthread_create(&r, NULL, reader, NULL);
 	pthread_create(&c, NULL, owner, NULL);
 	pthread_join(r, NULL);

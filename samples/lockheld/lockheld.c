@@ -1,5 +1,5 @@
 /*
- * lockpair: lock/unlock pairing on a mutex (typestate's lock model: a lock
+ * lockheld: lock/unlock pairing on a mutex (typestate's lock model: a lock
  * is HELD by the thread that took it).
  *
  * Default: a worker takes the job mutex, says "done" through a condition
