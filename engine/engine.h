@@ -218,12 +218,22 @@ struct engine_access {
 	uint64_t addr;
 	bool read, write; /* a read-modify-write is both */
 };
+/* A step made without a choice (one thread could go): the thread's id
+ * and the access it made first. */
+struct engine_step {
+	int id;
+	struct engine_access access;
+};
 struct engine_choice {
 	int n;
 	const int *ids;
 	int current;
 	int current_var;
 	const struct engine_access *access;
+	/* serialized runs: the steps made without a choice since the last
+	 * one, in order (ib counts their reads and writes); else NULL, 0 */
+	const struct engine_step *forced;
+	int nforced;
 	/* engine_serial.describe only (else NULL): every thread's stable
 	 * name by id ("p1.t3"), and where the thread that ran last stopped,
 	 * as the recorded schedule writes it ("at(worker+0x1c)",

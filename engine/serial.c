@@ -165,7 +165,9 @@ struct serial {
 	struct engine_access *access; /* [options]: each one's next access */
 	struct serial_vars *vars;     /* current_var, and profiling's variables */
 	const char **names;	      /* cfg->describe: [nthreads], by id */
-	char where[160];	      /* cfg->describe: where the last step stopped */
+	struct engine_step *forced;   /* steps without a choice since the last */
+	int nforced, forced_cap;
+	char where[160]; /* cfg->describe: where the last step stopped */
 };
 
 static int thread_index(struct serial *s, struct tr_thread *th)
@@ -910,6 +912,20 @@ static int describe_threads(struct serial *s, struct engine_choice *c)
 	return 0;
 }
 
+/* The one enabled thread goes, unasked; the next choice tells its step
+ * (ib counts the reads and writes of every step). */
+static int forced_step(struct serial *s)
+{
+	int i = s->options[0];
+
+	if (vec_reserve(&s->forced, &s->forced_cap, s->nforced, sizeof(*s->forced)) < 0) {
+		report_outcome(s->r, OUTCOME_ERROR, "out of memory");
+		return -1;
+	}
+	s->forced[s->nforced++] = (struct engine_step){i, next_access(s, i)};
+	return i;
+}
+
 /* Which enabled thread goes next: -1 when the run is over. */
 static int pick(struct serial *s)
 {
@@ -936,14 +952,17 @@ static int pick(struct serial *s)
 		return -1;
 	}
 	if (n == 1 && !s->cfg->describe)
-		return s->options[0];
+		return forced_step(s);
 	for (k = 0; k < n; k++)
 		s->access[k] = next_access(s, s->options[k]);
 	struct engine_choice c = {.n = n,
 				  .ids = s->ids,
 				  .current = s->cur,
 				  .current_var = current_var(s),
-				  .access = s->access};
+				  .access = s->access,
+				  .forced = s->forced,
+				  .nforced = s->nforced};
+	s->nforced = 0; /* told */
 	if (s->cfg->describe && describe_threads(s, &c) < 0) {
 		report_outcome(s->r, OUTCOME_ERROR, "out of memory");
 		return -1;
@@ -970,6 +989,7 @@ static void free_serial(struct serial *s)
 	free(s->access);
 	svars_free(s->vars);
 	free(s->names);
+	free(s->forced);
 }
 
 static enum flow serial_search(struct run *r, struct engine_serial *cfg)

@@ -38,8 +38,6 @@ struct entry {
 	bool can_continue; /* the thread that ran last is an option; any other
 			    * option preempts it */
 	bool forced;	   /* vb: no preemption allowed here: only option 0 */
-	int nfree;	   /* ib: options 0 .. free-1 cost nothing, the rest
-			    * one interference each */
 };
 
 struct trace {
@@ -51,9 +49,8 @@ struct trace {
 	bool split_first;	   /* shards take every nshards-th option of the
 				    * first real choice */
 	int preemption_bound;	   /* -1: preemptions are not counted */
-	bool delay_cost;	   /* idb: option k costs k (delays), not a
+	bool delay_cost;	   /* idb, ib: option k costs k (delays), not a
 				    * preemption */
-	bool interference_cost;	   /* ib: options from entry.nfree on cost one */
 	int max_bound;		   /* iterative bounding stops above it; -1: never */
 	bool bound_met;		   /* an option was left out for the bound
 				    * (iterative bounding: a higher one has more) */

@@ -84,6 +84,9 @@ struct search_point {
 	/* [n]: the access each option makes first (engine_choice's; ib);
 	 * NULL: not known */
 	const struct engine_access *access;
+	/* the steps made without a choice since the last one (ib) */
+	const struct engine_step *forced;
+	int nforced;
 };
 
 /*
