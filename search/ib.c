@@ -29,8 +29,8 @@
  * only in the order of steps that take nothing from each other, which
  * changes nothing a thread can see.  So the order of a choice's options
  * says what the choice does to the flow of data: first the default (the
- * thread that ran last, if it can go on and does not interfere, else the
- * next free thread in round-robin order: no new data flows), then the
+ * thread that ran last, if it can go on within the bound, else the next
+ * free thread in round-robin order), then the
  * options that read another thread's write (each one interference, in
  * round-robin order), then the other switches (they may let a write be
  * read later).  Taking option r of that order costs r *deviations*, and
@@ -127,7 +127,7 @@ static int order_options(struct search *s, struct ib *b, const struct search_poi
 	}
 	if (nfree == 0) /* every option interferes: no choice of data */
 		return append_rotation(b, p, 0, true, taken);
-	if (at >= 0 && !interferes(b, p, at)) {
+	if (at >= 0 && (!interferes(b, p, at) || b->interferences < s->cfg.param[0])) {
 		b->order[n++] = at;
 		taken[at] = true;
 	} else {
