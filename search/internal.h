@@ -14,6 +14,11 @@
  *   varset.c   sets of watched variables (vb, pctvb)
  *   priority.c thread priorities, drawn lazily (pct, pctvb, vb:V:T)
  *   tbound.c   the thread-bounding permutations of vb:V:T (004, section 4)
+ *   frontier.c iterative bounding that never runs a schedule twice (ipb,
+ *              idb, ib)
+ *   interfere.c  the last writer of each address: reads of another
+ *              thread's write (ib, bugstats.c)
+ *   bugstats.c bug-N.txt's numbers, on a replay of the written schedule
  */
 #ifndef CCTRACE_SEARCH_INTERNAL_H
 #define CCTRACE_SEARCH_INTERNAL_H
