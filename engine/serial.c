@@ -471,12 +471,29 @@ static bool sync_has_object(int sync)
 	return false;
 }
 
+static bool is_exit(int sync)
+{
+	return !strcmp(sync_fns[sync].name, "exit") || !strcmp(sync_fns[sync].name, "_exit");
+}
+
+static bool another_alive(struct serial *s, struct tr_thread *th)
+{
+	int i;
+
+	for (i = 0; i < s->nthreads; i++)
+		if (s->threads[i].th != th && !tracer_thread_exited(s->threads[i].th))
+			return true;
+	return false;
+}
+
 /* A synchronisation function's object, as a write: a lock two threads
  * take is a shared variable (vb, pctvb), but not an access point. */
 static void profile_sync_hit(struct serial *s, struct tr_thread *th, uint64_t pc, int sync)
 {
 	uint64_t obj = tracer_regs(th)->rdi;
 
+	if (is_exit(sync) && another_alive(s, th))
+		svars_exit(s->vars, true);
 	if (!sync_has_object(sync) || !obj)
 		return;
 	if (s->nhits == s->hits_cap) {
@@ -889,6 +906,8 @@ static int current_var(struct serial *s)
 	if (tracer_thread_exited(st->th) || !tracer_thread_held(st->th) || pc != st->last_pc)
 		return -1;
 	sync = sync_of(s, pc);
+	if (sync >= 0 && is_exit(sync))
+		return svars_exit(s->vars, false);
 	if (sync >= 0)
 		return sync_has_object(sync) ? svars_var_at(s->vars, pc, tracer_regs(st->th)->rdi)
 					     : -1;
