@@ -301,8 +301,8 @@ struct engine_serial {
 	struct engine_var_point *var_points;
 	size_t nvar_points;
 	/* ask choose after every step, even with one option, with
-	 * thread_names and current_where (following a schedule: bug
-	 * statistics, search/bugstats.c) */
+	 * thread_names and current_where, and leave no spinning thread out
+	 * (following a schedule: bug statistics, search/bugstats.c) */
 	bool describe;
 };
 

@@ -813,8 +813,9 @@ static int collect_options(struct serial *s)
 	for (i = 0; i < s->nthreads; i++)
 		if (enabled(s, &s->threads[i]))
 			s->options[n++] = i;
-	/* a yielding or spinning thread gives way to the others */
-	for (i = 0; i < n; i++)
+	/* a yielding or spinning thread gives way to the others (not when
+	 * following a schedule: its lines say who runs) */
+	for (i = 0; i < n && !s->cfg->describe; i++)
 		if (!s->threads[s->options[i]].yielding)
 			s->options[fair++] = s->options[i];
 	if (fair > 0 && fair < n)
