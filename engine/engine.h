@@ -218,12 +218,22 @@ struct engine_access {
 	uint64_t addr;
 	bool read, write; /* a read-modify-write is both */
 };
+/* A step made without a choice (one thread could go): the thread's id
+ * and the access it made first. */
+struct engine_step {
+	int id;
+	struct engine_access access;
+};
 struct engine_choice {
 	int n;
 	const int *ids;
 	int current;
 	int current_var;
 	const struct engine_access *access;
+	/* serialized runs: the steps made without a choice since the last
+	 * one, in order (ib counts their reads and writes); else NULL, 0 */
+	const struct engine_step *forced;
+	int nforced;
 	/* engine_serial.describe only (else NULL): every thread's stable
 	 * name by id ("p1.t3"), and where the thread that ran last stopped,
 	 * as the recorded schedule writes it ("at(worker+0x1c)",
@@ -291,8 +301,8 @@ struct engine_serial {
 	struct engine_var_point *var_points;
 	size_t nvar_points;
 	/* ask choose after every step, even with one option, with
-	 * thread_names and current_where (following a schedule: bug
-	 * statistics, search/bugstats.c) */
+	 * thread_names and current_where, and leave no spinning thread out
+	 * (following a schedule: bug statistics, search/bugstats.c) */
 	bool describe;
 };
 

@@ -297,6 +297,8 @@ int svars_break(struct serial_vars *v, struct run *r, struct tr_thread *th, uint
 int svars_key(struct serial_vars *v, uint64_t addr);
 /* Profiling: the variable of key is shared, and pc touched it; -1 ENOMEM. */
 int svars_add_shared(struct serial_vars *v, int key, uint64_t pc);
+/* The "exit" variable (the process's end), added if profiling; -1: none. */
+int svars_exit(struct serial_vars *v, bool profiling);
 /* The variable (index in cfg->vars) of an access by pc to addr (0:
  * unknown), -1 if none. */
 int svars_var_at(struct serial_vars *v, uint64_t pc, uint64_t addr);

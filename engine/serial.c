@@ -165,7 +165,9 @@ struct serial {
 	struct engine_access *access; /* [options]: each one's next access */
 	struct serial_vars *vars;     /* current_var, and profiling's variables */
 	const char **names;	      /* cfg->describe: [nthreads], by id */
-	char where[160];	      /* cfg->describe: where the last step stopped */
+	struct engine_step *forced;   /* steps without a choice since the last */
+	int nforced, forced_cap;
+	char where[160]; /* cfg->describe: where the last step stopped */
 };
 
 static int thread_index(struct serial *s, struct tr_thread *th)
@@ -469,12 +471,29 @@ static bool sync_has_object(int sync)
 	return false;
 }
 
+static bool is_exit(int sync)
+{
+	return !strcmp(sync_fns[sync].name, "exit") || !strcmp(sync_fns[sync].name, "_exit");
+}
+
+static bool another_alive(struct serial *s, struct tr_thread *th)
+{
+	int i;
+
+	for (i = 0; i < s->nthreads; i++)
+		if (s->threads[i].th != th && !tracer_thread_exited(s->threads[i].th))
+			return true;
+	return false;
+}
+
 /* A synchronisation function's object, as a write: a lock two threads
  * take is a shared variable (vb, pctvb), but not an access point. */
 static void profile_sync_hit(struct serial *s, struct tr_thread *th, uint64_t pc, int sync)
 {
 	uint64_t obj = tracer_regs(th)->rdi;
 
+	if (is_exit(sync) && another_alive(s, th))
+		svars_exit(s->vars, true);
 	if (!sync_has_object(sync) || !obj)
 		return;
 	if (s->nhits == s->hits_cap) {
@@ -794,8 +813,9 @@ static int collect_options(struct serial *s)
 	for (i = 0; i < s->nthreads; i++)
 		if (enabled(s, &s->threads[i]))
 			s->options[n++] = i;
-	/* a yielding or spinning thread gives way to the others */
-	for (i = 0; i < n; i++)
+	/* a yielding or spinning thread gives way to the others (not when
+	 * following a schedule: its lines say who runs) */
+	for (i = 0; i < n && !s->cfg->describe; i++)
 		if (!s->threads[s->options[i]].yielding)
 			s->options[fair++] = s->options[i];
 	if (fair > 0 && fair < n)
@@ -887,6 +907,8 @@ static int current_var(struct serial *s)
 	if (tracer_thread_exited(st->th) || !tracer_thread_held(st->th) || pc != st->last_pc)
 		return -1;
 	sync = sync_of(s, pc);
+	if (sync >= 0 && is_exit(sync))
+		return svars_exit(s->vars, false);
 	if (sync >= 0)
 		return sync_has_object(sync) ? svars_var_at(s->vars, pc, tracer_regs(st->th)->rdi)
 					     : -1;
@@ -908,6 +930,20 @@ static int describe_threads(struct serial *s, struct engine_choice *c)
 	c->thread_names = names;
 	c->current_where = s->cur >= 0 ? s->where : NULL;
 	return 0;
+}
+
+/* The one enabled thread goes, unasked; the next choice tells its step
+ * (ib counts the reads and writes of every step). */
+static int forced_step(struct serial *s)
+{
+	int i = s->options[0];
+
+	if (vec_reserve(&s->forced, &s->forced_cap, s->nforced, sizeof(*s->forced)) < 0) {
+		report_outcome(s->r, OUTCOME_ERROR, "out of memory");
+		return -1;
+	}
+	s->forced[s->nforced++] = (struct engine_step){i, next_access(s, i)};
+	return i;
 }
 
 /* Which enabled thread goes next: -1 when the run is over. */
@@ -936,14 +972,17 @@ static int pick(struct serial *s)
 		return -1;
 	}
 	if (n == 1 && !s->cfg->describe)
-		return s->options[0];
+		return forced_step(s);
 	for (k = 0; k < n; k++)
 		s->access[k] = next_access(s, s->options[k]);
 	struct engine_choice c = {.n = n,
 				  .ids = s->ids,
 				  .current = s->cur,
 				  .current_var = current_var(s),
-				  .access = s->access};
+				  .access = s->access,
+				  .forced = s->forced,
+				  .nforced = s->nforced};
+	s->nforced = 0; /* told */
 	if (s->cfg->describe && describe_threads(s, &c) < 0) {
 		report_outcome(s->r, OUTCOME_ERROR, "out of memory");
 		return -1;
@@ -970,6 +1009,7 @@ static void free_serial(struct serial *s)
 	free(s->access);
 	svars_free(s->vars);
 	free(s->names);
+	free(s->forced);
 }
 
 static enum flow serial_search(struct run *r, struct engine_serial *cfg)

@@ -12,7 +12,11 @@
  *     one line of code makes play the one role);
  *   - the synchronisation objects the pthread functions are given (their
  *     first argument), as a global or a heap object like any other: a
- *     preemption at a lock is one at that lock.
+ *     preemption at a lock is one at that lock;
+ *   - "exit", the process's end, when profiling saw a thread call exit
+ *     while another was alive: whether the others run before a main that
+ *     returns without joining is a choice about shared state (all of it),
+ *     and without a variable there vb could never let them (account_bad).
  * Profiling runs (engine_serial.profile) plant breakpoints on the entries
  * of the allocation functions; at an entry the size and the return address
  * are noted, a breakpoint goes on the return address, and there the block
@@ -315,6 +319,24 @@ int svars_add_shared(struct serial_vars *v, int key_index, uint64_t pc)
 		cfg->vars[cfg->nvars++] = *key;
 	}
 	return key->site ? add_var_point(cfg, pc, i) : 0;
+}
+
+#define EXIT_SITE 1 /* the "exit" variable's site: no call returns to 1 */
+
+int svars_exit(struct serial_vars *v, bool profiling)
+{
+	struct engine_var var = {.name = "exit", .site = EXIT_SITE};
+	size_t i;
+
+	for (i = 0; i < v->cfg->nvars; i++)
+		if (v->cfg->vars[i].site == EXIT_SITE)
+			return (int)i;
+	if (!profiling)
+		return -1;
+	if (grow(&v->cfg->vars, v->cfg->nvars, sizeof(*v->cfg->vars)) < 0)
+		return -1;
+	v->cfg->vars[v->cfg->nvars] = var;
+	return (int)v->cfg->nvars++;
 }
 
 int svars_var_at(struct serial_vars *v, uint64_t pc, uint64_t addr)

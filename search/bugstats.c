@@ -9,8 +9,9 @@
  * it, at how many variables it preempts, how many reads see another
  * thread's write.  They depend on which threads were enabled at each
  * step, so the schedule is replayed, not read: one serialized run
- * (engine/serial.c in describe mode, which asks after every step and says
- * where the step stopped) that follows the schedule's lines: line `run T
+ * (engine/serial.c in describe mode, which asks after every step, says
+ * where the step stopped, and leaves no spinning thread out, as `cctrace
+ * run` does not) that follows the schedule's lines: line `run T
  * until P` (P passed N times with `repeat N`) chooses T until T has stopped
  * at P N times.  Every choice along the lines is counted:
  *   - a preemption: the chosen thread is not the one that ran last, which

@@ -54,8 +54,8 @@ static void free_run(struct one_run *o)
 static int choose_by_search(void *ctx, const struct engine_choice *c)
 {
 	_Static_assert(SEARCH_ABANDON == ENGINE_CHOICE_ABANDON, "one answer for 'not this run'");
-	return search_choose(
-	    ctx, &(struct search_point){c->n, c->ids, c->current, c->current_var, c->access});
+	return search_choose(ctx, &(struct search_point){c->n, c->ids, c->current, c->current_var,
+							 c->access, c->forced, c->nforced});
 }
 
 static int execute_once(struct policy *pol, char *const argv[], const struct engine_options *opt,

@@ -26,7 +26,12 @@
  * shard.
  *
  * Memory.  Items share snapshots of the trace (a stem): one snapshot per
- * trace from which items were recorded, freed with its last item.
+ * trace from which items were recorded, freed with its last item.  So a
+ * bound holds about one entry (20 bytes) per choice of each of its runs
+ * that left an option out, and one item (24 bytes) per option left out:
+ * a bound-1 run of 10,000 choices adds about 0.4 MB for bound 2.  That
+ * is the price of never running a schedule twice; it grows, with no
+ * limit, as the search does.
  */
 #include "search/internal.h"
 

@@ -14,6 +14,11 @@
  *   varset.c   sets of watched variables (vb, pctvb)
  *   priority.c thread priorities, drawn lazily (pct, pctvb, vb:V:T)
  *   tbound.c   the thread-bounding permutations of vb:V:T (004, section 4)
+ *   frontier.c iterative bounding that never runs a schedule twice (ipb,
+ *              idb, ib)
+ *   interfere.c  the last writer of each address: reads of another
+ *              thread's write (ib, bugstats.c)
+ *   bugstats.c bug-N.txt's numbers, on a replay of the written schedule
  */
 #ifndef CCTRACE_SEARCH_INTERNAL_H
 #define CCTRACE_SEARCH_INTERNAL_H
@@ -38,8 +43,6 @@ struct entry {
 	bool can_continue; /* the thread that ran last is an option; any other
 			    * option preempts it */
 	bool forced;	   /* vb: no preemption allowed here: only option 0 */
-	int nfree;	   /* ib: options 0 .. free-1 cost nothing, the rest
-			    * one interference each */
 };
 
 struct trace {
@@ -51,9 +54,8 @@ struct trace {
 	bool split_first;	   /* shards take every nshards-th option of the
 				    * first real choice */
 	int preemption_bound;	   /* -1: preemptions are not counted */
-	bool delay_cost;	   /* idb: option k costs k (delays), not a
+	bool delay_cost;	   /* idb, ib: option k costs k (delays), not a
 				    * preemption */
-	bool interference_cost;	   /* ib: options from entry.nfree on cost one */
 	int max_bound;		   /* iterative bounding stops above it; -1: never */
 	bool bound_met;		   /* an option was left out for the bound
 				    * (iterative bounding: a higher one has more) */

@@ -3,8 +3,9 @@
  * pctvb:D:V strategy).
  *
  * Each run first draws a set S of V of the schedule's watched variables
- * (selection sampling: every set equally likely; all of them if there are
- * fewer), then its D-1 change points among the pairs (q, j), q in S, j up
+ * (under `cctrace test`, those profiling found: see vb.c) by selection
+ * sampling (every set equally likely; all of them if there are fewer),
+ * then its D-1 change points among the pairs (q, j), q in S, j up
  * to k_q, where k_q is the most choice points after an access to q seen in
  * any run so far: the paper's profiling runs are simply the first runs,
  * and the very first run only profiles (nothing is known yet, so it draws

@@ -34,8 +34,9 @@
  *   pctvb:D:V  PCT with variable bounding (004, section 3)          pctvb.c
  *   ipb        iterative preemption bounding: cb:0, then cb:1, ...   ipb.c
  *   idb        iterative delay bounding over round robin            idb.c
- *   ib:K       interference bounding (003): 0, 1, .. K reads that
- *              see another thread's write                           ib.c
+ *   ib:K       interference bounding (003): at most K chosen reads
+ *              that see another thread's write, by deviations from
+ *              round robin                                          ib.c
  * Sharding: N shards of one search cover exactly the runs of the search
  * unsharded, each run in one shard.  How a strategy splits its space is its
  * own business, stated in its file.
@@ -84,6 +85,9 @@ struct search_point {
 	/* [n]: the access each option makes first (engine_choice's; ib);
 	 * NULL: not known */
 	const struct engine_access *access;
+	/* the steps made without a choice since the last one (ib) */
+	const struct engine_step *forced;
+	int nforced;
 };
 
 /*

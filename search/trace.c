@@ -91,8 +91,6 @@ static int option_cost(const struct trace *t, const struct entry *e, int k)
 {
 	if (t->delay_cost)
 		return k;
-	if (t->interference_cost)
-		return k >= e->nfree ? 1 : 0;
 	return e->can_continue && k > 0 ? 1 : 0;
 }
 

@@ -12,7 +12,11 @@
  * are relative to the thread that ran last, as cb's, and preemptions are
  * counted by trace.c.  A choice among values is searched like any other.
  * Without watched variables there is nothing to preempt at: one set, the
- * empty one.
+ * empty one.  The variables are the schedule's watched ones, or under
+ * `cctrace test` those profiling found (engine/serialvars.c: globals, heap
+ * objects by allocation site, synchronisation objects, the process's
+ * exit); p->current_var says which one the thread that ran last is held
+ * at.
  *
  * vb:V:T: the same sets, but the thread that runs is chosen by strict
  * priorities from permutations drawn for thread bound T (tbound.c), and

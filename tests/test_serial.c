@@ -104,7 +104,7 @@ Test(serial, check_then_act)
 	expect_found("tests/fixtures/seratomic", 30, "ABRT");
 }
 
-/* The iterative bounds (ipb: 5 runs, idb: 4 on sercounter; 10 and 8 on
+/* The iterative bounds (ipb: 4 runs, idb: 4 on sercounter; 9 and 7 on
  * serdeadlock, measured) find both bugs with their first preemption or
  * delay.  g_strategy stays set: each test runs in a process of its own. */
 Test(serial, ipb_finds_a_lost_update)
@@ -119,8 +119,8 @@ Test(serial, idb_finds_a_lock_order_deadlock)
 	expect_found("tests/fixtures/serdeadlock", 40, "deadlock");
 }
 
-/* ib:3 finds the lost update in 5 runs (measured): the step whose read
- * sees the other thread's increment is its one interference. */
+/* ib:3 finds the lost update in 3 runs (measured): one deviation from
+ * round robin, the step whose read sees the other thread's increment. */
 Test(serial, ib_finds_a_lost_update)
 {
 	g_strategy = "ib:3";
