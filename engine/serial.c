@@ -56,6 +56,8 @@
 #include <unistd.h>
 
 #define SPIN_REPEATS	  3  /* stops at one point in a row that count as a spin */
+#define SPIN_MS		  100 /* a step this long without a point: a spin, probed */
+#define SPIN_FRAMES	  32 /* frames searched for the executable's spin point */
 #define POLL_MS		  5  /* how often a running thread is sampled for sleep */
 #define SETTLE_TRIES	  40 /* polls to wait for dying threads before a deadlock */
 #define DEFAULT_MAX_STEPS 100000
@@ -153,8 +155,8 @@ struct serial {
 	 * assert) is libc's business, not a choice */
 	struct text_range {
 		uint64_t lo, hi;
-	} * lib_text;
-	int nlib_text, lib_text_cap;
+	} *lib_text, *exe_text; /* and the executable's: where a spin point goes */
+	int nlib_text, lib_text_cap, nexe_text, exe_text_cap;
 	bool planted; /* in the main process */
 	int cur;      /* the thread running or that ran last; -1: none */
 	/* a process whose thread called exit_group: its other threads die
@@ -171,6 +173,8 @@ struct serial {
 	enum { STOP_NONE, STOP_POINT, STOP_BLOCKED, STOP_EXIT, STOP_GONE } stop;
 	uint64_t stop_pc;
 	bool interrupting;
+	bool probing; /* the interrupt is for a step that runs too long */
+	int64_t step_t0;
 	bool sampled;
 	struct tr_kernel_sample sample;
 	struct profile_hit *hits;
@@ -265,6 +269,16 @@ static int each_text_mapping(struct tr_process *p,
 	return rc;
 }
 
+static bool in_ranges(const struct text_range *t, int n, uint64_t pc)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (pc >= t[i].lo && pc < t[i].hi)
+			return true;
+	return false;
+}
+
 struct planting {
 	struct serial *s;
 	struct tr_process *p;
@@ -282,15 +296,25 @@ static int plant_exe_text(void *ctx, uint64_t lo, uint64_t hi, const char *file,
 static int note_lib_text(void *ctx, uint64_t lo, uint64_t hi, const char *file, const char *exe)
 {
 	struct serial *s = ctx;
+	const char *base;
 	size_t i;
 
-	if (strcmp(file, exe) == 0)
-		return 0; /* the program's own functions are its calls */
+	if (strcmp(file, exe) == 0) {
+		/* the program's own functions are its calls; its text holds
+		 * the points of the spins found */
+		if (vec_reserve(&s->exe_text, &s->exe_text_cap, s->nexe_text,
+				sizeof(*s->exe_text)) < 0)
+			return -1;
+		s->exe_text[s->nexe_text++] = (struct text_range){lo, hi};
+		return 0;
+	}
 	for (i = 0; i < NSYNC; i++)
 		if (s->sync_addr[i] >= lo && s->sync_addr[i] < hi)
 			break;
-	if (i == NSYNC)
-		return 0;
+	base = strrchr(file, '/');
+	base = base ? base + 1 : file;
+	if (i == NSYNC && strncmp(base, "ld-", 3) != 0)
+		return 0; /* the dynamic loader's locks (TLS for a new thread) too */
 	if (vec_reserve(&s->lib_text, &s->lib_text_cap, s->nlib_text, sizeof(*s->lib_text)) < 0)
 		return -1;
 	s->lib_text[s->nlib_text++] = (struct text_range){lo, hi};
@@ -600,17 +624,14 @@ static bool waits_for_join(struct serial *s, struct sthread *st)
  * end: main's return calls exit from libc, and that is a point). */
 static bool called_by_lib(struct serial *s, struct sthread *st, uint64_t pc)
 {
-	int sync = sync_of(s, pc), i;
+	int sync = sync_of(s, pc);
 	uint64_t ret;
 
 	if (sync < 0 || sync_fns[sync].ends ||
 	    tracer_read(tracer_thread_process(st->th), tracer_regs(st->th)->rsp, &ret,
 			sizeof(ret)) < 0)
 		return false;
-	for (i = 0; i < s->nlib_text; i++)
-		if (ret >= s->lib_text[i].lo && ret < s->lib_text[i].hi)
-			return true;
-	return false;
+	return in_ranges(s->lib_text, s->nlib_text, ret);
 }
 
 static bool enabled(struct serial *s, struct sthread *st)
@@ -629,6 +650,61 @@ static bool enabled(struct serial *s, struct sthread *st)
 		st->state = SS_READY;
 	}
 	return !waits_for_mutex(s, st) && !waits_for_join(s, st);
+}
+
+/* Keep a spin's point for the rest of the search (the runs after this one
+ * plant it from their start, as they plant the shared accesses). */
+static void keep_spin_point(struct engine_serial *cfg, uint64_t pc)
+{
+	bool same = cfg->points == cfg->shared || cfg->npoints == 0;
+
+	if (add_shared(cfg, pc) == 0 && same) {
+		cfg->points = cfg->shared;
+		cfg->npoints = cfg->nshared;
+	}
+}
+
+/*
+ * The running thread made no point for SPIN_MS: it spins in a loop with no
+ * point in it (a local, or memory read inside libc), which fair scheduling
+ * cannot see.  It was interrupted: the innermost pc of its stack in the
+ * executable's text (the loop, or the return into it) becomes a point, now
+ * and for the rest of the search, and the step ends there as at any
+ * point; the same-point rule then sees the spin.  Inside a system call, or
+ * with no frame in the executable, it just goes on.
+ */
+static enum loop_verdict spin_found(struct serial *s, struct tr_thread *th)
+{
+	struct sym_frame frames[SPIN_FRAMES];
+	uint64_t pc = 0;
+	int n, k;
+
+	s->interrupting = false;
+	s->probing = false;
+	s->step_t0 = tracer_now_ms();
+	n = (long)tracer_regs(th)->orig_rax >= 0 ? 0 : run_backtrace(s->r, th, frames, SPIN_FRAMES);
+	for (k = 0; k < n && !pc; k++)
+		if (in_ranges(s->exe_text, s->nexe_text, frames[k].pc))
+			pc = frames[k].pc;
+	if (!pc) {
+		run_resume(s->r, th);
+		return LOOP_AGAIN;
+	}
+	if (points_arm_breakpoint(s->r, tracer_thread_process(th), pc) < 0)
+		return LOOP_STOP;
+	keep_spin_point(s->cfg, pc);
+	if (pc != tracer_regs(th)->rip) {
+		run_resume(s->r, th); /* it stops at the point as it returns there */
+		return LOOP_AGAIN;
+	}
+	s->stop = STOP_POINT;
+	s->stop_pc = pc;
+	report_event(s->r, &(struct current_event){.ev = &(struct tr_event){.kind = TR_EV_BREAK,
+									  .thread = th,
+									  .pc = pc,
+									  .addr = pc},
+						   .label = "spin"});
+	return LOOP_DONE;
 }
 
 static enum loop_verdict step_event(struct run *r, const struct tr_event *ev,
@@ -664,6 +740,8 @@ static enum loop_verdict step_event(struct run *r, const struct tr_event *ev,
 		run_resume(r, ev->thread);
 		return LOOP_AGAIN;
 	}
+	if (ev->kind == TR_EV_INTERRUPT && s->interrupting && s->probing)
+		return spin_found(s, ev->thread);
 	if (ev->kind == TR_EV_INTERRUPT && s->interrupting) {
 		s->interrupting = false;
 		s->stop = STOP_BLOCKED;
@@ -700,6 +778,11 @@ static enum loop_verdict step_deadline(struct run *r, struct loop_request *req)
 		return LOOP_AGAIN;
 	if (!now.asleep || now.awaits_outside) {
 		s->sampled = false;
+		if (!now.asleep && tracer_now_ms() - s->step_t0 >= SPIN_MS &&
+		    tracer_interrupt(st->th) == 0) {
+			s->interrupting = true;
+			s->probing = true;
+		}
 		return LOOP_AGAIN;
 	}
 	if (!s->sampled || now.switches != s->sample.switches) {
@@ -743,6 +826,8 @@ static enum flow run_step(struct serial *s, int i)
 	s->stop = STOP_NONE;
 	s->sampled = false;
 	s->interrupting = false;
+	s->probing = false;
+	s->step_t0 = tracer_now_ms();
 	tracer_resume(s->threads[i].th);
 	flow = loop_run(s->r, &req);
 	s->running = -1;
@@ -997,6 +1082,7 @@ static void free_serial(struct serial *s)
 	free(s->options);
 	free(s->access);
 	free(s->lib_text);
+	free(s->exe_text);
 }
 
 static enum flow serial_search(struct run *r, struct engine_serial *cfg)
