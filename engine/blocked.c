@@ -438,6 +438,51 @@ static bool is_deadlock(struct run *r)
 	return true;
 }
 
+#define STUCK_MS 50 /* how long every thread must sleep for a hang */
+
+/* One thread's part of blocked_program_stuck: asleep for the program,
+ * and (when resampling) in the same call with no switch since. */
+static bool sleeps_still(struct run *r, struct tr_thread *th, bool resample)
+{
+	struct thread_ctx *tc = run_thread(r, th);
+	struct tr_kernel_sample now;
+
+	if (tracer_thread_held(th) || tracer_thread_last_event(th) == TR_EV_EXIT ||
+	    !free_sample(th, &now) || now.awaits_outside)
+		return false;
+	if (resample) {
+		tc->sample = now;
+		return true;
+	}
+	return now.switches == tc->sample.switches && now.syscall == tc->sample.syscall;
+}
+
+/* A replay whose end leaves the program hung for real (a minimiser's
+ * dropped step may make a deadlock nobody holds): seen at once, not at the
+ * timeout. */
+bool blocked_program_stuck(struct run *r, int64_t *since)
+{
+	struct tr_thread *th;
+	bool resample = *since < 0, any = false;
+
+	tr_for_each_thread(th, r->t) {
+		if (tracer_thread_exited(th))
+			continue;
+		any = true;
+		if (!sleeps_still(r, th, resample)) {
+			*since = -1;
+			return false;
+		}
+	}
+	if (!any)
+		return false;
+	if (resample) {
+		*since = tracer_now_ms();
+		return false;
+	}
+	return tracer_now_ms() - *since >= STUCK_MS;
+}
+
 /* The free threads that sleep too, and what they wait for. */
 static void report_free_sleepers(struct run *r)
 {

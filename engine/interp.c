@@ -1005,31 +1005,57 @@ static enum loop_verdict resume_any(struct run *r, const struct tr_event *ev,
 	return LOOP_AGAIN;
 }
 
+#define DRAIN_POLL_MS 10 /* how often a drain looks for a hung program */
+
+struct drain_state {
+	int64_t until; /* the drain's deadline, -1: none */
+	int64_t stuck_since;
+};
+
 static enum loop_verdict drain_too_long(struct run *r, struct loop_request *req)
 {
-	(void)req;
-	r->no_drain = true;
-	report_outcome(r, OUTCOME_UNREALIZABLE,
-		       "the program did not end within %" PRId64 " ms of the schedule's end",
-		       r->opt->drain_ms);
-	return LOOP_STOP;
+	struct drain_state *d = req->ctx;
+	int64_t now = tracer_now_ms();
+
+	if (d->until >= 0 && now >= d->until) {
+		r->no_drain = true;
+		report_outcome(r, OUTCOME_UNREALIZABLE,
+			       "the program did not end within %" PRId64
+			       " ms of the schedule's end",
+			       r->opt->drain_ms);
+		return LOOP_STOP;
+	}
+	if (blocked_program_stuck(r, &d->stuck_since)) {
+		r->no_drain = true;
+		report_outcome(r, OUTCOME_UNREALIZABLE,
+			       "the program hangs after the schedule's end: every thread sleeps "
+			       "and none can wake the others");
+		return LOOP_STOP;
+	}
+	req->deadline_ms =
+	    d->until >= 0 && d->until < now + DRAIN_POLL_MS ? d->until : now + DRAIN_POLL_MS;
+	return LOOP_AGAIN;
 }
 
 /* After the schedule: let a launched program run to its end, still
  * watching for crashes and, with --fail-on-exit, a bad exit status. */
 /* After a bug the program is let run to see how it ends, but for the
  * schedule's timeout at most: a violation may leave it hung (a lock in
- * freed memory), and the verdict is already in. */
+ * freed memory), and the verdict is already in.  A program in which every
+ * thread sleeps for the program (a deadlock) ends the drain at once. */
 static void drain(struct run *r)
 {
-	struct loop_request req = {
-	    .deadline_ms = r->opt->drain_ms > 0 ? tracer_now_ms() + r->opt->drain_ms : -1,
-	    .on_event = resume_any,
-	    .on_deadline = drain_too_long,
-	    .drain = true};
+	struct drain_state d = {.until =
+				    r->opt->drain_ms > 0 ? tracer_now_ms() + r->opt->drain_ms : -1,
+				.stuck_since = -1};
+	struct loop_request req = {.deadline_ms = tracer_now_ms() + DRAIN_POLL_MS,
+				   .on_event = resume_any,
+				   .on_deadline = drain_too_long,
+				   .drain = true,
+				   .ctx = &d};
 
 	if (r->outcome == OUTCOME_BUG && r->finished)
-		req.deadline_ms = tracer_now_ms() + r->timeout_ms;
+		d.until = tracer_now_ms() + r->timeout_ms;
 
 	loop_run(r, &req);
 }
@@ -1073,6 +1099,22 @@ int run_statements(struct run *r, struct schedule *sched)
 	return exec_block(r, sched->body) == FLOW_NEXT ? 0 : -1;
 }
 
+/* Has another thread of th's process called exit_group (held at its exit)?
+ * Then th dies with the process: not a thread to run to its end (its
+ * death may already have been seen while another ran, and it would be
+ * waited for until the timeout). */
+static bool group_exiting(struct run *r, struct tr_thread *th)
+{
+	struct tr_thread *o;
+
+	tr_for_each_thread(o, r->t)
+		if (o != th && tracer_thread_process(o) == tracer_thread_process(th) &&
+		    tracer_thread_held(o) && tracer_thread_last_event(o) == TR_EV_EXIT &&
+		    tracer_regs(o)->orig_rax == TR_SYS_exit_group)
+			return true;
+	return false;
+}
+
 /*
  * The end of the schedule with the bound threads let go one at a time,
  * each until it exits or blocks, in binding order (end_order > 0) or its
@@ -1101,7 +1143,8 @@ static void finish_serially(struct run *r, int end_order)
 	for (i = 0; i < n && !r->finished; i++) {
 		struct tr_thread *th = order[end_order > 0 ? i : n - 1 - i];
 
-		if (tracer_thread_held(th) && tracer_thread_last_event(th) != TR_EV_EXIT &&
+		if (tracer_thread_held(th) && !tracer_thread_exited(th) &&
+		    tracer_thread_last_event(th) != TR_EV_EXIT && !group_exiting(r, th) &&
 		    run_wait_for(r, &end, &th, 1, 1, matched) == FLOW_STOP)
 			break;
 	}

@@ -47,13 +47,17 @@
 #include "symbols/symbols.h"
 
 #include <assert.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #define SPIN_REPEATS	  3  /* stops at one point in a row that count as a spin */
+#define SPIN_MS		  100 /* a step this long without a point: a spin, probed */
+#define SPIN_FRAMES	  32 /* frames searched for the executable's spin point */
 #define POLL_MS		  5  /* how often a running thread is sampled for sleep */
 #define SETTLE_TRIES	  40 /* polls to wait for dying threads before a deadlock */
 #define DEFAULT_MAX_STEPS 100000
@@ -63,6 +67,7 @@
 static const struct sync_fn {
 	const char *name;
 	bool yield;
+	bool ends; /* a point even when libc calls it (main's return) */
 } sync_fns[] = {
     {"pthread_mutex_lock", false},
     {"pthread_mutex_trylock", false},
@@ -90,9 +95,9 @@ static const struct sync_fn {
     {"pthread_create", false},
     /* the process's end: the other threads get a chance first (a main
      * that returns without joining ends them all) */
-    {"exit", false},
-    {"_exit", false},
-    {"pthread_exit", false},
+    {"exit", false, true},
+    {"_exit", false, true},
+    {"pthread_exit", false, true},
     {"sched_yield", true},
     {"nanosleep", true},
     {"clock_nanosleep", true},
@@ -107,13 +112,16 @@ enum sstate { SS_READY, SS_BLOCKED };
 struct sthread {
 	struct tr_thread *th;
 	enum sstate state;
-	uint64_t futex;	  /* SS_BLOCKED in a futex wait: its word... */
-	uint32_t value;	  /* ...and the value it sleeps on */
-	bool in_futex;	  /* else blocked in another call: ready once another runs */
-	long blocked_at;  /* s->progress when it blocked */
-	uint64_t last_pc; /* the point of its last stop, 0: none */
-	int repeats;	  /* stops in a row at last_pc */
-	bool yielding;	  /* left out of the next choice if another can run */
+	uint64_t futex;	   /* SS_BLOCKED in a futex wait: its word... */
+	uint32_t value;	   /* ...and the value it sleeps on */
+	bool in_futex;	   /* else blocked in another call: ready once another runs */
+	long sleep_nr;	   /* that call's number... */
+	uint64_t sleep_fd; /* ...and its first argument (a read's fd) */
+	long blocked_at;   /* s->progress when it blocked */
+	uint64_t last_pc;  /* the point of its last stop, 0: none */
+	int repeats;	   /* stops in a row at last_pc */
+	bool yielding;	   /* left out of the next choice if another can run */
+	bool internal;	   /* held at a synchronisation function libc called */
 };
 
 /* The segment of the current thread not yet written as a step. */
@@ -144,8 +152,18 @@ struct serial {
 	bool *bound_var; /* threads[i] has its `thread tI = pN.tM` line written */
 	int nbound;	 /* entries of bound_var set */
 	uint64_t sync_addr[NSYNC];
+	/* the text of the libraries defining the synchronisation functions:
+	 * a call from there (pthread_create's own locks, gettext's rwlock in
+	 * assert) is libc's business, not a choice */
+	struct text_range {
+		uint64_t lo, hi;
+	} *lib_text, *exe_text; /* and the executable's: where a spin point goes */
+	int nlib_text, lib_text_cap, nexe_text, exe_text_cap;
 	bool planted; /* in the main process */
 	int cur;      /* the thread running or that ran last; -1: none */
+	/* a process whose thread called exit_group: its other threads die
+	 * with it, they are not steps to choose (nor to write) */
+	struct tr_process *ending;
 	long steps;
 	/* steps that did not end asleep: a thread asleep in a call other than
 	 * a futex wait is tried again only after one of them (two such
@@ -157,6 +175,8 @@ struct serial {
 	enum { STOP_NONE, STOP_POINT, STOP_BLOCKED, STOP_EXIT, STOP_GONE } stop;
 	uint64_t stop_pc;
 	bool interrupting;
+	bool probing; /* the interrupt is for a step that runs too long */
+	int64_t step_t0;
 	bool sampled;
 	struct tr_kernel_sample sample;
 	struct profile_hit *hits;
@@ -223,8 +243,12 @@ out:
 	return rc;
 }
 
-/* The executable's text: its executable mappings in /proc/PID/maps. */
-static int plant_all_accesses(struct serial *s, struct tr_process *p)
+/* The executable mappings of a process (/proc/PID/maps), with exe its
+ * executable's path; cb may stop the walk with a non-zero return. */
+static int each_text_mapping(struct tr_process *p,
+			     int (*cb)(void *ctx, uint64_t lo, uint64_t hi, const char *file,
+				       const char *exe),
+			     void *ctx)
 {
 	char path[64], exe[4096], line[4600], perms[8], file[4096];
 	unsigned long lo, hi, off;
@@ -245,11 +269,63 @@ static int plant_all_accesses(struct serial *s, struct tr_process *p)
 		file[0] = '\0';
 		if (sscanf(line, "%lx-%lx %7s %lx %*s %*s %4095s", &lo, &hi, perms, &off, file) < 4)
 			continue;
-		if (strchr(perms, 'x') && strcmp(file, exe) == 0)
-			rc = plant_accesses_in(s, p, lo, hi);
+		if (strchr(perms, 'x') && file[0] == '/')
+			rc = cb(ctx, lo, hi, file, exe);
 	}
 	fclose(f);
 	return rc;
+}
+
+static bool in_ranges(const struct text_range *t, int n, uint64_t pc)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (pc >= t[i].lo && pc < t[i].hi)
+			return true;
+	return false;
+}
+
+struct planting {
+	struct serial *s;
+	struct tr_process *p;
+};
+
+/* The executable's text. */
+static int plant_exe_text(void *ctx, uint64_t lo, uint64_t hi, const char *file, const char *exe)
+{
+	struct planting *pl = ctx;
+
+	return strcmp(file, exe) == 0 ? plant_accesses_in(pl->s, pl->p, lo, hi) : 0;
+}
+
+/* The text of a library that defines a synchronisation function. */
+static int note_lib_text(void *ctx, uint64_t lo, uint64_t hi, const char *file, const char *exe)
+{
+	struct serial *s = ctx;
+	const char *base;
+	size_t i;
+
+	if (strcmp(file, exe) == 0) {
+		/* the program's own functions are its calls; its text holds
+		 * the points of the spins found */
+		if (vec_reserve(&s->exe_text, &s->exe_text_cap, s->nexe_text,
+				sizeof(*s->exe_text)) < 0)
+			return -1;
+		s->exe_text[s->nexe_text++] = (struct text_range){lo, hi};
+		return 0;
+	}
+	for (i = 0; i < NSYNC; i++)
+		if (s->sync_addr[i] >= lo && s->sync_addr[i] < hi)
+			break;
+	base = strrchr(file, '/');
+	base = base ? base + 1 : file;
+	if (i == NSYNC && strncmp(base, "ld-", 3) != 0)
+		return 0; /* the dynamic loader's locks (TLS for a new thread) too */
+	if (vec_reserve(&s->lib_text, &s->lib_text_cap, s->nlib_text, sizeof(*s->lib_text)) < 0)
+		return -1;
+	s->lib_text[s->nlib_text++] = (struct text_range){lo, hi};
+	return 0;
 }
 
 static int plant_points(struct serial *s, struct tr_process *p)
@@ -273,7 +349,10 @@ static int plant_points(struct serial *s, struct tr_process *p)
 	for (i = 0; i < s->cfg->npoints; i++)
 		if (points_arm_breakpoint(s->r, p, s->cfg->points[i]) < 0)
 			return -1;
-	return s->cfg->all_points ? plant_all_accesses(s, p) : 0;
+	if (each_text_mapping(p, note_lib_text, s) < 0)
+		return -1;
+	return s->cfg->all_points ? each_text_mapping(p, plant_exe_text, &(struct planting){s, p})
+				  : 0;
 }
 
 /* --- recording the run as a schedule --- */
@@ -565,6 +644,30 @@ static bool futex_sleeps(struct sthread *st)
 	return word == st->value;
 }
 
+/* A thread asleep in a read of a pipe (or a file): would the read return
+ * now?  1 yes, 0 no, -1 cannot tell (a socket, another call): then it is
+ * tried again after another thread's step.  The fd is opened anew through
+ * /proc, non-blocking, and polled. */
+static int read_would_return(struct sthread *st)
+{
+	char path[64];
+	struct pollfd pfd = {.events = POLLIN};
+	int rc;
+
+	if (st->sleep_nr != TR_SYS_read && st->sleep_nr != TR_SYS_readv)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%d/fd/%" PRIu64,
+		 (int)tracer_process_pid(tracer_thread_process(st->th)), st->sleep_fd);
+	pfd.fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (pfd.fd < 0)
+		return -1;
+	rc = poll(&pfd, 1, 0);
+	close(pfd.fd);
+	if (rc < 0)
+		return -1;
+	return rc > 0;
+}
+
 /* Held at the entry of pthread_mutex_lock on a mutex another thread owns? */
 static bool waits_for_mutex(struct serial *s, struct sthread *st)
 {
@@ -581,17 +684,114 @@ static bool waits_for_mutex(struct serial *s, struct sthread *st)
 	return lock[0] != 0 && lock[2] != (uint32_t)tracer_thread_tid(st->th);
 }
 
+/* Held at the entry of pthread_join on a thread that has not ended?  (A
+ * pthread_t is the thread's TCB, its fs_base.)  Then it would only sleep:
+ * not enabled, no need to let it and wait for the sleep to be seen. */
+static bool waits_for_join(struct serial *s, struct sthread *st)
+{
+	int sync = sync_of(s, tracer_thread_pc(st->th)), i;
+	uint64_t target;
+
+	if (sync < 0 || strcmp(sync_fns[sync].name, "pthread_join") != 0)
+		return false;
+	target = tracer_regs(st->th)->rdi;
+	for (i = 0; i < s->nthreads; i++) {
+		struct tr_thread *th = s->threads[i].th;
+
+		if (th == st->th || tracer_thread_exited(th) || !tracer_thread_held(th) ||
+		    tracer_thread_process(th) != tracer_thread_process(st->th))
+			continue;
+		if (tracer_regs(th)->fs_base == target)
+			return tracer_thread_last_event(th) != TR_EV_EXIT;
+	}
+	return false;
+}
+
+/* Stopped at a synchronisation function that libc itself called (not an
+ * end: main's return calls exit from libc, and that is a point). */
+static bool called_by_lib(struct serial *s, struct sthread *st, uint64_t pc)
+{
+	int sync = sync_of(s, pc);
+	uint64_t ret;
+
+	if (sync < 0 || sync_fns[sync].ends ||
+	    tracer_read(tracer_thread_process(st->th), tracer_regs(st->th)->rsp, &ret,
+			sizeof(ret)) < 0)
+		return false;
+	return in_ranges(s->lib_text, s->nlib_text, ret);
+}
+
 static bool enabled(struct serial *s, struct sthread *st)
 {
 	if (tracer_thread_exited(st->th) || !tracer_thread_held(st->th) ||
 	    tracer_thread_last_event(st->th) == TR_EV_EXIT)
 		return false;
+	if (s->ending && tracer_thread_process(st->th) == s->ending)
+		return false; /* dies with its process */
 	if (st->state == SS_BLOCKED) {
-		if (st->in_futex ? futex_sleeps(st) : st->blocked_at == s->progress)
+		int ready = st->in_futex ? -1 : read_would_return(st);
+
+		if (st->in_futex ? futex_sleeps(st)
+				 : ready == 0 || (ready < 0 && st->blocked_at == s->progress))
 			return false;
 		st->state = SS_READY;
 	}
-	return !waits_for_mutex(s, st);
+	return !waits_for_mutex(s, st) && !waits_for_join(s, st);
+}
+
+/* Keep a spin's point for the rest of the search (the runs after this one
+ * plant it from their start, as they plant the shared accesses). */
+static void keep_spin_point(struct engine_serial *cfg, uint64_t pc)
+{
+	bool same = cfg->points == cfg->shared || cfg->npoints == 0;
+
+	if (add_shared(cfg, pc) == 0 && same) {
+		cfg->points = cfg->shared;
+		cfg->npoints = cfg->nshared;
+	}
+}
+
+/*
+ * The running thread made no point for SPIN_MS: it spins in a loop with no
+ * point in it (a local, or memory read inside libc), which fair scheduling
+ * cannot see.  It was interrupted: the innermost pc of its stack in the
+ * executable's text (the loop, or the return into it) becomes a point, now
+ * and for the rest of the search, and the step ends there as at any
+ * point; the same-point rule then sees the spin.  Inside a system call, or
+ * with no frame in the executable, it just goes on.
+ */
+static enum loop_verdict spin_found(struct serial *s, struct tr_thread *th)
+{
+	struct sym_frame frames[SPIN_FRAMES];
+	uint64_t pc = 0;
+	int n, k;
+
+	s->interrupting = false;
+	s->probing = false;
+	s->step_t0 = tracer_now_ms();
+	n = (long)tracer_regs(th)->orig_rax >= 0 ? 0 : run_backtrace(s->r, th, frames, SPIN_FRAMES);
+	for (k = 0; k < n && !pc; k++)
+		if (in_ranges(s->exe_text, s->nexe_text, frames[k].pc))
+			pc = frames[k].pc;
+	if (!pc) {
+		run_resume(s->r, th);
+		return LOOP_AGAIN;
+	}
+	if (points_arm_breakpoint(s->r, tracer_thread_process(th), pc) < 0)
+		return LOOP_STOP;
+	keep_spin_point(s->cfg, pc);
+	if (pc != tracer_regs(th)->rip) {
+		run_resume(s->r, th); /* it stops at the point as it returns there */
+		return LOOP_AGAIN;
+	}
+	s->stop = STOP_POINT;
+	s->stop_pc = pc;
+	report_event(s->r, &(struct current_event){.ev = &(struct tr_event){.kind = TR_EV_BREAK,
+									  .thread = th,
+									  .pc = pc,
+									  .addr = pc},
+						   .label = "spin"});
+	return LOOP_DONE;
 }
 
 static enum loop_verdict step_event(struct run *r, const struct tr_event *ev,
@@ -613,6 +813,8 @@ static enum loop_verdict step_event(struct run *r, const struct tr_event *ev,
 		return s->running < 0 ? LOOP_DONE : LOOP_AGAIN;
 	}
 	if (ev->kind == TR_EV_EXIT) {
+		if (i == s->running && tracer_regs(ev->thread)->orig_rax == TR_SYS_exit_group)
+			s->ending = tracer_thread_process(ev->thread);
 		run_resume(r, ev->thread); /* let it die: a join waits for that */
 		if (i == s->running) {
 			report_event(r, &(struct current_event){.ev = ev});
@@ -625,6 +827,8 @@ static enum loop_verdict step_event(struct run *r, const struct tr_event *ev,
 		run_resume(r, ev->thread);
 		return LOOP_AGAIN;
 	}
+	if (ev->kind == TR_EV_INTERRUPT && s->interrupting && s->probing)
+		return spin_found(s, ev->thread);
 	if (ev->kind == TR_EV_INTERRUPT && s->interrupting) {
 		s->interrupting = false;
 		s->stop = STOP_BLOCKED;
@@ -666,6 +870,11 @@ static enum loop_verdict step_deadline(struct run *r, struct loop_request *req)
 		return LOOP_AGAIN;
 	if (!now.asleep || now.awaits_outside) {
 		s->sampled = false;
+		if (!now.asleep && tracer_now_ms() - s->step_t0 >= SPIN_MS &&
+		    tracer_interrupt(st->th) == 0) {
+			s->interrupting = true;
+			s->probing = true;
+		}
 		return LOOP_AGAIN;
 	}
 	if (!s->sampled || now.switches != s->sample.switches) {
@@ -691,6 +900,8 @@ static void note_blocked(struct serial *s, struct sthread *st)
 				   (args[1] & TR_FUTEX_CMD_MASK) == TR_FUTEX_WAIT_BITSET);
 	st->futex = args[0];
 	st->value = (uint32_t)args[2];
+	st->sleep_nr = nr;
+	st->sleep_fd = args[0];
 }
 
 /* Run thread i alone to its next point.  FLOW_STOP: the run is over. */
@@ -707,6 +918,8 @@ static enum flow run_step(struct serial *s, int i)
 	s->stop = STOP_NONE;
 	s->sampled = false;
 	s->interrupting = false;
+	s->probing = false;
+	s->step_t0 = tracer_now_ms();
 	tracer_resume(s->threads[i].th);
 	flow = loop_run(s->r, &req);
 	s->running = -1;
@@ -722,7 +935,8 @@ static enum flow run_step(struct serial *s, int i)
 		s->progress++;
 	if (s->stop == STOP_BLOCKED)
 		note_blocked(s, st);
-	if (s->stop == STOP_POINT) {
+	st->internal = s->stop == STOP_POINT && called_by_lib(s, st, s->stop_pc);
+	if (s->stop == STOP_POINT && !st->internal) {
 		st->repeats = st->last_pc == s->stop_pc ? st->repeats + 1 : 1;
 		st->last_pc = s->stop_pc;
 		int sync = sync_of(s, s->stop_pc);
@@ -764,8 +978,12 @@ static void report_serial_deadlock(struct serial *s)
 		tracer_describe_kernel_state(th, state, sizeof(state));
 		if (r->opt->report)
 			fprintf(r->opt->report, "  %s: %s%s\n", tracer_thread_name(th),
-				waits_for_mutex(s, &s->threads[i]) ? "waits for a mutex in " : "",
-				waits_for_mutex(s, &s->threads[i]) ? "pthread_mutex_lock" : state);
+				waits_for_mutex(s, &s->threads[i])  ? "waits for a mutex in "
+				: waits_for_join(s, &s->threads[i]) ? "waits for a thread in "
+								    : "",
+				waits_for_mutex(s, &s->threads[i])  ? "pthread_mutex_lock"
+				: waits_for_join(s, &s->threads[i]) ? "pthread_join"
+								    : state);
 		report_stack(r, th);
 	}
 	/* the replay ends the same way: every live thread run until blocked */
@@ -865,6 +1083,19 @@ static bool start_pending(struct serial *s)
 	return false;
 }
 
+/* A thread of the ending process whose death has not been seen yet. */
+static bool ending_pending(struct serial *s)
+{
+	int i;
+
+	for (i = 0; s->ending && i < s->nthreads; i++)
+		if (tracer_thread_process(s->threads[i].th) == s->ending &&
+		    !tracer_thread_exited(s->threads[i].th) &&
+		    tracer_thread_last_event(s->threads[i].th) != TR_EV_EXIT)
+			return true;
+	return false;
+}
+
 /* The non-stack access thread i makes first when it goes on: the access
  * point it is held at, decoded with its registers (what ib needs to tell
  * which reads see another thread's write).  None (addr 0) when it is held
@@ -951,7 +1182,10 @@ static int pick(struct serial *s)
 {
 	int n, k, tries = 0;
 
-	while (start_pending(s) && tries++ < SETTLE_TRIES)
+	/* inside libc: it goes on, as if the point were not there */
+	if (s->cur >= 0 && s->threads[s->cur].internal && enabled(s, &s->threads[s->cur]))
+		return s->cur;
+	while ((start_pending(s) || ending_pending(s)) && tries++ < SETTLE_TRIES)
 		if (settle(s, POLL_MS) == FLOW_STOP)
 			return -1;
 	tries = 0;
@@ -1010,6 +1244,8 @@ static void free_serial(struct serial *s)
 	svars_free(s->vars);
 	free(s->names);
 	free(s->forced);
+	free(s->lib_text);
+	free(s->exe_text);
 }
 
 static enum flow serial_search(struct run *r, struct engine_serial *cfg)

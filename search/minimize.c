@@ -11,11 +11,17 @@
  * at once, and the bound ones run one at a time to their end in binding
  * order and in reverse.  A bug that only some orders show keeps its step.
  * Dropping a run of one thread between two of another also removes a
- * preemption, so fewer steps and fewer preemptions come together.  The
- * original is kept beside it as bug-N.full.sched.
+ * preemption, so fewer steps and fewer preemptions come together.
+ * Before the line-by-line passes, chunks (halves, quarters, ...) are tried
+ * at once, as delta debugging does.  A `thread T = ...` binding goes too
+ * once no line uses T: a binding pins the steps before it (its thread must
+ * exist by then).  At the end, consecutive steps that are one statement
+ * merge into one `repeat N`.  The original is kept beside it as
+ * bug-N.full.sched.
  */
 #include "search/search.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,7 +62,9 @@ static void free_lines(struct lines *l)
 	free(l->v);
 }
 
-static int write_lines(const char *path, const struct lines *l, int skip)
+/* The lines but those of [skip_lo, skip_hi) that drop() accepts. */
+static int write_lines_but(const char *path, const struct lines *l, int skip_lo, int skip_hi,
+			   bool (*drop)(const struct lines *l, int i))
 {
 	FILE *f = fopen(path, "w");
 	int i;
@@ -64,15 +72,132 @@ static int write_lines(const char *path, const struct lines *l, int skip)
 	if (!f)
 		return -1;
 	for (i = 0; i < l->n; i++)
-		if (i != skip && l->v[i])
+		if (l->v[i] && !(i >= skip_lo && i < skip_hi && drop(l, i)))
 			fputs(l->v[i], f);
 	return fclose(f);
 }
 
-static bool droppable(const char *line)
+static bool any_line(const struct lines *l, int i)
+{
+	(void)l;
+	(void)i;
+	return true;
+}
+
+static int write_lines(const char *path, const struct lines *l, int skip)
+{
+	return write_lines_but(path, l, skip, skip + 1, any_line);
+}
+
+static bool is_step(const char *line)
 {
 	return line && (strncmp(line, "run ", 4) == 0 || strncmp(line, "step ", 5) == 0 ||
 			strncmp(line, "next ", 5) == 0 || strncmp(line, "finish ", 7) == 0);
+}
+
+/* `thread T = pM.tK`: one name bound to a thread by its creation name. */
+static bool simple_binding(const char *line, const char **name, const char **eq)
+{
+	if (!line || strncmp(line, "thread ", 7) != 0)
+		return false;
+	*name = line + 7;
+	*eq = strstr(*name, " = ");
+	return *eq && !memchr(*name, ',', (size_t)(*eq - *name)) && !strstr(*eq, "wait") &&
+	       !strstr(*eq, "choose");
+}
+
+/* Does a line other than skip name the variable var as a word? */
+static bool var_used(const struct lines *l, int skip, const char *var, size_t len)
+{
+	int i;
+
+	for (i = 0; i < l->n; i++) {
+		const char *at = l->v[i];
+
+		if (i == skip || !at || at[0] == '#')
+			continue;
+		while ((at = strstr(at, var)) != NULL) {
+			bool starts = at == l->v[i] || !(isalnum((unsigned char)at[-1]) ||
+							 at[-1] == '_' || at[-1] == '.');
+			bool ends = !(isalnum((unsigned char)at[len]) || at[len] == '_');
+
+			if (starts && ends && strncmp(at, var, len) == 0)
+				return true;
+			at += len;
+		}
+	}
+	return false;
+}
+
+/* A step, or a binding no other line uses: once a thread's steps are
+ * gone, its binding only pins when the thread must exist. */
+static bool droppable(const struct lines *l, int i)
+{
+	const char *name, *eq;
+
+	if (is_step(l->v[i]))
+		return true;
+	return simple_binding(l->v[i], &name, &eq) && !var_used(l, i, name, (size_t)(eq - name));
+}
+
+/* In a chunk dropped at once, every step and binding may go (a binding
+ * still used makes the trial fail to load, at no cost). */
+static bool chunk_droppable(const struct lines *l, int i)
+{
+	const char *name, *eq;
+
+	return is_step(l->v[i]) || simple_binding(l->v[i], &name, &eq);
+}
+
+/* A step line as (count, statement, comment): "repeat 3 { S }  # c" or
+ * "S  # c"; false for anything else. */
+static bool split_step(const char *line, long *count, char *stmt, size_t len, const char **note)
+{
+	int used = 0;
+	const char *end;
+
+	if (!line || (strncmp(line, "run ", 4) != 0 && strncmp(line, "repeat ", 7) != 0))
+		return false;
+	*note = strstr(line, "  #");
+	if (strncmp(line, "repeat ", 7) == 0) {
+		if (sscanf(line, "repeat %ld { %n", count, &used) != 1 || used == 0)
+			return false;
+		end = strstr(line + used, " }");
+	} else {
+		*count = 1;
+		end = *note ? *note : line + strcspn(line, "\n");
+	}
+	if (!end || (size_t)(end - (line + used)) >= len)
+		return false;
+	snprintf(stmt, len, "%.*s", (int)(end - (line + used)), line + used);
+	return strncmp(stmt, "run ", 4) == 0;
+}
+
+/* Consecutive steps that are one statement, N and M times, become one
+ * `repeat N+M { ... }`: the same stops, one line (minimisation leaves
+ * them side by side once the other threads' steps between them go). */
+static void merge_repeats(struct lines *l)
+{
+	char a[512], b[512], *merged;
+	const char *na, *nb, *note;
+	long ca, cb;
+	int i, prev = -1;
+
+	for (i = 0; i < l->n; i++) {
+		if (!l->v[i])
+			continue;
+		if (prev >= 0 && split_step(l->v[prev], &ca, a, sizeof(a), &na) &&
+		    split_step(l->v[i], &cb, b, sizeof(b), &nb) && strcmp(a, b) == 0) {
+			note = nb ? nb : na ? na : "\n";
+			if (asprintf(&merged, "repeat %ld { %s }%s", ca + cb, a, note) >= 0) {
+				free(l->v[prev]);
+				l->v[prev] = NULL;
+				free(l->v[i]);
+				l->v[i] = merged;
+			}
+		}
+		prev = i;
+	}
 }
 
 /*
@@ -146,6 +271,42 @@ static bool reproduces(const char *path, char *const argv[], const struct engine
 	return all;
 }
 
+/* Does dropping the chunk-droppable lines of [lo, hi) keep the bug?  Then
+ * they are gone; how many. */
+static int drop_chunk(struct lines *l, int lo, int hi, const char *trial, char *const argv[],
+		      const struct engine_options *opt, int replays, char *want, size_t wantlen)
+{
+	int i, n = 0;
+
+	for (i = lo; i < hi; i++)
+		n += l->v[i] && chunk_droppable(l, i);
+	if (n < 2 || write_lines_but(trial, l, lo, hi, chunk_droppable) < 0 ||
+	    !reproduces(trial, argv, opt, replays, want, wantlen))
+		return 0;
+	for (i = lo; i < hi; i++)
+		if (l->v[i] && chunk_droppable(l, i)) {
+			free(l->v[i]);
+			l->v[i] = NULL;
+		}
+	return n;
+}
+
+/* Delta debugging's coarse passes: halves, quarters, ... of the schedule
+ * dropped at once, last first.  A bug that needs few steps (fsbench's
+ * shows in every schedule) loses most of them in a few trials instead of
+ * one trial a line. */
+static int drop_chunks(struct lines *l, const char *trial, char *const argv[],
+		       const struct engine_options *opt, int replays, char *want, size_t wantlen)
+{
+	int size, hi, removed = 0;
+
+	for (size = l->n / 2; size >= 4; size /= 2)
+		for (hi = l->n; hi > 0; hi -= size)
+			removed += drop_chunk(l, hi - size > 0 ? hi - size : 0, hi, trial, argv,
+					      opt, replays, want, wantlen);
+	return removed;
+}
+
 int search_minimize(const char *path, char *const argv[], const struct engine_options *opt,
 		    int replays, int *removed)
 {
@@ -162,10 +323,12 @@ int search_minimize(const char *path, char *const argv[], const struct engine_op
 	snprintf(trial, sizeof(trial), "%s.trial", path);
 	if (!reproduces(path, argv, opt, 1, want, sizeof(want)))
 		progress = false; /* not reproducible as found: leave it alone */
+	else
+		*removed += drop_chunks(&l, trial, argv, opt, replays, want, sizeof(want));
 	while (progress) {
 		progress = false;
 		for (i = l.n - 1; i >= 0; i--) {
-			if (!droppable(l.v[i]) || write_lines(trial, &l, i) < 0)
+			if (!l.v[i] || !droppable(&l, i) || write_lines(trial, &l, i) < 0)
 				continue;
 			if (!reproduces(trial, argv, opt, replays, want, sizeof(want)))
 				continue;
@@ -176,6 +339,7 @@ int search_minimize(const char *path, char *const argv[], const struct engine_op
 		}
 	}
 	remove(trial);
+	merge_repeats(&l);
 	i = write_lines(path, &l, -1);
 	free_lines(&l);
 	return i;

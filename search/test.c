@@ -90,22 +90,22 @@ static int profile(struct policy *pol, char *const argv[], const struct engine_o
 }
 
 /*
- * The default strategy: rounds of PORTFOLIO_CHUNK runs of pct:3, pct:2,
- * random and pct:1 in turn, each round with a seed of its own, until a bug,
- * the budget's end or an interruption.  Why a portfolio: PCT with depth d
- * finds a bug of depth d with probability at least 1/(n k^(d-1)), so no
- * one depth is best for every bug: on SCTBench pct:3 alone found
- * reorder_3_bad in 15 runs but reorder_4_bad in 147, pct:2 account_bad in
- * 23 but queue_bad in 293, and random found queue_bad at once but
- * account_bad not in 500 runs (docs/test.md has the table).  Alternating
- * bounds the loss to a few times the best strategy's runs on each.  pct:3
- * goes first, as the SCTBench study found it best; pct:1 (no change point)
- * last: it finds only bugs that need no preemption.  Short rounds keep the
- * loss small; each round's PCT learns the run's length again in its first
- * run, which is why rounds are not shorter still.
+ * The default strategy: rounds of PORTFOLIO_CHUNK runs of pct:3:1, pct:3,
+ * pct:2:1 and random in turn, each round with a seed of its own, until a
+ * bug, the budget's end or an interruption.  Why a portfolio: PCT with
+ * depth d finds a bug of depth d with probability at least 1/(n k^(d-1)),
+ * so no one depth is best for every bug, and random finds some bugs at
+ * once that PCT's priorities make unlikely (queue_bad).  pct:D:1 draws a
+ * new thread's priority below its creator's: a program whose main creates
+ * N threads before any of them may run far (SCTBench's reorder_N,
+ * twostage) no longer pays 1/N for main's rank; plain pct:3 stays for the
+ * bugs where children must overtake their creator.  docs/test.md has the
+ * measurements.  Short rounds keep the loss small; each round's PCT learns
+ * the run's length again in its first run, which is why rounds are not
+ * shorter still.
  */
 #define PORTFOLIO_CHUNK 10
-static const char *const portfolio[] = {"pct:3", "pct:2", "random", "pct:1"};
+static const char *const portfolio[] = {"pct:3:1", "pct:3", "pct:2:1", "random"};
 
 static int search_portfolio(struct policy *pol, char *const argv[],
 			    const struct engine_options *opt, const struct explore_options *eo,
