@@ -56,6 +56,8 @@ struct engine_snapshot *engine_snapshot_new(void)
 static void drop_template(struct engine_snapshot *s)
 {
 	if (s->t) {
+		if (s->main)
+			tracer_bury_children(s->main);
 		tracer_kill_launched(s->t);
 		tracer_free(s->t);
 	}

@@ -560,6 +560,13 @@ static void trace_json_end(const struct explore_options *eo, const struct explor
 	free(message);
 }
 
+void search_note_snapshot(const struct explore_options *eo, const struct engine_snapshot *s)
+{
+	if (eo->verbose && engine_snapshot_fallback(s))
+		fprintf(stderr, "cctrace %s: note: runs were launched afresh, not forked: %s\n",
+			command_of(eo), engine_snapshot_fallback(s));
+}
+
 /* Ctrl-C, SIGTERM or another stop signal reached cctrace (the flag
  * outlives the run's tracer). */
 static bool stop_requested(void)
@@ -676,9 +683,8 @@ int search_explore(struct policy *pol, char *const argv[], const struct engine_o
 		clear_live_line(&shown);
 	sum->ms = (double)(engine_now_ms() - t0);
 	sum->space_estimate = exhausted ? (double)sum->distinct : search_space_estimate(oracle);
-	if (eo->verbose && engine_snapshot_fallback(reuse.snapshot))
-		fprintf(stderr, "cctrace %s: note: runs were launched afresh, not forked: %s\n",
-			command_of(eo), engine_snapshot_fallback(reuse.snapshot));
+	if (own_snapshot)
+		search_note_snapshot(eo, own_snapshot);
 	search_free(oracle);
 	engine_symbol_cache_free(reuse.symbols);
 	engine_snapshot_free(own_snapshot);

@@ -176,8 +176,10 @@ int search_test(char *const argv[], const struct engine_options *opt,
 	else
 		rc = search_portfolio(pol, argv, &run_opt, &local, sum, err, errlen);
 out:
-	if (local.snapshot != eo->snapshot)
+	if (local.snapshot != eo->snapshot) {
+		search_note_snapshot(eo, local.snapshot);
 		engine_snapshot_free(local.snapshot);
+	}
 	free(cfg.shared);
 	engine_free(pol);
 	return rc;

@@ -38,7 +38,7 @@
 
 /* The earlier children of the template, dead and reaped by their runs'
  * tracers, are still its zombies until it waits for them. */
-static void bury_children(struct tr_thread *th)
+void tracer_bury_children(struct tr_thread *th)
 {
 	const long args[6] = {-1, 0, WNOHANG, 0, 0, 0};
 	bool ok = true;
@@ -86,7 +86,7 @@ int tracer_fork_held(struct tr_thread *th, uint64_t fork_fn, pid_t *child, char 
 		snprintf(err, errlen, "the template is not held");
 		return -1;
 	}
-	bury_children(th);
+	tracer_bury_children(th);
 	th->pending_signal = 0; /* a SIGCHLD met meanwhile: not the program's */
 	if (ptrace(PTRACE_GETREGS, th->tid, 0, &saved) < 0)
 		goto fail;

@@ -139,6 +139,10 @@ int tracer_launch(struct tracer *t, char *const argv[], char *err, size_t errlen
  */
 int tracer_fork_held(struct tr_thread *th, uint64_t fork_fn, pid_t *child, char *err,
 		     size_t errlen);
+/* The held template th waits (WNOHANG) for its children that have ended,
+ * whose runs' tracers let go of them: before it is killed, so that none
+ * is left a zombie. */
+void tracer_bury_children(struct tr_thread *th);
 /* Take such a child over as t's launched program: the state
  * tracer_launch leaves, p1.t1 held with a TR_EV_START queued.  -1 with
  * err (the child is killed). */
