@@ -75,6 +75,8 @@ tests/fixtures/%: tests/fixtures/%.c
 	$(CC) $(SAMPLE_CFLAGS) -o $@ $<
 # Its bug shows only in UBSan's report (cctrace test reads stderr for it).
 tests/fixtures/serubsan: SAMPLE_CFLAGS += -fsanitize=undefined
+# Static: no _Fork to fork runs from, so test's runs are launched afresh.
+tests/fixtures/serstatic: SAMPLE_CFLAGS += -static
 tests/fixtures/lib%.so: tests/fixtures/lib%.c
 	$(CC) $(SAMPLE_CFLAGS) -shared -fPIC -o $@ $<
 

@@ -284,6 +284,10 @@ static const struct cli_option table[] = {
      CHECK(set_minimize)},
     {"no-minimize", 0, NULL, CLI_EXPLORE | CLI_TEST, "keep each bug schedule as found",
      CHECK(set_no_minimize)},
+    {"no-snapshot", 0, NULL, CLI_EXPLORE | CLI_TEST,
+     "launch the program afresh for every run instead of forking it from a\n"
+     "copy held at its entry point (the same runs, slower)",
+     STORE_TRUE, FIELD(eo.no_snapshot)},
     {"json", 0, NULL, CLI_EXPLORE | CLI_TEST,
      "print a JSON summary on stdout at the end (docs/json.md)", STORE_TRUE, FIELD(json)},
     {"json-file", 0, "FILE", CLI_EXPLORE | CLI_TEST,

@@ -249,6 +249,19 @@ struct engine_choice {
  * in the same layout); opaque, owned by the caller. */
 struct symbol_cache;
 
+/* A template the runs fork from instead of launching the program afresh
+ * (engine/snapshot.c): the program held at its entry point, where every
+ * run starts, launched by the first run that uses it.  A run forked from
+ * it cannot be told from a launched one.  Opaque, owned by the caller;
+ * one process's: a forked worker makes its own.  Free kills the
+ * template. */
+struct engine_snapshot;
+struct engine_snapshot *engine_snapshot_new(void);
+void engine_snapshot_free(struct engine_snapshot *s);
+/* Why runs were launched afresh although s was given (no _Fork in the
+ * program, the template could not be made...), or NULL. */
+const char *engine_snapshot_fallback(const struct engine_snapshot *s);
+
 /* One line of the human trace as data (run_hooks.trace_event). */
 struct engine_trace_event {
 	double ms;
@@ -346,6 +359,7 @@ struct run_hooks {
 	void *ctx;
 	FILE *record;			   /* the run as an exact schedule; NULL: none */
 	struct symbol_cache *symbol_cache; /* NULL: every run opens its own */
+	struct engine_snapshot *snapshot;  /* NULL: every run is launched afresh */
 	/* Keep the trace's raw events and name them (on opt->trace) only at
 	 * the end, for a bug, or for every run with trace_every_run: naming
 	 * costs more than the run.  opt->trace_json is then not written. */

@@ -433,6 +433,15 @@ bool stderr_sanitizer_report(int fd, char *line, size_t len);
 /* The file to cctrace's stderr, and closed. */
 void stderr_forward(int fd);
 
+/* snapshot.c: t's p1 forked from s's template (made by the first call),
+ * held at its entry as after tracer_launch, and *program_stderr the run's
+ * own stderr when opt->sanitizer_bugs: 1.  0 when the template cannot
+ * be used (the caller launches afresh; engine_snapshot_fallback says
+ * why); -1 with err when the child could not be taken over. */
+int snapshot_launch(struct engine_snapshot *s, struct tracer *t, char *const argv[],
+		    const struct engine_options *opt, int *program_stderr, char *err,
+		    size_t errlen);
+
 /* program_stderr: the file of stderr_capture_begin, or -1; it is
  * forwarded and closed at the end. */
 enum engine_outcome interp_execute(struct policy *pol, struct tracer *t,

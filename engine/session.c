@@ -240,7 +240,7 @@ int engine_run_once(struct policy *pol, char *const argv[], const struct engine_
 	int64_t t0 = tracer_now_us();
 	struct tracer *t = tracer_new(&topt);
 	struct run *r = NULL;
-	int rc = -1, saved = -1, program_stderr = -1;
+	int rc, saved = -1, program_stderr = -1;
 
 	assert(pol && argv && argv[0] && hooks && out);
 	memset(out, 0, sizeof(*out));
@@ -249,10 +249,15 @@ int engine_run_once(struct policy *pol, char *const argv[], const struct engine_
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	if (opt->sanitizer_bugs)
-		program_stderr = stderr_capture_begin(&saved);
-	rc = tracer_launch(t, argv, err, errlen);
-	stderr_capture_end(saved);
+	rc = hooks->snapshot
+		 ? snapshot_launch(hooks->snapshot, t, argv, opt, &program_stderr, err, errlen)
+		 : 0;
+	if (rc == 0) { /* no template: a fresh launch */
+		if (opt->sanitizer_bugs)
+			program_stderr = stderr_capture_begin(&saved);
+		rc = tracer_launch(t, argv, err, errlen);
+		stderr_capture_end(saved);
+	}
 	if (rc < 0) {
 		stderr_forward(program_stderr);
 		rc = -1;

@@ -58,9 +58,15 @@ static int choose_by_search(void *ctx, const struct engine_choice *c)
 							 c->access, c->forced, c->nforced});
 }
 
+/* What a run reuses from the runs before it. */
+struct run_reuse {
+	struct symbol_cache *symbols;
+	struct engine_snapshot *snapshot; /* NULL: launched afresh */
+};
+
 static int execute_once(struct policy *pol, char *const argv[], const struct engine_options *opt,
 			const struct explore_options *eo, struct search *oracle,
-			struct symbol_cache *cache, struct one_run *out,
+			const struct run_reuse *reuse, struct one_run *out,
 			struct explore_summary *sum, char *err, size_t errlen)
 {
 	struct engine_options local = *opt;
@@ -69,7 +75,8 @@ static int execute_once(struct policy *pol, char *const argv[], const struct eng
 	    .choose = choose_by_search,
 	    .ctx = oracle,
 	    .record = record,
-	    .symbol_cache = cache,
+	    .symbol_cache = reuse->symbols,
+	    .snapshot = reuse->snapshot,
 	    .deferred_trace = !eo->trace_json,
 	    .trace_every_run = eo->verbose,
 	    .quiet_driver = !eo->verbose,
@@ -555,6 +562,13 @@ static void trace_json_end(const struct explore_options *eo, const struct explor
 	free(message);
 }
 
+void search_note_snapshot(const struct explore_options *eo, const struct engine_snapshot *s)
+{
+	if (eo->verbose && engine_snapshot_fallback(s))
+		fprintf(stderr, "cctrace %s: note: runs were launched afresh, not forked: %s\n",
+			command_of(eo), engine_snapshot_fallback(s));
+}
+
 /* Ctrl-C, SIGTERM or another stop signal reached cctrace (the flag
  * outlives the run's tracer). */
 static bool stop_requested(void)
@@ -583,7 +597,8 @@ int search_explore(struct policy *pol, char *const argv[], const struct engine_o
 	struct search_config cfg = {.seed = eo->seed};
 	struct search *oracle;
 	struct seen seen = {0};
-	struct symbol_cache *cache;
+	struct run_reuse reuse = {0};
+	struct engine_snapshot *own_snapshot = NULL;
 	bool exhausted = false;
 	int64_t t0 = engine_now_ms();
 	struct progress shown = {eo->progress, isatty(STDERR_FILENO), false, t0,
@@ -604,17 +619,21 @@ int search_explore(struct policy *pol, char *const argv[], const struct engine_o
 		return -1;
 	}
 	oracle = search_new(&cfg, eo->serial ? (int)eo->serial->nvars : engine_watched_count(pol));
-	cache = engine_symbol_cache_new();
-	if (!oracle || !cache) {
+	reuse.symbols = engine_symbol_cache_new();
+	if (!eo->snapshot && !eo->no_snapshot)
+		own_snapshot = engine_snapshot_new();
+	reuse.snapshot = eo->snapshot ? eo->snapshot : own_snapshot;
+	if (!oracle || !reuse.symbols || (!eo->no_snapshot && !reuse.snapshot)) {
 		search_free(oracle);
-		engine_symbol_cache_free(cache);
+		engine_symbol_cache_free(reuse.symbols);
+		engine_snapshot_free(own_snapshot);
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
 	while (more) {
 		struct one_run o = {0};
 
-		if (execute_once(pol, argv, opt, eo, oracle, cache, &o, sum, err, errlen) < 0) {
+		if (execute_once(pol, argv, opt, eo, oracle, &reuse, &o, sum, err, errlen) < 0) {
 			free_run(&o);
 			rc = -1;
 			break;
@@ -668,8 +687,11 @@ int search_explore(struct policy *pol, char *const argv[], const struct engine_o
 		clear_live_line(&shown);
 	sum->ms = (double)(engine_now_ms() - t0);
 	sum->space_estimate = exhausted ? (double)sum->distinct : search_space_estimate(oracle);
+	if (own_snapshot)
+		search_note_snapshot(eo, own_snapshot);
 	search_free(oracle);
-	engine_symbol_cache_free(cache);
+	engine_symbol_cache_free(reuse.symbols);
+	engine_snapshot_free(own_snapshot);
 	free(seen.slots);
 	return rc;
 }

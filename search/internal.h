@@ -32,6 +32,9 @@
 /* Adds s's counts into total (their elapsed ms: the longer of the two,
  * as for parallel workers). */
 void search_summary_add(struct explore_summary *total, const struct explore_summary *s);
+/* With --verbose, why the runs were launched afresh although a template
+ * was asked for (explore.c); nothing when they were forked. */
+void search_note_snapshot(const struct explore_options *eo, const struct engine_snapshot *s);
 
 /* --- trace.c --- */
 

@@ -132,6 +132,9 @@ static void work(struct policy *pol, char *const argv[], const struct engine_opt
 	mine.out_dir = w->dir;
 	mine.json = NULL;
 	mine.progress = false;
+	/* A template is its tracer's, in the process that made it: a worker
+	 * makes its own (its argv may differ too, {job} replaced). */
+	mine.snapshot = NULL;
 	/* The workers share the JSON trace: whole lines, not buffer-fulls. */
 	if (mine.trace_json)
 		setvbuf(mine.trace_json, NULL, _IOLBF, 0);

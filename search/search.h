@@ -184,6 +184,13 @@ struct explore_options {
 	int jobs;	      /* search_explore_jobs: worker processes; 0 or 1: none */
 	/* cctrace test: the runs are serialized (engine/serial.c); NULL: not */
 	struct engine_serial *serial;
+	/* --no-snapshot: every run launches the program afresh, instead of
+	 * forking it from a template held at its entry point (the default;
+	 * the same runs either way, only faster) */
+	bool no_snapshot;
+	/* the template, kept by the caller across searches (test's portfolio
+	 * rounds); NULL: search_explore makes its own, unless no_snapshot */
+	struct engine_snapshot *snapshot;
 };
 
 struct explore_summary {

@@ -186,11 +186,20 @@ int search_test(char *const argv[], const struct engine_options *opt,
 	run_opt.sanitizer_bugs = true;
 	local.serial = &cfg;
 	local.clean = false;
+	/* one template for every round of the portfolio */
+	if (!eo->no_snapshot && !eo->snapshot && !(local.snapshot = engine_snapshot_new())) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
 	if (eo->strategy)
 		rc = search_explore_jobs(pol, argv, &run_opt, &local, sum, err, errlen);
 	else
 		rc = search_portfolio(pol, argv, &run_opt, &local, sum, err, errlen);
 out:
+	if (local.snapshot != eo->snapshot) {
+		search_note_snapshot(eo, local.snapshot);
+		engine_snapshot_free(local.snapshot);
+	}
 	free(cfg.shared);
 	free(cfg.vars);
 	free(cfg.var_points);

@@ -218,7 +218,15 @@ static int find_cb(struct sym_mod *m, const char *name, const GElf_Sym *sym, GEl
 	return rank == 0;
 }
 
-int sym_function(struct sym_space *s, const char *name, uint64_t *addr)
+/* One answer of sym_function, kept: a search asks for the same few dozen
+ * names in every run, and each costs a scan of every module's symbol
+ * table (most of a short run's time before this was kept). */
+struct func_ent {
+	bool found;
+	uint64_t addr;
+};
+
+static int find_function(struct sym_space *s, const char *name, uint64_t *addr)
 {
 	struct find_ctx c = {.name = name};
 	size_t i;
@@ -232,6 +240,25 @@ int sym_function(struct sym_space *s, const char *name, uint64_t *addr)
 		}
 	}
 	return -1;
+}
+
+int sym_function(struct sym_space *s, const char *name, uint64_t *addr)
+{
+	struct func_ent *e = symi_strmap_get(&s->funcs, name);
+	char *key;
+
+	if (!e) {
+		e = symi_arena_alloc(&s->arena, sizeof(*e));
+		key = e ? symi_arena_strdup(&s->arena, name) : NULL;
+		if (!key) /* no memory to remember it: answer all the same */
+			return find_function(s, name, addr);
+		e->found = find_function(s, name, &e->addr) == 0;
+		symi_strmap_put(&s->funcs, key, e);
+	}
+	if (!e->found)
+		return -1;
+	*addr = e->addr;
+	return 0;
 }
 
 /* NAME without its "@@VERSION", as a string that lives as long as S. */

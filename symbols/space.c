@@ -591,6 +591,7 @@ void symi_space_reset_caches(struct sym_space *s)
 	symi_strmap_free(&s->enums);
 	symi_strmap_free(&s->tls);
 	symi_strmap_free(&s->locals);
+	symi_strmap_free(&s->funcs);
 	s->exe_indexed = s->all_indexed = false;
 	symi_tls_free(s);
 	for (i = 0; i < DESC_CACHE_SIZE; i++)
@@ -633,6 +634,7 @@ void sym_close(struct sym_space *s)
 	symi_strmap_free(&s->tls);
 	symi_strmap_free(&s->locals);
 	symi_strmap_free(&s->plain);
+	symi_strmap_free(&s->funcs);
 	if (s->dwfl)
 		dwfl_end(s->dwfl);
 	for (r = s->retired; r; r = next) {

@@ -129,6 +129,26 @@ void tracer_free(struct tracer *t);
 int tracer_launch(struct tracer *t, char *const argv[], char *err, size_t errlen);
 
 /*
+ * A template to fork runs from (fork.c): th, a held thread of a launched
+ * single-threaded program, calls the function at fork_fn (glibc's _Fork)
+ * and comes back held with its registers as they were; so does the
+ * child, whose pid goes to *child: a tracee of this process in no
+ * tracer's tables, held with the template's registers, for
+ * tracer_adopt().  The template's children that have ended are buried
+ * first.  0, or -1 with err.
+ */
+int tracer_fork_held(struct tr_thread *th, uint64_t fork_fn, pid_t *child, char *err,
+		     size_t errlen);
+/* The held template th waits (WNOHANG) for its children that have ended,
+ * whose runs' tracers let go of them: before it is killed, so that none
+ * is left a zombie. */
+void tracer_bury_children(struct tr_thread *th);
+/* Take such a child over as t's launched program: the state
+ * tracer_launch leaves, p1.t1 held with a TR_EV_START queued.  -1 with
+ * err (the child is killed). */
+int tracer_adopt(struct tracer *t, pid_t pid, char *err, size_t errlen);
+
+/*
  * The terminal of a program launched with own_pgrp (terminal.c).  cctrace
  * keeps the foreground of its controlling terminal, so Ctrl-C, Ctrl-\ and
  * Ctrl-Z act on cctrace; the program gets it when it tries to read the

@@ -465,6 +465,16 @@ static enum decoded decode(struct tracer *t, pid_t tid, int status, struct tr_ev
 	return d;
 }
 
+static bool any_alive(const struct tracer *t)
+{
+	const struct tr_process *p;
+
+	for (p = t->processes; p; p = p->next)
+		if (p->alive)
+			return true;
+	return false;
+}
+
 /* The contract of tracer_wait: an event's thread is held, but for the
  * end of a process (its last thread is gone) or of the watched child. */
 static bool event_thread_held(const struct tr_event *ev)
@@ -490,6 +500,8 @@ enum tr_wait_result tracer_wait(struct tracer *t, struct tr_event *ev, int64_t d
 		return TR_WAIT_EVENT;
 	}
 	for (;;) {
+		if (t->adopted && !t->child && !any_alive(t))
+			return TR_WAIT_NO_TASKS;
 		switch (tr_wait_any(deadline_ms, &tid, &status)) {
 		case TR_ANY_REAPED:
 			break;

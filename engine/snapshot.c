@@ -1,0 +1,170 @@
+/*
+ * snapshot.c: a search's runs forked from a template instead of launched
+ * afresh (AFL's fork server, from outside the program).
+ *
+ * Why.  Runs per second is what limits a search, and every fresh launch
+ * pays fork, exec and the dynamic loader (1.2-2.4 ms a run on SCTBench's
+ * small programs, a third of a whole run of account_ok; docs/test.md has
+ * the measurements).
+ *
+ * How.  The first run of a search that asks for it launches the program
+ * once more as a template: held at its ELF entry point (where every run
+ * starts: the loader is done, no program code has run, there is one
+ * thread and no child), with its stderr, when sanitizer reports are
+ * looked for, an O_APPEND temporary file.  Each run then makes the
+ * template call glibc's _Fork (tracer/fork.c) and takes the child over as
+ * its p1: the run cannot tell it from a fresh launch (same registers,
+ * memory, layout, since launches run without address randomisation, and
+ * file descriptors), so a seed makes the same search either way.  The
+ * template's stderr file is emptied before each fork: O_APPEND makes the
+ * child's writes start at its beginning, and the run reads only its own
+ * output.  The template is in no run's tracer: no run sees, schedules,
+ * reports or kills it; engine_snapshot_free kills it, and should cctrace
+ * die, PTRACE_O_EXITKILL does.
+ *
+ * When the template cannot be made or fork (no _Fork: glibc before 2.34
+ * or a static program; the launch failed), the runs are launched afresh,
+ * and engine_snapshot_fallback says why.
+ */
+#include "engine/internal.h"
+#include "symbols/symbols.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+struct engine_snapshot {
+	struct tracer *t;	/* the template's own tracer; NULL: none (yet) */
+	struct tr_thread *main; /* held at the entry point */
+	uint64_t fork_fn;	/* glibc's _Fork in it */
+	int stderr_fd;		/* its stderr (O_APPEND), or -1: cctrace's */
+	bool sanitizer_bugs;	/* what it was made for */
+	bool tried;
+	char why[512]; /* the runs are launched afresh: why; "" while not */
+};
+
+struct engine_snapshot *engine_snapshot_new(void)
+{
+	struct engine_snapshot *s = calloc(1, sizeof(*s));
+
+	if (s)
+		s->stderr_fd = -1;
+	return s;
+}
+
+static void drop_template(struct engine_snapshot *s)
+{
+	if (s->t) {
+		if (s->main)
+			tracer_bury_children(s->main);
+		tracer_kill_launched(s->t);
+		tracer_free(s->t);
+	}
+	s->t = NULL;
+	s->main = NULL;
+	if (s->stderr_fd >= 0)
+		close(s->stderr_fd);
+	s->stderr_fd = -1;
+}
+
+void engine_snapshot_free(struct engine_snapshot *s)
+{
+	if (!s)
+		return;
+	drop_template(s);
+	free(s);
+}
+
+const char *engine_snapshot_fallback(const struct engine_snapshot *s)
+{
+	return s && s->why[0] ? s->why : NULL;
+}
+
+/* The template's stderr: a temporary file all its children share, in
+ * append mode so that each run's output starts at 0 once it is emptied. */
+static int capture_template_stderr(struct engine_snapshot *s, int *saved)
+{
+	int flags;
+
+	s->stderr_fd = stderr_capture_begin(saved);
+	if (s->stderr_fd < 0)
+		return -1;
+	flags = fcntl(s->stderr_fd, F_GETFL);
+	return flags < 0 ? -1 : fcntl(s->stderr_fd, F_SETFL, flags | O_APPEND);
+}
+
+static uint64_t find_fork_fn(struct engine_snapshot *s)
+{
+	char err[256];
+	struct sym_space *syms =
+	    sym_open_pid(tracer_process_pid(tracer_thread_process(s->main)), err, sizeof(err));
+	uint64_t addr = 0;
+
+	if (!syms) {
+		snprintf(s->why, sizeof(s->why), "cannot read the template's symbols: %s", err);
+		return 0;
+	}
+	if (sym_function(syms, "_Fork", &addr) < 0 || !addr)
+		snprintf(s->why, sizeof(s->why),
+			 "the program has no _Fork (glibc 2.34 or later, dynamically linked)");
+	sym_close(syms);
+	return addr;
+}
+
+static void make_template(struct engine_snapshot *s, char *const argv[],
+			  const struct engine_options *opt)
+{
+	struct tracer_options topt = {.pin_cpu = opt->pin_cpu};
+	char err[400];
+	int saved = -1, rc;
+
+	s->tried = true;
+	s->sanitizer_bugs = opt->sanitizer_bugs;
+	s->t = tracer_new(&topt);
+	if (!s->t) {
+		snprintf(s->why, sizeof(s->why), "out of memory");
+		return;
+	}
+	if (opt->sanitizer_bugs && capture_template_stderr(s, &saved) < 0) {
+		stderr_capture_end(saved);
+		snprintf(s->why, sizeof(s->why), "cannot capture the template's stderr");
+		drop_template(s);
+		return;
+	}
+	rc = tracer_launch(s->t, argv, err, sizeof(err));
+	stderr_capture_end(saved);
+	if (rc < 0) {
+		snprintf(s->why, sizeof(s->why), "the template did not start: %s", err);
+		drop_template(s);
+		return;
+	}
+	s->main = tracer_threads(s->t);
+	s->fork_fn = find_fork_fn(s);
+	if (!s->fork_fn)
+		drop_template(s);
+}
+
+int snapshot_launch(struct engine_snapshot *s, struct tracer *t, char *const argv[],
+		    const struct engine_options *opt, int *program_stderr, char *err, size_t errlen)
+{
+	char why[512];
+	pid_t child;
+
+	if (!s->tried)
+		make_template(s, argv, opt);
+	if (!s->t || s->sanitizer_bugs != opt->sanitizer_bugs)
+		return 0;
+	if (s->stderr_fd >= 0 && ftruncate(s->stderr_fd, 0) < 0)
+		return 0;
+	if (tracer_fork_held(s->main, s->fork_fn, &child, why, sizeof(why)) < 0) {
+		snprintf(s->why, sizeof(s->why), "%s", why);
+		drop_template(s);
+		return 0;
+	}
+	if (s->stderr_fd >= 0)
+		*program_stderr = dup(s->stderr_fd);
+	if (tracer_adopt(t, child, err, errlen) < 0)
+		return -1;
+	return 1;
+}

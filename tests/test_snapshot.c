@@ -1,0 +1,185 @@
+/*
+ * System tests of runs forked from a template (engine/snapshot.c,
+ * tracer/fork.c): `cctrace test` holds one copy of the program at its
+ * entry point and forks every run from it, unless --no-snapshot.
+ *
+ * What must hold: the search is the same either way (a seed finds the
+ * same bug in the same run, with the same schedule); no process is left
+ * behind (the template, nor any zombie of its); a thread created before
+ * main (a constructor) is no obstacle, the runs starting before any
+ * constructor; a program without _Fork (static) falls back to fresh
+ * launches and says so with --verbose; and each run's stdout and stderr
+ * are its own (the template's stderr file is emptied for each run).
+ */
+#include "harness.h"
+
+#include <sys/stat.h>
+
+#define SNAP_SAFETY_S 120
+
+/* `cctrace test` with seed 1, no minimisation and --runs runs. */
+static struct h_result search(const char *prog, const char *strategy, int runs, const char *dir)
+{
+	return h_run((const char *const[]){h_cctrace(), "test", "-q", "--no-minimize", "--seed",
+					   "1", "--timeout", "2s", "--strategy", strategy, "--runs",
+					   h_fmt("%d", runs), "--out", dir, "--clean", "--", prog,
+					   NULL},
+		     SNAP_SAFETY_S);
+}
+
+/* The schedule after its first line (which names the bug file). */
+static const char *schedule_body(const char *dir)
+{
+	char *text = h_read_file(h_fmt("%s/bug-1.sched", dir), NULL);
+	char *nl = text ? strchr(text, '\n') : NULL;
+
+	cr_assert(nl, "no %s/bug-1.sched", dir);
+	return nl + 1;
+}
+
+/* prog's bug found with and without the template: the same summary
+ * line (runs to the bug, outcomes) and the same bug schedule. */
+static void expect_same_search(const char *prog, const char *strategy, int runs)
+{
+	char *fresh_dir = h_temp_dir(), *snap_dir = h_temp_dir();
+	struct h_result fresh =
+	    h_run((const char *const[]){h_cctrace(), "test", "-q", "--no-minimize", "--no-snapshot",
+					"--seed", "1", "--timeout", "2s", "--strategy", strategy,
+					"--runs", h_fmt("%d", runs), "--out", fresh_dir, "--", prog,
+					NULL},
+		  SNAP_SAFETY_S);
+	struct h_result snap = search(prog, strategy, runs, snap_dir);
+	const char *a = strstr(fresh.err, "cctrace test: bug 1 in run"),
+		   *b = strstr(snap.err, "cctrace test: bug 1 in run");
+
+	cr_assert_eq(fresh.code, 1, "no bug without the template (exit %d):\n%s", fresh.code,
+		     fresh.err);
+	cr_assert_eq(snap.code, 1, "no bug with the template (exit %d):\n%s", snap.code, snap.err);
+	cr_assert(a && b, "%s\n---\n%s", fresh.err, snap.err);
+	cr_expect_eq(strcspn(a, ":"), strcspn(b, ":"));
+	cr_expect(strncmp(a, b, strcspn(a, ":")) == 0, "fresh: %.*s; snapshot: %.*s",
+		  (int)strcspn(a, ":"), a, (int)strcspn(b, ":"), b);
+	a = strstr(a, "\ncctrace test: ");
+	b = strstr(b, "\ncctrace test: ");
+	cr_assert(a && b);
+	cr_expect(strncmp(a, b, strcspn(a, ";")) == 0, "fresh:%s\nsnapshot:%s", a, b);
+	cr_expect_str_eq(schedule_body(fresh_dir), schedule_body(snap_dir));
+	h_result_free(&fresh);
+	h_result_free(&snap);
+	h_remove_tree(fresh_dir);
+	h_remove_tree(snap_dir);
+}
+
+Test(snapshot, the_same_bug_in_the_same_run)
+{
+	expect_same_search("tests/fixtures/sercounter", "pct:3", 60);
+}
+
+Test(snapshot, the_same_deadlock_in_the_same_run)
+{
+	expect_same_search("tests/fixtures/serdeadlock", "random", 60);
+}
+
+/* A constructor's thread runs in each forked run, as in a launched one. */
+Test(snapshot, a_thread_before_main)
+{
+	expect_same_search("tests/fixtures/serctor", "pct:3", 60);
+}
+
+/* Static: no _Fork.  The runs are launched afresh, and --verbose says
+ * why.  (--points sync: profiling a static program's text, the whole of
+ * libc, takes half a minute.) */
+static struct h_result verbose_search(const char *prog, const char *dir)
+{
+	return h_run((const char *const[]){h_cctrace(), "test", "--verbose", "--no-minimize",
+					   "--points", "sync", "--seed", "1", "--strategy", "pct:3",
+					   "--runs", "3", "--out", dir, "--clean", "--", prog,
+					   NULL},
+		     SNAP_SAFETY_S);
+}
+
+Test(snapshot, no_fork_function_falls_back)
+{
+	char *dir = h_temp_dir();
+	struct h_result r = verbose_search("tests/fixtures/sercontrol", dir);
+
+	cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+	cr_expect(!strstr(r.err, "launched afresh"), "%s", r.err);
+	h_result_free(&r);
+	r = verbose_search("tests/fixtures/serstatic", dir);
+	cr_expect(strstr(r.err, "3 runs"), "%s", r.err);
+	cr_expect_eq(h_count_lines(r.err, "runs were launched afresh, not forked: the program "
+					  "has no _Fork"),
+		     1, "%s", r.err);
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
+
+/* Processes whose name (comm) is name: none may be left. */
+static int processes_named(const char *name)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	char comm[64];
+	int n = 0;
+
+	cr_assert(d);
+	while ((e = readdir(d))) {
+		FILE *f;
+
+		if (!isdigit((unsigned char)e->d_name[0]))
+			continue;
+		f = fopen(h_fmt("/proc/%s/comm", e->d_name), "r");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f) && strncmp(comm, name, strlen(name)) == 0 &&
+		    comm[strlen(name)] == '\n')
+			n++;
+		fclose(f);
+	}
+	closedir(d);
+	return n;
+}
+
+/* The template and the runs' processes are gone when the search ends,
+ * zombies included: a copy of the program under a name of its own shows
+ * it whatever else runs meanwhile. */
+Test(snapshot, nothing_is_left_behind)
+{
+	char *dir = h_temp_dir(), *copy = h_fmt("%s/snapleft%d", dir, (int)getpid());
+	char *name = strrchr(copy, '/') + 1;
+	struct h_result r;
+
+	r = H_RUN("cp", "tests/fixtures/sercontrol", copy);
+	cr_assert_eq(r.code, 0);
+	h_result_free(&r);
+	r = search(copy, "random", 20, dir);
+	cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, "20 runs, 0 bugs, 20 completed"), "%s", r.err);
+	cr_expect_eq(processes_named(name), 0, "%s left behind", name);
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
+
+/* Each run's stdout and stderr are its own: serubsan prints one line on
+ * stdout per run, and UBSan's report (on stderr) only in the runs with
+ * the lost update; a report left over from an earlier run would be
+ * counted again in every later one. */
+Test(snapshot, output_stays_per_run)
+{
+	char *dir = h_temp_dir();
+	struct h_result r =
+	    h_run((const char *const[]){h_cctrace(), "test", "-q", "--all", "--no-minimize",
+					"--seed", "1", "--strategy", "random", "--runs", "20",
+					"--out", dir, "--", "tests/fixtures/serubsan", NULL},
+		  SNAP_SAFETY_S);
+	int bugs = h_count_lines(r.err, "cctrace test: bug ");
+
+	cr_expect_eq(r.code, 1, "exit %d:\n%s", r.code, r.err);
+	cr_expect(bugs > 0 && bugs < 20, "%d bugs in 20 runs:\n%s", bugs, r.err);
+	cr_expect_eq(h_count_lines(r.err, "runtime error: index -1 out of bounds"), bugs, "%s",
+		     r.err);
+	cr_expect_eq(h_count_lines(r.out, ""), 20, "stdout:\n%s", r.out);
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
