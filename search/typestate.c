@@ -517,11 +517,13 @@ static char *read_all(const char *path)
 static int write_text(const char *path, const char *text, char *err, size_t errlen)
 {
 	FILE *f = fopen(path, "w");
+	bool ok = f && fputs(text, f) >= 0;
 
-	if (!f || fputs(text, f) < 0 || fclose(f) != 0) {
+	/* fclose even after a failed fputs, and only once */
+	if (f && fclose(f) != 0)
+		ok = false;
+	if (!ok) {
 		snprintf(err, errlen, "cannot write '%s': %s", path, strerror(errno));
-		if (f)
-			fclose(f);
 		return -1;
 	}
 	return 0;
