@@ -106,9 +106,10 @@ void tap_note(struct run *r, const struct current_event *cur)
 	bool is_return = false;
 	const char *func = atom_function(r, cur->matched, &is_return);
 	uint64_t ret = 0;
-	int max = r->tap->tap_frames < MAX_FRAMES ? r->tap->tap_frames : MAX_FRAMES;
+	int max;
 
 	assert(r->tap && r->tap->tap);
+	max = r->tap->tap_frames < MAX_FRAMES ? r->tap->tap_frames : MAX_FRAMES;
 	if (!func || !regs)
 		return;
 	if (!is_return)

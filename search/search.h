@@ -277,7 +277,9 @@ int search_minimize(const char *path, char *const argv[], const struct engine_op
  * the models' functions tapped (engine run_hooks.tap), builds happens-
  * before from the synchronisation it saw, forms candidate pairs
  * (OP-transit in one thread, OP-limit in another, same object, reversal
- * violates the model, not ordered by happens-before), ranks them, drops
+ * violates the model, not ordered by happens-before; a failed transit
+ * moves nothing; an owned state, a held lock, allows only its owner's
+ * calls), ranks them, drops
  * those the history says failed before, and re-executes the program once
  * per candidate under a generated schedule that holds the preceding
  * event's thread until the subsequent event has happened.  A bug is

@@ -8,42 +8,52 @@
  *    each call is recorded with its thread, arguments, return value,
  *    caller and stack.  The raw calls are kept and analysed after the run
  *    (2ndStrike analyses on the fly to save disk; we keep the log in
- *    memory, which is the same algorithm over the same stream).
+ *    memory, which is the same algorithm over the same stream).  A return
+ *    whose transits' ok condition holds is an alternative of its own on a
+ *    line of its own, and the tap says which line held: a failed transit
+ *    moves nothing.  When a model names system calls, libc's syscall() is
+ *    tapped too and its calls are taken for the system calls they make.
  * 2. Analysis.  Vector clocks from thread create/join, condition
  *    variables, semaphores and barriers (and mutex unlock->lock with
  *    lock_order: off by default, because the order in which two threads
  *    took a lock in one run is what a different schedule flips, and counting
  *    it as happens-before hides exactly the bugs looked for, pbzip2's among
- *    them).  Each model's objects (per process) are tracked through their
- *    states; a transit to a "creation" (its object is the return value:
- *    open, malloc) starts a new generation of the object, so that a reused
+ *    them); a second set of clocks with the lock handoffs, for the ranking.
+ *    Each model's objects (per process) are tracked through their states,
+ *    and an owned state (a held lock) through its owner; a transit to a
+ *    "creation" (its object is the return value or an array element: open,
+ *    malloc, pipe) starts a new generation of the object, so that a reused
  *    descriptor number or address does not pair events of two different
  *    objects, and a sized one (malloc's size) makes a block, so that a
  *    call given an address inside it is on the block.
  * 3. Candidates (2ndStrike's Algorithm 1, both scenarios of its Figure 4):
  *    a limit L in thread T2 and a transit X in T1 != T2 on the same object
- *    and generation, unordered by happens-before, where L was allowed
- *    before X and is not after it (L came first) or is allowed after X and
- *    not before it (X came first).  Equal pairs (same functions, same
- *    callers) are one candidate with an occurrence count; the pair seen
- *    in the wrong order in the profile itself (the run was unlucky) is one
- *    too, held as it happened; ranked as
- *    2ndStrike ranks them, fewest occurrences first, then longest distance
- *    (in calls) between the two events.  Candidates listed in
- *    DIR/typestate-history (ones that failed to manifest before) are
- *    dropped unless ignore_history.
+ *    and generation, unordered by happens-before, where L was allowed (to
+ *    T2: an owned state allows only its owner, or a call that waits for
+ *    it) before X and is not after it (L came first) or is allowed after X
+ *    and not before it (X came first); and the pairs the profile itself
+ *    saw violated, held as they happened (violates()).  Equal pairs (same
+ *    functions and roles, same callers) are one candidate with its
+ *    instances.  Ranked (2ndStrike gives two metrics and no formula): pairs
+ *    nothing orders, not even lock handoffs, first; then fewest
+ *    occurrences; then longest distance (in calls) between the two events.
+ *    Candidates listed in DIR/typestate-history (ones that failed to
+ *    manifest before) are dropped unless ignore_history.
  * 4. Re-execution: per candidate a schedule in the schedule language (so
  *    the same text is the bug's replayable bug-N.sched; see
  *    attempt_schedule): hold the thread of the preceding event at its call
  *    (matched by function, object, caller, caller's caller and instance),
  *    wait for another thread's subsequent event on the same object from the
  *    same caller, run that one through its call, then let the held thread
- *    make its call; with a time limit on every wait.  A plain run and the
- *    profile have limits too: a bug of this kind may hang the program.
+ *    make its call; with a time limit on every wait.  A candidate that
+ *    does not manifest is tried on its other instances that matter
+ *    (pick_instances).  A plain run and the profile have limits too: a bug
+ *    of this kind may hang the program.
  * 5. Verdict: only outcome bug counts: the limit's `ok` condition false at
- *    its return (EBADF, EINVAL: the call itself saw the violation), a
- *    crash, an abort, or, for a limit without `ok`, the model's own check:
- *    the schedule reached the point where the limited call is made on the
+ *    its return (EBADF, EINVAL, EBUSY: the call itself saw the violation),
+ *    a crash, an abort, or, for a limit without `ok` or a violation of
+ *    ownership the call's result need not show, the model's own check: the
+ *    schedule reached the point where the limited call is made on the
  *    object in a state that forbids it.
  */
 #include "search/search.h"
@@ -517,11 +527,13 @@ static char *read_all(const char *path)
 static int write_text(const char *path, const char *text, char *err, size_t errlen)
 {
 	FILE *f = fopen(path, "w");
+	bool ok = f && fputs(text, f) >= 0;
 
-	if (!f || fputs(text, f) < 0 || fclose(f) != 0) {
+	/* fclose even after a failed fputs, and only once */
+	if (f && fclose(f) != 0)
+		ok = false;
+	if (!ok) {
 		snprintf(err, errlen, "cannot write '%s': %s", path, strerror(errno));
-		if (f)
-			fclose(f);
 		return -1;
 	}
 	return 0;

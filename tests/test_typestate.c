@@ -348,6 +348,41 @@ Test(typestate, model_parse_errors_have_positions)
 			   "m.ts:3:22:", "only a transit of its return value");
 	expect_parse_error("model m\nstates A\ntransit f(ret) -> A size arg2*x\n",
 			   "m.ts:3:31:", "expected argM after '*'");
+	expect_parse_error("model m\nstates A\nowned B\n", "m.ts:3:7:", "unknown state 'B'");
+	expect_parse_error(
+	    "model m\nstates A\ntransit f(arg1) -> A entry ok retval == 0\n",
+	    "m.ts:3:", "a transit at entry has its object in an argument, and no ok");
+	expect_parse_error("model m\nstates A\ntransit f(arg1) -> A ok\n",
+			   "m.ts:3:24:", "expected an expression after 'ok'");
+}
+
+/* The lock model's words: owned states, limits that wait for the owner,
+ * transits at entry and transits with an ok condition. */
+Test(typestate, model_parse_owned_waits_entry_ok)
+{
+	static const char text[] = "model m\n"
+				   "states FREE HELD\n"
+				   "owned HELD\n"
+				   "object pointer\n"
+				   "transit take(arg1) -> HELD ok retval == 0\n"
+				   "transit give(arg1) -> FREE entry\n"
+				   "limit take(arg1) in FREE waits ok retval != 22\n"
+				   "limit give(arg1) in HELD\n";
+	struct ts_models ms = {0};
+	char err[512];
+	const struct ts_model *m;
+
+	cr_assert_eq(ts_models_parse(&ms, text, "m.ts", err, sizeof(err)), 0, "%s", err);
+	m = &ms.m[0];
+	cr_assert_eq(m->owned, 2u);
+	cr_assert_eq(m->nops, 4);
+	cr_assert(m->ops[0].transit && !m->ops[0].at_entry);
+	cr_assert_str_eq(m->ops[0].ok, "retval == 0");
+	cr_assert(m->ops[1].transit && m->ops[1].at_entry && !m->ops[1].ok);
+	cr_assert(m->ops[2].waits && m->ops[2].allowed == 1u);
+	cr_assert_str_eq(m->ops[2].ok, "retval != 22");
+	cr_assert(!m->ops[3].waits && m->ops[3].allowed == 2u);
+	ts_models_free(&ms);
 }
 
 Test(typestate, model_parse_builtins_and_objects)
