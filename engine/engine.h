@@ -23,9 +23,11 @@
  * (engine/internal.h) is the state of one execution.  Sessions (the
  * shell's) hold a program between statements given as text.
  *
- * A search (search/) restarts the program through engine_run_once() and
- * resolves the schedule's `choose` through the hook it passes: that is the
- * engine's only way to the search, which it does not include.
+ * A search (search/) restarts the program through engine_run_once() (a
+ * fresh launch, or a fork of a template held at the entry point: struct
+ * engine_snapshot) and resolves the schedule's `choose` through the hook
+ * it passes: that is the engine's only way to the search, which it does
+ * not include.
  *
  * This module never calls ptrace; it drives tracer/ and asks symbols/.
  * Not thread-safe: one run at a time per process.

@@ -1,8 +1,10 @@
 /*
  * explore.c: restart the program until the schedule's choices are used up.
  *
- * Each run launches the program afresh, executes the schedule with the
- * oracle resolving every choose, and ends like `cctrace run`: the program
+ * Each run starts the program afresh (forked from a template held at its
+ * entry point, engine/snapshot.c, unless --no-snapshot: the same runs, a
+ * third cheaper on short ones), executes the schedule with the oracle
+ * resolving every choose, and ends like `cctrace run`: the program
  * is run to its end (crashes and failed asserts are bugs) or killed.  The
  * run's trace and report are written to memory; only a bug's are kept, as
  * DIR/bug-N.sched (the exact schedule of that run, which `cctrace run`

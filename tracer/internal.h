@@ -200,15 +200,15 @@ struct tracer {
 	struct tr_thread *threads, **threads_tail;
 	struct tr_process *processes, **processes_tail;
 	int next_process_index;
-	int cpu;     /* the CPU cctrace pinned itself to, -1 if not */
-	pid_t child; /* tracer_watch_child */
+	int cpu;		/* the CPU cctrace pinned itself to, -1 if not */
+	pid_t child;		/* tracer_watch_child */
+	char note[512];		/* tracer_attach_note */
+	struct tr_guard *guard; /* attached processes' guardian, NULL if none */
 	/* The program was forked from a template (tracer_adopt), which is a
 	 * tracee of this process too but not of this tracer: it never
 	 * reports, and keeps waitid from ever failing with ECHILD, so the
 	 * end of the last traced process is told from the tables. */
 	bool adopted;
-	char note[512];		/* tracer_attach_note */
-	struct tr_guard *guard; /* attached processes' guardian, NULL if none */
 	/* Events decoded but not yet handed out: launch's START, an emulated
 	 * single-step, a stop met while waiting for an interrupt.  A ring that
 	 * grows: stopping every thread can meet one event per thread. */
