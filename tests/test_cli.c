@@ -299,3 +299,23 @@ Test(cli, jobs_api_from_the_library)
 	engine_free(pol);
 	remove_tree(dir);
 }
+
+/* `cctrace test --jobs 2` forks its workers after the profiling runs,
+ * which left a wait's alarm armed in cctrace: a worker inherits the note
+ * of that alarm but not the timer, and used to wait for ever for it as
+ * soon as a run's thread went to sleep (3 of 3 such searches hung). */
+Test(cli, test_jobs_workers_run_to_the_end)
+{
+	char *dir = temp_dir();
+	struct h_result r =
+	    h_run((const char *const[]){h_cctrace(), "test", "-q", "--no-minimize", "--seed", "1",
+					"--jobs", "2", "--runs", "40", "--out", dir, "--",
+					"tests/fixtures/sercontrol", NULL},
+		  120);
+
+	cr_assert(!r.timed_out, "cctrace test --jobs 2 hung:\n%s", r.err);
+	cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, "40 runs, 0 bugs, 40 completed"), "%s", r.err);
+	h_result_free(&r);
+	remove_tree(dir);
+}

@@ -112,12 +112,23 @@ int tracer_stop_signal(bool take)
 	return sig;
 }
 
+/* Is the interval timer really set?  A child of fork (a --jobs worker)
+ * inherits alarm_at but not the timer, and would wait for ever for an
+ * alarm nobody set. */
+static bool timer_armed(void)
+{
+	struct itimerval now;
+
+	return getitimer(ITIMER_REAL, &now) == 0 &&
+	       (now.it_value.tv_sec != 0 || now.it_value.tv_usec != 0);
+}
+
 static void arm_alarm(int64_t deadline_ms)
 {
 	struct itimerval it = {{0, 0}, {0, 0}};
 	int64_t left = deadline_ms - tracer_now_ms();
 
-	if (alarm_at >= 0 && alarm_at <= deadline_ms && !alarm_fired)
+	if (alarm_at >= 0 && alarm_at <= deadline_ms && !alarm_fired && timer_armed())
 		return; /* an earlier alarm is coming: it will resume the wait */
 	if (left < 1)
 		left = 1;
