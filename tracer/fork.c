@@ -130,7 +130,6 @@ int tracer_adopt(struct tracer *t, pid_t pid, char *err, size_t errlen)
 		return -1;
 	}
 	p->launched = true;
-	t->adopted = true;
 	tr_mark_held(th);
 	tr_set(th, TF_STARTED);
 	if (tr_fetch_regs(th) < 0 ||

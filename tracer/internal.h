@@ -204,11 +204,6 @@ struct tracer {
 	pid_t child;		/* tracer_watch_child */
 	char note[512];		/* tracer_attach_note */
 	struct tr_guard *guard; /* attached processes' guardian, NULL if none */
-	/* The program was forked from a template (tracer_adopt), which is a
-	 * tracee of this process too but not of this tracer: it never
-	 * reports, and keeps waitid from ever failing with ECHILD, so the
-	 * end of the last traced process is told from the tables. */
-	bool adopted;
 	/* Events decoded but not yet handed out: launch's START, an emulated
 	 * single-step, a stop met while waiting for an interrupt.  A ring that
 	 * grows: stopping every thread can meet one event per thread. */

@@ -500,7 +500,11 @@ enum tr_wait_result tracer_wait(struct tracer *t, struct tr_event *ev, int64_t d
 		return TR_WAIT_EVENT;
 	}
 	for (;;) {
-		if (t->adopted && !t->child && !any_alive(t))
+		/* Told from the tables, not by ECHILD: a search's template
+		 * (tracer/fork.c) is a child of this process too, and keeps
+		 * waitid from ever failing, for a forked run and for a fresh
+		 * launch (a replay) made while it lives. */
+		if (t->processes && !t->child && !any_alive(t))
 			return TR_WAIT_NO_TASKS;
 		switch (tr_wait_any(deadline_ms, &tid, &status)) {
 		case TR_ANY_REAPED:
