@@ -29,6 +29,7 @@
  * If the replay leaves the lines (a line's thread is not enabled when its
  * turn comes), the numbers are not given, and bug-N.txt says why.
  */
+#include "lang/lang.h"
 #include "search/internal.h"
 
 #include <errno.h>
@@ -37,9 +38,9 @@
 #include <string.h>
 
 struct line {
-	char *threads[8]; /* stable names ("p1.t3") of the threads it runs */
+	char **threads; /* stable names ("p1.t3") of the threads it runs */
 	int nthreads;
-	char *where; /* "at(worker+0x1c)", "enter(F)", "exit", "blocked" */
+	char where[256]; /* "at(worker+0x1c)", "enter(F)", "exit", "blocked" */
 	long count;
 };
 
@@ -52,7 +53,6 @@ struct follow {
 	bool *var_seen; /* [nvars] */
 	int nvars;
 	struct interference seen;
-	char *vars[64]; /* schedule variable -> stable name, by tN's N */
 };
 
 static void free_follow(struct follow *f)
@@ -62,82 +62,61 @@ static void free_follow(struct follow *f)
 	for (i = 0; i < f->n; i++) {
 		for (j = 0; j < f->lines[i].nthreads; j++)
 			free(f->lines[i].threads[j]);
-		free(f->lines[i].where);
+		free(f->lines[i].threads);
 	}
-	for (i = 0; i < 64; i++)
-		free(f->vars[i]);
 	free(f->lines);
 	free(f->var_seen);
 	interference_free(&f->seen);
 }
 
-/* "t3" -> 3; -1 if not a schedule variable of the recorder's form. */
-static int var_number(const char *v)
+/* The stable name a `thread V = p1.t3` line bound V to; V itself if none. */
+static const char *bound_name(const struct stmt *body, const char *var)
 {
-	int n = -1, end = 0;
+	const struct stmt *s;
 
-	if (sscanf(v, "t%d%n", &n, &end) != 1 || v[end] || n < 0 || n >= 64)
-		return -1;
-	return n;
+	for (s = body; s; s = s->next)
+		if (s->kind == S_BIND && s->n_names == 1 && !strcmp(s->names[0], var))
+			return s->target;
+	return var;
 }
 
-/* "run a, b until P" (after `repeat N {`): one line; -1 if malformed. */
-static int parse_run(struct follow *f, char *text, long count)
+/* `run A, B until P` (inside `repeat N`): one line. */
+static int add_line(struct follow *f, const struct stmt *body, const struct stmt *run, long count)
 {
-	char *until = strstr(text, " until "), *tok, *save = NULL, *end;
-	struct line l = {.count = count};
+	struct line *l;
+	int i;
 
-	if (strncmp(text, "run ", 4) != 0 || !until)
+	if (vec_reserve(&f->lines, &f->cap, f->n, sizeof(*f->lines)) < 0)
 		return -1;
-	*until = '\0';
-	l.where = until + 7;
-	end = strstr(l.where, "  #");
-	if (end)
-		*end = '\0';
-	end = strstr(l.where, " }");
-	if (end)
-		*end = '\0';
-	l.where = strdup(l.where);
-	for (tok = strtok_r(text + 4, ", ", &save); tok && l.nthreads < 8;
-	     tok = strtok_r(NULL, ", ", &save)) {
-		int v = var_number(tok);
-
-		l.threads[l.nthreads++] = strdup(v >= 0 && f->vars[v] ? f->vars[v] : tok);
-	}
-	if (f->n == f->cap) {
-		int cap = f->cap ? f->cap * 2 : 32;
-		struct line *grown = realloc(f->lines, sizeof(*grown) * (size_t)cap);
-
-		if (!grown)
+	l = &f->lines[f->n];
+	memset(l, 0, sizeof(*l));
+	l->count = count;
+	expr_format(run->pred, l->where, sizeof(l->where));
+	l->threads = calloc((size_t)run->n_names, sizeof(*l->threads));
+	if (!l->threads)
+		return -1;
+	f->n++;
+	for (i = 0; i < run->n_names; i++) {
+		l->threads[i] = strdup(bound_name(body, run->names[i]));
+		if (!l->threads[i])
 			return -1;
-		f->lines = grown;
-		f->cap = cap;
+		l->nthreads++;
 	}
-	f->lines[f->n++] = l;
 	return 0;
 }
 
-static int parse_schedule(struct follow *f, FILE *in)
+/* The lines of a schedule the recorder wrote: bindings, `run` and
+ * `repeat N { run }` at its top level, read by the schedule parser. */
+static int read_lines(struct follow *f, const struct schedule *sched)
 {
-	char buf[4096], var[32], name[64];
-	long count;
-	int off;
+	const struct stmt *s;
 
-	while (fgets(buf, sizeof(buf), in)) {
-		buf[strcspn(buf, "\n")] = '\0';
-		if (sscanf(buf, "thread %31s = %63s", var, name) == 2) {
-			int v = var_number(var);
-
-			if (v >= 0) {
-				free(f->vars[v]);
-				f->vars[v] = strdup(name);
-			}
-		} else if (sscanf(buf, "repeat %ld { %n", &count, &off) == 1) {
-			if (parse_run(f, buf + off, count) < 0)
-				return -1;
-		} else if (!strncmp(buf, "run ", 4) && parse_run(f, buf, 1) < 0) {
+	for (s = sched->body; s; s = s->next) {
+		if (s->kind == S_RUN && add_line(f, sched->body, s, 1) < 0)
 			return -1;
-		}
+		if (s->kind == S_REPEAT && s->body && s->body->kind == S_RUN && !s->body->next &&
+		    add_line(f, sched->body, s->body, (long)s->count) < 0)
+			return -1;
 	}
 	return 0;
 }
@@ -307,16 +286,17 @@ void search_bug_stats(struct policy *pol, char *const argv[], const struct engin
 	struct engine_options quiet = *opt;
 	struct run_hooks hooks = {.choose = follow_choose, .ctx = &f, .serial = &cfg};
 	struct run_result res = {0};
-	char path[4096], err[512], *text = NULL;
-	FILE *in, *null = fopen("/dev/null", "w");
+	char path[4096], err[1024], *text = NULL;
+	FILE *null = fopen("/dev/null", "w");
+	struct schedule *sched;
 
 	cfg.describe = true;
 	cfg.profile = false;
 	cfg.preemptions_out = NULL;
 	snprintf(path, sizeof(path), "%s/bug-%ld.sched", eo->out_dir, n);
-	in = fopen(path, "r");
+	sched = schedule_load(path, engine_atoms(), err, sizeof(err));
 	f.var_seen = calloc((size_t)f.nvars + 1, sizeof(*f.var_seen));
-	if (!in || !null || !f.var_seen || parse_schedule(&f, in) < 0 || f.n == 0)
+	if (!sched || !null || !f.var_seen || read_lines(&f, sched) < 0 || f.n == 0)
 		goto out;
 	f.left = f.lines[0].count;
 	quiet.trace = NULL;
@@ -331,8 +311,7 @@ void search_bug_stats(struct policy *pol, char *const argv[], const struct engin
 		insert_before(path, "found run:", text);
 out:
 	free(text);
-	if (in)
-		fclose(in);
+	schedule_free(sched);
 	if (null)
 		fclose(null);
 	free_follow(&f);
