@@ -45,8 +45,13 @@ int run_move_candidate(struct run *r, struct tr_thread *th)
 	if (!tracer_thread_held(th))
 		return 0;
 	chrome_note_release(r, th);
-	if (r->fine_want)
+	/* A profile decodes only the threads its tap asked for (tap.c). */
+	if (r->fine_want && (!r->tap || tap_decodes(r, th)))
 		return fine_advance(r, th);
+	if (r->fine_want) {
+		tracer_resume(th);
+		return 0;
+	}
 	if (r->fine_syscalls) {
 		/* On a system call the last wait reported: its entry stop,
 		 * next, is not news. */

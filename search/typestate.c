@@ -81,8 +81,11 @@ extern char **environ;
 #define PROFILE_MARGIN_MS  10000
 /* Before the verdict: how long the program may take to end after it (a
  * violation may leave it hung on a lock in freed memory). */
-#define AFTER_BUG	"\ttimeout 2s   # for the program to end after the bug\n"
-#define STACK_FRAMES	6
+#define AFTER_BUG    "\ttimeout 2s   # for the program to end after the bug\n"
+#define STACK_FRAMES 6
+/* The stepping profile decodes a thread for this many of the stepper's
+ * stops after each of its events that matters (engine tap_step_budget). */
+#define STEP_BUDGET	2000
 #define SYSCALL_WRAPPER "syscall" /* libc's syscall(nr, ...) */
 
 /* Synchronisation the vector clocks follow. */
@@ -145,6 +148,7 @@ struct raw {
 	char *where;   /* "reader (fdclose.c:39)": the caller's frame, and its caller's */
 	char *context; /* the caller's caller, if in the caller's module: in(F) */
 	char *stack;   /* the call stack, one frame a line */
+	char *at;      /* an access: FUNC+0xOFF of its instruction, for at() */
 };
 
 struct opev {
@@ -187,10 +191,14 @@ struct ts {
 	int nraws, raws_cap;
 	char **threads;
 	int nthreads;
-	/* per thread during the profile: the entries awaiting their return */
+	/* per thread during the profile: the entries awaiting their return,
+	 * and the accesses kept since its latest call (one like them, by the
+	 * same instruction in the same block, is not kept again) */
 	struct pending {
 		int *raw;
 		int n, cap;
+		int *accesses;
+		int naccesses, accesses_cap;
 	} * pending;
 	struct opev *evs;
 	int nevs, evs_cap;
@@ -201,10 +209,23 @@ struct ts {
 	/* a model names system calls (close, read): libc's syscall() is tapped
 	 * too, and a call of it is taken for the system call it makes */
 	bool syscalls;
+	/* The stepping profile (a model has `deref`): the blocks the call
+	 * profile saw more than one thread use, and the threads whose loads and
+	 * stores in them are decoded (all but the one that freed each). */
+	int deref_fn; /* fns index of TS_DEREF_FUNC; -1 */
+	struct span {
+		uint64_t start, size;
+	} * shared;
+	int nshared, shared_cap;
+	char **stepped;
+	int nstepped, stepped_cap;
 	char *dir;
 	int64_t t0; /* when typestate_run started: time to the first bug */
 	char err[1024];
 };
+
+static bool allowed(const struct ts_op *op, int state);
+static uint64_t block_size(const struct raw *r, const struct ts_op *op);
 
 static void *grow_array(void *a, int *cap, int need, size_t size)
 {
@@ -312,13 +333,13 @@ static int keep_present(struct ts *ts, const char *program)
 
 	if (!names || !present)
 		goto out;
-	for (i = 0; i < ts->nfns; i++)
-		names[i] = ts->fns[i].name;
+	for (i = 0; i < ts->nfns; i++) /* the deref op is no function: asked for as "" */
+		names[i] = strcmp(ts->fns[i].name, TS_DEREF_FUNC) == 0 ? "" : ts->fns[i].name;
 	if (engine_functions_present(program, names, ts->nfns, present, ts->err, sizeof(ts->err)) <
 	    0)
 		goto out;
 	for (i = 0; i < ts->nfns; i++) {
-		if (present[i]) {
+		if (present[i] || strcmp(ts->fns[i].name, TS_DEREF_FUNC) == 0) {
 			ts->fns[n++] = ts->fns[i];
 		} else {
 			free(ts->fns[i].name);
@@ -326,6 +347,7 @@ static int keep_present(struct ts *ts, const char *program)
 		}
 	}
 	ts->nfns = n;
+	ts->deref_fn = fn_index(ts, TS_DEREF_FUNC);
 	rc = 0;
 out:
 	free(names);
@@ -450,24 +472,101 @@ static int through_syscall(struct ts *ts, const struct engine_tap_event *ev, str
 	return i >= 0 && ts->fns[i].nops ? i : -1;
 }
 
-static void on_tap(void *ctx, const struct engine_tap_event *ev)
+/* The shared block holding addr (an index into ts->shared), or -1. */
+static int shared_span(const struct ts *ts, uint64_t addr)
+{
+	int i;
+
+	for (i = 0; i < ts->nshared; i++)
+		if (addr >= ts->shared[i].start && addr - ts->shared[i].start < ts->shared[i].size)
+			return i;
+	return -1;
+}
+
+static bool stepped_thread(const struct ts *ts, const char *name)
+{
+	int i;
+
+	for (i = 0; i < ts->nstepped; i++)
+		if (strcmp(ts->stepped[i], name) == 0)
+			return true;
+	return false;
+}
+
+/* Has the thread made an access like ev (same instruction, same block)
+ * since its latest call? */
+static bool seen_access(const struct ts *ts, const struct pending *p,
+			const struct engine_tap_event *ev)
+{
+	int i;
+
+	for (i = 0; i < p->naccesses; i++) {
+		const struct raw *r = &ts->raws[p->accesses[i]];
+
+		if (r->caller == ev->pc && shared_span(ts, r->args[0]) == shared_span(ts, ev->addr))
+			return true;
+	}
+	return false;
+}
+
+/* A load or store in a shared block (the stepping profile): a use of it,
+ * the deref op's event, unless the thread made one like it since its
+ * latest call (a loop over the block is one use), or it is inside a call
+ * the profile taps. */
+static void on_access(struct ts *ts, const struct engine_tap_event *ev, int thread)
+{
+	struct pending *p = &ts->pending[thread];
+	struct raw *r;
+
+	/* Inside a call the models name (a lock of a mutex in the block), the
+	 * call is the use: its own accesses are not another. */
+	if (ts->deref_fn < 0 || p->n || shared_span(ts, ev->addr) < 0)
+		return;
+	if (seen_access(ts, p, ev))
+		return;
+	ts->raws = grow_array(ts->raws, &ts->raws_cap, ts->nraws + 1, sizeof(*ts->raws));
+	r = &ts->raws[ts->nraws];
+	*r = (struct raw){.thread = thread,
+			  .fn = ts->deref_fn,
+			  .entry = -1,
+			  .args = {ev->addr, ev->size, ev->write},
+			  .caller = ev->pc,
+			  .tls = ev->tls,
+			  .ms = ev->ms};
+	r->stack = format_stack(ev, &r->where);
+	/* frames[0] is where the thread stopped, after the access: its
+	 * function, and the access's offset from that function's start */
+	if (ev->nframes && ev->frames[0].func &&
+	    asprintf(&r->at, "%s+0x%" PRIx64, ev->frames[0].func,
+		     ev->pc - (ev->frames[0].pc - ev->frames[0].func_offset)) < 0)
+		r->at = NULL;
+	p->accesses = grow_array(p->accesses, &p->accesses_cap, p->naccesses + 1, sizeof(int));
+	p->accesses[p->naccesses++] = ts->nraws++;
+}
+
+/* Every event of the profiles; the answer: decode this thread's accesses
+ * from here on (the stepping profile's threads). */
+static bool on_tap(void *ctx, const struct engine_tap_event *ev)
 {
 	struct ts *ts = ctx;
-	int fn = fn_index(ts, ev->func);
 	int thread = thread_index(ts, ev->thread);
 	struct pending *p = &ts->pending[thread];
+	bool step = stepped_thread(ts, ev->thread);
+	int fn = ev->kind == ENGINE_TAP_CALL ? fn_index(ts, ev->func) : -1;
 	bool via_syscall = fn >= 0 && strcmp(ev->func, SYSCALL_WRAPPER) == 0 && ts->syscalls;
 	struct raw *r;
 
+	if (ev->kind == ENGINE_TAP_ACCESS)
+		on_access(ts, ev, thread);
 	if (via_syscall)
 		fn = through_syscall(ts, ev, p);
 	if (fn < 0)
-		return;
+		return step;
 	/* A PLT stub and the function it jumps to are both entries of one
 	 * call: the same caller, still pending. */
 	if (!ev->is_return && p->n && ts->raws[p->raw[p->n - 1]].fn == fn &&
 	    ts->raws[p->raw[p->n - 1]].caller == ev->caller)
-		return;
+		return step;
 	ts->raws = grow_array(ts->raws, &ts->raws_cap, ts->nraws + 1, sizeof(*ts->raws));
 	r = &ts->raws[ts->nraws];
 	*r = (struct raw){.thread = thread,
@@ -505,7 +604,9 @@ static void on_tap(void *ctx, const struct engine_tap_event *ev)
 	}
 	if (!r->where)
 		r->where = strdup("??");
+	p->naccesses = 0;
 	ts->nraws++;
+	return step;
 }
 
 static char *read_all(const char *path)
@@ -565,12 +666,27 @@ static int lines_written(FILE *f, char **buf, size_t *len)
 	return n;
 }
 
-static char *profile_schedule(struct ts *ts)
+/* The stepping profile's further alternatives: every thread's start (the
+ * tap says which are decoded), and loads and stores in the shared blocks. */
+static void access_alternatives(const struct ts *ts, FILE *f)
+{
+	int i;
+
+	fputs(" ||\n  start ||\n  ((read || write) && (", f);
+	for (i = 0; i < ts->nshared; i++)
+		fprintf(f, "%s(addr >= 0x%" PRIx64 " && addr < 0x%" PRIx64 ")",
+			i ? " ||\n    " : "", ts->shared[i].start,
+			ts->shared[i].start + ts->shared[i].size);
+	fputs("))", f);
+}
+
+/* The profile's schedule; with_accesses: the stepping profile's. */
+static char *profile_schedule(struct ts *ts, bool with_accesses)
 {
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
-	int i;
+	int i, n = 0;
 
 	fputs("# typestate profile (generated): every call of these functions is tapped,\n"
 	      "# and the program runs freely to its end.  A return that satisfies the\n"
@@ -580,13 +696,17 @@ static char *profile_schedule(struct ts *ts)
 	for (i = 0; i < ts->nfns; i++) {
 		struct fn *fn = &ts->fns[i];
 
-		fprintf(f, "%senter(%s) ||\n  ", i ? " ||\n  " : "", fn->name);
+		if (i == ts->deref_fn)
+			continue; /* no call: the stepper's accesses */
+		fprintf(f, "%senter(%s) ||\n  ", n++ ? " ||\n  " : "", fn->name);
 		if (fn->ok) {
 			fn->ok_line = lines_written(f, &buf, &len) + 1;
 			fprintf(f, "(return(%s) && (%s)) ||\n  ", fn->name, fn->ok);
 		}
 		fprintf(f, "return(%s)", fn->name);
 	}
+	if (with_accesses)
+		access_alternatives(ts, f);
 	fputs(")\n", f);
 	fclose(f);
 	return buf;
@@ -647,49 +767,230 @@ static double plain_run_ms(char *const argv[], int64_t limit_ms)
 	return ms;
 }
 
-static int profile(struct ts *ts, char *const argv[])
+/* One profile run under the schedule text, written to DIR/NAME.sched,
+ * its report in DIR/NAME.log; its time in *ms, and the run's outcome, or -1
+ * with ts->err. */
+static int profile_run(struct ts *ts, char *const argv[], const char *name, char *text,
+		       int64_t limit, double *ms)
 {
-	struct run_hooks hooks = {.tap = on_tap, .tap_ctx = ts, .tap_frames = STACK_FRAMES};
-	char *text = profile_schedule(ts), *path = path_in(ts, "profile.sched");
-	double plain = plain_run_ms(argv, PLAIN_LIMIT_MS);
-	/* The profile is slower, and a bug may hang it: a limit, after which
-	 * what was seen is analysed as it is. */
-	int64_t limit = plain < 0 ? PLAIN_LIMIT_MS : (int64_t)plain * 20 + PROFILE_MARGIN_MS;
+	struct run_hooks hooks = {.tap = on_tap,
+				  .tap_ctx = ts,
+				  .tap_frames = STACK_FRAMES,
+				  .tap_step_budget = STEP_BUDGET};
+	char *path = path_in(ts, "%s.sched", name), *logpath = path_in(ts, "%s.log", name);
 	int64_t t0;
-	int outcome;
+	int outcome = -1;
 	FILE *log;
-	char *logpath = path_in(ts, "profile.log");
 
-	if (!text || !path || !logpath || write_text(path, text, ts->err, sizeof(ts->err)) < 0) {
-		free(text);
-		free(path);
-		free(logpath);
-		return -1;
-	}
+	if (!text || !path || !logpath || write_text(path, text, ts->err, sizeof(ts->err)) < 0)
+		goto out;
 	log = fopen(logpath, "we");
 	t0 = engine_now_ms();
 	outcome = run_schedule(ts, path, argv, &hooks, log ? log : stderr, limit);
+	*ms = (double)(engine_now_ms() - t0);
 	if (log)
 		fclose(log);
+	if (outcome == OUTCOME_UNREALIZABLE && !tracer_ended(logpath))
+		fprintf(ts->o->report,
+			"typestate: the %s run did not end in time (hung?); what it saw is "
+			"analysed\n",
+			name);
+	if (outcome == OUTCOME_BUG)
+		fprintf(ts->o->report, "typestate: the %s run itself ended in a bug (see %s)\n",
+			name, logpath);
+out:
+	free(text);
+	free(path);
+	free(logpath);
+	return outcome;
+}
+
+/* What the profiles saw, forgotten before the stepping profile. */
+static void forget_profile(struct ts *ts)
+{
+	int i;
+
+	for (i = 0; i < ts->nraws; i++) {
+		free(ts->raws[i].elems);
+		free(ts->raws[i].where);
+		free(ts->raws[i].context);
+		free(ts->raws[i].stack);
+		free(ts->raws[i].at);
+	}
+	ts->nraws = 0;
+	for (i = 0; i < ts->nthreads; i++) {
+		free(ts->threads[i]);
+		free(ts->pending[i].raw);
+		free(ts->pending[i].accesses);
+	}
+	ts->nthreads = 0;
+}
+
+/* A block the call profile saw made, while learning which are shared. */
+struct seen_block {
+	uint64_t start, size;
+	int model, maker, freer; /* threads; freer: -1 while live */
+	bool *used;		 /* [nthreads]: a call on it, or created with it */
+};
+
+static const struct ts_op *deref_op(const struct ts_model *m)
+{
+	int i;
+
+	for (i = 0; i < m->nops; i++)
+		if (strcmp(m->ops[i].func, TS_DEREF_FUNC) == 0)
+			return &m->ops[i];
+	return NULL;
+}
+
+/* The newest live block of model holding addr, or NULL. */
+static struct seen_block *live_block(struct seen_block *b, int n, int model, uint64_t addr)
+{
+	int i;
+
+	for (i = n - 1; i >= 0; i--)
+		if (b[i].freer < 0 && b[i].model == model && addr >= b[i].start &&
+		    addr - b[i].start < b[i].size)
+			return &b[i];
+	return NULL;
+}
+
+/* The thread a pthread_create's return r started (the tls it wrote). */
+static int created_thread(const struct ts *ts, const struct raw *r)
+{
+	int i;
+
+	for (i = 0; i < ts->nraws; i++)
+		if (ts->raws[i].tls == r->created_tls && ts->raws[i].thread != r->thread)
+			return ts->raws[i].thread;
+	return -1;
+}
+
+/* Raw i's part in the blocks of models with deref: a sized creation makes
+ * one, a transit to a state deref forbids (free) frees it, another call on
+ * an address in it or a pthread_create given one uses it. */
+static void note_block_event(struct ts *ts, int i, struct seen_block **b, int *n, int *cap)
+{
+	const struct raw *r = &ts->raws[i];
+	const struct fn *f = &ts->fns[r->fn];
+	struct seen_block *in;
+	int k, t;
+
+	if (f->sync == SYNC_CREATE && r->ret && r->entry >= 0) {
+		for (k = 0; k < ts->models.n; k++) {
+			in = live_block(*b, *n, k, ts->raws[r->entry].args[3]);
+			t = created_thread(ts, r);
+			if (in && t >= 0)
+				in->used[t] = true;
+		}
+	}
+	for (k = 0; k < f->nops; k++) {
+		const struct flat_op *fo = &ts->flat[f->ops[k]];
+		const struct ts_op *op = fo->op, *d = deref_op(fo->m);
+
+		if (!d || op == d)
+			continue;
+		if (op->transit && op->obj.where == TS_RET && op->size_args[0] && r->ret &&
+		    r->entry >= 0 && !r->failed) {
+			*b = grow_array(*b, cap, *n + 1, sizeof(**b));
+			(*b)[(*n)++] = (struct seen_block){
+			    r->retval, block_size(r, op),
+			    fo->model, r->thread,
+			    -1,	       calloc((size_t)ts->nthreads, sizeof(bool))};
+		} else if (op->obj.where == TS_ARG && op->obj.index < 0 && !r->ret &&
+			   (in = live_block(*b, *n, fo->model, r->args[op->obj.arg - 1]))) {
+			if (op->transit && !allowed(d, op->to))
+				in->freer = r->thread;
+			else if (in->used)
+				in->used[r->thread] = true;
+		}
+	}
+}
+
+static void add_stepped(struct ts *ts, const char *name)
+{
+	if (stepped_thread(ts, name))
+		return;
+	ts->stepped =
+	    grow_array(ts->stepped, &ts->stepped_cap, ts->nstepped + 1, sizeof(*ts->stepped));
+	ts->stepped[ts->nstepped++] = strdup(name);
+}
+
+/* A freed block another thread than the one that freed it made or used
+ * is shared: those threads' loads and stores in it are worth decoding. */
+static void note_shared(struct ts *ts, const struct seen_block *b)
+{
+	int t;
+	bool any = false;
+
+	if (b->freer < 0 || !b->used)
+		return;
+	for (t = 0; t < ts->nthreads; t++) {
+		if (t == b->freer || !(b->used[t] || t == b->maker))
+			continue;
+		add_stepped(ts, ts->threads[t]);
+		any = true;
+	}
+	if (!any)
+		return;
+	ts->shared = grow_array(ts->shared, &ts->shared_cap, ts->nshared + 1, sizeof(*ts->shared));
+	ts->shared[ts->nshared++] = (struct span){b->start, b->size};
+}
+
+/* From the call profile: the shared blocks and the threads to decode. */
+static void learn_shared(struct ts *ts)
+{
+	struct seen_block *b = NULL;
+	int i, n = 0, cap = 0;
+
+	if (ts->deref_fn < 0)
+		return;
+	for (i = 0; i < ts->nraws; i++)
+		note_block_event(ts, i, &b, &n, &cap);
+	for (i = 0; i < n; i++) {
+		note_shared(ts, &b[i]);
+		free(b[i].used);
+	}
+	free(b);
+}
+
+static int profile(struct ts *ts, char *const argv[])
+{
+	double plain = plain_run_ms(argv, PLAIN_LIMIT_MS), calls_ms = 0, step_ms = 0;
+	/* The profile is slower, and a bug may hang it: a limit, after which
+	 * what was seen is analysed as it is. */
+	int64_t limit = plain < 0 ? PLAIN_LIMIT_MS : (int64_t)plain * 20 + PROFILE_MARGIN_MS;
+	int outcome =
+	    profile_run(ts, argv, "profile", profile_schedule(ts, false), limit, &calls_ms);
+	int ncalls = ts->nraws, nthreads = ts->nthreads, i, accesses = 0;
+
+	if (outcome < 0)
+		return -1;
+	learn_shared(ts);
+	if (ts->nshared) {
+		forget_profile(ts);
+		outcome = profile_run(ts, argv, "profile-step", profile_schedule(ts, true), limit,
+				      &step_ms);
+		if (outcome < 0)
+			return -1;
+		for (i = 0; i < ts->nraws; i++)
+			accesses += ts->raws[i].fn == ts->deref_fn;
+	}
 	fprintf(ts->o->report,
 		"typestate: profile: %d calls of %d functions in %d threads; %.0f ms (the program "
 		"alone: ",
-		ts->nraws, ts->nfns, ts->nthreads, (double)(engine_now_ms() - t0));
+		ncalls, ts->nfns, nthreads, calls_ms);
 	if (plain < 0)
 		fprintf(ts->o->report, "did not end within %d s)\n", PLAIN_LIMIT_MS / 1000);
 	else
 		fprintf(ts->o->report, "%.0f ms)\n", plain);
-	if (outcome == OUTCOME_UNREALIZABLE && !tracer_ended(logpath))
+	if (ts->nshared)
 		fprintf(ts->o->report,
-			"typestate: the profile run did not end in time (hung?); what it saw is "
-			"analysed\n");
-	if (outcome == OUTCOME_BUG)
-		fprintf(ts->o->report,
-			"typestate: the profile run itself ended in a bug (see %s)\n", logpath);
-	free(text);
-	free(path);
-	free(logpath);
-	return outcome < 0 ? -1 : 0;
+			"typestate: stepping profile: %d shared block%s, %d thread%s decoded, %d "
+			"uses by loads and stores; %.0f ms\n",
+			ts->nshared, ts->nshared == 1 ? "" : "s", ts->nstepped,
+			ts->nstepped == 1 ? "" : "s", accesses, step_ms);
+	return 0;
 }
 
 /* --- analysis: vector clocks and object states --- */
@@ -1394,10 +1695,22 @@ static void ok_condition(const char *ok, const char *var, FILE *f)
 	}
 }
 
+static bool is_deref(const struct ts *ts, const struct opev *e)
+{
+	return ts->raws[e->entry_raw].fn == ts->deref_fn;
+}
+
 static void describe_event(const struct ts *ts, const struct opev *e, FILE *f)
 {
 	const struct flat_op *fo = &ts->flat[e->flat];
+	const struct raw *r = &ts->raws[e->entry_raw];
 
+	if (is_deref(ts, e)) {
+		fprintf(f, "a %" PRIu64 "-byte %s at 0x%" PRIx64 " in %s, at %s (%s)", r->args[1],
+			r->args[2] ? "store" : "load", r->args[0], ts->threads[e->thread],
+			r->at ? r->at : "??", r->where);
+		return;
+	}
 	if (fo->m->int_objects)
 		fprintf(f, "%s(%" PRId64 ")", fo->op->func, e->value);
 	else
@@ -1434,6 +1747,8 @@ static char *call_predicate(const struct ts *ts, const struct opev *e, const cha
 	char *text = NULL, nr[64] = "";
 	int n;
 
+	if (r->fn == ts->deref_fn) /* its instruction, before it runs */
+		return r->at && asprintf(&text, "at(%s)", r->at) >= 0 ? text : NULL;
 	if (r->via_syscall)
 		snprintf(nr, sizeof(nr), " && arg1 == %ld",
 			 engine_syscall_number(ts->flat[e->flat].op->func));
@@ -1482,6 +1797,55 @@ static void schedule_body(struct ts *ts, const struct candidate *c, const char *
 		lvar, lop->func, AFTER_BUG);
 }
 
+/* The re-execution of a load or store of a block (limit) against another
+ * thread's free of it (x): whichever comes first is held, the load at its
+ * instruction (at(FUNC+0xOFF), its first time there), the free at its
+ * call; the free runs to its return, then the loading thread is decoded
+ * until it touches the freed block: that it did is the model's own check
+ * (a load of freed memory seldom faults). */
+static void deref_body(const struct ts *ts, const struct opev *x, const struct opev *limit,
+		       const char *xv, const char *lv, FILE *f)
+{
+	const struct raw *r = &ts->raws[limit->entry_raw];
+	uint64_t start = (uint64_t)limit->obj, size = 0;
+	int i;
+
+	for (i = 0; i < ts->nshared; i++)
+		if (ts->shared[i].start == start)
+			size = ts->shared[i].size;
+	if (!size)
+		size = r->args[0] - start + r->args[1]; /* at least up to the access */
+	fprintf(f, "\trun %s until return(%s)   # the block is freed\n", xv, call_name(ts, x));
+	fprintf(f,
+		"\trun %s until (read || write) && addr >= 0x%" PRIx64 " && addr < 0x%" PRIx64
+		"   # a load or store in the freed block\n",
+		lv, start, start + size);
+	fprintf(f,
+		"\t# The model's own check: %s touched the block after it was freed.\n%s\tassert "
+		"false\n",
+		lv, AFTER_BUG);
+}
+
+static void deref_schedule(struct ts *ts, const struct candidate *c, const char *pa, const char *pb,
+			   FILE *f)
+{
+	const struct opev *pre = &ts->evs[c->pre], *sub = &ts->evs[c->sub];
+	bool limit_first = is_deref(ts, pre);
+	const struct opev *limit = limit_first ? pre : sub, *x = limit_first ? sub : pre;
+	const char *lp = limit_first ? pa : pb, *xp = limit_first ? pb : pa;
+
+	fprintf(f,
+		"thread X = wait any ((%s) ||\n    (%s))   # the first of the two, held\n"
+		"if (caller == 0x%" PRIx64
+		") {   # X is to free the block: the load is not reached "
+		"yet\n\tthread Y = wait any %s\n",
+		lp, xp, ts->raws[x->entry_raw].caller, lp);
+	deref_body(ts, x, limit, "X", "Y", f);
+	fprintf(f, "} else {\n\tthread Y = wait any %s\n", xp);
+	deref_body(ts, x, limit, "Y", "X", f);
+	fputs("}\nrelease all\n", f);
+}
+
 /*
  * The re-execution of candidate c.  The preceding event's earlier
  * instances in its thread are only waited for (the thread goes on), then
@@ -1526,6 +1890,10 @@ static char *attempt_schedule(struct ts *ts, const struct candidate *c, char *co
 	    "#   limited call meets the object in a state its model forbids.\n",
 	    f);
 	fprintf(f, "timeout %lldms\n", (long long)timeout_ms);
+	if (is_deref(ts, pre) || is_deref(ts, sub)) {
+		deref_schedule(ts, c, pa, pb, f);
+		goto done;
+	}
 	n = occurrence(ts, pre);
 	if (n > 0)
 		fprintf(f,
@@ -1550,6 +1918,7 @@ static char *attempt_schedule(struct ts *ts, const struct candidate *c, char *co
 	fprintf(f, "} else {\n\tthread Y = wait any %s\n", pb);
 	schedule_body(ts, c, "X", "Y", f);
 	fputs("}\nrelease all\n", f);
+done:
 	fclose(f);
 	free(pa);
 	free(pb);
@@ -1786,19 +2155,14 @@ static void ts_free(struct ts *ts)
 {
 	int i;
 
-	for (i = 0; i < ts->nraws; i++) {
-		free(ts->raws[i].elems);
-		free(ts->raws[i].where);
-		free(ts->raws[i].context);
-		free(ts->raws[i].stack);
-	}
+	forget_profile(ts);
+	for (i = 0; i < ts->nstepped; i++)
+		free(ts->stepped[i]);
+	free(ts->stepped);
+	free(ts->shared);
 	for (i = 0; i < ts->nfns; i++) {
 		free(ts->fns[i].name);
 		free(ts->fns[i].ops);
-	}
-	for (i = 0; i < ts->nthreads; i++) {
-		free(ts->threads[i]);
-		free(ts->pending[i].raw);
 	}
 	for (i = 0; i < ts->nevs; i++) {
 		free(ts->evs[i].vc);
@@ -1863,7 +2227,7 @@ static void list_candidates(struct ts *ts)
 
 int typestate_run(char *const argv[], const struct typestate_options *o, char *err, size_t errlen)
 {
-	struct ts ts = {.o = o, .t0 = engine_now_ms()};
+	struct ts ts = {.o = o, .t0 = engine_now_ms(), .deref_fn = -1};
 	int rc = -1;
 
 	if (ts_models_load(&ts.models, o->models ? o->models : "file,lock,memory", ts.err,

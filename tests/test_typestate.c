@@ -111,6 +111,38 @@ Test(typestate, heap_freed_while_used)
 	h_remove_tree(dir);
 }
 
+/* A use after free by a plain load: no call takes the block, so only the
+ * stepping profile (the memory model's deref) sees it; the re-execution
+ * holds the load at its instruction until main has freed the block, and
+ * the model's own check (the thread touched the freed block) is the
+ * evidence.  The control (--fixed: join before free) is stepped too and
+ * gives no candidate. */
+Test(typestate, heap_read_after_free_by_plain_load)
+{
+	char *dir = h_temp_dir(), *fixed_dir = h_temp_dir();
+	const char *args[] = {"--model", "memory", "--timeout", "2s", "--runs", "1"};
+	struct h_result r =
+	    typestate(dir, args, 6, (const char *const[]){"samples/heapload/heapload", NULL});
+	struct h_result c =
+	    typestate(fixed_dir, args, 6,
+		      (const char *const[]){"samples/heapload/heapload", "--fixed", NULL});
+	char *txt;
+
+	cr_assert(strstr(r.err, "stepping profile: 1 shared block, 1 thread decoded"), "%s", r.err);
+	expect_bug(dir, &r, TS_DEREF_FUNC, "free", "FREED");
+	txt = h_read_file(h_fmt("%s/bug-1.txt", dir), NULL);
+	cr_assert(strstr(txt, "4-byte load"), "%s", txt);
+	cr_assert(strstr(txt, "at summer+0x"), "%s", txt);
+	h_free(txt);
+	cr_assert_eq(c.code, 0, "exit %d\n%s", c.code, c.err);
+	cr_assert(strstr(c.err, "stepping profile: 1 shared block"), "%s", c.err);
+	cr_assert(strstr(c.err, " 0 candidates"), "%s", c.err);
+	h_result_free(&r);
+	h_result_free(&c);
+	h_remove_tree(dir);
+	h_remove_tree(fixed_dir);
+}
+
 /* Lock pairing: a mutex is HELD by the thread that locked it.  The worker
  * says "done" before its unlock; re-executed with the unlock held, main's
  * destroy meets a held mutex and glibc answers EBUSY. */
