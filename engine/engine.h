@@ -278,9 +278,11 @@ struct engine_tap_frame {
 	const char *module; /* basename of the ELF file; NULL: unknown */
 };
 enum engine_tap_kind {
-	ENGINE_TAP_CALL,   /* enter(F) or return(F) */
-	ENGINE_TAP_START,  /* a new thread's first stop (the start atom) */
-	ENGINE_TAP_ACCESS, /* read or write: a load or store the stepper decoded */
+	ENGINE_TAP_CALL,    /* enter(F) or return(F) */
+	ENGINE_TAP_START,   /* a new thread's first stop (the start atom) */
+	ENGINE_TAP_ACCESS,  /* read or write: a load or store the stepper decoded */
+	ENGINE_TAP_SYSCALL, /* syscall(N): about to make system call sysno, by an
+			     * instruction anywhere (args: its arguments) */
 };
 struct engine_tap_event {
 	enum engine_tap_kind kind;
@@ -291,6 +293,7 @@ struct engine_tap_event {
 	 * frames[0] the function that made it (not its caller) */
 	uint64_t addr, size;
 	bool write;
+	long sysno; /* a system call's number */
 	bool is_return;
 	uint64_t args[6]; /* rdi, rsi, rdx, rcx, r8, r9 (at a return: clobbered) */
 	uint64_t retval;  /* rax (meaningful at a return) */

@@ -112,9 +112,17 @@ static bool tap_kind(struct run *r, const struct current_event *cur, enum engine
 {
 	*func = NULL;
 	*is_return = false;
+	if (cur->fine && cur->fine->kind == TR_STEP_SYSCALL) {
+		*kind = ENGINE_TAP_SYSCALL;
+		return true;
+	}
 	if (cur->fine) {
 		*kind = ENGINE_TAP_ACCESS;
 		return cur->fine->kind == TR_STEP_ACCESS;
+	}
+	if (cur->ev->kind == TR_EV_SYSCALL) {
+		*kind = ENGINE_TAP_SYSCALL;
+		return true;
 	}
 	if (cur->ev->kind == TR_EV_START) {
 		*kind = ENGINE_TAP_START;
@@ -159,7 +167,10 @@ void tap_note(struct run *r, const struct current_event *cur)
 	    .read = tap_read,
 	    .priv = &rc,
 	};
-	if (cur->fine) {
+	if (kind == ENGINE_TAP_SYSCALL) { /* the kernel's registers for them */
+		te.sysno = cur->fine ? cur->fine->sysno : cur->ev->sysno;
+		te.args[3] = regs->r10;
+	} else if (cur->fine) {
 		te.addr = cur->fine->addr;
 		te.size = cur->fine->span ? cur->fine->span : cur->fine->size;
 		te.write = cur->fine->rw & DIS_WRITE;
@@ -180,6 +191,10 @@ bool tap_decodes(struct run *r, struct tr_thread *th)
 
 	if (tc->tap_stepped && r->tap->tap_step_budget && tc->tap_steps_left-- <= 0)
 		tc->tap_stepped = false;
+	/* The stepper's breakpoints it leaves behind (a hot loop's) would
+	 * stop it, and every other free thread, at each pass. */
+	if (!tc->tap_stepped)
+		tracer_step_unplant_idle(r->t);
 	return tc->tap_stepped;
 }
 

@@ -85,8 +85,11 @@ extern char **environ;
 #define STACK_FRAMES 6
 /* The stepping profile decodes a thread for this many of the stepper's
  * stops after each of its events that matters (engine tap_step_budget). */
-#define STEP_BUDGET	2000
-#define SYSCALL_WRAPPER "syscall" /* libc's syscall(nr, ...) */
+#define STEP_BUDGET 2000
+/* ... and gives it this many times the call profile's time, and more */
+#define STEP_LIMIT_FACTOR 5
+#define STEP_LIMIT_MS	  2000
+#define SYSCALL_WRAPPER	  "syscall" /* libc's syscall(nr, ...) */
 
 /* Synchronisation the vector clocks follow. */
 enum ts_sync {
@@ -140,6 +143,8 @@ struct raw {
 	bool ret;
 	bool failed;	  /* a return whose transits' ok condition was false */
 	bool via_syscall; /* made through libc's syscall(nr, ...): args shifted by one */
+	bool via_insn;	  /* a syscall instruction outside the tapped functions (a system-call
+			   * stop): caller is its function's start, context its name */
 	int entry;	  /* a return: the raw index of its entry, -1 if unseen */
 	uint64_t args[6]; /* a return: its entry's */
 	uint64_t retval, caller, tls, created_tls;
@@ -544,6 +549,40 @@ static void on_access(struct ts *ts, const struct engine_tap_event *ev, int thre
 	p->accesses[p->naccesses++] = ts->nraws++;
 }
 
+/* A system call a model names, made by a syscall instruction outside the
+ * functions the profile taps (inside them, the call is the event): its
+ * entry and, at once, its return (a system-call stop sees no result: the
+ * call is taken to succeed). */
+static void on_syscall(struct ts *ts, const struct engine_tap_event *ev, int thread)
+{
+	const char *name = engine_syscall_name(ev->sysno);
+	int fn = name ? fn_index(ts, name) : -1, k;
+	struct raw *r;
+
+	if (ts->pending[thread].n || fn < 0 || !ts->fns[fn].nops)
+		return;
+	ts->raws = grow_array(ts->raws, &ts->raws_cap, ts->nraws + 2, sizeof(*ts->raws));
+	for (k = 0; k < 2; k++) {
+		r = &ts->raws[ts->nraws + k];
+		*r = (struct raw){.thread = thread,
+				  .fn = fn,
+				  .ret = k == 1,
+				  .via_insn = true,
+				  .entry = k ? ts->nraws : -1,
+				  .retval = 0,
+				  .tls = ev->tls,
+				  .ms = ev->ms};
+		memcpy(r->args, ev->args, sizeof(r->args));
+		r->stack = format_stack(ev, &r->where);
+		if (ev->nframes && ev->frames[0].func) {
+			r->caller = ev->frames[0].pc - ev->frames[0].func_offset;
+			r->context = strdup(ev->frames[0].func);
+		}
+	}
+	ts->pending[thread].naccesses = 0;
+	ts->nraws += 2;
+}
+
 /* Every event of the profiles; the answer: decode this thread's accesses
  * from here on (the stepping profile's threads). */
 static bool on_tap(void *ctx, const struct engine_tap_event *ev)
@@ -558,15 +597,17 @@ static bool on_tap(void *ctx, const struct engine_tap_event *ev)
 
 	if (ev->kind == ENGINE_TAP_ACCESS)
 		on_access(ts, ev, thread);
+	if (ev->kind == ENGINE_TAP_SYSCALL)
+		on_syscall(ts, ev, thread);
 	if (via_syscall)
 		fn = through_syscall(ts, ev, p);
 	if (fn < 0)
-		return step;
+		return step && !p->n;
 	/* A PLT stub and the function it jumps to are both entries of one
 	 * call: the same caller, still pending. */
 	if (!ev->is_return && p->n && ts->raws[p->raw[p->n - 1]].fn == fn &&
 	    ts->raws[p->raw[p->n - 1]].caller == ev->caller)
-		return step;
+		return step && !p->n;
 	ts->raws = grow_array(ts->raws, &ts->raws_cap, ts->nraws + 1, sizeof(*ts->raws));
 	r = &ts->raws[ts->nraws];
 	*r = (struct raw){.thread = thread,
@@ -606,7 +647,7 @@ static bool on_tap(void *ctx, const struct engine_tap_event *ev)
 		r->where = strdup("??");
 	p->naccesses = 0;
 	ts->nraws++;
-	return step;
+	return step && !p->n; /* inside a tapped call, the call is the use */
 }
 
 static char *read_all(const char *path)
@@ -705,6 +746,9 @@ static char *profile_schedule(struct ts *ts, bool with_accesses)
 		}
 		fprintf(f, "return(%s)", fn->name);
 	}
+	for (i = 0; ts->syscalls && i < ts->nfns; i++)
+		if (ts->fns[i].nops && engine_syscall_number(ts->fns[i].name) >= 0)
+			fprintf(f, " ||\n  syscall(%s)", ts->fns[i].name);
 	if (with_accesses)
 		access_alternatives(ts, f);
 	fputs(")\n", f);
@@ -768,10 +812,10 @@ static double plain_run_ms(char *const argv[], int64_t limit_ms)
 }
 
 /* One profile run under the schedule text, written to DIR/NAME.sched,
- * its report in DIR/NAME.log; its time in *ms, and the run's outcome, or -1
- * with ts->err. */
+ * its report in DIR/NAME.log; its time in *ms, whether the program ended
+ * in *ended, and the run's outcome, or -1 with ts->err. */
 static int profile_run(struct ts *ts, char *const argv[], const char *name, char *text,
-		       int64_t limit, double *ms)
+		       int64_t limit, double *ms, bool *ended)
 {
 	struct run_hooks hooks = {.tap = on_tap,
 				  .tap_ctx = ts,
@@ -790,7 +834,8 @@ static int profile_run(struct ts *ts, char *const argv[], const char *name, char
 	*ms = (double)(engine_now_ms() - t0);
 	if (log)
 		fclose(log);
-	if (outcome == OUTCOME_UNREALIZABLE && !tracer_ended(logpath))
+	*ended = outcome != OUTCOME_UNREALIZABLE || tracer_ended(logpath);
+	if (!*ended)
 		fprintf(ts->o->report,
 			"typestate: the %s run did not end in time (hung?); what it saw is "
 			"analysed\n",
@@ -803,6 +848,44 @@ out:
 	free(path);
 	free(logpath);
 	return outcome;
+}
+
+/* What a profile saw: the call profile's, kept aside while the stepping
+ * profile runs. */
+struct seen {
+	struct raw *raws;
+	int nraws, raws_cap;
+	char **threads;
+	struct pending *pending;
+	int nthreads;
+};
+
+static struct seen take_profile(struct ts *ts)
+{
+	struct seen s = {ts->raws, ts->nraws, ts->raws_cap, ts->threads, ts->pending, ts->nthreads};
+
+	ts->raws = NULL;
+	ts->nraws = ts->raws_cap = ts->nthreads = 0;
+	ts->threads = NULL;
+	ts->pending = NULL;
+	return s;
+}
+
+static void forget_profile(struct ts *ts);
+
+/* Put s back as what the profile saw; what ts held is forgotten. */
+static void restore_profile(struct ts *ts, struct seen s)
+{
+	forget_profile(ts);
+	free(ts->raws);
+	free(ts->threads);
+	free(ts->pending);
+	ts->raws = s.raws;
+	ts->nraws = s.nraws;
+	ts->raws_cap = s.raws_cap;
+	ts->threads = s.threads;
+	ts->pending = s.pending;
+	ts->nthreads = s.nthreads;
 }
 
 /* What the profiles saw, forgotten before the stepping profile. */
@@ -954,43 +1037,68 @@ static void learn_shared(struct ts *ts)
 	free(b);
 }
 
-static int profile(struct ts *ts, char *const argv[])
+static void report_profile(struct ts *ts, double calls_ms, double plain)
 {
-	double plain = plain_run_ms(argv, PLAIN_LIMIT_MS), calls_ms = 0, step_ms = 0;
-	/* The profile is slower, and a bug may hang it: a limit, after which
-	 * what was seen is analysed as it is. */
-	int64_t limit = plain < 0 ? PLAIN_LIMIT_MS : (int64_t)plain * 20 + PROFILE_MARGIN_MS;
-	int outcome =
-	    profile_run(ts, argv, "profile", profile_schedule(ts, false), limit, &calls_ms);
-	int ncalls = ts->nraws, nthreads = ts->nthreads, i, accesses = 0;
-
-	if (outcome < 0)
-		return -1;
-	learn_shared(ts);
-	if (ts->nshared) {
-		forget_profile(ts);
-		outcome = profile_run(ts, argv, "profile-step", profile_schedule(ts, true), limit,
-				      &step_ms);
-		if (outcome < 0)
-			return -1;
-		for (i = 0; i < ts->nraws; i++)
-			accesses += ts->raws[i].fn == ts->deref_fn;
-	}
 	fprintf(ts->o->report,
 		"typestate: profile: %d calls of %d functions in %d threads; %.0f ms (the program "
 		"alone: ",
-		ncalls, ts->nfns, nthreads, calls_ms);
+		ts->nraws, ts->nfns, ts->nthreads, calls_ms);
 	if (plain < 0)
 		fprintf(ts->o->report, "did not end within %d s)\n", PLAIN_LIMIT_MS / 1000);
 	else
 		fprintf(ts->o->report, "%.0f ms)\n", plain);
-	if (ts->nshared)
-		fprintf(ts->o->report,
-			"typestate: stepping profile: %d shared block%s, %d thread%s decoded, %d "
-			"uses by loads and stores; %.0f ms\n",
-			ts->nshared, ts->nshared == 1 ? "" : "s", ts->nstepped,
-			ts->nstepped == 1 ? "" : "s", accesses, step_ms);
+}
+
+/* The stepping profile, in place of the call profile's calls (it sees
+ * them too, in its own order); if it does not end within its limit (a
+ * program that decoding slows too much), the call profile stands. */
+static int step_profile(struct ts *ts, char *const argv[], double calls_ms)
+{
+	int64_t limit = (int64_t)calls_ms * STEP_LIMIT_FACTOR + STEP_LIMIT_MS;
+	struct seen calls = take_profile(ts), step;
+	double ms = 0;
+	bool ended = false;
+	int outcome =
+	    profile_run(ts, argv, "profile-step", profile_schedule(ts, true), limit, &ms, &ended);
+	int i, accesses = 0;
+
+	if (outcome < 0 || !ended) {
+		restore_profile(ts, calls);
+		if (outcome >= 0)
+			fprintf(ts->o->report,
+				"typestate: the stepping profile did not end within %lld ms: the "
+				"call profile is analysed (loads and stores are not)\n",
+				(long long)limit);
+		return outcome < 0 ? -1 : 0;
+	}
+	step = take_profile(ts);
+	restore_profile(ts, calls); /* to forget it */
+	restore_profile(ts, step);
+	for (i = 0; i < ts->nraws; i++)
+		accesses += ts->raws[i].fn == ts->deref_fn;
+	fprintf(ts->o->report,
+		"typestate: stepping profile: %d shared block%s, %d thread%s decoded, %d uses by "
+		"loads and stores; %.0f ms\n",
+		ts->nshared, ts->nshared == 1 ? "" : "s", ts->nstepped,
+		ts->nstepped == 1 ? "" : "s", accesses, ms);
 	return 0;
+}
+
+static int profile(struct ts *ts, char *const argv[])
+{
+	double plain = plain_run_ms(argv, PLAIN_LIMIT_MS), calls_ms = 0;
+	/* The profile is slower, and a bug may hang it: a limit, after which
+	 * what was seen is analysed as it is. */
+	int64_t limit = plain < 0 ? PLAIN_LIMIT_MS : (int64_t)plain * 20 + PROFILE_MARGIN_MS;
+	bool ended;
+	int outcome =
+	    profile_run(ts, argv, "profile", profile_schedule(ts, false), limit, &calls_ms, &ended);
+
+	if (outcome < 0)
+		return -1;
+	report_profile(ts, calls_ms, plain);
+	learn_shared(ts);
+	return ts->nshared ? step_profile(ts, argv, calls_ms) : 0;
 }
 
 /* --- analysis: vector clocks and object states --- */
@@ -1752,13 +1860,30 @@ static char *call_predicate(const struct ts *ts, const struct opev *e, const cha
 	if (r->via_syscall)
 		snprintf(nr, sizeof(nr), " && arg1 == %ld",
 			 engine_syscall_number(ts->flat[e->flat].op->func));
-	if (r->context)
+	if (r->via_insn && r->context) /* its system-call stop, in its function */
+		n = asprintf(&text, "syscall(%s)%s && in(%s)", ts->flat[e->flat].op->func, obj,
+			     r->context);
+	else if (r->via_insn)
+		n = asprintf(&text, "syscall(%s)%s", ts->flat[e->flat].op->func, obj);
+	else if (r->context)
 		n = asprintf(&text, "enter(%s)%s%s && caller == 0x%" PRIx64 " && in(%s)",
 			     call_name(ts, e), nr, obj, r->caller, r->context);
 	else
 		n = asprintf(&text, "enter(%s)%s%s && caller == 0x%" PRIx64, call_name(ts, e), nr,
 			     obj, r->caller);
 	return n < 0 ? NULL : text;
+}
+
+/* The thread var, held at e's call, makes it: to its return, or for a
+ * syscall instruction held at its system-call stop, one step (the system
+ * call runs; retval is then its result). */
+static void run_through(const struct ts *ts, const struct opev *e, const char *var, const char *why,
+			FILE *f)
+{
+	if (ts->raws[e->entry_raw].via_insn)
+		fprintf(f, "\tstep %s   # %s: the system call runs\n", var, why);
+	else
+		fprintf(f, "\trun %s until return(%s)   # %s\n", var, call_name(ts, e), why);
 }
 
 /* What the two threads do once both are held at their calls: a is the
@@ -1780,9 +1905,10 @@ static void schedule_body(struct ts *ts, const struct candidate *c, const char *
 	bool by_owner = allowed(lop, state) && owner >= 0 && owner != limit->thread;
 
 	if (limit_first)
-		fprintf(f, "\trun %s until return(%s)   # the object changes state\n", b,
-			call_name(ts, sub));
-	if (lop->ok && !by_owner) {
+		run_through(ts, sub, b, "the object changes state", f);
+	/* a syscall instruction's result is the kernel's (-errno), not the
+	 * libc function's the ok condition speaks of */
+	if (lop->ok && !by_owner && !ts->raws[limit->entry_raw].via_insn) {
 		fprintf(f,
 			"\trun %s until return(%s)   # the limited call, the object in a state "
 			"that forbids it\n%s\tassert ",
@@ -1906,8 +2032,14 @@ static char *attempt_schedule(struct ts *ts, const struct candidate *c, char *co
 	    f,
 	    "thread X = wait any ((%s) ||\n    (%s))   # the first of the two, held at its call\n",
 	    pa, pb);
-	fprintf(f, "if (caller == 0x%" PRIx64 ") {   # X made the subsequent call\n",
-		ts->raws[sub->entry_raw].caller);
+	/* A system-call stop has no caller (no return address on top of the
+	 * stack): told apart as not the preceding call. */
+	if (ts->raws[sub->entry_raw].via_insn && !ts->raws[pre->entry_raw].via_insn)
+		fprintf(f, "if (caller != 0x%" PRIx64 ") {   # X made the subsequent call\n",
+			ts->raws[pre->entry_raw].caller);
+	else
+		fprintf(f, "if (caller == 0x%" PRIx64 ") {   # X made the subsequent call\n",
+			ts->raws[sub->entry_raw].caller);
 	/* The limited call came before the transit's thread reached its
 	 * call: the order wanted, with nothing to wait for. */
 	if (ts->flat[pre->flat].op->transit)
@@ -2202,7 +2334,10 @@ static void list_profile(struct ts *ts)
 			r->args[0], r->args[1]);
 		if (r->ret)
 			fprintf(f, " = 0x%" PRIx64, r->retval);
-		fprintf(f, "%s\tfs=0x%" PRIx64 "\t%s\n", r->via_syscall ? " via syscall()" : "",
+		fprintf(f, "%s\tfs=0x%" PRIx64 "\t%s\n",
+			r->via_syscall ? " via syscall()"
+			: r->via_insn  ? " by a syscall instruction"
+				       : "",
 			r->tls, r->where);
 	}
 	if (f)

@@ -189,6 +189,32 @@ Test(typestate, raw_syscall_close)
 	h_remove_tree(dir);
 }
 
+/* A close by a syscall instruction of the program's own (no libc
+ * function): the file model names system calls, so the profile stops at
+ * them too; the re-execution holds the close at its system-call stop and
+ * steps it. */
+Test(typestate, inline_syscall_close)
+{
+	char *dir = h_temp_dir();
+	const char *args[] = {"--model", "file", "--timeout", "2s"};
+	struct h_result r = typestate(
+	    dir, args, 4, (const char *const[]){"samples/fdclose/fdclose", "--inline", NULL});
+	char *profile = h_read_file(h_fmt("%s/profile.txt", dir), NULL);
+	char *sched;
+
+	cr_assert(strstr(profile, "close(0x3, ") && strstr(profile, " by a syscall instruction"),
+		  "%s", profile);
+	expect_bug(dir, &r, "read", "close", "CLOSED");
+	sched = h_read_file(h_fmt("%s/bug-1.sched", dir), NULL);
+	cr_assert(strstr(sched, "syscall(close) && (arg1 & 0xffffffff) == 3 && in(inline_close)"),
+		  "%s", sched);
+	cr_assert(strstr(sched, "the system call runs"), "%s", sched);
+	h_free(sched);
+	h_free(profile);
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
+
 /* A transit that fails moves nothing: the helper's destroy of the mutex
  * main holds answers EBUSY, so main's later lock is no use of a destroyed
  * mutex (no pair with the destroy as a transit); the destroy of a held
