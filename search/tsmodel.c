@@ -484,8 +484,11 @@ static int parse_deref(struct tsp *t)
 {
 	struct ts_model *m = t->cur;
 	struct ts_op op = {.obj = {TS_ARG, 1, -1}, .line = t->line};
-	const char *at = t->p;
+	const char *at;
 	int s;
+
+	skip_blanks(t);
+	at = t->p;
 
 	while (!at_end(t)) {
 		if ((s = parse_state(t)) < 0)

@@ -412,6 +412,11 @@ Test(typestate, model_parse_errors_have_positions)
 	    "m.ts:3:", "a transit at entry has its object in an argument, and no ok");
 	expect_parse_error("model m\nstates A\ntransit f(arg1) -> A ok\n",
 			   "m.ts:3:24:", "expected an expression after 'ok'");
+	expect_parse_error("model m\nderef A\n", "m.ts:2:1:", "declare the states before deref");
+	expect_parse_error("model m\nstates A\nderef B\n", "m.ts:3:7:", "unknown state 'B'");
+	expect_parse_error("model m\nstates A\nderef\n", "m.ts:3:", "expected state names");
+	expect_parse_error("model m\nstates A\nderef A\nderef A\n",
+			   "m.ts:4:7:", "deref given twice");
 }
 
 /* The lock model's words: owned states, limits that wait for the owner,
@@ -447,7 +452,7 @@ Test(typestate, model_parse_builtins_and_objects)
 {
 	struct ts_models ms = {0};
 	char err[512];
-	int i, pipes = 0;
+	int i, pipes = 0, derefs = 0;
 
 	cr_assert_eq(ts_models_load(&ms, "file,lock,memory", err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(ms.n, 3);
@@ -462,11 +467,16 @@ Test(typestate, model_parse_builtins_and_objects)
 			pipes++;
 		}
 	cr_assert_eq(pipes, 2);
-	for (i = 0; i < ms.m[2].nops; i++)
+	for (i = 0; i < ms.m[2].nops; i++) {
 		if (strcmp(ms.m[2].ops[i].func, "calloc") == 0) {
 			cr_assert_eq(ms.m[2].ops[i].size_args[0], 1);
 			cr_assert_eq(ms.m[2].ops[i].size_args[1], 2);
 		}
+		/* deref LIVE: a load or store in a block, a limit in LIVE only */
+		if (strcmp(ms.m[2].ops[i].func, TS_DEREF_FUNC) == 0)
+			derefs += !ms.m[2].ops[i].transit && ms.m[2].ops[i].allowed == 1u;
+	}
+	cr_assert_eq(derefs, 1);
 	ts_models_free(&ms);
 	cr_assert_eq(ts_models_load(&ms, "file,nosuch", err, sizeof(err)), -1);
 	cr_assert(strstr(err, "no built-in model 'nosuch'"), "%s", err);
