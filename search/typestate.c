@@ -182,6 +182,9 @@ struct candidate {
 	int count, inst_cap;
 	long distance;
 	bool lock_ordered; /* every instance ordered by lock handoffs in the profile */
+	/* a violation the profile saw within one thread (lock pairing): pre is
+	 * the thread's own transit, sub its limit that the state forbids */
+	bool own;
 	char *key;
 };
 
@@ -569,7 +572,6 @@ static void on_syscall(struct ts *ts, const struct engine_tap_event *ev, int thr
 				  .ret = k == 1,
 				  .via_insn = true,
 				  .entry = k ? ts->nraws : -1,
-				  .retval = 0,
 				  .tls = ev->tls,
 				  .ms = ev->ms};
 		memcpy(r->args, ev->args, sizeof(r->args));
@@ -1311,6 +1313,9 @@ static bool object_value(const struct ts *ts, const struct raw *r, int k, int64_
 	const struct ts_object *o = &fo->op->obj;
 	uint64_t v;
 
+	/* a system-call stop sees no result: no object made by one (an open) */
+	if (r->via_insn && (o->where == TS_RET || o->index >= 0))
+		return false;
 	if (o->where == TS_RET)
 		v = r->retval;
 	else if (o->index >= 0)
@@ -1549,11 +1554,12 @@ static const char *event_name(const struct ts *ts, const struct opev *e, char *b
 	return buf;
 }
 
-static char *candidate_key(const struct ts *ts, const struct opev *pre, const struct opev *sub)
+static char *candidate_key(const struct ts *ts, const struct opev *pre, const struct opev *sub,
+			   bool own)
 {
 	char a[256], b[256], *key = NULL;
 
-	if (asprintf(&key, "%s %s@%s %s@%s", ts->flat[pre->flat].m->name,
+	if (asprintf(&key, "%s%s %s@%s %s@%s", own ? "own " : "", ts->flat[pre->flat].m->name,
 		     event_name(ts, pre, a, sizeof(a)), ts->raws[pre->entry_raw].where,
 		     event_name(ts, sub, b, sizeof(b)), ts->raws[sub->entry_raw].where) < 0)
 		return NULL;
@@ -1566,9 +1572,9 @@ static void add_instance(struct candidate *c, int pre, int sub)
 	c->inst[c->count++] = (struct instance){pre, sub};
 }
 
-static void add_candidate(struct ts *ts, int pre, int sub)
+static void add_candidate(struct ts *ts, int pre, int sub, bool own)
 {
-	char *key = candidate_key(ts, &ts->evs[pre], &ts->evs[sub]);
+	char *key = candidate_key(ts, &ts->evs[pre], &ts->evs[sub], own);
 	long distance = labs((long)ts->evs[sub].raw - (long)ts->evs[pre].raw);
 	bool ordered = lock_ordered(&ts->evs[pre], &ts->evs[sub]);
 	int i;
@@ -1590,8 +1596,12 @@ static void add_candidate(struct ts *ts, int pre, int sub)
 		}
 	}
 	ts->cands = grow_array(ts->cands, &ts->cands_cap, ts->ncands + 1, sizeof(*ts->cands));
-	ts->cands[ts->ncands] = (struct candidate){
-	    .pre = pre, .sub = sub, .distance = distance, .lock_ordered = ordered, .key = key};
+	ts->cands[ts->ncands] = (struct candidate){.pre = pre,
+						   .sub = sub,
+						   .distance = distance,
+						   .lock_ordered = ordered,
+						   .own = own,
+						   .key = key};
 	add_instance(&ts->cands[ts->ncands++], pre, sub);
 }
 
@@ -1612,15 +1622,15 @@ static void pair(struct ts *ts, int a, int b)
 		return;
 	case 1:
 		if (l->raw < x->raw)
-			add_candidate(ts, b, a);
+			add_candidate(ts, b, a, false);
 		else
-			add_candidate(ts, a, b);
+			add_candidate(ts, a, b, false);
 		return;
 	case 2:
-		add_candidate(ts, b, a); /* as it happened: l waits for x */
+		add_candidate(ts, b, a, false); /* as it happened: l waits for x */
 		return;
 	default:
-		add_candidate(ts, a, b); /* as it happened: x waits for l */
+		add_candidate(ts, a, b, false); /* as it happened: x waits for l */
 	}
 }
 
@@ -1651,6 +1661,8 @@ static int by_rank(const void *pa, const void *pb)
 {
 	const struct candidate *a = pa, *b = pb;
 
+	if (a->own != b->own) /* seen violated: no reordering needed */
+		return a->own ? -1 : 1;
 	if (a->lock_ordered != b->lock_ordered)
 		return a->lock_ordered ? 1 : -1;
 	if (a->count != b->count)
@@ -1671,6 +1683,46 @@ static int by_held_event(const void *pa, const void *pb, void *ctx)
 		return ra < rb ? -1 : 1;
 	return (ts->evs[a->sub].raw > ts->evs[b->sub].raw) -
 	       (ts->evs[a->sub].raw < ts->evs[b->sub].raw);
+}
+
+/* The state l's call met, and the transit that left it (-1 if none),
+ * before any transit of l's own call (an unlock moves its mutex to READY
+ * at its entry, where its limit is judged too). */
+static int state_met(const struct ts *ts, const struct opev *l, int *state, int *owner)
+{
+	const struct opev *x = l->last_transit >= 0 ? &ts->evs[l->last_transit] : NULL;
+
+	*state = l->before;
+	*owner = l->before_owner;
+	if (x && x->raw == l->raw) {
+		*state = x->before;
+		*owner = x->before_owner;
+		return x->last_transit;
+	}
+	return l->last_transit;
+}
+
+/* Violations the profile observed within one thread, in a model with
+ * owned states (lock pairing: a second lock by the holder, an unlock of a
+ * mutex it had unlocked already): a limit the thread's own latest transit
+ * on the object left in a state that forbids it.  They are candidates
+ * held as they happened: the thread goes from its transit to the limit. */
+static void find_own_violations(struct ts *ts)
+{
+	int i, x, state, owner;
+
+	for (i = 0; i < ts->nevs; i++) {
+		const struct opev *l = &ts->evs[i];
+		const struct flat_op *fo = &ts->flat[l->flat];
+
+		if (fo->op->transit || !fo->op->allowed || !fo->m->owned)
+			continue;
+		x = state_met(ts, l, &state, &owner);
+		if (x < 0 || ts->evs[x].thread != l->thread || (owner >= 0 && owner != l->thread) ||
+		    allowed_to(ts, l, state, owner))
+			continue;
+		add_candidate(ts, x, i, true);
+	}
 }
 
 static void find_candidates(struct ts *ts)
@@ -1698,6 +1750,7 @@ static void find_candidates(struct ts *ts)
 		start = i;
 	}
 	free(order);
+	find_own_violations(ts);
 	for (i = 0; i < ts->ncands; i++)
 		qsort_r(ts->cands[i].inst, (size_t)ts->cands[i].count, sizeof(struct instance),
 			by_held_event, ts);
@@ -1972,6 +2025,52 @@ static void deref_schedule(struct ts *ts, const struct candidate *c, const char 
 	fputs("}\nrelease all\n", f);
 }
 
+/* Does an op of m before op k name the same function and argument? */
+static bool same_call_before(const struct ts_model *m, int k)
+{
+	int i;
+
+	for (i = 0; i < k; i++)
+		if (strcmp(m->ops[i].func, m->ops[k].func) == 0 && m->ops[i].obj.where == TS_ARG &&
+		    m->ops[i].obj.index < 0 && m->ops[i].obj.arg == m->ops[k].obj.arg)
+			return true;
+	return false;
+}
+
+/* A violation within one thread (candidate.own): the thread is held at
+ * its own transit (its instance), makes it, and runs to its next call on
+ * the object; if that is the limit, nothing of its own came between, and
+ * reaching it is the model's own check (glibc's default mutex answers
+ * nothing to an unlock of an unlocked mutex, and hangs on a second lock).
+ * Another call of its own first (a lock that makes the unlock right)
+ * ends the schedule with no verdict. */
+static void own_schedule(struct ts *ts, const struct candidate *c, const char *pa, const char *pb,
+			 FILE *f)
+{
+	const struct opev *x = &ts->evs[c->pre], *l = &ts->evs[c->sub];
+	const struct ts_model *m = ts->flat[l->flat].m;
+	int i, n = occurrence(ts, x);
+
+	if (n > 0)
+		fprintf(f, "repeat %d { wait any %s }   # its earlier instances go by\n", n, pa);
+	fprintf(f, "thread X = wait any %s   # the thread's own transit\n", pa);
+	run_through(ts, x, "X", "the object changes state", f);
+	fprintf(f, "run X until ((%s)", pb);
+	for (i = 0; i < m->nops; i++) { /* any other call of its own on the object */
+		const struct ts_op *op = &m->ops[i];
+
+		if (op->obj.where == TS_ARG && op->obj.index < 0 && fn_index(ts, op->func) >= 0 &&
+		    strcmp(op->func, TS_DEREF_FUNC) != 0 && !same_call_before(m, i))
+			fprintf(f, " ||\n    (enter(%s) && arg%d == 0x%" PRIx64 ")", op->func,
+				op->obj.arg, (uint64_t)l->value);
+	}
+	fprintf(f,
+		")\nif (caller == 0x%" PRIx64 ") {   # its limited call, nothing of its own on the "
+		"object since\n\t# The model's own check: X is about to call %s on the object in a "
+		"state that forbids it.\n%s\tassert false\n}\nrelease all\n",
+		ts->raws[l->entry_raw].caller, ts->flat[l->flat].op->func, AFTER_BUG);
+}
+
 /*
  * The re-execution of candidate c.  The preceding event's earlier
  * instances in its thread are only waited for (the thread goes on), then
@@ -2011,13 +2110,19 @@ static char *attempt_schedule(struct ts *ts, const struct candidate *c, char *co
 	describe_event(ts, pre, f);
 	fputs("\n#   and ", f);
 	describe_event(ts, sub, f);
-	fputs(
-	    "\n#   are not ordered; the first is held until the second has happened, so that the\n"
-	    "#   limited call meets the object in a state its model forbids.\n",
-	    f);
+	fputs(c->own
+		  ? "\n#   in this order, one thread's own calls: the second met the object in a "
+		    "state\n#   the first left, which its model forbids.\n"
+		  : "\n#   are not ordered; the first is held until the second has happened, so "
+		    "that the\n#   limited call meets the object in a state its model forbids.\n",
+	      f);
 	fprintf(f, "timeout %lldms\n", (long long)timeout_ms);
 	if (is_deref(ts, pre) || is_deref(ts, sub)) {
 		deref_schedule(ts, c, pa, pb, f);
+		goto done;
+	}
+	if (c->own) {
+		own_schedule(ts, c, pa, pb, f);
 		goto done;
 	}
 	n = occurrence(ts, pre);
@@ -2070,11 +2175,14 @@ static void write_bug(struct ts *ts, const struct candidate *c, int n, const cha
 		free(path);
 		return;
 	}
-	int owner = l == pre ? x->after_owner : x->before_owner;
+	/* the state the limit meets: x's new one if it comes after x (held
+	 * until x, or the thread's own order) */
+	bool after_x = l == pre || c->own;
+	int owner = after_x ? x->after_owner : x->before_owner;
 
 	fprintf(f, "typestate violation (model %s): %s on %s%" PRIx64 " in state %s", m->name,
 		ts->flat[l->flat].op->func, m->int_objects ? "" : "0x", l->obj,
-		m->states[l == pre ? x->after : x->before]);
+		m->states[after_x ? x->after : x->before]);
 	if (owner >= 0)
 		fprintf(f, " (held by %s)", ts->threads[owner]);
 	fputs(", which allows it only in", f);
