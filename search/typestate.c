@@ -12,7 +12,22 @@
  *    whose transits' ok condition holds is an alternative of its own on a
  *    line of its own, and the tap says which line held: a failed transit
  *    moves nothing.  When a model names system calls, libc's syscall() is
- *    tapped too and its calls are taken for the system calls they make.
+ *    tapped too and its calls are taken for the system calls they make,
+ *    and the profile stops at those system calls, so that one made by a
+ *    syscall instruction outside the tapped functions is seen (its result
+ *    is not: it is taken to succeed).
+ * 1b. Stepping profile (a model with `deref`: memory).  The call profile
+ *    says which blocks are shared (freed, and made or used by another
+ *    thread than the one that freed it: handed to pthread_create, a call
+ *    on an address inside it); a second run taps the calls again and the
+ *    loads and stores in those blocks, decoding (the engine's stepper)
+ *    only those threads, outside the tapped calls, in windows after each
+ *    of their events (run_hooks.tap_step_budget).  It replaces the call
+ *    profile, unless it does not end in time.  2ndStrike instruments
+ *    pointer dereferences in the program (its section 3.2, the heaviest of
+ *    its typestates); an unmodified binary has no hook for them, and
+ *    decoding only the threads and windows that matter keeps the cost
+ *    near the call profile's.
  * 2. Analysis.  Vector clocks from thread create/join, condition
  *    variables, semaphores and barriers (and mutex unlock->lock with
  *    lock_order: off by default, because the order in which two threads
@@ -32,10 +47,14 @@
  *    T2: an owned state allows only its owner, or a call that waits for
  *    it) before X and is not after it (L came first) or is allowed after X
  *    and not before it (X came first); and the pairs the profile itself
- *    saw violated, held as they happened (violates()).  Equal pairs (same
+ *    saw violated, held as they happened (violates()); and, in a model
+ *    with owned states, a limit its own thread's latest transit left
+ *    forbidden (an unlock of a mutex it had unlocked), observed within one
+ *    thread and re-executed as it happened (own_schedule).  Equal pairs (same
  *    functions and roles, same callers) are one candidate with its
- *    instances.  Ranked (2ndStrike gives two metrics and no formula): pairs
- *    nothing orders, not even lock handoffs, first; then fewest
+ *    instances.  Ranked (2ndStrike gives two metrics and no formula): a
+ *    thread's own violations first, then pairs nothing orders, not even
+ *    lock handoffs; then fewest
  *    occurrences; then longest distance (in calls) between the two events.
  *    Candidates listed in DIR/typestate-history (ones that failed to
  *    manifest before) are dropped unless ignore_history.
@@ -45,7 +64,11 @@
  *    (matched by function, object, caller, caller's caller and instance),
  *    wait for another thread's subsequent event on the same object from the
  *    same caller, run that one through its call, then let the held thread
- *    make its call; with a time limit on every wait.  A candidate that
+ *    make its call; with a time limit on every wait.  A load or store is
+ *    held at its instruction (at(FUNC+0xOFF)) and then decoded until it
+ *    touches the freed block (deref_schedule); a call made by a syscall
+ *    instruction is held at its system-call stop and made by one step
+ *    (run_through).  A candidate that
  *    does not manifest is tried on its other instances that matter
  *    (pick_instances).  A plain run and the profile have limits too: a bug
  *    of this kind may hang the program.
