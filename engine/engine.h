@@ -321,17 +321,33 @@ struct engine_serial {
 	bool describe;
 };
 
-/* One call event the profile taps (run_hooks.tap; engine/tap.c). */
+/* One event the profile taps (run_hooks.tap; engine/tap.c): a call, a
+ * thread's start, or a memory access the stepper decoded. */
 struct engine_tap_frame {
 	uint64_t pc;
-	const char *func; /* NULL: unknown */
-	const char *file; /* basename; NULL: no line information */
+	const char *func;     /* NULL: unknown */
+	uint64_t func_offset; /* pc's offset in func */
+	const char *file;     /* basename; NULL: no line information */
 	int line;
 	const char *module; /* basename of the ELF file; NULL: unknown */
 };
+enum engine_tap_kind {
+	ENGINE_TAP_CALL,    /* enter(F) or return(F) */
+	ENGINE_TAP_START,   /* a new thread's first stop (the start atom) */
+	ENGINE_TAP_ACCESS,  /* read or write: a load or store the stepper decoded */
+	ENGINE_TAP_SYSCALL, /* syscall(N): about to make system call sysno, by an
+			     * instruction anywhere (args: its arguments) */
+};
 struct engine_tap_event {
+	enum engine_tap_kind kind;
 	const char *thread; /* stable name, p1.t2 */
-	const char *func;   /* the function of the enter(F) or return(F) that matched */
+	const char *func;   /* the function of the enter(F) or return(F) that matched; NULL
+			     * for another kind */
+	/* an access: where, how many bytes, a store; pc is its instruction's, and
+	 * frames[0] the function that made it (not its caller) */
+	uint64_t addr, size;
+	bool write;
+	long sysno; /* a system call's number */
 	bool is_return;
 	uint64_t args[6]; /* rdi, rsi, rdx, rcx, r8, r9 (at a return: clobbered) */
 	uint64_t retval;  /* rax (meaningful at a return) */
@@ -377,10 +393,19 @@ struct run_hooks {
 	/* A profile (typestate): each event that satisfies a wait's predicate
 	 * is handed to tap, with its thread held, and the thread resumes; the
 	 * wait never matches, so it lasts until the program ends.  tap_frames:
-	 * how many frames of the call stack to give (0: none).  NULL: none. */
-	void (*tap)(void *tap_ctx, const struct engine_tap_event *ev);
+	 * how many frames of the call stack to give (0: none).  NULL: none.
+	 * When the predicate needs decoding (read, write), tap's answer says
+	 * whether this thread is to be under the stepper from here on: a
+	 * thread no event of which asked for it runs at full speed, so that
+	 * only the threads that matter pay for decoding. */
+	bool (*tap)(void *tap_ctx, const struct engine_tap_event *ev);
 	void *tap_ctx;
 	int tap_frames;
+	/* A thread the tap asked to decode is decoded for at most this many
+	 * of the stepper's stops after the tap's latest event of it (then at
+	 * full speed until tap asks again): a window after each event that
+	 * matters, not a thread's whole life.  0: no limit. */
+	long tap_step_budget;
 };
 
 struct run_result {

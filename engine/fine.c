@@ -60,6 +60,10 @@ static int judge(void *ctx, struct tr_thread *th, const struct tr_step_event *fe
 	tc->judged_ev = (struct tr_event){.kind = TR_EV_STEP, .thread = th, .pc = fe->pc};
 	if (run_predicate_holds(r, &cur, &holds) < 0)
 		return -1;
+	if (holds && r->tap) { /* a profile: note it, and on */
+		tap_note(r, &cur);
+		holds = false;
+	}
 	tc->judged_atom = holds ? cur.matched : NULL;
 	return holds;
 }

@@ -60,6 +60,8 @@ struct thread_ctx {
 	struct tr_kernel_sample sample;
 	/* the stepper (fine.c, tracer/stepper.c) */
 	bool skip_syscall_entry; /* its system call's entry stop is next, and is not news */
+	bool tap_stepped;	 /* a profile's tap asked for it to be decoded (tap.c) */
+	long tap_steps_left;	 /* of run_hooks.tap_step_budget */
 	/* the instruction-level event the stepper last had judged true: the
 	 * event, as the trace shows it, and the atom it satisfied */
 	struct tr_step_event judged;
@@ -417,6 +419,8 @@ double run_elapsed_ms(const struct run *r);
 /* --- tap.c --- */
 /* Hand the event that satisfied the predicate to r->tap's hook. */
 void tap_note(struct run *r, const struct current_event *cur);
+/* In a profile whose wait decodes: is th to be decoded at this move? */
+bool tap_decodes(struct run *r, struct tr_thread *th);
 
 /* --- watchmode.c --- */
 /* tracer_hw_watchpoints_fire's answer if it was asked, -2 if not. */

@@ -13,6 +13,7 @@
  * first bug, timeout or error wins, and the end of the schedule means
  * "completed" unless the program then misbehaves on its way out.
  */
+#include "disasm/disasm.h"
 #include "engine/internal.h"
 
 #include <assert.h>
@@ -45,8 +46,16 @@ int run_move_candidate(struct run *r, struct tr_thread *th)
 	if (!tracer_thread_held(th))
 		return 0;
 	chrome_note_release(r, th);
-	if (r->fine_want)
+	/* A profile decodes only the threads its tap asked for (tap.c). */
+	if (r->fine_want && (!r->tap || tap_decodes(r, th)))
 		return fine_advance(r, th);
+	if (r->fine_want) { /* undecoded, but still stopped at system calls */
+		if (r->fine_want & DIS_WANT_SYSCALL)
+			tracer_resume_syscalls(th);
+		else
+			tracer_resume(th);
+		return 0;
+	}
 	if (r->fine_syscalls) {
 		/* On a system call the last wait reported: its entry stop,
 		 * next, is not news. */

@@ -301,6 +301,10 @@ struct ts_object {
 	int index; /* TS_ARG: -1 for the register itself, else an int array element */
 };
 
+/* The operation of a model's `deref` line: a load or store inside one of
+ * its blocks, made by no call (not a C name: no function is called so). */
+#define TS_DEREF_FUNC "load/store"
+
 struct ts_op {
 	char *func;
 	struct ts_object obj;

@@ -31,6 +31,12 @@
  *                                 F is allowed only in these states; E, a
  *                                 schedule expression over retval and
  *                                 errno, is true when the call succeeded
+ *   deref S ...                   a load or store inside one of the model's
+ *                                 blocks (a sized transit's object) is
+ *                                 allowed only in these states: the profile
+ *                                 decodes the accesses of the threads that
+ *                                 share a block (an operation named
+ *                                 TS_DEREF_FUNC, made by no call)
  *   OBJ = ret | argN | argN[K]    argN[K]: int element K of the array argN
  *                                 points to, read at the return (pipe)
  *
@@ -160,7 +166,9 @@ static const char builtin_memory[] =
     "limit pthread_cond_wait(arg1) in LIVE\n"
     "limit pthread_cond_timedwait(arg1) in LIVE\n"
     "limit pthread_cond_signal(arg1) in LIVE\n"
-    "limit pthread_cond_broadcast(arg1) in LIVE\n";
+    "limit pthread_cond_broadcast(arg1) in LIVE\n"
+    "# A plain load or store inside a block, by a thread that shares it.\n"
+    "deref LIVE\n";
 
 static const struct {
 	const char *name, *text;
@@ -470,6 +478,35 @@ static int parse_owned(struct tsp *t)
 	return t->cur->owned ? 0 : fail_at(t, t->p, "expected state names");
 }
 
+/* `deref S ...`: a limit on the block an access is inside, made by no
+ * call (the stepper's loads and stores). */
+static int parse_deref(struct tsp *t)
+{
+	struct ts_model *m = t->cur;
+	struct ts_op op = {.obj = {TS_ARG, 1, -1}, .line = t->line};
+	const char *at;
+	int s;
+
+	skip_blanks(t);
+	at = t->p;
+
+	while (!at_end(t)) {
+		if ((s = parse_state(t)) < 0)
+			return -1;
+		op.allowed |= 1u << s;
+	}
+	if (!op.allowed)
+		return fail_at(t, t->p, "expected state names");
+	for (s = 0; s < m->nops; s++)
+		if (strcmp(m->ops[s].func, TS_DEREF_FUNC) == 0)
+			return fail_at(t, at, "deref given twice");
+	if (grow((void **)&m->ops, m->nops, sizeof(*m->ops)) < 0 ||
+	    !(op.func = strdup(TS_DEREF_FUNC)))
+		return fail_at(t, at, "out of memory");
+	m->ops[m->nops++] = op;
+	return 0;
+}
+
 static int parse_ignore(struct tsp *t)
 {
 	struct ts_model *m = t->cur;
@@ -538,6 +575,9 @@ static int parse_line(struct tsp *t)
 		rc = parse_ignore(t);
 	} else if (strcmp(kw, "owned") == 0) {
 		rc = parse_owned(t);
+	} else if (strcmp(kw, "deref") == 0) {
+		rc = t->cur->nstates ? parse_deref(t)
+				     : fail_at(t, at, "declare the states before deref");
 	} else if (strcmp(kw, "transit") == 0 || strcmp(kw, "limit") == 0) {
 		if (!t->cur->nstates)
 			rc = fail_at(t, at, "declare the states before the operations");
@@ -546,7 +586,7 @@ static int parse_line(struct tsp *t)
 	} else {
 		rc = fail_at(t, at,
 			     "unknown keyword '%s' (model, states, initial, object, "
-			     "ignore, owned, transit, limit)",
+			     "ignore, owned, transit, limit, deref)",
 			     kw);
 	}
 	free(kw);

@@ -12,7 +12,22 @@
  *    whose transits' ok condition holds is an alternative of its own on a
  *    line of its own, and the tap says which line held: a failed transit
  *    moves nothing.  When a model names system calls, libc's syscall() is
- *    tapped too and its calls are taken for the system calls they make.
+ *    tapped too and its calls are taken for the system calls they make,
+ *    and the profile stops at those system calls, so that one made by a
+ *    syscall instruction outside the tapped functions is seen (its result
+ *    is not: it is taken to succeed).
+ * 1b. Stepping profile (a model with `deref`: memory).  The call profile
+ *    says which blocks are shared (freed, and made or used by another
+ *    thread than the one that freed it: handed to pthread_create, a call
+ *    on an address inside it); a second run taps the calls again and the
+ *    loads and stores in those blocks, decoding (the engine's stepper)
+ *    only those threads, outside the tapped calls, in windows after each
+ *    of their events (run_hooks.tap_step_budget).  It replaces the call
+ *    profile, unless it does not end in time.  2ndStrike instruments
+ *    pointer dereferences in the program (its section 3.2, the heaviest of
+ *    its typestates); an unmodified binary has no hook for them, and
+ *    decoding only the threads and windows that matter keeps the cost
+ *    near the call profile's.
  * 2. Analysis.  Vector clocks from thread create/join, condition
  *    variables, semaphores and barriers (and mutex unlock->lock with
  *    lock_order: off by default, because the order in which two threads
@@ -32,10 +47,14 @@
  *    T2: an owned state allows only its owner, or a call that waits for
  *    it) before X and is not after it (L came first) or is allowed after X
  *    and not before it (X came first); and the pairs the profile itself
- *    saw violated, held as they happened (violates()).  Equal pairs (same
+ *    saw violated, held as they happened (violates()); and, in a model
+ *    with owned states, a limit its own thread's latest transit left
+ *    forbidden (an unlock of a mutex it had unlocked), observed within one
+ *    thread and re-executed as it happened (own_schedule).  Equal pairs (same
  *    functions and roles, same callers) are one candidate with its
- *    instances.  Ranked (2ndStrike gives two metrics and no formula): pairs
- *    nothing orders, not even lock handoffs, first; then fewest
+ *    instances.  Ranked (2ndStrike gives two metrics and no formula): a
+ *    thread's own violations first, then pairs nothing orders, not even
+ *    lock handoffs; then fewest
  *    occurrences; then longest distance (in calls) between the two events.
  *    Candidates listed in DIR/typestate-history (ones that failed to
  *    manifest before) are dropped unless ignore_history.
@@ -45,7 +64,11 @@
  *    (matched by function, object, caller, caller's caller and instance),
  *    wait for another thread's subsequent event on the same object from the
  *    same caller, run that one through its call, then let the held thread
- *    make its call; with a time limit on every wait.  A candidate that
+ *    make its call; with a time limit on every wait.  A load or store is
+ *    held at its instruction (at(FUNC+0xOFF)) and then decoded until it
+ *    touches the freed block (deref_schedule); a call made by a syscall
+ *    instruction is held at its system-call stop and made by one step
+ *    (run_through).  A candidate that
  *    does not manifest is tried on its other instances that matter
  *    (pick_instances).  A plain run and the profile have limits too: a bug
  *    of this kind may hang the program.
@@ -81,9 +104,15 @@ extern char **environ;
 #define PROFILE_MARGIN_MS  10000
 /* Before the verdict: how long the program may take to end after it (a
  * violation may leave it hung on a lock in freed memory). */
-#define AFTER_BUG	"\ttimeout 2s   # for the program to end after the bug\n"
-#define STACK_FRAMES	6
-#define SYSCALL_WRAPPER "syscall" /* libc's syscall(nr, ...) */
+#define AFTER_BUG    "\ttimeout 2s   # for the program to end after the bug\n"
+#define STACK_FRAMES 6
+/* The stepping profile decodes a thread for this many of the stepper's
+ * stops after each of its events that matters (engine tap_step_budget). */
+#define STEP_BUDGET 2000
+/* ... and gives it this many times the call profile's time, and more */
+#define STEP_LIMIT_FACTOR 5
+#define STEP_LIMIT_MS	  2000
+#define SYSCALL_WRAPPER	  "syscall" /* libc's syscall(nr, ...) */
 
 /* Synchronisation the vector clocks follow. */
 enum ts_sync {
@@ -137,6 +166,8 @@ struct raw {
 	bool ret;
 	bool failed;	  /* a return whose transits' ok condition was false */
 	bool via_syscall; /* made through libc's syscall(nr, ...): args shifted by one */
+	bool via_insn;	  /* a syscall instruction outside the tapped functions (a system-call
+			   * stop): caller is its function's start, context its name */
 	int entry;	  /* a return: the raw index of its entry, -1 if unseen */
 	uint64_t args[6]; /* a return: its entry's */
 	uint64_t retval, caller, tls, created_tls;
@@ -145,6 +176,7 @@ struct raw {
 	char *where;   /* "reader (fdclose.c:39)": the caller's frame, and its caller's */
 	char *context; /* the caller's caller, if in the caller's module: in(F) */
 	char *stack;   /* the call stack, one frame a line */
+	char *at;      /* an access: FUNC+0xOFF of its instruction, for at() */
 };
 
 struct opev {
@@ -173,6 +205,9 @@ struct candidate {
 	int count, inst_cap;
 	long distance;
 	bool lock_ordered; /* every instance ordered by lock handoffs in the profile */
+	/* a violation the profile saw within one thread (lock pairing): pre is
+	 * the thread's own transit, sub its limit that the state forbids */
+	bool own;
 	char *key;
 };
 
@@ -187,10 +222,14 @@ struct ts {
 	int nraws, raws_cap;
 	char **threads;
 	int nthreads;
-	/* per thread during the profile: the entries awaiting their return */
+	/* per thread during the profile: the entries awaiting their return,
+	 * and the accesses kept since its latest call (one like them, by the
+	 * same instruction in the same block, is not kept again) */
 	struct pending {
 		int *raw;
 		int n, cap;
+		int *accesses;
+		int naccesses, accesses_cap;
 	} * pending;
 	struct opev *evs;
 	int nevs, evs_cap;
@@ -201,10 +240,23 @@ struct ts {
 	/* a model names system calls (close, read): libc's syscall() is tapped
 	 * too, and a call of it is taken for the system call it makes */
 	bool syscalls;
+	/* The stepping profile (a model has `deref`): the blocks the call
+	 * profile saw more than one thread use, and the threads whose loads and
+	 * stores in them are decoded (all but the one that freed each). */
+	int deref_fn; /* fns index of TS_DEREF_FUNC; -1 */
+	struct span {
+		uint64_t start, size;
+	} * shared;
+	int nshared, shared_cap;
+	char **stepped;
+	int nstepped, stepped_cap;
 	char *dir;
 	int64_t t0; /* when typestate_run started: time to the first bug */
 	char err[1024];
 };
+
+static bool allowed(const struct ts_op *op, int state);
+static uint64_t block_size(const struct raw *r, const struct ts_op *op);
 
 static void *grow_array(void *a, int *cap, int need, size_t size)
 {
@@ -312,13 +364,13 @@ static int keep_present(struct ts *ts, const char *program)
 
 	if (!names || !present)
 		goto out;
-	for (i = 0; i < ts->nfns; i++)
-		names[i] = ts->fns[i].name;
+	for (i = 0; i < ts->nfns; i++) /* the deref op is no function: asked for as "" */
+		names[i] = strcmp(ts->fns[i].name, TS_DEREF_FUNC) == 0 ? "" : ts->fns[i].name;
 	if (engine_functions_present(program, names, ts->nfns, present, ts->err, sizeof(ts->err)) <
 	    0)
 		goto out;
 	for (i = 0; i < ts->nfns; i++) {
-		if (present[i]) {
+		if (present[i] || strcmp(ts->fns[i].name, TS_DEREF_FUNC) == 0) {
 			ts->fns[n++] = ts->fns[i];
 		} else {
 			free(ts->fns[i].name);
@@ -326,6 +378,7 @@ static int keep_present(struct ts *ts, const char *program)
 		}
 	}
 	ts->nfns = n;
+	ts->deref_fn = fn_index(ts, TS_DEREF_FUNC);
 	rc = 0;
 out:
 	free(names);
@@ -450,24 +503,136 @@ static int through_syscall(struct ts *ts, const struct engine_tap_event *ev, str
 	return i >= 0 && ts->fns[i].nops ? i : -1;
 }
 
-static void on_tap(void *ctx, const struct engine_tap_event *ev)
+/* The shared block holding addr (an index into ts->shared), or -1. */
+static int shared_span(const struct ts *ts, uint64_t addr)
+{
+	int i;
+
+	for (i = 0; i < ts->nshared; i++)
+		if (addr >= ts->shared[i].start && addr - ts->shared[i].start < ts->shared[i].size)
+			return i;
+	return -1;
+}
+
+static bool stepped_thread(const struct ts *ts, const char *name)
+{
+	int i;
+
+	for (i = 0; i < ts->nstepped; i++)
+		if (strcmp(ts->stepped[i], name) == 0)
+			return true;
+	return false;
+}
+
+/* Has the thread made an access like ev (same instruction, same block)
+ * since its latest call? */
+static bool seen_access(const struct ts *ts, const struct pending *p,
+			const struct engine_tap_event *ev)
+{
+	int i;
+
+	for (i = 0; i < p->naccesses; i++) {
+		const struct raw *r = &ts->raws[p->accesses[i]];
+
+		if (r->caller == ev->pc && shared_span(ts, r->args[0]) == shared_span(ts, ev->addr))
+			return true;
+	}
+	return false;
+}
+
+/* A load or store in a shared block (the stepping profile): a use of it,
+ * the deref op's event, unless the thread made one like it since its
+ * latest call (a loop over the block is one use), or it is inside a call
+ * the profile taps. */
+static void on_access(struct ts *ts, const struct engine_tap_event *ev, int thread)
+{
+	struct pending *p = &ts->pending[thread];
+	struct raw *r;
+
+	/* Inside a call the models name (a lock of a mutex in the block), the
+	 * call is the use: its own accesses are not another. */
+	if (ts->deref_fn < 0 || p->n || shared_span(ts, ev->addr) < 0)
+		return;
+	if (seen_access(ts, p, ev))
+		return;
+	ts->raws = grow_array(ts->raws, &ts->raws_cap, ts->nraws + 1, sizeof(*ts->raws));
+	r = &ts->raws[ts->nraws];
+	*r = (struct raw){.thread = thread,
+			  .fn = ts->deref_fn,
+			  .entry = -1,
+			  .args = {ev->addr, ev->size, ev->write},
+			  .caller = ev->pc,
+			  .tls = ev->tls,
+			  .ms = ev->ms};
+	r->stack = format_stack(ev, &r->where);
+	/* frames[0] is where the thread stopped, after the access: its
+	 * function, and the access's offset from that function's start */
+	if (ev->nframes && ev->frames[0].func &&
+	    asprintf(&r->at, "%s+0x%" PRIx64, ev->frames[0].func,
+		     ev->pc - (ev->frames[0].pc - ev->frames[0].func_offset)) < 0)
+		r->at = NULL;
+	p->accesses = grow_array(p->accesses, &p->accesses_cap, p->naccesses + 1, sizeof(int));
+	p->accesses[p->naccesses++] = ts->nraws++;
+}
+
+/* A system call a model names, made by a syscall instruction outside the
+ * functions the profile taps (inside them, the call is the event): its
+ * entry and, at once, its return (a system-call stop sees no result: the
+ * call is taken to succeed). */
+static void on_syscall(struct ts *ts, const struct engine_tap_event *ev, int thread)
+{
+	const char *name = engine_syscall_name(ev->sysno);
+	int fn = name ? fn_index(ts, name) : -1, k;
+	struct raw *r;
+
+	if (ts->pending[thread].n || fn < 0 || !ts->fns[fn].nops)
+		return;
+	ts->raws = grow_array(ts->raws, &ts->raws_cap, ts->nraws + 2, sizeof(*ts->raws));
+	for (k = 0; k < 2; k++) {
+		r = &ts->raws[ts->nraws + k];
+		*r = (struct raw){.thread = thread,
+				  .fn = fn,
+				  .ret = k == 1,
+				  .via_insn = true,
+				  .entry = k ? ts->nraws : -1,
+				  .tls = ev->tls,
+				  .ms = ev->ms};
+		memcpy(r->args, ev->args, sizeof(r->args));
+		r->stack = format_stack(ev, &r->where);
+		if (ev->nframes && ev->frames[0].func) {
+			r->caller = ev->frames[0].pc - ev->frames[0].func_offset;
+			r->context = strdup(ev->frames[0].func);
+		}
+	}
+	ts->pending[thread].naccesses = 0;
+	ts->nraws += 2;
+}
+
+/* Every event of the profiles; the answer: decode this thread's accesses
+ * from here on (the stepping profile's threads). */
+static bool on_tap(void *ctx, const struct engine_tap_event *ev)
 {
 	struct ts *ts = ctx;
-	int fn = fn_index(ts, ev->func);
 	int thread = thread_index(ts, ev->thread);
 	struct pending *p = &ts->pending[thread];
+	bool step = stepped_thread(ts, ev->thread);
+	int fn = ev->kind == ENGINE_TAP_CALL ? fn_index(ts, ev->func) : -1;
 	bool via_syscall = fn >= 0 && strcmp(ev->func, SYSCALL_WRAPPER) == 0 && ts->syscalls;
 	struct raw *r;
 
+	if (ev->kind == ENGINE_TAP_ACCESS)
+		on_access(ts, ev, thread);
+	if (ev->kind == ENGINE_TAP_SYSCALL)
+		on_syscall(ts, ev, thread);
 	if (via_syscall)
 		fn = through_syscall(ts, ev, p);
 	if (fn < 0)
-		return;
+		return step && !p->n;
 	/* A PLT stub and the function it jumps to are both entries of one
 	 * call: the same caller, still pending. */
 	if (!ev->is_return && p->n && ts->raws[p->raw[p->n - 1]].fn == fn &&
 	    ts->raws[p->raw[p->n - 1]].caller == ev->caller)
-		return;
+		return step && !p->n;
 	ts->raws = grow_array(ts->raws, &ts->raws_cap, ts->nraws + 1, sizeof(*ts->raws));
 	r = &ts->raws[ts->nraws];
 	*r = (struct raw){.thread = thread,
@@ -505,7 +670,9 @@ static void on_tap(void *ctx, const struct engine_tap_event *ev)
 	}
 	if (!r->where)
 		r->where = strdup("??");
+	p->naccesses = 0;
 	ts->nraws++;
+	return step && !p->n; /* inside a tapped call, the call is the use */
 }
 
 static char *read_all(const char *path)
@@ -565,12 +732,27 @@ static int lines_written(FILE *f, char **buf, size_t *len)
 	return n;
 }
 
-static char *profile_schedule(struct ts *ts)
+/* The stepping profile's further alternatives: every thread's start (the
+ * tap says which are decoded), and loads and stores in the shared blocks. */
+static void access_alternatives(const struct ts *ts, FILE *f)
+{
+	int i;
+
+	fputs(" ||\n  start ||\n  ((read || write) && (", f);
+	for (i = 0; i < ts->nshared; i++)
+		fprintf(f, "%s(addr >= 0x%" PRIx64 " && addr < 0x%" PRIx64 ")",
+			i ? " ||\n    " : "", ts->shared[i].start,
+			ts->shared[i].start + ts->shared[i].size);
+	fputs("))", f);
+}
+
+/* The profile's schedule; with_accesses: the stepping profile's. */
+static char *profile_schedule(struct ts *ts, bool with_accesses)
 {
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
-	int i;
+	int i, n = 0;
 
 	fputs("# typestate profile (generated): every call of these functions is tapped,\n"
 	      "# and the program runs freely to its end.  A return that satisfies the\n"
@@ -580,13 +762,20 @@ static char *profile_schedule(struct ts *ts)
 	for (i = 0; i < ts->nfns; i++) {
 		struct fn *fn = &ts->fns[i];
 
-		fprintf(f, "%senter(%s) ||\n  ", i ? " ||\n  " : "", fn->name);
+		if (i == ts->deref_fn)
+			continue; /* no call: the stepper's accesses */
+		fprintf(f, "%senter(%s) ||\n  ", n++ ? " ||\n  " : "", fn->name);
 		if (fn->ok) {
 			fn->ok_line = lines_written(f, &buf, &len) + 1;
 			fprintf(f, "(return(%s) && (%s)) ||\n  ", fn->name, fn->ok);
 		}
 		fprintf(f, "return(%s)", fn->name);
 	}
+	for (i = 0; ts->syscalls && i < ts->nfns; i++)
+		if (ts->fns[i].nops && engine_syscall_number(ts->fns[i].name) >= 0)
+			fprintf(f, " ||\n  syscall(%s)", ts->fns[i].name);
+	if (with_accesses)
+		access_alternatives(ts, f);
 	fputs(")\n", f);
 	fclose(f);
 	return buf;
@@ -647,49 +836,294 @@ static double plain_run_ms(char *const argv[], int64_t limit_ms)
 	return ms;
 }
 
-static int profile(struct ts *ts, char *const argv[])
+/* One profile run under the schedule text, written to DIR/NAME.sched,
+ * its report in DIR/NAME.log; its time in *ms, whether the program ended
+ * in *ended, and the run's outcome, or -1 with ts->err. */
+static int profile_run(struct ts *ts, char *const argv[], const char *name, char *text,
+		       int64_t limit, double *ms, bool *ended)
 {
-	struct run_hooks hooks = {.tap = on_tap, .tap_ctx = ts, .tap_frames = STACK_FRAMES};
-	char *text = profile_schedule(ts), *path = path_in(ts, "profile.sched");
-	double plain = plain_run_ms(argv, PLAIN_LIMIT_MS);
-	/* The profile is slower, and a bug may hang it: a limit, after which
-	 * what was seen is analysed as it is. */
-	int64_t limit = plain < 0 ? PLAIN_LIMIT_MS : (int64_t)plain * 20 + PROFILE_MARGIN_MS;
+	struct run_hooks hooks = {.tap = on_tap,
+				  .tap_ctx = ts,
+				  .tap_frames = STACK_FRAMES,
+				  .tap_step_budget = STEP_BUDGET};
+	char *path = path_in(ts, "%s.sched", name), *logpath = path_in(ts, "%s.log", name);
 	int64_t t0;
-	int outcome;
+	int outcome = -1;
 	FILE *log;
-	char *logpath = path_in(ts, "profile.log");
 
-	if (!text || !path || !logpath || write_text(path, text, ts->err, sizeof(ts->err)) < 0) {
-		free(text);
-		free(path);
-		free(logpath);
-		return -1;
-	}
+	if (!text || !path || !logpath || write_text(path, text, ts->err, sizeof(ts->err)) < 0)
+		goto out;
 	log = fopen(logpath, "we");
 	t0 = engine_now_ms();
 	outcome = run_schedule(ts, path, argv, &hooks, log ? log : stderr, limit);
+	*ms = (double)(engine_now_ms() - t0);
 	if (log)
 		fclose(log);
+	*ended = outcome != OUTCOME_UNREALIZABLE || tracer_ended(logpath);
+	if (!*ended)
+		fprintf(ts->o->report,
+			"typestate: the %s run did not end in time (hung?); what it saw is "
+			"analysed\n",
+			name);
+	if (outcome == OUTCOME_BUG)
+		fprintf(ts->o->report, "typestate: the %s run itself ended in a bug (see %s)\n",
+			name, logpath);
+out:
+	free(text);
+	free(path);
+	free(logpath);
+	return outcome;
+}
+
+/* What a profile saw: the call profile's, kept aside while the stepping
+ * profile runs. */
+struct seen {
+	struct raw *raws;
+	int nraws, raws_cap;
+	char **threads;
+	struct pending *pending;
+	int nthreads;
+};
+
+static struct seen take_profile(struct ts *ts)
+{
+	struct seen s = {ts->raws, ts->nraws, ts->raws_cap, ts->threads, ts->pending, ts->nthreads};
+
+	ts->raws = NULL;
+	ts->nraws = ts->raws_cap = ts->nthreads = 0;
+	ts->threads = NULL;
+	ts->pending = NULL;
+	return s;
+}
+
+static void forget_profile(struct ts *ts);
+
+/* Put s back as what the profile saw; what ts held is forgotten. */
+static void restore_profile(struct ts *ts, struct seen s)
+{
+	forget_profile(ts);
+	free(ts->raws);
+	free(ts->threads);
+	free(ts->pending);
+	ts->raws = s.raws;
+	ts->nraws = s.nraws;
+	ts->raws_cap = s.raws_cap;
+	ts->threads = s.threads;
+	ts->pending = s.pending;
+	ts->nthreads = s.nthreads;
+}
+
+/* What the profiles saw, forgotten before the stepping profile. */
+static void forget_profile(struct ts *ts)
+{
+	int i;
+
+	for (i = 0; i < ts->nraws; i++) {
+		free(ts->raws[i].elems);
+		free(ts->raws[i].where);
+		free(ts->raws[i].context);
+		free(ts->raws[i].stack);
+		free(ts->raws[i].at);
+	}
+	ts->nraws = 0;
+	for (i = 0; i < ts->nthreads; i++) {
+		free(ts->threads[i]);
+		free(ts->pending[i].raw);
+		free(ts->pending[i].accesses);
+	}
+	ts->nthreads = 0;
+}
+
+/* A block the call profile saw made, while learning which are shared. */
+struct seen_block {
+	uint64_t start, size;
+	int model, maker, freer; /* threads; freer: -1 while live */
+	bool *used;		 /* [nthreads]: a call on it, or created with it */
+};
+
+static const struct ts_op *deref_op(const struct ts_model *m)
+{
+	int i;
+
+	for (i = 0; i < m->nops; i++)
+		if (strcmp(m->ops[i].func, TS_DEREF_FUNC) == 0)
+			return &m->ops[i];
+	return NULL;
+}
+
+/* The newest live block of model holding addr, or NULL. */
+static struct seen_block *live_block(struct seen_block *b, int n, int model, uint64_t addr)
+{
+	int i;
+
+	for (i = n - 1; i >= 0; i--)
+		if (b[i].freer < 0 && b[i].model == model && addr >= b[i].start &&
+		    addr - b[i].start < b[i].size)
+			return &b[i];
+	return NULL;
+}
+
+/* The thread a pthread_create's return r started (the tls it wrote). */
+static int created_thread(const struct ts *ts, const struct raw *r)
+{
+	int i;
+
+	for (i = 0; i < ts->nraws; i++)
+		if (ts->raws[i].tls == r->created_tls && ts->raws[i].thread != r->thread)
+			return ts->raws[i].thread;
+	return -1;
+}
+
+/* Raw i's part in the blocks of models with deref: a sized creation makes
+ * one, a transit to a state deref forbids (free) frees it, another call on
+ * an address in it or a pthread_create given one uses it. */
+static void note_block_event(struct ts *ts, int i, struct seen_block **b, int *n, int *cap)
+{
+	const struct raw *r = &ts->raws[i];
+	const struct fn *f = &ts->fns[r->fn];
+	struct seen_block *in;
+	int k, t;
+
+	if (f->sync == SYNC_CREATE && r->ret && r->entry >= 0) {
+		for (k = 0; k < ts->models.n; k++) {
+			in = live_block(*b, *n, k, ts->raws[r->entry].args[3]);
+			t = created_thread(ts, r);
+			if (in && t >= 0)
+				in->used[t] = true;
+		}
+	}
+	for (k = 0; k < f->nops; k++) {
+		const struct flat_op *fo = &ts->flat[f->ops[k]];
+		const struct ts_op *op = fo->op, *d = deref_op(fo->m);
+
+		if (!d || op == d)
+			continue;
+		if (op->transit && op->obj.where == TS_RET && op->size_args[0] && r->ret &&
+		    r->entry >= 0 && !r->failed) {
+			*b = grow_array(*b, cap, *n + 1, sizeof(**b));
+			(*b)[(*n)++] = (struct seen_block){
+			    r->retval, block_size(r, op),
+			    fo->model, r->thread,
+			    -1,	       calloc((size_t)ts->nthreads, sizeof(bool))};
+		} else if (op->obj.where == TS_ARG && op->obj.index < 0 && !r->ret &&
+			   (in = live_block(*b, *n, fo->model, r->args[op->obj.arg - 1]))) {
+			if (op->transit && !allowed(d, op->to))
+				in->freer = r->thread;
+			else if (in->used)
+				in->used[r->thread] = true;
+		}
+	}
+}
+
+static void add_stepped(struct ts *ts, const char *name)
+{
+	if (stepped_thread(ts, name))
+		return;
+	ts->stepped =
+	    grow_array(ts->stepped, &ts->stepped_cap, ts->nstepped + 1, sizeof(*ts->stepped));
+	ts->stepped[ts->nstepped++] = strdup(name);
+}
+
+/* A freed block another thread than the one that freed it made or used
+ * is shared: those threads' loads and stores in it are worth decoding. */
+static void note_shared(struct ts *ts, const struct seen_block *b)
+{
+	int t;
+	bool any = false;
+
+	if (b->freer < 0 || !b->used)
+		return;
+	for (t = 0; t < ts->nthreads; t++) {
+		if (t == b->freer || !(b->used[t] || t == b->maker))
+			continue;
+		add_stepped(ts, ts->threads[t]);
+		any = true;
+	}
+	if (!any)
+		return;
+	ts->shared = grow_array(ts->shared, &ts->shared_cap, ts->nshared + 1, sizeof(*ts->shared));
+	ts->shared[ts->nshared++] = (struct span){b->start, b->size};
+}
+
+/* From the call profile: the shared blocks and the threads to decode. */
+static void learn_shared(struct ts *ts)
+{
+	struct seen_block *b = NULL;
+	int i, n = 0, cap = 0;
+
+	if (ts->deref_fn < 0)
+		return;
+	for (i = 0; i < ts->nraws; i++)
+		note_block_event(ts, i, &b, &n, &cap);
+	for (i = 0; i < n; i++) {
+		note_shared(ts, &b[i]);
+		free(b[i].used);
+	}
+	free(b);
+}
+
+static void report_profile(struct ts *ts, double calls_ms, double plain)
+{
 	fprintf(ts->o->report,
 		"typestate: profile: %d calls of %d functions in %d threads; %.0f ms (the program "
 		"alone: ",
-		ts->nraws, ts->nfns, ts->nthreads, (double)(engine_now_ms() - t0));
+		ts->nraws, ts->nfns, ts->nthreads, calls_ms);
 	if (plain < 0)
 		fprintf(ts->o->report, "did not end within %d s)\n", PLAIN_LIMIT_MS / 1000);
 	else
 		fprintf(ts->o->report, "%.0f ms)\n", plain);
-	if (outcome == OUTCOME_UNREALIZABLE && !tracer_ended(logpath))
-		fprintf(ts->o->report,
-			"typestate: the profile run did not end in time (hung?); what it saw is "
-			"analysed\n");
-	if (outcome == OUTCOME_BUG)
-		fprintf(ts->o->report,
-			"typestate: the profile run itself ended in a bug (see %s)\n", logpath);
-	free(text);
-	free(path);
-	free(logpath);
-	return outcome < 0 ? -1 : 0;
+}
+
+/* The stepping profile, in place of the call profile's calls (it sees
+ * them too, in its own order); if it does not end within its limit (a
+ * program that decoding slows too much), the call profile stands. */
+static int step_profile(struct ts *ts, char *const argv[], double calls_ms)
+{
+	int64_t limit = (int64_t)calls_ms * STEP_LIMIT_FACTOR + STEP_LIMIT_MS;
+	struct seen calls = take_profile(ts), step;
+	double ms = 0;
+	bool ended = false;
+	int outcome =
+	    profile_run(ts, argv, "profile-step", profile_schedule(ts, true), limit, &ms, &ended);
+	int i, accesses = 0;
+
+	if (outcome < 0 || !ended) {
+		restore_profile(ts, calls);
+		if (outcome >= 0)
+			fprintf(ts->o->report,
+				"typestate: the stepping profile did not end within %lld ms: the "
+				"call profile is analysed (loads and stores are not)\n",
+				(long long)limit);
+		return outcome < 0 ? -1 : 0;
+	}
+	step = take_profile(ts);
+	restore_profile(ts, calls); /* to forget it */
+	restore_profile(ts, step);
+	for (i = 0; i < ts->nraws; i++)
+		accesses += ts->raws[i].fn == ts->deref_fn;
+	fprintf(ts->o->report,
+		"typestate: stepping profile: %d shared block%s, %d thread%s decoded, %d uses by "
+		"loads and stores; %.0f ms\n",
+		ts->nshared, ts->nshared == 1 ? "" : "s", ts->nstepped,
+		ts->nstepped == 1 ? "" : "s", accesses, ms);
+	return 0;
+}
+
+static int profile(struct ts *ts, char *const argv[])
+{
+	double plain = plain_run_ms(argv, PLAIN_LIMIT_MS), calls_ms = 0;
+	/* The profile is slower, and a bug may hang it: a limit, after which
+	 * what was seen is analysed as it is. */
+	int64_t limit = plain < 0 ? PLAIN_LIMIT_MS : (int64_t)plain * 20 + PROFILE_MARGIN_MS;
+	bool ended;
+	int outcome =
+	    profile_run(ts, argv, "profile", profile_schedule(ts, false), limit, &calls_ms, &ended);
+
+	if (outcome < 0)
+		return -1;
+	report_profile(ts, calls_ms, plain);
+	learn_shared(ts);
+	return ts->nshared ? step_profile(ts, argv, calls_ms) : 0;
 }
 
 /* --- analysis: vector clocks and object states --- */
@@ -902,6 +1336,9 @@ static bool object_value(const struct ts *ts, const struct raw *r, int k, int64_
 	const struct ts_object *o = &fo->op->obj;
 	uint64_t v;
 
+	/* a system-call stop sees no result: no object made by one (an open) */
+	if (r->via_insn && (o->where == TS_RET || o->index >= 0))
+		return false;
 	if (o->where == TS_RET)
 		v = r->retval;
 	else if (o->index >= 0)
@@ -1140,11 +1577,12 @@ static const char *event_name(const struct ts *ts, const struct opev *e, char *b
 	return buf;
 }
 
-static char *candidate_key(const struct ts *ts, const struct opev *pre, const struct opev *sub)
+static char *candidate_key(const struct ts *ts, const struct opev *pre, const struct opev *sub,
+			   bool own)
 {
 	char a[256], b[256], *key = NULL;
 
-	if (asprintf(&key, "%s %s@%s %s@%s", ts->flat[pre->flat].m->name,
+	if (asprintf(&key, "%s%s %s@%s %s@%s", own ? "own " : "", ts->flat[pre->flat].m->name,
 		     event_name(ts, pre, a, sizeof(a)), ts->raws[pre->entry_raw].where,
 		     event_name(ts, sub, b, sizeof(b)), ts->raws[sub->entry_raw].where) < 0)
 		return NULL;
@@ -1157,9 +1595,9 @@ static void add_instance(struct candidate *c, int pre, int sub)
 	c->inst[c->count++] = (struct instance){pre, sub};
 }
 
-static void add_candidate(struct ts *ts, int pre, int sub)
+static void add_candidate(struct ts *ts, int pre, int sub, bool own)
 {
-	char *key = candidate_key(ts, &ts->evs[pre], &ts->evs[sub]);
+	char *key = candidate_key(ts, &ts->evs[pre], &ts->evs[sub], own);
 	long distance = labs((long)ts->evs[sub].raw - (long)ts->evs[pre].raw);
 	bool ordered = lock_ordered(&ts->evs[pre], &ts->evs[sub]);
 	int i;
@@ -1181,8 +1619,12 @@ static void add_candidate(struct ts *ts, int pre, int sub)
 		}
 	}
 	ts->cands = grow_array(ts->cands, &ts->cands_cap, ts->ncands + 1, sizeof(*ts->cands));
-	ts->cands[ts->ncands] = (struct candidate){
-	    .pre = pre, .sub = sub, .distance = distance, .lock_ordered = ordered, .key = key};
+	ts->cands[ts->ncands] = (struct candidate){.pre = pre,
+						   .sub = sub,
+						   .distance = distance,
+						   .lock_ordered = ordered,
+						   .own = own,
+						   .key = key};
 	add_instance(&ts->cands[ts->ncands++], pre, sub);
 }
 
@@ -1203,15 +1645,15 @@ static void pair(struct ts *ts, int a, int b)
 		return;
 	case 1:
 		if (l->raw < x->raw)
-			add_candidate(ts, b, a);
+			add_candidate(ts, b, a, false);
 		else
-			add_candidate(ts, a, b);
+			add_candidate(ts, a, b, false);
 		return;
 	case 2:
-		add_candidate(ts, b, a); /* as it happened: l waits for x */
+		add_candidate(ts, b, a, false); /* as it happened: l waits for x */
 		return;
 	default:
-		add_candidate(ts, a, b); /* as it happened: x waits for l */
+		add_candidate(ts, a, b, false); /* as it happened: x waits for l */
 	}
 }
 
@@ -1242,6 +1684,8 @@ static int by_rank(const void *pa, const void *pb)
 {
 	const struct candidate *a = pa, *b = pb;
 
+	if (a->own != b->own) /* seen violated: no reordering needed */
+		return a->own ? -1 : 1;
 	if (a->lock_ordered != b->lock_ordered)
 		return a->lock_ordered ? 1 : -1;
 	if (a->count != b->count)
@@ -1262,6 +1706,46 @@ static int by_held_event(const void *pa, const void *pb, void *ctx)
 		return ra < rb ? -1 : 1;
 	return (ts->evs[a->sub].raw > ts->evs[b->sub].raw) -
 	       (ts->evs[a->sub].raw < ts->evs[b->sub].raw);
+}
+
+/* The state l's call met, and the transit that left it (-1 if none),
+ * before any transit of l's own call (an unlock moves its mutex to READY
+ * at its entry, where its limit is judged too). */
+static int state_met(const struct ts *ts, const struct opev *l, int *state, int *owner)
+{
+	const struct opev *x = l->last_transit >= 0 ? &ts->evs[l->last_transit] : NULL;
+
+	*state = l->before;
+	*owner = l->before_owner;
+	if (x && x->raw == l->raw) {
+		*state = x->before;
+		*owner = x->before_owner;
+		return x->last_transit;
+	}
+	return l->last_transit;
+}
+
+/* Violations the profile observed within one thread, in a model with
+ * owned states (lock pairing: a second lock by the holder, an unlock of a
+ * mutex it had unlocked already): a limit the thread's own latest transit
+ * on the object left in a state that forbids it.  They are candidates
+ * held as they happened: the thread goes from its transit to the limit. */
+static void find_own_violations(struct ts *ts)
+{
+	int i, x, state, owner;
+
+	for (i = 0; i < ts->nevs; i++) {
+		const struct opev *l = &ts->evs[i];
+		const struct flat_op *fo = &ts->flat[l->flat];
+
+		if (fo->op->transit || !fo->op->allowed || !fo->m->owned)
+			continue;
+		x = state_met(ts, l, &state, &owner);
+		if (x < 0 || ts->evs[x].thread != l->thread || (owner >= 0 && owner != l->thread) ||
+		    allowed_to(ts, l, state, owner))
+			continue;
+		add_candidate(ts, x, i, true);
+	}
 }
 
 static void find_candidates(struct ts *ts)
@@ -1289,6 +1773,7 @@ static void find_candidates(struct ts *ts)
 		start = i;
 	}
 	free(order);
+	find_own_violations(ts);
 	for (i = 0; i < ts->ncands; i++)
 		qsort_r(ts->cands[i].inst, (size_t)ts->cands[i].count, sizeof(struct instance),
 			by_held_event, ts);
@@ -1394,10 +1879,22 @@ static void ok_condition(const char *ok, const char *var, FILE *f)
 	}
 }
 
+static bool is_deref(const struct ts *ts, const struct opev *e)
+{
+	return ts->raws[e->entry_raw].fn == ts->deref_fn;
+}
+
 static void describe_event(const struct ts *ts, const struct opev *e, FILE *f)
 {
 	const struct flat_op *fo = &ts->flat[e->flat];
+	const struct raw *r = &ts->raws[e->entry_raw];
 
+	if (is_deref(ts, e)) {
+		fprintf(f, "a %" PRIu64 "-byte %s at 0x%" PRIx64 " in %s, at %s (%s)", r->args[1],
+			r->args[2] ? "store" : "load", r->args[0], ts->threads[e->thread],
+			r->at ? r->at : "??", r->where);
+		return;
+	}
 	if (fo->m->int_objects)
 		fprintf(f, "%s(%" PRId64 ")", fo->op->func, e->value);
 	else
@@ -1434,16 +1931,35 @@ static char *call_predicate(const struct ts *ts, const struct opev *e, const cha
 	char *text = NULL, nr[64] = "";
 	int n;
 
+	if (r->fn == ts->deref_fn) /* its instruction, before it runs */
+		return r->at && asprintf(&text, "at(%s)", r->at) >= 0 ? text : NULL;
 	if (r->via_syscall)
 		snprintf(nr, sizeof(nr), " && arg1 == %ld",
 			 engine_syscall_number(ts->flat[e->flat].op->func));
-	if (r->context)
+	if (r->via_insn && r->context) /* its system-call stop, in its function */
+		n = asprintf(&text, "syscall(%s)%s && in(%s)", ts->flat[e->flat].op->func, obj,
+			     r->context);
+	else if (r->via_insn)
+		n = asprintf(&text, "syscall(%s)%s", ts->flat[e->flat].op->func, obj);
+	else if (r->context)
 		n = asprintf(&text, "enter(%s)%s%s && caller == 0x%" PRIx64 " && in(%s)",
 			     call_name(ts, e), nr, obj, r->caller, r->context);
 	else
 		n = asprintf(&text, "enter(%s)%s%s && caller == 0x%" PRIx64, call_name(ts, e), nr,
 			     obj, r->caller);
 	return n < 0 ? NULL : text;
+}
+
+/* The thread var, held at e's call, makes it: to its return, or for a
+ * syscall instruction held at its system-call stop, one step (the system
+ * call runs; retval is then its result). */
+static void run_through(const struct ts *ts, const struct opev *e, const char *var, const char *why,
+			FILE *f)
+{
+	if (ts->raws[e->entry_raw].via_insn)
+		fprintf(f, "\tstep %s   # %s: the system call runs\n", var, why);
+	else
+		fprintf(f, "\trun %s until return(%s)   # %s\n", var, call_name(ts, e), why);
 }
 
 /* What the two threads do once both are held at their calls: a is the
@@ -1465,9 +1981,10 @@ static void schedule_body(struct ts *ts, const struct candidate *c, const char *
 	bool by_owner = allowed(lop, state) && owner >= 0 && owner != limit->thread;
 
 	if (limit_first)
-		fprintf(f, "\trun %s until return(%s)   # the object changes state\n", b,
-			call_name(ts, sub));
-	if (lop->ok && !by_owner) {
+		run_through(ts, sub, b, "the object changes state", f);
+	/* a syscall instruction's result is the kernel's (-errno), not the
+	 * libc function's the ok condition speaks of */
+	if (lop->ok && !by_owner && !ts->raws[limit->entry_raw].via_insn) {
 		fprintf(f,
 			"\trun %s until return(%s)   # the limited call, the object in a state "
 			"that forbids it\n%s\tassert ",
@@ -1480,6 +1997,101 @@ static void schedule_body(struct ts *ts, const struct candidate *c, const char *
 		"\t# The model's own check: %s is about to call %s on the object in a state "
 		"that forbids it.\n%s\tassert false\n",
 		lvar, lop->func, AFTER_BUG);
+}
+
+/* The re-execution of a load or store of a block (limit) against another
+ * thread's free of it (x): whichever comes first is held, the load at its
+ * instruction (at(FUNC+0xOFF), its first time there), the free at its
+ * call; the free runs to its return, then the loading thread is decoded
+ * until it touches the freed block: that it did is the model's own check
+ * (a load of freed memory seldom faults). */
+static void deref_body(const struct ts *ts, const struct opev *x, const struct opev *limit,
+		       const char *xv, const char *lv, FILE *f)
+{
+	const struct raw *r = &ts->raws[limit->entry_raw];
+	uint64_t start = (uint64_t)limit->obj, size = 0;
+	int i;
+
+	for (i = 0; i < ts->nshared; i++)
+		if (ts->shared[i].start == start)
+			size = ts->shared[i].size;
+	if (!size)
+		size = r->args[0] - start + r->args[1]; /* at least up to the access */
+	fprintf(f, "\trun %s until return(%s)   # the block is freed\n", xv, call_name(ts, x));
+	fprintf(f,
+		"\trun %s until (read || write) && addr >= 0x%" PRIx64 " && addr < 0x%" PRIx64
+		"   # a load or store in the freed block\n",
+		lv, start, start + size);
+	fprintf(f,
+		"\t# The model's own check: %s touched the block after it was freed.\n%s\tassert "
+		"false\n",
+		lv, AFTER_BUG);
+}
+
+static void deref_schedule(struct ts *ts, const struct candidate *c, const char *pa, const char *pb,
+			   FILE *f)
+{
+	const struct opev *pre = &ts->evs[c->pre], *sub = &ts->evs[c->sub];
+	bool limit_first = is_deref(ts, pre);
+	const struct opev *limit = limit_first ? pre : sub, *x = limit_first ? sub : pre;
+	const char *lp = limit_first ? pa : pb, *xp = limit_first ? pb : pa;
+
+	fprintf(f,
+		"thread X = wait any ((%s) ||\n    (%s))   # the first of the two, held\n"
+		"if (caller == 0x%" PRIx64
+		") {   # X is to free the block: the load is not reached "
+		"yet\n\tthread Y = wait any %s\n",
+		lp, xp, ts->raws[x->entry_raw].caller, lp);
+	deref_body(ts, x, limit, "X", "Y", f);
+	fprintf(f, "} else {\n\tthread Y = wait any %s\n", xp);
+	deref_body(ts, x, limit, "Y", "X", f);
+	fputs("}\nrelease all\n", f);
+}
+
+/* Does an op of m before op k name the same function and argument? */
+static bool same_call_before(const struct ts_model *m, int k)
+{
+	int i;
+
+	for (i = 0; i < k; i++)
+		if (strcmp(m->ops[i].func, m->ops[k].func) == 0 && m->ops[i].obj.where == TS_ARG &&
+		    m->ops[i].obj.index < 0 && m->ops[i].obj.arg == m->ops[k].obj.arg)
+			return true;
+	return false;
+}
+
+/* A violation within one thread (candidate.own): the thread is held at
+ * its own transit (its instance), makes it, and runs to its next call on
+ * the object; if that is the limit, nothing of its own came between, and
+ * reaching it is the model's own check (glibc's default mutex answers
+ * nothing to an unlock of an unlocked mutex, and hangs on a second lock).
+ * Another call of its own first (a lock that makes the unlock right)
+ * ends the schedule with no verdict. */
+static void own_schedule(struct ts *ts, const struct candidate *c, const char *pa, const char *pb,
+			 FILE *f)
+{
+	const struct opev *x = &ts->evs[c->pre], *l = &ts->evs[c->sub];
+	const struct ts_model *m = ts->flat[l->flat].m;
+	int i, n = occurrence(ts, x);
+
+	if (n > 0)
+		fprintf(f, "repeat %d { wait any %s }   # its earlier instances go by\n", n, pa);
+	fprintf(f, "thread X = wait any %s   # the thread's own transit\n", pa);
+	run_through(ts, x, "X", "the object changes state", f);
+	fprintf(f, "run X until ((%s)", pb);
+	for (i = 0; i < m->nops; i++) { /* any other call of its own on the object */
+		const struct ts_op *op = &m->ops[i];
+
+		if (op->obj.where == TS_ARG && op->obj.index < 0 && fn_index(ts, op->func) >= 0 &&
+		    strcmp(op->func, TS_DEREF_FUNC) != 0 && !same_call_before(m, i))
+			fprintf(f, " ||\n    (enter(%s) && arg%d == 0x%" PRIx64 ")", op->func,
+				op->obj.arg, (uint64_t)l->value);
+	}
+	fprintf(f,
+		")\nif (caller == 0x%" PRIx64 ") {   # its limited call, nothing of its own on the "
+		"object since\n\t# The model's own check: X is about to call %s on the object in a "
+		"state that forbids it.\n%s\tassert false\n}\nrelease all\n",
+		ts->raws[l->entry_raw].caller, ts->flat[l->flat].op->func, AFTER_BUG);
 }
 
 /*
@@ -1521,11 +2133,21 @@ static char *attempt_schedule(struct ts *ts, const struct candidate *c, char *co
 	describe_event(ts, pre, f);
 	fputs("\n#   and ", f);
 	describe_event(ts, sub, f);
-	fputs(
-	    "\n#   are not ordered; the first is held until the second has happened, so that the\n"
-	    "#   limited call meets the object in a state its model forbids.\n",
-	    f);
+	fputs(c->own
+		  ? "\n#   in this order, one thread's own calls: the second met the object in a "
+		    "state\n#   the first left, which its model forbids.\n"
+		  : "\n#   are not ordered; the first is held until the second has happened, so "
+		    "that the\n#   limited call meets the object in a state its model forbids.\n",
+	      f);
 	fprintf(f, "timeout %lldms\n", (long long)timeout_ms);
+	if (is_deref(ts, pre) || is_deref(ts, sub)) {
+		deref_schedule(ts, c, pa, pb, f);
+		goto done;
+	}
+	if (c->own) {
+		own_schedule(ts, c, pa, pb, f);
+		goto done;
+	}
 	n = occurrence(ts, pre);
 	if (n > 0)
 		fprintf(f,
@@ -1538,8 +2160,14 @@ static char *attempt_schedule(struct ts *ts, const struct candidate *c, char *co
 	    f,
 	    "thread X = wait any ((%s) ||\n    (%s))   # the first of the two, held at its call\n",
 	    pa, pb);
-	fprintf(f, "if (caller == 0x%" PRIx64 ") {   # X made the subsequent call\n",
-		ts->raws[sub->entry_raw].caller);
+	/* A system-call stop has no caller (no return address on top of the
+	 * stack): told apart as not the preceding call. */
+	if (ts->raws[sub->entry_raw].via_insn && !ts->raws[pre->entry_raw].via_insn)
+		fprintf(f, "if (caller != 0x%" PRIx64 ") {   # X made the subsequent call\n",
+			ts->raws[pre->entry_raw].caller);
+	else
+		fprintf(f, "if (caller == 0x%" PRIx64 ") {   # X made the subsequent call\n",
+			ts->raws[sub->entry_raw].caller);
 	/* The limited call came before the transit's thread reached its
 	 * call: the order wanted, with nothing to wait for. */
 	if (ts->flat[pre->flat].op->transit)
@@ -1550,6 +2178,7 @@ static char *attempt_schedule(struct ts *ts, const struct candidate *c, char *co
 	fprintf(f, "} else {\n\tthread Y = wait any %s\n", pb);
 	schedule_body(ts, c, "X", "Y", f);
 	fputs("}\nrelease all\n", f);
+done:
 	fclose(f);
 	free(pa);
 	free(pb);
@@ -1569,11 +2198,14 @@ static void write_bug(struct ts *ts, const struct candidate *c, int n, const cha
 		free(path);
 		return;
 	}
-	int owner = l == pre ? x->after_owner : x->before_owner;
+	/* the state the limit meets: x's new one if it comes after x (held
+	 * until x, or the thread's own order) */
+	bool after_x = l == pre || c->own;
+	int owner = after_x ? x->after_owner : x->before_owner;
 
 	fprintf(f, "typestate violation (model %s): %s on %s%" PRIx64 " in state %s", m->name,
 		ts->flat[l->flat].op->func, m->int_objects ? "" : "0x", l->obj,
-		m->states[l == pre ? x->after : x->before]);
+		m->states[after_x ? x->after : x->before]);
 	if (owner >= 0)
 		fprintf(f, " (held by %s)", ts->threads[owner]);
 	fputs(", which allows it only in", f);
@@ -1786,19 +2418,14 @@ static void ts_free(struct ts *ts)
 {
 	int i;
 
-	for (i = 0; i < ts->nraws; i++) {
-		free(ts->raws[i].elems);
-		free(ts->raws[i].where);
-		free(ts->raws[i].context);
-		free(ts->raws[i].stack);
-	}
+	forget_profile(ts);
+	for (i = 0; i < ts->nstepped; i++)
+		free(ts->stepped[i]);
+	free(ts->stepped);
+	free(ts->shared);
 	for (i = 0; i < ts->nfns; i++) {
 		free(ts->fns[i].name);
 		free(ts->fns[i].ops);
-	}
-	for (i = 0; i < ts->nthreads; i++) {
-		free(ts->threads[i]);
-		free(ts->pending[i].raw);
 	}
 	for (i = 0; i < ts->nevs; i++) {
 		free(ts->evs[i].vc);
@@ -1838,7 +2465,10 @@ static void list_profile(struct ts *ts)
 			r->args[0], r->args[1]);
 		if (r->ret)
 			fprintf(f, " = 0x%" PRIx64, r->retval);
-		fprintf(f, "%s\tfs=0x%" PRIx64 "\t%s\n", r->via_syscall ? " via syscall()" : "",
+		fprintf(f, "%s\tfs=0x%" PRIx64 "\t%s\n",
+			r->via_syscall ? " via syscall()"
+			: r->via_insn  ? " by a syscall instruction"
+				       : "",
 			r->tls, r->where);
 	}
 	if (f)
@@ -1863,7 +2493,7 @@ static void list_candidates(struct ts *ts)
 
 int typestate_run(char *const argv[], const struct typestate_options *o, char *err, size_t errlen)
 {
-	struct ts ts = {.o = o, .t0 = engine_now_ms()};
+	struct ts ts = {.o = o, .t0 = engine_now_ms(), .deref_fn = -1};
 	int rc = -1;
 
 	if (ts_models_load(&ts.models, o->models ? o->models : "file,lock,memory", ts.err,

@@ -244,6 +244,22 @@ void tracer_step_unplant(struct tracer *t)
 	s->planted_want = 0;
 }
 
+void tracer_step_unplant_idle(struct tracer *t)
+{
+	struct tr_stepper *s = &t->stepper;
+	int i, kept = 0;
+
+	for (i = 0; i < s->nbps; i++) {
+		if (awaited(t, &s->bps[i])) {
+			s->bps[kept++] = s->bps[i];
+			continue;
+		}
+		if (tracer_process_alive(s->bps[i].proc))
+			tracer_break_remove(s->bps[i].proc, s->bps[i].addr);
+	}
+	s->nbps = kept;
+}
+
 /* Where the instruction at the pc sends the thread, 0 if unknown. */
 static uint64_t next_pc(struct tr_thread *th, const struct dis_insn *insn, const uint8_t *code)
 {

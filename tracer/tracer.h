@@ -365,6 +365,9 @@ int tracer_step_settle(struct tracer *t, struct tr_thread *th, tr_step_judge jud
 bool tracer_step_parked_on_syscall(const struct tr_thread *th);
 /* Take out the stepper's breakpoints. */
 void tracer_step_unplant(struct tracer *t);
+/* Remove the stepper's breakpoints that no running thread is heading to:
+ * a thread no longer decoded would otherwise stop at each as it passes. */
+void tracer_step_unplant_idle(struct tracer *t);
 /* p executed a new program: what was planted and scanned in it is gone. */
 void tracer_step_forget_process(struct tracer *t, struct tr_process *p);
 

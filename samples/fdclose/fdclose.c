@@ -15,7 +15,9 @@
  *
  * --raw: the owner closes by a raw system call, syscall(SYS_close, fd),
  * which libc's close() never sees (typestate's file model sees it through
- * libc's syscall()).
+ * libc's syscall()).  --inline: by a `syscall` instruction of its own, which
+ * no libc function sees (typestate's file model sees it by system-call
+ * stops).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -30,8 +32,9 @@
 static const char message[] = "hello, reader\n";
 #define TOTAL ((int)sizeof(message) - 1)
 
-static int fd;	 /* read end of the pipe */
-static bool raw; /* --raw */
+static int fd;		 /* read end of the pipe */
+static bool raw;	 /* --raw */
+static bool inline_insn; /* --inline */
 static int received;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t arrived = PTHREAD_COND_INITIALIZER;
@@ -68,6 +71,18 @@ __attribute__((noinline)) bool message_complete(void)
 	return done;
 }
 
+/* close(fd) by a syscall instruction of its own: no libc function. */
+__attribute__((noinline)) static long inline_close(int d)
+{
+	long ret;
+
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "0"((long)SYS_close), "D"((long)d)
+			 : "rcx", "r11", "memory");
+	return ret;
+}
+
 /* The owner of the descriptor: closes it once the message is in.  It waits
  * to be told, but also looks again every 10 ms on its own. */
 static void *owner(void *arg)
@@ -87,7 +102,9 @@ static void *owner(void *arg)
 			pthread_cond_timedwait(&arrived, &lock, &until);
 		pthread_mutex_unlock(&lock);
 	}
-	if (raw)
+	if (inline_insn)
+		inline_close(fd); /* the same, past libc altogether */
+	else if (raw)
 		syscall(SYS_close, fd); /* the same, past libc's close() */
 	else
 		close(fd); /* BUG: the reader may still be about to read() */
@@ -112,6 +129,7 @@ int main(int argc, char **argv)
 	close(p[1]);
 	fd = p[0];
 	raw = argc > 1 && strcmp(argv[1], "--raw") == 0;
+	inline_insn = argc > 1 && strcmp(argv[1], "--inline") == 0;
 	pthread_create(&r, NULL, reader, NULL);
 	pthread_create(&c, NULL, owner, NULL);
 	pthread_join(r, NULL);
