@@ -139,6 +139,7 @@ static bool new_child_task(struct tracer *t, struct tr_thread *th, bool by_clone
 	struct tr_thread *child;
 	struct tr_process *released;
 	bool new_process;
+	pid_t tgid;
 
 	ptrace(PTRACE_GETEVENTMSG, th->tid, 0, &msg);
 	released = released_unannounced(t, (pid_t)msg);
@@ -146,7 +147,8 @@ static bool new_child_task(struct tracer *t, struct tr_thread *th, bool by_clone
 		released->fork_seen = true;
 		return true; /* a fork, of a process that is not ours: no ev->child */
 	}
-	new_process = !by_clone || thread_group_of((pid_t)msg) == (pid_t)msg;
+	tgid = by_clone ? thread_group_of((pid_t)msg) : (pid_t)msg;
+	new_process = !by_clone || tgid == (pid_t)msg;
 	child = tracer_thread_by_tid(t, (pid_t)msg);
 	if (!child) {
 		if (new_process) {
@@ -158,6 +160,11 @@ static bool new_child_task(struct tracer *t, struct tr_thread *th, bool by_clone
 			child = tr_thread_new(t, p, (pid_t)msg);
 		} else {
 			child = tr_thread_new(t, th->proc, (pid_t)msg);
+			/* Gone already (the process is being killed): its end
+			 * was reaped before this event, as a stranger's, and
+			 * no other news of it will come. */
+			if (child && tgid < 0)
+				tr_thread_gone(child);
 		}
 	}
 	if (child && new_process) {
@@ -475,6 +482,25 @@ static bool any_alive(const struct tracer *t)
 	return false;
 }
 
+/* Threads the tables think run but the kernel no longer has: their end
+ * was reaped unannounced (a race new_child_task closes where it can).
+ * Looked for only when a wait times out, so it costs nothing on the way
+ * of events.  Is any process still alive after? */
+static bool bury_phantoms(struct tracer *t)
+{
+	struct tr_thread *th;
+	char path[64];
+
+	for (th = t->threads; th; th = th->next) {
+		if (th->state != TR_RUNNING)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%d", (int)th->proc->pid, (int)th->tid);
+		if (access(path, F_OK) < 0 && errno == ENOENT)
+			tr_thread_gone(th);
+	}
+	return any_alive(t);
+}
+
 /* The contract of tracer_wait: an event's thread is held, but for the
  * end of a process (its last thread is gone) or of the watched child. */
 static bool event_thread_held(const struct tr_event *ev)
@@ -510,6 +536,8 @@ enum tr_wait_result tracer_wait(struct tracer *t, struct tr_event *ev, int64_t d
 		case TR_ANY_REAPED:
 			break;
 		case TR_ANY_DEADLINE:
+			if (t->processes && !t->child && !bury_phantoms(t))
+				return TR_WAIT_NO_TASKS;
 			return TR_WAIT_TIMEOUT;
 		case TR_ANY_STOP:
 			if (signo)
