@@ -685,7 +685,8 @@ bool points_event_access(struct run *r, const struct tr_event *ev, const struct 
 }
 
 /* arg1..arg6, retval, caller: the call's registers, read from the thread
- * held at the event (entry: the arguments and [rsp]; return: rax and pc). */
+ * held at the event (entry: the arguments and [rsp]; return: rax and pc;
+ * a system call's stop: its arguments in the kernel's registers). */
 static int call_field(struct run *r, const struct tr_event *ev, enum event_field field,
 		      int64_t *out)
 {
@@ -705,8 +706,8 @@ static int call_field(struct run *r, const struct tr_event *ev, enum event_field
 	case FIELD_ARG3:
 		*out = (int64_t)regs->rdx;
 		return 0;
-	case FIELD_ARG4:
-		*out = (int64_t)regs->rcx;
+	case FIELD_ARG4: /* the kernel's fourth argument is in r10 (syscall clobbers rcx) */
+		*out = (int64_t)(ev->kind == TR_EV_SYSCALL ? regs->r10 : regs->rcx);
 		return 0;
 	case FIELD_ARG5:
 		*out = (int64_t)regs->r8;

@@ -488,3 +488,17 @@ Test(fine, next_over_a_call_under_a_breakpoint)
 		  "next stepped into the call: %s", r.err);
 	h_result_free(&r);
 }
+
+/* A system call's arg4 is the kernel's fourth argument (r10), not a
+ * function call's (rcx): pread's offset. */
+Test(fine, syscall_arg4_is_the_kernels_fourth)
+{
+	struct h_result r = run_sched("arg4.sched",
+				      "thread A = wait any enter(go)\n"
+				      "run A until syscall(pread64) && arg4 == 4242\n",
+				      NULL, "tests/fixtures/sysargs", NULL);
+
+	cr_expect_eq(r.code, 0, "%s", r.err);
+	cr_expect(strstr(trace_line(r.err, 1), "syscall(pread64)"), "%s", r.err);
+	h_result_free(&r);
+}
