@@ -122,6 +122,7 @@ struct sthread {
 	int repeats;	   /* stops in a row at last_pc */
 	bool yielding;	   /* left out of the next choice if another can run */
 	bool internal;	   /* held at a synchronisation function libc called */
+	uint64_t site;	   /* where its creator called pthread_create (0: main) */
 };
 
 /* The segment of the current thread not yet written as a step. */
@@ -162,6 +163,7 @@ struct serial {
 	/* a process whose thread called exit_group: its other threads die
 	 * with it, they are not steps to choose (nor to write) */
 	struct tr_process *ending;
+	uint64_t create_site; /* the return address of the last pthread_create */
 	long steps;
 	/* steps that did not end asleep: a thread asleep in a call other than
 	 * a futex wait is tried again only after one of them (two such
@@ -620,6 +622,24 @@ static bool waits_for_join(struct serial *s, struct sthread *st)
 	return false;
 }
 
+static bool sync_is(struct serial *s, uint64_t pc, const char *name)
+{
+	int sync = sync_of(s, pc);
+
+	return sync >= 0 && strcmp(sync_fns[sync].name, name) == 0;
+}
+
+/* At a function's entry: where it returns to; 0 if unreadable. */
+static uint64_t return_address(struct sthread *st)
+{
+	uint64_t ret = 0;
+
+	if (tracer_read(tracer_thread_process(st->th), tracer_regs(st->th)->rsp, &ret,
+			sizeof(ret)) < 0)
+		return 0;
+	return ret;
+}
+
 /* Stopped at a synchronisation function that libc itself called (not an
  * end: main's return calls exit from libc, and that is a point). */
 static bool called_by_lib(struct serial *s, struct sthread *st, uint64_t pc)
@@ -719,6 +739,7 @@ static enum loop_verdict step_event(struct run *r, const struct tr_event *ev,
 	}
 	if (ev->kind == TR_EV_START) {
 		/* a new thread or process: held where it starts, enabled */
+		s->threads[i].site = s->create_site;
 		if (!s->planted && plant_points(s, tracer_thread_process(ev->thread)) < 0)
 			return LOOP_STOP;
 		s->planted = true;
@@ -844,6 +865,8 @@ static enum flow run_step(struct serial *s, int i)
 	if (s->stop == STOP_BLOCKED)
 		note_blocked(s, st);
 	st->internal = s->stop == STOP_POINT && called_by_lib(s, st, s->stop_pc);
+	if (s->stop == STOP_POINT && !st->internal && sync_is(s, s->stop_pc, "pthread_create"))
+		s->create_site = return_address(st);
 	if (s->stop == STOP_POINT && !st->internal) {
 		st->repeats = st->last_pc == s->stop_pc ? st->repeats + 1 : 1;
 		st->last_pc = s->stop_pc;
@@ -1027,6 +1050,20 @@ static struct engine_access next_access(struct serial *s, int i)
 	return (struct engine_access){0};
 }
 
+/* What an option is about to do, as a key: its pc, with the caller of a
+ * synchronisation function, or for a thread at its start the call that
+ * created it. */
+static uint64_t kind_of(struct serial *s, struct sthread *st)
+{
+	uint64_t pc = tracer_thread_pc(st->th), more = 0;
+
+	if (tracer_thread_last_event(st->th) == TR_EV_START)
+		more = st->site;
+	else if (sync_of(s, pc) >= 0)
+		more = return_address(st);
+	return pc ^ (more * 0x9e3779b97f4a7c15ull);
+}
+
 /* Which enabled thread goes next: -1 when the run is over. */
 static int pick(struct serial *s)
 {
@@ -1057,8 +1094,10 @@ static int pick(struct serial *s)
 	}
 	if (n == 1)
 		return s->options[0];
-	for (k = 0; k < n; k++)
+	for (k = 0; k < n; k++) {
 		s->access[k] = next_access(s, s->options[k]);
+		s->access[k].kind = kind_of(s, &s->threads[s->options[k]]);
+	}
 	struct engine_choice c = {
 	    .n = n, .ids = s->ids, .current = s->cur, .current_var = -1, .access = s->access};
 	k = s->r->oracle->choose(s->r->oracle->ctx, &c);
