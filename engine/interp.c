@@ -1025,7 +1025,9 @@ static enum loop_verdict drain_too_long(struct run *r, struct loop_request *req)
 			       r->opt->drain_ms);
 		return LOOP_STOP;
 	}
-	if (blocked_program_stuck(r, &d->stuck_since)) {
+	/* only where the drain is bounded (a minimiser's replays): a plain
+	 * `cctrace run` may wait for a driver that writes to a pipe */
+	if (r->opt->drain_ms > 0 && blocked_program_stuck(r, &d->stuck_since)) {
 		r->no_drain = true;
 		report_outcome(r, OUTCOME_UNREALIZABLE,
 			       "the program hangs after the schedule's end: every thread sleeps "
@@ -1041,8 +1043,9 @@ static enum loop_verdict drain_too_long(struct run *r, struct loop_request *req)
  * watching for crashes and, with --fail-on-exit, a bad exit status. */
 /* After a bug the program is let run to see how it ends, but for the
  * schedule's timeout at most: a violation may leave it hung (a lock in
- * freed memory), and the verdict is already in.  A program in which every
- * thread sleeps for the program (a deadlock) ends the drain at once. */
+ * freed memory), and the verdict is already in.  With a bounded drain (the
+ * minimiser's replays), a program in which every thread sleeps for the
+ * program (a deadlock a dropped step made) ends the drain at once. */
 static void drain(struct run *r)
 {
 	struct drain_state d = {.until =

@@ -55,11 +55,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#define SPIN_REPEATS	  3  /* stops at one point in a row that count as a spin */
+#define SPIN_REPEATS	  3   /* stops at one point in a row that count as a spin */
 #define SPIN_MS		  100 /* a step this long without a point: a spin, probed */
-#define SPIN_FRAMES	  32 /* frames searched for the executable's spin point */
-#define POLL_MS		  5  /* how often a running thread is sampled for sleep */
-#define SETTLE_TRIES	  40 /* polls to wait for dying threads before a deadlock */
+#define SPIN_FRAMES	  32  /* frames searched for the executable's spin point */
+#define POLL_MS		  5   /* how often a running thread is sampled for sleep */
+#define SETTLE_TRIES	  40  /* polls to wait for dying threads before a deadlock */
 #define DEFAULT_MAX_STEPS 100000
 
 /* The synchronisation functions whose entries are scheduling points.
@@ -156,7 +156,7 @@ struct serial {
 	 * assert) is libc's business, not a choice */
 	struct text_range {
 		uint64_t lo, hi;
-	} *lib_text, *exe_text; /* and the executable's: where a spin point goes */
+	} * lib_text, *exe_text; /* and the executable's: where a spin point goes */
 	int nlib_text, lib_text_cap, nexe_text, exe_text_cap;
 	bool planted; /* in the main process */
 	int cur;      /* the thread running or that ran last; -1: none */
@@ -719,11 +719,11 @@ static enum loop_verdict spin_found(struct serial *s, struct tr_thread *th)
 	}
 	s->stop = STOP_POINT;
 	s->stop_pc = pc;
-	report_event(s->r, &(struct current_event){.ev = &(struct tr_event){.kind = TR_EV_BREAK,
-									  .thread = th,
-									  .pc = pc,
-									  .addr = pc},
-						   .label = "spin"});
+	report_event(
+	    s->r,
+	    &(struct current_event){
+		.ev = &(struct tr_event){.kind = TR_EV_BREAK, .thread = th, .pc = pc, .addr = pc},
+		.label = "spin"});
 	return LOOP_DONE;
 }
 
