@@ -86,16 +86,6 @@ static int grow_ids(struct random *r, int id)
 	return 0;
 }
 
-static bool is_option(const struct search_point *p, int id)
-{
-	int i;
-
-	for (i = 0; i < p->n; i++)
-		if (p->ids[i] == id)
-			return true;
-	return false;
-}
-
 /* random:1: the options but the fresh children of an option (ids and
  * options have room). */
 static int children_wait(struct random *r, const struct search_point *p)
@@ -109,7 +99,7 @@ static int children_wait(struct random *r, const struct search_point *p)
 			r->seen[id] = true;
 			r->creator[id] = p->current >= 0 && p->current != id ? p->current : -1;
 		}
-		if (r->creator[id] < 0 || !is_option(p, r->creator[id]))
+		if (r->creator[id] < 0 || trace_option_of(p, r->creator[id]) < 0)
 			r->eligible[n++] = i;
 	}
 	return n;
