@@ -676,7 +676,8 @@ static bool enabled(struct serial *s, struct sthread *st)
  * plant it from their start, as they plant the shared accesses). */
 static void keep_spin_point(struct engine_serial *cfg, uint64_t pc)
 {
-	bool same = cfg->points == cfg->shared || cfg->npoints == 0;
+	/* profiling: shared is the result, points the caller's (or none) */
+	bool same = !cfg->profile && (cfg->points == cfg->shared || cfg->npoints == 0);
 
 	if (add_shared(cfg, pc) == 0 && same) {
 		cfg->points = cfg->shared;
