@@ -58,6 +58,7 @@
 #define SPIN_REPEATS	  3   /* stops at one point in a row that count as a spin */
 #define SPIN_MS		  100 /* a step this long without a point: a spin, probed */
 #define SPIN_FRAMES	  32  /* frames searched for the executable's spin point */
+#define SPIN_WINDOW	  8   /* access points of one turn compared for a spin */
 #define POLL_MS		  5   /* how often a running thread is sampled for sleep */
 #define SETTLE_TRIES	  40  /* polls to wait for dying threads before a deadlock */
 #define DEFAULT_MAX_STEPS 100000
@@ -123,6 +124,13 @@ struct sthread {
 	bool yielding;	   /* left out of the next choice if another can run */
 	bool internal;	   /* held at a synchronisation function libc called */
 	uint64_t site;	   /* where its creator called pthread_create (0: main) */
+	/* the access points of its current turn (since another thread ran),
+	 * with the value each read: a loop that comes back to one with the
+	 * same value re-reads unchanged memory (spin_revisit) */
+	struct seen_point {
+		uint64_t pc, value;
+	} seen[SPIN_WINDOW];
+	int nseen, revisits;
 };
 
 /* The segment of the current thread not yet written as a step. */
@@ -160,6 +168,7 @@ struct serial {
 	int nlib_text, lib_text_cap, nexe_text, exe_text_cap;
 	bool planted; /* in the main process */
 	int cur;      /* the thread running or that ran last; -1: none */
+	int last_ran; /* the thread of the previous step; -1: none */
 	/* a process whose thread called exit_group: its other threads die
 	 * with it, they are not steps to choose (nor to write) */
 	struct tr_process *ending;
@@ -834,6 +843,49 @@ static void note_blocked(struct serial *s, struct sthread *st)
 	st->sleep_fd = args[0];
 }
 
+/* The value an access point is about to read (8 bytes at its first
+ * non-stack access), 0 for a point with no access (a spin point). */
+static uint64_t point_value(struct sthread *st, uint64_t pc)
+{
+	struct tr_process *p = tracer_thread_process(st->th);
+	uint8_t code[DIS_MAX_INSN];
+	struct dis_insn insn;
+	struct dis_access acc[DIS_MAX_ACCESSES];
+	uint64_t value = 0;
+	int n, k;
+
+	if (tracer_read_code(p, pc, code, sizeof(code)) < 0 ||
+	    dis_decode(code, sizeof(code), pc, &insn) < 0)
+		return 0;
+	n = dis_accesses(&insn, code, tracer_regs(st->th), acc, DIS_MAX_ACCESSES);
+	for (k = 0; k < n; k++)
+		if (!acc[k].stack)
+			return tracer_read(p, acc[k].addr, &value, sizeof(value)) < 0 ? 0 : value;
+	return 0;
+}
+
+/*
+ * A spin over several points: in one turn, the thread came back to an
+ * access point it stopped at before, seeing the same value, SPIN_REPEATS
+ * times (a loop re-reading unchanged memory whose points alternate, which
+ * the same-point rule misses).  A loop that writes what it reads, or
+ * reads what changes, does not count.
+ */
+static bool spin_revisit(struct sthread *st, uint64_t pc)
+{
+	uint64_t value = point_value(st, pc);
+	int k;
+
+	for (k = 0; k < st->nseen; k++)
+		if (st->seen[k].pc == pc && st->seen[k].value == value)
+			return ++st->revisits >= SPIN_REPEATS;
+	if (st->nseen < SPIN_WINDOW)
+		st->seen[st->nseen++] = (struct seen_point){pc, value};
+	else
+		st->seen[st->revisits % SPIN_WINDOW] = (struct seen_point){pc, value};
+	return false;
+}
+
 /* Run thread i alone to its next point.  FLOW_STOP: the run is over. */
 static enum flow run_step(struct serial *s, int i)
 {
@@ -868,13 +920,17 @@ static enum flow run_step(struct serial *s, int i)
 	st->internal = s->stop == STOP_POINT && called_by_lib(s, st, s->stop_pc);
 	if (s->stop == STOP_POINT && !st->internal && sync_is(s, s->stop_pc, "pthread_create"))
 		s->create_site = return_address(st);
+	if (s->last_ran != i)
+		st->nseen = st->revisits = 0; /* a new turn */
+	s->last_ran = i;
 	if (s->stop == STOP_POINT && !st->internal) {
 		st->repeats = st->last_pc == s->stop_pc ? st->repeats + 1 : 1;
 		st->last_pc = s->stop_pc;
 		int sync = sync_of(s, s->stop_pc);
-		st->yielding = (sync >= 0 && sync_fns[sync].yield) || st->repeats >= SPIN_REPEATS;
+		st->yielding = (sync >= 0 && sync_fns[sync].yield) || st->repeats >= SPIN_REPEATS ||
+			       (sync < 0 && spin_revisit(st, s->stop_pc));
 		if (st->yielding)
-			st->repeats = 0;
+			st->repeats = st->nseen = st->revisits = 0;
 	}
 	record_step(s, i);
 	return FLOW_NEXT;
@@ -1127,7 +1183,8 @@ static void free_serial(struct serial *s)
 
 static enum flow serial_search(struct run *r, struct engine_serial *cfg)
 {
-	struct serial s = {.r = r, .cfg = cfg, .cur = -1, .running = -1, .seg = {.thread = -1}};
+	struct serial s = {
+	    .r = r, .cfg = cfg, .cur = -1, .last_ran = -1, .running = -1, .seg = {.thread = -1}};
 	long max_steps = cfg->max_steps > 0 ? cfg->max_steps : DEFAULT_MAX_STEPS;
 	enum flow flow = FLOW_STOP;
 	int i;
