@@ -1118,6 +1118,23 @@ static bool group_exiting(struct run *r, struct tr_thread *th)
 	return false;
 }
 
+/* The first (end_order > 0) or last thread, in creation order, that a
+ * serial run holds at its start unbound; NULL: none. */
+static struct tr_thread *unbound_at_start(struct run *r, int end_order)
+{
+	struct tr_thread *th, *found = NULL;
+
+	tr_for_each_thread(th, r->t) {
+		if (!serial_keeps(r, th) || !tracer_thread_held(th) || tracer_thread_exited(th) ||
+		    group_exiting(r, th))
+			continue;
+		found = th;
+		if (end_order > 0)
+			break;
+	}
+	return found;
+}
+
 /*
  * The end of the schedule with the bound threads let go one at a time,
  * each until it exits or blocks, in binding order (end_order > 0) or its
@@ -1152,6 +1169,15 @@ static void finish_serially(struct run *r, int end_order)
 			break;
 	}
 	free(order);
+	/* then the threads the schedule never bound, still at their start
+	 * (serial_keeps), one at a time in creation order (or its reverse):
+	 * released together they would race (lazy01_bad's end) */
+	while (!r->finished) {
+		struct tr_thread *th = unbound_at_start(r, end_order);
+
+		if (!th || run_wait_for(r, &end, &th, 1, 1, matched) == FLOW_STOP)
+			break;
+	}
 }
 
 /* Leave the program: a launched one runs to its end, still watched for
