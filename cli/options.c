@@ -264,8 +264,8 @@ static const struct cli_option table[] = {
      "$CCTRACE_WATCHPOINTS)",
      CHECK(set_watchpoints)},
     {"strategy", 0, "S", CLI_EXPLORE | CLI_TEST,
-     "dfs (explore's default), bfs, random, pct:D, cb:N, vb:V[:T], pctvb:D:V, ipb, idb or "
-     "ib:K; test's default is a portfolio of pct and random (docs/test.md)",
+     "dfs (explore's default), bfs, random[:C], pct:D[:C], cb:N, vb:V[:T], pctvb:D:V, ipb, "
+     "idb or ib:K; test's default is a portfolio of pct and random (docs/test.md)",
      STORE_STRING, FIELD(eo.strategy)},
     {"runs", 0, "N", CLI_EXPLORE | CLI_TEST, "stop after N runs (random and pct default to 100)",
      CHECK(set_runs)},

@@ -219,6 +219,10 @@ void engine_session_names(struct engine_session *s, int kind, const char *prefix
 struct engine_access {
 	uint64_t addr;
 	bool read, write; /* a read-modify-write is both */
+	/* what the option is about to do (where it is held, whose call, for a
+	 * thread at its start where it was created): options of one kind are
+	 * alike, as the 99 writers of SCTBench's twostage_100 (random:2) */
+	uint64_t kind;
 };
 /* A step made without a choice (one thread could go): the thread's id
  * and the access it made first. */

@@ -1034,7 +1034,9 @@ static enum loop_verdict drain_too_long(struct run *r, struct loop_request *req)
 			       r->opt->drain_ms);
 		return LOOP_STOP;
 	}
-	if (blocked_program_stuck(r, &d->stuck_since)) {
+	/* only where the drain is bounded (a minimiser's replays): a plain
+	 * `cctrace run` may wait for a driver that writes to a pipe */
+	if (r->opt->drain_ms > 0 && blocked_program_stuck(r, &d->stuck_since)) {
 		r->no_drain = true;
 		report_outcome(r, OUTCOME_UNREALIZABLE,
 			       "the program hangs after the schedule's end: every thread sleeps "
@@ -1050,8 +1052,9 @@ static enum loop_verdict drain_too_long(struct run *r, struct loop_request *req)
  * watching for crashes and, with --fail-on-exit, a bad exit status. */
 /* After a bug the program is let run to see how it ends, but for the
  * schedule's timeout at most: a violation may leave it hung (a lock in
- * freed memory), and the verdict is already in.  A program in which every
- * thread sleeps for the program (a deadlock) ends the drain at once. */
+ * freed memory), and the verdict is already in.  With a bounded drain (the
+ * minimiser's replays), a program in which every thread sleeps for the
+ * program (a deadlock a dropped step made) ends the drain at once. */
 static void drain(struct run *r)
 {
 	struct drain_state d = {.until =
@@ -1124,6 +1127,23 @@ static bool group_exiting(struct run *r, struct tr_thread *th)
 	return false;
 }
 
+/* The first (end_order > 0) or last thread, in creation order, that a
+ * serial run holds at its start unbound; NULL: none. */
+static struct tr_thread *unbound_at_start(struct run *r, int end_order)
+{
+	struct tr_thread *th, *found = NULL;
+
+	tr_for_each_thread(th, r->t) {
+		if (!serial_keeps(r, th) || !tracer_thread_held(th) || tracer_thread_exited(th) ||
+		    group_exiting(r, th))
+			continue;
+		found = th;
+		if (end_order > 0)
+			break;
+	}
+	return found;
+}
+
 /*
  * The end of the schedule with the bound threads let go one at a time,
  * each until it exits or blocks, in binding order (end_order > 0) or its
@@ -1158,6 +1178,15 @@ static void finish_serially(struct run *r, int end_order)
 			break;
 	}
 	free(order);
+	/* then the threads the schedule never bound, still at their start
+	 * (serial_keeps), one at a time in creation order (or its reverse):
+	 * released together they would race (lazy01_bad's end) */
+	while (!r->finished) {
+		struct tr_thread *th = unbound_at_start(r, end_order);
+
+		if (!th || run_wait_for(r, &end, &th, 1, 1, matched) == FLOW_STOP)
+			break;
+	}
 }
 
 /* Leave the program: a launched one runs to its end, still watched for

@@ -55,11 +55,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#define SPIN_REPEATS	  3  /* stops at one point in a row that count as a spin */
+#define SPIN_REPEATS	  3   /* stops at one point in a row that count as a spin */
 #define SPIN_MS		  100 /* a step this long without a point: a spin, probed */
-#define SPIN_FRAMES	  32 /* frames searched for the executable's spin point */
-#define POLL_MS		  5  /* how often a running thread is sampled for sleep */
-#define SETTLE_TRIES	  40 /* polls to wait for dying threads before a deadlock */
+#define SPIN_FRAMES	  32  /* frames searched for the executable's spin point */
+#define SPIN_WINDOW	  8   /* access points of one turn compared for a spin */
+#define POLL_MS		  5   /* how often a running thread is sampled for sleep */
+#define SETTLE_TRIES	  40  /* polls to wait for dying threads before a deadlock */
 #define DEFAULT_MAX_STEPS 100000
 
 /* The synchronisation functions whose entries are scheduling points.
@@ -122,6 +123,14 @@ struct sthread {
 	int repeats;	   /* stops in a row at last_pc */
 	bool yielding;	   /* left out of the next choice if another can run */
 	bool internal;	   /* held at a synchronisation function libc called */
+	uint64_t site;	   /* where its creator called pthread_create (0: main) */
+	/* the access points of its current turn (since another thread ran),
+	 * with the value each read: a loop that comes back to one with the
+	 * same value re-reads unchanged memory (spin_revisit) */
+	struct seen_point {
+		uint64_t pc, value;
+	} seen[SPIN_WINDOW];
+	int nseen, revisits;
 };
 
 /* The segment of the current thread not yet written as a step. */
@@ -157,13 +166,15 @@ struct serial {
 	 * assert) is libc's business, not a choice */
 	struct text_range {
 		uint64_t lo, hi;
-	} *lib_text, *exe_text; /* and the executable's: where a spin point goes */
+	} * lib_text, *exe_text; /* and the executable's: where a spin point goes */
 	int nlib_text, lib_text_cap, nexe_text, exe_text_cap;
 	bool planted; /* in the main process */
 	int cur;      /* the thread running or that ran last; -1: none */
+	int last_ran; /* the thread of the previous step; -1: none */
 	/* a process whose thread called exit_group: its other threads die
 	 * with it, they are not steps to choose (nor to write) */
 	struct tr_process *ending;
+	uint64_t create_site; /* the return address of the last pthread_create */
 	long steps;
 	/* steps that did not end asleep: a thread asleep in a call other than
 	 * a futex wait is tried again only after one of them (two such
@@ -707,6 +718,24 @@ static bool waits_for_join(struct serial *s, struct sthread *st)
 	return false;
 }
 
+static bool sync_is(struct serial *s, uint64_t pc, const char *name)
+{
+	int sync = sync_of(s, pc);
+
+	return sync >= 0 && strcmp(sync_fns[sync].name, name) == 0;
+}
+
+/* At a function's entry: where it returns to; 0 if unreadable. */
+static uint64_t return_address(struct sthread *st)
+{
+	uint64_t ret = 0;
+
+	if (tracer_read(tracer_thread_process(st->th), tracer_regs(st->th)->rsp, &ret,
+			sizeof(ret)) < 0)
+		return 0;
+	return ret;
+}
+
 /* Stopped at a synchronisation function that libc itself called (not an
  * end: main's return calls exit from libc, and that is a point). */
 static bool called_by_lib(struct serial *s, struct sthread *st, uint64_t pc)
@@ -743,7 +772,8 @@ static bool enabled(struct serial *s, struct sthread *st)
  * plant it from their start, as they plant the shared accesses). */
 static void keep_spin_point(struct engine_serial *cfg, uint64_t pc)
 {
-	bool same = cfg->points == cfg->shared || cfg->npoints == 0;
+	/* profiling: shared is the result, points the caller's (or none) */
+	bool same = !cfg->profile && (cfg->points == cfg->shared || cfg->npoints == 0);
 
 	if (add_shared(cfg, pc) == 0 && same) {
 		cfg->points = cfg->shared;
@@ -786,11 +816,11 @@ static enum loop_verdict spin_found(struct serial *s, struct tr_thread *th)
 	}
 	s->stop = STOP_POINT;
 	s->stop_pc = pc;
-	report_event(s->r, &(struct current_event){.ev = &(struct tr_event){.kind = TR_EV_BREAK,
-									  .thread = th,
-									  .pc = pc,
-									  .addr = pc},
-						   .label = "spin"});
+	report_event(
+	    s->r,
+	    &(struct current_event){
+		.ev = &(struct tr_event){.kind = TR_EV_BREAK, .thread = th, .pc = pc, .addr = pc},
+		.label = "spin"});
 	return LOOP_DONE;
 }
 
@@ -806,6 +836,7 @@ static enum loop_verdict step_event(struct run *r, const struct tr_event *ev,
 	}
 	if (ev->kind == TR_EV_START) {
 		/* a new thread or process: held where it starts, enabled */
+		s->threads[i].site = s->create_site;
 		if (!s->planted && plant_points(s, tracer_thread_process(ev->thread)) < 0)
 			return LOOP_STOP;
 		s->planted = true;
@@ -904,6 +935,49 @@ static void note_blocked(struct serial *s, struct sthread *st)
 	st->sleep_fd = args[0];
 }
 
+/* The value an access point is about to read (8 bytes at its first
+ * non-stack access), 0 for a point with no access (a spin point). */
+static uint64_t point_value(struct sthread *st, uint64_t pc)
+{
+	struct tr_process *p = tracer_thread_process(st->th);
+	uint8_t code[DIS_MAX_INSN];
+	struct dis_insn insn;
+	struct dis_access acc[DIS_MAX_ACCESSES];
+	uint64_t value = 0;
+	int n, k;
+
+	if (tracer_read_code(p, pc, code, sizeof(code)) < 0 ||
+	    dis_decode(code, sizeof(code), pc, &insn) < 0)
+		return 0;
+	n = dis_accesses(&insn, code, tracer_regs(st->th), acc, DIS_MAX_ACCESSES);
+	for (k = 0; k < n; k++)
+		if (!acc[k].stack)
+			return tracer_read(p, acc[k].addr, &value, sizeof(value)) < 0 ? 0 : value;
+	return 0;
+}
+
+/*
+ * A spin over several points: in one turn, the thread came back to an
+ * access point it stopped at before, seeing the same value, SPIN_REPEATS
+ * times (a loop re-reading unchanged memory whose points alternate, which
+ * the same-point rule misses).  A loop that writes what it reads, or
+ * reads what changes, does not count.
+ */
+static bool spin_revisit(struct sthread *st, uint64_t pc)
+{
+	uint64_t value = point_value(st, pc);
+	int k;
+
+	for (k = 0; k < st->nseen; k++)
+		if (st->seen[k].pc == pc && st->seen[k].value == value)
+			return ++st->revisits >= SPIN_REPEATS;
+	if (st->nseen < SPIN_WINDOW)
+		st->seen[st->nseen++] = (struct seen_point){pc, value};
+	else
+		st->seen[st->revisits % SPIN_WINDOW] = (struct seen_point){pc, value};
+	return false;
+}
+
 /* Run thread i alone to its next point.  FLOW_STOP: the run is over. */
 static enum flow run_step(struct serial *s, int i)
 {
@@ -936,13 +1010,19 @@ static enum flow run_step(struct serial *s, int i)
 	if (s->stop == STOP_BLOCKED)
 		note_blocked(s, st);
 	st->internal = s->stop == STOP_POINT && called_by_lib(s, st, s->stop_pc);
+	if (s->stop == STOP_POINT && !st->internal && sync_is(s, s->stop_pc, "pthread_create"))
+		s->create_site = return_address(st);
+	if (s->last_ran != i)
+		st->nseen = st->revisits = 0; /* a new turn */
+	s->last_ran = i;
 	if (s->stop == STOP_POINT && !st->internal) {
 		st->repeats = st->last_pc == s->stop_pc ? st->repeats + 1 : 1;
 		st->last_pc = s->stop_pc;
 		int sync = sync_of(s, s->stop_pc);
-		st->yielding = (sync >= 0 && sync_fns[sync].yield) || st->repeats >= SPIN_REPEATS;
+		st->yielding = (sync >= 0 && sync_fns[sync].yield) || st->repeats >= SPIN_REPEATS ||
+			       (sync < 0 && spin_revisit(st, s->stop_pc));
 		if (st->yielding)
-			st->repeats = 0;
+			st->repeats = st->nseen = st->revisits = 0;
 	}
 	record_step(s, i);
 	if (s->cfg->describe)
@@ -1177,6 +1257,20 @@ static int forced_step(struct serial *s)
 	return i;
 }
 
+/* What an option is about to do, as a key: its pc, with the caller of a
+ * synchronisation function, or for a thread at its start the call that
+ * created it. */
+static uint64_t kind_of(struct serial *s, struct sthread *st)
+{
+	uint64_t pc = tracer_thread_pc(st->th), more = 0;
+
+	if (tracer_thread_last_event(st->th) == TR_EV_START)
+		more = st->site;
+	else if (sync_of(s, pc) >= 0)
+		more = return_address(st);
+	return pc ^ (more * 0x9e3779b97f4a7c15ull);
+}
+
 /* Which enabled thread goes next: -1 when the run is over. */
 static int pick(struct serial *s)
 {
@@ -1207,8 +1301,10 @@ static int pick(struct serial *s)
 	}
 	if (n == 1 && !s->cfg->describe)
 		return forced_step(s);
-	for (k = 0; k < n; k++)
+	for (k = 0; k < n; k++) {
 		s->access[k] = next_access(s, s->options[k]);
+		s->access[k].kind = kind_of(s, &s->threads[s->options[k]]);
+	}
 	struct engine_choice c = {.n = n,
 				  .ids = s->ids,
 				  .current = s->cur,
@@ -1250,7 +1346,8 @@ static void free_serial(struct serial *s)
 
 static enum flow serial_search(struct run *r, struct engine_serial *cfg)
 {
-	struct serial s = {.r = r, .cfg = cfg, .cur = -1, .running = -1, .seg = {.thread = -1}};
+	struct serial s = {
+	    .r = r, .cfg = cfg, .cur = -1, .last_ran = -1, .running = -1, .seg = {.thread = -1}};
 	long max_steps = cfg->max_steps > 0 ? cfg->max_steps : DEFAULT_MAX_STEPS;
 	enum flow flow = FLOW_STOP;
 	int i;

@@ -15,8 +15,9 @@
  * Before the line-by-line passes, chunks (halves, quarters, ...) are tried
  * at once, as delta debugging does.  A `thread T = ...` binding goes too
  * once no line uses T: a binding pins the steps before it (its thread must
- * exist by then).  At the end, consecutive steps that are one statement
- * merge into one `repeat N`.  The original is kept beside it as
+ * exist by then); the bindings left move down to their first use where
+ * the replays allow, and at the end consecutive steps that are one
+ * statement merge into one `repeat N`.  The original is kept beside it as
  * bug-N.full.sched.
  */
 #include "search/search.h"
@@ -307,6 +308,63 @@ static int drop_chunks(struct lines *l, const char *trial, char *const argv[],
 	return removed;
 }
 
+/* Move line i to just before line j (i < j), or back (undo). */
+static void move_line(struct lines *l, int i, int j, bool undo)
+{
+	char *line;
+	int k;
+
+	if (!undo) {
+		line = l->v[i];
+		for (k = i; k < j - 1; k++)
+			l->v[k] = l->v[k + 1];
+		l->v[j - 1] = line;
+	} else {
+		line = l->v[j - 1];
+		for (k = j - 1; k > i; k--)
+			l->v[k] = l->v[k - 1];
+		l->v[i] = line;
+	}
+}
+
+/* The first line after i that names var, or -1. */
+static int first_use(const struct lines *l, int i, const char *var, size_t len)
+{
+	struct lines one;
+	int j;
+
+	for (j = i + 1; j < l->n; j++) {
+		one = (struct lines){.v = &l->v[j], .n = 1};
+		if (l->v[j] && var_used(&one, -1, var, len))
+			return j;
+	}
+	return -1;
+}
+
+/* Each binding moved down to just before the first line that uses its
+ * variable, where the replays allow: the steps it separated can then
+ * merge into one `repeat` (wronglock_bad: main's creations). */
+static void sink_bindings(struct lines *l, const char *trial, char *const argv[],
+			  const struct engine_options *opt, int replays, char *want, size_t wantlen)
+{
+	const char *name, *eq;
+	int i, j, k, steps;
+
+	for (i = l->n - 1; i >= 0; i--) {
+		if (!simple_binding(l->v[i], &name, &eq))
+			continue;
+		j = first_use(l, i, name, (size_t)(eq - name));
+		for (k = i + 1, steps = 0; j > 0 && k < j; k++)
+			steps += l->v[k] && is_step(l->v[k]);
+		if (steps == 0)
+			continue;
+		move_line(l, i, j, false);
+		if (write_lines(trial, l, -1) < 0 ||
+		    !reproduces(trial, argv, opt, replays, want, wantlen))
+			move_line(l, i, j, true);
+	}
+}
+
 int search_minimize(const char *path, char *const argv[], const struct engine_options *opt,
 		    int replays, int *removed)
 {
@@ -338,6 +396,8 @@ int search_minimize(const char *path, char *const argv[], const struct engine_op
 			progress = true;
 		}
 	}
+	if (*removed > 0)
+		sink_bindings(&l, trial, argv, opt, replays, want, sizeof(want));
 	remove(trial);
 	merge_repeats(&l);
 	i = write_lines(path, &l, -1);

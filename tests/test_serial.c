@@ -227,9 +227,52 @@ Test(serial, explore_without_a_schedule_is_test)
 	h_remove_tree(dir);
 }
 
-/* A non-zero exit is a bug in test, unless --ok-exit allows it.  (Not
- * minimised: errfix's blocker thread sleeps in a pipe read for ever, and
- * the replay of its end does not reproduce yet; see docs/test.md.) */
+/* A spin loop with no scheduling point in it (the flag is read inside
+ * libc's memcmp into a local): a step that runs that long is a spin, gets
+ * a point of its own, and fair scheduling lets the setter go. */
+Test(serial, spin_without_a_point_ends)
+{
+	expect_found("tests/fixtures/serspinlocal", 30, "ABRT");
+}
+
+/* errfix die: main exits with 3 while a thread sleeps for ever in a pipe
+ * read.  The sleeper is not run again after every step of the others (a
+ * read is polled), the threads the exit kills are no steps, and the
+ * minimised schedule (whose replays with dropped steps hang: each is seen
+ * at once, not at the timeout) replays 10 of 10. */
+Test(serial, exit_kills_a_thread_asleep_in_a_read)
+{
+	char *dir = h_temp_dir();
+	const char *prog = "tests/fixtures/errfix";
+	struct h_result r =
+	    h_run((const char *const[]){h_cctrace(), "test", "-q", "--runs", "3", "--seed", "1",
+					"--out", dir, "--", prog, "die", NULL},
+		  SERIAL_SAFETY_S);
+	char *full, *sched = h_fmt("%s/bug-1.sched", dir);
+	const char *at;
+	int i, ok = 0, sleeps = 0;
+
+	cr_assert_eq(r.code, 1, "exit %d:\n%s", r.code, r.err);
+	full = h_read_file(h_fmt("%s/bug-1.full.sched", dir), NULL);
+	for (at = full; (at = strstr(at, "run t2 until blocked")) != NULL; at++)
+		sleeps++;
+	cr_expect(sleeps <= 1, "the sleeper runs after every step:\n%s", full);
+	cr_expect(!strstr(full, "until exit\nrun t2 until exit"),
+		  "a thread killed by the exit is a step:\n%s", full);
+	for (i = 0; i < REPLAYS; i++) {
+		struct h_result rr = H_RUN(h_cctrace(), "run", "-q", "--expect", "bug",
+					   "--fail-on-exit", sched, "--", prog, "die");
+
+		ok += rr.code == 0;
+		h_result_free(&rr);
+	}
+	cr_expect_eq(ok, REPLAYS, "%s replayed %d of %d:\n%s", sched, ok, REPLAYS,
+		     h_read_file(sched, NULL));
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
+
+/* A non-zero exit is a bug in test, unless --ok-exit allows it. */
 Test(serial, ok_exit_allows_a_status)
 {
 	char *dir = h_temp_dir();
@@ -321,4 +364,33 @@ Test(sctbench, account_bad)
 Test(sctbench, deadlock01_bad)
 {
 	expect_found(sctbench("deadlock01_bad"), 50, "deadlock");
+}
+
+/* The bug shows in every schedule: minimisation drops every step of the
+ * 27 threads and their bindings (chunks first), leaving a few lines. */
+Test(sctbench, fsbench_bad_minimises_to_a_few_lines)
+{
+	char *dir;
+	const char *prog = sctbench("fsbench_bad");
+	struct h_result r = search(prog, 5, &dir);
+	char *text;
+	int lines = 0;
+	const char *at;
+
+	cr_assert_eq(r.code, 1, "exit %d:\n%s", r.code, r.err);
+	text = h_read_file(h_fmt("%s/bug-1.sched", dir), NULL);
+	for (at = text; *at; at = strchr(at, '\n') ? strchr(at, '\n') + 1 : at + strlen(at))
+		lines += *at != '#';
+	cr_expect(lines < 10, "%d lines:\n%s", lines, text);
+	expect_replays(h_fmt("%s/bug-1.sched", dir), prog);
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
+
+/* reorder_10: nine setters created before the checker; pct:3:1 (children
+ * below their creator) makes main's rank free (141 runs with the
+ * portfolio, measured). */
+Test(sctbench, reorder_10_bad)
+{
+	expect_found(sctbench("reorder_10_bad"), 1000, "ABRT");
 }

@@ -906,24 +906,28 @@ Test(strategies, names_parameters_and_errors)
 {
 	static const struct {
 		const char *text, *name;
-	} good[] = {{"dfs", "dfs"},	  {"bfs", "bfs"},	    {"random", "random"},
-		    {"pct:3", "pct:3"},	  {"cb:0", "cb:0"},	    {"vb:1", "vb:1"},
-		    {"vb:2:3", "vb:2:3"}, {"pctvb:2", "pctvb:2:1"}, {"pctvb:3:2", "pctvb:3:2"},
-		    {"pct:16", "pct:16"}, {"ipb", "ipb"},	    {"idb", "idb"}};
+	} good[] = {{"dfs", "dfs"},	    {"bfs", "bfs"},	      {"random", "random"},
+		    {"pct:3", "pct:3"},	    {"cb:0", "cb:0"},	      {"vb:1", "vb:1"},
+		    {"vb:2:3", "vb:2:3"},   {"pctvb:2", "pctvb:2:1"}, {"pctvb:3:2", "pctvb:3:2"},
+		    {"pct:16", "pct:16"},   {"ipb", "ipb"},	      {"idb", "idb"},
+		    {"pct:3:1", "pct:3:1"}, {"pct:2:0", "pct:2"},     {"random:3", "random:3"}};
 	static const struct {
 		const char *text, *message;
 	} bad[] = {
-	    {"pct:17", "strategy 'pct:17' needs a depth from 1 to 16, e.g. pct:3"},
-	    {"pct", "strategy 'pct' needs a depth from 1 to 16, e.g. pct:3"},
-	    {"pct:3:1", "strategy 'pct:3:1' needs a depth from 1 to 16, e.g. pct:3"},
+	    {"pct:17", "strategy 'pct:17' needs a depth from 1 to 16, e.g. pct:3 (pct:3:1: "
+		       "children below their creator)"},
+	    {"pct", "strategy 'pct' needs a depth from 1 to 16, e.g. pct:3 (pct:3:1: children "
+		    "below their creator)"},
+	    {"pct:3:1:1", "strategy 'pct:3:1:1' needs a depth from 1 to 16, e.g. pct:3 (pct:3:1: "
+			  "children below their creator)"},
 	    {"dfs:1", "strategy 'dfs:1' takes no parameter"},
 	    {"vb:1:1", "strategy 'vb:1:1' needs V from 1 to 16 and an optional thread bound T "
 		       "from 2 to 16, e.g. vb:1 or vb:1:2"},
 	    {"cb:-1", "strategy 'cb:-1' needs a bound from 0 to 16, e.g. cb:2"},
 	    {"pctvb:2:0", "strategy 'pctvb:2:0' needs a depth D and a number of variables V, "
 			  "each from 1 to 16, e.g. pctvb:2:1"},
-	    {"nope", "unknown strategy 'nope': use dfs, bfs, random, pct:D, cb:N, vb:V[:T], "
-		     "pctvb:D:V, ipb, idb or ib:K"},
+	    {"nope", "unknown strategy 'nope': use dfs, bfs, random[:C], pct:D[:C], cb:N, "
+		     "vb:V[:T], pctvb:D:V, ipb, idb or ib:K"},
 	};
 	struct search_config cfg;
 	char err[256], name[32];
