@@ -60,7 +60,9 @@
 #define SPIN_FRAMES	  32  /* frames searched for the executable's spin point */
 #define SPIN_WINDOW	  8   /* access points of one turn compared for a spin */
 #define POLL_MS		  5   /* how often a running thread is sampled for sleep */
-#define SETTLE_TRIES	  40  /* polls to wait for dying threads before a deadlock */
+#define POLL_YOUNG_MS	  1   /* ... in the first POLL_YOUNG_FOR_MS of its step */
+#define POLL_YOUNG_FOR_MS 10
+#define SETTLE_TRIES	  40 /* polls to wait for dying threads before a deadlock */
 #define DEFAULT_MAX_STEPS 100000
 
 /* The synchronisation functions whose entries are scheduling points.
@@ -885,6 +887,18 @@ static enum loop_verdict step_event(struct run *r, const struct tr_event *ev,
 	return LOOP_AGAIN;
 }
 
+/* When to sample the running thread next.  Most steps that block do so
+ * at once (a join, a condition wait, a contended lock): sampled every
+ * millisecond at first, they are seen blocked in 2 ms instead of 10, the
+ * cost that bounded the runs per second of programs that block; a long
+ * step is sampled less often, as sampling takes the CPU it runs on. */
+static int64_t next_sample_ms(const struct serial *s)
+{
+	int64_t now = tracer_now_ms();
+
+	return now + (now - s->step_t0 < POLL_YOUNG_FOR_MS ? POLL_YOUNG_MS : POLL_MS);
+}
+
 /* The running thread asleep in the kernel twice in a row, not for the
  * outside, nor in a futex that is about to return: blocked. */
 static enum loop_verdict step_deadline(struct run *r, struct loop_request *req)
@@ -893,7 +907,7 @@ static enum loop_verdict step_deadline(struct run *r, struct loop_request *req)
 	struct sthread *st;
 	struct tr_kernel_sample now;
 
-	req->deadline_ms = tracer_now_ms() + POLL_MS;
+	req->deadline_ms = next_sample_ms(s);
 	if (s->running < 0)
 		return LOOP_DONE;
 	st = &s->threads[s->running];
@@ -981,7 +995,7 @@ static bool spin_revisit(struct sthread *st, uint64_t pc)
 /* Run thread i alone to its next point.  FLOW_STOP: the run is over. */
 static enum flow run_step(struct serial *s, int i)
 {
-	struct loop_request req = {.deadline_ms = tracer_now_ms() + POLL_MS,
+	struct loop_request req = {.deadline_ms = tracer_now_ms() + POLL_YOUNG_MS,
 				   .on_event = step_event,
 				   .on_deadline = step_deadline,
 				   .ctx = s};
