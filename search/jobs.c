@@ -250,6 +250,10 @@ static void reap(const struct explore_options *eo, struct worker *w, int j, int 
 	close(w->fd);
 	w->pid = 0;
 	if (got != (ssize_t)sizeof(rep)) {
+		/* Stopped at another's bug before its handlers were in place
+		 * (just forked): it had found nothing, and that is no error. */
+		if (stopped_by_us && WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM)
+			return;
 		if (*rc == 0)
 			snprintf(err, errlen, "job %d died without a summary (status %#x)", j + 1,
 				 status);
