@@ -40,7 +40,8 @@ SAMPLE_DIRS := $(patsubst %/,%,$(dir $(wildcard samples/*/Makefile.inc)))
 SAMPLE_CFLAGS := -std=gnu11 -g -O0 -pthread -Wall -Wextra $(WERROR)
 FIXTURE_LIBS := $(patsubst %.c,%.so,$(wildcard tests/fixtures/lib*.c))
 FIXTURE_SRCS := $(filter-out tests/fixtures/lib%.c,$(wildcard tests/fixtures/*.c))
-FIXTURE_BINS := $(FIXTURE_SRCS:%.c=%) $(FIXTURE_LIBS)
+# serstatic is sercounter linked statically (below).
+FIXTURE_BINS := $(FIXTURE_SRCS:%.c=%) $(FIXTURE_LIBS) tests/fixtures/serstatic
 
 .PHONY: all deps system-deps samples fixtures test check-asan bench sctbench fuzz clean format lint \
 	install uninstall lint-man
@@ -75,8 +76,10 @@ tests/fixtures/%: tests/fixtures/%.c
 	$(CC) $(SAMPLE_CFLAGS) -o $@ $<
 # Its bug shows only in UBSan's report (cctrace test reads stderr for it).
 tests/fixtures/serubsan: SAMPLE_CFLAGS += -fsanitize=undefined
-# Static: no _Fork to fork runs from, so test's runs are launched afresh.
-tests/fixtures/serstatic: SAMPLE_CFLAGS += -static
+# sercounter, static: no _Fork to fork runs from, so test's runs are
+# launched afresh.
+tests/fixtures/serstatic: tests/fixtures/sercounter.c
+	$(CC) $(SAMPLE_CFLAGS) -static -o $@ $<
 tests/fixtures/lib%.so: tests/fixtures/lib%.c
 	$(CC) $(SAMPLE_CFLAGS) -shared -fPIC -o $@ $<
 

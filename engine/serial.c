@@ -514,6 +514,21 @@ static void record_step(struct serial *s, int i)
 	}
 }
 
+/* A profiling run's record of one access (a lost one, out of memory,
+ * only makes the profile poorer: points are found by a few runs). */
+static void add_hit(struct serial *s, struct profile_hit hit)
+{
+	if (s->nhits == s->hits_cap) {
+		size_t cap = s->hits_cap ? s->hits_cap * 2 : 256;
+		struct profile_hit *grown = realloc(s->hits, sizeof(*grown) * cap);
+
+		if (!grown)
+			return;
+		s->hits = grown;
+		s->hits_cap = cap;
+	}
+	s->hits[s->nhits++] = hit;
+}
 /* --- profiling --- */
 
 static void profile_hit(struct serial *s, struct tr_thread *th, uint64_t pc)
@@ -531,21 +546,9 @@ static void profile_hit(struct serial *s, struct tr_thread *th, uint64_t pc)
 	for (k = 0; k < n; k++) {
 		if (acc[k].stack)
 			continue;
-		if (s->nhits == s->hits_cap) {
-			size_t cap = s->hits_cap ? s->hits_cap * 2 : 256;
-			struct profile_hit *grown = realloc(s->hits, sizeof(*grown) * cap);
-
-			if (!grown)
-				return;
-			s->hits = grown;
-			s->hits_cap = cap;
-		}
-		s->hits[s->nhits++] = (struct profile_hit){acc[k].addr,
-							   pc,
-							   thread_index(s, th),
-							   (acc[k].rw & DIS_WRITE) != 0,
-							   false,
-							   svars_key(s->vars, acc[k].addr)};
+		add_hit(s, (struct profile_hit){acc[k].addr, pc, thread_index(s, th),
+						(acc[k].rw & DIS_WRITE) != 0, false,
+						svars_key(s->vars, acc[k].addr)});
 	}
 }
 
@@ -588,17 +591,8 @@ static void profile_sync_hit(struct serial *s, struct tr_thread *th, uint64_t pc
 		svars_exit(s->vars, true);
 	if (!sync_has_object(sync) || !obj)
 		return;
-	if (s->nhits == s->hits_cap) {
-		size_t cap = s->hits_cap ? s->hits_cap * 2 : 256;
-		struct profile_hit *grown = realloc(s->hits, sizeof(*grown) * cap);
-
-		if (!grown)
-			return;
-		s->hits = grown;
-		s->hits_cap = cap;
-	}
-	s->hits[s->nhits++] =
-	    (struct profile_hit){obj, pc, thread_index(s, th), true, true, svars_key(s->vars, obj)};
+	add_hit(s, (struct profile_hit){obj, pc, thread_index(s, th), true, true,
+					svars_key(s->vars, obj)});
 }
 
 static int by_addr(const void *a, const void *b)
