@@ -279,35 +279,6 @@ static void insert_before(const char *path, const char *mark, const char *text)
 	free(old);
 }
 
-/* The replay is cctrace's own business: what the program prints in it
- * (stdout, and stderr, which a launch inherits) goes nowhere, not to the
- * user a second time. */
-static void silence(FILE *null, int saved[2])
-{
-	int fd;
-
-	fflush(stdout);
-	fflush(stderr);
-	for (fd = 1; fd <= 2; fd++) {
-		saved[fd - 1] = dup(fd);
-		if (saved[fd - 1] >= 0)
-			dup2(fileno(null), fd);
-	}
-}
-
-static void unsilence(int saved[2])
-{
-	int fd;
-
-	fflush(stdout);
-	fflush(stderr);
-	for (fd = 1; fd <= 2; fd++)
-		if (saved[fd - 1] >= 0) {
-			dup2(saved[fd - 1], fd);
-			close(saved[fd - 1]);
-		}
-}
-
 void search_bug_stats(struct policy *pol, char *const argv[], const struct engine_options *opt,
 		      const struct explore_options *eo, long n)
 {
@@ -334,9 +305,9 @@ void search_bug_stats(struct policy *pol, char *const argv[], const struct engin
 	quiet.trace_json = NULL;
 	quiet.report = null;
 	quiet.brief = true;
-	silence(null, saved);
+	search_silence(saved);
 	rc = engine_run_once(pol, argv, &quiet, &hooks, &res, err, sizeof(err));
-	unsilence(saved);
+	search_unsilence(saved);
 	if (rc < 0)
 		goto out;
 	text = stats_text(&f, eo->serial, res.outcome);

@@ -20,7 +20,7 @@
  * statement merge into one `repeat N`.  The original is kept beside it as
  * bug-N.full.sched.
  */
-#include "search/search.h"
+#include "search/internal.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -254,12 +254,15 @@ static bool reproduces(const char *path, char *const argv[], const struct engine
 		struct policy *pol = engine_load(path, argv[0], 0, err, sizeof(err));
 		char *buf = NULL;
 		size_t len = 0;
+		int saved[2];
 
 		/* A shorter schedule lets threads go earlier, where they may
 		 * race: it must give the bug however the end plays out. */
 		quiet.end_order = i % 3 == 0 ? opt->end_order : i % 3 == 1 ? 1 : -1;
 		quiet.report = open_memstream(&buf, &len);
+		search_silence(saved);
 		all = pol && quiet.report && engine_run_program(pol, argv, &quiet) == OUTCOME_BUG;
+		search_unsilence(saved);
 		if (quiet.report)
 			fclose(quiet.report);
 		signature(buf, sig, sizeof(sig));

@@ -187,3 +187,27 @@ Test(snapshot, output_stays_per_run)
 	h_result_free(&r);
 	h_remove_tree(dir);
 }
+
+/* The search's own replays (minimisation's, by the tens, and the bug
+ * statistics') print nothing of the program's: stdout has one line per
+ * run of the search, not one per replay. */
+Test(snapshot, replays_print_nothing_of_the_program)
+{
+	char *dir = h_temp_dir();
+	struct h_result r =
+	    h_run((const char *const[]){h_cctrace(), "test", "-q", "--seed", "1", "--strategy",
+					"random", "--runs", "3", "--out", dir, "--",
+					"tests/fixtures/serubsan", NULL},
+		  SNAP_SAFETY_S);
+	const char *line = r.err;
+	int runs = -1;
+
+	cr_assert_eq(r.code, 1, "exit %d:\n%s", r.code, r.err);
+	while (runs < 0 && (line = strstr(line, "cctrace test: ")))
+		if (sscanf(line++, "cctrace test: %d runs,", &runs) != 1)
+			runs = -1;
+	cr_assert(runs > 0, "no summary:\n%s", r.err);
+	cr_expect_eq(h_count_lines(r.out, ""), runs, "%d runs, stdout:\n%s", runs, r.out);
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
