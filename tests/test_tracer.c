@@ -243,17 +243,21 @@ static pid_t spawn_waiting_hammer(int *to_child, int *from_child, int rounds)
 	return pid;
 }
 
-static void read_text(pid_t pid, uint64_t lo, uint8_t *buf, size_t len)
+/* The program's code at lo; false when it has no memory any more (it
+ * has ended: a zombie's /proc/PID/mem reads nothing). */
+static bool read_text(pid_t pid, uint64_t lo, uint8_t *buf, size_t len)
 {
 	char path[64];
+	size_t got;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
 	f = fopen(path, "r");
 	cr_assert_not_null(f);
 	cr_assert_eq(fseek(f, (long)lo, SEEK_SET), 0);
-	cr_assert_eq(fread(buf, 1, len, f), len);
+	got = fread(buf, 1, len, f);
 	fclose(f);
+	return got == len;
 }
 
 Test(tracer, detach_restores_code_and_lets_the_program_finish)
@@ -272,7 +276,7 @@ Test(tracer, detach_restores_code_and_lets_the_program_finish)
 	syms = sym_open_pid(pid, err, sizeof(err));
 	cr_assert_not_null(syms);
 	cr_assert_eq(sym_function(syms, "hook", &hook), 0);
-	read_text(pid, hook, before, sizeof(before));
+	cr_assert(read_text(pid, hook, before, sizeof(before)));
 	cr_assert_eq(tracer_attach(t, pid, err, sizeof(err)), 0, "%s", err);
 	p = tracer_processes(t);
 	cr_assert_eq(tracer_break_insert(p, hook, err, sizeof(err)), 0, "%s", err);
@@ -288,8 +292,12 @@ Test(tracer, detach_restores_code_and_lets_the_program_finish)
 		tracer_resume(ev.thread);
 	}
 	cr_assert_eq(tracer_detach_all(t), 0);
-	read_text(pid, hook, after, sizeof(after));
-	cr_expect_arr_eq(before, after, sizeof(before));
+	/* Let go, the program may finish before its code can be read (its
+	 * four threads against this test on two CPUs): then its clean exit
+	 * below is the proof, as a byte of ours left in hook() would have
+	 * killed it with SIGILL. */
+	if (read_text(pid, hook, after, sizeof(after)))
+		cr_expect_arr_eq(before, after, sizeof(before));
 	tracer_free(t);
 	cr_assert_eq(waitpid(pid, &status, 0), pid);
 	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0,
