@@ -42,6 +42,7 @@
 #include "tracer/internal.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <string.h>
 #include <sys/time.h>
@@ -83,6 +84,15 @@ static void fill_handled(sigset_t *set)
 		sigaddset(set, sig);
 }
 
+/* A child of fork (a --jobs worker) inherits the note of an armed alarm
+ * but not the timer (fork clears it), and would wait for ever for an
+ * alarm nobody set: it starts with none. */
+static void forget_alarm_in_child(void)
+{
+	alarm_fired = 0;
+	alarm_at = -1;
+}
+
 void tr_signals_install(void)
 {
 	static bool installed;
@@ -92,6 +102,7 @@ void tr_signals_install(void)
 	if (installed)
 		return;
 	installed = true;
+	pthread_atfork(NULL, NULL, forget_alarm_in_child);
 	fill_handled(&handled);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
@@ -112,23 +123,12 @@ int tracer_stop_signal(bool take)
 	return sig;
 }
 
-/* Is the interval timer really set?  A child of fork (a --jobs worker)
- * inherits alarm_at but not the timer, and would wait for ever for an
- * alarm nobody set. */
-static bool timer_armed(void)
-{
-	struct itimerval now;
-
-	return getitimer(ITIMER_REAL, &now) == 0 &&
-	       (now.it_value.tv_sec != 0 || now.it_value.tv_usec != 0);
-}
-
 static void arm_alarm(int64_t deadline_ms)
 {
 	struct itimerval it = {{0, 0}, {0, 0}};
 	int64_t left = deadline_ms - tracer_now_ms();
 
-	if (alarm_at >= 0 && alarm_at <= deadline_ms && !alarm_fired && timer_armed())
+	if (alarm_at >= 0 && alarm_at <= deadline_ms && !alarm_fired)
 		return; /* an earlier alarm is coming: it will resume the wait */
 	if (left < 1)
 		left = 1;
