@@ -77,7 +77,7 @@ static int detach_process(struct tracer *t, struct tr_process *p)
 	struct tr_thread *th;
 	int failed = 0;
 
-	if (p->dying || tr_pid_dying(p->pid)) {
+	if (tr_pid_dying(p->pid)) {
 		let_go_of_dying(t, p);
 		return 0;
 	}

@@ -157,7 +157,6 @@ struct tr_process {
 	bool let_go, let_go_at_exec, fork_seen, released;
 	pid_t parent_pid;
 	bool alive;
-	bool dying; /* a thread of it is ending of a signal: so is the process */
 	int mem_fd;		 /* /proc/PID/mem of its current program */
 	int mem_errno;		 /* why mem_fd could not be opened */
 	bool shares_mm;		 /* a vfork child: mem_fd is its parent's memory until

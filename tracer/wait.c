@@ -381,10 +381,6 @@ static enum decoded decode_stop(struct tracer *t, struct tr_thread *th, int stat
 	case PTRACE_EVENT_EXIT:
 		ptrace(PTRACE_GETEVENTMSG, th->tid, 0, &msg);
 		tr_set(th, TF_EXITING);
-		/* A fatal signal ends every thread of the process: none of
-		 * them will run our code again. */
-		if (WIFSIGNALED((int)msg))
-			th->proc->dying = true;
 		ev->kind = TR_EV_EXIT;
 		ev->status = (int)msg;
 		return REPORT;
