@@ -159,6 +159,8 @@ struct run {
 	bool deferred_trace;	    /* keep raw events; name them only on demand */
 	int64_t symbols_us;	    /* time spent opening symbol tables */
 	struct symbol_cache *symbol_cache; /* explore: tables kept across runs */
+	/* the template p1 was forked from (snapshot.c), NULL: launched afresh */
+	struct engine_snapshot *snapshot;
 	struct deferred_event {
 		double ms;
 		struct tr_thread *thread;
@@ -445,6 +447,10 @@ void stderr_forward(int fd);
 int snapshot_launch(struct engine_snapshot *s, struct tracer *t, char *const argv[],
 		    const struct engine_options *opt, int *program_stderr, char *err,
 		    size_t errlen);
+/* The points a serialized run planted at its start in p (its p1, not yet
+ * run), planted in the template too, so that the next runs start with
+ * them (tracer_adopt).  Not an error when it cannot: the runs plant them. */
+void snapshot_learn_points(struct engine_snapshot *s, struct tr_process *p);
 
 /* program_stderr: the file of stderr_capture_begin, or -1; it is
  * forwarded and closed at the end. */

@@ -833,8 +833,11 @@ static enum loop_verdict step_event(struct run *r, const struct tr_event *ev,
 	if (ev->kind == TR_EV_START) {
 		/* a new thread or process: held where it starts, enabled */
 		s->threads[i].site = s->create_site;
-		if (!s->planted && plant_points(s, tracer_thread_process(ev->thread)) < 0)
-			return LOOP_STOP;
+		if (!s->planted) {
+			if (plant_points(s, tracer_thread_process(ev->thread)) < 0)
+				return LOOP_STOP;
+			snapshot_learn_points(r->snapshot, tracer_thread_process(ev->thread));
+		}
 		s->planted = true;
 		report_event(r, &(struct current_event){.ev = ev});
 		return s->running < 0 ? LOOP_DONE : LOOP_AGAIN;

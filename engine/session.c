@@ -241,6 +241,7 @@ int engine_run_once(struct policy *pol, char *const argv[], const struct engine_
 	struct tracer *t = tracer_new(&topt);
 	struct run *r = NULL;
 	int rc, saved = -1, program_stderr = -1;
+	bool forked;
 
 	assert(pol && argv && argv[0] && hooks && out);
 	memset(out, 0, sizeof(*out));
@@ -252,6 +253,7 @@ int engine_run_once(struct policy *pol, char *const argv[], const struct engine_
 	rc = hooks->snapshot
 		 ? snapshot_launch(hooks->snapshot, t, argv, opt, &program_stderr, err, errlen)
 		 : 0;
+	forked = rc > 0;
 	if (rc == 0) { /* no template: a fresh launch */
 		if (opt->sanitizer_bugs)
 			program_stderr = stderr_capture_begin(&saved);
@@ -272,6 +274,7 @@ int engine_run_once(struct policy *pol, char *const argv[], const struct engine_
 		goto out;
 	}
 	r->program_stderr = program_stderr;
+	r->snapshot = forked ? hooks->snapshot : NULL;
 	run_with_hooks(r, pol, hooks, out);
 	rc = 0;
 out:

@@ -38,6 +38,7 @@ struct engine_snapshot {
 	struct tracer *t;	/* the template's own tracer; NULL: none (yet) */
 	struct tr_thread *main; /* held at the entry point */
 	uint64_t fork_fn;	/* glibc's _Fork in it */
+	struct sym_space *syms; /* its symbols: where _Fork is */
 	int stderr_fd;		/* its stderr (O_APPEND), or -1: cctrace's */
 	bool sanitizer_bugs;	/* what it was made for */
 	bool tried;
@@ -55,6 +56,8 @@ struct engine_snapshot *engine_snapshot_new(void)
 
 static void drop_template(struct engine_snapshot *s)
 {
+	sym_close(s->syms);
+	s->syms = NULL;
 	if (s->t) {
 		if (s->main)
 			tracer_bury_children(s->main);
@@ -97,18 +100,17 @@ static int capture_template_stderr(struct engine_snapshot *s, int *saved)
 static uint64_t find_fork_fn(struct engine_snapshot *s)
 {
 	char err[256];
-	struct sym_space *syms =
-	    sym_open_pid(tracer_process_pid(tracer_thread_process(s->main)), err, sizeof(err));
 	uint64_t addr = 0;
 
-	if (!syms) {
+	s->syms =
+	    sym_open_pid(tracer_process_pid(tracer_thread_process(s->main)), err, sizeof(err));
+	if (!s->syms) {
 		snprintf(s->why, sizeof(s->why), "cannot read the template's symbols: %s", err);
 		return 0;
 	}
-	if (sym_function(syms, "_Fork", &addr) < 0 || !addr)
+	if (sym_function(s->syms, "_Fork", &addr) < 0 || !addr)
 		snprintf(s->why, sizeof(s->why),
 			 "the program has no _Fork (glibc 2.34 or later, dynamically linked)");
-	sym_close(syms);
 	return addr;
 }
 
@@ -164,7 +166,27 @@ int snapshot_launch(struct engine_snapshot *s, struct tracer *t, char *const arg
 	}
 	if (s->stderr_fd >= 0)
 		*program_stderr = dup(s->stderr_fd);
-	if (tracer_adopt(t, child, err, errlen) < 0)
+	if (tracer_adopt(t, child, s->main, err, errlen) < 0)
 		return -1;
 	return 1;
+}
+
+/* In _Fork, which the template runs to make each child? */
+static bool in_fork_fn(void *ctx, uint64_t addr)
+{
+	struct engine_snapshot *s = ctx;
+	struct sym_loc loc;
+
+	return sym_describe_function(s->syms, addr, &loc) == 0 && loc.func &&
+	       addr - loc.func_offset == s->fork_fn;
+}
+
+void snapshot_learn_points(struct engine_snapshot *s, struct tr_process *p)
+{
+	char err[256];
+
+	/* A failure costs speed only: the runs plant what the template lacks. */
+	if (s && s->t)
+		(void)tracer_break_mirror(tracer_thread_process(s->main), p, in_fork_fn, s, err,
+					  sizeof(err));
 }

@@ -306,3 +306,58 @@ Test(tracer, detach_restores_code_and_lets_the_program_finish)
 	close(from_child);
 	sym_close(syms);
 }
+
+/* A run forked from a template that planted breakpoints (tracer_adopt):
+ * the child starts with the template's bytes in its code, claims some
+ * without planting them again, and the one it does not claim is gone
+ * before it runs: the claimed ones (the hook, and a rip-relative
+ * instruction displaced into the template's scratch page, which the child
+ * has too) count every hit, the unclaimed one none, and the program, whose unclaimed byte would
+ * kill it with SIGILL, computes its result.  The template keeps all three. */
+Test(tracer, a_forked_run_claims_the_templates_breakpoints)
+{
+	struct tracer *tmpl = launch("200"), *t = tracer_new(&(struct tracer_options){0});
+	struct tr_process *tp = tracer_processes(tmpl), *p;
+	struct sym_space *syms;
+	struct counts c = {0};
+	uint64_t addrs[3], fork_fn;
+	uint8_t byte, code;
+	pid_t child;
+	char err[256];
+	int i;
+
+	syms = sym_open_pid(tracer_process_pid(tp), err, sizeof(err));
+	cr_assert_not_null(syms, "%s", err);
+	cr_assert_eq(sym_function(syms, "hook", &addrs[0]), 0);
+	addrs[1] = line_addr(syms, "MARK:call-line");
+	addrs[2] = line_addr(syms, "MARK:rip-line");
+	cr_assert_eq(sym_function(syms, "_Fork", &fork_fn), 0);
+	for (i = 0; i < 3; i++)
+		cr_assert_eq(tracer_break_insert(tp, addrs[i], err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(tracer_fork_held(tracer_threads(tmpl), fork_fn, &child, err, sizeof(err)), 0,
+		     "%s", err);
+	cr_assert_eq(tracer_adopt(t, child, tracer_threads(tmpl), err, sizeof(err)), 0, "%s", err);
+	p = tracer_processes(t);
+	cr_assert_eq(tracer_read(p, addrs[1], &byte, 1), 0);
+	cr_assert_eq(tracer_read_code(p, addrs[1], &code, 1), 0);
+	cr_expect_eq(byte, TRACER_BREAK_BYTE, "the child has the template's byte");
+	cr_expect_neq(code, TRACER_BREAK_BYTE, "read_code shows the program's byte under it");
+	cr_expect(!tracer_break_at(p, addrs[1]), "an unclaimed breakpoint is not the run's");
+	cr_assert_eq(tracer_break_insert(p, addrs[0], err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(tracer_break_insert(p, addrs[2], err, sizeof(err)), 0, "%s", err);
+	cr_expect(tracer_break_at(p, addrs[0]) && tracer_break_at(p, addrs[2]));
+	drive(t, addrs, &c);
+	cr_expect_eq(c.hits[0], WORKERS * 200, "hook: %ld hits", c.hits[0]);
+	cr_expect_eq(c.hits[1], 0, "the unclaimed one was hit %ld times", c.hits[1]);
+	cr_expect_eq(c.hits[2], WORKERS * 200, "the displaced one: %ld hits", c.hits[2]);
+	cr_expect_eq(c.exit_status, 0, "the program computed a wrong result (%d)", c.exit_status);
+	for (i = 0; i < 3; i++) {
+		cr_assert_eq(tracer_read(tp, addrs[i], &byte, 1), 0);
+		cr_expect_eq(byte, TRACER_BREAK_BYTE, "the template lost breakpoint %d", i);
+	}
+	tracer_free(t);
+	tracer_bury_children(tracer_threads(tmpl));
+	tracer_kill_launched(tmpl);
+	tracer_free(tmpl);
+	sym_close(syms);
+}

@@ -117,6 +117,21 @@ static int replant(struct tr_process *p, struct tr_breakpoint *bp, char *err, si
 	return -1;
 }
 
+/* Is its byte in the program's code now? */
+static bool planted(const struct tr_breakpoint *bp)
+{
+	return bp->refs > 0 || bp->unclaimed;
+}
+
+/* One the template planted: ours without a write. */
+static void claim(struct tr_process *p, struct tr_breakpoint *bp)
+{
+	assert(bp->refs == 0 && p->unclaimed > 0);
+	bp->unclaimed = false;
+	p->unclaimed--;
+	bp->refs = 1;
+}
+
 int tracer_break_insert(struct tr_process *p, uint64_t addr, char *err, size_t errlen)
 {
 	struct tr_breakpoint *bp = tr_break_find_any(p, addr);
@@ -124,6 +139,10 @@ int tracer_break_insert(struct tr_process *p, uint64_t addr, char *err, size_t e
 	if (bp && bp->refs > 0) {
 		bp->refs++;
 		assert(bp->refs > 1); /* no wrap-around */
+		return 0;
+	}
+	if (bp && bp->unclaimed) {
+		claim(p, bp);
 		return 0;
 	}
 	/* The guardian's rescue handler comes before the first breakpoint. */
@@ -192,7 +211,7 @@ int tracer_read_code(struct tr_process *p, uint64_t addr, void *buf, size_t len)
 	if (tracer_read(p, addr, buf, len) < 0)
 		return -1;
 	for (bp = p->breakpoints; bp; bp = bp->next)
-		if (bp->refs > 0 && bp->addr >= addr && bp->addr - addr < len)
+		if (planted(bp) && bp->addr >= addr && bp->addr - addr < len)
 			((uint8_t *)buf)[bp->addr - addr] = bp->orig;
 	return 0;
 }
@@ -216,13 +235,14 @@ void tr_break_remove_all(struct tr_process *p, bool restore_bytes)
 	while (p->breakpoints) {
 		struct tr_breakpoint *bp = p->breakpoints;
 
-		if (restore_bytes && p->alive && bp->refs > 0)
+		if (restore_bytes && p->alive && planted(bp))
 			tracer_write(p, bp->addr, &bp->orig, 1);
 		if (bp->gj)
 			tr_guard_break(p, bp, TR_GUARD_GONE);
 		p->breakpoints = bp->next;
 		free(bp);
 	}
+	p->unclaimed = 0;
 }
 
 int tr_break_step_over(struct tr_thread *th)
@@ -320,6 +340,7 @@ void tr_break_inherit(struct tr_process *parent, struct tr_process *child)
 {
 	struct tr_breakpoint *bp, *copy, **tail = &child->breakpoints;
 
+	assert(parent->unclaimed == 0); /* it ran to fork */
 	inherit_scratch(parent, child);
 	for (bp = parent->breakpoints; bp; bp = bp->next) {
 		copy = malloc(sizeof(*copy));
@@ -341,4 +362,118 @@ void tr_break_inherit(struct tr_process *parent, struct tr_process *child)
 		*tail = copy;
 		tail = &copy->next;
 	}
+}
+
+void tr_break_adopt(const struct tr_process *tmpl, struct tr_process *child)
+{
+	struct tr_breakpoint *bp, *copy, **btail = &child->breakpoints;
+	struct tr_scratch *s, *scopy, **stail = &child->scratch;
+
+	assert(child->launched && !child->breakpoints && !child->scratch);
+	for (s = tmpl->scratch; s; s = s->next) {
+		scopy = malloc(sizeof(*scopy));
+		if (!scopy)
+			return; /* its breakpoints' slots with it: none copied */
+		*scopy = *s;
+		scopy->next = NULL;
+		scopy->gj = 0;
+		*stail = scopy;
+		stail = &scopy->next;
+	}
+	for (bp = tmpl->breakpoints; bp; bp = bp->next) {
+		copy = malloc(sizeof(*copy));
+		if (!copy) { /* forgotten, but its byte is in the code */
+			tracer_write(child, bp->addr, &bp->orig, 1);
+			continue;
+		}
+		*copy = *bp;
+		copy->next = NULL;
+		copy->gj = 0;
+		copy->unclaimed = bp->refs > 0;
+		copy->refs = 0;
+		child->unclaimed += copy->unclaimed;
+		*btail = copy;
+		btail = &copy->next;
+	}
+	child->syscall_gadget = tmpl->syscall_gadget;
+}
+
+void tr_break_drop_unclaimed(struct tr_process *p)
+{
+	struct tr_breakpoint *bp;
+
+	for (bp = p->breakpoints; bp && p->unclaimed > 0; bp = bp->next) {
+		if (!bp->unclaimed)
+			continue;
+		bp->unclaimed = false;
+		p->unclaimed--;
+		if (p->alive)
+			tracer_write(p, bp->addr, &bp->orig, 1);
+	}
+	assert(p->unclaimed == 0);
+}
+
+/* ------------------------------------------------- a template's set */
+
+static int cmp_addr(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The addresses of p's live breakpoints, sorted; how many, -1 if out of
+ * memory. */
+static int live_addrs(const struct tr_process *p, uint64_t **out)
+{
+	const struct tr_breakpoint *bp;
+	uint64_t *addrs;
+	int n = 0;
+
+	for (bp = p->breakpoints; bp; bp = bp->next)
+		n += bp->refs > 0;
+	addrs = malloc(sizeof(*addrs) * (size_t)(n ? n : 1));
+	if (!addrs)
+		return -1;
+	n = 0;
+	for (bp = p->breakpoints; bp; bp = bp->next)
+		if (bp->refs > 0)
+			addrs[n++] = bp->addr;
+	qsort(addrs, (size_t)n, sizeof(*addrs), cmp_addr);
+	*out = addrs;
+	return n;
+}
+
+static bool among(const uint64_t *sorted, int n, uint64_t addr)
+{
+	return bsearch(&addr, sorted, (size_t)n, sizeof(addr), cmp_addr) != NULL;
+}
+
+int tracer_break_mirror(struct tr_process *to, struct tr_process *from,
+			bool (*skip)(void *ctx, uint64_t addr), void *ctx, char *err, size_t errlen)
+{
+	uint64_t *want = NULL, *have = NULL;
+	int nwant = live_addrs(from, &want), nhave = nwant < 0 ? -1 : live_addrs(to, &have);
+	int i, rc = -1;
+
+	if (nhave < 0) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < nhave; i++) {
+		struct tr_breakpoint *bp = tr_break_find(to, have[i]);
+
+		if (!among(want, nwant, have[i])) /* none that skip refuses is had */
+			while (bp && bp->refs > 0)
+				tracer_break_remove(to, have[i]);
+	}
+	for (i = 0; i < nwant; i++)
+		if (!among(have, nhave, want[i]) && !skip(ctx, want[i]) &&
+		    tracer_break_insert(to, want[i], err, errlen) < 0)
+			goto out;
+	rc = 0;
+out:
+	free(want);
+	free(have);
+	return rc;
 }

@@ -120,7 +120,8 @@ fail:
 	return -1;
 }
 
-int tracer_adopt(struct tracer *t, pid_t pid, char *err, size_t errlen)
+int tracer_adopt(struct tracer *t, pid_t pid, const struct tr_thread *tmpl, char *err,
+		 size_t errlen)
 {
 	struct tr_process *p = tr_process_new(t, pid);
 	struct tr_thread *th = p ? tr_thread_new(t, p, pid) : NULL;
@@ -130,6 +131,8 @@ int tracer_adopt(struct tracer *t, pid_t pid, char *err, size_t errlen)
 		return -1;
 	}
 	p->launched = true;
+	if (tmpl)
+		tr_break_adopt(tmpl->proc, p);
 	tr_mark_held(th);
 	tr_set(th, TF_STARTED);
 	if (tr_fetch_regs(th) < 0 ||

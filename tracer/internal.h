@@ -127,6 +127,11 @@ struct tr_breakpoint {
 	struct dis_insn insn;
 	uint64_t slot;
 	size_t gj; /* its record in the guardian's journal, 0 if none */
+	/* Planted by the template this process was forked from (refs 0, its
+	 * byte in place), not asked for yet: tracer_break_insert claims it
+	 * without a write, and what is left unclaimed is taken out before
+	 * any thread of the process runs (tr_break_drop_unclaimed). */
+	bool unclaimed;
 	struct tr_breakpoint *next;
 };
 
@@ -164,6 +169,7 @@ struct tr_process {
 	unsigned execs;		 /* programs it has executed since we met it */
 	uint64_t syscall_gadget; /* address of a 0f 05 pair in its text, 0 = not found yet */
 	struct tr_breakpoint *breakpoints;
+	int unclaimed; /* breakpoints with .unclaimed */
 	struct tr_scratch *scratch;
 	struct tr_watch watch[TR_MAX_WATCH];
 	int dr_generation;	   /* bumped when watch[] changes */
@@ -271,6 +277,12 @@ void tr_break_fix_pc_in_slot(struct tr_thread *th);
 /* Copy the parent's breakpoints and scratch pages to a forked child, whose
  * code bytes are made to agree with the copy. */
 void tr_break_inherit(struct tr_process *parent, struct tr_process *child);
+/* The same for a child of a held template (tracer_adopt), which has not
+ * run since its memory was the template's: nothing to read or make agree;
+ * the template's live breakpoints are the child's unclaimed ones. */
+void tr_break_adopt(const struct tr_process *tmpl, struct tr_process *child);
+/* Take out the unclaimed breakpoints: before the process first runs. */
+void tr_break_drop_unclaimed(struct tr_process *p);
 
 /* scratch.c */
 uint64_t tr_scratch_alloc(struct tr_process *p, uint64_t near, size_t len, char *err,

@@ -148,6 +148,8 @@ long tr_inject_syscall(struct tr_thread *th, long nr, const long args[6], bool *
 	long ret = -ENOSYS;
 
 	*ok = false;
+	if (th->proc->unclaimed > 0) /* it runs: the gadget could be under one */
+		tr_break_drop_unclaimed(th->proc);
 	if (!gadget)
 		gadget = find_syscall_gadget(th->proc);
 	if (gadget && (tr_break_find(th->proc, gadget) || tr_break_find(th->proc, gadget + 1))) {

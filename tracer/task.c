@@ -430,6 +430,8 @@ int tr_continue(struct tr_thread *th, int request)
 	assert(request == PTRACE_CONT || request == PTRACE_SINGLESTEP);
 	if (tr_flush_regs(th) < 0 && errno == ESRCH)
 		goto gone;
+	if (th->proc->unclaimed > 0)
+		tr_break_drop_unclaimed(th->proc);
 	if (th->dr_generation != th->proc->dr_generation)
 		tr_watch_sync(th);
 	if (request == PTRACE_CONT && tr_has(th, TF_GROUP_STOP)) {

@@ -144,9 +144,13 @@ int tracer_fork_held(struct tr_thread *th, uint64_t fork_fn, pid_t *child, char 
  * is left a zombie. */
 void tracer_bury_children(struct tr_thread *th);
 /* Take such a child over as t's launched program: the state
- * tracer_launch leaves, p1.t1 held with a TR_EV_START queued.  -1 with
- * err (the child is killed). */
-int tracer_adopt(struct tracer *t, pid_t pid, char *err, size_t errlen);
+ * tracer_launch leaves, p1.t1 held with a TR_EV_START queued.  The
+ * template's breakpoints (held by tmpl) are in the child's code: they are
+ * the child's too, planted but unclaimed: tracer_break_insert takes one
+ * over without a write, and those not taken are removed before the child
+ * first runs.  -1 with err (the child is killed). */
+int tracer_adopt(struct tracer *t, pid_t pid, const struct tr_thread *tmpl, char *err,
+		 size_t errlen);
 
 /*
  * The terminal of a program launched with own_pgrp (terminal.c).  cctrace
@@ -311,6 +315,13 @@ int tracer_read_code(struct tr_process *p, uint64_t addr, void *buf, size_t len)
 int tracer_break_insert(struct tr_process *p, uint64_t addr, char *err, size_t errlen);
 void tracer_break_remove(struct tr_process *p, uint64_t addr);
 bool tracer_break_at(struct tr_process *p, uint64_t addr);
+/* Make the live breakpoints of `to`, a held template's process (which
+ * runs none of the code), those of `from` now, less those skip(ctx, addr)
+ * refuses: the next children of the template start with them planted
+ * (tracer_adopt).  0, or -1 with err. */
+int tracer_break_mirror(struct tr_process *to, struct tr_process *from,
+			bool (*skip)(void *ctx, uint64_t addr), void *ctx, char *err,
+			size_t errlen);
 
 /* Hardware watchpoints: len 1, 2, 4 or 8 and addr aligned to len.  Returns
  * the slot (0..3), or -1 with a message (the limit of 4 is named).  The
