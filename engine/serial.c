@@ -539,8 +539,7 @@ static void profile_hit(struct serial *s, struct tr_thread *th, uint64_t pc)
 	struct dis_access acc[DIS_MAX_ACCESSES];
 	int n, k;
 
-	if (tracer_read_code(p, pc, code, sizeof(code)) < 0 ||
-	    dis_decode(code, sizeof(code), pc, &insn) < 0)
+	if (tracer_decode_at(p, pc, code, &insn) < 0)
 		return;
 	n = dis_accesses(&insn, code, tracer_regs(th), acc, DIS_MAX_ACCESSES);
 	for (k = 0; k < n; k++) {
@@ -957,8 +956,7 @@ static uint64_t point_value(struct sthread *st, uint64_t pc)
 	uint64_t value = 0;
 	int n, k;
 
-	if (tracer_read_code(p, pc, code, sizeof(code)) < 0 ||
-	    dis_decode(code, sizeof(code), pc, &insn) < 0)
+	if (tracer_decode_at(p, pc, code, &insn) < 0)
 		return 0;
 	n = dis_accesses(&insn, code, tracer_regs(st->th), acc, DIS_MAX_ACCESSES);
 	for (k = 0; k < n; k++)
@@ -1202,8 +1200,7 @@ static struct engine_access next_access(struct serial *s, int i)
 	int n, k;
 
 	if (!pc || pc != st->last_pc || sync_of(s, pc) >= 0 ||
-	    tracer_read_code(p, pc, code, sizeof(code)) < 0 ||
-	    dis_decode(code, sizeof(code), pc, &insn) < 0)
+	    tracer_decode_at(p, pc, code, &insn) < 0)
 		return (struct engine_access){0};
 	n = dis_accesses(&insn, code, tracer_regs(st->th), acc, DIS_MAX_ACCESSES);
 	for (k = 0; k < n; k++)

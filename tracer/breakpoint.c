@@ -216,6 +216,21 @@ int tracer_read_code(struct tr_process *p, uint64_t addr, void *buf, size_t len)
 	return 0;
 }
 
+int tracer_decode_at(struct tr_process *p, uint64_t addr, uint8_t code[DIS_MAX_INSN],
+		     struct dis_insn *insn)
+{
+	const struct tr_breakpoint *bp = tr_break_find_any(p, addr);
+
+	if (bp) { /* decoded when it was planted */
+		memcpy(code, bp->code, DIS_MAX_INSN);
+		*insn = bp->insn;
+		return 0;
+	}
+	if (tracer_read_code(p, addr, code, DIS_MAX_INSN) < 0)
+		return -1;
+	return dis_decode(code, DIS_MAX_INSN, addr, insn);
+}
+
 void tracer_break_remove(struct tr_process *p, uint64_t addr)
 {
 	struct tr_breakpoint *bp = tr_break_find(p, addr);

@@ -39,6 +39,7 @@
 #ifndef CCTRACE_TRACER_H
 #define CCTRACE_TRACER_H
 
+#include "disasm/disasm.h"
 #include "tracer/abi.h"
 
 #include <stdbool.h>
@@ -310,6 +311,11 @@ int tracer_write(struct tr_process *p, uint64_t addr, const void *buf, size_t le
 
 /* Code as the program has it: tracer_read with our int3 bytes taken out. */
 int tracer_read_code(struct tr_process *p, uint64_t addr, void *buf, size_t len);
+/* The instruction at addr, its bytes as the program has them in code: the
+ * decoding made when a breakpoint was planted there, if one ever was (a
+ * point's, at every stop: no read), else read and decoded.  0 or -1. */
+int tracer_decode_at(struct tr_process *p, uint64_t addr, uint8_t code[DIS_MAX_INSN],
+		     struct dis_insn *insn);
 
 /* Software breakpoints, reference counted per address. */
 int tracer_break_insert(struct tr_process *p, uint64_t addr, char *err, size_t errlen);
