@@ -126,6 +126,10 @@ struct sthread {
 	bool yielding;	   /* left out of the next choice if another can run */
 	bool internal;	   /* held at a synchronisation function libc called */
 	uint64_t site;	   /* where its creator called pthread_create (0: main) */
+	/* where the function it is held at the entry of returns to, read once
+	 * per stop (every choice asks for every option's kind) */
+	uint64_t entry_return;
+	bool entry_return_known;
 	/* the access points of its current turn (since another thread ran),
 	 * with the value each read: a loop that comes back to one with the
 	 * same value re-reads unchanged memory (spin_revisit) */
@@ -201,6 +205,10 @@ struct serial {
 	struct engine_step *forced;   /* steps without a choice since the last */
 	int nforced, forced_cap;
 	char where[160]; /* cfg->describe: where the last step stopped */
+	/* words read while collecting one choice's options (memo_on) */
+	struct held_word *memo;
+	int nmemo, memo_cap;
+	bool memo_on;
 };
 
 static int thread_index(struct serial *s, struct tr_thread *th)
@@ -641,11 +649,52 @@ static void profile_finish(struct serial *s)
 
 /* --- one step --- */
 
-static bool futex_sleeps(struct sthread *st)
+/*
+ * A lock or futex word read while one choice's options are collected:
+ * no thread makes a step meanwhile, so a word many threads wait on (a
+ * hundred at one mutex in twostage_100) is read once per choice, not once
+ * per waiter, which made a choice cost a read per thread.
+ */
+struct held_word {
+	struct tr_process *p;
+	uint64_t addr;
+	uint32_t word[3];
+	int len; /* bytes read; -1: unreadable */
+};
+
+static int read_words(struct serial *s, struct tr_process *p, uint64_t addr, uint32_t *words,
+		      int len)
+{
+	struct held_word *w;
+	int i;
+
+	assert(len > 0 && len <= (int)sizeof(w->word));
+	if (!s->memo_on)
+		return tracer_read(p, addr, words, (size_t)len);
+	for (i = 0; i < s->nmemo; i++) {
+		w = &s->memo[i];
+		if (w->p == p && w->addr == addr && (w->len < 0 || w->len >= len)) {
+			memcpy(words, w->word, (size_t)len);
+			return w->len < 0 ? -1 : 0;
+		}
+	}
+	if (vec_reserve(&s->memo, &s->memo_cap, s->nmemo, sizeof(*s->memo)) < 0)
+		return tracer_read(p, addr, words, (size_t)len);
+	w = &s->memo[s->nmemo++];
+	*w = (struct held_word){.p = p, .addr = addr, .len = (int)sizeof(w->word)};
+	if (tracer_read(p, addr, w->word, sizeof(w->word)) < 0) {
+		/* a word at the end of a mapping: as asked */
+		w->len = tracer_read(p, addr, w->word, (size_t)len) < 0 ? -1 : len;
+	}
+	memcpy(words, w->word, (size_t)len);
+	return w->len < 0 ? -1 : 0;
+}
+
+static bool futex_sleeps(struct serial *s, struct sthread *st)
 {
 	uint32_t word;
 
-	if (tracer_read(tracer_thread_process(st->th), st->futex, &word, sizeof(word)) < 0)
+	if (read_words(s, tracer_thread_process(st->th), st->futex, &word, sizeof(word)) < 0)
 		return false;
 	return word == st->value;
 }
@@ -684,7 +733,7 @@ static bool waits_for_mutex(struct serial *s, struct sthread *st)
 	if (sync < 0 || strcmp(sync_fns[sync].name, "pthread_mutex_lock") != 0)
 		return false;
 	regs = tracer_regs(st->th);
-	if (tracer_read(tracer_thread_process(st->th), regs->rdi, lock, sizeof(lock)) < 0)
+	if (read_words(s, tracer_thread_process(st->th), regs->rdi, lock, sizeof(lock)) < 0)
 		return false;
 	/* glibc: __lock, __count, __owner */
 	return lock[0] != 0 && lock[2] != (uint32_t)tracer_thread_tid(st->th);
@@ -725,9 +774,13 @@ static uint64_t return_address(struct sthread *st)
 {
 	uint64_t ret = 0;
 
+	if (st->entry_return_known)
+		return st->entry_return;
 	if (tracer_read(tracer_thread_process(st->th), tracer_regs(st->th)->rsp, &ret,
 			sizeof(ret)) < 0)
 		return 0;
+	st->entry_return = ret;
+	st->entry_return_known = true;
 	return ret;
 }
 
@@ -755,7 +808,7 @@ static bool enabled(struct serial *s, struct sthread *st)
 	if (st->state == SS_BLOCKED) {
 		int ready = st->in_futex ? -1 : read_would_return(st);
 
-		if (st->in_futex ? futex_sleeps(st)
+		if (st->in_futex ? futex_sleeps(s, st)
 				 : ready == 0 || (ready < 0 && st->blocked_at == s->progress))
 			return false;
 		st->state = SS_READY;
@@ -1003,6 +1056,7 @@ static enum flow run_step(struct serial *s, int i)
 	s->interrupting = false;
 	s->probing = false;
 	s->step_t0 = tracer_now_ms();
+	s->threads[i].entry_return_known = false; /* it moves */
 	tracer_resume(s->threads[i].th);
 	flow = loop_run(s->r, &req);
 	s->running = -1;
@@ -1117,9 +1171,12 @@ static int collect_options(struct serial *s)
 {
 	int i, n = 0, fair = 0;
 
+	s->memo_on = true;
+	s->nmemo = 0;
 	for (i = 0; i < s->nthreads; i++)
 		if (enabled(s, &s->threads[i]))
 			s->options[n++] = i;
+	s->memo_on = false;
 	/* a yielding or spinning thread gives way to the others (not when
 	 * following a schedule: its lines say who runs) */
 	for (i = 0; i < n && !s->cfg->describe; i++)
@@ -1337,6 +1394,7 @@ static int pick(struct serial *s)
 
 static void free_serial(struct serial *s)
 {
+	free(s->memo);
 	free(s->threads);
 	free(s->bound_var);
 	free(s->seg.pcs);
