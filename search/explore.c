@@ -454,13 +454,19 @@ static void progress_line(struct progress *p, const struct explore_summary *sum,
 	double s = (double)(engine_now_ms() - p->t0) / 1000.0;
 	double space = search_space_estimate(oracle);
 
+	char estimate[32];
+
 	/* An estimate of 10^90 schedules is read as a magnitude, not digits. */
+	if (isfinite(space))
+		snprintf(estimate, sizeof(estimate), "~%.*g", space < 1e6 ? 6 : 2, space);
+	else
+		snprintf(estimate, sizeof(estimate), "more than 1e308");
 	fprintf(stderr,
 		"%scctrace %s: %ld runs, %.1f runs/s, %.1f s elapsed, %ld bugs (%ld distinct, "
-		"%ld infeasible, %ld diverged, ~%.*g schedules in all)%s",
+		"%ld infeasible, %ld diverged, %s schedules in all)%s",
 		p->tty ? "\r" : "", p->command, sum->runs, s > 0 ? sum->runs / s : 0.0, s,
-		sum->bugs, sum->distinct, sum->infeasible, sum->diverged, space < 1e6 ? 6 : 2,
-		space, p->tty ? "\033[K" : "\n");
+		sum->bugs, sum->distinct, sum->infeasible, sum->diverged, estimate,
+		p->tty ? "\033[K" : "\n");
 	p->line_shown = p->tty;
 }
 
@@ -505,6 +511,16 @@ static json_t *tenths(double ms)
 	return json_real(round(ms * 10.0) / 10.0);
 }
 
+/* The estimate as an integer while it is one (an int64 holds it); a space
+ * of 10^90 schedules, which no cast may make an integer of, as a real;
+ * one past a double's range as null. */
+static json_t *space_estimate_json(double space)
+{
+	if (space >= 0 && space < 9.2e18)
+		return json_integer((json_int_t)space);
+	return isfinite(space) ? json_real(space) : json_null();
+}
+
 void search_summary_json(FILE *f, const struct explore_options *eo,
 			 const struct explore_summary *sum)
 {
@@ -526,7 +542,7 @@ void search_summary_json(FILE *f, const struct explore_options *eo,
 	json_object_set_new(rec, "diverged", json_integer(sum->diverged));
 	json_object_set_new(rec, "skipped", json_integer(sum->skipped));
 	json_object_set_new(rec, "distinct", json_integer(sum->distinct));
-	json_object_set_new(rec, "space_estimate", json_integer((json_int_t)sum->space_estimate));
+	json_object_set_new(rec, "space_estimate", space_estimate_json(sum->space_estimate));
 	json_object_set_new(rec, "interrupted", json_boolean(sum->interrupted));
 	json_object_set_new(rec, "ms", json_integer((json_int_t)sum->ms));
 	json_object_set_new(rec, "runs_per_second",

@@ -357,3 +357,34 @@ Test(limits, at_a_line_inlined_twenty_times)
 	cr_expect(strstr(r.out, "counter 20") != NULL, "%s", r.out);
 	h_result_free(&r);
 }
+
+/* The JSON summary's estimate of a search space past any integer: a
+ * choice among 30 threads makes more than 2^63 schedules (written as a
+ * real), among 200 more than a double holds (null); never a wrapped
+ * negative integer, which a cast made of 10^90. */
+static const char *space_estimate_of(const char *threads)
+{
+	char dir[] = "/tmp/cctrace-limits-XXXXXX";
+	char buf[64];
+	struct h_result r;
+
+	cr_assert(mkdtemp(dir));
+	r = h_run((const char *const[]){h_cctrace(), "test", "-q", "--json", "--no-minimize",
+					"--strategy", "random", "--runs", "1", "--out", dir, "--",
+					CROWD, threads, NULL},
+		  110);
+	cr_assert(!r.timed_out, "%s", r.err);
+	cr_assert_eq(r.code, 0, "%s", r.err);
+	cr_assert(h_json_field(r.out, "space_estimate", buf, sizeof(buf)), "%s", r.out);
+	h_remove_tree(dir);
+	return h_fmt("%s", buf);
+}
+
+Test(limits, a_space_past_any_integer_is_estimated_as_a_real_or_null)
+{
+	const char *thirty = space_estimate_of("30"), *two_hundred = space_estimate_of("200");
+	double value = strtod(thirty, NULL);
+
+	cr_expect(strchr(thirty, 'e') && value > 9.2e18, "30 threads: %s", thirty);
+	cr_expect_str_eq(two_hundred, "null");
+}
