@@ -193,11 +193,16 @@ static bool is_access_point(struct tr_process *p, uint64_t addr)
 	       (insn.flags & DIS_F_MEM) && !(insn.flags & DIS_F_STACK);
 }
 
-static uint64_t alloc_size(const struct user_regs_struct *regs, enum alloc_size how)
+static uint64_t whole_pages(uint64_t size)
 {
 	long page = sysconf(_SC_PAGESIZE);
-	uint64_t pages = page > 0 ? (uint64_t)page : 4096;
+	uint64_t unit = page > 0 ? (uint64_t)page : 4096;
 
+	return size ? (size + unit - 1) / unit * unit : unit;
+}
+
+static uint64_t alloc_size(const struct user_regs_struct *regs, enum alloc_size how)
+{
 	switch (how) {
 	case SIZE_RDI:
 		return regs->rdi;
@@ -206,7 +211,7 @@ static uint64_t alloc_size(const struct user_regs_struct *regs, enum alloc_size 
 	case SIZE_RDI_RSI:
 		return regs->rdi * regs->rsi;
 	case SIZE_RDI_PAGES:
-		return regs->rdi ? (regs->rdi + pages - 1) / pages * pages : pages;
+		return whole_pages(regs->rdi);
 	case SIZE_RDX_MEMPTR:
 		return regs->rdx;
 	}
