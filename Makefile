@@ -80,6 +80,9 @@ tests/fixtures/serubsan: SAMPLE_CFLAGS += -fsanitize=undefined
 # launched afresh.
 tests/fixtures/serstatic: tests/fixtures/sercounter.c
 	$(CC) $(SAMPLE_CFLAGS) -static -o $@ $<
+# seralign calls C++'s operator new by its mangled name: libstdc++.
+tests/fixtures/seralign: tests/fixtures/seralign.c
+	$(CC) $(SAMPLE_CFLAGS) -o $@ $< -lstdc++
 tests/fixtures/lib%.so: tests/fixtures/lib%.c
 	$(CC) $(SAMPLE_CFLAGS) -shared -fPIC -o $@ $<
 

@@ -7,9 +7,12 @@
  *   - a global (or file-static) variable: the ELF symbol that covers the
  *     address, sized by its DWARF type (symbols/), so every element of an
  *     array or member of a struct is the one variable;
- *   - a heap object, by allocation site: every block that one malloc,
- *     calloc or realloc call site returned is the one variable (the objects
- *     one line of code makes play the one role);
+ *   - a heap object, by allocation site: every block that one call site
+ *     of an allocation function returned is the one variable (the objects
+ *     one line of code makes play the one role).  The functions are C's
+ *     (malloc, calloc, realloc, posix_memalign, aligned_alloc, memalign,
+ *     valloc, pvalloc) and C++'s operator new and new[] (plain, aligned,
+ *     nothrow);
  *   - the synchronisation objects the pthread functions are given (their
  *     first argument), as a global or a heap object like any other: a
  *     preemption at a lock is one at that lock;
@@ -20,7 +23,16 @@
  * Profiling runs (engine_serial.profile) plant breakpoints on the entries
  * of the allocation functions; at an entry the size and the return address
  * are noted, a breakpoint goes on the return address, and there the block
- * [rax, rax + size) is recorded with its site.  Each access profiling
+ * [rax, rax + size) is recorded with its site (posix_memalign's block is
+ * *memptr, read at the return; rax is its error).  One allocation is one
+ * block at its outermost call: libstdc++'s operator new calls malloc, the
+ * aligned one aligned_alloc, new[] jumps to new, and the block is the
+ * caller's of new, not new's own.  A call whose return address lies in an
+ * allocation function is such an inner call and is not tracked; a tail
+ * call arrives with the outer call's stack pointer and replaces it; a
+ * pending call whose stack pointer is below the one of a new call of the
+ * same thread was left without a return (an exception, a longjmp) and is
+ * dropped.  Each access profiling
  * records is keyed by its variable then and there (so a block freed and
  * reused is keyed right); at the run's end the variables of the shared
  * addresses (two threads, one writing) join cfg->vars, and the heap ones
@@ -41,13 +53,46 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-static const char *const alloc_fns[] = {"malloc", "calloc", "realloc"};
+/* Where an allocation function is given its size, and where it returns
+ * its block. */
+enum alloc_size {
+	SIZE_RDI,	/* malloc(size), valloc, operator new(size, ...) */
+	SIZE_RSI,	/* realloc(p, size), aligned_alloc(align, size), memalign */
+	SIZE_RDI_RSI,	/* calloc(n, size) */
+	SIZE_RDI_PAGES, /* pvalloc(size): whole pages */
+	SIZE_RDX_MEMPTR /* posix_memalign(&block, align, size): error in rax */
+};
+
+static const struct alloc_fn {
+	const char *name;
+	enum alloc_size size;
+} alloc_fns[] = {
+    {"malloc", SIZE_RDI},
+    {"calloc", SIZE_RDI_RSI},
+    {"realloc", SIZE_RSI},
+    {"posix_memalign", SIZE_RDX_MEMPTR},
+    {"aligned_alloc", SIZE_RSI},
+    {"memalign", SIZE_RSI},
+    {"valloc", SIZE_RDI},
+    {"pvalloc", SIZE_RDI_PAGES},
+    {"_Znwm", SIZE_RDI}, /* operator new(size_t) */
+    {"_Znam", SIZE_RDI}, /* operator new[](size_t) */
+    {"_ZnwmRKSt9nothrow_t", SIZE_RDI},
+    {"_ZnamRKSt9nothrow_t", SIZE_RDI},
+    {"_ZnwmSt11align_val_t", SIZE_RDI},
+    {"_ZnamSt11align_val_t", SIZE_RDI},
+    {"_ZnwmSt11align_val_tRKSt9nothrow_t", SIZE_RDI},
+    {"_ZnamSt11align_val_tRKSt9nothrow_t", SIZE_RDI},
+};
 #define NALLOC_FNS (sizeof(alloc_fns) / sizeof(alloc_fns[0]))
 
 struct pending_alloc {
 	struct tr_thread *th;
 	uint64_t ret, size;
+	uint64_t rsp;	 /* at the entry: tells a nested, tail or abandoned call */
+	uint64_t memptr; /* posix_memalign's: where the block is; 0: in rax */
 };
 
 struct block {
@@ -60,6 +105,8 @@ struct serial_vars {
 	uint64_t alloc_addr[NALLOC_FNS];
 	uint64_t *ret_armed; /* return addresses with a breakpoint */
 	size_t nret;
+	uint64_t *ret_inner; /* return addresses in an allocation function */
+	size_t ninner;
 	struct pending_alloc *pending;
 	size_t npending;
 	struct block *blocks; /* this run's allocations, in order */
@@ -82,6 +129,7 @@ void svars_free(struct serial_vars *v)
 	if (!v)
 		return;
 	free(v->ret_armed);
+	free(v->ret_inner);
 	free(v->pending);
 	free(v->blocks);
 	free(v->keys);
@@ -102,6 +150,17 @@ static int grow(void *arrayp, size_t n, size_t size)
 	return 0;
 }
 
+/* The allocation function whose entry is addr; -1 if none. */
+static int alloc_fn_at(const struct serial_vars *v, uint64_t addr)
+{
+	size_t i;
+
+	for (i = 0; i < NALLOC_FNS; i++)
+		if (v->alloc_addr[i] && v->alloc_addr[i] == addr)
+			return (int)i;
+	return -1;
+}
+
 int svars_plant(struct serial_vars *v, struct run *r, struct tr_process *p, struct sym_space *syms)
 {
 	size_t i;
@@ -109,11 +168,13 @@ int svars_plant(struct serial_vars *v, struct run *r, struct tr_process *p, stru
 	v->syms = syms;
 	if (!v->cfg->profile)
 		return 0;
+	memset(v->alloc_addr, 0, sizeof(v->alloc_addr));
 	for (i = 0; i < NALLOC_FNS; i++) {
 		uint64_t addr = 0;
 
-		if (sym_function(syms, alloc_fns[i], &addr) < 0 || !addr)
-			continue;
+		if (sym_function(syms, alloc_fns[i].name, &addr) < 0 || !addr ||
+		    alloc_fn_at(v, addr) >= 0)
+			continue; /* absent, or an alias (glibc's memalign, aligned_alloc) */
 		v->alloc_addr[i] = addr;
 		if (points_arm_breakpoint(r, p, addr) < 0)
 			return -1;
@@ -132,26 +193,107 @@ static bool is_access_point(struct tr_process *p, uint64_t addr)
 	       (insn.flags & DIS_F_MEM) && !(insn.flags & DIS_F_STACK);
 }
 
+static uint64_t whole_pages(uint64_t size)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uint64_t unit = page > 0 ? (uint64_t)page : 4096;
+
+	return size ? (size + unit - 1) / unit * unit : unit;
+}
+
+static uint64_t alloc_size(const struct user_regs_struct *regs, enum alloc_size how)
+{
+	switch (how) {
+	case SIZE_RDI:
+		return regs->rdi;
+	case SIZE_RSI:
+		return regs->rsi;
+	case SIZE_RDI_RSI:
+		return regs->rdi * regs->rsi;
+	case SIZE_RDI_PAGES:
+		return whole_pages(regs->rdi);
+	case SIZE_RDX_MEMPTR:
+		return regs->rdx;
+	}
+	return 0;
+}
+
+static bool in_list(const uint64_t *list, size_t n, uint64_t addr)
+{
+	while (n-- > 0)
+		if (list[n] == addr)
+			return true;
+	return false;
+}
+
+/* Is ret, a call's return address, inside an allocation function (the
+ * call one it makes, as operator new calls malloc)?  Remembered per
+ * address: one symbol lookup per call site. */
+static int inner_call(struct serial_vars *v, struct run *r, struct tr_process *p, uint64_t ret)
+{
+	struct sym_loc loc;
+
+	if (in_list(v->ret_armed, v->nret, ret))
+		return 0;
+	if (in_list(v->ret_inner, v->ninner, ret))
+		return 1;
+	if (v->syms && sym_describe_function(v->syms, ret, &loc) == 0 && loc.func &&
+	    alloc_fn_at(v, ret - loc.func_offset) >= 0) {
+		if (grow(&v->ret_inner, v->ninner, sizeof(*v->ret_inner)) < 0)
+			return -1;
+		v->ret_inner[v->ninner++] = ret;
+		return 1;
+	}
+	if (grow(&v->ret_armed, v->nret, sizeof(*v->ret_armed)) < 0 ||
+	    points_arm_breakpoint(r, p, ret) < 0)
+		return -1;
+	v->ret_armed[v->nret++] = ret;
+	return 0;
+}
+
+/* th's pending call at stack pointer rsp, after dropping those its stack
+ * has left; NULL if none. */
+static struct pending_alloc *pending_at(struct serial_vars *v, struct tr_thread *th, uint64_t rsp)
+{
+	struct pending_alloc *same = NULL;
+	size_t i = v->npending;
+
+	while (i-- > 0) {
+		if (v->pending[i].th != th || v->pending[i].rsp > rsp)
+			continue;
+		if (v->pending[i].rsp == rsp) {
+			same = &v->pending[i];
+			continue;
+		}
+		v->pending[i] = v->pending[--v->npending];
+		if (same == &v->pending[v->npending])
+			same = &v->pending[i];
+	}
+	return same;
+}
+
 static int alloc_entered(struct serial_vars *v, struct run *r, struct tr_thread *th, size_t fn)
 {
 	const struct user_regs_struct *regs = tracer_regs(th);
 	struct tr_process *p = tracer_thread_process(th);
-	uint64_t ret, size = fn == 0 ? regs->rdi : fn == 1 ? regs->rdi * regs->rsi : regs->rsi;
-	size_t i;
+	struct pending_alloc call = {th, 0, alloc_size(regs, alloc_fns[fn].size), regs->rsp,
+				     alloc_fns[fn].size == SIZE_RDX_MEMPTR ? regs->rdi : 0},
+			     *same;
+	int inner;
 
-	if (tracer_read(p, regs->rsp, &ret, sizeof(ret)) < 0)
+	if (tracer_read(p, regs->rsp, &call.ret, sizeof(call.ret)) < 0)
 		return 0;
-	for (i = 0; i < v->nret && v->ret_armed[i] != ret; i++)
-		;
-	if (i == v->nret) {
-		if (grow(&v->ret_armed, v->nret, sizeof(*v->ret_armed)) < 0 ||
-		    points_arm_breakpoint(r, p, ret) < 0)
-			return -1;
-		v->ret_armed[v->nret++] = ret;
+	inner = inner_call(v, r, p, call.ret);
+	if (inner != 0)
+		return inner < 0 ? -1 : 0;
+	same = pending_at(v, th, regs->rsp);
+	if (same) { /* a tail call: the same return, its own size */
+		*same = call;
+		return 0;
 	}
 	if (grow(&v->pending, v->npending, sizeof(*v->pending)) < 0)
 		return -1;
-	v->pending[v->npending++] = (struct pending_alloc){th, ret, size};
+	v->pending[v->npending++] = call;
 	return 0;
 }
 
@@ -166,6 +308,10 @@ static int alloc_returned(struct serial_vars *v, struct tr_thread *th, uint64_t 
 			break;
 	if (i == (size_t)-1)
 		return 0;
+	if (v->pending[i].memptr &&
+	    (lo != 0 ||
+	     tracer_read(tracer_thread_process(th), v->pending[i].memptr, &lo, sizeof(lo)) < 0))
+		lo = 0; /* posix_memalign failed: no block */
 	if (lo && grow(&v->blocks, v->nblocks, sizeof(*v->blocks)) < 0)
 		return -1;
 	if (lo)
@@ -176,21 +322,18 @@ static int alloc_returned(struct serial_vars *v, struct tr_thread *th, uint64_t 
 
 int svars_break(struct serial_vars *v, struct run *r, struct tr_thread *th, uint64_t addr)
 {
-	size_t i;
-	bool ret = false;
+	int fn;
 
 	if (!v->cfg->profile)
 		return 0;
-	for (i = 0; i < NALLOC_FNS; i++)
-		if (v->alloc_addr[i] == addr) {
-			if (alloc_entered(v, r, th, i) < 0)
-				return -1;
-			run_resume(r, th);
-			return 1;
-		}
-	for (i = 0; i < v->nret; i++)
-		ret |= v->ret_armed[i] == addr;
-	if (!ret)
+	fn = alloc_fn_at(v, addr);
+	if (fn >= 0) {
+		if (alloc_entered(v, r, th, (size_t)fn) < 0)
+			return -1;
+		run_resume(r, th);
+		return 1;
+	}
+	if (!in_list(v->ret_armed, v->nret, addr))
 		return 0;
 	if (alloc_returned(v, th, addr) < 0)
 		return -1;

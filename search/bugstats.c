@@ -23,6 +23,13 @@
  *   - interferences: steps whose access reads an address another thread
  *     wrote last (interfere.c, as ib counts them), over the whole run: a
  *     bug usually shows in a read after the last line (the assert's).
+ *     Each process has its own table: after a fork the same address is
+ *     another copy, so a child's read counts only its own threads' writes
+ *     (not what the parent wrote before the fork or after it; nor memory
+ *     the processes share, MAP_SHARED, which is not told apart).
+ * The lines name threads by the stable names their bindings give (`thread
+ * p2t1 = p2.t1`), so a schedule of a child process's threads is followed
+ * as one of the first process's.
  * After the last line the program runs on as a round-robin scheduler
  * without delays runs it (no preemption, no delay; `cctrace run` lets the
  * threads go free there, so this is one of the ways the replay may end).
@@ -53,7 +60,11 @@ struct follow {
 	long preemptions, delays, interferences;
 	bool *var_seen; /* [nvars] */
 	int nvars;
-	struct interference seen;
+	struct process_writes {
+		long process; /* N of the threads "pN.tM" */
+		struct interference seen;
+	} * writes;
+	int nwrites, writes_cap;
 };
 
 static void free_follow(struct follow *f)
@@ -67,7 +78,9 @@ static void free_follow(struct follow *f)
 	}
 	free(f->lines);
 	free(f->var_seen);
-	interference_free(&f->seen);
+	for (i = 0; i < f->nwrites; i++)
+		interference_free(&f->writes[i].seen);
+	free(f->writes);
 }
 
 /* The stable name a `thread V = p1.t3` line bound V to; V itself if none. */
@@ -160,12 +173,32 @@ static int option_of(const struct engine_choice *c, int id)
 	return -1;
 }
 
+/* The last writers in the memory of the process of thread id (N of its
+ * name "pN.tM"); NULL when out of memory. */
+static struct interference *writes_of(struct follow *f, const struct engine_choice *c, int id)
+{
+	const char *name = c->thread_names[id];
+	char *end = NULL;
+	long process = name && name[0] == 'p' ? strtol(name + 1, &end, 10) : 0;
+	int i;
+
+	for (i = 0; i < f->nwrites; i++)
+		if (f->writes[i].process == process)
+			return &f->writes[i].seen;
+	if (vec_reserve(&f->writes, &f->writes_cap, f->nwrites, sizeof(*f->writes)) < 0)
+		return NULL;
+	f->writes[f->nwrites] = (struct process_writes){.process = process};
+	return &f->writes[f->nwrites++].seen;
+}
+
 static void count_interference(struct follow *f, const struct engine_choice *c, int k)
 {
-	if (c->access && interference_reads_other(&f->seen, &c->access[k], c->ids[k]))
+	struct interference *seen = c->access ? writes_of(f, c, c->ids[k]) : NULL;
+
+	if (seen && interference_reads_other(seen, &c->access[k], c->ids[k]))
 		f->interferences++;
-	if (c->access)
-		interference_note(&f->seen, &c->access[k], c->ids[k]);
+	if (seen)
+		interference_note(seen, &c->access[k], c->ids[k]);
 }
 
 /* Past the lines the program runs to its end as a round-robin scheduler

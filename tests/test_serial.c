@@ -135,12 +135,12 @@ Test(serial, ib_finds_a_lost_update)
  * initial value).  serdeadlock: t2 preempted at its second lock (b), t3
  * takes b and waits for a: one preemption, one delay, variable b, and no
  * read of another thread's write among the accesses. */
-static void expect_stats(const char *prog, const char *numbers)
+static void expect_stats_of(const char *strategy, const char *prog, const char *numbers)
 {
 	char *dir, *txt;
 	struct h_result r;
 
-	g_strategy = "ipb";
+	g_strategy = strategy;
 	r = search(prog, 30, &dir);
 	cr_assert_eq(r.code, 1, "%s: exit %d\n%s", prog, r.code, r.err);
 	txt = h_read_file(h_fmt("%s/bug-1.txt", dir), NULL);
@@ -150,12 +150,32 @@ static void expect_stats(const char *prog, const char *numbers)
 	h_remove_tree(dir);
 }
 
+static void expect_stats(const char *prog, const char *numbers)
+{
+	expect_stats_of("ipb", prog, numbers);
+}
+
 Test(serial, bug_statistics_of_the_written_schedule)
 {
 	expect_stats("tests/fixtures/sercounter",
 		     "preemptions: 1\ndelays: 1\nvariables: 1 (counter)\ninterferences: 1\n");
 	expect_stats("tests/fixtures/serdeadlock",
 		     "preemptions: 1\ndelays: 1\nvariables: 1 (b)\ninterferences: 0\n");
+}
+
+/* A bug in a child process: serfork forks, and its child's two threads
+ * make sercounter's lost update.  The schedule names them p2t1, p2t2,
+ * p2t3 (`thread p2t1 = p2.t1`); idb finds it in 9 runs (measured; ipb
+ * does not in 30: the parent, asleep in waitpid, is tried again after
+ * every step).  Its numbers are sercounter's: one preemption (p2t2 at
+ * the store), one delay, counter, and one interference (the child's
+ * assert reads p2t2's write).  The parent writes its own copy of counter
+ * after the fork: a read in the child of that address is not another
+ * thread's write (each process its own table), or there would be 3. */
+Test(serial, bug_statistics_of_a_child_process)
+{
+	expect_stats_of("idb", "tests/fixtures/serfork",
+			"preemptions: 1\ndelays: 1\nvariables: 1 (counter)\ninterferences: 1\n");
 }
 
 /* Five threads created in a loop: the thread table grows while a step
