@@ -227,6 +227,13 @@ void tr_process_inherit(struct tr_process *parent, struct tr_process *child);
 /* A field of /proc/PID/status (or of thread tid's, if tid is not 0), read
  * in base; 0, or -1 if the file or the field is missing. */
 int tr_status_field(pid_t pid, pid_t tid, const char *key, int base, unsigned long long *value);
+/* Several fields of one status file, read once: 0 when all were found. */
+struct tr_status_key {
+	const char *key;
+	int base;
+};
+int tr_status_fields(pid_t pid, pid_t tid, const struct tr_status_key *keys, int n,
+		     unsigned long long *values);
 /* State letter (R, S, D, T, t, Z...) and PF_* flags of task tid of pid,
  * from /proc/PID/task/TID/stat; 0, or -1 if it is gone. */
 int tr_task_stat(pid_t pid, pid_t tid, char *state, unsigned long *flags);

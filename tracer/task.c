@@ -654,11 +654,11 @@ int tr_task_stat(pid_t pid, pid_t tid, char *state, unsigned long *flags)
 	return rc;
 }
 
-int tr_status_field(pid_t pid, pid_t tid, const char *key, int base, unsigned long long *value)
+int tr_status_fields(pid_t pid, pid_t tid, const struct tr_status_key *keys, int n,
+		     unsigned long long *values)
 {
 	char path[64], line[256];
-	size_t klen = strlen(key);
-	int rc = -1;
+	int found = 0, i;
 	FILE *f;
 
 	if (tid)
@@ -668,24 +668,36 @@ int tr_status_field(pid_t pid, pid_t tid, const char *key, int base, unsigned lo
 	f = fopen(path, "r");
 	if (!f)
 		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (strncmp(line, key, klen) == 0 && line[klen] == ':') {
-			*value = strtoull(line + klen + 1, NULL, base);
-			rc = 0;
-			break;
+	while (found < n && fgets(line, sizeof(line), f)) {
+		for (i = 0; i < n; i++) {
+			size_t klen = strlen(keys[i].key);
+
+			if (strncmp(line, keys[i].key, klen) == 0 && line[klen] == ':') {
+				values[i] = strtoull(line + klen + 1, NULL, keys[i].base);
+				found++;
+				break;
+			}
 		}
 	}
 	fclose(f);
-	return rc;
+	return found == n ? 0 : -1;
 }
 
+int tr_status_field(pid_t pid, pid_t tid, const char *key, int base, unsigned long long *value)
+{
+	return tr_status_fields(pid, tid, &(struct tr_status_key){key, base}, 1, value);
+}
+
+/* Both counts in one read of the status file: a kernel sample is taken
+ * many times a run. */
 static unsigned long context_switches(pid_t pid, pid_t tid)
 {
-	unsigned long long voluntary = 0, involuntary = 0;
+	static const struct tr_status_key keys[] = {{"voluntary_ctxt_switches", 10},
+						    {"nonvoluntary_ctxt_switches", 10}};
+	unsigned long long counts[2] = {0, 0};
 
-	tr_status_field(pid, tid, "voluntary_ctxt_switches", 10, &voluntary);
-	tr_status_field(pid, tid, "nonvoluntary_ctxt_switches", 10, &involuntary);
-	return (unsigned long)(voluntary + involuntary);
+	tr_status_fields(pid, tid, keys, 2, counts);
+	return (unsigned long)(counts[0] + counts[1]);
 }
 
 int tracer_kernel_sample(struct tr_thread *th, struct tr_kernel_sample *s)

@@ -82,11 +82,11 @@ static struct tr_thread *adopt_task(struct tracer *t, pid_t tid)
 
 static bool signal_is_caught(pid_t pid, int sig)
 {
-	unsigned long long caught = 0, ignored = 0;
+	static const struct tr_status_key keys[] = {{"SigCgt", 16}, {"SigIgn", 16}};
+	unsigned long long masks[2] = {0, 0};
 
-	tr_status_field(pid, 0, "SigCgt", 16, &caught);
-	tr_status_field(pid, 0, "SigIgn", 16, &ignored);
-	return (caught | ignored) & (1ull << (sig - 1));
+	tr_status_fields(pid, 0, keys, 2, masks);
+	return (masks[0] | masks[1]) & (1ull << (sig - 1));
 }
 
 /* While the guardian's rescue handler holds SIGILL and SIGTRAP, the
