@@ -70,31 +70,32 @@
 static const struct sync_fn {
 	const char *name;
 	bool yield;
-	bool ends; /* a point even when libc calls it (main's return) */
+	bool ends;  /* a point even when libc calls it (main's return) */
+	bool waits; /* may sleep in a futex: its step watches system calls */
 } sync_fns[] = {
-    {"pthread_mutex_lock", false},
+    {"pthread_mutex_lock", false, false, true},
     {"pthread_mutex_trylock", false},
     {"pthread_mutex_unlock", false},
-    {"pthread_mutex_timedlock", false},
-    {"pthread_rwlock_rdlock", false},
-    {"pthread_rwlock_wrlock", false},
+    {"pthread_mutex_timedlock", false, false, true},
+    {"pthread_rwlock_rdlock", false, false, true},
+    {"pthread_rwlock_wrlock", false, false, true},
     {"pthread_rwlock_unlock", false},
     {"pthread_rwlock_tryrdlock", false},
     {"pthread_rwlock_trywrlock", false},
     {"pthread_spin_lock", false},
     {"pthread_spin_unlock", false},
     {"pthread_spin_trylock", false},
-    {"pthread_cond_wait", false},
-    {"pthread_cond_timedwait", false},
+    {"pthread_cond_wait", false, false, true},
+    {"pthread_cond_timedwait", false, false, true},
     {"pthread_cond_signal", false},
     {"pthread_cond_broadcast", false},
-    {"sem_wait", false},
+    {"sem_wait", false, false, true},
     {"sem_post", false},
     {"sem_trywait", false},
-    {"sem_timedwait", false},
-    {"pthread_barrier_wait", false},
-    {"pthread_join", false},
-    {"pthread_once", false},
+    {"sem_timedwait", false, false, true},
+    {"pthread_barrier_wait", false, false, true},
+    {"pthread_join", false, false, true},
+    {"pthread_once", false, false, true},
     {"pthread_create", false},
     /* the process's end: the other threads get a chance first (a main
      * that returns without joining ends them all) */
@@ -125,6 +126,7 @@ struct sthread {
 	int repeats;	   /* stops in a row at last_pc */
 	bool yielding;	   /* left out of the next choice if another can run */
 	bool internal;	   /* held at a synchronisation function libc called */
+	bool was_blocked;  /* its last step ended blocked */
 	uint64_t site;	   /* where its creator called pthread_create (0: main) */
 	/* where the function it is held at the entry of returns to, read once
 	 * per stop (every choice asks for every option's kind) */
@@ -872,6 +874,42 @@ static enum loop_verdict spin_found(struct serial *s, struct tr_thread *th)
 	return LOOP_DONE;
 }
 
+static bool futex_waits(uint64_t op)
+{
+	return (op & TR_FUTEX_CMD_MASK) == TR_FUTEX_WAIT ||
+	       (op & TR_FUTEX_CMD_MASK) == TR_FUTEX_WAIT_BITSET;
+}
+
+/*
+ * The running thread is about to make a system call (its step resumed it
+ * with tracer_resume_syscalls).  A futex wait on a word that holds the
+ * value it waits for would sleep, as no other thread runs: the step ends
+ * blocked here, held at the call's entry (which it makes when it runs
+ * again, as a thread interrupted in it restarts it), instead of being
+ * seen asleep by two samples of the kernel's state a millisecond apart,
+ * which bounded the runs per second of any program that blocks.  Other
+ * futex calls (a wake, a wait that returns at once) are watched on; any
+ * other call ends the watching, the step's sampling seeing the rest.
+ */
+static enum loop_verdict syscall_entered(struct serial *s, struct tr_thread *th)
+{
+	const struct user_regs_struct *regs = tracer_regs(th);
+	uint32_t word;
+
+	if (regs->orig_rax != TR_SYS_futex) {
+		tracer_resume(th);
+		return LOOP_AGAIN;
+	}
+	if (futex_waits(regs->rsi) &&
+	    tracer_read(tracer_thread_process(th), regs->rdi, &word, sizeof(word)) == 0 &&
+	    word == (uint32_t)regs->rdx) {
+		s->stop = STOP_BLOCKED;
+		return LOOP_DONE;
+	}
+	tracer_resume_syscalls(th);
+	return LOOP_AGAIN;
+}
+
 static enum loop_verdict step_event(struct run *r, const struct tr_event *ev,
 				    struct loop_request *req)
 {
@@ -909,6 +947,8 @@ static enum loop_verdict step_event(struct run *r, const struct tr_event *ev,
 		run_resume(r, ev->thread);
 		return LOOP_AGAIN;
 	}
+	if (ev->kind == TR_EV_SYSCALL)
+		return syscall_entered(s, ev->thread);
 	if (ev->kind == TR_EV_INTERRUPT && s->interrupting && s->probing)
 		return spin_found(s, ev->thread);
 	if (ev->kind == TR_EV_INTERRUPT && s->interrupting) {
@@ -989,9 +1029,7 @@ static void note_blocked(struct serial *s, struct sthread *st)
 
 	st->state = SS_BLOCKED;
 	st->blocked_at = s->progress;
-	st->in_futex =
-	    nr == TR_SYS_futex && ((args[1] & TR_FUTEX_CMD_MASK) == TR_FUTEX_WAIT ||
-				   (args[1] & TR_FUTEX_CMD_MASK) == TR_FUTEX_WAIT_BITSET);
+	st->in_futex = nr == TR_SYS_futex && futex_waits(args[1]);
 	st->futex = args[0];
 	st->value = (uint32_t)args[2];
 	st->sleep_nr = nr;
@@ -1041,6 +1079,17 @@ static bool spin_revisit(struct sthread *st, uint64_t pc)
 }
 
 /* Run thread i alone to its next point.  FLOW_STOP: the run is over. */
+/* Could the step thread st is about to make sleep in a futex: from a
+ * synchronisation function that waits, or back into the wait it was
+ * blocked in?  Only such a step has its system calls watched (a stop at
+ * each), the others are left to the sampling. */
+static bool may_wait(struct serial *s, const struct sthread *st)
+{
+	int sync = sync_of(s, tracer_thread_pc(st->th));
+
+	return st->was_blocked || (sync >= 0 && sync_fns[sync].waits);
+}
+
 static enum flow run_step(struct serial *s, int i)
 {
 	struct loop_request req = {.deadline_ms = tracer_now_ms() + POLL_YOUNG_MS,
@@ -1057,7 +1106,10 @@ static enum flow run_step(struct serial *s, int i)
 	s->probing = false;
 	s->step_t0 = tracer_now_ms();
 	s->threads[i].entry_return_known = false; /* it moves */
-	tracer_resume(s->threads[i].th);
+	if (may_wait(s, &s->threads[i]))
+		tracer_resume_syscalls(s->threads[i].th); /* a futex wait is seen at once */
+	else
+		tracer_resume(s->threads[i].th);
 	flow = loop_run(s->r, &req);
 	s->running = -1;
 	if (flow == FLOW_STOP) {
@@ -1072,6 +1124,7 @@ static enum flow run_step(struct serial *s, int i)
 		s->progress++;
 	if (s->stop == STOP_BLOCKED)
 		note_blocked(s, st);
+	st->was_blocked = s->stop == STOP_BLOCKED;
 	st->internal = s->stop == STOP_POINT && called_by_lib(s, st, s->stop_pc);
 	if (s->stop == STOP_POINT && !st->internal && sync_is(s, s->stop_pc, "pthread_create"))
 		s->create_site = return_address(st);
