@@ -22,7 +22,8 @@
  * meanwhile (SIGCHLD of earlier children, a terminal's SIGINT) are
  * swallowed: it runs no code of its own.  The children it forked are its
  * zombies once their runs have reaped them as tracees: a wait4(WNOHANG)
- * system call made on its behalf before each fork buries them.
+ * system call made on its behalf before each fork buries one (the last
+ * run's), and tracer_bury_children all that are left at the end.
  */
 #include "tracer/internal.h"
 
@@ -45,6 +46,17 @@ void tracer_bury_children(struct tr_thread *th)
 
 	while (ok && tr_inject_syscall(th, SYS_wait4, args, &ok) > 0)
 		;
+}
+
+/* One wait4(WNOHANG) before each fork, not until none is left: each run
+ * leaves one zombie, so they never pile up, and the call that would find
+ * none (an injected system call: two stops) is saved. */
+static void bury_one(struct tr_thread *th)
+{
+	const long args[6] = {-1, 0, WNOHANG, 0, 0, 0};
+	bool ok;
+
+	tr_inject_syscall(th, SYS_wait4, args, &ok);
 }
 
 /* Wait for task tid to come back to address 0 (the faulting return from
@@ -86,7 +98,7 @@ int tracer_fork_held(struct tr_thread *th, uint64_t fork_fn, pid_t *child, char 
 		snprintf(err, errlen, "the template is not held");
 		return -1;
 	}
-	tracer_bury_children(th);
+	bury_one(th);
 	th->pending_signal = 0; /* a SIGCHLD met meanwhile: not the program's */
 	if (ptrace(PTRACE_GETREGS, th->tid, 0, &saved) < 0)
 		goto fail;

@@ -135,8 +135,8 @@ int tracer_launch(struct tracer *t, char *const argv[], char *err, size_t errlen
  * and comes back held with its registers as they were; so does the
  * child, whose pid goes to *child: a tracee of this process in no
  * tracer's tables, held with the template's registers, for
- * tracer_adopt().  The template's children that have ended are buried
- * first.  0, or -1 with err.
+ * tracer_adopt().  One of the template's children that have ended (the
+ * last run's) is buried first.  0, or -1 with err.
  */
 int tracer_fork_held(struct tr_thread *th, uint64_t fork_fn, pid_t *child, char *err,
 		     size_t errlen);
