@@ -43,8 +43,8 @@ struct runs {
 	char trace[MAX_RUNS][128];
 	int preempt[MAX_RUNS];	    /* switches away from a thread that could go on */
 	int interfere[MAX_RUNS];    /* reads of what another thread wrote last */
-	int chosen[MAX_RUNS];	    /* of those, taken while an option that does not
-				     * interfere could have gone instead */
+	int chosen[MAX_RUNS];	    /* of those, made by a deviation from round
+				     * robin (ib's bound; see run_once) */
 	bool bad_preempt[MAX_RUNS]; /* one not right after a watched access */
 	int n;
 	int abandoned;
@@ -103,21 +103,43 @@ static void note_access(struct engine_access a, int t, int writer[MAXSTEP + 2], 
 		writer[a.addr] = t;
 }
 
-/* Could an option of the choice have gone without interfering? */
-static bool some_option_free(const struct engine_access *access, const int *opts, int n,
-			     const int writer[MAXSTEP + 2])
+/* Round robin's option (ib's default): the thread that ran last
+ * (current), else the least id after it, wrapping round. */
+static int round_robin_default(const int *ids, int n, int current)
 {
-	int i;
+	int start = current >= 0 ? current : 0, best = 0, i;
 
-	for (i = 0; i < n; i++)
-		if (!reads_other(access[i], opts[i], writer))
-			return true;
-	return false;
+	for (i = 1; i < n; i++) {
+		bool wrap_i = ids[i] < start, wrap_best = ids[best] < start;
+
+		if (wrap_i != wrap_best ? !wrap_i : ids[i] < ids[best])
+			best = i;
+	}
+	return best;
+}
+
+/* Does option k, taken where round robin takes dflt, make a chosen read of
+ * another thread's write (ib's count)?  Yes if it deviates from round
+ * robin and its read sees another thread's write, or if it is the first
+ * step of the thread a deviation that read no such write displaced (*d,
+ * a thread; -1: none) and its read sees one: that thread was about to
+ * read, and now reads what the deviation's thread wrote meanwhile. */
+static void chosen_read(const struct engine_access *access, const int *opts, int k, int dflt,
+			const int writer[MAXSTEP + 2], int *d, int *chosen)
+{
+	bool interferes = reads_other(access[k], opts[k], writer);
+
+	if (interferes && (k != dflt || opts[k] == *d))
+		(*chosen)++;
+	if (opts[k] == *d)
+		*d = -1;
+	if (k != dflt && !interferes)
+		*d = opts[dflt];
 }
 
 static bool run_once(struct search *s, const struct prog *p, struct runs *out)
 {
-	int pos[MAXT] = {0}, last = -1, lastvar = -1, n = out->n, len = 0;
+	int pos[MAXT] = {0}, last = -1, lastvar = -1, n = out->n, len = 0, displaced = -1;
 	int writer[MAXSTEP + 2];
 
 	memset(writer, -1, sizeof(writer));
@@ -148,9 +170,8 @@ static bool run_once(struct search *s, const struct prog *p, struct runs *out)
 				out->bad_preempt[n] = true;
 		}
 		last = opts[k];
-		if (reads_other(access[k], last, writer) &&
-		    some_option_free(access, opts, nopt, writer))
-			out->chosen[n]++;
+		chosen_read(access, opts, k, round_robin_default(ids, nopt, current), writer,
+			    &displaced, &out->chosen[n]);
 		note_access(access[k], last, writer, &out->interfere[n]);
 		lastvar = p->var[last][pos[last]++];
 		cr_assert_lt(len, MAX_SCHED - 1);
@@ -388,7 +409,7 @@ static struct prog three_crossing(void)
  * covers what the exhaustive search does: 6!/(2! 2! 2!) = 90 schedules. */
 Test(strategies, iterative_bounds_run_each_schedule_once)
 {
-	static const char *const iterative[] = {"ipb", "idb", "ib:16"};
+	static const char *const iterative[] = {"ipb", "idb"};
 	struct prog p = three_crossing();
 	size_t i;
 	int k, nw;
@@ -443,10 +464,7 @@ Test(strategies, shards_split_the_iterative_bounds)
 	}
 }
 
-/* Each thread writes x, then reads it.  AABB and BBAA read only their own
- * writes; in the other four one read sees the other thread's write.  ib:0
- * runs the two (the thread that ran last goes on first); ib:1 then runs
- * all six, and stops there. */
+/* Each thread writes x, then reads it. */
 static struct prog write_then_read(void)
 {
 	struct prog p = two_by(2);
@@ -457,55 +475,130 @@ static struct prog write_then_read(void)
 	return p;
 }
 
-/* ib:0 runs the default schedule first (round robin, nothing read from
- * another thread), and never takes a read of another thread's write while
- * an option that does not interfere could go: not ABAB (A reads B's x
- * while B could read its own), nor BABA.  ib:1 runs all six, each once. */
+/* ib:0 is round robin alone: AABB, no read of another thread's write
+ * chosen.  Its one move: when A is about to read x, B (whose write
+ * interferes with nothing) runs until it has written x, then A reads B's
+ * x (ABAB: one chosen interference).  Nothing else moves a value: ABBA
+ * and BBAA read another thread's write only by the default (the reader
+ * is the only thread left), BAAB and BABA start with a switch that moves
+ * nothing.  So ib:1 and ib:16 are the same two runs, and end there. */
 Test(strategies, ib_bounds_the_reads_of_another_threads_write)
 {
+	static const char *const want[] = {"AABB", "ABAB"};
+	static const char *const bounds[] = {"ib:1", "ib:16"};
 	struct prog p = write_then_read();
-	int i;
+	int i, j;
 
 	search_runs("ib:0", 1, 0, 1, &p, 100, &g_a);
-	cr_assert(g_a.exhausted);
-	cr_expect_str_eq(g_a.sched[0], "AABB");
-	for (i = 0; i < g_a.n; i++) {
-		cr_expect_eq(g_a.chosen[i], 0, "%s", g_a.sched[i]);
-		cr_expect_str_neq(g_a.sched[i], "ABAB");
-		cr_expect_str_neq(g_a.sched[i], "BABA");
+	expect_schedules(&g_a, want, 1, "ib:0");
+	cr_expect_eq(g_a.chosen[0], 0);
+	for (j = 0; j < 2; j++) {
+		search_runs(bounds[j], 1, 0, 1, &p, 100, &g_a);
+		expect_schedules(&g_a, want, 2, bounds[j]);
+		for (i = 0; i < 2; i++)
+			cr_expect_eq(g_a.chosen[i], i, "%s %s", bounds[j], g_a.sched[i]);
+		cr_expect_eq(g_a.abandoned, 0);
 	}
-	search_runs("ib:1", 1, 0, 1, &p, 100, &g_a);
-	cr_assert(g_a.exhausted);
-	cr_expect_eq(g_a.n, 6, "6 schedules, each once; got %d runs", g_a.n);
-	cr_expect_eq(unique(g_sa, sorted(&g_a, NULL, g_sa)), 6);
 }
 
-static bool same_runs(const struct runs *a, const struct runs *b);
+/* The two kinds of move.  A writes x and y, B reads x: once A has written
+ * x, switching to B is a read of A's write (AAB, then ABA).  A reads x, B
+ * writes x: before A's read, B runs up to its write, then A reads it (AB,
+ * then BA, where A is round robin's again but reads what B wrote because
+ * the move ran B first).  If B writes y instead, it ends without writing
+ * x: that move is abandoned, and ib:1 is the one run AB. */
+Test(strategies, ib_moves_a_value_or_abandons_the_move)
+{
+	static const char *const want[] = {"AAB", "ABA"};
+	struct prog p = {.nthreads = 2, .len = {2, 1}};
 
-/* Three threads over two addresses (B's first read can see A's write, C's
- * second read B's): ib:K's runs never choose more than K interferences
- * and some choose K; without access information no option interferes,
- * and ib's order is idb's (round robin, deviations bounded iteratively). */
-Test(strategies, ib_keeps_within_its_bound_and_without_accesses_is_idb)
+	memset(p.var, -1, sizeof(p.var));
+	p.var[0][0] = p.var[1][0] = 0;
+	p.var[0][1] = 1;
+	p.kind[0][0] = p.kind[0][1] = 'w';
+	p.kind[1][0] = 'r';
+	search_runs("ib:1", 1, 0, 1, &p, 100, &g_a);
+	expect_schedules(&g_a, want, 2, "ib:1");
+	cr_expect_eq(g_a.chosen[0], 0);
+	cr_expect_eq(g_a.chosen[1], 1);
+	p = (struct prog){.nthreads = 2, .len = {1, 1}};
+	memset(p.var, -1, sizeof(p.var));
+	p.var[0][0] = p.var[1][0] = 0;
+	p.kind[0][0] = 'r';
+	p.kind[1][0] = 'w';
+	search_runs("ib:1", 1, 0, 1, &p, 100, &g_a);
+	expect_schedules(&g_a, (const char *const[]){"AB", "BA"}, 2, "ib:1");
+	cr_expect_eq(g_a.chosen[1], 1);
+	cr_expect_eq(g_a.abandoned, 0);
+	p.var[1][0] = 1;
+	search_runs("ib:1", 1, 0, 1, &p, 100, &g_a);
+	expect_schedules(&g_a, (const char *const[]){"AB"}, 1, "ib:1");
+	cr_expect_eq(g_a.abandoned, 1, "B ended without writing x");
+}
+
+/* Three threads of six steps, each writing its own address and reading
+ * the next thread's, in turn: 18!/(6! 6! 6!) schedules. */
+static struct prog three_in_a_ring(void)
+{
+	struct prog p = {.nthreads = 3, .len = {6, 6, 6}};
+	int t, i;
+
+	for (t = 0; t < 3; t++)
+		for (i = 0; i < 6; i++) {
+			p.var[t][i] = i % 2 ? (t + 1) % 3 : t;
+			p.kind[t][i] = i % 2 ? 'r' : 'w';
+		}
+	return p;
+}
+
+/* Bound 0 is one run however many points the program has; each run of
+ * bound k chooses exactly k reads of another thread's write, the bounds
+ * in increasing order (ib:1's runs are ib:2's first ones), no schedule
+ * twice; bound 1 is at most one move per (choice, other thread) of the
+ * round-robin run: six choices with B and C waiting, six with C. */
+Test(strategies, ib_runs_exactly_k_chosen_interferences_at_bound_k)
+{
+	struct prog p = three_in_a_ring();
+	int i, n1, count[3] = {0};
+
+	search_runs("ib:0", 1, 0, 1, &p, MAX_RUNS, &g_a);
+	expect_schedules(&g_a, (const char *const[]){"AAAAAABBBBBBCCCCCC"}, 1, "ib:0");
+	search_runs("ib:1", 1, 0, 1, &p, MAX_RUNS, &g_b);
+	cr_assert(g_b.exhausted);
+	n1 = g_b.n;
+	cr_expect_leq(n1, 1 + 6 * 2 + 6, "%d runs", n1);
+	search_runs("ib:2", 1, 0, 1, &p, MAX_RUNS, &g_a);
+	cr_assert(g_a.exhausted);
+	cr_assert_gt(g_a.n, n1);
+	for (i = 0; i < g_a.n; i++) {
+		cr_assert_leq(g_a.chosen[i], 2, "%s", g_a.sched[i]);
+		cr_expect_eq(g_a.chosen[i],
+			     i == 0   ? 0
+			     : i < n1 ? 1
+				      : 2,
+			     "run %d %s", i, g_a.sched[i]);
+		count[g_a.chosen[i]]++;
+		if (i < n1)
+			cr_expect_str_eq(g_a.sched[i], g_b.sched[i], "run %d", i);
+	}
+	cr_expect_eq(count[0], 1);
+	cr_expect_gt(count[1], 0);
+	cr_expect_gt(count[2], 0);
+	cr_expect_eq(unique(g_sa, sorted(&g_a, NULL, g_sa)), g_a.n, "a schedule ran twice");
+	cr_log_info("ib:2 on three_in_a_ring: %d, %d, %d runs; %d abandoned", count[0], count[1],
+		    count[2], g_a.abandoned);
+}
+
+/* Without access information nothing interferes: ib:K is the one
+ * round-robin run, idb's first. */
+Test(strategies, ib_without_accesses_is_round_robin)
 {
 	struct prog p = three_crossing();
-	int i, k, most;
-	static const char *const bounds[] = {"ib:0", "ib:1", "ib:2"};
 
-	for (k = 0; k <= 2; k++) {
-		search_runs(bounds[k], 1, 0, 1, &p, MAX_RUNS, &g_a);
-		cr_assert(g_a.exhausted);
-		for (most = 0, i = 0; i < g_a.n; i++) {
-			cr_expect_leq(g_a.chosen[i], k, "ib:%d %s", k, g_a.sched[i]);
-			if (g_a.chosen[i] > most)
-				most = g_a.chosen[i];
-		}
-		cr_expect_eq(most, k, "ib:%d chose at most %d interferences", k, most);
-	}
 	memset(p.kind, 0, sizeof(p.kind));
 	search_runs("ib:2", 1, 0, 1, &p, MAX_RUNS, &g_a);
-	search_runs("idb", 1, 0, 1, &p, MAX_RUNS, &g_b);
-	cr_expect(same_runs(&g_a, &g_b), "ib without accesses is idb's search");
+	search_runs("idb", 1, 0, 1, &p, 1, &g_b);
+	expect_schedules(&g_a, (const char *const[]){g_b.sched[0]}, 1, "ib:2");
 }
 
 /* ------------------------------------------------------------ vb */
