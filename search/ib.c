@@ -29,9 +29,10 @@
  * round robin's: the thread that ran last goes on; when it blocked or
  * ended, the next in id order (trace_round_robin_option's rotation).  A
  * *chosen* interference is one a deviation from the default makes: the
- * deviating thread's own read of another thread's write, or the read
- * that the thread it displaced was about to make, when that read now sees
- * a write the deviation made meanwhile.
+ * first access of the deviating thread (at the deviation or in the steps
+ * it makes after it) when that reads another thread's write; else the
+ * next step of the thread the deviation displaced, when its read now sees
+ * a write the deviating thread made meanwhile.
  *
  * The search.  Bounding the chosen interferences while allowing, for
  * free, the switches that interfere with nothing (the first version)
@@ -40,17 +41,22 @@
  * default and *interference moves* only, each making exactly one chosen
  * interference:
  *   (a) a switch to another thread whose next step reads an address a
- *       third thread (not itself) wrote last: that read;
+ *       third thread (not itself) wrote last: that read; or a switch to
+ *       a thread held where it makes no access we see (at its start, at
+ *       a synchronisation function), which then runs up to its first
+ *       access, at most MOVE_STEPS steps: that access must read another
+ *       thread's write, else the move is abandoned;
  *   (b) when the default thread D is about to read address a: a switch to
  *       another thread T whose next step interferes not, which then runs
  *       (its steps are the default: it ran last) until its step writes a,
- *       at most MOVE_STEPS steps; then D reads T's write.  The move is
- *       abandoned (the run is not one of the search's: SEARCH_ABANDON) if
- *       T blocks or ends first.
- * A plain switch that interferes with nothing is not an option.  The
- * options of a choice are distinct threads ((a) and (b) differ in
- * whether T's step interferes; the choices inside a move have one option
- * each), so distinct traces are distinct schedules.  Bound 0 is the one
+ *       at most MOVE_STEPS steps; then D reads T's write.  T's first
+ *       access must not read another thread's write (that is (a)'s).
+ * A move is abandoned (the run is not one of the search's:
+ * SEARCH_ABANDON) if its thread blocks or ends first, or goes too far.
+ * A plain switch that interferes with nothing is not an option.  Distinct
+ * traces are distinct schedules: the choices inside a move have one
+ * option each, and the two moves of one thread at one choice differ in
+ * whether its first access interferes, so at most one of them runs.  Bound 0 is the one
  * round-robin schedule; bound k runs the schedules of exactly k moves
  * (trace.c's move_cost: option 0 costs nothing, any other one; frontier.c
  * runs the bounds in increasing order without running a schedule twice),
@@ -78,22 +84,24 @@
 
 #include <stdlib.h>
 
-/* Most steps a move's writer may make up to its write: a write further
- * away is out of the move's reach (the move is abandoned), which keeps a
- * wrong guess of a writer cheap. */
+/* Most steps a move's thread may make up to its access (a) or its write
+ * (b): one further away is out of the move's reach (the move is
+ * abandoned), which keeps a wrong guess cheap. */
 #define MOVE_STEPS 64
 
 enum move_phase {
 	MOVE_NONE,
-	MOVE_TO_WRITE, /* (b): the writer runs until its step writes addr */
-	MOVE_BACK,     /* (b): the reader reads the writer's write next */
+	MOVE_TO_READ,  /* (a): the mover runs up to its first access */
+	MOVE_TO_WRITE, /* (b): the mover runs until its step writes addr */
+	MOVE_BACK,     /* (b): the reader reads the mover's write next */
 };
 
 struct move {
 	enum move_phase phase;
-	int writer, reader; /* ids */
+	int mover, reader; /* ids */
 	uint64_t addr;
-	int steps; /* the writer's, so far */
+	int steps;     /* the mover's, so far */
+	bool accessed; /* (b): the mover made its first access */
 };
 
 struct ib {
@@ -101,7 +109,8 @@ struct ib {
 	int interferences; /* this run's, chosen or not */
 	int chosen;	   /* this run's moves */
 	struct move move;
-	int *offer; /* [options]: the option of each place offered */
+	int *offer; /* [2 * options]: the option of each place offered (a
+		     * thread without an access may be both an (a) and a (b)) */
 	int noffer;
 	int nswitch; /* places 1 .. nswitch are (a) moves, then (b) moves */
 };
@@ -134,7 +143,7 @@ static void ib_plan(struct search *s)
 
 	interference_reset(&b->seen); /* every run starts with nothing written */
 	b->interferences = b->chosen = 0;
-	b->move = (struct move){MOVE_NONE, -1, -1, 0, 0};
+	b->move = (struct move){MOVE_NONE, -1, -1, 0, 0, false};
 }
 
 /* Does option i read what another thread wrote last? */
@@ -148,6 +157,13 @@ static bool writes(const struct engine_access *a, uint64_t addr)
 	return a->write && a->addr == addr;
 }
 
+/* Is option i held where its next step makes no access we see (at its
+ * start, at a synchronisation function)? */
+static bool no_access(const struct search_point *p, int i)
+{
+	return !p->access || !p->access[i].addr;
+}
+
 static int abandon(struct search *s)
 {
 	s->abandoned = true;
@@ -158,13 +174,15 @@ static int abandon(struct search *s)
  * round-robin order; how many. */
 static int offer_options(struct ib *b, const struct search_point *p)
 {
-	int dflt = trace_round_robin_option(p, 0), n = 0, r;
+	int dflt = trace_round_robin_option(p, 0), n = 0, r, i;
 	bool reads = p->access && p->access[dflt].read && p->access[dflt].addr;
 
 	b->offer[n++] = dflt;
-	for (r = 1; p->access && r < p->n; r++)
-		if (interferes(b, p, trace_round_robin_option(p, r)))
-			b->offer[n++] = trace_round_robin_option(p, r);
+	for (r = 1; p->access && r < p->n; r++) {
+		i = trace_round_robin_option(p, r);
+		if (interferes(b, p, i) || no_access(p, i))
+			b->offer[n++] = i;
+	}
 	b->nswitch = n - 1;
 	for (r = 1; reads && r < p->n; r++)
 		if (!interferes(b, p, trace_round_robin_option(p, r)))
@@ -172,15 +190,35 @@ static int offer_options(struct ib *b, const struct search_point *p)
 	return n;
 }
 
-/* Option i makes its step: count its interference, note its write; -1
- * when out of memory. */
-static int take(struct ib *b, const struct search_point *p, int i)
+/* Does option i's step keep the move going?  (a): the mover's first
+ * access must read another thread's write, which ends the move.  (b):
+ * its first access must not (that would be an (a) move of its own). */
+static bool moves_on(struct ib *b, const struct search_point *p, int i)
+{
+	bool first = !no_access(p, i), other = interferes(b, p, i);
+
+	if (b->move.phase == MOVE_TO_READ && first) {
+		b->move.phase = MOVE_NONE;
+		return other;
+	}
+	if (b->move.phase == MOVE_TO_WRITE && first && !b->move.accessed) {
+		b->move.accessed = true;
+		return !other;
+	}
+	return true;
+}
+
+/* Option i makes its step: count its interference, note its write, move
+ * on; SEARCH_ABANDON if the move fails, or when out of memory. */
+static int take(struct search *s, struct ib *b, const struct search_point *p, int i)
 {
 	if (!p->access)
 		return i;
+	if (!moves_on(b, p, i))
+		return abandon(s);
 	b->interferences += interferes(b, p, i);
 	if (interference_note(&b->seen, &p->access[i], p->ids[i]) < 0)
-		return -1;
+		return abandon(s);
 	if (b->move.phase == MOVE_TO_WRITE && writes(&p->access[i], b->move.addr))
 		b->move.phase = MOVE_BACK;
 	return i;
@@ -205,16 +243,16 @@ static int forced_steps(struct ib *b, const struct search_point *p)
 	return 0;
 }
 
-/* A choice inside move (b): the writer's next step, or the reader's read;
+/* A choice inside a move: the mover's next step, or the reader's read;
  * one option. */
 static int move_step(struct search *s, struct ib *b, const struct search_point *p)
 {
 	int i, k;
 
-	if (b->move.phase == MOVE_TO_WRITE) {
-		i = trace_option_of(p, b->move.writer);
+	if (b->move.phase != MOVE_BACK) {
+		i = trace_option_of(p, b->move.mover);
 		if (i < 0 || ++b->move.steps > MOVE_STEPS)
-			return abandon(s); /* it blocked or ended, or wrote not */
+			return abandon(s); /* it blocked or ended, or went too far */
 	} else {
 		i = trace_option_of(p, b->move.reader);
 		if (i < 0 || !interferes(b, p, i))
@@ -222,16 +260,21 @@ static int move_step(struct search *s, struct ib *b, const struct search_point *
 		b->move.phase = MOVE_NONE;
 	}
 	k = trace_next(s, 1, false, false);
-	return k == SEARCH_ABANDON ? k : take(b, p, i);
+	return k == SEARCH_ABANDON ? k : take(s, b, p, i);
 }
 
-/* Option i was offered as move (b): the writer is i, the reader the
- * default, whose next step reads the address. */
-static void start_move(struct ib *b, const struct search_point *p, int i)
+/* Option i was taken as the move at place k of the offer: (a) with no
+ * access yet, the mover runs up to its first; (b) the mover is i, the
+ * reader the default, whose next step reads the address. */
+static void start_move(struct ib *b, const struct search_point *p, int k, int i)
 {
 	int d = trace_round_robin_option(p, 0);
 
-	b->move = (struct move){MOVE_TO_WRITE, p->ids[i], p->ids[d], p->access[d].addr, 1};
+	if (k <= b->nswitch && no_access(p, i))
+		b->move = (struct move){MOVE_TO_READ, p->ids[i], -1, 0, 1, false};
+	else if (k > b->nswitch)
+		b->move =
+		    (struct move){MOVE_TO_WRITE, p->ids[i], p->ids[d], p->access[d].addr, 1, false};
 }
 
 static int grow_offer(struct ib *b, int n)
@@ -255,7 +298,7 @@ static int ib_choose(struct search *s, const struct search_point *p)
 
 	if (!p->ids) /* a choice among values: nothing interferes */
 		return trace_next(s, 1, false, false) == SEARCH_ABANDON ? SEARCH_ABANDON : 0;
-	if (forced_steps(b, p) != 0 || grow_offer(b, p->n) < 0)
+	if (forced_steps(b, p) != 0 || grow_offer(b, 2 * p->n) < 0)
 		return abandon(s);
 	if (b->move.phase != MOVE_NONE)
 		return move_step(s, b, p);
@@ -265,9 +308,9 @@ static int ib_choose(struct search *s, const struct search_point *p)
 	i = b->offer[k];
 	b->chosen += k > 0;
 	assert(b->chosen == trace_preemptions(s));
-	if (k > b->nswitch)
-		start_move(b, p, i);
-	return take(b, p, i) < 0 ? abandon(s) : i;
+	if (k > 0)
+		start_move(b, p, k, i);
+	return take(s, b, p, i);
 }
 
 const struct strategy_ops search_ib = {

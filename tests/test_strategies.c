@@ -118,28 +118,46 @@ static int round_robin_default(const int *ids, int n, int current)
 	return best;
 }
 
+/* The deviations from round robin of a run, as ib counts them. */
+struct deviation {
+	int mover;     /* deviated, no access seen since (-1: none) */
+	int displaced; /* the thread round robin would have run then */
+	int waiting;   /* displaced by a mover whose first access read nothing of
+			* another thread's: its next read may be chosen (-1: none) */
+};
+
 /* Does option k, taken where round robin takes dflt, make a chosen read of
- * another thread's write (ib's count)?  Yes if it deviates from round
- * robin and its read sees another thread's write, or if it is the first
- * step of the thread a deviation that read no such write displaced (*d,
- * a thread; -1: none) and its read sees one: that thread was about to
- * read, and now reads what the deviation's thread wrote meanwhile. */
+ * another thread's write (ib's count)?  The first access of a thread
+ * that deviated from round robin (at the deviation or later), if it
+ * reads another thread's write; else the next step of the thread the
+ * deviation displaced (which may deviate in turn: that is the same
+ * deviation's end), if its read now sees another thread's write. */
 static void chosen_read(const struct engine_access *access, const int *opts, int k, int dflt,
-			const int writer[MAXSTEP + 2], int *d, int *chosen)
+			const int writer[MAXSTEP + 2], struct deviation *dv, int *chosen)
 {
 	bool interferes = reads_other(access[k], opts[k], writer);
 
-	if (interferes && (k != dflt || opts[k] == *d))
-		(*chosen)++;
-	if (opts[k] == *d)
-		*d = -1;
-	if (k != dflt && !interferes)
-		*d = opts[dflt];
+	if (opts[k] == dv->waiting) { /* the deviation's end, not one of its own */
+		*chosen += interferes;
+		dv->waiting = -1;
+		return;
+	}
+	if (k != dflt) {
+		dv->mover = opts[k];
+		dv->displaced = opts[dflt];
+	}
+	if (opts[k] == dv->mover && access[k].addr) {
+		*chosen += interferes;
+		if (!interferes)
+			dv->waiting = dv->displaced;
+		dv->mover = -1;
+	}
 }
 
 static bool run_once(struct search *s, const struct prog *p, struct runs *out)
 {
-	int pos[MAXT] = {0}, last = -1, lastvar = -1, n = out->n, len = 0, displaced = -1;
+	int pos[MAXT] = {0}, last = -1, lastvar = -1, n = out->n, len = 0;
+	struct deviation dv = {-1, -1, -1};
 	int writer[MAXSTEP + 2];
 
 	memset(writer, -1, sizeof(writer));
@@ -170,8 +188,8 @@ static bool run_once(struct search *s, const struct prog *p, struct runs *out)
 				out->bad_preempt[n] = true;
 		}
 		last = opts[k];
-		chosen_read(access, opts, k, round_robin_default(ids, nopt, current), writer,
-			    &displaced, &out->chosen[n]);
+		chosen_read(access, opts, k, round_robin_default(ids, nopt, current), writer, &dv,
+			    &out->chosen[n]);
 		note_access(access[k], last, writer, &out->interfere[n]);
 		lastvar = p->var[last][pos[last]++];
 		cr_assert_lt(len, MAX_SCHED - 1);
@@ -534,6 +552,26 @@ Test(strategies, ib_moves_a_value_or_abandons_the_move)
 	search_runs("ib:1", 1, 0, 1, &p, 100, &g_a);
 	expect_schedules(&g_a, (const char *const[]){"AB"}, 1, "ib:1");
 	cr_expect_eq(g_a.abandoned, 1, "B ended without writing x");
+}
+
+/* A writes x and y; B's first step makes no access (a thread at its
+ * start, or at a lock), its second reads x.  A switch to B is a move if
+ * B's first access, a step later, reads another thread's write: after A
+ * wrote x (ABBA, one chosen read), not before (the move is abandoned). */
+Test(strategies, ib_runs_a_thread_without_an_access_up_to_its_first)
+{
+	static const char *const want[] = {"AABB", "ABBA"};
+	struct prog p = two_by(2);
+
+	p.var[0][0] = p.var[1][1] = 0;
+	p.var[0][1] = 1;
+	p.kind[0][0] = p.kind[0][1] = 'w';
+	p.kind[1][1] = 'r';
+	search_runs("ib:2", 1, 0, 1, &p, 100, &g_a);
+	expect_schedules(&g_a, want, 2, "ib:2");
+	cr_expect_eq(g_a.chosen[0], 0);
+	cr_expect_eq(g_a.chosen[1], 1);
+	cr_expect_eq(g_a.abandoned, 1, "B's read before A's write is no move");
 }
 
 /* Three threads of six steps, each writing its own address and reading
