@@ -53,30 +53,37 @@
  *       access must not read another thread's write (that is (a)'s).
  * A move is abandoned (the run is not one of the search's:
  * SEARCH_ABANDON) if its thread blocks or ends first, or goes too far.
- * A plain switch that interferes with nothing is not an option.  Distinct
+ * A plain switch that interferes with nothing is not an option.  A choice
+ * offers the default, then its (b) moves (aimed at a read about to be
+ * made), then its (a) moves, each kind in round-robin order.  Distinct
  * traces are distinct schedules: the choices inside a move have one
  * option each, and the two moves of one thread at one choice differ in
- * whether its first access interferes, so at most one of them runs.  Bound 0 is the one
- * round-robin schedule; bound k runs the schedules of exactly k moves
- * (trace.c's move_cost: option 0 costs nothing, any other one; frontier.c
- * runs the bounds in increasing order without running a schedule twice),
- * so a run of bound k has exactly k chosen interferences, and bound k is
- * polynomial in the choices of a run for a fixed k (each of its k moves
- * picks a choice and a thread) where all interleavings are exponential.
- * The search ends when bound K has run out (trace.max_bound), or earlier
- * when a bound left no move out.  A move must be able to stop its run at
- * any step, so the engine asks at every step, one option or more
- * (strategy_ops.every_step); a step it made without asking (explore)
- * counts, but ends a move.  Without access information (explore with a
- * schedule, or a choice among values) nothing interferes: ib:K is the one
- * round-robin run.
+ * whether its first access interferes, so at most one of them runs.
+ * Bound 0 is the one round-robin schedule; bound k runs the schedules of
+ * exactly k moves (trace.c's move_cost: option 0 costs nothing, any other
+ * one; frontier.c runs the bounds in increasing order without running a
+ * schedule twice), so a run of bound k has exactly k chosen
+ * interferences, and bound k is polynomial in the choices of a run for a
+ * fixed k (each of its k moves picks a choice and a thread) where all
+ * interleavings are exponential.  The search ends when bound K has run
+ * out (trace.max_bound), or earlier when a bound left no move out.
+ *
+ * A move must be able to stop its run at any step, so the engine asks at
+ * every step, one option or more (strategy_ops.every_step); a step made
+ * without asking (explore) counts, but ends a move.  The one exception:
+ * a run the program itself ends inside a move (a deadlock when the
+ * move's thread blocks and nobody else can go, a crash, main's exit)
+ * ends as it did, one chosen interference short of its bound: the
+ * engine ends it before ib could abandon the move.  Without access
+ * information (explore with a schedule, or a choice among values)
+ * nothing interferes: ib:K is the one round-robin run.
  *
  * What it cannot reach: a bug that needs a switch moving no value (a lost
- * update whose two loads both see the initial value; a lock-order
- * deadlock, which reads nothing), and a write that T makes only under a
- * lock D holds at its read (T blocks: 003's sequentialization reorders
- * whole critical sections afterwards, with an SMT check, which an online
- * scheduler cannot).
+ * update whose two loads both see the initial value; main creating a
+ * thread early), and a write that T makes only under a lock D holds at
+ * its read (T blocks: 003's sequentialization reorders whole critical
+ * sections afterwards, with an SMT check, which an online scheduler
+ * cannot).
  *
  * Sharding: as dfs, by the first real choice, at every bound.
  */
@@ -112,7 +119,7 @@ struct ib {
 	int *offer; /* [2 * options]: the option of each place offered (a
 		     * thread without an access may be both an (a) and a (b)) */
 	int noffer;
-	int nswitch; /* places 1 .. nswitch are (a) moves, then (b) moves */
+	int nwrite; /* places 1 .. nwrite are (b) moves, then (a) moves */
 };
 
 static int ib_init(struct search *s)
@@ -170,7 +177,7 @@ static int abandon(struct search *s)
 	return SEARCH_ABANDON;
 }
 
-/* Fill b->offer: the default, the (a) moves, the (b) moves, each kind in
+/* Fill b->offer: the default, the (b) moves, the (a) moves, each kind in
  * round-robin order; how many. */
 static int offer_options(struct ib *b, const struct search_point *p)
 {
@@ -178,15 +185,15 @@ static int offer_options(struct ib *b, const struct search_point *p)
 	bool reads = p->access && p->access[dflt].read && p->access[dflt].addr;
 
 	b->offer[n++] = dflt;
+	for (r = 1; reads && r < p->n; r++)
+		if (!interferes(b, p, trace_round_robin_option(p, r)))
+			b->offer[n++] = trace_round_robin_option(p, r);
+	b->nwrite = n - 1;
 	for (r = 1; p->access && r < p->n; r++) {
 		i = trace_round_robin_option(p, r);
 		if (interferes(b, p, i) || no_access(p, i))
 			b->offer[n++] = i;
 	}
-	b->nswitch = n - 1;
-	for (r = 1; reads && r < p->n; r++)
-		if (!interferes(b, p, trace_round_robin_option(p, r)))
-			b->offer[n++] = trace_round_robin_option(p, r);
 	return n;
 }
 
@@ -270,11 +277,11 @@ static void start_move(struct ib *b, const struct search_point *p, int k, int i)
 {
 	int d = trace_round_robin_option(p, 0);
 
-	if (k <= b->nswitch && no_access(p, i))
-		b->move = (struct move){MOVE_TO_READ, p->ids[i], -1, 0, 1, false};
-	else if (k > b->nswitch)
+	if (k <= b->nwrite)
 		b->move =
 		    (struct move){MOVE_TO_WRITE, p->ids[i], p->ids[d], p->access[d].addr, 1, false};
+	else if (no_access(p, i))
+		b->move = (struct move){MOVE_TO_READ, p->ids[i], -1, 0, 1, false};
 }
 
 static int grow_offer(struct ib *b, int n)
