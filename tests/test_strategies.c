@@ -422,7 +422,8 @@ static struct prog three_crossing(void)
 	return p;
 }
 
-/* An iterative search runs each schedule once over all its bounds (no
+/* (ib runs only the schedules its moves make: tests below.)  An
+ * iterative search runs each schedule once over all its bounds (no
  * bound runs a lower one's again), meets them in order of their count, and
  * covers what the exhaustive search does: 6!/(2! 2! 2!) = 90 schedules. */
 Test(strategies, iterative_bounds_run_each_schedule_once)
@@ -482,6 +483,21 @@ Test(strategies, shards_split_the_iterative_bounds)
 	}
 }
 
+/* strategy (ib:K) runs exactly want[0..n-1] over p and ends: round
+ * robin first, then runs of one chosen interference each; abandoned
+ * moves as many as given. */
+static void expect_ib_runs(const char *strategy, const struct prog *p, const char *const *want,
+			   int n, int abandoned)
+{
+	int i;
+
+	search_runs(strategy, 1, 0, 1, p, 100, &g_a);
+	expect_schedules(&g_a, want, n, strategy);
+	for (i = 0; i < n; i++)
+		cr_expect_eq(g_a.chosen[i], i > 0, "%s %s", strategy, g_a.sched[i]);
+	cr_expect_eq(g_a.abandoned, abandoned, "%s: %d abandoned", strategy, g_a.abandoned);
+}
+
 /* Each thread writes x, then reads it. */
 static struct prog write_then_read(void)
 {
@@ -496,27 +512,18 @@ static struct prog write_then_read(void)
 /* ib:0 is round robin alone: AABB, no read of another thread's write
  * chosen.  Its one move: when A is about to read x, B (whose write
  * interferes with nothing) runs until it has written x, then A reads B's
- * x (ABAB: one chosen interference).  Nothing else moves a value: ABBA
- * and BBAA read another thread's write only by the default (the reader
- * is the only thread left), BAAB and BABA start with a switch that moves
- * nothing.  So ib:1 and ib:16 are the same two runs, and end there. */
+ * x (ABAB: one chosen interference).  Nothing else is a move: at the
+ * start A is about to write, not read (no BAAB, BABA, BBAA), and B's
+ * move ends as soon as it wrote (no ABBA).  So ib:1 and ib:16 are the
+ * same two runs, and end there. */
 Test(strategies, ib_bounds_the_reads_of_another_threads_write)
 {
 	static const char *const want[] = {"AABB", "ABAB"};
-	static const char *const bounds[] = {"ib:1", "ib:16"};
 	struct prog p = write_then_read();
-	int i, j;
 
-	search_runs("ib:0", 1, 0, 1, &p, 100, &g_a);
-	expect_schedules(&g_a, want, 1, "ib:0");
-	cr_expect_eq(g_a.chosen[0], 0);
-	for (j = 0; j < 2; j++) {
-		search_runs(bounds[j], 1, 0, 1, &p, 100, &g_a);
-		expect_schedules(&g_a, want, 2, bounds[j]);
-		for (i = 0; i < 2; i++)
-			cr_expect_eq(g_a.chosen[i], i, "%s %s", bounds[j], g_a.sched[i]);
-		cr_expect_eq(g_a.abandoned, 0);
-	}
+	expect_ib_runs("ib:0", &p, want, 1, 0);
+	expect_ib_runs("ib:1", &p, want, 2, 0);
+	expect_ib_runs("ib:16", &p, want, 2, 0);
 }
 
 /* The two kinds of move.  A writes x and y, B reads x: once A has written
@@ -527,7 +534,6 @@ Test(strategies, ib_bounds_the_reads_of_another_threads_write)
  * x: that move is abandoned, and ib:1 is the one run AB. */
 Test(strategies, ib_moves_a_value_or_abandons_the_move)
 {
-	static const char *const want[] = {"AAB", "ABA"};
 	struct prog p = {.nthreads = 2, .len = {2, 1}};
 
 	memset(p.var, -1, sizeof(p.var));
@@ -535,23 +541,15 @@ Test(strategies, ib_moves_a_value_or_abandons_the_move)
 	p.var[0][1] = 1;
 	p.kind[0][0] = p.kind[0][1] = 'w';
 	p.kind[1][0] = 'r';
-	search_runs("ib:1", 1, 0, 1, &p, 100, &g_a);
-	expect_schedules(&g_a, want, 2, "ib:1");
-	cr_expect_eq(g_a.chosen[0], 0);
-	cr_expect_eq(g_a.chosen[1], 1);
+	expect_ib_runs("ib:1", &p, (const char *const[]){"AAB", "ABA"}, 2, 0);
 	p = (struct prog){.nthreads = 2, .len = {1, 1}};
 	memset(p.var, -1, sizeof(p.var));
 	p.var[0][0] = p.var[1][0] = 0;
 	p.kind[0][0] = 'r';
 	p.kind[1][0] = 'w';
-	search_runs("ib:1", 1, 0, 1, &p, 100, &g_a);
-	expect_schedules(&g_a, (const char *const[]){"AB", "BA"}, 2, "ib:1");
-	cr_expect_eq(g_a.chosen[1], 1);
-	cr_expect_eq(g_a.abandoned, 0);
-	p.var[1][0] = 1;
-	search_runs("ib:1", 1, 0, 1, &p, 100, &g_a);
-	expect_schedules(&g_a, (const char *const[]){"AB"}, 1, "ib:1");
-	cr_expect_eq(g_a.abandoned, 1, "B ended without writing x");
+	expect_ib_runs("ib:1", &p, (const char *const[]){"AB", "BA"}, 2, 0);
+	p.var[1][0] = 1; /* B ends without writing x */
+	expect_ib_runs("ib:1", &p, (const char *const[]){"AB"}, 1, 1);
 }
 
 /* A writes x and y; B's first step makes no access (a thread at its
@@ -560,18 +558,13 @@ Test(strategies, ib_moves_a_value_or_abandons_the_move)
  * wrote x (ABBA, one chosen read), not before (the move is abandoned). */
 Test(strategies, ib_runs_a_thread_without_an_access_up_to_its_first)
 {
-	static const char *const want[] = {"AABB", "ABBA"};
 	struct prog p = two_by(2);
 
 	p.var[0][0] = p.var[1][1] = 0;
 	p.var[0][1] = 1;
 	p.kind[0][0] = p.kind[0][1] = 'w';
 	p.kind[1][1] = 'r';
-	search_runs("ib:2", 1, 0, 1, &p, 100, &g_a);
-	expect_schedules(&g_a, want, 2, "ib:2");
-	cr_expect_eq(g_a.chosen[0], 0);
-	cr_expect_eq(g_a.chosen[1], 1);
-	cr_expect_eq(g_a.abandoned, 1, "B's read before A's write is no move");
+	expect_ib_runs("ib:2", &p, (const char *const[]){"AABB", "ABBA"}, 2, 1);
 }
 
 /* Three threads of six steps, each writing its own address and reading
