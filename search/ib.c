@@ -314,7 +314,7 @@ static int ib_choose(struct search *s, const struct search_point *p)
 		return k;
 	i = b->offer[k];
 	b->chosen += k > 0;
-	assert(b->chosen == trace_preemptions(s));
+	assert(b->chosen == trace_preemptions(s) || s->diverged); /* a replay clamps k */
 	if (k > 0)
 		start_move(b, p, k, i);
 	return take(s, b, p, i);
