@@ -323,6 +323,9 @@ struct engine_serial {
 	 * thread_names and current_where, and leave no spinning thread out
 	 * (following a schedule: bug statistics, search/bugstats.c) */
 	bool describe;
+	/* ask choose after every step, even with one option, and nothing
+	 * else (a search that may have to stop a run at any step: ib) */
+	bool every_step;
 };
 
 /* One event the profile taps (run_hooks.tap; engine/tap.c): a call, a

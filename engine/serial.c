@@ -1417,7 +1417,7 @@ static int pick(struct serial *s)
 		report_serial_deadlock(s);
 		return -1;
 	}
-	if (n == 1 && !s->cfg->describe)
+	if (n == 1 && !s->cfg->describe && !s->cfg->every_step)
 		return forced_step(s);
 	for (k = 0; k < n; k++) {
 		s->access[k] = next_access(s, s->options[k]);

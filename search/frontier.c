@@ -123,8 +123,8 @@ int frontier_note(struct trace *t, int depth, int k, int cum)
 	struct stem *st;
 
 	t->bound_met = true;
-	if (!f)
-		return 0;
+	if (!f || (t->max_bound >= 0 && cum > t->max_bound))
+		return 0; /* no bound of this search would take it */
 	assert(depth < t->len && cum > t->preemption_bound);
 	st = snapshot(t, depth);
 	if (!st)

@@ -57,8 +57,10 @@ struct trace {
 	bool split_first;	   /* shards take every nshards-th option of the
 				    * first real choice */
 	int preemption_bound;	   /* -1: preemptions are not counted */
-	bool delay_cost;	   /* idb, ib: option k costs k (delays), not a
+	bool delay_cost;	   /* idb: option k costs k (delays), not a
 				    * preemption */
+	bool move_cost;		   /* ib: every option but the first costs one
+				    * (an interference move) */
 	int max_bound;		   /* iterative bounding stops above it; -1: never */
 	bool bound_met;		   /* an option was left out for the bound
 				    * (iterative bounding: a higher one has more) */

@@ -34,9 +34,8 @@
  *   pctvb:D:V  PCT with variable bounding (004, section 3)          pctvb.c
  *   ipb        iterative preemption bounding: cb:0, then cb:1, ...   ipb.c
  *   idb        iterative delay bounding over round robin            idb.c
- *   ib:K       interference bounding (003): at most K chosen reads
- *              that see another thread's write, by deviations from
- *              round robin                                          ib.c
+ *   ib:K       interference bounding (003): round robin plus exactly
+ *              0, 1, ..., K chosen reads of another thread's write  ib.c
  * Sharding: N shards of one search cover exactly the runs of the search
  * unsharded, each run in one shard.  How a strategy splits its space is its
  * own business, stated in its file.
@@ -123,6 +122,10 @@ struct strategy_ops {
 	int (*choose)(struct search *s, const struct search_point *p);
 	/* The run is over (its trace is in the search): is there another? */
 	bool (*next_run)(struct search *s);
+	/* A serialized run asks choose after every step, even with one
+	 * option (engine_serial.every_step): the strategy may have to stop
+	 * the run at any step (ib's moves). */
+	bool every_step;
 };
 
 /* "dfs", "pct:3", "vb:1:2", "pctvb:2:1", ... into cfg (its ops and params;
@@ -132,6 +135,10 @@ int search_parse(const char *text, struct search_config *cfg, char *err, size_t 
 const char *search_name(const struct search_config *cfg, char *buf, size_t len);
 /* The strategies, in the order of the usage text; NULL after the last. */
 const struct strategy_ops *search_strategy(int i);
+/* Does the strategy named by text (as search_parse takes it) want to be
+ * asked at every step of a serialized run (strategy_ops.every_step)?
+ * false if it does not parse. */
+bool search_asks_every_step(const char *text);
 
 /* A search over a schedule that watches nvars variables (vb, pctvb use
  * them); NULL when out of memory. */

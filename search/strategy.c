@@ -119,3 +119,11 @@ const char *search_name(const struct search_config *cfg, char *buf, size_t len)
 			used += (size_t)snprintf(buf + used, len - used, ":%d", cfg->param[i]);
 	return buf;
 }
+
+bool search_asks_every_step(const char *text)
+{
+	struct search_config cfg = {0};
+	char err[160];
+
+	return search_parse(text, &cfg, err, sizeof(err)) == 0 && cfg.ops->every_step;
+}

@@ -191,6 +191,7 @@ int search_test(char *const argv[], const struct engine_options *opt,
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
+	cfg.every_step = eo->strategy && search_asks_every_step(eo->strategy);
 	if (eo->strategy)
 		rc = search_explore_jobs(pol, argv, &run_opt, &local, sum, err, errlen);
 	else

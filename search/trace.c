@@ -85,12 +85,15 @@ static bool counts_preemptions(const struct trace *t)
 }
 
 /* What option k of e adds to the bounded count: a delay per option
- * skipped (idb), or one preemption for leaving a thread that could go on.
- * Both grow with k, so an option beyond the bound has none after it. */
+ * skipped (idb), one interference per move (ib: every option but the
+ * default), or one preemption for leaving a thread that could go on.  All
+ * grow with k, so an option beyond the bound has none after it. */
 static int option_cost(const struct trace *t, const struct entry *e, int k)
 {
 	if (t->delay_cost)
 		return k;
+	if (t->move_cost)
+		return k > 0;
 	return e->can_continue && k > 0 ? 1 : 0;
 }
 

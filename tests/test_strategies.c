@@ -43,8 +43,8 @@ struct runs {
 	char trace[MAX_RUNS][128];
 	int preempt[MAX_RUNS];	    /* switches away from a thread that could go on */
 	int interfere[MAX_RUNS];    /* reads of what another thread wrote last */
-	int chosen[MAX_RUNS];	    /* of those, taken while an option that does not
-				     * interfere could have gone instead */
+	int chosen[MAX_RUNS];	    /* of those, made by a deviation from round
+				     * robin (ib's bound; see run_once) */
 	bool bad_preempt[MAX_RUNS]; /* one not right after a watched access */
 	int n;
 	int abandoned;
@@ -103,21 +103,61 @@ static void note_access(struct engine_access a, int t, int writer[MAXSTEP + 2], 
 		writer[a.addr] = t;
 }
 
-/* Could an option of the choice have gone without interfering? */
-static bool some_option_free(const struct engine_access *access, const int *opts, int n,
-			     const int writer[MAXSTEP + 2])
+/* Round robin's option (ib's default): the thread that ran last
+ * (current), else the least id after it, wrapping round. */
+static int round_robin_default(const int *ids, int n, int current)
 {
-	int i;
+	int start = current >= 0 ? current : 0, best = 0, i;
 
-	for (i = 0; i < n; i++)
-		if (!reads_other(access[i], opts[i], writer))
-			return true;
-	return false;
+	for (i = 1; i < n; i++) {
+		bool wrap_i = ids[i] < start, wrap_best = ids[best] < start;
+
+		if (wrap_i != wrap_best ? !wrap_i : ids[i] < ids[best])
+			best = i;
+	}
+	return best;
+}
+
+/* The deviations from round robin of a run, as ib counts them. */
+struct deviation {
+	int mover;     /* deviated, no access seen since (-1: none) */
+	int displaced; /* the thread round robin would have run then */
+	int waiting;   /* displaced by a mover whose first access read nothing of
+			* another thread's: its next read may be chosen (-1: none) */
+};
+
+/* Does option k, taken where round robin takes dflt, make a chosen read of
+ * another thread's write (ib's count)?  The first access of a thread
+ * that deviated from round robin (at the deviation or later), if it
+ * reads another thread's write; else the next step of the thread the
+ * deviation displaced (which may deviate in turn: that is the same
+ * deviation's end), if its read now sees another thread's write. */
+static void chosen_read(const struct engine_access *access, const int *opts, int k, int dflt,
+			const int writer[MAXSTEP + 2], struct deviation *dv, int *chosen)
+{
+	bool interferes = reads_other(access[k], opts[k], writer);
+
+	if (opts[k] == dv->waiting) { /* the deviation's end, not one of its own */
+		*chosen += interferes;
+		dv->waiting = -1;
+		return;
+	}
+	if (k != dflt) {
+		dv->mover = opts[k];
+		dv->displaced = opts[dflt];
+	}
+	if (opts[k] == dv->mover && access[k].addr) {
+		*chosen += interferes;
+		if (!interferes)
+			dv->waiting = dv->displaced;
+		dv->mover = -1;
+	}
 }
 
 static bool run_once(struct search *s, const struct prog *p, struct runs *out)
 {
 	int pos[MAXT] = {0}, last = -1, lastvar = -1, n = out->n, len = 0;
+	struct deviation dv = {-1, -1, -1};
 	int writer[MAXSTEP + 2];
 
 	memset(writer, -1, sizeof(writer));
@@ -148,9 +188,8 @@ static bool run_once(struct search *s, const struct prog *p, struct runs *out)
 				out->bad_preempt[n] = true;
 		}
 		last = opts[k];
-		if (reads_other(access[k], last, writer) &&
-		    some_option_free(access, opts, nopt, writer))
-			out->chosen[n]++;
+		chosen_read(access, opts, k, round_robin_default(ids, nopt, current), writer, &dv,
+			    &out->chosen[n]);
 		note_access(access[k], last, writer, &out->interfere[n]);
 		lastvar = p->var[last][pos[last]++];
 		cr_assert_lt(len, MAX_SCHED - 1);
@@ -383,12 +422,13 @@ static struct prog three_crossing(void)
 	return p;
 }
 
-/* An iterative search runs each schedule once over all its bounds (no
+/* (ib runs only the schedules its moves make: tests below.)  An
+ * iterative search runs each schedule once over all its bounds (no
  * bound runs a lower one's again), meets them in order of their count, and
  * covers what the exhaustive search does: 6!/(2! 2! 2!) = 90 schedules. */
 Test(strategies, iterative_bounds_run_each_schedule_once)
 {
-	static const char *const iterative[] = {"ipb", "idb", "ib:16"};
+	static const char *const iterative[] = {"ipb", "idb"};
 	struct prog p = three_crossing();
 	size_t i;
 	int k, nw;
@@ -443,10 +483,22 @@ Test(strategies, shards_split_the_iterative_bounds)
 	}
 }
 
-/* Each thread writes x, then reads it.  AABB and BBAA read only their own
- * writes; in the other four one read sees the other thread's write.  ib:0
- * runs the two (the thread that ran last goes on first); ib:1 then runs
- * all six, and stops there. */
+/* strategy (ib:K) runs exactly want[0..n-1] over p and ends: round
+ * robin first, then runs of one chosen interference each; abandoned
+ * moves as many as given. */
+static void expect_ib_runs(const char *strategy, const struct prog *p, const char *const *want,
+			   int n, int abandoned)
+{
+	int i;
+
+	search_runs(strategy, 1, 0, 1, p, 100, &g_a);
+	expect_schedules(&g_a, want, n, strategy);
+	for (i = 0; i < n; i++)
+		cr_expect_eq(g_a.chosen[i], i > 0, "%s %s", strategy, g_a.sched[i]);
+	cr_expect_eq(g_a.abandoned, abandoned, "%s: %d abandoned", strategy, g_a.abandoned);
+}
+
+/* Each thread writes x, then reads it. */
 static struct prog write_then_read(void)
 {
 	struct prog p = two_by(2);
@@ -457,55 +509,127 @@ static struct prog write_then_read(void)
 	return p;
 }
 
-/* ib:0 runs the default schedule first (round robin, nothing read from
- * another thread), and never takes a read of another thread's write while
- * an option that does not interfere could go: not ABAB (A reads B's x
- * while B could read its own), nor BABA.  ib:1 runs all six, each once. */
+/* ib:0 is round robin alone: AABB, no read of another thread's write
+ * chosen.  Its one move: when A is about to read x, B (whose write
+ * interferes with nothing) runs until it has written x, then A reads B's
+ * x (ABAB: one chosen interference).  Nothing else is a move: at the
+ * start A is about to write, not read (no BAAB, BABA, BBAA), and B's
+ * move ends as soon as it wrote (no ABBA).  So ib:1 and ib:16 are the
+ * same two runs, and end there. */
 Test(strategies, ib_bounds_the_reads_of_another_threads_write)
 {
+	static const char *const want[] = {"AABB", "ABAB"};
 	struct prog p = write_then_read();
-	int i;
 
-	search_runs("ib:0", 1, 0, 1, &p, 100, &g_a);
-	cr_assert(g_a.exhausted);
-	cr_expect_str_eq(g_a.sched[0], "AABB");
-	for (i = 0; i < g_a.n; i++) {
-		cr_expect_eq(g_a.chosen[i], 0, "%s", g_a.sched[i]);
-		cr_expect_str_neq(g_a.sched[i], "ABAB");
-		cr_expect_str_neq(g_a.sched[i], "BABA");
-	}
-	search_runs("ib:1", 1, 0, 1, &p, 100, &g_a);
-	cr_assert(g_a.exhausted);
-	cr_expect_eq(g_a.n, 6, "6 schedules, each once; got %d runs", g_a.n);
-	cr_expect_eq(unique(g_sa, sorted(&g_a, NULL, g_sa)), 6);
+	expect_ib_runs("ib:0", &p, want, 1, 0);
+	expect_ib_runs("ib:1", &p, want, 2, 0);
+	expect_ib_runs("ib:16", &p, want, 2, 0);
 }
 
-static bool same_runs(const struct runs *a, const struct runs *b);
+/* The two kinds of move.  A writes x and y, B reads x: once A has written
+ * x, switching to B is a read of A's write (AAB, then ABA).  A reads x, B
+ * writes x: before A's read, B runs up to its write, then A reads it (AB,
+ * then BA, where A is round robin's again but reads what B wrote because
+ * the move ran B first).  If B writes y instead, it ends without writing
+ * x: that move is abandoned, and ib:1 is the one run AB. */
+Test(strategies, ib_moves_a_value_or_abandons_the_move)
+{
+	struct prog p = {.nthreads = 2, .len = {2, 1}};
 
-/* Three threads over two addresses (B's first read can see A's write, C's
- * second read B's): ib:K's runs never choose more than K interferences
- * and some choose K; without access information no option interferes,
- * and ib's order is idb's (round robin, deviations bounded iteratively). */
-Test(strategies, ib_keeps_within_its_bound_and_without_accesses_is_idb)
+	memset(p.var, -1, sizeof(p.var));
+	p.var[0][0] = p.var[1][0] = 0;
+	p.var[0][1] = 1;
+	p.kind[0][0] = p.kind[0][1] = 'w';
+	p.kind[1][0] = 'r';
+	expect_ib_runs("ib:1", &p, (const char *const[]){"AAB", "ABA"}, 2, 0);
+	p = (struct prog){.nthreads = 2, .len = {1, 1}};
+	memset(p.var, -1, sizeof(p.var));
+	p.var[0][0] = p.var[1][0] = 0;
+	p.kind[0][0] = 'r';
+	p.kind[1][0] = 'w';
+	expect_ib_runs("ib:1", &p, (const char *const[]){"AB", "BA"}, 2, 0);
+	p.var[1][0] = 1; /* B ends without writing x */
+	expect_ib_runs("ib:1", &p, (const char *const[]){"AB"}, 1, 1);
+}
+
+/* A writes x and y; B's first step makes no access (a thread at its
+ * start, or at a lock), its second reads x.  A switch to B is a move if
+ * B's first access, a step later, reads another thread's write: after A
+ * wrote x (ABBA, one chosen read), not before (the move is abandoned). */
+Test(strategies, ib_runs_a_thread_without_an_access_up_to_its_first)
+{
+	struct prog p = two_by(2);
+
+	p.var[0][0] = p.var[1][1] = 0;
+	p.var[0][1] = 1;
+	p.kind[0][0] = p.kind[0][1] = 'w';
+	p.kind[1][1] = 'r';
+	expect_ib_runs("ib:2", &p, (const char *const[]){"AABB", "ABBA"}, 2, 1);
+}
+
+/* Three threads of six steps, each writing its own address and reading
+ * the next thread's, in turn: 18!/(6! 6! 6!) schedules. */
+static struct prog three_in_a_ring(void)
+{
+	struct prog p = {.nthreads = 3, .len = {6, 6, 6}};
+	int t, i;
+
+	for (t = 0; t < 3; t++)
+		for (i = 0; i < 6; i++) {
+			p.var[t][i] = i % 2 ? (t + 1) % 3 : t;
+			p.kind[t][i] = i % 2 ? 'r' : 'w';
+		}
+	return p;
+}
+
+/* Bound 0 is one run however many points the program has; each run of
+ * bound k chooses exactly k reads of another thread's write, the bounds
+ * in increasing order (ib:1's runs are ib:2's first ones), no schedule
+ * twice; bound 1 is at most one move per (choice, other thread) of the
+ * round-robin run: six choices with B and C waiting, six with C. */
+Test(strategies, ib_runs_exactly_k_chosen_interferences_at_bound_k)
+{
+	struct prog p = three_in_a_ring();
+	int i, n1, count[3] = {0};
+
+	search_runs("ib:0", 1, 0, 1, &p, MAX_RUNS, &g_a);
+	expect_schedules(&g_a, (const char *const[]){"AAAAAABBBBBBCCCCCC"}, 1, "ib:0");
+	search_runs("ib:1", 1, 0, 1, &p, MAX_RUNS, &g_b);
+	cr_assert(g_b.exhausted);
+	n1 = g_b.n;
+	cr_expect_leq(n1, 1 + 6 * 2 + 6, "%d runs", n1);
+	search_runs("ib:2", 1, 0, 1, &p, MAX_RUNS, &g_a);
+	cr_assert(g_a.exhausted);
+	cr_assert_gt(g_a.n, n1);
+	for (i = 0; i < g_a.n; i++) {
+		cr_assert_leq(g_a.chosen[i], 2, "%s", g_a.sched[i]);
+		cr_expect_eq(g_a.chosen[i],
+			     i == 0   ? 0
+			     : i < n1 ? 1
+				      : 2,
+			     "run %d %s", i, g_a.sched[i]);
+		count[g_a.chosen[i]]++;
+		if (i < n1)
+			cr_expect_str_eq(g_a.sched[i], g_b.sched[i], "run %d", i);
+	}
+	cr_expect_eq(count[0], 1);
+	cr_expect_gt(count[1], 0);
+	cr_expect_gt(count[2], 0);
+	cr_expect_eq(unique(g_sa, sorted(&g_a, NULL, g_sa)), g_a.n, "a schedule ran twice");
+	cr_log_info("ib:2 on three_in_a_ring: %d, %d, %d runs; %d abandoned", count[0], count[1],
+		    count[2], g_a.abandoned);
+}
+
+/* Without access information nothing interferes: ib:K is the one
+ * round-robin run, idb's first. */
+Test(strategies, ib_without_accesses_is_round_robin)
 {
 	struct prog p = three_crossing();
-	int i, k, most;
-	static const char *const bounds[] = {"ib:0", "ib:1", "ib:2"};
 
-	for (k = 0; k <= 2; k++) {
-		search_runs(bounds[k], 1, 0, 1, &p, MAX_RUNS, &g_a);
-		cr_assert(g_a.exhausted);
-		for (most = 0, i = 0; i < g_a.n; i++) {
-			cr_expect_leq(g_a.chosen[i], k, "ib:%d %s", k, g_a.sched[i]);
-			if (g_a.chosen[i] > most)
-				most = g_a.chosen[i];
-		}
-		cr_expect_eq(most, k, "ib:%d chose at most %d interferences", k, most);
-	}
 	memset(p.kind, 0, sizeof(p.kind));
 	search_runs("ib:2", 1, 0, 1, &p, MAX_RUNS, &g_a);
-	search_runs("idb", 1, 0, 1, &p, MAX_RUNS, &g_b);
-	cr_expect(same_runs(&g_a, &g_b), "ib without accesses is idb's search");
+	search_runs("idb", 1, 0, 1, &p, 1, &g_b);
+	expect_schedules(&g_a, (const char *const[]){g_b.sched[0]}, 1, "ib:2");
 }
 
 /* ------------------------------------------------------------ vb */
