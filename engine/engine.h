@@ -326,6 +326,10 @@ struct engine_serial {
 	/* ask choose after every step, even with one option, and nothing
 	 * else (a search that may have to stop a run at any step: ib) */
 	bool every_step;
+	/* in/out: the executable's locked instructions (lock prefix, xchg
+	 * with memory) were found and are among the points: the first run of
+	 * a search finds them, for every --points mode */
+	bool locked_found;
 };
 
 /* One event the profile taps (run_hooks.tap; engine/tap.c): a call, a

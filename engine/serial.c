@@ -351,6 +351,43 @@ static int note_lib_text(void *ctx, uint64_t lo, uint64_t hi, const char *file, 
 	return 0;
 }
 
+static void keep_spin_point(struct engine_serial *cfg, uint64_t pc);
+
+/* The executable's locked instructions (a lock prefix, xchg with memory):
+ * synchronisation the program does itself, a point in every mode, found
+ * once per search (a linear decoding of its text, as --points all). */
+static int plant_locked_in(void *ctx, uint64_t lo, uint64_t hi, const char *file, const char *exe)
+{
+	struct planting *pl = ctx;
+	uint8_t *code;
+	uint64_t at = lo;
+	struct dis_insn insn;
+	int rc = -1;
+
+	if (strcmp(file, exe) != 0)
+		return 0;
+	code = malloc(hi - lo + DIS_MAX_INSN);
+	if (!code || tracer_read_code(pl->p, lo, code, hi - lo) < 0)
+		goto out;
+	memset(code + (hi - lo), 0, DIS_MAX_INSN);
+	while (at < hi) {
+		if (dis_decode(code + (at - lo), hi - at, at, &insn) < 0 || insn.len == 0) {
+			at++;
+			continue;
+		}
+		if (insn.flags & DIS_F_LOCKED) {
+			keep_spin_point(pl->s->cfg, at);
+			if (points_arm_breakpoint(pl->s->r, pl->p, at) < 0)
+				goto out;
+		}
+		at += insn.len;
+	}
+	rc = 0;
+out:
+	free(code);
+	return rc;
+}
+
 static int plant_points(struct serial *s, struct tr_process *p)
 {
 	struct proc_ctx *pc = run_proc(s->r, p);
@@ -374,6 +411,11 @@ static int plant_points(struct serial *s, struct tr_process *p)
 			return -1;
 	if (each_text_mapping(p, note_lib_text, s) < 0)
 		return -1;
+	if (!s->cfg->locked_found) {
+		s->cfg->locked_found = true;
+		if (each_text_mapping(p, plant_locked_in, &(struct planting){s, p}) < 0)
+			return -1;
+	}
 	return s->cfg->all_points ? each_text_mapping(p, plant_exe_text, &(struct planting){s, p})
 				  : 0;
 }
@@ -818,8 +860,9 @@ static bool enabled(struct serial *s, struct sthread *st)
 	return !waits_for_mutex(s, st) && !waits_for_join(s, st);
 }
 
-/* Keep a spin's point for the rest of the search (the runs after this one
- * plant it from their start, as they plant the shared accesses). */
+/* Keep a spin's point (or a locked instruction) for the rest of the
+ * search (the runs after this one plant it from their start, as they
+ * plant the shared accesses). */
 static void keep_spin_point(struct engine_serial *cfg, uint64_t pc)
 {
 	/* profiling: shared is the result, points the caller's (or none) */
