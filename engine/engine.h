@@ -70,6 +70,9 @@ struct engine_options {
 	uint64_t ok_exit[4]; /* ...unless its bit is set here (--ok-exit N) */
 	bool sanitizer_bugs; /* launched: a sanitizer's report in the program's stderr is
 			      * a bug (its stderr is shown when it has ended) */
+	bool quiet_program;  /* launched: nothing of the program's stdout and stderr is
+			      * shown (a search's own replays); a sanitizer's report is
+			      * still read */
 	int64_t timeout_ms;  /* default limit of every wait; 0 = 10 s */
 	FILE *trace;	     /* human trace, one line per scheduling event; NULL = none */
 	FILE *trace_json;    /* the same as JSON lines; NULL = none */

@@ -1219,6 +1219,10 @@ void run_free(struct run *r)
 {
 	if (!r)
 		return;
+	if (r->opt->quiet_program && r->program_stderr >= 0) {
+		close(r->program_stderr); /* read for a sanitizer's report only */
+		r->program_stderr = -1;
+	}
 	stderr_forward(r->program_stderr);
 	free_contexts(r);
 	free(r->bindings);

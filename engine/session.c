@@ -149,8 +149,11 @@ static enum engine_outcome run_on(struct policy *pol, char *const argv[], pid_t 
 {
 	/* A launched program in a process group of its own: Ctrl-C is
 	 * cctrace's, which ends the run ("interrupted") and kills it. */
-	struct tracer_options topt = {
-	    .pin_cpu = opt->pin_cpu, .own_pgrp = argv != NULL, .no_children = opt->no_children};
+	struct tracer_options topt = {.pin_cpu = opt->pin_cpu,
+				      .own_pgrp = argv != NULL,
+				      .no_children = opt->no_children,
+				      .null_stdout = opt->quiet_program,
+				      .null_stderr = opt->quiet_program && !opt->sanitizer_bugs};
 	struct tracer *t = tracer_new(&topt);
 	enum engine_outcome o = OUTCOME_ERROR;
 	char err[1024];
@@ -236,7 +239,9 @@ static void run_with_hooks(struct run *r, struct policy *pol, const struct run_h
 int engine_run_once(struct policy *pol, char *const argv[], const struct engine_options *opt,
 		    const struct run_hooks *hooks, struct run_result *out, char *err, size_t errlen)
 {
-	struct tracer_options topt = {.pin_cpu = opt->pin_cpu};
+	struct tracer_options topt = {.pin_cpu = opt->pin_cpu,
+				      .null_stdout = opt->quiet_program,
+				      .null_stderr = opt->quiet_program && !opt->sanitizer_bugs};
 	int64_t t0 = tracer_now_us();
 	struct tracer *t = tracer_new(&topt);
 	struct run *r = NULL;
@@ -250,7 +255,8 @@ int engine_run_once(struct policy *pol, char *const argv[], const struct engine_
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	rc = hooks->snapshot
+	/* the template's output is the search's: a quiet run is launched */
+	rc = hooks->snapshot && !opt->quiet_program
 		 ? snapshot_launch(hooks->snapshot, t, argv, opt, &program_stderr, err, errlen)
 		 : 0;
 	forked = rc > 0;

@@ -323,7 +323,7 @@ void search_bug_stats(struct policy *pol, char *const argv[], const struct engin
 	char path[4096], err[1024], *text = NULL;
 	FILE *null = fopen("/dev/null", "w");
 	struct schedule *sched;
-	int saved[2] = {-1, -1}, rc;
+	int rc;
 
 	cfg.describe = true;
 	cfg.profile = false;
@@ -338,9 +338,8 @@ void search_bug_stats(struct policy *pol, char *const argv[], const struct engin
 	quiet.trace_json = NULL;
 	quiet.report = null;
 	quiet.brief = true;
-	search_silence(saved);
+	quiet.quiet_program = true;
 	rc = engine_run_once(pol, argv, &quiet, &hooks, &res, err, sizeof(err));
-	search_unsilence(saved);
 	if (rc < 0)
 		goto out;
 	text = stats_text(&f, eo->serial, res.outcome);

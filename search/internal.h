@@ -151,10 +151,6 @@ bool interference_reads_other(const struct interference *x, const struct engine_
 /* Thread id made access a: its write, if any, is the address's last. */
 int interference_note(struct interference *x, const struct engine_access *a, int id);
 
-/* --- search.c: the search's own replays print nothing of the program's --- */
-void search_silence(int saved[2]);   /* stdout and stderr to /dev/null */
-void search_unsilence(int saved[2]); /* and back */
-
 /* --- bugstats.c: bug-N.txt's numbers, on the schedule written --- */
 
 /* Replay DIR/bug-N.sched (minimised or not) under serialized execution,

@@ -133,37 +133,3 @@ double search_space_estimate(const struct search *s)
 {
 	return s->estimate_runs ? s->estimate_sum / (double)s->estimate_runs : 0;
 }
-
-/* A replay of the search's own (minimisation, statistics) is cctrace's
- * business: what the program prints in it (stdout, and stderr, which a
- * launch inherits) goes to /dev/null, not to the user once more per
- * replay.  The engine still reads a sanitizer's report from its own
- * capture of the program's stderr. */
-void search_silence(int saved[2])
-{
-	int fd, null = open("/dev/null", O_WRONLY | O_CLOEXEC);
-
-	fflush(stdout);
-	fflush(stderr);
-	for (fd = 1; fd <= 2; fd++) {
-		saved[fd - 1] = null >= 0 ? dup(fd) : -1;
-		if (saved[fd - 1] >= 0)
-			dup2(null, fd);
-	}
-	if (null >= 0)
-		close(null);
-}
-
-void search_unsilence(int saved[2])
-{
-	int fd;
-
-	fflush(stdout);
-	fflush(stderr);
-	for (fd = 1; fd <= 2; fd++)
-		if (saved[fd - 1] >= 0) {
-			dup2(saved[fd - 1], fd);
-			close(saved[fd - 1]);
-			saved[fd - 1] = -1;
-		}
-}

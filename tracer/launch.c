@@ -104,6 +104,16 @@ static void child_exec(struct tracer *t, char *const argv[], int errfd)
 	}
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (t->opt.null_stdout || t->opt.null_stderr) {
+		int null = open("/dev/null", O_WRONLY);
+
+		if (null >= 0 && t->opt.null_stdout)
+			dup2(null, STDOUT_FILENO);
+		if (null >= 0 && t->opt.null_stderr)
+			dup2(null, STDERR_FILENO);
+		if (null > STDERR_FILENO)
+			close(null);
+	}
 	/* Same addresses on every run, as under gdb: a schedule replays in the
 	 * same layout, and a search can keep its symbol tables across runs.
 	 * Where the kernel refuses, the program simply runs randomised. */

@@ -114,6 +114,9 @@ struct tracer_options {
 	/* A launched program gets a process group of its own, so that the
 	 * terminal's Ctrl-C reaches cctrace alone (tracer_terminal_take). */
 	bool own_pgrp;
+	/* launch: the program's stdout, its stderr, on /dev/null (a search's
+	 * own replays, which must not print the program's output again) */
+	bool null_stdout, null_stderr;
 };
 
 struct tracer *tracer_new(const struct tracer_options *opt);
