@@ -238,9 +238,25 @@ static int sync_of(struct serial *s, uint64_t pc)
 
 /* --- the points --- */
 
-/* Every instruction of [lo, hi) that accesses memory other than the stack
- * (linear decoding: gcc's text decodes so; a desync costs a few points). */
-static int plant_accesses_in(struct serial *s, struct tr_process *p, uint64_t lo, uint64_t hi)
+static void keep_spin_point(struct engine_serial *cfg, uint64_t pc);
+
+static bool is_access(const struct dis_insn *insn)
+{
+	return insn->kind == DIS_OTHER && (insn->flags & DIS_F_MEM) && !(insn->flags & DIS_F_STACK);
+}
+
+/* A lock prefix, or xchg with memory: synchronisation the program does
+ * itself. */
+static bool is_locked(const struct dis_insn *insn)
+{
+	return (insn->flags & DIS_F_LOCKED) != 0;
+}
+
+/* Every instruction of [lo, hi) that is_point says is one, armed (and,
+ * keep, kept among the points for the rest of the search).  Linear
+ * decoding: gcc's text decodes so; a desync costs a few points. */
+static int plant_insns_in(struct serial *s, struct tr_process *p, uint64_t lo, uint64_t hi,
+			  bool (*is_point)(const struct dis_insn *), bool keep)
 {
 	uint8_t *code = malloc(hi - lo + DIS_MAX_INSN);
 	uint64_t at = lo;
@@ -255,9 +271,12 @@ static int plant_accesses_in(struct serial *s, struct tr_process *p, uint64_t lo
 			at++;
 			continue;
 		}
-		if (insn.kind == DIS_OTHER && (insn.flags & DIS_F_MEM) &&
-		    !(insn.flags & DIS_F_STACK) && points_arm_breakpoint(s->r, p, at) < 0)
-			goto out;
+		if (is_point(&insn)) {
+			if (keep)
+				keep_spin_point(s->cfg, at);
+			if (points_arm_breakpoint(s->r, p, at) < 0)
+				goto out;
+		}
 		at += insn.len;
 	}
 	rc = 0;
@@ -319,7 +338,7 @@ static int plant_exe_text(void *ctx, uint64_t lo, uint64_t hi, const char *file,
 {
 	struct planting *pl = ctx;
 
-	return strcmp(file, exe) == 0 ? plant_accesses_in(pl->s, pl->p, lo, hi) : 0;
+	return strcmp(file, exe) == 0 ? plant_insns_in(pl->s, pl->p, lo, hi, is_access, false) : 0;
 }
 
 /* The text of a library that defines a synchronisation function. */
@@ -351,41 +370,13 @@ static int note_lib_text(void *ctx, uint64_t lo, uint64_t hi, const char *file, 
 	return 0;
 }
 
-static void keep_spin_point(struct engine_serial *cfg, uint64_t pc);
-
-/* The executable's locked instructions (a lock prefix, xchg with memory):
- * synchronisation the program does itself, a point in every mode, found
+/* The executable's locked instructions: a point in every mode, found
  * once per search (a linear decoding of its text, as --points all). */
 static int plant_locked_in(void *ctx, uint64_t lo, uint64_t hi, const char *file, const char *exe)
 {
 	struct planting *pl = ctx;
-	uint8_t *code;
-	uint64_t at = lo;
-	struct dis_insn insn;
-	int rc = -1;
 
-	if (strcmp(file, exe) != 0)
-		return 0;
-	code = malloc(hi - lo + DIS_MAX_INSN);
-	if (!code || tracer_read_code(pl->p, lo, code, hi - lo) < 0)
-		goto out;
-	memset(code + (hi - lo), 0, DIS_MAX_INSN);
-	while (at < hi) {
-		if (dis_decode(code + (at - lo), hi - at, at, &insn) < 0 || insn.len == 0) {
-			at++;
-			continue;
-		}
-		if (insn.flags & DIS_F_LOCKED) {
-			keep_spin_point(pl->s->cfg, at);
-			if (points_arm_breakpoint(pl->s->r, pl->p, at) < 0)
-				goto out;
-		}
-		at += insn.len;
-	}
-	rc = 0;
-out:
-	free(code);
-	return rc;
+	return strcmp(file, exe) == 0 ? plant_insns_in(pl->s, pl->p, lo, hi, is_locked, true) : 0;
 }
 
 static int plant_points(struct serial *s, struct tr_process *p)
