@@ -361,3 +361,48 @@ Test(tracer, a_forked_run_claims_the_templates_breakpoints)
 	tracer_free(tmpl);
 	sym_close(syms);
 }
+
+/* Resume th watching its system calls until it is about to make nr. */
+static void run_to_syscall(struct tracer *t, struct tr_thread *th, long nr)
+{
+	struct tr_event ev;
+
+	do {
+		cr_assert_eq(tracer_resume_syscalls(th), 0);
+		cr_assert_eq(tracer_wait(t, &ev, tracer_now_ms() + DEADLINE_MS, NULL), TR_WAIT_EVENT);
+		cr_assert_eq(ev.kind, TR_EV_SYSCALL, "event %d before system call %ld", ev.kind, nr);
+	} while (ev.sysno != nr);
+}
+
+/* Any ptrace stop answers a pending PTRACE_INTERRUPT (the kernel clears
+ * its trap), so no PTRACE_EVENT_STOP follows one that came first.  A
+ * thread asleep in read() with its system calls watched answers the
+ * interrupt with its system-call exit stop: that stop is the interrupt,
+ * and the next interrupt, of the same thread asleep again, is sent and
+ * answered too (it used to be taken as still pending, never sent, and
+ * waited for until the deadline). */
+Test(tracer, an_interrupt_answered_by_a_system_call_stop_is_not_left_pending)
+{
+	char *argv[] = {"tests/fixtures/pipewait", NULL};
+	struct tracer *t = tracer_new(&(struct tracer_options){0});
+	struct tr_thread *th;
+	struct tr_event ev;
+	char err[256];
+	int i;
+
+	cr_assert_eq(tracer_launch(t, argv, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(tracer_wait(t, &ev, tracer_now_ms() + DEADLINE_MS, NULL), TR_WAIT_EVENT);
+	th = ev.thread;
+	run_to_syscall(t, th, TR_SYS_read);
+	cr_assert_eq(tracer_resume_syscalls(th), 0); /* into the read, asleep */
+	for (i = 0; i < 3; i++) {
+		cr_assert_eq(tracer_interrupt(th), 0);
+		cr_assert_eq(tracer_wait(t, &ev, tracer_now_ms() + 5000, NULL), TR_WAIT_EVENT,
+			     "interrupt %d was not answered", i + 1);
+		cr_expect_eq(ev.kind, TR_EV_INTERRUPT, "interrupt %d: event %d", i + 1, ev.kind);
+		cr_assert(tracer_thread_held(th));
+		cr_assert_eq(tracer_resume(th), 0); /* back to sleep, unwatched */
+	}
+	tracer_kill_launched(t);
+	tracer_free(t);
+}

@@ -350,8 +350,41 @@ static enum decoded decode_event_stop(struct tr_thread *th, int sig, struct tr_e
 	return SILENT_RESUME;
 }
 
+static enum decoded classify_stop(struct tracer *t, struct tr_thread *th, int status,
+				  struct tr_event *ev);
+
+/*
+ * Any ptrace stop answers a pending PTRACE_INTERRUPT: the kernel's
+ * ptrace_stop() clears the trap it set ("any trap clears pending STOP
+ * trap"), so after a breakpoint, a signal, a clone event or a system-call
+ * stop of an interrupted thread no PTRACE_EVENT_STOP follows.  Waiting
+ * for one left the thread running and unwatched for ever (a step's
+ * interrupt answered by its system-call exit stop hung a search: its
+ * thread went back to sleep in the kernel while the scheduler waited).
+ * So this stop is the interrupt's answer: its own news if it has any,
+ * else, when the interrupt was to be reported, the interrupt.  (A stop
+ * made before the interrupt was sent leaves the kernel's trap pending:
+ * the PTRACE_EVENT_STOP it makes later is resumed as news of nothing.)
+ */
 static enum decoded decode_stop(struct tracer *t, struct tr_thread *th, int status,
 				struct tr_event *ev)
+{
+	bool interrupted = tr_has(th, TF_INTERRUPTING) && (status >> 16) != PTRACE_EVENT_STOP;
+	bool report = interrupted && tr_has(th, TF_REPORT_INTERRUPT);
+	enum decoded d;
+
+	if (interrupted)
+		tr_clear(th, TF_INTERRUPTING | TF_REPORT_INTERRUPT);
+	d = classify_stop(t, th, status, ev);
+	if (d == SILENT_RESUME && report && th->state == TR_HELD) {
+		ev->kind = TR_EV_INTERRUPT;
+		return REPORT;
+	}
+	return d;
+}
+
+static enum decoded classify_stop(struct tracer *t, struct tr_thread *th, int status,
+				  struct tr_event *ev)
 {
 	int sig = WSTOPSIG(status), event = status >> 16;
 	unsigned long msg = 0;
