@@ -245,6 +245,8 @@ static pid_t spawn_waiting_hammer(int *to_child, int *from_child, int rounds)
 
 /* The program's code at lo; false when it has no memory any more (it
  * has ended: a zombie's /proc/PID/mem reads nothing). */
+/* pid's code at lo; false when it cannot be read (the program has ended:
+ * a zombie has no memory to open). */
 static bool read_text(pid_t pid, uint64_t lo, uint8_t *buf, size_t len)
 {
 	char path[64];
@@ -253,7 +255,8 @@ static bool read_text(pid_t pid, uint64_t lo, uint8_t *buf, size_t len)
 
 	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
 	f = fopen(path, "r");
-	cr_assert_not_null(f);
+	if (!f)
+		return false;
 	cr_assert_eq(fseek(f, (long)lo, SEEK_SET), 0);
 	got = fread(buf, 1, len, f);
 	fclose(f);
