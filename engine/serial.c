@@ -60,6 +60,7 @@
 #define SPIN_FRAMES	  32  /* frames searched for the executable's spin point */
 #define SPIN_WINDOW	  8   /* access points of one turn compared for a spin */
 #define POLL_MS		  5   /* how often a running thread is sampled for sleep */
+#define GONE_MS		  100 /* a joined thread past its exit: how long it may take to go */
 #define POLL_YOUNG_MS	  1   /* ... in the first POLL_YOUNG_FOR_MS of its step */
 #define POLL_YOUNG_FOR_MS 10
 #define SETTLE_TRIES	  40 /* polls to wait for dying threads before a deadlock */
@@ -774,9 +775,13 @@ static bool waits_for_mutex(struct serial *s, struct sthread *st)
 	return lock[0] != 0 && lock[2] != (uint32_t)tracer_thread_tid(st->th);
 }
 
-/* Held at the entry of pthread_join on a thread that has not ended?  (A
+/* Held at the entry of pthread_join on a thread that is not gone?  (A
  * pthread_t is the thread's TCB, its fs_base.)  Then it would only sleep:
- * not enabled, no need to let it and wait for the sleep to be seen. */
+ * not enabled, no need to let it and wait for the sleep to be seen.  A
+ * thread past its exit event still counts until it is reaped: the kernel
+ * clears the word the join waits on only as the thread goes, so a join
+ * let go before would sleep in some runs and not in others, and the same
+ * seed would not make the same schedule. */
 static bool waits_for_join(struct serial *s, struct sthread *st)
 {
 	int sync = sync_of(s, tracer_thread_pc(st->th)), i;
@@ -788,11 +793,14 @@ static bool waits_for_join(struct serial *s, struct sthread *st)
 	for (i = 0; i < s->nthreads; i++) {
 		struct tr_thread *th = s->threads[i].th;
 
-		if (th == st->th || tracer_thread_exited(th) || !tracer_thread_held(th) ||
+		if (th == st->th || tracer_thread_exited(th) ||
 		    tracer_thread_process(th) != tracer_thread_process(st->th))
 			continue;
-		if (tracer_regs(th)->fs_base == target)
-			return tracer_thread_last_event(th) != TR_EV_EXIT;
+		if (tracer_regs(th)->fs_base != target) /* its registers at its last stop */
+			continue;
+		if (tracer_thread_last_event(th) == TR_EV_EXIT && !tracer_thread_held(th))
+			return tracer_await_gone(th, tracer_now_ms() + GONE_MS) < 0;
+		return true;
 	}
 	return false;
 }

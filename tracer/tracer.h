@@ -223,6 +223,12 @@ int tracer_resume_syscalls(struct tr_thread *th);
 int tracer_singlestep(struct tr_thread *th);
 /* Ask a running thread to stop; a TR_EV_INTERRUPT event follows. */
 int tracer_interrupt(struct tr_thread *th);
+/* A thread resumed past its exit event: wait for the kernel to have it
+ * gone (reaped; its CLONE_CHILD_CLEARTID word cleared, which a join waits
+ * on), at most until deadline_ms, consuming no other thread's news.  0
+ * when it is gone, -1 when not by then (a group leader waits for the
+ * others) or when it is not such a thread. */
+int tracer_await_gone(struct tr_thread *th, int64_t deadline_ms);
 /* Hold every running thread now (synchronously), without events; returns 0. */
 int tracer_stop_all(struct tracer *t);
 

@@ -752,6 +752,22 @@ void tr_take_status(struct tracer *t, pid_t tid, int status)
 		tr_queue_event(t, &ev);
 }
 
+int tracer_await_gone(struct tr_thread *th, int64_t deadline_ms)
+{
+	int status, rc;
+
+	if (th->state == TR_EXITED)
+		return 0;
+	if (th->state != TR_RUNNING || !tr_has(th, TF_EXITING))
+		return -1;
+	rc = tr_wait_task(th->proc->pid, th->tid, deadline_ms, false, &status);
+	if (rc == TR_TASK_VANISHED || rc == TR_TASK_UNKNOWN)
+		tr_thread_vanished(th, rc);
+	else if (rc == TR_TASK_STATUS)
+		tr_take_status(th->proc->tracer, th->tid, status);
+	return th->state == TR_EXITED ? 0 : -1;
+}
+
 /* Wait for th alone to stop after we interrupted it.  If it stopped for a
  * real event instead, that event is queued for tracer_wait, not lost.  A
  * thread that does not stop within TR_STOP_TIMEOUT_MS (it sleeps in the
