@@ -665,7 +665,8 @@ static void profile_finish(struct serial *s)
 {
 	size_t i = 0, j, k;
 
-	qsort(s->hits, s->nhits, sizeof(*s->hits), by_addr);
+	if (s->nhits > 1) /* none: no array to sort */
+		qsort(s->hits, s->nhits, sizeof(*s->hits), by_addr);
 	while (i < s->nhits) {
 		bool two = false, write = false;
 
