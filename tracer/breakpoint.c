@@ -330,14 +330,15 @@ static bool sync_inherited(struct tr_process *parent, struct tr_process *child,
 }
 
 /* Scratch pages mapped before the fork are the child's too; one mapped
- * after it (the parent ran on) is not. */
-static void inherit_scratch(struct tr_process *parent, struct tr_process *child)
+ * after it (the parent ran on) is not, unless the parent ran none of its
+ * code since (a held template): no need to look. */
+static void inherit_scratch(const struct tr_process *parent, struct tr_process *child, bool look)
 {
 	struct tr_scratch *s, *copy, **tail = &child->scratch;
 	uint8_t probe;
 
 	for (s = parent->scratch; s; s = s->next) {
-		if (tracer_read(child, s->addr, &probe, 1) < 0)
+		if (look && tracer_read(child, s->addr, &probe, 1) < 0)
 			continue;
 		copy = malloc(sizeof(*copy));
 		if (!copy)
@@ -356,7 +357,7 @@ void tr_break_inherit(struct tr_process *parent, struct tr_process *child)
 	struct tr_breakpoint *bp, *copy, **tail = &child->breakpoints;
 
 	assert(parent->unclaimed == 0); /* it ran to fork */
-	inherit_scratch(parent, child);
+	inherit_scratch(parent, child, true);
 	for (bp = parent->breakpoints; bp; bp = bp->next) {
 		copy = malloc(sizeof(*copy));
 		if (!copy)
@@ -382,19 +383,9 @@ void tr_break_inherit(struct tr_process *parent, struct tr_process *child)
 void tr_break_adopt(const struct tr_process *tmpl, struct tr_process *child)
 {
 	struct tr_breakpoint *bp, *copy, **btail = &child->breakpoints;
-	struct tr_scratch *s, *scopy, **stail = &child->scratch;
 
 	assert(child->launched && !child->breakpoints && !child->scratch);
-	for (s = tmpl->scratch; s; s = s->next) {
-		scopy = malloc(sizeof(*scopy));
-		if (!scopy)
-			return; /* its breakpoints' slots with it: none copied */
-		*scopy = *s;
-		scopy->next = NULL;
-		scopy->gj = 0;
-		*stail = scopy;
-		stail = &scopy->next;
-	}
+	inherit_scratch(tmpl, child, false);
 	for (bp = tmpl->breakpoints; bp; bp = bp->next) {
 		copy = malloc(sizeof(*copy));
 		if (!copy) { /* forgotten, but its byte is in the code */

@@ -39,24 +39,22 @@
 
 /* The earlier children of the template, dead and reaped by their runs'
  * tracers, are still its zombies until it waits for them. */
-void tracer_bury_children(struct tr_thread *th)
-{
-	const long args[6] = {-1, 0, WNOHANG, 0, 0, 0};
-	bool ok = true;
-
-	while (ok && tr_inject_syscall(th, SYS_wait4, args, &ok) > 0)
-		;
-}
-
-/* One wait4(WNOHANG) before each fork, not until none is left: each run
- * leaves one zombie, so they never pile up, and the call that would find
- * none (an injected system call: two stops) is saved. */
-static void bury_one(struct tr_thread *th)
+/* One wait4(WNOHANG) made by the template: true if it buried a child.
+ * Before each fork one is enough, not until none is left: each run leaves
+ * one zombie, so they never pile up, and the call that would find none
+ * (an injected system call: two stops) is saved. */
+static bool bury_one(struct tr_thread *th)
 {
 	const long args[6] = {-1, 0, WNOHANG, 0, 0, 0};
 	bool ok;
 
-	tr_inject_syscall(th, SYS_wait4, args, &ok);
+	return tr_inject_syscall(th, SYS_wait4, args, &ok) > 0 && ok;
+}
+
+void tracer_bury_children(struct tr_thread *th)
+{
+	while (bury_one(th))
+		;
 }
 
 /* Wait for task tid to come back to address 0 (the faulting return from
