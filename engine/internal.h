@@ -291,6 +291,9 @@ void run_record_end(struct run *r, const struct stmt *s);
 
 /* serial.c */
 enum flow exec_serial(struct run *r, const struct stmt *s);
+/* An instruction --points all makes a point: one that accesses memory
+ * other than the stack. */
+bool serial_access_insn(const struct dis_insn *insn);
 /* serialvars.c: the shared variables of serialized runs (see there). */
 struct serial_vars;
 struct serial_vars *svars_new(struct engine_serial *cfg);

@@ -241,7 +241,7 @@ static int sync_of(struct serial *s, uint64_t pc)
 
 static void keep_spin_point(struct engine_serial *cfg, uint64_t pc);
 
-static bool is_access(const struct dis_insn *insn)
+bool serial_access_insn(const struct dis_insn *insn)
 {
 	return insn->kind == DIS_OTHER && (insn->flags & DIS_F_MEM) && !(insn->flags & DIS_F_STACK);
 }
@@ -339,7 +339,9 @@ static int plant_exe_text(void *ctx, uint64_t lo, uint64_t hi, const char *file,
 {
 	struct planting *pl = ctx;
 
-	return strcmp(file, exe) == 0 ? plant_insns_in(pl->s, pl->p, lo, hi, is_access, false) : 0;
+	return strcmp(file, exe) == 0
+		   ? plant_insns_in(pl->s, pl->p, lo, hi, serial_access_insn, false)
+		   : 0;
 }
 
 /* The text of a library that defines a synchronisation function. */
@@ -1079,24 +1081,37 @@ static void note_blocked(struct serial *s, struct sthread *st)
 	st->sleep_fd = args[0];
 }
 
+/* The first access other than the stack's that held thread th makes with
+ * the instruction at pc (its registers give the address); false: none. */
+static bool first_access(struct tr_thread *th, uint64_t pc, struct dis_access *out)
+{
+	uint8_t code[DIS_MAX_INSN];
+	struct dis_insn insn;
+	struct dis_access acc[DIS_MAX_ACCESSES];
+	int n, k;
+
+	if (tracer_decode_at(tracer_thread_process(th), pc, code, &insn) < 0)
+		return false;
+	n = dis_accesses(&insn, code, tracer_regs(th), acc, DIS_MAX_ACCESSES);
+	for (k = 0; k < n; k++)
+		if (!acc[k].stack) {
+			*out = acc[k];
+			return true;
+		}
+	return false;
+}
+
 /* The value an access point is about to read (8 bytes at its first
  * non-stack access), 0 for a point with no access (a spin point). */
 static uint64_t point_value(struct sthread *st, uint64_t pc)
 {
-	struct tr_process *p = tracer_thread_process(st->th);
-	uint8_t code[DIS_MAX_INSN];
-	struct dis_insn insn;
-	struct dis_access acc[DIS_MAX_ACCESSES];
+	struct dis_access acc;
 	uint64_t value = 0;
-	int n, k;
 
-	if (tracer_decode_at(p, pc, code, &insn) < 0)
+	if (!first_access(st->th, pc, &acc) ||
+	    tracer_read(tracer_thread_process(st->th), acc.addr, &value, sizeof(value)) < 0)
 		return 0;
-	n = dis_accesses(&insn, code, tracer_regs(st->th), acc, DIS_MAX_ACCESSES);
-	for (k = 0; k < n; k++)
-		if (!acc[k].stack)
-			return tracer_read(p, acc[k].addr, &value, sizeof(value)) < 0 ? 0 : value;
-	return 0;
+	return value;
 }
 
 /*
@@ -1121,7 +1136,6 @@ static bool spin_revisit(struct sthread *st, uint64_t pc)
 	return false;
 }
 
-/* Run thread i alone to its next point.  FLOW_STOP: the run is over. */
 /* Could the step thread st is about to make sleep in a futex: from a
  * synchronisation function that waits, or back into the wait it was
  * blocked in?  Only such a step has its system calls watched (a stop at
@@ -1132,6 +1146,8 @@ static bool may_wait(struct serial *s, const struct sthread *st)
 
 	return st->was_blocked || (sync >= 0 && sync_fns[sync].waits);
 }
+
+/* Run thread i alone to its next point.  FLOW_STOP: the run is over. */
 
 static enum flow run_step(struct serial *s, int i)
 {
@@ -1345,22 +1361,13 @@ static bool ending_pending(struct serial *s)
 static struct engine_access next_access(struct serial *s, int i)
 {
 	struct sthread *st = &s->threads[i];
-	struct tr_process *p = tracer_thread_process(st->th);
 	uint64_t pc = tracer_thread_pc(st->th);
-	uint8_t code[DIS_MAX_INSN];
-	struct dis_insn insn;
-	struct dis_access acc[DIS_MAX_ACCESSES];
-	int n, k;
+	struct dis_access acc;
 
-	if (!pc || pc != st->last_pc || sync_of(s, pc) >= 0 ||
-	    tracer_decode_at(p, pc, code, &insn) < 0)
+	if (!pc || pc != st->last_pc || sync_of(s, pc) >= 0 || !first_access(st->th, pc, &acc))
 		return (struct engine_access){0};
-	n = dis_accesses(&insn, code, tracer_regs(st->th), acc, DIS_MAX_ACCESSES);
-	for (k = 0; k < n; k++)
-		if (!acc[k].stack)
-			return (struct engine_access){acc[k].addr, (acc[k].rw & DIS_READ) != 0,
-						      (acc[k].rw & DIS_WRITE) != 0};
-	return (struct engine_access){0};
+	return (struct engine_access){acc.addr, (acc.rw & DIS_READ) != 0,
+				      (acc.rw & DIS_WRITE) != 0};
 }
 
 /* The variable whose access (or synchronisation object) the thread that

@@ -188,9 +188,7 @@ static bool is_access_point(struct tr_process *p, uint64_t addr)
 	uint8_t code[DIS_MAX_INSN];
 	struct dis_insn insn;
 
-	return tracer_read_code(p, addr, code, sizeof(code)) == 0 &&
-	       dis_decode(code, sizeof(code), addr, &insn) == 0 && insn.kind == DIS_OTHER &&
-	       (insn.flags & DIS_F_MEM) && !(insn.flags & DIS_F_STACK);
+	return tracer_decode_at(p, addr, code, &insn) == 0 && serial_access_insn(&insn);
 }
 
 static uint64_t whole_pages(uint64_t size)

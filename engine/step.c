@@ -222,8 +222,7 @@ static bool is_call(struct tr_thread *th, struct dis_insn *insn)
 	uint8_t code[DIS_MAX_INSN];
 	uint64_t pc = tracer_regs(th)->rip;
 
-	if (tracer_read_code(tracer_thread_process(th), pc, code, sizeof(code)) < 0 ||
-	    dis_decode(code, sizeof(code), pc, insn) < 0)
+	if (tracer_decode_at(tracer_thread_process(th), pc, code, insn) < 0)
 		return false;
 	return insn->flags & DIS_F_CALL;
 }
