@@ -142,6 +142,16 @@ fail:
 	return NULL;
 }
 
+/* A quiet program (the search's own replays) writes to /dev/null: its
+ * stdout, and its stderr unless it is captured for a sanitizer's report. */
+static const struct tracer_options *quiet_output(struct tracer_options *topt,
+						 const struct engine_options *opt)
+{
+	topt->null_stdout = opt->quiet_program;
+	topt->null_stderr = opt->quiet_program && !opt->sanitizer_bugs;
+	return topt;
+}
+
 /* Get hold of the program (launch it when argv is given, else attach to
  * pid), run the schedule, let go. */
 static enum engine_outcome run_on(struct policy *pol, char *const argv[], pid_t pid,
@@ -149,12 +159,9 @@ static enum engine_outcome run_on(struct policy *pol, char *const argv[], pid_t 
 {
 	/* A launched program in a process group of its own: Ctrl-C is
 	 * cctrace's, which ends the run ("interrupted") and kills it. */
-	struct tracer_options topt = {.pin_cpu = opt->pin_cpu,
-				      .own_pgrp = argv != NULL,
-				      .no_children = opt->no_children,
-				      .null_stdout = opt->quiet_program,
-				      .null_stderr = opt->quiet_program && !opt->sanitizer_bugs};
-	struct tracer *t = tracer_new(&topt);
+	struct tracer_options topt = {
+	    .pin_cpu = opt->pin_cpu, .own_pgrp = argv != NULL, .no_children = opt->no_children};
+	struct tracer *t = tracer_new(quiet_output(&topt, opt));
 	enum engine_outcome o = OUTCOME_ERROR;
 	char err[1024];
 	int rc, saved = -1, program_stderr = -1;
@@ -239,11 +246,9 @@ static void run_with_hooks(struct run *r, struct policy *pol, const struct run_h
 int engine_run_once(struct policy *pol, char *const argv[], const struct engine_options *opt,
 		    const struct run_hooks *hooks, struct run_result *out, char *err, size_t errlen)
 {
-	struct tracer_options topt = {.pin_cpu = opt->pin_cpu,
-				      .null_stdout = opt->quiet_program,
-				      .null_stderr = opt->quiet_program && !opt->sanitizer_bugs};
+	struct tracer_options topt = {.pin_cpu = opt->pin_cpu};
 	int64_t t0 = tracer_now_us();
-	struct tracer *t = tracer_new(&topt);
+	struct tracer *t = tracer_new(quiet_output(&topt, opt));
 	struct run *r = NULL;
 	int rc, saved = -1, program_stderr = -1;
 	bool forked;
