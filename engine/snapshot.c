@@ -59,8 +59,6 @@ static void drop_template(struct engine_snapshot *s)
 	sym_close(s->syms);
 	s->syms = NULL;
 	if (s->t) {
-		if (s->main)
-			tracer_bury_children(s->main);
 		tracer_kill_launched(s->t);
 		tracer_free(s->t);
 	}

@@ -12,11 +12,15 @@
 #include "symbols/symbols.h"
 #include "tracer/tracer.h"
 
+#include "harness.h"
+
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -359,7 +363,69 @@ Test(tracer, a_forked_run_claims_the_templates_breakpoints)
 		cr_expect_eq(byte, TRACER_BREAK_BYTE, "the template lost breakpoint %d", i);
 	}
 	tracer_free(t);
-	tracer_bury_children(tracer_threads(tmpl));
+	tracer_kill_launched(tmpl);
+	tracer_free(tmpl);
+	sym_close(syms);
+}
+
+/* How many children /proc says pid has. */
+static int children_of(pid_t pid)
+{
+	char path[64], buf[256];
+	int n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)pid);
+	f = fopen(path, "r");
+	cr_assert_not_null(f, "%s: %s", path, strerror(errno));
+	while (fscanf(f, "%255s", buf) == 1)
+		n++;
+	fclose(f);
+	return n;
+}
+
+/* The template's forks, the first through glibc's _Fork and the later
+ * through the stub that repeats it, are this process's children (as a
+ * fresh launch is), never the template's: it has no zombie to bury.  Each
+ * child has its robust mutex list registered, as _Fork's child does, and
+ * runs the program to its correct result with every hit counted. */
+Test(tracer, forks_of_a_template_are_the_tracers_children)
+{
+	struct tracer *tmpl = launch("50");
+	pid_t tmpl_pid = tracer_process_pid(tracer_processes(tmpl));
+	struct sym_space *syms;
+	uint64_t addrs[3] = {0, 0, 0}, fork_fn;
+	char err[256];
+	int i;
+
+	syms = sym_open_pid(tmpl_pid, err, sizeof(err));
+	cr_assert_not_null(syms, "%s", err);
+	cr_assert_eq(sym_function(syms, "hook", &addrs[0]), 0);
+	cr_assert_eq(sym_function(syms, "_Fork", &fork_fn), 0);
+	for (i = 0; i < 3; i++) {
+		struct tracer *t = tracer_new(&(struct tracer_options){0});
+		struct counts c = {0};
+		long head = 0;
+		size_t len = 0;
+		pid_t child;
+
+		cr_assert_eq(
+		    tracer_fork_held(tracer_threads(tmpl), fork_fn, &child, err, sizeof(err)), 0,
+		    "fork %d: %s", i, err);
+		cr_expect_eq(h_status_field(child, child, "PPid"), getpid(), "fork %d", i);
+		cr_expect_eq(children_of(tmpl_pid), 0, "fork %d: the template has a child", i);
+		cr_expect_eq(syscall(SYS_get_robust_list, child, &head, &len), 0, "%s",
+			     strerror(errno));
+		cr_expect(head != 0 && len == 24, "fork %d: robust list %#lx, %zu", i, head, len);
+		cr_assert_eq(tracer_adopt(t, child, tracer_threads(tmpl), err, sizeof(err)), 0,
+			     "%s", err);
+		cr_assert_eq(tracer_break_insert(tracer_processes(t), addrs[0], err, sizeof(err)),
+			     0, "%s", err);
+		drive(t, addrs, &c);
+		cr_expect_eq(c.hits[0], WORKERS * 50, "fork %d: %ld hits", i, c.hits[0]);
+		cr_expect_eq(c.exit_status, 0, "fork %d: wrong result (%d)", i, c.exit_status);
+		tracer_free(t);
+	}
 	tracer_kill_launched(tmpl);
 	tracer_free(tmpl);
 	sym_close(syms);
@@ -372,8 +438,10 @@ static void run_to_syscall(struct tracer *t, struct tr_thread *th, long nr)
 
 	do {
 		cr_assert_eq(tracer_resume_syscalls(th), 0);
-		cr_assert_eq(tracer_wait(t, &ev, tracer_now_ms() + DEADLINE_MS, NULL), TR_WAIT_EVENT);
-		cr_assert_eq(ev.kind, TR_EV_SYSCALL, "event %d before system call %ld", ev.kind, nr);
+		cr_assert_eq(tracer_wait(t, &ev, tracer_now_ms() + DEADLINE_MS, NULL),
+			     TR_WAIT_EVENT);
+		cr_assert_eq(ev.kind, TR_EV_SYSCALL, "event %d before system call %ld", ev.kind,
+			     nr);
 	} while (ev.sysno != nr);
 }
 

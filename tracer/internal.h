@@ -177,6 +177,7 @@ struct tr_process {
 	int rescue_state;	   /* enum tr_rescue: SIGILL's and SIGTRAP's (guardian.c) */
 	uint64_t rescue;	   /* the rescue handler's code */
 	uint64_t rescue_old[2][4]; /* SIGILL's and SIGTRAP's actions before ours */
+	struct tr_fork_stub *fork_stub; /* a template's fork server (fork.c), or NULL */
 	void *user;
 	struct tracer *tracer;
 	struct tr_process *next;
@@ -359,6 +360,11 @@ void tr_guard_watch(struct tr_process *p);
 /* How long an interrupted thread may take to stop before we give up on it
  * (it sleeps uninterruptibly in the kernel), and a step to finish. */
 #define TR_STOP_TIMEOUT_MS 10000
+/* Every task cctrace traces is seized with these (and a launched one with
+ * PTRACE_O_EXITKILL too). */
+#define TR_TRACE_OPTIONS                                                                           \
+	(PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACEEXEC |     \
+	 PTRACE_O_TRACEEXIT | PTRACE_O_TRACESYSGOOD)
 enum {
 	TR_TASK_STATUS = 1,    /* *status is its next wait status */
 	TR_TASK_VANISHED = 0,  /* dying or dead, with nothing to report now */

@@ -28,10 +28,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define TRACE_OPTIONS                                                                              \
-	(PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACEEXEC |     \
-	 PTRACE_O_TRACEEXIT | PTRACE_O_TRACESYSGOOD)
-
 static uint64_t read_auxv_entry(pid_t pid)
 {
 	char path[64];
@@ -213,7 +209,7 @@ static int follow_to_exec(struct launch *l)
 {
 	if (launch_wait(l) < 0)
 		return -1;
-	if (ptrace(PTRACE_SEIZE, l->pid, 0, TRACE_OPTIONS | PTRACE_O_EXITKILL) < 0) {
+	if (ptrace(PTRACE_SEIZE, l->pid, 0, TR_TRACE_OPTIONS | PTRACE_O_EXITKILL) < 0) {
 		l->seize_errno = errno;
 		l->failure = LAUNCH_SEIZE;
 		return -1;
@@ -578,7 +574,7 @@ static int seize_new_tasks(struct tracer *t, struct tr_process *p, int *seized)
 
 		if (th)
 			continue;
-		if (ptrace(PTRACE_SEIZE, tids[i], 0, TRACE_OPTIONS) < 0) {
+		if (ptrace(PTRACE_SEIZE, tids[i], 0, TR_TRACE_OPTIONS) < 0) {
 			/* Exited meanwhile, ended and not reaped, or exiting (the
 			 * kernel refuses to attach a task in do_exit). */
 			if (errno == ESRCH || (errno == EPERM && tr_task_dying(p->pid, tids[i])))
@@ -630,7 +626,7 @@ static int attach_process(struct tracer *t, pid_t pid, char *err, size_t len)
 
 	bool leader_ended = false;
 
-	if (ptrace(PTRACE_SEIZE, pid, 0, TRACE_OPTIONS) < 0) {
+	if (ptrace(PTRACE_SEIZE, pid, 0, TR_TRACE_OPTIONS) < 0) {
 		/* Its main thread has ended; the other threads are the process. */
 		leader_ended = errno == EPERM && task_is_zombie(pid, pid);
 		if (!leader_ended) {

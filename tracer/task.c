@@ -73,6 +73,7 @@ void tracer_free(struct tracer *t)
 		}
 		if (p->mem_fd >= 0)
 			close(p->mem_fd);
+		free(p->fork_stub);
 		free(p);
 	}
 	free(t->queue);

@@ -134,19 +134,16 @@ int tracer_launch(struct tracer *t, char *const argv[], char *err, size_t errlen
 
 /*
  * A template to fork runs from (fork.c): th, a held thread of a launched
- * single-threaded program, calls the function at fork_fn (glibc's _Fork)
+ * single-threaded program, forks (the first time by calling the function
+ * at fork_fn, glibc's _Fork; then by a stub that repeats what _Fork did)
  * and comes back held with its registers as they were; so does the
- * child, whose pid goes to *child: a tracee of this process in no
- * tracer's tables, held with the template's registers, for
- * tracer_adopt().  One of the template's children that have ended (the
- * last run's) is buried first.  0, or -1 with err.
+ * child, whose pid goes to *child: a child and tracee of this process
+ * (CLONE_PARENT: the template has no children) in no tracer's tables,
+ * held with the template's registers, for tracer_adopt().  0, or -1 with
+ * err.
  */
 int tracer_fork_held(struct tr_thread *th, uint64_t fork_fn, pid_t *child, char *err,
 		     size_t errlen);
-/* The held template th waits (WNOHANG) for its children that have ended,
- * whose runs' tracers let go of them: before it is killed, so that none
- * is left a zombie. */
-void tracer_bury_children(struct tr_thread *th);
 /* Take such a child over as t's launched program: the state
  * tracer_launch leaves, p1.t1 held with a TR_EV_START queued.  The
  * template's breakpoints (held by tmpl) are in the child's code: they are
