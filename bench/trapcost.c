@@ -1,7 +1,8 @@
 /*
- * bench/trapcost: what the fault of one breakpoint costs on this host,
- * cctrace's 0xce (an invalid opcode, #UD: tracer/breakpoint.c says why)
- * next to int3 (#BP), each taken N times in one run with a signal handler
+ * bench/trapcost: what the fault of one breakpoint costs on this host:
+ * int3 (#BP, cctrace's in a program it launched) next to 0xce (an invalid
+ * opcode, #UD: cctrace's in a process it attached to; tracer/breakpoint.c
+ * says why), each taken N times in one run with a signal handler
  * that steps over it, no tracer involved.  Some hypervisors (KVM) trap
  * #UD in the guest, so the same stop costs more there than on bare metal.
  * Prints "int3 US 0xce US" (microseconds per fault and signal).

@@ -347,8 +347,8 @@ Test(tracer, a_forked_run_claims_the_templates_breakpoints)
 	p = tracer_processes(t);
 	cr_assert_eq(tracer_read(p, addrs[1], &byte, 1), 0);
 	cr_assert_eq(tracer_read_code(p, addrs[1], &code, 1), 0);
-	cr_expect_eq(byte, TRACER_BREAK_BYTE, "the child has the template's byte");
-	cr_expect_neq(code, TRACER_BREAK_BYTE, "read_code shows the program's byte under it");
+	cr_expect_eq(byte, TRACER_INT3, "the child has the template's int3");
+	cr_expect_neq(code, TRACER_INT3, "read_code shows the program's byte under it");
 	cr_expect(!tracer_break_at(p, addrs[1]), "an unclaimed breakpoint is not the run's");
 	cr_assert_eq(tracer_break_insert(p, addrs[0], err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(tracer_break_insert(p, addrs[2], err, sizeof(err)), 0, "%s", err);
@@ -360,11 +360,71 @@ Test(tracer, a_forked_run_claims_the_templates_breakpoints)
 	cr_expect_eq(c.exit_status, 0, "the program computed a wrong result (%d)", c.exit_status);
 	for (i = 0; i < 3; i++) {
 		cr_assert_eq(tracer_read(tp, addrs[i], &byte, 1), 0);
-		cr_expect_eq(byte, TRACER_BREAK_BYTE, "the template lost breakpoint %d", i);
+		cr_expect_eq(byte, TRACER_INT3, "the template lost breakpoint %d", i);
 	}
 	tracer_free(t);
 	tracer_kill_launched(tmpl);
 	tracer_free(tmpl);
+	sym_close(syms);
+}
+
+/* A launched program's breakpoints are int3, told from its own: one on
+ * trapper's first instruction (a 1-byte nop, so that after it runs from
+ * its slot the pc is just past our byte) is int3, one on the program's own
+ * int3 right after it is 0xce (a byte of ours is never the program's).
+ * Each is hit once per call, and every SIGTRAP of the program's int3 is
+ * its own: reported as a signal and delivered to its handler, which
+ * counts them (the exit status says whether it saw them all). */
+Test(tracer, int3_breakpoints_beside_the_programs_own_int3)
+{
+	char *argv[] = {"tests/fixtures/owntrap", "50", NULL};
+	struct tracer *t = tracer_new(&(struct tracer_options){0});
+	struct tr_process *p;
+	struct sym_space *syms;
+	uint64_t trapper;
+	long hits[2] = {0, 0}, signals = 0;
+	uint8_t byte;
+	char err[256];
+	int i;
+
+	cr_assert_eq(tracer_launch(t, argv, err, sizeof(err)), 0, "%s", err);
+	p = tracer_processes(t);
+	syms = sym_open_pid(tracer_process_pid(p), err, sizeof(err));
+	cr_assert_not_null(syms, "%s", err);
+	cr_assert_eq(sym_function(syms, "trapper", &trapper), 0);
+	for (i = 0; i < 2; i++)
+		cr_assert_eq(tracer_break_insert(p, trapper + (uint64_t)i, err, sizeof(err)), 0,
+			     "%s", err);
+	cr_assert_eq(tracer_read(p, trapper, &byte, 1), 0);
+	cr_expect_eq(byte, TRACER_INT3, "over the nop: %#x", byte);
+	cr_assert_eq(tracer_read(p, trapper + 1, &byte, 1), 0);
+	cr_expect_eq(byte, TRACER_BREAK_BYTE, "over the program's int3: %#x", byte);
+	for (;;) {
+		struct tr_event ev;
+
+		cr_assert_eq(tracer_wait(t, &ev, tracer_now_ms() + DEADLINE_MS, NULL),
+			     TR_WAIT_EVENT);
+		if (ev.kind == TR_EV_PROCESS_EXIT) {
+			cr_expect(ev.signo == 0 && ev.status == 0,
+				  "the program missed its own traps: status %d, signal %d",
+				  ev.status, ev.signo);
+			break;
+		}
+		if (ev.kind == TR_EV_BREAK) {
+			cr_assert(ev.addr == trapper || ev.addr == trapper + 1, "break at %#lx",
+				  (unsigned long)ev.addr);
+			cr_expect_eq(ev.pc, ev.addr, "a breakpoint stop's pc is on it");
+			hits[ev.addr - trapper]++;
+		} else if (ev.kind == TR_EV_SIGNAL) {
+			cr_assert_eq(ev.signo, SIGTRAP);
+			signals++;
+		}
+		cr_assert_eq(tracer_resume(ev.thread), 0);
+	}
+	cr_expect_eq(hits[0], 50, "nop: %ld hits", hits[0]);
+	cr_expect_eq(hits[1], 50, "int3: %ld hits", hits[1]);
+	cr_expect_eq(signals, 50, "%ld of the program's SIGTRAPs", signals);
+	tracer_free(t);
 	sym_close(syms);
 }
 

@@ -1,16 +1,26 @@
 /*
  * breakpoint.c: breakpoints that never come out while threads run.
  *
- * A breakpoint is one byte, TRACER_BREAK_BYTE (0xce), written over the first
- * byte of an instruction.  It is not int3 (0xcc): 0xce (into) is invalid in
- * 64-bit mode and faults (#UD, SIGILL) with the pc still on it, where int3
- * traps with the pc one byte further.  The difference matters when cctrace
- * dies: the kernel then drops the signal of a thread stopped at a
- * breakpoint and lets it run from its pc.  After int3 that pc is inside
- * the instruction, and the thread runs the rest of its bytes as code;
- * after 0xce it is the breakpoint itself, which faults again, and the
- * guardian's handler catches it (guardian.c).  So a stopped thread's pc
- * never needs to be rewound, not even by us.
+ * A breakpoint is one byte written over the first byte of an instruction.
+ * In a process cctrace attached to, it is TRACER_BREAK_BYTE (0xce), not
+ * int3 (0xcc): 0xce (into) is invalid in 64-bit mode and faults (#UD,
+ * SIGILL) with the pc still on it, where int3 traps with the pc one byte
+ * further.  The difference matters when cctrace dies: the kernel then
+ * drops the signal of a thread stopped at a breakpoint and lets it run
+ * from its pc.  After int3 that pc is inside the instruction, and the
+ * thread runs the rest of its bytes as code; after 0xce it is the
+ * breakpoint itself, which faults again, and the guardian's handler
+ * catches it (guardian.c).
+ *
+ * A process cctrace launched (or forked from one it launched) dies with
+ * cctrace (PTRACE_O_EXITKILL), so that case cannot arise, and there the
+ * breakpoint is int3: a #UD fault costs about three times an int3 trap
+ * (7.4 against 2.4 us on a KVM guest, bench/trapcost), paid at every stop
+ * of a search.  Its stop is told from other SIGTRAPs by its siginfo
+ * (SI_KERNEL) and the breakpoint one byte before the pc, which is then
+ * rewound (wait.c), so above the tracer a breakpoint stop looks the same
+ * whichever byte made it.  An instruction that is itself an int3 gets
+ * 0xce, so that a byte of ours is never the program's.
  *
  * Planting a breakpoint decodes the instruction under it once.  If the
  * instruction's meaning depends on where it sits (relative jmp/call, ret)
@@ -34,7 +44,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const uint8_t break_byte = TRACER_BREAK_BYTE;
+/* Which byte a new breakpoint over orig is in p (see above). */
+static uint8_t break_byte_for(const struct tr_process *p, uint8_t orig)
+{
+	return p->launched && orig != TRACER_INT3 ? TRACER_INT3 : TRACER_BREAK_BYTE;
+}
 
 struct tr_breakpoint *tr_break_find_any(struct tr_process *p, uint64_t addr)
 {
@@ -107,7 +121,7 @@ static int replant(struct tr_process *p, struct tr_breakpoint *bp, char *err, si
 {
 	if (tr_guard_break(p, bp, TR_GUARD_LIVE) < 0)
 		return journal_failed(bp->addr, err, errlen);
-	if (tracer_write(p, bp->addr, &break_byte, 1) == 0 || image_gone()) {
+	if (tracer_write(p, bp->addr, &bp->byte, 1) == 0 || image_gone()) {
 		bp->refs = 1;
 		return 0;
 	}
@@ -174,14 +188,16 @@ int tracer_break_insert(struct tr_process *p, uint64_t addr, char *err, size_t e
 		goto fail;
 	}
 	bp->orig = bp->code[0];
+	bp->byte = break_byte_for(p, bp->orig);
 	/* 0xce is invalid in 64-bit mode, so it cannot begin an instruction
-	 * that decoded: what we saved is the program's byte, not ours. */
-	assert(bp->orig != TRACER_BREAK_BYTE);
+	 * that decoded, and int3 is not chosen over an int3: what we saved is
+	 * the program's byte, not ours. */
+	assert(bp->orig != bp->byte);
 	if (tr_guard_break(p, bp, TR_GUARD_LIVE) < 0) {
 		journal_failed(addr, err, errlen);
 		goto fail;
 	}
-	if (tracer_write(p, addr, &break_byte, 1) < 0) {
+	if (tracer_write(p, addr, &bp->byte, 1) < 0) {
 		if (image_gone()) {
 			tr_guard_break(p, bp, TR_GUARD_GONE);
 			goto gone;
@@ -237,7 +253,7 @@ void tracer_break_remove(struct tr_process *p, uint64_t addr)
 
 	if (!bp)
 		return;
-	assert(bp->refs > 0 && bp->orig != TRACER_BREAK_BYTE);
+	assert(bp->refs > 0 && bp->orig != bp->byte);
 	if (--bp->refs > 0)
 		return;
 	if (p->alive)
@@ -312,21 +328,21 @@ static bool sync_inherited(struct tr_process *parent, struct tr_process *child,
 		return false;
 	if (bp->slot && tracer_read(child, bp->slot, slot, 1) < 0) {
 		/* Its scratch page was mapped after the fork: not the child's. */
-		if (now == break_byte)
+		if (now == bp->byte)
 			tracer_write(child, bp->addr, &bp->orig, 1);
 		return false;
 	}
 	if (bp->refs == 0) {
-		if (now == break_byte)
+		if (now == bp->byte)
 			tracer_write(child, bp->addr, &bp->orig, 1);
 		return true;
 	}
-	if (now == break_byte)
+	if (now == bp->byte)
 		return true; /* planted before the fork, so its slot was written too */
 	if (bp->slot && (tracer_read(parent, bp->slot, slot, sizeof(slot)) < 0 ||
 			 tracer_write(child, bp->slot, slot, sizeof(slot)) < 0))
 		return false;
-	return tracer_write(child, bp->addr, &break_byte, 1) == 0;
+	return tracer_write(child, bp->addr, &bp->byte, 1) == 0;
 }
 
 /* Scratch pages mapped before the fork are the child's too; one mapped

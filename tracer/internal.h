@@ -123,6 +123,7 @@ struct tr_breakpoint {
 	uint64_t addr;
 	int refs;
 	uint8_t orig;		    /* the byte under the breakpoint byte */
+	uint8_t byte;		    /* ours: TRACER_INT3 or TRACER_BREAK_BYTE */
 	uint8_t code[DIS_MAX_INSN]; /* original bytes of the instruction */
 	struct dis_insn insn;
 	uint64_t slot;
@@ -172,11 +173,11 @@ struct tr_process {
 	int unclaimed; /* breakpoints with .unclaimed */
 	struct tr_scratch *scratch;
 	struct tr_watch watch[TR_MAX_WATCH];
-	int dr_generation;	   /* bumped when watch[] changes */
-	size_t gj;		   /* its record in the guardian's journal, 0 if none */
-	int rescue_state;	   /* enum tr_rescue: SIGILL's and SIGTRAP's (guardian.c) */
-	uint64_t rescue;	   /* the rescue handler's code */
-	uint64_t rescue_old[2][4]; /* SIGILL's and SIGTRAP's actions before ours */
+	int dr_generation;		/* bumped when watch[] changes */
+	size_t gj;			/* its record in the guardian's journal, 0 if none */
+	int rescue_state;		/* enum tr_rescue: SIGILL's and SIGTRAP's (guardian.c) */
+	uint64_t rescue;		/* the rescue handler's code */
+	uint64_t rescue_old[2][4];	/* SIGILL's and SIGTRAP's actions before ours */
 	struct tr_fork_stub *fork_stub; /* a template's fork server (fork.c), or NULL */
 	void *user;
 	struct tracer *tracer;

@@ -18,8 +18,10 @@
  * agree with its copy of the code), and an exec clears a process's
  * breakpoints and scratch pages (the caller plants them again).
  *
- * Breakpoints are one byte that faults (TRACER_BREAK_BYTE, see breakpoint.c
- * for why not int3).  A thread resumed from a breakpoint executes
+ * Breakpoints are one byte: int3 in a program cctrace launched, which dies
+ * with cctrace (PTRACE_O_EXITKILL); in one it attached to, a byte that
+ * faults (TRACER_BREAK_BYTE; breakpoint.c says why).  A thread resumed
+ * from a breakpoint executes
  * the displaced instruction out of line from a scratch slot (or has it
  * emulated), so the int3 stays in place and no other thread that passes the
  * address meanwhile is missed, and the resume costs no extra trap.
@@ -52,9 +54,12 @@ struct tracer;
 struct tr_process;
 struct tr_thread; /* one traced task; private (tracer/internal.h) */
 
-/* The byte a breakpoint puts over an instruction: 0xce, invalid in 64-bit
- * mode, so the thread faults (SIGILL) with its pc on the breakpoint. */
+/* The byte a breakpoint puts over an instruction of a process cctrace
+ * attached to: 0xce, invalid in 64-bit mode, so the thread faults (SIGILL)
+ * with its pc on the breakpoint.  In a process it launched: TRACER_INT3
+ * (SIGTRAP, the pc one byte further), a third of the fault's cost. */
 #define TRACER_BREAK_BYTE 0xce
+#define TRACER_INT3	  0xcc
 
 enum tr_state {
 	TR_RUNNING, /* resumed; may be blocked in a system call */

@@ -238,39 +238,68 @@ static void process_exec(struct tracer *t, struct tr_thread *th)
 	tr_mem_open(p);
 }
 
-/* A SIGILL with the pc on one of our breakpoint bytes is the breakpoint
- * (breakpoint.c); false if the program's own instruction faulted. */
-static bool decode_break(struct tr_thread *th, struct tr_event *ev, enum decoded *d)
+/* The stop of a thread at breakpoint bp, its pc on it. */
+static void break_hit(struct tr_thread *th, struct tr_breakpoint *bp, struct tr_event *ev,
+		      enum decoded *d)
 {
-	struct tr_breakpoint *bp = tr_break_find_any(th->proc, th->regs.rip);
-
-	if (!bp || (bp->refs == 0 && bp->insn.kind == DIS_TRAP))
-		return false;
-	assert(bp->refs >= 0 && bp->orig != TRACER_BREAK_BYTE);
+	assert(bp->refs >= 0 && bp->orig != bp->byte && th->regs.rip == bp->addr);
 	if (bp->refs == 0) {
 		/* It met the breakpoint just before we took it out: the
 		 * original instruction is back at the pc, so it runs now. */
 		*d = SILENT_RESUME;
-		return true;
+		return;
 	}
 	tr_set(th, TF_AT_BREAK);
 	ev->kind = TR_EV_BREAK;
 	ev->addr = bp->addr;
 	*d = REPORT;
+}
+
+/* A SIGILL with the pc on one of our 0xce bytes is the breakpoint
+ * (breakpoint.c); false if the program's own instruction faulted. */
+static bool decode_break(struct tr_thread *th, struct tr_event *ev, enum decoded *d)
+{
+	struct tr_breakpoint *bp = tr_break_find_any(th->proc, th->regs.rip);
+
+	if (!bp || bp->byte != TRACER_BREAK_BYTE || (bp->refs == 0 && bp->insn.kind == DIS_TRAP))
+		return false;
+	break_hit(th, bp, ev, d);
+	return true;
+}
+
+/* A SIGTRAP of an int3 (SI_KERNEL: not a step, a debug register or a
+ * signal sent) just past one of our int3 bytes is the breakpoint: its pc
+ * is rewound onto it, where the thread resumes.  False for the program's
+ * own int3, wherever it is. */
+static bool decode_int3(struct tr_thread *th, struct tr_event *ev, enum decoded *d)
+{
+	struct tr_breakpoint *bp = tr_break_find_any(th->proc, th->regs.rip - 1);
+	siginfo_t si;
+
+	if (!bp || bp->byte != TRACER_INT3 || ptrace(PTRACE_GETSIGINFO, th->tid, 0, &si) < 0 ||
+	    si.si_code != SI_KERNEL)
+		return false;
+	th->regs.rip = bp->addr;
+	tr_set(th, TF_REGS_DIRTY);
+	break_hit(th, bp, ev, d);
 	return true;
 }
 
 static enum decoded decode_trap(struct tr_thread *th, struct tr_event *ev)
 {
 	struct tr_process *p = th->proc;
+	enum decoded d;
 	int slot;
 
+	/* A step runs the instruction from its slot, never our byte. */
 	if (tr_has(th, TF_STEPPING)) {
 		tr_clear(th, TF_STEPPING);
 		tr_break_fix_pc_in_slot(th);
 		ev->kind = TR_EV_STEP;
 		return REPORT;
 	}
+	if (decode_int3(th, ev, &d))
+		return d;
 	if (tr_watch_hit(th, &slot)) {
 		uint8_t window[DIS_MAX_INSN];
 		struct dis_insn insn;
