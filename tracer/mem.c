@@ -36,10 +36,39 @@ static void proc_path(struct tr_process *p, const char *what, char *path, size_t
 		}
 }
 
+/* path opened, if it has anything to read. */
+static FILE *open_nonempty(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	int c;
+
+	if (!f)
+		return NULL;
+	c = fgetc(f);
+	if (c == EOF) {
+		fclose(f);
+		return NULL;
+	}
+	ungetc(c, f);
+	return f;
+}
+
+/* Not proc_path: the thread it names may be ending while the tables still
+ * think it runs (its exit not reaped yet), and its maps are then gone or
+ * empty.  The process's own first, then each thread's, until one reads. */
 FILE *tr_open_maps(struct tr_process *p, char *path, size_t len)
 {
-	proc_path(p, "maps", path, len);
-	return fopen(path, "r");
+	struct tr_thread *th;
+	FILE *f;
+
+	snprintf(path, len, "/proc/%d/maps", p->pid);
+	f = open_nonempty(path);
+	for (th = p->tracer->threads; th && !f; th = th->next)
+		if (th->proc == p && th->state != TR_EXITED && th->tid != p->pid) {
+			snprintf(path, len, "/proc/%d/task/%d/maps", p->pid, th->tid);
+			f = open_nonempty(path);
+		}
+	return f;
 }
 
 int tr_mem_open(struct tr_process *p)

@@ -141,7 +141,10 @@ static bool new_child_task(struct tracer *t, struct tr_thread *th, bool by_clone
 	bool new_process;
 	pid_t tgid;
 
-	ptrace(PTRACE_GETEVENTMSG, th->tid, 0, &msg);
+	/* Killed between its stop and now (SIGKILL wakes a stopped task):
+	 * no child to name.  The child, if it was made, dies with it. */
+	if (ptrace(PTRACE_GETEVENTMSG, th->tid, 0, &msg) < 0 || (pid_t)msg <= 0)
+		return false;
 	released = released_unannounced(t, (pid_t)msg);
 	if (released) {
 		released->fork_seen = true;
