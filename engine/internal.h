@@ -326,10 +326,32 @@ enum flow exec_bind(struct run *r, const struct stmt *s);
 /* A search restarts the same program in the same layout (no ASLR): the
  * symbol tables of a run are good for the next while the file-backed
  * mappings are the same.  One entry; owned by the search. */
+/* One executable file mapping of a process (/proc/PID/maps). */
+struct text_mapping {
+	uint64_t lo, hi;
+	char *file;
+};
+struct text_maps {
+	char *exe; /* the process's executable */
+	struct text_mapping *maps;
+	int n, cap;
+};
+int text_maps_read(pid_t pid, struct text_maps *out);
+void text_maps_free(struct text_maps *m);
+
 struct symbol_cache {
 	uint64_t maps_hash;
 	struct sym_space *syms;
+	/* A pristine fork of the template (tracer_process_pristine) has the
+	 * template's layout: its hash and text mappings are read from /proc
+	 * once a search, not in every run (two reads of maps, 50 us a run). */
+	uint64_t template_hash; /* 0: not known yet */
+	struct text_maps template_texts;
+	bool template_texts_read;
 };
+/* The text mappings of p: the cache's for a pristine fork, else read into
+ * own (text_maps_free it).  NULL if they cannot be read. */
+const struct text_maps *text_maps_of(struct run *r, struct tr_process *p, struct text_maps *own);
 void symbol_cache_free(struct symbol_cache *c);
 
 /* atoms.c: one row per event atom (see its design comment). */

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* The file-backed mappings of pid, hashed: equal hashes, same layout. */
 static uint64_t maps_hash(pid_t pid)
@@ -44,16 +45,31 @@ static uint64_t maps_hash(pid_t pid)
 	return h;
 }
 
-static struct sym_space *cached_symbols(struct run *r, pid_t pid, bool *borrowed)
+/* The hash of p's layout: for a pristine fork, the template's, read once. */
+static uint64_t layout_hash(struct symbol_cache *c, struct tr_process *p)
+{
+	bool pristine = tracer_process_pristine(p);
+	uint64_t h;
+
+	if (pristine && c->template_hash)
+		return c->template_hash;
+	h = maps_hash(tracer_process_pid(p));
+	if (pristine)
+		c->template_hash = h;
+	return h;
+}
+
+static struct sym_space *cached_symbols(struct run *r, struct tr_process *p, bool *borrowed)
 {
 	struct symbol_cache *c = r->symbol_cache;
+	pid_t pid = tracer_process_pid(p);
 	char err[256];
 	uint64_t h;
 
 	*borrowed = false;
 	if (!c)
 		return NULL;
-	h = maps_hash(pid);
+	h = layout_hash(c, p);
 	if (!h)
 		return NULL;
 	if (c->syms && c->maps_hash == h) {
@@ -71,6 +87,89 @@ void symbol_cache_free(struct symbol_cache *c)
 {
 	sym_close(c->syms);
 	c->syms = NULL;
+	text_maps_free(&c->template_texts);
+	c->template_texts_read = false;
+	c->template_hash = 0;
+}
+
+void text_maps_free(struct text_maps *m)
+{
+	int i;
+
+	for (i = 0; i < m->n; i++)
+		free(m->maps[i].file);
+	free(m->maps);
+	free(m->exe);
+	memset(m, 0, sizeof(*m));
+}
+
+static int add_text_mapping(struct text_maps *m, uint64_t lo, uint64_t hi, const char *file)
+{
+	if (m->n == m->cap) {
+		int cap = m->cap ? 2 * m->cap : 16;
+		struct text_mapping *grown = realloc(m->maps, sizeof(*grown) * (size_t)cap);
+
+		if (!grown)
+			return -1;
+		m->maps = grown;
+		m->cap = cap;
+	}
+	m->maps[m->n].file = strdup(file);
+	if (!m->maps[m->n].file)
+		return -1;
+	m->maps[m->n].lo = lo;
+	m->maps[m->n].hi = hi;
+	m->n++;
+	return 0;
+}
+
+int text_maps_read(pid_t pid, struct text_maps *out)
+{
+	char path[64], exe[4096], line[4600], perms[8], file[4096];
+	unsigned long lo, hi, off;
+	ssize_t n;
+	FILE *f;
+	int rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	n = readlink(path, exe, sizeof(exe) - 1);
+	if (n < 0)
+		return -1;
+	exe[n] = '\0';
+	out->exe = strdup(exe);
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = out->exe ? fopen(path, "r") : NULL;
+	if (!f) {
+		text_maps_free(out);
+		return -1;
+	}
+	while (rc == 0 && fgets(line, sizeof(line), f)) {
+		file[0] = '\0';
+		if (sscanf(line, "%lx-%lx %7s %lx %*s %*s %4095s", &lo, &hi, perms, &off, file) < 4)
+			continue;
+		if (strchr(perms, 'x') && file[0] == '/')
+			rc = add_text_mapping(out, lo, hi, file);
+	}
+	fclose(f);
+	if (rc < 0)
+		text_maps_free(out);
+	return rc;
+}
+
+const struct text_maps *text_maps_of(struct run *r, struct tr_process *p, struct text_maps *own)
+{
+	struct symbol_cache *c = r->symbol_cache;
+	pid_t pid = tracer_process_pid(p);
+
+	memset(own, 0, sizeof(*own));
+	if (c && tracer_process_pristine(p)) {
+		if (!c->template_texts_read && text_maps_read(pid, &c->template_texts) < 0)
+			return NULL;
+		c->template_texts_read = true;
+		return &c->template_texts;
+	}
+	return text_maps_read(pid, own) < 0 ? NULL : own;
 }
 
 struct proc_ctx *run_proc(struct run *r, struct tr_process *p)
@@ -85,7 +184,7 @@ struct proc_ctx *run_proc(struct run *r, struct tr_process *p)
 	if (!pc)
 		return NULL;
 	t0 = tracer_now_us();
-	pc->syms = cached_symbols(r, tracer_process_pid(p), &pc->syms_borrowed);
+	pc->syms = cached_symbols(r, p, &pc->syms_borrowed);
 	if (!pc->syms)
 		pc->syms = sym_open_pid(tracer_process_pid(p), err, sizeof(err));
 	r->symbols_us += tracer_now_us() - t0;

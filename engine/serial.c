@@ -286,36 +286,20 @@ out:
 	return rc;
 }
 
-/* The executable mappings of a process (/proc/PID/maps), with exe its
+/* The executable mappings of a process (text_maps_of), with exe its
  * executable's path; cb may stop the walk with a non-zero return. */
-static int each_text_mapping(struct tr_process *p,
+static int each_text_mapping(struct run *r, struct tr_process *p,
 			     int (*cb)(void *ctx, uint64_t lo, uint64_t hi, const char *file,
 				       const char *exe),
 			     void *ctx)
 {
-	char path[64], exe[4096], line[4600], perms[8], file[4096];
-	unsigned long lo, hi, off;
-	ssize_t n;
-	FILE *f;
-	int rc = 0;
+	struct text_maps own;
+	const struct text_maps *m = text_maps_of(r, p, &own);
+	int rc = 0, i;
 
-	snprintf(path, sizeof(path), "/proc/%d/exe", (int)tracer_process_pid(p));
-	n = readlink(path, exe, sizeof(exe) - 1);
-	if (n < 0)
-		return 0;
-	exe[n] = '\0';
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)tracer_process_pid(p));
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	while (rc == 0 && fgets(line, sizeof(line), f)) {
-		file[0] = '\0';
-		if (sscanf(line, "%lx-%lx %7s %lx %*s %*s %4095s", &lo, &hi, perms, &off, file) < 4)
-			continue;
-		if (strchr(perms, 'x') && file[0] == '/')
-			rc = cb(ctx, lo, hi, file, exe);
-	}
-	fclose(f);
+	for (i = 0; m && rc == 0 && i < m->n; i++)
+		rc = cb(ctx, m->maps[i].lo, m->maps[i].hi, m->maps[i].file, m->exe);
+	text_maps_free(&own);
 	return rc;
 }
 
@@ -403,15 +387,16 @@ static int plant_points(struct serial *s, struct tr_process *p)
 	for (i = 0; i < s->cfg->npoints; i++)
 		if (points_arm_breakpoint(s->r, p, s->cfg->points[i]) < 0)
 			return -1;
-	if (each_text_mapping(p, note_lib_text, s) < 0)
+	if (each_text_mapping(s->r, p, note_lib_text, s) < 0)
 		return -1;
 	if (!s->cfg->locked_found) {
 		s->cfg->locked_found = true;
-		if (each_text_mapping(p, plant_locked_in, &(struct planting){s, p}) < 0)
+		if (each_text_mapping(s->r, p, plant_locked_in, &(struct planting){s, p}) < 0)
 			return -1;
 	}
-	return s->cfg->all_points ? each_text_mapping(p, plant_exe_text, &(struct planting){s, p})
-				  : 0;
+	return s->cfg->all_points
+		   ? each_text_mapping(s->r, p, plant_exe_text, &(struct planting){s, p})
+		   : 0;
 }
 
 /* --- recording the run as a schedule --- */

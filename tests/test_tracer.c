@@ -447,8 +447,9 @@ static int children_of(pid_t pid)
 /* The template's forks, the first through glibc's _Fork and the later
  * through the stub that repeats it, are this process's children (as a
  * fresh launch is), never the template's: it has no zombie to bury.  Each
- * child has its robust mutex list registered, as _Fork's child does, and
- * runs the program to its correct result with every hit counted. */
+ * child has its robust mutex list registered, as _Fork's child does, is
+ * pristine (the template's mappings) until it first runs, and runs the
+ * program to its correct result with every hit counted. */
 Test(tracer, forks_of_a_template_are_the_tracers_children)
 {
 	struct tracer *tmpl = launch("50");
@@ -481,7 +482,10 @@ Test(tracer, forks_of_a_template_are_the_tracers_children)
 			     "%s", err);
 		cr_assert_eq(tracer_break_insert(tracer_processes(t), addrs[0], err, sizeof(err)),
 			     0, "%s", err);
+		cr_expect(tracer_process_pristine(tracer_processes(t)), "fork %d: not pristine", i);
 		drive(t, addrs, &c);
+		cr_expect(!tracer_process_pristine(tracer_processes(t)), "fork %d: still pristine",
+			  i);
 		cr_expect_eq(c.hits[0], WORKERS * 50, "fork %d: %ld hits", i, c.hits[0]);
 		cr_expect_eq(c.exit_status, 0, "fork %d: wrong result (%d)", i, c.exit_status);
 		tracer_free(t);

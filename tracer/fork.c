@@ -331,6 +331,7 @@ int tracer_adopt(struct tracer *t, pid_t pid, const struct tr_thread *tmpl, char
 		return -1;
 	}
 	p->launched = true;
+	p->pristine = true;
 	if (tmpl)
 		tr_break_adopt(tmpl->proc, p);
 	tr_mark_held(th);

@@ -48,6 +48,8 @@ enum tr_thread_flag {
 					* job-stopped process): resumed, it listens */
 	TF_REGS_DIRTY = 1u << 10,      /* regs changed, not written to the kernel yet */
 	TF_AFFINITY_SAVED = 1u << 11,  /* pinned by us; saved_affinity is its own mask */
+	TF_DR7_CLEAR = 1u << 12,       /* its DR7 is 0: born traced (a new task has no
+					* debug registers), or so written */
 };
 #define TF_HELD_ONLY (TF_AT_BREAK | TF_IN_SYSCALL_STOP | TF_GROUP_STOP | TF_REGS_DIRTY)
 #define TF_LIVE_ONLY                                                                               \
@@ -179,6 +181,7 @@ struct tr_process {
 	uint64_t rescue;		/* the rescue handler's code */
 	uint64_t rescue_old[2][4];	/* SIGILL's and SIGTRAP's actions before ours */
 	struct tr_fork_stub *fork_stub; /* a template's fork server (fork.c), or NULL */
+	bool pristine;			/* forked from a template, no thread resumed since */
 	void *user;
 	struct tracer *tracer;
 	struct tr_process *next;

@@ -589,6 +589,7 @@ static int seize_new_tasks(struct tracer *t, struct tr_process *p, int *seized)
 		if (!th)
 			return -1;
 		tr_set(th, TF_STARTED);
+		tr_clear(th, TF_DR7_CLEAR); /* it ran before us: anything may be set */
 		(*seized)++;
 	}
 	return 0;
@@ -640,8 +641,10 @@ static int attach_process(struct tracer *t, pid_t pid, char *err, size_t len)
 		snprintf(err, len, "out of memory");
 		return -1;
 	}
-	if (th)
+	if (th) {
 		tr_set(th, TF_STARTED);
+		tr_clear(th, TF_DR7_CLEAR);
+	}
 	do {
 		if (seize_new_tasks(t, p, &seized) < 0) {
 			if (tracer_process_exiting(p))

@@ -138,6 +138,7 @@ struct tr_thread *tr_thread_new(struct tracer *t, struct tr_process *p, pid_t ti
 	th->proc = p;
 	th->state = TR_RUNNING;
 	th->dr_generation = -1;
+	tr_set(th, TF_DR7_CLEAR); /* the attach paths say otherwise */
 	snprintf(th->name, sizeof(th->name), "p%d.t%d", p->index, ++p->next_thread_index);
 	*t->threads_tail = th;
 	t->threads_tail = &th->next;
@@ -298,6 +299,11 @@ bool tracer_process_alive(const struct tr_process *p)
 	return p->alive;
 }
 
+bool tracer_process_pristine(const struct tr_process *p)
+{
+	return p->pristine;
+}
+
 /* Killed, or exiting, before it could tell us (its exit stop is not
  * reaped yet, or it was held when the SIGKILL came): do_exit marks it
  * (TR_PF_DYING), and before that a SIGKILL (which exit_group and a fatal
@@ -433,6 +439,7 @@ int tr_continue(struct tr_thread *th, int request)
 		goto gone;
 	if (th->proc->unclaimed > 0)
 		tr_break_drop_unclaimed(th->proc);
+	th->proc->pristine = false;
 	if (th->dr_generation != th->proc->dr_generation)
 		tr_watch_sync(th);
 	if (request == PTRACE_CONT && tr_has(th, TF_GROUP_STOP)) {

@@ -312,6 +312,9 @@ bool tracer_process_alive(const struct tr_process *p);
 /* Every thread of p has exited or is about to (its memory may be gone):
  * a breakpoint that cannot be planted there is no error. */
 bool tracer_process_exiting(const struct tr_process *p);
+/* p was forked from a template (tracer_adopt) and none of its threads has
+ * been resumed since: its file mappings are the template's. */
+bool tracer_process_pristine(const struct tr_process *p);
 /* The caller's per-process data (e.g. its symbol table). */
 void *tracer_process_user(const struct tr_process *p);
 void tracer_process_set_user(struct tr_process *p, void *user);

@@ -25,11 +25,13 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -129,6 +131,26 @@ static struct tr_process *released_unannounced(struct tracer *t, pid_t pid)
 	return NULL;
 }
 
+/* The thread group of the task parent's clone event announces: told by
+ * the clone's flags (CLONE_THREAD), read from the parent held in the
+ * call, rather than by the task's status file, three system calls a
+ * thread.  -1 if the task is gone already (reaped as a stranger's). */
+static pid_t clone_thread_group(struct tr_thread *parent, pid_t child)
+{
+	uint64_t flags = parent->regs.rdi;
+
+	if (parent->regs.orig_rax == TR_SYS_clone3 &&
+	    tracer_read(parent->proc, parent->regs.rdi, &flags, sizeof(flags)) < 0)
+		return thread_group_of(child);
+	if (parent->regs.orig_rax != TR_SYS_clone && parent->regs.orig_rax != TR_SYS_clone3)
+		return thread_group_of(child);
+	if (!(flags & CLONE_THREAD))
+		return child;
+	if (syscall(SYS_tgkill, parent->proc->pid, child, 0) < 0 && errno == ESRCH)
+		return -1;
+	return parent->proc->pid;
+}
+
 /* The task a clone, fork or vfork event announces joins the tables (its
  * own first stop may have come first).  A clone without CLONE_THREAD makes
  * a process, as fork does: returns whether a process was made. */
@@ -150,7 +172,7 @@ static bool new_child_task(struct tracer *t, struct tr_thread *th, bool by_clone
 		released->fork_seen = true;
 		return true; /* a fork, of a process that is not ours: no ev->child */
 	}
-	tgid = by_clone ? thread_group_of((pid_t)msg) : (pid_t)msg;
+	tgid = by_clone ? clone_thread_group(th, (pid_t)msg) : (pid_t)msg;
 	new_process = !by_clone || tgid == (pid_t)msg;
 	child = tracer_thread_by_tid(t, (pid_t)msg);
 	if (!child) {
