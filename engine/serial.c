@@ -103,6 +103,9 @@ static const struct sync_fn {
     {"exit", false, true},
     {"_exit", false, true},
     {"pthread_exit", false, true},
+    /* a program's own futex calls (syscall(SYS_futex, ...)): a point
+     * when the call is a futex's, not a choice otherwise (no_choice_at) */
+    {"syscall", false, false, true},
     {"sched_yield", true},
     {"nanosleep", true},
     {"clock_nanosleep", true},
@@ -120,6 +123,7 @@ struct sthread {
 	uint64_t futex;	   /* SS_BLOCKED in a futex wait: its word... */
 	uint32_t value;	   /* ...and the value it sleeps on */
 	bool in_futex;	   /* else blocked in another call: ready once another runs */
+	bool woken;	   /* in_futex, and a futex wake on its word came: its wait returns 0 */
 	long sleep_nr;	   /* that call's number... */
 	uint64_t sleep_fd; /* ...and its first argument (a read's fd) */
 	long blocked_at;   /* s->progress when it blocked */
@@ -815,13 +819,17 @@ static uint64_t return_address(struct sthread *st)
 	return ret;
 }
 
-/* Stopped at a synchronisation function that libc itself called (not an
- * end: main's return calls exit from libc, and that is a point). */
-static bool called_by_lib(struct serial *s, struct sthread *st, uint64_t pc)
+/* Stopped at a synchronisation function that is no choice: syscall()
+ * making another call than futex, or a function libc itself called (not
+ * an end: main's return calls exit from libc, and that is a point). */
+static bool no_choice_at(struct serial *s, struct sthread *st, uint64_t pc)
 {
 	int sync = sync_of(s, pc);
 	uint64_t ret;
 
+	if (sync >= 0 && !strcmp(sync_fns[sync].name, "syscall") &&
+	    tracer_regs(st->th)->rdi != TR_SYS_futex)
+		return true;
 	if (sync < 0 || sync_fns[sync].ends ||
 	    tracer_read(tracer_thread_process(st->th), tracer_regs(st->th)->rsp, &ret,
 			sizeof(ret)) < 0)
@@ -839,7 +847,7 @@ static bool enabled(struct serial *s, struct sthread *st)
 	if (st->state == SS_BLOCKED) {
 		int ready = st->in_futex ? -1 : read_would_return(st);
 
-		if (st->in_futex ? futex_sleeps(s, st)
+		if (st->in_futex ? !st->woken && futex_sleeps(s, st)
 				 : ready == 0 || (ready < 0 && st->blocked_at == s->progress))
 			return false;
 		st->state = SS_READY;
@@ -911,6 +919,64 @@ static bool futex_waits(uint64_t op)
 }
 
 /*
+ * A futex wake of up to n waiters on the word at uaddr, made by a thread
+ * of p: the threads held blocked in a wait on that word, first blocked
+ * first, are woken, as the kernel would have woken them had they been
+ * asleep in it.  Held, they are not in its queue, and the wake would be
+ * lost: harmless when the waker changed the word first (glibc always
+ * does, and a changed word ends the wait anyway: futex_sleeps), a false
+ * deadlock when a program's own futex calls wake without a change.  A
+ * woken thread's wait returns 0 when it runs (wake_returns).
+ */
+static void wake_waiters(struct serial *s, struct tr_process *p, uint64_t uaddr, uint64_t n)
+{
+	for (; n > 0; n--) {
+		struct sthread *first = NULL;
+		int i;
+
+		for (i = 0; i < s->nthreads; i++) {
+			struct sthread *st = &s->threads[i];
+
+			if (st->state == SS_BLOCKED && st->in_futex && !st->woken &&
+			    st->futex == uaddr && tracer_thread_process(st->th) == p &&
+			    (!first || st->blocked_at < first->blocked_at))
+				first = st;
+		}
+		if (!first)
+			return;
+		first->woken = true;
+	}
+}
+
+/* Does futex op wake waiters on its first word (FUTEX_WAKE_OP's second
+ * is woken only if its comparison holds: not counted)? */
+static bool futex_wakes(uint64_t op)
+{
+	switch (op & TR_FUTEX_CMD_MASK) {
+	case TR_FUTEX_WAKE:
+	case TR_FUTEX_WAKE_BITSET:
+	case TR_FUTEX_WAKE_OP:
+	case TR_FUTEX_REQUEUE:
+	case TR_FUTEX_CMP_REQUEUE:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* st was woken in its futex wait (wake_waiters): the call, which it would
+ * make again, returns 0 instead, as a woken wait does. */
+static void wake_returns(struct sthread *st)
+{
+	struct user_regs_struct regs = *tracer_regs(st->th);
+
+	regs.orig_rax = (unsigned long long)-1; /* not made again */
+	regs.rax = 0;
+	tracer_set_regs(st->th, &regs);
+	st->woken = false;
+}
+
+/*
  * The running thread is about to make a system call (its step resumed it
  * with tracer_resume_syscalls).  A futex wait on a word that holds the
  * value it waits for would sleep, as no other thread runs: the step ends
@@ -936,6 +1002,8 @@ static enum loop_verdict syscall_entered(struct serial *s, struct tr_thread *th)
 		s->stop = STOP_BLOCKED;
 		return LOOP_DONE;
 	}
+	if (futex_wakes(regs->rsi))
+		wake_waiters(s, tracer_thread_process(th), regs->rdi, (uint32_t)regs->rdx);
 	tracer_resume_syscalls(th);
 	return LOOP_AGAIN;
 }
@@ -1060,6 +1128,7 @@ static void note_blocked(struct serial *s, struct sthread *st)
 	st->state = SS_BLOCKED;
 	st->blocked_at = s->progress;
 	st->in_futex = nr == TR_SYS_futex && futex_waits(args[1]);
+	st->woken = false;
 	st->futex = args[0];
 	st->value = (uint32_t)args[2];
 	st->sleep_nr = nr;
@@ -1150,6 +1219,8 @@ static enum flow run_step(struct serial *s, int i)
 	s->probing = false;
 	s->step_t0 = tracer_now_ms();
 	s->threads[i].entry_return_known = false; /* it moves */
+	if (s->threads[i].woken)
+		wake_returns(&s->threads[i]);
 	if (may_wait(s, &s->threads[i]))
 		tracer_resume_syscalls(s->threads[i].th); /* a futex wait is seen at once */
 	else
@@ -1169,7 +1240,7 @@ static enum flow run_step(struct serial *s, int i)
 	if (s->stop == STOP_BLOCKED)
 		note_blocked(s, st);
 	st->was_blocked = s->stop == STOP_BLOCKED;
-	st->internal = s->stop == STOP_POINT && called_by_lib(s, st, s->stop_pc);
+	st->internal = s->stop == STOP_POINT && no_choice_at(s, st, s->stop_pc);
 	if (s->stop == STOP_POINT && !st->internal && sync_is(s, s->stop_pc, "pthread_create"))
 		s->create_site = return_address(st);
 	if (s->last_ran != i)

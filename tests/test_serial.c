@@ -32,6 +32,8 @@ static bool exists(const char *path)
  * the bug files in a fresh directory (returned in *dir). */
 static const char *g_strategy; /* --strategy, or NULL: the portfolio */
 static const char *g_points;   /* --points, or NULL: the default (shared) */
+static const char *g_arg;      /* the program's one argument, or NULL */
+static bool g_all;	       /* --all --no-minimize: every bug, as found */
 
 static struct h_result search(const char *prog, int runs, char **dir)
 {
@@ -50,6 +52,10 @@ static struct h_result search(const char *prog, int runs, char **dir)
 		argv[n++] = "--points";
 		argv[n++] = g_points;
 	}
+	if (g_all) {
+		argv[n++] = "--all";
+		argv[n++] = "--no-minimize";
+	}
 	argv[n++] = "--seed";
 	argv[n++] = "1";
 	argv[n++] = "--timeout";
@@ -60,6 +66,8 @@ static struct h_result search(const char *prog, int runs, char **dir)
 	argv[n++] = *dir;
 	argv[n++] = "--";
 	argv[n++] = prog;
+	if (g_arg)
+		argv[n++] = g_arg;
 	argv[n] = NULL;
 	return h_run(argv, SERIAL_SAFETY_S);
 }
@@ -238,6 +246,60 @@ Test(serial, threads_created_in_a_loop)
 Test(serial, spin_wait_ends)
 {
 	expect_found("tests/fixtures/serspin", 30, "ABRT");
+}
+
+/* A lost wakeup through the program's own futex calls (syscall(2)): the
+ * waiter checks a flag, then waits on another word, which the waker wakes
+ * after setting the flag without changing it.  syscall() is a point, so
+ * the waker can run between the waiter's check and its wait: found and
+ * replayed 10/10, the switch at the waiter's enter(syscall). */
+Test(serial, a_lost_wakeup_through_raw_futex_calls)
+{
+	expect_found("tests/fixtures/serfutex", 30, "deadlock");
+}
+
+/* A waiter held blocked in its futex wait is woken by a futex wake on its
+ * word, as the kernel would wake it were it asleep there: every schedule
+ * dfs finds to the deadlock (all of them, --all) has the waker's whole
+ * run (its wake) before the waiter's wait.  Holding the waiter and losing
+ * the wake made false deadlocks, the waiter blocked first (five of five
+ * bugs so, measured before). */
+Test(serial, a_futex_wake_wakes_a_held_waiter)
+{
+	char *dir;
+	struct h_result r;
+	int i, bugs = 0;
+
+	g_strategy = "dfs";
+	g_all = true;
+	r = search("tests/fixtures/serfutex", 200, &dir);
+	cr_assert_eq(r.code, 1, "exit %d:\n%s", r.code, r.err);
+	for (i = 1; exists(h_fmt("%s/bug-%d.sched", dir, i)); i++) {
+		char *text = h_read_file(h_fmt("%s/bug-%d.sched", dir, i), NULL);
+		const char *waker_done = strstr(text, "run t3 until exit"),
+			   *waiter_blocked = strstr(text, "run t2 until blocked");
+
+		cr_expect(waker_done && waiter_blocked && waker_done < waiter_blocked,
+			  "bug %d: the waiter blocked before the wake:\n%s", i, text);
+		h_free(text);
+		bugs++;
+	}
+	cr_expect(bugs > 0, "%s", r.err);
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
+
+Test(serial, a_futex_control_has_no_bug)
+{
+	char *dir;
+	struct h_result r;
+
+	g_arg = "--fixed";
+	r = search("tests/fixtures/serfutex", 30, &dir);
+	cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, "30 runs, 0 bugs, 30 completed"), "%s", r.err);
+	h_result_free(&r);
+	h_remove_tree(dir);
 }
 
 Test(serial, control_has_no_bug)

@@ -26,8 +26,13 @@ enum tr_sysno {
 #define TR_FUTEX_CMD_MASK 0x7fu
 enum tr_futex_cmd {
 	TR_FUTEX_WAIT = 0,
+	TR_FUTEX_WAKE = 1,
+	TR_FUTEX_REQUEUE = 3,
+	TR_FUTEX_CMP_REQUEUE = 4,
+	TR_FUTEX_WAKE_OP = 5,
 	TR_FUTEX_LOCK_PI = 6,
 	TR_FUTEX_WAIT_BITSET = 9,
+	TR_FUTEX_WAKE_BITSET = 10,
 	TR_FUTEX_LOCK_PI2 = 13,
 };
 /* A PI or robust futex word (and a thread's clear_child_tid, which a
