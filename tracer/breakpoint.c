@@ -16,11 +16,12 @@
  * cctrace (PTRACE_O_EXITKILL), so that case cannot arise, and there the
  * breakpoint is int3: a #UD fault costs about three times an int3 trap
  * (7.4 against 2.4 us on a KVM guest, bench/trapcost), paid at every stop
- * of a search.  Its stop is told from other SIGTRAPs by its siginfo
- * (SI_KERNEL) and the breakpoint one byte before the pc, which is then
- * rewound (wait.c), so above the tracer a breakpoint stop looks the same
- * whichever byte made it.  An instruction that is itself an int3 gets
- * 0xce, so that a byte of ours is never the program's.
+ * of a search.  Its stop is told from other SIGTRAPs by our byte one
+ * before the pc (over a 1-byte instruction, by the siginfo too:
+ * SI_KERNEL), and the pc is rewound (wait.c), so above the tracer a
+ * breakpoint stop looks the same whichever byte made it.  An
+ * instruction that is itself an int3 gets 0xce, so that a byte of ours
+ * is never the program's.
  *
  * Planting a breakpoint decodes the instruction under it once.  If the
  * instruction's meaning depends on where it sits (relative jmp/call, ret)

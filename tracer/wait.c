@@ -292,17 +292,21 @@ static bool decode_break(struct tr_thread *th, struct tr_event *ev, enum decoded
 	return true;
 }
 
-/* A SIGTRAP of an int3 (SI_KERNEL: not a step, a debug register or a
- * signal sent) just past one of our int3 bytes is the breakpoint: its pc
- * is rewound onto it, where the thread resumes.  False for the program's
- * own int3, wherever it is. */
+/* A SIGTRAP just past one of our int3 bytes is the breakpoint: its pc is
+ * rewound onto it, where the thread resumes.  False for the program's own
+ * int3, wherever it is.  Only after a 1-byte instruction can a thread
+ * stand just past its first byte for another reason (a debug register,
+ * a signal sent): then the siginfo must say int3 (SI_KERNEL), at the cost
+ * of one more system call; a longer instruction has no boundary there. */
 static bool decode_int3(struct tr_thread *th, struct tr_event *ev, enum decoded *d)
 {
 	struct tr_breakpoint *bp = tr_break_find_any(th->proc, th->regs.rip - 1);
 	siginfo_t si;
 
-	if (!bp || bp->byte != TRACER_INT3 || ptrace(PTRACE_GETSIGINFO, th->tid, 0, &si) < 0 ||
-	    si.si_code != SI_KERNEL)
+	if (!bp || bp->byte != TRACER_INT3)
+		return false;
+	if (bp->insn.len == 1 &&
+	    (ptrace(PTRACE_GETSIGINFO, th->tid, 0, &si) < 0 || si.si_code != SI_KERNEL))
 		return false;
 	th->regs.rip = bp->addr;
 	tr_set(th, TF_REGS_DIRTY);
