@@ -294,10 +294,16 @@ static bool decode_break(struct tr_thread *th, struct tr_event *ev, enum decoded
 
 /* A SIGTRAP just past one of our int3 bytes is the breakpoint: its pc is
  * rewound onto it, where the thread resumes.  False for the program's own
- * int3, wherever it is.  Only after a 1-byte instruction can a thread
- * stand just past its first byte for another reason (a debug register,
- * a signal sent): then the siginfo must say int3 (SI_KERNEL), at the cost
- * of one more system call; a longer instruction has no boundary there. */
+ * int3, wherever it is.  A thread can stand just past an instruction's
+ * first byte for another reason (a debug register, a signal sent) only
+ * after a 1-byte instruction, or when code jumps over a lock or rep
+ * prefix (an old idiom of single-threaded fast paths): then the siginfo
+ * must say int3 (SI_KERNEL), at the cost of one more system call. */
+static bool may_stand_past_first_byte(const struct tr_breakpoint *bp)
+{
+	return bp->insn.len == 1 || bp->orig == 0xf0 || bp->orig == 0xf2 || bp->orig == 0xf3;
+}
+
 static bool decode_int3(struct tr_thread *th, struct tr_event *ev, enum decoded *d)
 {
 	struct tr_breakpoint *bp = tr_break_find_any(th->proc, th->regs.rip - 1);
@@ -305,7 +311,7 @@ static bool decode_int3(struct tr_thread *th, struct tr_event *ev, enum decoded 
 
 	if (!bp || bp->byte != TRACER_INT3)
 		return false;
-	if (bp->insn.len == 1 &&
+	if (may_stand_past_first_byte(bp) &&
 	    (ptrace(PTRACE_GETSIGINFO, th->tid, 0, &si) < 0 || si.si_code != SI_KERNEL))
 		return false;
 	th->regs.rip = bp->addr;
