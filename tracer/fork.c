@@ -62,8 +62,9 @@ struct fork_recipe {
 	bool clone_seen, robust_seen;
 };
 
+/* Where the fork server's code is.  The registers each fork restores are
+ * the held template's own (th->regs, valid while it is held). */
 struct tr_fork_stub {
-	struct user_regs_struct entry; /* the template's registers, held */
 	uint64_t code, parent_hlt, child_hlt;
 };
 
@@ -192,8 +193,7 @@ static void kill_child(pid_t kid)
 /* Write the fork server at code (a scratch page of the template, mapped
  * before the first fork: a child has the template's scratch pages, so
  * they must be its pages too) and stop the template reporting forks. */
-static void make_stub(struct tr_thread *th, uint64_t code, const struct fork_recipe *r,
-		      const struct user_regs_struct *entry)
+static void make_stub(struct tr_thread *th, uint64_t code, const struct fork_recipe *r)
 {
 	struct tr_fork_stub *stub = calloc(1, sizeof(*stub));
 	uint8_t bytes[STUB_MAX];
@@ -201,7 +201,6 @@ static void make_stub(struct tr_thread *th, uint64_t code, const struct fork_rec
 
 	if (!stub)
 		return;
-	stub->entry = *entry;
 	stub->code = code;
 	len = assemble_stub(r, code, bytes, &stub->parent_hlt, &stub->child_hlt);
 	if (tracer_write(th->proc, code, bytes, len) < 0 ||
@@ -219,17 +218,18 @@ static void make_stub(struct tr_thread *th, uint64_t code, const struct fork_rec
 static int fork_via_glibc(struct tr_thread *th, uint64_t fork_fn, pid_t *child, char *err,
 			  size_t errlen)
 {
-	struct user_regs_struct saved, regs;
 	int64_t deadline = tracer_now_ms() + TR_STOP_TIMEOUT_MS;
 	const uint64_t ret_addr = 0;
 	struct fork_recipe recipe = {0};
+	struct user_regs_struct saved, regs;
 	uint64_t stub_code;
 	char why[256];
 	pid_t kid;
 
-	if (ptrace(PTRACE_GETREGS, th->tid, 0, &saved) < 0)
-		goto fail;
-	stub_code = tr_scratch_alloc(th->proc, saved.rip, STUB_MAX, why, sizeof(why));
+	/* Before saved is taken: mapping it may borrow th (and give its
+	 * registers back). */
+	stub_code = tr_scratch_alloc(th->proc, th->regs.rip, STUB_MAX, why, sizeof(why));
+	saved = th->regs;
 	regs = saved;
 	regs.rsp = ((saved.rsp - RED_ZONE) & ~15ull) - 8; /* as after a call */
 	regs.rip = fork_fn;
@@ -257,7 +257,7 @@ static int fork_via_glibc(struct tr_thread *th, uint64_t fork_fn, pid_t *child, 
 		return -1;
 	}
 	if (recipe.robust_seen && stub_code)
-		make_stub(th, stub_code, &recipe, &saved);
+		make_stub(th, stub_code, &recipe);
 	*child = kid;
 	return 0;
 fail:
@@ -270,7 +270,8 @@ fail:
 static int fork_via_stub(struct tr_thread *th, const struct tr_fork_stub *stub, pid_t *child,
 			 char *err, size_t errlen)
 {
-	struct user_regs_struct regs = stub->entry;
+	const struct user_regs_struct *entry = &th->regs;
+	struct user_regs_struct regs = *entry;
 	int64_t deadline = tracer_now_ms() + TR_STOP_TIMEOUT_MS;
 	long rc;
 	pid_t kid;
@@ -280,11 +281,11 @@ static int fork_via_stub(struct tr_thread *th, const struct tr_fork_stub *stub, 
 	if (ptrace(PTRACE_SETREGS, th->tid, 0, &regs) < 0 ||
 	    ptrace(PTRACE_CONT, th->tid, 0, 0) < 0 ||
 	    run_to(th->tid, stub->parent_hlt, deadline, NULL, &regs) < 0) {
-		ptrace(PTRACE_SETREGS, th->tid, 0, &stub->entry);
+		ptrace(PTRACE_SETREGS, th->tid, 0, entry);
 		snprintf(err, errlen, "cannot make the template fork: %s", strerror(errno));
 		return -1;
 	}
-	ptrace(PTRACE_SETREGS, th->tid, 0, &stub->entry);
+	ptrace(PTRACE_SETREGS, th->tid, 0, entry);
 	rc = (long)regs.rax;
 	if (rc <= 0) {
 		snprintf(err, errlen, "the template cannot fork: %s",
@@ -297,7 +298,7 @@ static int fork_via_stub(struct tr_thread *th, const struct tr_fork_stub *stub, 
 	    ptrace(PTRACE_SETOPTIONS, kid, 0, TR_TRACE_OPTIONS | PTRACE_O_EXITKILL) < 0 ||
 	    ptrace(PTRACE_CONT, kid, 0, 0) < 0 ||
 	    run_to(kid, stub->child_hlt, deadline, NULL, &regs) < 0 ||
-	    ptrace(PTRACE_SETREGS, kid, 0, &stub->entry) < 0) {
+	    ptrace(PTRACE_SETREGS, kid, 0, entry) < 0) {
 		kill_child(kid);
 		snprintf(err, errlen, "the template's child %d did not come back from the fork",
 			 (int)kid);
