@@ -12,8 +12,9 @@
  * starts: the loader is done, no program code has run, there is one
  * thread and no child), with its stderr, when sanitizer reports are
  * looked for, an O_APPEND temporary file.  Each run then makes the
- * template call glibc's _Fork (tracer/fork.c) and takes the child over as
- * its p1: the run cannot tell it from a fresh launch (same registers,
+ * template fork (tracer/fork.c: through glibc's _Fork the first time,
+ * through a stub that repeats it after) and takes the child over as its
+ * p1: the run cannot tell it from a fresh launch (same registers,
  * memory, layout, since launches run without address randomisation, and
  * file descriptors), so a seed makes the same search either way.  The
  * template's stderr file is emptied before each fork: O_APPEND makes the
@@ -169,7 +170,8 @@ int snapshot_launch(struct engine_snapshot *s, struct tracer *t, char *const arg
 	return 1;
 }
 
-/* In _Fork, which the template runs to make each child? */
+/* In _Fork, which the template runs to make its first child (and every
+ * one, should its fork server not be made)? */
 static bool in_fork_fn(void *ctx, uint64_t addr)
 {
 	struct engine_snapshot *s = ctx;
