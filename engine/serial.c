@@ -825,16 +825,12 @@ static uint64_t return_address(struct sthread *st)
 static bool no_choice_at(struct serial *s, struct sthread *st, uint64_t pc)
 {
 	int sync = sync_of(s, pc);
-	uint64_t ret;
 
-	if (sync >= 0 && !strcmp(sync_fns[sync].name, "syscall") &&
-	    tracer_regs(st->th)->rdi != TR_SYS_futex)
+	if (sync_is(s, pc, "syscall") && tracer_regs(st->th)->rdi != TR_SYS_futex)
 		return true;
-	if (sync < 0 || sync_fns[sync].ends ||
-	    tracer_read(tracer_thread_process(st->th), tracer_regs(st->th)->rsp, &ret,
-			sizeof(ret)) < 0)
+	if (sync < 0 || sync_fns[sync].ends)
 		return false;
-	return in_ranges(s->lib_text, s->nlib_text, ret);
+	return in_ranges(s->lib_text, s->nlib_text, return_address(st));
 }
 
 static bool enabled(struct serial *s, struct sthread *st)
