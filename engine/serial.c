@@ -1198,7 +1198,6 @@ static bool may_wait(struct serial *s, const struct sthread *st)
 }
 
 /* Run thread i alone to its next point.  FLOW_STOP: the run is over. */
-
 static enum flow run_step(struct serial *s, int i)
 {
 	struct loop_request req = {.deadline_ms = tracer_now_ms() + POLL_YOUNG_MS,
