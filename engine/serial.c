@@ -751,14 +751,20 @@ static int read_would_return(struct sthread *st)
 	return rc > 0;
 }
 
+static bool sync_is(struct serial *s, uint64_t pc, const char *name)
+{
+	int sync = sync_of(s, pc);
+
+	return sync >= 0 && strcmp(sync_fns[sync].name, name) == 0;
+}
+
 /* Held at the entry of pthread_mutex_lock on a mutex another thread owns? */
 static bool waits_for_mutex(struct serial *s, struct sthread *st)
 {
 	const struct user_regs_struct *regs;
-	int sync = sync_of(s, tracer_thread_pc(st->th));
 	uint32_t lock[3];
 
-	if (sync < 0 || strcmp(sync_fns[sync].name, "pthread_mutex_lock") != 0)
+	if (!sync_is(s, tracer_thread_pc(st->th), "pthread_mutex_lock"))
 		return false;
 	regs = tracer_regs(st->th);
 	if (read_words(s, tracer_thread_process(st->th), regs->rdi, lock, sizeof(lock)) < 0)
@@ -776,10 +782,10 @@ static bool waits_for_mutex(struct serial *s, struct sthread *st)
  * seed would not make the same schedule. */
 static bool waits_for_join(struct serial *s, struct sthread *st)
 {
-	int sync = sync_of(s, tracer_thread_pc(st->th)), i;
 	uint64_t target;
+	int i;
 
-	if (sync < 0 || strcmp(sync_fns[sync].name, "pthread_join") != 0)
+	if (!sync_is(s, tracer_thread_pc(st->th), "pthread_join"))
 		return false;
 	target = tracer_regs(st->th)->rdi;
 	for (i = 0; i < s->nthreads; i++) {
@@ -795,13 +801,6 @@ static bool waits_for_join(struct serial *s, struct sthread *st)
 		return true;
 	}
 	return false;
-}
-
-static bool sync_is(struct serial *s, uint64_t pc, const char *name)
-{
-	int sync = sync_of(s, pc);
-
-	return sync >= 0 && strcmp(sync_fns[sync].name, name) == 0;
 }
 
 /* At a function's entry: where it returns to; 0 if unreadable. */
