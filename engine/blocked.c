@@ -309,28 +309,6 @@ static void describe_block(struct run *r, struct tr_thread *th, char *buf, size_
 	snprintf(buf, len, "%s (%s)", state, loc.func ? loc.func : "??");
 }
 
-/*
- * A held thread that was stopped asleep in futex(FUTEX_WAIT, uaddr, val)
- * redoes that call when it runs again, and the call returns at once if
- * *uaddr is no longer val.  glibc changes the word before every wake (a
- * wake sent while we hold the thread finds nobody in the kernel's queue),
- * so a changed word means the thread would go on: it is not blocked any
- * more.  Without this, a producer that waits in pthread_cond_signal for a
- * consumer we hold to leave its old wait looked like a deadlock.
- */
-static bool futex_wait_would_return(struct tr_thread *th)
-{
-	const struct user_regs_struct *regs = tracer_regs(th);
-	long op = (long)(regs->rsi & TR_FUTEX_CMD_MASK);
-	uint32_t word;
-
-	if (regs->orig_rax != TR_SYS_futex || (op != TR_FUTEX_WAIT && op != TR_FUTEX_WAIT_BITSET))
-		return false;
-	if (tracer_read(tracer_thread_process(th), regs->rdi, &word, sizeof(word)) < 0)
-		return false;
-	return word != (uint32_t)regs->rdx;
-}
-
 /* A thread the schedule does not hold, asleep with no progress? */
 static bool free_sample(struct tr_thread *th, struct tr_kernel_sample *s)
 {
@@ -363,7 +341,7 @@ static enum verdict verdict_of(struct run *r, struct tr_thread *th)
 	if (held_at_exit(th))
 		return V_GONE; /* unless someone waits for it: see below */
 	if (tracer_thread_held(th)) {
-		if (tc->blocked && futex_wait_would_return(th))
+		if (tc->blocked && wakes_wait_ends(r, th))
 			tc->blocked = false;
 		return tc->blocked ? V_BLOCKED : V_MOVING;
 	}
@@ -547,7 +525,7 @@ static bool any_unblocked(struct run *r, struct tr_thread **choices, int n)
 		struct thread_ctx *tc = run_thread(r, choices[i]);
 
 		if (tc->blocked && tracer_thread_held(choices[i]) &&
-		    futex_wait_would_return(choices[i])) {
+		    wakes_wait_ends(r, choices[i])) {
 			tc->blocked = false;
 			any = true;
 		}
@@ -646,18 +624,6 @@ static bool any_blocked(struct run *r, struct tr_thread **targets, int n)
 	return false;
 }
 
-/* Stopped by our interrupt inside a system call it is to restart: the
- * call had not returned, so the thread was still asleep in it. */
-static bool interrupted_in_call(struct tr_thread *th)
-{
-	const struct user_regs_struct *regs = tracer_regs(th);
-	long rax = (long)regs->rax;
-
-	return (long)regs->orig_rax >= 0 &&
-	       (rax == -TR_ERESTARTSYS || rax == -TR_ERESTARTNOINTR || rax == -TR_ERESTARTNOHAND ||
-		rax == -TR_ERESTART_RESTARTBLOCK);
-}
-
 /* The stop that answers a blocked target's interrupt.  It may have woken
  * between the last sample and the interrupt: then it stopped for an event
  * of its own (given back for the wait to judge) or in its own code, and it
@@ -670,8 +636,10 @@ static void target_stopped(struct run *r, const struct tr_event *ev)
 		tc->blocked = false;
 		if (tracer_push_back(r->t, ev) < 0)
 			report_outcome(r, OUTCOME_ERROR, "out of memory");
-	} else if (!interrupted_in_call(ev->thread)) {
-		tc->blocked = false;
+	} else if (!interrupted_in_syscall(ev->thread)) {
+		tc->blocked = false; /* it was not asleep in the call */
+	} else {
+		wakes_note_held(r, ev->thread);
 	}
 }
 

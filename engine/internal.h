@@ -55,6 +55,12 @@ struct thread_ctx {
 	char kernel_state[128]; /* captured for reports before threads are stopped */
 	char last_event[160];	/* the last scheduling event, as the trace names it */
 	bool blocked;		/* ran into the kernel and stayed there (blocked.c) */
+	/* held in a futex wait (wakes.c): when it was stopped there, whether a
+	 * wake reached it since, and whether its own resume watches its system
+	 * calls for wakes only */
+	unsigned long held_seq;
+	bool woken;
+	bool watching_wakes;
 	int last_var;		/* watched variable of its last event, -1 if none */
 	bool sampled;
 	struct tr_kernel_sample sample;
@@ -171,6 +177,7 @@ struct run {
 	struct tr_thread *preempted; /* a choose preempted it; for the next event */
 	int ndeferred, deferred_cap;
 	bool ended_blocked; /* the statement ended with threads blocked */
+	unsigned long held_seq; /* threads stopped in a wait so far (wakes.c) */
 	struct tracer *t;
 	const struct engine_options *opt;
 	bool launched;
@@ -276,6 +283,27 @@ bool blocked_choose_again(struct run *r, const struct stmt *s, struct tr_thread 
 /* Append to buf what th sleeps waiting for, if that can be told
  * (", waiting for B (p1.t3), which the schedule holds"). */
 void blocked_describe(struct run *r, struct tr_thread *th, char *buf, size_t len);
+
+/* wakes.c: futex wakes that reach a thread held in its wait. */
+bool futex_op_waits(uint64_t op);
+bool futex_op_wakes(uint64_t op); /* wakes waiters on its first word */
+/* th, held in a futex wait or at its entry, returns 0 from it when it runs. */
+void futex_wait_returns_woken(struct tr_thread *th);
+/* Stopped by an interrupt inside a system call it would restart. */
+bool interrupted_in_syscall(struct tr_thread *th);
+/* th was just stopped asleep in a system call (the order wakes go in). */
+void wakes_note_held(struct run *r, struct tr_thread *th);
+/* th, held in a futex wait, would return from it: woken, or its word changed. */
+bool wakes_wait_ends(struct run *r, struct tr_thread *th);
+/* Every resume of a schedule's thread: a wake that reached it is delivered. */
+void wakes_before_resume(struct run *r, struct tr_thread *th);
+/* Resume th, watching its system calls while another is held in a wait. */
+int wakes_resume(struct run *r, struct tr_thread *th);
+/* A system call's entry: its wakes delivered; true if the stop was only
+ * wakes_resume's, and th is resumed. */
+bool wakes_syscall_entry(struct run *r, const struct tr_event *ev);
+/* Before the threads are let go: every woken one's wait returns. */
+void wakes_let_go(struct run *r);
 
 /* driver.c */
 pid_t run_start_driver(struct run *r, const char *cmd, bool quiet);

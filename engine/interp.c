@@ -37,7 +37,7 @@ void run_resume(struct run *r, struct tr_thread *th)
 {
 	if (tracer_thread_held(th) && !serial_keeps(r, th)) {
 		chrome_note_release(r, th);
-		tracer_resume(th);
+		wakes_resume(r, th);
 	}
 }
 
@@ -46,6 +46,7 @@ int run_move_candidate(struct run *r, struct tr_thread *th)
 	if (!tracer_thread_held(th))
 		return 0;
 	chrome_note_release(r, th);
+	wakes_before_resume(r, th);
 	/* A profile decodes only the threads its tap asked for (tap.c). */
 	if (r->fine_want && (!r->tap || tap_decodes(r, th)))
 		return fine_advance(r, th);
@@ -65,8 +66,7 @@ int run_move_candidate(struct run *r, struct tr_thread *th)
 		tracer_resume_syscalls(th);
 		return 0;
 	}
-	tracer_resume(th);
-	return 0;
+	return wakes_resume(r, th);
 }
 
 /* Unbound threads run freely: anything of theirs still held goes. */
@@ -998,6 +998,7 @@ static void release_everything(struct run *r)
 	int var;
 
 	points_flush(r);
+	wakes_let_go(r);
 	r->serial = false; /* the end of the schedule lets every thread go */
 	for (var = 0; var < r->nbindings; var++)
 		run_unbind(r, var);
@@ -1210,6 +1211,7 @@ void run_finish(struct run *r)
 		tracer_kill_launched(r->t);
 		return;
 	}
+	wakes_let_go(r);
 	tracer_detach_all(r->t);
 	report_outcome(r, OUTCOME_COMPLETED,
 		       "the schedule ran to its end; detached, and the process keeps running");

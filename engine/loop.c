@@ -16,6 +16,8 @@
  *     the old image's and, while a predicate is armed, arms it in the new
  *     one;
  *   - a fatal signal is a crash, reported with the thread's stack;
+ *   - a futex wake reaches the threads held in a wait on its word
+ *     (wakes.c), and a stop made only to see it goes on;
  *   - the end of the last process ends the run (how depends on the
  *     request: `during` says what was going on);
  *   - Ctrl-C (or any stop signal) ends it as interrupted, and a tracer
@@ -83,6 +85,10 @@ static enum loop_verdict dispatch(struct run *r, const struct tr_event *ev,
 	case TR_EV_EXEC:
 		run_note_process_event(r, ev);
 		break;
+	case TR_EV_SYSCALL:
+		if (wakes_syscall_entry(r, ev))
+			return LOOP_AGAIN;
+		break;
 	case TR_EV_NONE:
 	case TR_EV_START:
 	case TR_EV_BREAK:
@@ -90,7 +96,6 @@ static enum loop_verdict dispatch(struct run *r, const struct tr_event *ev,
 	case TR_EV_STEP:
 	case TR_EV_EXIT:
 	case TR_EV_INTERRUPT:
-	case TR_EV_SYSCALL:
 		break;
 	}
 	assert(ev->thread);

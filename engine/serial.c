@@ -907,12 +907,6 @@ static enum loop_verdict spin_found(struct serial *s, struct tr_thread *th)
 	return LOOP_DONE;
 }
 
-static bool futex_waits(uint64_t op)
-{
-	return (op & TR_FUTEX_CMD_MASK) == TR_FUTEX_WAIT ||
-	       (op & TR_FUTEX_CMD_MASK) == TR_FUTEX_WAIT_BITSET;
-}
-
 /*
  * A futex wake of up to n waiters on the word at uaddr, made by a thread
  * of p: the threads held blocked in a wait on that word, first blocked
@@ -943,31 +937,11 @@ static void wake_waiters(struct serial *s, struct tr_process *p, uint64_t uaddr,
 	}
 }
 
-/* Does futex op wake waiters on its first word (FUTEX_WAKE_OP's second
- * is woken only if its comparison holds: not counted)? */
-static bool futex_wakes(uint64_t op)
-{
-	switch (op & TR_FUTEX_CMD_MASK) {
-	case TR_FUTEX_WAKE:
-	case TR_FUTEX_WAKE_BITSET:
-	case TR_FUTEX_WAKE_OP:
-	case TR_FUTEX_REQUEUE:
-	case TR_FUTEX_CMP_REQUEUE:
-		return true;
-	default:
-		return false;
-	}
-}
-
 /* st was woken in its futex wait (wake_waiters): the call, which it would
  * make again, returns 0 instead, as a woken wait does. */
 static void wake_returns(struct sthread *st)
 {
-	struct user_regs_struct regs = *tracer_regs(st->th);
-
-	regs.orig_rax = (unsigned long long)-1; /* not made again */
-	regs.rax = 0;
-	tracer_set_regs(st->th, &regs);
+	futex_wait_returns_woken(st->th);
 	st->woken = false;
 }
 
@@ -991,13 +965,13 @@ static enum loop_verdict syscall_entered(struct serial *s, struct tr_thread *th)
 		tracer_resume(th);
 		return LOOP_AGAIN;
 	}
-	if (futex_waits(regs->rsi) &&
+	if (futex_op_waits(regs->rsi) &&
 	    tracer_read(tracer_thread_process(th), regs->rdi, &word, sizeof(word)) == 0 &&
 	    word == (uint32_t)regs->rdx) {
 		s->stop = STOP_BLOCKED;
 		return LOOP_DONE;
 	}
-	if (futex_wakes(regs->rsi))
+	if (futex_op_wakes(regs->rsi))
 		wake_waiters(s, tracer_thread_process(th), regs->rdi, (uint32_t)regs->rdx);
 	tracer_resume_syscalls(th);
 	return LOOP_AGAIN;
@@ -1122,7 +1096,7 @@ static void note_blocked(struct serial *s, struct sthread *st)
 
 	st->state = SS_BLOCKED;
 	st->blocked_at = s->progress;
-	st->in_futex = nr == TR_SYS_futex && futex_waits(args[1]);
+	st->in_futex = nr == TR_SYS_futex && futex_op_waits(args[1]);
 	st->woken = false;
 	st->futex = args[0];
 	st->value = (uint32_t)args[2];

@@ -1,0 +1,202 @@
+/*
+ * wakes.c: futex wakes that reach a thread cctrace holds in its wait.
+ *
+ * A schedule holds a thread that sleeps in a futex wait by stopping it
+ * there (blocked.c): the call is interrupted, and restarts when the thread
+ * runs again.  Held, the thread is not in the kernel's queue, so a
+ * FUTEX_WAKE that another thread makes meanwhile finds nobody and is lost.
+ * When the waker changed the word first, as glibc always does, nothing is
+ * lost: the restarted wait sees the change and returns.  A program's own
+ * futex calls may wake without a change (a flag kept elsewhere); then the
+ * held thread, let go, would sleep for ever in a wait the kernel ended for
+ * it: a deadlock cctrace made, and a bug a search found after such a wake
+ * (engine/serial.c models it) would not replay.
+ *
+ * So while a thread is held in a futex wait, the threads a schedule
+ * releases run with their system calls watched (an entry stop each, and
+ * its exit stop, resumed in the tracer); a wake on the held thread's word
+ * wakes it, first held first, up to the wake's count, as the kernel would
+ * have; and a woken thread's call returns 0 instead of restarting when it
+ * next runs, or when it is let go (its end, a detach).  The watching costs
+ * nothing while no thread is held in a wait.
+ *
+ * The serialized search keeps its own table of blocked threads and wakes
+ * them itself; this file serves the schedules cctrace replays and runs.
+ */
+#include "engine/internal.h"
+
+#include "tracer/abi.h"
+
+#include <assert.h>
+
+bool futex_op_waits(uint64_t op)
+{
+	return (op & TR_FUTEX_CMD_MASK) == TR_FUTEX_WAIT ||
+	       (op & TR_FUTEX_CMD_MASK) == TR_FUTEX_WAIT_BITSET;
+}
+
+bool futex_op_wakes(uint64_t op)
+{
+	switch (op & TR_FUTEX_CMD_MASK) {
+	case TR_FUTEX_WAKE:
+	case TR_FUTEX_WAKE_BITSET:
+	case TR_FUTEX_WAKE_OP:
+	case TR_FUTEX_REQUEUE:
+	case TR_FUTEX_CMP_REQUEUE:
+		return true;
+	default:
+		return false;
+	}
+}
+
+void futex_wait_returns_woken(struct tr_thread *th)
+{
+	struct user_regs_struct regs = *tracer_regs(th);
+
+	regs.orig_rax = (unsigned long long)-1; /* not made, nor restarted */
+	regs.rax = 0;
+	tracer_set_regs(th, &regs);
+}
+
+bool interrupted_in_syscall(struct tr_thread *th)
+{
+	const struct user_regs_struct *regs = tracer_regs(th);
+	long rax = (long)regs->rax;
+
+	return (long)regs->orig_rax >= 0 &&
+	       (rax == -TR_ERESTARTSYS || rax == -TR_ERESTARTNOINTR || rax == -TR_ERESTARTNOHAND ||
+		rax == -TR_ERESTART_RESTARTBLOCK);
+}
+
+/* Does the serialized search drive this run?  It models wakes itself. */
+static bool searching_serially(const struct run *r)
+{
+	return r->oracle && r->oracle->serial;
+}
+
+/* th, held, was stopped asleep in a futex wait, and no wake has reached
+ * it since. */
+static bool held_in_wait(struct run *r, struct tr_thread *th)
+{
+	const struct user_regs_struct *regs;
+
+	if (!tracer_thread_held(th) || tracer_thread_exited(th) || run_thread(r, th)->woken)
+		return false;
+	regs = tracer_regs(th);
+	return regs->orig_rax == TR_SYS_futex && futex_op_waits(regs->rsi) &&
+	       interrupted_in_syscall(th);
+}
+
+static bool anyone_held_in_wait(struct run *r)
+{
+	struct tr_thread *th;
+
+	tr_for_each_thread(th, r->t)
+		if (held_in_wait(r, th))
+			return true;
+	return false;
+}
+
+void wakes_note_held(struct run *r, struct tr_thread *th)
+{
+	run_thread(r, th)->held_seq = ++r->held_seq;
+}
+
+/* The thread of p held in a wait on the word at uaddr the longest. */
+static struct tr_thread *first_held_on(struct run *r, struct tr_process *p, uint64_t uaddr)
+{
+	struct tr_thread *th, *first = NULL;
+	unsigned long first_seq = 0;
+
+	tr_for_each_thread(th, r->t) {
+		unsigned long seq = run_thread(r, th)->held_seq;
+
+		if (tracer_thread_process(th) != p || !held_in_wait(r, th) ||
+		    tracer_regs(th)->rdi != uaddr || (first && seq >= first_seq))
+			continue;
+		first = th;
+		first_seq = seq;
+	}
+	return first;
+}
+
+/* A wake of up to n waiters on the word at uaddr by a thread of p. */
+static void wake_held(struct run *r, struct tr_process *p, uint64_t uaddr, uint64_t n)
+{
+	struct tr_thread *th;
+
+	for (; n > 0 && (th = first_held_on(r, p, uaddr)) != NULL; n--) {
+		run_thread(r, th)->woken = true;
+		run_thread(r, th)->blocked = false; /* it can go on now */
+	}
+}
+
+/*
+ * A held thread stopped asleep in futex(FUTEX_WAIT, uaddr, val) redoes the
+ * call when it runs again, and the call returns at once if *uaddr is no
+ * longer val: a changed word means the thread would go on, it is not
+ * blocked any more.  Without this, a producer that waits in
+ * pthread_cond_signal for a consumer we hold to leave its old wait looked
+ * like a deadlock.
+ */
+bool wakes_wait_ends(struct run *r, struct tr_thread *th)
+{
+	const struct user_regs_struct *regs = tracer_regs(th);
+	uint32_t word;
+
+	if (run_thread(r, th)->woken)
+		return true;
+	if (regs->orig_rax != TR_SYS_futex || !futex_op_waits(regs->rsi))
+		return false;
+	if (tracer_read(tracer_thread_process(th), regs->rdi, &word, sizeof(word)) < 0)
+		return false;
+	return word != (uint32_t)regs->rdx;
+}
+
+void wakes_before_resume(struct run *r, struct tr_thread *th)
+{
+	struct thread_ctx *tc = run_thread(r, th);
+
+	tc->watching_wakes = false;
+	if (tc->woken && tracer_thread_held(th)) {
+		futex_wait_returns_woken(th);
+		tc->woken = false;
+	}
+}
+
+int wakes_resume(struct run *r, struct tr_thread *th)
+{
+	wakes_before_resume(r, th);
+	if (searching_serially(r) || !anyone_held_in_wait(r))
+		return tracer_resume(th);
+	run_thread(r, th)->watching_wakes = true;
+	return tracer_resume_syscalls(th);
+}
+
+bool wakes_syscall_entry(struct run *r, const struct tr_event *ev)
+{
+	struct thread_ctx *tc = run_thread(r, ev->thread);
+	const struct user_regs_struct *regs = tracer_regs(ev->thread);
+
+	assert(ev->kind == TR_EV_SYSCALL);
+	if (searching_serially(r))
+		return false;
+	if (ev->sysno == TR_SYS_futex && futex_op_wakes(regs->rsi))
+		wake_held(r, tracer_thread_process(ev->thread), regs->rdi, (uint32_t)regs->rdx);
+	if (!tc->watching_wakes)
+		return false; /* the schedule watches its system calls itself */
+	if (anyone_held_in_wait(r))
+		tracer_resume_syscalls(ev->thread);
+	else
+		tracer_resume(ev->thread);
+	return true;
+}
+
+void wakes_let_go(struct run *r)
+{
+	struct tr_thread *th;
+
+	tr_for_each_thread(th, r->t)
+		if (run_thread(r, th)->woken && tracer_thread_held(th))
+			wakes_before_resume(r, th);
+}
