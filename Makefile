@@ -83,6 +83,9 @@ tests/fixtures/serstatic: tests/fixtures/sercounter.c
 # seralign calls C++'s operator new by its mangled name: libstdc++.
 tests/fixtures/seralign: tests/fixtures/seralign.c
 	$(CC) $(SAMPLE_CFLAGS) -o $@ $< -lstdc++
+# serlib's race is in a library of its own, found through its rpath.
+tests/fixtures/serlib: tests/fixtures/serlib.c tests/fixtures/libsercount.so
+	$(CC) $(SAMPLE_CFLAGS) -o $@ $< -Ltests/fixtures -lsercount -Wl,-rpath,'$$ORIGIN'
 tests/fixtures/lib%.so: tests/fixtures/lib%.c
 	$(CC) $(SAMPLE_CFLAGS) -shared -fPIC -o $@ $<
 

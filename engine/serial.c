@@ -179,7 +179,7 @@ struct serial {
 	 * assert) is libc's business, not a choice */
 	struct text_range {
 		uint64_t lo, hi;
-	} * lib_text, *exe_text; /* and the executable's: where a spin point goes */
+	} * lib_text, *exe_text; /* and the program's (program_text): where a spin point goes */
 	int nlib_text, lib_text_cap, nexe_text, exe_text_cap;
 	bool planted; /* in the main process */
 	int cur;      /* the thread running or that ran last; -1: none */
@@ -322,12 +322,41 @@ struct planting {
 	struct tr_process *p;
 };
 
-/* The executable's text. */
-static int plant_exe_text(void *ctx, uint64_t lo, uint64_t hi, const char *file, const char *exe)
+/*
+ * Is file, a mapped ELF object's path, the program's own code: its
+ * executable, or a library loaded from outside the system's library
+ * directories (the program's build tree, found through its rpath or
+ * LD_LIBRARY_PATH; /usr/local and /opt count as the program's)?  Those
+ * are profiled for shared accesses, searched for locked instructions and
+ * given spin points; libc and the system's other libraries are seen only
+ * through their synchronisation functions.  Without the libraries, a race
+ * in a project's own libfoo.so had no point and was never found.
+ */
+static bool program_text(const char *file, const char *exe)
+{
+	static const char *const system_dirs[] = {
+	    "/lib/",	 "/lib32/",	"/lib64/",     "/libx32/",
+	    "/usr/lib/", "/usr/lib32/", "/usr/lib64/", "/usr/libx32/",
+	};
+	size_t i;
+
+	if (strcmp(file, exe) == 0)
+		return true;
+	if (file[0] != '/')
+		return false; /* [vdso] and the like */
+	for (i = 0; i < sizeof(system_dirs) / sizeof(system_dirs[0]); i++)
+		if (strncmp(file, system_dirs[i], strlen(system_dirs[i])) == 0)
+			return false;
+	return true;
+}
+
+/* The program's text (program_text). */
+static int plant_program_text(void *ctx, uint64_t lo, uint64_t hi, const char *file,
+			      const char *exe)
 {
 	struct planting *pl = ctx;
 
-	return strcmp(file, exe) == 0
+	return program_text(file, exe)
 		   ? plant_insns_in(pl->s, pl->p, lo, hi, serial_access_insn, false)
 		   : 0;
 }
@@ -339,7 +368,7 @@ static int note_lib_text(void *ctx, uint64_t lo, uint64_t hi, const char *file, 
 	const char *base;
 	size_t i;
 
-	if (strcmp(file, exe) == 0) {
+	if (program_text(file, exe)) {
 		/* the program's own functions are its calls; its text holds
 		 * the points of the spins found */
 		if (vec_reserve(&s->exe_text, &s->exe_text_cap, s->nexe_text,
@@ -361,13 +390,14 @@ static int note_lib_text(void *ctx, uint64_t lo, uint64_t hi, const char *file, 
 	return 0;
 }
 
-/* The executable's locked instructions: a point in every mode, found
- * once per search (a linear decoding of its text, as --points all). */
+/* The program's locked instructions (program_text): a point in every
+ * mode, found once per search (a linear decoding of its text, as --points
+ * all). */
 static int plant_locked_in(void *ctx, uint64_t lo, uint64_t hi, const char *file, const char *exe)
 {
 	struct planting *pl = ctx;
 
-	return strcmp(file, exe) == 0 ? plant_insns_in(pl->s, pl->p, lo, hi, is_locked, true) : 0;
+	return program_text(file, exe) ? plant_insns_in(pl->s, pl->p, lo, hi, is_locked, true) : 0;
 }
 
 static int plant_points(struct serial *s, struct tr_process *p)
@@ -399,7 +429,7 @@ static int plant_points(struct serial *s, struct tr_process *p)
 			return -1;
 	}
 	return s->cfg->all_points
-		   ? each_text_mapping(s->r, p, plant_exe_text, &(struct planting){s, p})
+		   ? each_text_mapping(s->r, p, plant_program_text, &(struct planting){s, p})
 		   : 0;
 }
 

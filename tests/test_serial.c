@@ -248,6 +248,26 @@ Test(serial, bug_statistics_of_a_child_process)
 			"preemptions: 1\ndelays: 1\nvariables: 1 (counter)\ninterferences: 1\n");
 }
 
+/* sercounter's lost update inside a library of the program's own
+ * (tests/fixtures/libsercount.so, through the rpath): the profile covers
+ * it as it covers the executable, so the load and the store are points,
+ * named in the schedule by the library's function.  Before, the library
+ * had no point and 30 runs found nothing. */
+Test(serial, a_race_in_the_programs_own_library)
+{
+	char *dir;
+	struct h_result r = search("tests/fixtures/serlib", 30, &dir);
+	char *text;
+
+	cr_assert_eq(r.code, 1, "no bug in 30 runs (exit %d):\n%s", r.code, r.err);
+	text = h_read_file(h_fmt("%s/bug-1.sched", dir), NULL);
+	cr_expect(strstr(text, "at(sercount_bump+"), "no point in the library:\n%s", text);
+	expect_replays(h_fmt("%s/bug-1.sched", dir), "tests/fixtures/serlib");
+	h_free(text);
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
+
 /* Five threads created in a loop: the thread table grows while a step
  * runs (this crashed cctrace on wronglock_bad: a use after free). */
 Test(serial, threads_created_in_a_loop)
