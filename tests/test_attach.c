@@ -319,3 +319,53 @@ Test(attach, instruction_stepping_leaves_the_code_as_it_was)
 	h_result_free(&r);
 	finish_busy(&t);
 }
+
+/*
+ * A thread the schedule holds stopped in a futex wait is out of the
+ * kernel's queue; a wake another thread makes meanwhile must still reach
+ * it, or, let go at the detach, it sleeps for ever in a wait the wake
+ * ended (engine/wakes.c).  futexhold's waker wakes its word once without
+ * changing it: the process must finish after the detach.  Without the
+ * wake given at the detach, it slept for ever in main's join.
+ *
+ * It also covers an attach to a thread asleep in poll(): our interrupt
+ * makes it sleep on as restart_syscall, which /proc names alone; that was
+ * taken for a sleep on the program (not the outside) and reported as a
+ * deadlock as soon as the schedule held the others.
+ */
+Test(attach, a_futex_wake_reaches_a_held_waiter_after_the_detach)
+{
+	char *sched = h_temp_sched("futexhold.sched", "serial\n"
+						      "thread m = p1.t1\n"
+						      "run m until enter(pthread_join)\n"
+						      "thread w = p1.t2\n"
+						      "run w until blocked\n"
+						      "thread k = p1.t3\n"
+						      "run k until exit\n");
+	const char *target_argv[] = {"tests/fixtures/futexhold", NULL};
+	const char *argv[] = {h_cctrace(), "attach", NULL, sched, NULL};
+	struct h_proc target, c;
+	struct h_result r;
+	char line[64], *out;
+	int pid = 0, code;
+
+	cr_assert(access(target_argv[0], X_OK) == 0, "futexhold is not built (make fixtures)");
+	target = h_spawn(target_argv, true, true, false);
+	cr_assert(h_read_line(target.out, line, sizeof(line), 10000) &&
+		      sscanf(line, "ready %d", &pid) == 1 && pid == target.pid,
+		  "futexhold's first line: %s", line);
+	argv[2] = pid_arg(target.pid);
+	c = h_spawn(argv, false, true, true);
+	cr_assert(h_wait_traced_by(target.pid, c.pid, 20000), "cctrace did not attach");
+	cr_assert(write(target.in, "go\n", 3) == 3);
+	r = h_collect(&c, 30);
+	cr_expect_eq(r.code, 0, "cctrace attach exited %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, "detached, and the process keeps running"), "%s", r.err);
+	cr_expect(strstr(r.err, "blocked in futex"), "the waiter was not held blocked:\n%s", r.err);
+	out = h_read_all(target.out, 20);
+	code = h_wait(target.pid, 20, NULL);
+	cr_expect_eq(code, 0, "futexhold exited %d after the detach (its output: %s)", code, out);
+	cr_expect(strstr(out, "woken") && strstr(out, "done"), "futexhold's output:\n%s", out);
+	free(out);
+	h_result_free(&r);
+}

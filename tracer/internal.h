@@ -82,6 +82,11 @@ struct tr_thread {
 	int dr_generation;		   /* debug registers last written */
 	unsigned char saved_affinity[128]; /* cpu_set_t, kept opaque here */
 	size_t gj;			   /* its record in the guardian's journal */
+	/* The call a restart_syscall of this thread continues: seen at a stop
+	 * inside it (ERESTART_RESTARTBLOCK), -1 if none.  A poll, nanosleep
+	 * or timed futex wait that a stop interrupted sleeps on as
+	 * restart_syscall, which /proc names alone. */
+	long restarts;
 	struct tr_step_thread step;
 };
 

@@ -135,6 +135,7 @@ struct tr_thread *tr_thread_new(struct tracer *t, struct tr_process *p, pid_t ti
 		return NULL;
 	assert(tid > 0 && p && p->tracer == t);
 	th->tid = tid;
+	th->restarts = -1;
 	th->proc = p;
 	th->state = TR_RUNNING;
 	th->dr_generation = -1;
@@ -366,12 +367,28 @@ void tracer_process_set_user(struct tr_process *p, void *user)
 	p->user = user;
 }
 
+/* The call the thread is in, as its own: restart_syscall named by the
+ * call it continues (tr_thread.restarts). */
+static long call_of(const struct tr_thread *th, long nr)
+{
+	return nr == TR_SYS_restart_syscall && th->restarts >= 0 ? th->restarts : nr;
+}
+
+/* A stop inside a call that restart_syscall will continue: remember which. */
+static void note_restart(struct tr_thread *th)
+{
+	if ((long)th->regs.orig_rax >= 0 && (long)th->regs.rax == -TR_ERESTART_RESTARTBLOCK &&
+	    (long)th->regs.orig_rax != TR_SYS_restart_syscall)
+		th->restarts = (long)th->regs.orig_rax;
+}
+
 int tr_fetch_regs(struct tr_thread *th)
 {
 	assert(th->state == TR_HELD); /* only a stopped task has registers to read */
 	if (ptrace(PTRACE_GETREGS, th->tid, 0, &th->regs) < 0)
 		return -1;
 	tr_clear(th, TF_REGS_DIRTY);
+	note_restart(th);
 	return 0;
 }
 
@@ -604,6 +621,7 @@ void tracer_describe_kernel_state(struct tr_thread *th, char *buf, size_t len)
 		snprintf(buf, len, "running");
 		goto out;
 	}
+	nr = call_of(th, nr);
 	if (tracer_syscall_name(nr))
 		snprintf(buf, len, "blocked in %s", tracer_syscall_name(nr));
 	else
@@ -730,9 +748,11 @@ int tracer_kernel_sample(struct tr_thread *th, struct tr_kernel_sample *s)
 		unsigned long long arg0 = 0;
 
 		if (fgets(buf, sizeof(buf), f) && strncmp(buf, "running", 7) != 0 &&
-		    sscanf(buf, "%ld %llx", &s->syscall, &arg0) >= 1)
+		    sscanf(buf, "%ld %llx", &s->syscall, &arg0) >= 1) {
+			s->syscall = call_of(th, s->syscall);
 			s->awaits_outside =
 			    tr_syscall_awaits_outside(th->proc->pid, s->syscall, arg0);
+		}
 		fclose(f);
 	}
 	s->asleep = (state == 'S' || state == 'D') && s->syscall >= 0;
@@ -753,7 +773,7 @@ long tracer_syscall_args(struct tr_thread *th, uint64_t args[3])
 		args[0] = th->regs.rdi;
 		args[1] = th->regs.rsi;
 		args[2] = th->regs.rdx;
-		return (long)th->regs.orig_rax;
+		return call_of(th, (long)th->regs.orig_rax);
 	}
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", th->proc->pid, th->tid);
 	f = fopen(path, "r");
@@ -763,6 +783,7 @@ long tracer_syscall_args(struct tr_thread *th, uint64_t args[3])
 	    sscanf(buf, "%ld %llx %llx %llx", &nr, &a[0], &a[1], &a[2]) != 4)
 		nr = -1;
 	fclose(f);
+	nr = nr < 0 ? nr : call_of(th, nr);
 	args[0] = a[0];
 	args[1] = a[1];
 	args[2] = a[2];
