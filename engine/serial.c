@@ -250,11 +250,12 @@ bool serial_access_insn(const struct dis_insn *insn)
 	return insn->kind == DIS_OTHER && (insn->flags & DIS_F_MEM) && !(insn->flags & DIS_F_STACK);
 }
 
-/* A lock prefix, or xchg with memory: synchronisation the program does
- * itself. */
-static bool is_locked(const struct dis_insn *insn)
+/* A lock prefix, xchg with memory, or a system call instruction (a futex
+ * call the program makes itself, as a lock library or a language runtime
+ * does): synchronisation the program does itself. */
+static bool is_own_sync(const struct dis_insn *insn)
 {
-	return (insn->flags & DIS_F_LOCKED) != 0;
+	return (insn->flags & DIS_F_LOCKED) != 0 || insn->kind == DIS_SYSCALL;
 }
 
 /* Every instruction of [lo, hi) that is_point says is one, armed (and,
@@ -390,14 +391,16 @@ static int note_lib_text(void *ctx, uint64_t lo, uint64_t hi, const char *file, 
 	return 0;
 }
 
-/* The program's locked instructions (program_text): a point in every
- * mode, found once per search (a linear decoding of its text, as --points
- * all). */
-static int plant_locked_in(void *ctx, uint64_t lo, uint64_t hi, const char *file, const char *exe)
+/* The program's own synchronisation instructions (is_own_sync, in its
+ * program_text): a point in every mode, found once per search (a linear
+ * decoding of its text, as --points all). */
+static int plant_own_sync_in(void *ctx, uint64_t lo, uint64_t hi, const char *file,
+			     const char *exe)
 {
 	struct planting *pl = ctx;
 
-	return program_text(file, exe) ? plant_insns_in(pl->s, pl->p, lo, hi, is_locked, true) : 0;
+	return program_text(file, exe) ? plant_insns_in(pl->s, pl->p, lo, hi, is_own_sync, true)
+				       : 0;
 }
 
 static int plant_points(struct serial *s, struct tr_process *p)
@@ -425,7 +428,7 @@ static int plant_points(struct serial *s, struct tr_process *p)
 		return -1;
 	if (!s->cfg->locked_found) {
 		s->cfg->locked_found = true;
-		if (each_text_mapping(s->r, p, plant_locked_in, &(struct planting){s, p}) < 0)
+		if (each_text_mapping(s->r, p, plant_own_sync_in, &(struct planting){s, p}) < 0)
 			return -1;
 	}
 	return s->cfg->all_points
@@ -848,6 +851,17 @@ static uint64_t return_address(struct sthread *st)
 	return ret;
 }
 
+/* Is the instruction at pc, where th is held, a system call instruction
+ * (one of the program's own points, is_own_sync)? */
+static bool syscall_insn_at(struct tr_thread *th, uint64_t pc)
+{
+	uint8_t code[DIS_MAX_INSN];
+	struct dis_insn insn;
+
+	return tracer_decode_at(tracer_thread_process(th), pc, code, &insn) == 0 &&
+	       insn.kind == DIS_SYSCALL;
+}
+
 /* Stopped at a synchronisation function that is no choice: syscall()
  * making another call than futex, or a function libc itself called (not
  * an end: main's return calls exit from libc, and that is a point). */
@@ -857,6 +871,8 @@ static bool no_choice_at(struct serial *s, struct sthread *st, uint64_t pc)
 
 	if (sync_is(s, pc, "syscall") && tracer_regs(st->th)->rdi != TR_SYS_futex)
 		return true;
+	if (syscall_insn_at(st->th, pc))
+		return tracer_regs(st->th)->rax != TR_SYS_futex;
 	if (sync < 0 || sync_fns[sync].ends)
 		return false;
 	return in_ranges(s->lib_text, s->nlib_text, return_address(st));
@@ -937,6 +953,23 @@ static enum loop_verdict spin_found(struct serial *s, struct tr_thread *th)
 	return LOOP_DONE;
 }
 
+/* Is a thread held blocked in a futex wait that no wake reached yet?
+ * Then every step watches its system calls: a wake made anywhere (libc's
+ * syscall(), the program's own syscall instruction, a library) must reach
+ * it (wake_waiters).  A wake seen only in the steps that may wait was lost
+ * when another kind of step made it: a waiter held asleep while a correct
+ * wake came was reported as a deadlock (serfutexasm, run 1). */
+static bool futex_waiter_held(const struct serial *s)
+{
+	int i;
+
+	for (i = 0; i < s->nthreads; i++)
+		if (s->threads[i].state == SS_BLOCKED && s->threads[i].in_futex &&
+		    !s->threads[i].woken)
+			return true;
+	return false;
+}
+
 /*
  * A futex wake of up to n waiters on the word at uaddr, made by a thread
  * of p: the threads held blocked in a wait on that word, first blocked
@@ -992,7 +1025,10 @@ static enum loop_verdict syscall_entered(struct serial *s, struct tr_thread *th)
 	uint32_t word;
 
 	if (regs->orig_rax != TR_SYS_futex) {
-		tracer_resume(th);
+		if (futex_waiter_held(s))
+			tracer_resume_syscalls(th); /* its wake may come later */
+		else
+			tracer_resume(th);
 		return LOOP_AGAIN;
 	}
 	if (futex_op_waits(regs->rsi) &&
@@ -1191,13 +1227,22 @@ static bool spin_revisit(struct sthread *st, uint64_t pc)
 
 /* Could the step thread st is about to make sleep in a futex: from a
  * synchronisation function that waits, or back into the wait it was
- * blocked in?  Only such a step has its system calls watched (a stop at
- * each), the others are left to the sampling. */
+ * blocked in? */
 static bool may_wait(struct serial *s, const struct sthread *st)
 {
-	int sync = sync_of(s, tracer_thread_pc(st->th));
+	uint64_t pc = tracer_thread_pc(st->th);
+	int sync = sync_of(s, pc);
 
-	return st->was_blocked || (sync >= 0 && sync_fns[sync].waits);
+	return st->was_blocked || (sync >= 0 && sync_fns[sync].waits) ||
+	       (syscall_insn_at(st->th, pc) && tracer_regs(st->th)->rax == TR_SYS_futex);
+}
+
+/* Does the step thread st is about to make have its system calls
+ * watched (a stop at each)?  Only when it may wait, or a wake it makes
+ * may matter; the others are left to the sampling. */
+static bool watches_syscalls(struct serial *s, const struct sthread *st)
+{
+	return may_wait(s, st) || futex_waiter_held(s);
 }
 
 /* Run thread i alone to its next point.  FLOW_STOP: the run is over. */
@@ -1219,7 +1264,7 @@ static enum flow run_step(struct serial *s, int i)
 	s->threads[i].entry_return_known = false; /* it moves */
 	if (s->threads[i].woken)
 		wake_returns(&s->threads[i]);
-	if (may_wait(s, &s->threads[i]))
+	if (watches_syscalls(s, &s->threads[i]))
 		tracer_resume_syscalls(s->threads[i].th); /* a futex wait is seen at once */
 	else
 		tracer_resume(s->threads[i].th);

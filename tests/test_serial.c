@@ -292,13 +292,12 @@ Test(serial, a_lost_wakeup_through_raw_futex_calls)
 	expect_found("tests/fixtures/serfutex", 30, "deadlock");
 }
 
-/* A waiter held blocked in its futex wait is woken by a futex wake on its
- * word, as the kernel would wake it were it asleep there: every schedule
- * dfs finds to the deadlock (all of them, --all) has the waker's whole
- * run (its wake) before the waiter's wait.  Holding the waiter and losing
- * the wake made false deadlocks, the waiter blocked first (five of five
- * bugs so, measured before). */
-Test(serial, a_futex_wake_wakes_a_held_waiter)
+/* Every bug dfs finds in prog (all of them, --all) is the real lost
+ * wakeup: the waiter made its check and stopped at its futex call
+ * (waiter_at) before the waker's whole run, and blocked after it.  A
+ * waiter held asleep while a wake came, and the wake lost, made false
+ * deadlocks instead: the waker's run after the waiter blocked. */
+static void expect_only_lost_wakeups(const char *prog, const char *waiter_at)
 {
 	char *dir;
 	struct h_result r;
@@ -306,21 +305,49 @@ Test(serial, a_futex_wake_wakes_a_held_waiter)
 
 	g_strategy = "dfs";
 	g_all = true;
-	r = search("tests/fixtures/serfutex", 200, &dir);
+	r = search(prog, 200, &dir);
 	cr_assert_eq(r.code, 1, "exit %d:\n%s", r.code, r.err);
 	for (i = 1; exists(h_fmt("%s/bug-%d.sched", dir, i)); i++) {
 		char *text = h_read_file(h_fmt("%s/bug-%d.sched", dir, i), NULL);
-		const char *waker_done = strstr(text, "run t3 until exit"),
+		const char *checked = strstr(text, waiter_at),
+			   *waker_done = strstr(text, "run t3 until exit"),
 			   *waiter_blocked = strstr(text, "run t2 until blocked");
 
-		cr_expect(waker_done && waiter_blocked && waker_done < waiter_blocked,
-			  "bug %d: the waiter blocked before the wake:\n%s", i, text);
+		cr_expect(checked && waker_done && waiter_blocked && checked < waker_done &&
+			      waker_done < waiter_blocked,
+			  "bug %d is no lost wakeup:\n%s", i, text);
 		h_free(text);
 		bugs++;
 	}
 	cr_expect(bugs > 0, "%s", r.err);
 	h_result_free(&r);
 	h_remove_tree(dir);
+}
+
+/* A waiter held blocked in its futex wait is woken by a futex wake on its
+ * word, as the kernel would wake it were it asleep there.  Holding the
+ * waiter and losing the wake made false deadlocks, the waiter blocked
+ * first (five of five bugs so, measured before). */
+Test(serial, a_futex_wake_wakes_a_held_waiter)
+{
+	expect_only_lost_wakeups("tests/fixtures/serfutex", "run t2 until enter(syscall)");
+}
+
+/* The same lost wakeup with the program's own syscall instruction
+ * (inline assembly) instead of libc's syscall(): the instruction is a
+ * point, so the waker can run between the check and the wait (before,
+ * they were one step and the bug was unreachable), and a wake made by
+ * such an instruction, in any step, reaches a held waiter (before, only
+ * the steps that may wait were watched: run 1 reported a false deadlock,
+ * the waker's wake after the waiter blocked). */
+Test(serial, a_lost_wakeup_through_the_programs_own_syscall_instruction)
+{
+	expect_found("tests/fixtures/serfutexasm", 30, "deadlock");
+}
+
+Test(serial, a_wake_by_the_programs_own_syscall_instruction_reaches_a_held_waiter)
+{
+	expect_only_lost_wakeups("tests/fixtures/serfutexasm", "run t2 until at(raw_futex+");
 }
 
 /* A bug only a woken waiter meets (serfutex --late: the waker publishes
