@@ -132,6 +132,9 @@ struct sthread {
 	bool yielding;	   /* left out of the next choice if another can run */
 	bool internal;	   /* held at a synchronisation function libc called */
 	bool was_blocked;  /* its last step ended blocked */
+	/* in_futex, in a wait that libc's synchronisation functions did not
+	 * make: a wake may leave its word as it is (futex_waiter_held) */
+	bool raw_wait;
 	uint64_t site;	   /* where its creator called pthread_create (0: main) */
 	/* where the function it is held at the entry of returns to, read once
 	 * per stop (every choice asks for every option's kind) */
@@ -953,18 +956,34 @@ static enum loop_verdict spin_found(struct serial *s, struct tr_thread *th)
 	return LOOP_DONE;
 }
 
-/* Is a thread held blocked in a futex wait that no wake reached yet?
- * Then every step watches its system calls: a wake made anywhere (libc's
- * syscall(), the program's own syscall instruction, a library) must reach
- * it (wake_waiters).  A wake seen only in the steps that may wait was lost
- * when another kind of step made it: a waiter held asleep while a correct
- * wake came was reported as a deadlock (serfutexasm, run 1). */
+/* A synchronisation function of libc's that waits, at pc?  libc changes
+ * the word before each of its wakes, so its waits need no wake model. */
+static bool libc_waits_at(struct serial *s, uint64_t pc)
+{
+	int sync = sync_of(s, pc);
+
+	return sync >= 0 && sync_fns[sync].waits && !sync_is(s, pc, "syscall");
+}
+
+/*
+ * Is a thread held blocked in a futex wait of its own (raw_wait) that no
+ * wake reached yet?  Then every step watches its system calls: a wake
+ * made anywhere (libc's syscall(), the program's own syscall instruction,
+ * a library) must reach it (wake_waiters).  A wake seen only in the steps
+ * that may wait was lost when another kind of step made it: a waiter held
+ * asleep while a correct wake came was reported as a deadlock
+ * (serfutexasm, run 1).  A wait libc's synchronisation functions made
+ * needs none of this: libc changes the word before it wakes, and a
+ * changed word ends the wait (futex_sleeps); watching every step for them
+ * cost sercontrol, whose watcher waits on a condition variable, an eighth
+ * of its runs per second.
+ */
 static bool futex_waiter_held(const struct serial *s)
 {
 	int i;
 
 	for (i = 0; i < s->nthreads; i++)
-		if (s->threads[i].state == SS_BLOCKED && s->threads[i].in_futex &&
+		if (s->threads[i].state == SS_BLOCKED && s->threads[i].raw_wait &&
 		    !s->threads[i].woken)
 			return true;
 	return false;
@@ -1155,8 +1174,12 @@ static enum loop_verdict step_deadline(struct run *r, struct loop_request *req)
 	return LOOP_AGAIN;
 }
 
-static void note_blocked(struct serial *s, struct sthread *st)
+/* The step thread st made from a point (libc_wait: a synchronisation
+ * function of libc's that waits) ended blocked. */
+static void note_blocked(struct serial *s, struct sthread *st, bool libc_wait)
 {
+	bool again = st->was_blocked; /* back into the same wait */
+
 	uint64_t args[3];
 	long nr = tracer_syscall_args(st->th, args);
 
@@ -1168,6 +1191,7 @@ static void note_blocked(struct serial *s, struct sthread *st)
 	st->value = (uint32_t)args[2];
 	st->sleep_nr = nr;
 	st->sleep_fd = args[0];
+	st->raw_wait = st->in_futex && (again ? st->raw_wait : !libc_wait);
 }
 
 /* The first access other than the stack's that held thread th makes with
@@ -1254,6 +1278,7 @@ static enum flow run_step(struct serial *s, int i)
 				   .ctx = s};
 	struct sthread *st;
 	enum flow flow;
+	bool libc_wait = libc_waits_at(s, tracer_thread_pc(s->threads[i].th));
 
 	s->running = i;
 	s->stop = STOP_NONE;
@@ -1281,7 +1306,7 @@ static enum flow run_step(struct serial *s, int i)
 	if (s->stop != STOP_BLOCKED)
 		s->progress++;
 	if (s->stop == STOP_BLOCKED)
-		note_blocked(s, st);
+		note_blocked(s, st, libc_wait);
 	st->was_blocked = s->stop == STOP_BLOCKED;
 	st->internal = s->stop == STOP_POINT && no_choice_at(s, st, s->stop_pc);
 	if (s->stop == STOP_POINT && !st->internal && sync_is(s, s->stop_pc, "pthread_create"))
