@@ -77,7 +77,8 @@ static int profile(struct policy *pol, char *const argv[], const struct engine_o
 			return -1;
 		}
 	fclose(null);
-	cfg->shared = prof.shared; /* the search plants these */
+	cfg->shared = prof.shared; /* the search plants these, and adds to them */
+	cfg->nshared = prof.nshared;
 	cfg->points = prof.shared;
 	cfg->npoints = prof.nshared;
 	cfg->vars = prof.vars; /* vb and pctvb bound these */

@@ -385,6 +385,34 @@ Test(serial, a_bug_after_a_futex_wake_replays)
 	h_remove_tree(dir);
 }
 
+/* The first run of a search adds the program's own synchronisation
+ * instructions (serfutex's xchg) to the profiled points; it used to do so
+ * into an array it thought empty (the profile's count was not handed on),
+ * so every later run planted those instructions alone, without the shared
+ * accesses: dfs's second run replayed a prefix the first had made with
+ * more points, and diverged, and the search ended after 6 runs of a space
+ * of over a hundred.  Every run now plants the same points: no run
+ * diverges. */
+Test(serial, every_run_plants_the_profiled_points)
+{
+	char *dir;
+	struct h_result r;
+	int runs = 0;
+	const char *summary;
+
+	g_strategy = "dfs";
+	g_all = true;
+	r = search("tests/fixtures/serfutex", 60, &dir);
+	summary = strstr(r.err, "cctrace test: ");
+	while (summary && strstr(summary + 1, "cctrace test: "))
+		summary = strstr(summary + 1, "cctrace test: ");
+	cr_assert(summary && sscanf(summary, "cctrace test: %d runs", &runs) == 1, "%s", r.err);
+	cr_expect_eq(runs, 60, "dfs ended after %d runs:\n%s", runs, r.err);
+	cr_expect(strstr(summary, " 0 diverged"), "a run diverged:\n%s", summary);
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
+
 /* Waiting on the flag itself, which the kernel compares: no wake lost. */
 Test(serial, a_futex_control_has_no_bug)
 {
