@@ -12,7 +12,9 @@
  */
 #include "harness.h"
 
+#include <fcntl.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <sys/ptrace.h>
 #include <sys/user.h>
 
@@ -320,6 +322,65 @@ Test(attach, instruction_stepping_leaves_the_code_as_it_was)
 	finish_busy(&t);
 }
 
+/* futexhold (with --read: reading its terminal), its stdout on a pipe and
+ * its stdin on a pipe or, on_tty, a pseudo-terminal's; *input: where the
+ * test writes its line. */
+static struct h_proc spawn_futexhold(bool on_tty, int *input)
+{
+	const char *argv[] = {"tests/fixtures/futexhold", on_tty ? "--read" : NULL, NULL};
+	struct h_proc p = {.in = -1, .out = -1, .err = -1};
+	int out[2], master;
+
+	cr_assert(access(argv[0], X_OK) == 0, "futexhold is not built (make fixtures)");
+	if (!on_tty) {
+		p = h_spawn(argv, true, true, false);
+		*input = p.in;
+		return p;
+	}
+	master = posix_openpt(O_RDWR | O_NOCTTY);
+	cr_assert(master >= 0 && grantpt(master) == 0 && unlockpt(master) == 0);
+	cr_assert(pipe2(out, O_CLOEXEC) == 0);
+	p.pid = fork();
+	cr_assert(p.pid >= 0);
+	if (p.pid == 0) {
+		int slave = open(ptsname(master), O_RDWR | O_NOCTTY);
+
+		if (slave < 0 || dup2(slave, 0) < 0 || dup2(out[1], 1) < 0)
+			_exit(127);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	h_track(p.pid);
+	close(out[1]);
+	p.out = out[0];
+	*input = master;
+	return p;
+}
+
+/* futexhold started (spawn_futexhold), once it said it is ready. */
+static struct h_proc start_futexhold(bool on_tty, int *input)
+{
+	struct h_proc p = spawn_futexhold(on_tty, input);
+	char line[64] = "";
+	int pid = 0;
+
+	cr_assert(h_read_line(p.out, line, sizeof(line), 10000) &&
+		      sscanf(line, "ready %d", &pid) == 1 && pid == p.pid,
+		  "futexhold's first line: %s", line);
+	return p;
+}
+
+/* futexhold, given its line, finishes: exit 0, both threads through. */
+static void expect_futexhold_done(struct h_proc *p)
+{
+	char *out = h_read_all(p->out, 20);
+	int code = h_wait(p->pid, 20, NULL);
+
+	cr_expect_eq(code, 0, "futexhold exited %d (its output: %s)", code, out);
+	cr_expect(strstr(out, "woken") && strstr(out, "done"), "futexhold's output:\n%s", out);
+	free(out);
+}
+
 /*
  * A thread the schedule holds stopped in a futex wait is out of the
  * kernel's queue; a wake another thread makes meanwhile must still reach
@@ -327,11 +388,6 @@ Test(attach, instruction_stepping_leaves_the_code_as_it_was)
  * ended (engine/wakes.c).  futexhold's waker wakes its word once without
  * changing it: the process must finish after the detach.  Without the
  * wake given at the detach, it slept for ever in main's join.
- *
- * It also covers an attach to a thread asleep in poll(): our interrupt
- * makes it sleep on as restart_syscall, which /proc names alone; that was
- * taken for a sleep on the program (not the outside) and reported as a
- * deadlock as soon as the schedule held the others.
  */
 Test(attach, a_futex_wake_reaches_a_held_waiter_after_the_detach)
 {
@@ -342,30 +398,60 @@ Test(attach, a_futex_wake_reaches_a_held_waiter_after_the_detach)
 						      "run w until blocked\n"
 						      "thread k = p1.t3\n"
 						      "run k until exit\n");
-	const char *target_argv[] = {"tests/fixtures/futexhold", NULL};
 	const char *argv[] = {h_cctrace(), "attach", NULL, sched, NULL};
 	struct h_proc target, c;
 	struct h_result r;
-	char line[64], *out;
-	int pid = 0, code;
+	int input;
 
-	cr_assert(access(target_argv[0], X_OK) == 0, "futexhold is not built (make fixtures)");
-	target = h_spawn(target_argv, true, true, false);
-	cr_assert(h_read_line(target.out, line, sizeof(line), 10000) &&
-		      sscanf(line, "ready %d", &pid) == 1 && pid == target.pid,
-		  "futexhold's first line: %s", line);
+	target = start_futexhold(false, &input);
 	argv[2] = pid_arg(target.pid);
 	c = h_spawn(argv, false, true, true);
 	cr_assert(h_wait_traced_by(target.pid, c.pid, 20000), "cctrace did not attach");
-	cr_assert(write(target.in, "go\n", 3) == 3);
+	cr_assert(write(input, "go\n", 3) == 3);
 	r = h_collect(&c, 30);
 	cr_expect_eq(r.code, 0, "cctrace attach exited %d:\n%s", r.code, r.err);
 	cr_expect(strstr(r.err, "detached, and the process keeps running"), "%s", r.err);
 	cr_expect(strstr(r.err, "blocked in futex"), "the waiter was not held blocked:\n%s", r.err);
-	out = h_read_all(target.out, 20);
-	code = h_wait(target.pid, 20, NULL);
-	cr_expect_eq(code, 0, "futexhold exited %d after the detach (its output: %s)", code, out);
-	cr_expect(strstr(out, "woken") && strstr(out, "done"), "futexhold's output:\n%s", out);
-	free(out);
 	h_result_free(&r);
+	expect_futexhold_done(&target);
+}
+
+/*
+ * Main sleeps, when cctrace attaches, in a wait for the outside: a
+ * statement that runs it waits for its event or its timeout, and is no
+ * deadlock.  Nothing comes (--timeout 500ms), and the process is left as
+ * it was, to read its line and finish.
+ *   - on a pipe, in poll(): our interrupt makes it sleep on as
+ *     restart_syscall, which /proc names alone; that was taken for a sleep
+ *     on the program, and reported as a deadlock;
+ *   - on a terminal, in read(): a read of a terminal was too.
+ */
+static void outside_wait_is_no_deadlock(bool on_tty)
+{
+	char *sched = h_temp_sched("outside.sched", "serial\n"
+						    "thread m = p1.t1\n"
+						    "run m until enter(pthread_join)\n");
+	struct h_proc target;
+	struct h_result r;
+	int input;
+
+	target = start_futexhold(on_tty, &input);
+	r = H_RUN(h_cctrace(), "attach", "--timeout", "500ms", pid_arg(target.pid), sched);
+	cr_expect_eq(r.code, 2,
+		     "cctrace attach exited %d, expected 2 (unrealizable: the timeout):\n%s",
+		     r.code, r.err);
+	cr_expect(strstr(r.err, "within 500 ms") && !strstr(r.err, "deadlock"), "%s", r.err);
+	h_result_free(&r);
+	cr_assert(write(input, "go\n", 3) == 3);
+	expect_futexhold_done(&target);
+}
+
+Test(attach, a_poll_restarted_by_the_attach_is_a_wait_for_the_outside)
+{
+	outside_wait_is_no_deadlock(false);
+}
+
+Test(attach, a_read_of_the_terminal_is_a_wait_for_the_outside)
+{
+	outside_wait_is_no_deadlock(true);
 }

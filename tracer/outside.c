@@ -1,16 +1,17 @@
 /*
  * outside.c: system calls that wait for the world outside the program.
  *
- * The blocked-thread detection (policy/blocked.c) ends a `run` early when
+ * The blocked-thread detection (engine/blocked.c) ends a `run` early when
  * the threads it runs sleep in the kernel with no progress, on the theory
  * that a thread the schedule holds owns what they wait for.  That holds for
  * a lock or a pipe between threads; it does not hold for a server's worker
  * idle in epoll_wait until a client writes, a thread in accept, a read on a
- * socket, or a sleep that ends by itself.  Those wait for something outside
- * the program (a client, the clock), which no held thread can give, and
- * calling them a deadlock would end a schedule just because the next
- * request has not arrived yet.  So a thread asleep in one of them is
- * waiting, not blocked: the statement waits for its event or its timeout.
+ * socket or a terminal, or a sleep that ends by itself.  Those wait for
+ * something outside the program (a client, a person, the clock), which no
+ * held thread can give, and calling them a deadlock would end a schedule
+ * just because the next request has not arrived yet.  So a thread asleep
+ * in one of them is waiting, not blocked: the statement waits for its
+ * event or its timeout.
  *
  * Readiness waits (epoll, poll, select) may also watch a pipe a held
  * thread would write, and a socket read may be on a socketpair between two
@@ -21,12 +22,18 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-/* Is fd of pid a socket? */
-static bool is_socket(pid_t pid, unsigned long long fd)
+/* Is fd of pid a socket, or a terminal or another character device?  A
+ * read there waits for a client, a person at the keyboard or a device;
+ * a thread the schedule holds gives it nothing.  (An interactive program
+ * attached to while it read its terminal was reported deadlocked as soon
+ * as a statement held another of its threads.) */
+static bool reads_from_outside(pid_t pid, unsigned long long fd)
 {
 	char path[64], target[64];
+	struct stat st;
 	ssize_t n;
 
 	snprintf(path, sizeof(path), "/proc/%d/fd/%llu", (int)pid, fd);
@@ -34,7 +41,9 @@ static bool is_socket(pid_t pid, unsigned long long fd)
 	if (n < 0)
 		return false;
 	target[n] = 0;
-	return strncmp(target, "socket:", 7) == 0;
+	if (strncmp(target, "socket:", 7) == 0)
+		return true;
+	return stat(path, &st) == 0 && S_ISCHR(st.st_mode);
 }
 
 bool tr_syscall_awaits_outside(pid_t pid, long nr, unsigned long long arg0)
@@ -57,7 +66,7 @@ bool tr_syscall_awaits_outside(pid_t pid, long nr, unsigned long long arg0)
 	case TR_SYS_recvfrom:
 	case TR_SYS_recvmsg:
 	case TR_SYS_recvmmsg:
-		return is_socket(pid, arg0);
+		return reads_from_outside(pid, arg0);
 	default:
 		return false;
 	}
