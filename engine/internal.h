@@ -295,15 +295,13 @@ bool interrupted_in_syscall(struct tr_thread *th);
 void wakes_note_held(struct run *r, struct tr_thread *th);
 /* th, held in a futex wait, would return from it: woken, or its word changed. */
 bool wakes_wait_ends(struct run *r, struct tr_thread *th);
-/* Every resume of a schedule's thread: a wake that reached it is delivered. */
+/* Every resume of a schedule's thread (its state of the last stop is over). */
 void wakes_before_resume(struct run *r, struct tr_thread *th);
 /* Resume th, watching its system calls while another is held in a wait. */
 int wakes_resume(struct run *r, struct tr_thread *th);
 /* A system call's entry: its wakes delivered; true if the stop was only
  * wakes_resume's, and th is resumed. */
 bool wakes_syscall_entry(struct run *r, const struct tr_event *ev);
-/* Before the threads are let go: every woken one's wait returns. */
-void wakes_let_go(struct run *r);
 
 /* driver.c */
 pid_t run_start_driver(struct run *r, const char *cmd, bool quiet);

@@ -998,7 +998,6 @@ static void release_everything(struct run *r)
 	int var;
 
 	points_flush(r);
-	wakes_let_go(r);
 	r->serial = false; /* the end of the schedule lets every thread go */
 	for (var = 0; var < r->nbindings; var++)
 		run_unbind(r, var);
@@ -1211,7 +1210,6 @@ void run_finish(struct run *r)
 		tracer_kill_launched(r->t);
 		return;
 	}
-	wakes_let_go(r);
 	tracer_detach_all(r->t);
 	report_outcome(r, OUTCOME_COMPLETED,
 		       "the schedule ran to its end; detached, and the process keeps running");

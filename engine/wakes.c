@@ -16,9 +16,10 @@
  * releases run with their system calls watched (an entry stop each, and
  * its exit stop, resumed in the tracer); a wake on the held thread's word
  * wakes it, first held first, up to the wake's count, as the kernel would
- * have; and a woken thread's call returns 0 instead of restarting when it
- * next runs, or when it is let go (its end, a detach).  The watching costs
- * nothing while no thread is held in a wait.
+ * have: its registers are written at once so that its call returns 0
+ * instead of restarting, whenever it runs again: resumed by the schedule,
+ * let go at its end or at a detach, or left by a cctrace that was killed.
+ * The watching costs nothing while no thread is held in a wait.
  *
  * The serialized search keeps its own table of blocked threads and wakes
  * them itself; this file serves the schedules cctrace replays and runs.
@@ -126,6 +127,8 @@ static void wake_held(struct run *r, struct tr_process *p, uint64_t uaddr, uint6
 	struct tr_thread *th;
 
 	for (; n > 0 && (th = first_held_on(r, p, uaddr)) != NULL; n--) {
+		futex_wait_returns_woken(th);
+		tracer_sync_regs(th); /* now: cctrace may die before it runs */
 		run_thread(r, th)->woken = true;
 		run_thread(r, th)->blocked = false; /* it can go on now */
 	}
@@ -158,10 +161,7 @@ void wakes_before_resume(struct run *r, struct tr_thread *th)
 	struct thread_ctx *tc = run_thread(r, th);
 
 	tc->watching_wakes = false;
-	if (tc->woken && tracer_thread_held(th)) {
-		futex_wait_returns_woken(th);
-		tc->woken = false;
-	}
+	tc->woken = false; /* its call returns at once: see wake_held */
 }
 
 int wakes_resume(struct run *r, struct tr_thread *th)
@@ -190,13 +190,4 @@ bool wakes_syscall_entry(struct run *r, const struct tr_event *ev)
 	else
 		tracer_resume(ev->thread);
 	return true;
-}
-
-void wakes_let_go(struct run *r)
-{
-	struct tr_thread *th;
-
-	tr_for_each_thread(th, r->t)
-		if (run_thread(r, th)->woken && tracer_thread_held(th))
-			wakes_before_resume(r, th);
 }

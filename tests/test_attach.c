@@ -455,3 +455,36 @@ Test(attach, a_read_of_the_terminal_is_a_wait_for_the_outside)
 {
 	outside_wait_is_no_deadlock(true);
 }
+
+/* The same wake, and cctrace SIGKILLed while it still holds the woken
+ * waiter: the waiter's registers already say its wait returned (wakes.c
+ * writes them at the wake, not when it is let go), so the process the
+ * kernel and the guardian hand back finishes. */
+Test(attach, a_futex_wake_survives_a_sigkill_of_cctrace)
+{
+	char *sched = h_temp_sched("futexkill.sched", "serial\n"
+						      "thread m = p1.t1\n"
+						      "run m until enter(pthread_join)\n"
+						      "thread w = p1.t2\n"
+						      "run w until blocked\n"
+						      "thread k = p1.t3\n"
+						      "run k until exit\n"
+						      "wait any enter(sleep)\n");
+	const char *argv[] = {h_cctrace(), "attach", "--timeout", "60s", NULL, sched, NULL};
+	struct h_proc target, c;
+	char line[512];
+	bool waker_done = false;
+	int input;
+
+	target = start_futexhold(false, &input);
+	argv[4] = pid_arg(target.pid);
+	c = h_spawn(argv, false, false, true);
+	cr_assert(h_wait_traced_by(target.pid, c.pid, 20000), "cctrace did not attach");
+	cr_assert(write(input, "go\n", 3) == 3);
+	while (!waker_done && h_read_line(c.err, line, sizeof(line), 20000))
+		waker_done = strstr(line, "p1.t3") && strstr(line, "exit");
+	cr_assert(waker_done, "the waker's exit was never traced");
+	cr_assert(kill(c.pid, SIGKILL) == 0);
+	cr_assert_eq(h_wait(c.pid, 20, NULL), 128 + SIGKILL);
+	expect_futexhold_done(&target);
+}
