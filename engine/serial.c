@@ -855,13 +855,15 @@ static uint64_t return_address(struct sthread *st)
 }
 
 /* Is the instruction at pc, where th is held, a system call instruction
- * (one of the program's own points, is_own_sync)? */
-static bool syscall_insn_at(struct tr_thread *th, uint64_t pc)
+ * (one of the program's own points, is_own_sync: in its text, where the
+ * decoding is looked up only then)? */
+static bool syscall_insn_at(struct serial *s, struct tr_thread *th, uint64_t pc)
 {
 	uint8_t code[DIS_MAX_INSN];
 	struct dis_insn insn;
 
-	return tracer_decode_at(tracer_thread_process(th), pc, code, &insn) == 0 &&
+	return in_ranges(s->exe_text, s->nexe_text, pc) &&
+	       tracer_decode_at(tracer_thread_process(th), pc, code, &insn) == 0 &&
 	       insn.kind == DIS_SYSCALL;
 }
 
@@ -874,7 +876,7 @@ static bool no_choice_at(struct serial *s, struct sthread *st, uint64_t pc)
 
 	if (sync_is(s, pc, "syscall") && tracer_regs(st->th)->rdi != TR_SYS_futex)
 		return true;
-	if (syscall_insn_at(st->th, pc))
+	if (syscall_insn_at(s, st->th, pc))
 		return tracer_regs(st->th)->rax != TR_SYS_futex;
 	if (sync < 0 || sync_fns[sync].ends)
 		return false;
@@ -1258,7 +1260,7 @@ static bool may_wait(struct serial *s, const struct sthread *st)
 	int sync = sync_of(s, pc);
 
 	return st->was_blocked || (sync >= 0 && sync_fns[sync].waits) ||
-	       (syscall_insn_at(st->th, pc) && tracer_regs(st->th)->rax == TR_SYS_futex);
+	       (syscall_insn_at(s, st->th, pc) && tracer_regs(st->th)->rax == TR_SYS_futex);
 }
 
 /* Does the step thread st is about to make have its system calls
