@@ -999,10 +999,13 @@ static bool futex_waiter_held(const struct serial *s)
  * lost: harmless when the waker changed the word first (glibc always
  * does, and a changed word ends the wait anyway: futex_sleeps), a false
  * deadlock when a program's own futex calls wake without a change.  A
- * woken thread's wait returns 0 when it runs (wake_returns).
+ * woken thread's wait returns 0 when it runs (wake_returns).  Returns how
+ * many it woke, which the wake's own return value counts.
  */
-static void wake_waiters(struct serial *s, struct tr_process *p, uint64_t uaddr, uint64_t n)
+static long wake_waiters(struct serial *s, struct tr_process *p, uint64_t uaddr, uint64_t n)
 {
+	long woken = 0;
+
 	for (; n > 0; n--) {
 		struct sthread *first = NULL;
 		int i;
@@ -1016,9 +1019,11 @@ static void wake_waiters(struct serial *s, struct tr_process *p, uint64_t uaddr,
 				first = st;
 		}
 		if (!first)
-			return;
+			break;
 		first->woken = true;
+		woken++;
 	}
+	return woken;
 }
 
 /* st was woken in its futex wait (wake_waiters): the call, which it would
@@ -1058,8 +1063,13 @@ static enum loop_verdict syscall_entered(struct serial *s, struct tr_thread *th)
 		s->stop = STOP_BLOCKED;
 		return LOOP_DONE;
 	}
-	if (futex_op_wakes(regs->rsi))
-		wake_waiters(s, tracer_thread_process(th), regs->rdi, (uint32_t)regs->rdx);
+	if (futex_op_wakes(regs->rsi)) {
+		long woken = wake_waiters(s, tracer_thread_process(th), regs->rdi,
+					  (uint32_t)regs->rdx);
+
+		if (woken > 0)
+			tracer_add_to_return(th, woken);
+	}
 	tracer_resume_syscalls(th);
 	return LOOP_AGAIN;
 }

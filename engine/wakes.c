@@ -18,7 +18,9 @@
  * wakes it, first held first, up to the wake's count, as the kernel would
  * have: its registers are written at once so that its call returns 0
  * instead of restarting, whenever it runs again: resumed by the schedule,
- * let go at its end or at a detach, or left by a cctrace that was killed.
+ * let go at its end or at a detach, or left by a cctrace that was killed;
+ * and the wake's own return value counts it (a waker that wakes until
+ * someone was woken would otherwise never stop).
  * The watching costs nothing while no thread is held in a wait.
  *
  * The serialized search keeps its own table of blocked threads and wakes
@@ -121,17 +123,20 @@ static struct tr_thread *first_held_on(struct run *r, struct tr_process *p, uint
 	return first;
 }
 
-/* A wake of up to n waiters on the word at uaddr by a thread of p. */
-static void wake_held(struct run *r, struct tr_process *p, uint64_t uaddr, uint64_t n)
+/* A wake of up to n waiters on the word at uaddr by a thread of p; how
+ * many it woke. */
+static long wake_held(struct run *r, struct tr_process *p, uint64_t uaddr, uint64_t n)
 {
 	struct tr_thread *th;
+	long woken = 0;
 
-	for (; n > 0 && (th = first_held_on(r, p, uaddr)) != NULL; n--) {
+	for (; n > 0 && (th = first_held_on(r, p, uaddr)) != NULL; n--, woken++) {
 		futex_wait_returns_woken(th);
 		tracer_sync_regs(th); /* now: cctrace may die before it runs */
 		run_thread(r, th)->woken = true;
 		run_thread(r, th)->blocked = false; /* it can go on now */
 	}
+	return woken;
 }
 
 /*
@@ -177,15 +182,19 @@ bool wakes_syscall_entry(struct run *r, const struct tr_event *ev)
 {
 	struct thread_ctx *tc = run_thread(r, ev->thread);
 	const struct user_regs_struct *regs = tracer_regs(ev->thread);
+	long woken = 0;
 
 	assert(ev->kind == TR_EV_SYSCALL);
 	if (searching_serially(r))
 		return false;
 	if (ev->sysno == TR_SYS_futex && futex_op_wakes(regs->rsi))
-		wake_held(r, tracer_thread_process(ev->thread), regs->rdi, (uint32_t)regs->rdx);
+		woken = wake_held(r, tracer_thread_process(ev->thread), regs->rdi,
+				  (uint32_t)regs->rdx);
+	if (woken > 0) /* its return counts them: see its exit */
+		tracer_add_to_return(ev->thread, woken);
 	if (!tc->watching_wakes)
 		return false; /* the schedule watches its system calls itself */
-	if (anyone_held_in_wait(r))
+	if (woken > 0 || anyone_held_in_wait(r))
 		tracer_resume_syscalls(ev->thread);
 	else
 		tracer_resume(ev->thread);

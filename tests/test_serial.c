@@ -414,6 +414,36 @@ Test(serial, every_run_plants_the_profiled_points)
 	h_remove_tree(dir);
 }
 
+/* A wake the search delivers to a waiter it holds counts in the wake's
+ * return, as the kernel's would: serfutex --count's waker wakes until a
+ * wake says it woke someone.  Before, every run of the search was
+ * infeasible (the waker woke for ever), and none completed. */
+Test(serial, a_delivered_wake_counts_in_the_wakes_return)
+{
+	g_arg = "--count";
+	expect_no_bug("tests/fixtures/serfutex", 30);
+}
+
+/* ... and in a replay: with the waiter held blocked, the waker's run to
+ * its exit ends, where it woke for ever before (unrealizable at the
+ * timeout). */
+Test(serial, a_replay_counts_a_delivered_wake_in_the_wakes_return)
+{
+	char *sched = h_temp_sched("count.sched", "serial\n"
+						  "thread t1 = p1.t1\n"
+						  "run t1 until enter(pthread_join)\n"
+						  "thread t2 = p1.t2\n"
+						  "run t2 until blocked\n"
+						  "thread t3 = p1.t3\n"
+						  "run t3 until exit\n");
+	struct h_result r = H_RUN(h_cctrace(), "run", "-q", "--timeout", "5s", sched, "--",
+				  "tests/fixtures/serfutex", "--count");
+
+	cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, "completed"), "%s", r.err);
+	h_result_free(&r);
+}
+
 /* Waiting on the flag itself, which the kernel compares: no wake lost. */
 Test(serial, a_futex_control_has_no_bug)
 {

@@ -87,6 +87,9 @@ struct tr_thread {
 	 * or timed futex wait that a stop interrupted sleeps on as
 	 * restart_syscall, which /proc names alone. */
 	long restarts;
+	/* Added to the return value of the system call it is in, at its exit
+	 * stop, if the call succeeded (tracer_add_to_return). */
+	long return_bonus;
 	struct tr_step_thread step;
 };
 

@@ -509,6 +509,7 @@ static int resume(struct tr_thread *th)
 int tr_resume_stepping(struct tr_thread *th)
 {
 	tr_clear(th, TF_TRACE_SYSCALLS);
+	th->return_bonus = 0; /* no exit stop will come to add it */
 	return resume(th);
 }
 
@@ -519,6 +520,12 @@ int tracer_resume(struct tr_thread *th)
 	if (th->state == TR_HELD)
 		th->step.npending = 0;
 	return tr_resume_stepping(th);
+}
+
+void tracer_add_to_return(struct tr_thread *th, long n)
+{
+	assert(th->state == TR_HELD && tr_has(th, TF_IN_SYSCALL_STOP));
+	th->return_bonus += n;
 }
 
 int tracer_resume_syscalls(struct tr_thread *th)

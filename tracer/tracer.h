@@ -219,6 +219,11 @@ bool tracer_event_pending(struct tr_thread *th);
 int tracer_push_back(struct tracer *t, const struct tr_event *ev);
 
 int tracer_resume(struct tr_thread *th);
+/* th, held at a system call's entry (TR_EV_SYSCALL), and resumed with
+ * tracer_resume_syscalls: n is added to what the call returns, if it
+ * succeeds.  A futex wake that cctrace delivered to threads it holds
+ * counts them, as the kernel would have, had they slept in its queue. */
+void tracer_add_to_return(struct tr_thread *th, long n);
 /* Resume until the thread is about to make a system call (TR_EV_SYSCALL),
  * or any other event.  tracer_resume() goes back to plain running. */
 int tracer_resume_syscalls(struct tr_thread *th);

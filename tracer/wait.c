@@ -360,15 +360,24 @@ static enum decoded decode_trap(struct tr_thread *th, struct tr_event *ev)
 
 /* PTRACE_O_TRACESYSGOOD stop.  Only entries are news, and only for a
  * thread that asked for them; an exit stop (after an entry the caller let
- * run on with syscall tracing still on) just continues. */
+ * run on with syscall tracing still on) just continues, with the return
+ * value tracer_add_to_return asked for. */
 static enum decoded decode_syscall_stop(struct tr_thread *th, struct tr_event *ev)
 {
 	struct __ptrace_syscall_info info;
 
 	if (!tr_has(th, TF_TRACE_SYSCALLS))
 		return SILENT_RESUME;
-	if (ptrace(PTRACE_GET_SYSCALL_INFO, th->tid, sizeof(info), &info) <= 0 ||
-	    info.op != PTRACE_SYSCALL_INFO_ENTRY)
+	if (ptrace(PTRACE_GET_SYSCALL_INFO, th->tid, sizeof(info), &info) <= 0)
+		return SILENT_RESUME;
+	if (info.op == PTRACE_SYSCALL_INFO_EXIT && th->return_bonus) {
+		if ((long)th->regs.rax >= 0) {
+			th->regs.rax += (unsigned long long)th->return_bonus;
+			tr_set(th, TF_REGS_DIRTY);
+		}
+		th->return_bonus = 0;
+	}
+	if (info.op != PTRACE_SYSCALL_INFO_ENTRY)
 		return SILENT_RESUME;
 	tr_set(th, TF_IN_SYSCALL_STOP);
 	ev->kind = TR_EV_SYSCALL;
