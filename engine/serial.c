@@ -135,7 +135,7 @@ struct sthread {
 	/* in_futex, in a wait that libc's synchronisation functions did not
 	 * make: a wake may leave its word as it is (futex_waiter_held) */
 	bool raw_wait;
-	uint64_t site;	   /* where its creator called pthread_create (0: main) */
+	uint64_t site; /* where its creator called pthread_create (0: main) */
 	/* where the function it is held at the entry of returns to, read once
 	 * per stop (every choice asks for every option's kind) */
 	uint64_t entry_return;
@@ -397,8 +397,7 @@ static int note_lib_text(void *ctx, uint64_t lo, uint64_t hi, const char *file, 
 /* The program's own synchronisation instructions (is_own_sync, in its
  * program_text): a point in every mode, found once per search (a linear
  * decoding of its text, as --points all). */
-static int plant_own_sync_in(void *ctx, uint64_t lo, uint64_t hi, const char *file,
-			     const char *exe)
+static int plant_own_sync_in(void *ctx, uint64_t lo, uint64_t hi, const char *file, const char *exe)
 {
 	struct planting *pl = ctx;
 
@@ -1064,8 +1063,8 @@ static enum loop_verdict syscall_entered(struct serial *s, struct tr_thread *th)
 		return LOOP_DONE;
 	}
 	if (futex_op_wakes(regs->rsi)) {
-		long woken = wake_waiters(s, tracer_thread_process(th), regs->rdi,
-					  (uint32_t)regs->rdx);
+		long woken =
+		    wake_waiters(s, tracer_thread_process(th), regs->rdi, (uint32_t)regs->rdx);
 
 		if (woken > 0)
 			tracer_add_to_return(th, woken);
