@@ -497,12 +497,20 @@ static void clear_live_line(struct progress *p)
 	p->line_shown = false;
 }
 
-/* Said at once, -q or not: where the bug is. */
+/* Said at once, -q or not: where the bug is.  In a portfolio's round,
+ * counted from the search's start, as the summary counts, and from the
+ * round's (which its `# found by` line names, and reproduces). */
 static void announce_bug(struct progress *p, const struct explore_options *eo, long n, long run)
 {
 	clear_live_line(p);
-	fprintf(stderr, "cctrace %s: bug %ld in run %ld: %s/bug-%ld.sched\n", command_of(eo), n,
-		run, eo->out_dir, n);
+	if (eo->run_offset > 0)
+		fprintf(
+		    stderr,
+		    "cctrace %s: bug %ld in run %ld (run %ld of its %s round): %s/bug-%ld.sched\n",
+		    command_of(eo), n, eo->run_offset + run, run, eo->strategy, eo->out_dir, n);
+	else
+		fprintf(stderr, "cctrace %s: bug %ld in run %ld: %s/bug-%ld.sched\n",
+			command_of(eo), n, run, eo->out_dir, n);
 }
 
 /* ms to a tenth, without binary noise in the printed number. */

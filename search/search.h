@@ -182,6 +182,7 @@ struct explore_options {
 	FILE *json;	      /* a final summary as JSON, or NULL */
 	FILE *schedules;      /* one line per run: its choices, or NULL */
 	int minimize_replays; /* > 0: minimise each bug, keeping it R of R */
+	long run_offset;      /* a portfolio's round: the runs of the rounds before it */
 	bool verbose;	      /* print the trace and report of every run that is not completed */
 	/* the JSON trace of every run (docs/json.md): a header, the events
 	 * and an outcome record with the run's number and choices; NULL: none

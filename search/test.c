@@ -130,6 +130,7 @@ static int search_portfolio(struct policy *pol, char *const argv[],
 		round.seed = eo->seed + (uint64_t)k;
 		round.max_runs = eo->max_runs && left < PORTFOLIO_CHUNK ? left : PORTFOLIO_CHUNK;
 		round.max_ms = eo->max_ms ? eo->max_ms - spent : 0;
+		round.run_offset = eo->run_offset + sum->runs + sum->skipped;
 		rc = search_explore_jobs(pol, argv, opt, &round, &part, err, errlen);
 		search_summary_add(sum, &part);
 		sum->ms = ms + part.ms; /* rounds follow one another */

@@ -633,6 +633,37 @@ Test(sctbench, account_bad)
 	expect_found(sctbench("account_bad"), 400, "ABRT");
 }
 
+/* The portfolio finds it in a later round: the announcement counts the
+ * run from the search's start, as the summary does, and also names the
+ * round's own run (the one its `# found by` line reproduces). */
+Test(sctbench, a_bug_in_a_later_round_is_announced_by_the_searchs_run)
+{
+	char *dir;
+	struct h_result r = search(sctbench("account_bad"), 400, &dir);
+	long run = 0, round_run = 0, total = 0;
+	char strategy[32] = "";
+	const char *at = strstr(r.err, "cctrace test: bug 1 in run ");
+
+	cr_assert_eq(r.code, 1, "exit %d:\n%s", r.code, r.err);
+	cr_assert(at && sscanf(at, "cctrace test: bug 1 in run %ld (run %ld of its %31s round)",
+			       &run, &round_run, strategy) == 3,
+		  "%s", r.err);
+	cr_assert(strstr(r.err, h_fmt("cctrace test: %ld runs, 1 bugs", run)), "%s", r.err);
+	at = strstr(r.err, "cctrace test: ");
+	while (at && strstr(at + 1, "cctrace test: "))
+		at = strstr(at + 1, "cctrace test: ");
+	cr_expect(at && sscanf(at, "cctrace test: %ld runs", &total) == 1 && total == run, "%s",
+		  r.err);
+	cr_expect(round_run > 0 && round_run < run, "run %ld of %ld:\n%s", round_run, run, r.err);
+	cr_expect(strstr(h_read_file(h_fmt("%s/bug-1.sched", dir), NULL),
+			 h_fmt("--strategy %s --seed", strategy)) &&
+		      strstr(h_read_file(h_fmt("%s/bug-1.sched", dir), NULL),
+			     h_fmt(", run %ld, choices", round_run)),
+		  "the # found by line does not name the round");
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
+
 Test(sctbench, deadlock01_bad)
 {
 	expect_found(sctbench("deadlock01_bad"), 50, "deadlock");
