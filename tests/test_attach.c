@@ -322,12 +322,20 @@ Test(attach, instruction_stepping_leaves_the_code_as_it_was)
 	finish_busy(&t);
 }
 
-/* futexhold (with --read: reading its terminal), its stdout on a pipe and
- * its stdin on a pipe or, on_tty, a pseudo-terminal's; *input: where the
- * test writes its line. */
-static struct h_proc spawn_futexhold(bool on_tty, int *input)
+/* How futexhold waits for its line when cctrace attaches. */
+enum futexhold_input {
+	POLLS_A_PIPE, /* poll() on a pipe from the test */
+	READS_A_PIPE, /* read() of it (--read) */
+	READS_A_TTY,  /* read() of a pseudo-terminal's slave (--read) */
+};
+
+/* futexhold, its stdout on a pipe and its stdin as how says; *input:
+ * where the test writes its line. */
+static struct h_proc spawn_futexhold(enum futexhold_input how, int *input)
 {
-	const char *argv[] = {"tests/fixtures/futexhold", on_tty ? "--read" : NULL, NULL};
+	bool on_tty = how == READS_A_TTY;
+	const char *argv[] = {"tests/fixtures/futexhold", how != POLLS_A_PIPE ? "--read" : NULL,
+			      NULL};
 	struct h_proc p = {.in = -1, .out = -1, .err = -1};
 	int out[2], master;
 
@@ -358,9 +366,9 @@ static struct h_proc spawn_futexhold(bool on_tty, int *input)
 }
 
 /* futexhold started (spawn_futexhold), once it said it is ready. */
-static struct h_proc start_futexhold(bool on_tty, int *input)
+static struct h_proc start_futexhold(enum futexhold_input how, int *input)
 {
-	struct h_proc p = spawn_futexhold(on_tty, input);
+	struct h_proc p = spawn_futexhold(how, input);
 	char line[64] = "";
 	int pid = 0;
 
@@ -385,9 +393,10 @@ static void expect_futexhold_done(struct h_proc *p)
  * A thread the schedule holds stopped in a futex wait is out of the
  * kernel's queue; a wake another thread makes meanwhile must still reach
  * it, or, let go at the detach, it sleeps for ever in a wait the wake
- * ended (engine/wakes.c).  futexhold's waker wakes its word once without
- * changing it: the process must finish after the detach.  Without the
- * wake given at the detach, it slept for ever in main's join.
+ * ended (engine/wakes.c).  futexhold's waker wakes its word, without
+ * changing it, until a wake says it woke someone: the schedule's run of
+ * it must end, and the process finish after the detach.  Before
+ * engine/wakes.c, the process slept for ever in main's join.
  */
 Test(attach, a_futex_wake_reaches_a_held_waiter_after_the_detach)
 {
@@ -403,7 +412,7 @@ Test(attach, a_futex_wake_reaches_a_held_waiter_after_the_detach)
 	struct h_result r;
 	int input;
 
-	target = start_futexhold(false, &input);
+	target = start_futexhold(POLLS_A_PIPE, &input);
 	argv[2] = pid_arg(target.pid);
 	c = h_spawn(argv, false, true, true);
 	cr_assert(h_wait_traced_by(target.pid, c.pid, 20000), "cctrace did not attach");
@@ -424,9 +433,11 @@ Test(attach, a_futex_wake_reaches_a_held_waiter_after_the_detach)
  *   - on a pipe, in poll(): our interrupt makes it sleep on as
  *     restart_syscall, which /proc names alone; that was taken for a sleep
  *     on the program, and reported as a deadlock;
- *   - on a terminal, in read(): a read of a terminal was too.
+ *   - on a terminal, in read(): a read of a terminal was too;
+ *   - on a pipe whose write end only the test holds, in read(): a pipe was
+ *     taken for one between the program's threads.
  */
-static void outside_wait_is_no_deadlock(bool on_tty)
+static void outside_wait_is_no_deadlock(enum futexhold_input how)
 {
 	char *sched = h_temp_sched("outside.sched", "serial\n"
 						    "thread m = p1.t1\n"
@@ -435,7 +446,7 @@ static void outside_wait_is_no_deadlock(bool on_tty)
 	struct h_result r;
 	int input;
 
-	target = start_futexhold(on_tty, &input);
+	target = start_futexhold(how, &input);
 	r = H_RUN(h_cctrace(), "attach", "--timeout", "500ms", pid_arg(target.pid), sched);
 	cr_expect_eq(r.code, 2,
 		     "cctrace attach exited %d, expected 2 (unrealizable: the timeout):\n%s",
@@ -448,12 +459,17 @@ static void outside_wait_is_no_deadlock(bool on_tty)
 
 Test(attach, a_poll_restarted_by_the_attach_is_a_wait_for_the_outside)
 {
-	outside_wait_is_no_deadlock(false);
+	outside_wait_is_no_deadlock(POLLS_A_PIPE);
 }
 
 Test(attach, a_read_of_the_terminal_is_a_wait_for_the_outside)
 {
-	outside_wait_is_no_deadlock(true);
+	outside_wait_is_no_deadlock(READS_A_TTY);
+}
+
+Test(attach, a_read_of_a_pipe_from_the_outside_is_a_wait_for_the_outside)
+{
+	outside_wait_is_no_deadlock(READS_A_PIPE);
 }
 
 /* The same wake, and cctrace SIGKILLed while it still holds the woken
@@ -476,7 +492,7 @@ Test(attach, a_futex_wake_survives_a_sigkill_of_cctrace)
 	bool waker_done = false;
 	int input;
 
-	target = start_futexhold(false, &input);
+	target = start_futexhold(POLLS_A_PIPE, &input);
 	argv[4] = pid_arg(target.pid);
 	c = h_spawn(argv, false, false, true);
 	cr_assert(h_wait_traced_by(target.pid, c.pid, 20000), "cctrace did not attach");

@@ -266,7 +266,7 @@ void tr_unpin_inherited(struct tr_thread *child, pid_t parent_pid);
 
 /* Does system call nr (first argument arg0) of a thread of pid sleep until
  * something outside the program happens (input, a timer)?  outside.c. */
-bool tr_syscall_awaits_outside(pid_t pid, long nr, unsigned long long arg0);
+bool tr_syscall_awaits_outside(const struct tr_process *p, long nr, unsigned long long arg0);
 int tr_fetch_regs(struct tr_thread *th);
 int tr_flush_regs(struct tr_thread *th);
 /* Resume with PTRACE_CONT (or SINGLESTEP), flushing regs and signals. */

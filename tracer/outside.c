@@ -6,7 +6,7 @@
  * that a thread the schedule holds owns what they wait for.  That holds for
  * a lock or a pipe between threads; it does not hold for a server's worker
  * idle in epoll_wait until a client writes, a thread in accept, a read on a
- * socket or a terminal, or a sleep that ends by itself.  Those wait for
+ * socket, a terminal or a pipe from outside, or a sleep that ends by itself.  Those wait for
  * something outside the program (a client, a person, the clock), which no
  * held thread can give, and calling them a deadlock would end a schedule
  * just because the next request has not arrived yet.  So a thread asleep
@@ -20,33 +20,90 @@
  */
 #include "tracer/internal.h"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Is fd of pid a socket, or a terminal or another character device?  A
- * read there waits for a client, a person at the keyboard or a device;
- * a thread the schedule holds gives it nothing.  (An interactive program
- * attached to while it read its terminal was reported deadlocked as soon
- * as a statement held another of its threads.) */
-static bool reads_from_outside(pid_t pid, unsigned long long fd)
+/* The target of pid's fd (its /proc/PID/fd link), "" if it has none. */
+static void fd_target(pid_t pid, const char *fd, char *target, size_t len)
 {
-	char path[64], target[64];
-	struct stat st;
+	char path[320];
 	ssize_t n;
 
-	snprintf(path, sizeof(path), "/proc/%d/fd/%llu", (int)pid, fd);
-	n = readlink(path, target, sizeof(target) - 1);
-	if (n < 0)
-		return false;
-	target[n] = 0;
-	if (strncmp(target, "socket:", 7) == 0)
-		return true;
-	return stat(path, &st) == 0 && S_ISCHR(st.st_mode);
+	snprintf(path, sizeof(path), "/proc/%d/fd/%s", (int)pid, fd);
+	n = readlink(path, target, len - 1);
+	target[n < 0 ? 0 : n] = 0;
 }
 
-bool tr_syscall_awaits_outside(pid_t pid, long nr, unsigned long long arg0)
+/* Does pid hold an fd on pipe (its "pipe:[INODE]") open for writing? */
+static bool writes_pipe(pid_t pid, const char *pipe)
+{
+	char path[320], target[64], line[64];
+	bool writes = false;
+	struct dirent *d;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	dir = opendir(path);
+	while (dir && !writes && (d = readdir(dir)) != NULL) {
+		FILE *info;
+		unsigned flags = 0;
+
+		fd_target(pid, d->d_name, target, sizeof(target));
+		if (strcmp(target, pipe) != 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/fdinfo/%s", (int)pid, d->d_name);
+		info = fopen(path, "r");
+		while (info && fgets(line, sizeof(line), info))
+			if (sscanf(line, "flags: %o", &flags) == 1)
+				break;
+		if (info)
+			fclose(info);
+		writes = (flags & O_ACCMODE) != O_RDONLY;
+	}
+	if (dir)
+		closedir(dir);
+	return writes;
+}
+
+/*
+ * Is fd of p a socket, a terminal or another character device, or a pipe
+ * (a FIFO) that no process cctrace traces could write to?  A read there
+ * waits for a client, a person at the keyboard, a device or a producer
+ * outside (`cmd | prog`); a thread the schedule holds gives it nothing.
+ * A pipe between two threads of the program, or a process and its traced
+ * child, has its write end in a traced process, and a read of it is a
+ * sleep on the program.  (An interactive program attached to while it
+ * read its terminal, or a filter while it read its pipe, was reported
+ * deadlocked as soon as a statement held another of its threads.)
+ */
+static bool reads_from_outside(const struct tr_process *p, unsigned long long fd)
+{
+	const struct tr_process *q;
+	char name[24], path[64], target[64];
+	struct stat st;
+
+	snprintf(name, sizeof(name), "%llu", fd);
+	fd_target(p->pid, name, target, sizeof(target));
+	if (strncmp(target, "socket:", 7) == 0)
+		return true;
+	snprintf(path, sizeof(path), "/proc/%d/fd/%llu", (int)p->pid, fd);
+	if (stat(path, &st) < 0)
+		return false;
+	if (S_ISCHR(st.st_mode))
+		return true;
+	if (!S_ISFIFO(st.st_mode))
+		return false;
+	for (q = p->tracer->processes; q; q = q->next)
+		if (q->alive && writes_pipe(q->pid, target))
+			return false;
+	return true;
+}
+
+bool tr_syscall_awaits_outside(const struct tr_process *p, long nr, unsigned long long arg0)
 {
 	switch (nr) {
 	case TR_SYS_nanosleep:
@@ -66,7 +123,7 @@ bool tr_syscall_awaits_outside(pid_t pid, long nr, unsigned long long arg0)
 	case TR_SYS_recvfrom:
 	case TR_SYS_recvmsg:
 	case TR_SYS_recvmmsg:
-		return reads_from_outside(pid, arg0);
+		return reads_from_outside(p, arg0);
 	default:
 		return false;
 	}

@@ -758,7 +758,7 @@ int tracer_kernel_sample(struct tr_thread *th, struct tr_kernel_sample *s)
 		    sscanf(buf, "%ld %llx", &s->syscall, &arg0) >= 1) {
 			s->syscall = call_of(th, s->syscall);
 			s->awaits_outside =
-			    tr_syscall_awaits_outside(th->proc->pid, s->syscall, arg0);
+			    tr_syscall_awaits_outside(th->proc, s->syscall, arg0);
 		}
 		fclose(f);
 	}
