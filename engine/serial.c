@@ -47,6 +47,7 @@
 #include "symbols/symbols.h"
 
 #include <assert.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -120,18 +121,19 @@ enum sstate { SS_READY, SS_BLOCKED };
 struct sthread {
 	struct tr_thread *th;
 	enum sstate state;
-	uint64_t futex;	   /* SS_BLOCKED in a futex wait: its word... */
-	uint32_t value;	   /* ...and the value it sleeps on */
-	bool in_futex;	   /* else blocked in another call: ready once another runs */
-	bool woken;	   /* in_futex, and a futex wake on its word came: its wait returns 0 */
-	long sleep_nr;	   /* that call's number... */
-	uint64_t sleep_fd; /* ...and its first argument (a read's fd) */
-	long blocked_at;   /* s->progress when it blocked */
-	uint64_t last_pc;  /* the point of its last stop, 0: none */
-	int repeats;	   /* stops in a row at last_pc */
-	bool yielding;	   /* left out of the next choice if another can run */
-	bool internal;	   /* held at a synchronisation function libc called */
-	bool was_blocked;  /* its last step ended blocked */
+	uint64_t futex;	     /* SS_BLOCKED in a futex wait: its word... */
+	uint32_t value;	     /* ...and the value it sleeps on */
+	bool in_futex;	     /* else blocked in another call: ready once another runs */
+	bool woken;	     /* in_futex, and a futex wake on its word came: its wait returns 0 */
+	long sleep_nr;	     /* that call's number... */
+	uint64_t sleep_fd;   /* ...and its first argument (a read's fd, wait4's pid) */
+	uint64_t sleep_arg1; /* ...and its second (waitid's id) */
+	long blocked_at;     /* s->progress when it blocked */
+	uint64_t last_pc;    /* the point of its last stop, 0: none */
+	int repeats;	     /* stops in a row at last_pc */
+	bool yielding;	     /* left out of the next choice if another can run */
+	bool internal;	     /* held at a synchronisation function libc called */
+	bool was_blocked;    /* its last step ended blocked */
 	/* in_futex, in a wait that libc's synchronisation functions did not
 	 * make: a wake may leave its word as it is (futex_waiter_held) */
 	bool raw_wait;
@@ -762,18 +764,14 @@ static bool futex_sleeps(struct serial *s, struct sthread *st)
 	return word == st->value;
 }
 
-/* A thread asleep in a read of a pipe (or a file): would the read return
- * now?  1 yes, 0 no, -1 cannot tell (a socket, another call): then it is
- * tried again after another thread's step.  The fd is opened anew through
- * /proc, non-blocking, and polled. */
+/* A read of a pipe (or a file) by st: would it return now?  The fd is
+ * opened anew through /proc, non-blocking, and polled; -1: cannot tell. */
 static int read_would_return(struct sthread *st)
 {
 	char path[64];
 	struct pollfd pfd = {.events = POLLIN};
 	int rc;
 
-	if (st->sleep_nr != TR_SYS_read && st->sleep_nr != TR_SYS_readv)
-		return -1;
 	snprintf(path, sizeof(path), "/proc/%d/fd/%" PRIu64,
 		 (int)tracer_process_pid(tracer_thread_process(st->th)), st->sleep_fd);
 	pfd.fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -784,6 +782,70 @@ static int read_would_return(struct sthread *st)
 	if (rc < 0)
 		return -1;
 	return rc > 0;
+}
+
+/* A wait4 (or waitid) by a thread of process pid, for child want (-1:
+ * any): would it return now, a child of the process (of any of its
+ * threads) being a zombie?  1 yes, 0 no, -1 cannot tell. */
+static int child_wait_would_return(pid_t pid, pid_t want)
+{
+	char path[64];
+	struct dirent *d;
+	int ready = 0, any = 0;
+	DIR *tasks;
+
+	if (want > 0) {
+		char state = tracer_process_state(want);
+
+		return state == 'Z' ? 1 : state ? 0 : -1;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	tasks = opendir(path);
+	if (!tasks)
+		return -1;
+	while (!ready && (d = readdir(tasks)) != NULL) {
+		FILE *f;
+		int child;
+
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%.16s/children", (int)pid, d->d_name);
+		f = fopen(path, "r");
+		while (f && !ready && fscanf(f, "%d", &child) == 1) {
+			any = 1;
+			ready = tracer_process_state(child) == 'Z';
+		}
+		if (f)
+			fclose(f);
+	}
+	closedir(tasks);
+	return ready ? 1 : any ? 0 : -1;
+}
+
+/*
+ * A thread asleep in a call other than a futex wait: would the call return
+ * now?  1 yes, 0 no, -1 cannot tell (a socket, another call): then it is
+ * tried again after another thread's step.  A read of a pipe is ready with
+ * data; a wait4 or waitid for a child when the child has exited (a parent
+ * asleep in waitpid was tried again after every step of its child, which
+ * hid serfork's bug from ipb).
+ */
+static int call_would_return(struct sthread *st)
+{
+	pid_t pid = tracer_process_pid(tracer_thread_process(st->th));
+
+	switch (st->sleep_nr) {
+	case TR_SYS_read:
+	case TR_SYS_readv:
+		return read_would_return(st);
+	case TR_SYS_wait4:
+		return child_wait_would_return(pid,
+					       (long)st->sleep_fd > 0 ? (pid_t)st->sleep_fd : -1);
+	case TR_SYS_waitid: /* P_PID (1) names the child; P_ALL, P_PGID, P_PIDFD: any */
+		return child_wait_would_return(pid, st->sleep_fd == 1 ? (pid_t)st->sleep_arg1 : -1);
+	default:
+		return -1;
+	}
 }
 
 static bool sync_is(struct serial *s, uint64_t pc, const char *name)
@@ -890,7 +952,7 @@ static bool enabled(struct serial *s, struct sthread *st)
 	if (s->ending && tracer_thread_process(st->th) == s->ending)
 		return false; /* dies with its process */
 	if (st->state == SS_BLOCKED) {
-		int ready = st->in_futex ? -1 : read_would_return(st);
+		int ready = st->in_futex ? -1 : call_would_return(st);
 
 		if (st->in_futex ? !st->woken && futex_sleeps(s, st)
 				 : ready == 0 || (ready < 0 && st->blocked_at == s->progress))
@@ -1202,6 +1264,7 @@ static void note_blocked(struct serial *s, struct sthread *st, bool libc_wait)
 	st->value = (uint32_t)args[2];
 	st->sleep_nr = nr;
 	st->sleep_fd = args[0];
+	st->sleep_arg1 = args[1];
 	st->raw_wait = st->in_futex && (again ? st->raw_wait : !libc_wait);
 }
 

@@ -687,6 +687,13 @@ int tr_task_stat(pid_t pid, pid_t tid, char *state, unsigned long *flags)
 	return rc;
 }
 
+char tracer_process_state(pid_t pid)
+{
+	char state = 0;
+
+	return tr_task_stat(pid, pid, &state, NULL) == 0 ? state : 0;
+}
+
 int tr_status_fields(pid_t pid, pid_t tid, const struct tr_status_key *keys, int n,
 		     unsigned long long *values)
 {

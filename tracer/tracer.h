@@ -247,6 +247,11 @@ int tracer_sync_regs(struct tr_thread *th);
 const struct user_regs_struct *tracer_regs(struct tr_thread *th);
 int tracer_set_regs(struct tr_thread *th, const struct user_regs_struct *regs);
 
+/* The state letter of process pid as the kernel shows it (R, S, T, t, Z:
+ * a zombie its parent may reap...), 0 if it is gone.  Any process, traced
+ * or not: a traced program's child it waits for, say. */
+char tracer_process_state(pid_t pid);
+
 /* The pc of a thread: its registers if held, else the user pc the kernel
  * reports for a thread blocked in a system call; 0 if unknown. */
 uint64_t tracer_thread_pc(struct tr_thread *th);
