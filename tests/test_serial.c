@@ -623,9 +623,13 @@ static const char *sctbench(const char *name)
 	struct h_result r;
 
 	cr_assert(exists(src), "SCTBench-CS has no %s", src);
-	r = H_RUN(
-	    "sh", "-c",
-	    h_fmt("mkdir -p build/sctbench && gcc -g -O0 -pthread -w -o '%s' '%s'", bin, src));
+	/* Built under a name of its own and renamed: two tests of the same
+	 * program run side by side (--jobs), and one must never run the
+	 * file the other's gcc is still writing. */
+	r = H_RUN("sh", "-c",
+		  h_fmt("mkdir -p build/sctbench && gcc -g -O0 -pthread -w -o '%s.%d' '%s' && "
+			"mv -f '%s.%d' '%s'",
+			bin, (int)getpid(), src, bin, (int)getpid(), bin));
 	cr_assert_eq(r.code, 0, "building %s: %s", src, r.err);
 	h_result_free(&r);
 	return bin;
