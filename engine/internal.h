@@ -61,6 +61,8 @@ struct thread_ctx {
 	unsigned long held_seq;
 	bool woken;
 	bool watching_wakes;
+	uint64_t wait_pc;  /* where that wait was last classified... */
+	bool wait_in_libc; /* ...as one of libc's own synchronisation's */
 	int last_var;		/* watched variable of its last event, -1 if none */
 	bool sampled;
 	struct tr_kernel_sample sample;

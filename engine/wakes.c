@@ -21,16 +21,23 @@
  * let go at its end or at a detach, or left by a cctrace that was killed;
  * and the wake's own return value counts it (a waker that wakes until
  * someone was woken would otherwise never stop).
- * The watching costs nothing while no thread is held in a wait.
+ * The watching costs nothing while no thread is held in a wait of the
+ * program's own: a wait inside libc's own synchronisation (a lock, a
+ * condition variable, a join: not libc's syscall()) needs none of this,
+ * as libc changes the word before it wakes, and a changed word ends the
+ * wait (wakes_wait_ends); the search draws the same line (serial.c's
+ * raw_wait).
  *
  * The serialized search keeps its own table of blocked threads and wakes
  * them itself; this file serves the schedules cctrace replays and runs.
  */
 #include "engine/internal.h"
 
+#include "symbols/symbols.h"
 #include "tracer/abi.h"
 
 #include <assert.h>
+#include <string.h>
 
 bool futex_op_waits(uint64_t op)
 {
@@ -77,17 +84,37 @@ static bool searching_serially(const struct run *r)
 	return r->oracle && r->oracle->serial;
 }
 
-/* th, held, was stopped asleep in a futex wait, and no wake has reached
- * it since. */
+/* Is th's futex wait one of libc's own synchronisation functions' (its
+ * pc in libc, not in libc's syscall())?  Unknown: no, and it is watched. */
+static bool libc_protocol_wait(struct run *r, struct tr_thread *th)
+{
+	struct proc_ctx *pc = run_proc(r, tracer_thread_process(th));
+	struct sym_loc loc = {0};
+
+	if (!pc || !pc->syms || sym_describe_function(pc->syms, tracer_thread_pc(th), &loc) < 0)
+		return false;
+	return loc.module && strncmp(loc.module, "libc.so", 7) == 0 && loc.func &&
+	       strcmp(loc.func, "syscall") != 0;
+}
+
+/* th, held, was stopped asleep in a futex wait of the program's own, and
+ * no wake has reached it since. */
 static bool held_in_wait(struct run *r, struct tr_thread *th)
 {
+	struct thread_ctx *tc = run_thread(r, th);
 	const struct user_regs_struct *regs;
 
-	if (!tracer_thread_held(th) || tracer_thread_exited(th) || run_thread(r, th)->woken)
+	if (!tracer_thread_held(th) || tracer_thread_exited(th) || tc->woken)
 		return false;
 	regs = tracer_regs(th);
-	return regs->orig_rax == TR_SYS_futex && futex_op_waits(regs->rsi) &&
-	       interrupted_in_syscall(th);
+	if (regs->orig_rax != TR_SYS_futex || !futex_op_waits(regs->rsi) ||
+	    !interrupted_in_syscall(th))
+		return false;
+	if (tc->wait_pc != regs->rip) { /* looked up once per place it waits at */
+		tc->wait_pc = regs->rip;
+		tc->wait_in_libc = libc_protocol_wait(r, th);
+	}
+	return !tc->wait_in_libc;
 }
 
 static bool anyone_held_in_wait(struct run *r)
