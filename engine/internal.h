@@ -63,7 +63,7 @@ struct thread_ctx {
 	bool watching_wakes;
 	uint64_t wait_pc;  /* where that wait was last classified... */
 	bool wait_in_libc; /* ...as one of libc's own synchronisation's */
-	int last_var;		/* watched variable of its last event, -1 if none */
+	int last_var;	   /* watched variable of its last event, -1 if none */
 	bool sampled;
 	struct tr_kernel_sample sample;
 	/* the stepper (fine.c, tracer/stepper.c) */
@@ -178,7 +178,7 @@ struct run {
 	} * deferred;
 	struct tr_thread *preempted; /* a choose preempted it; for the next event */
 	int ndeferred, deferred_cap;
-	bool ended_blocked; /* the statement ended with threads blocked */
+	bool ended_blocked;	/* the statement ended with threads blocked */
 	unsigned long held_seq; /* threads stopped in a wait so far (wakes.c) */
 	struct tracer *t;
 	const struct engine_options *opt;
@@ -351,9 +351,6 @@ enum flow exec_finish(struct run *r, const struct stmt *s);
 enum flow exec_hold(struct run *r, const struct stmt *s);
 enum flow exec_bind(struct run *r, const struct stmt *s);
 
-/* A search restarts the same program in the same layout (no ASLR): the
- * symbol tables of a run are good for the next while the file-backed
- * mappings are the same.  One entry; owned by the search. */
 /* One executable file mapping of a process (/proc/PID/maps). */
 struct text_mapping {
 	uint64_t lo, hi;
@@ -367,6 +364,9 @@ struct text_maps {
 int text_maps_read(pid_t pid, struct text_maps *out);
 void text_maps_free(struct text_maps *m);
 
+/* A search restarts the same program in the same layout (no ASLR): the
+ * symbol tables of a run are good for the next while the file-backed
+ * mappings are the same.  One entry; owned by the search. */
 struct symbol_cache {
 	uint64_t maps_hash;
 	struct sym_space *syms;

@@ -848,11 +848,15 @@ static int call_would_return(struct sthread *st)
 	}
 }
 
+/* Is sync (a sync_of, -1: none) the function called name? */
+static bool sync_named(int sync, const char *name)
+{
+	return sync >= 0 && strcmp(sync_fns[sync].name, name) == 0;
+}
+
 static bool sync_is(struct serial *s, uint64_t pc, const char *name)
 {
-	int sync = sync_of(s, pc);
-
-	return sync >= 0 && strcmp(sync_fns[sync].name, name) == 0;
+	return sync_named(sync_of(s, pc), name);
 }
 
 /* Held at the entry of pthread_mutex_lock on a mutex another thread owns? */
@@ -935,7 +939,7 @@ static bool no_choice_at(struct serial *s, struct sthread *st, uint64_t pc)
 {
 	int sync = sync_of(s, pc);
 
-	if (sync_is(s, pc, "syscall") && tracer_regs(st->th)->rdi != TR_SYS_futex)
+	if (sync_named(sync, "syscall") && tracer_regs(st->th)->rdi != TR_SYS_futex)
 		return true;
 	if (syscall_insn_at(s, st->th, pc))
 		return tracer_regs(st->th)->rax != TR_SYS_futex;
@@ -1025,7 +1029,7 @@ static bool libc_waits_at(struct serial *s, uint64_t pc)
 {
 	int sync = sync_of(s, pc);
 
-	return sync >= 0 && sync_fns[sync].waits && !sync_is(s, pc, "syscall");
+	return sync >= 0 && sync_fns[sync].waits && !sync_named(sync, "syscall");
 }
 
 /*
