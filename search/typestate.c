@@ -187,7 +187,11 @@ struct opev {
 	int before, after;	       /* states around it */
 	int before_owner, after_owner; /* the thread owning an owned state; -1 */
 	int last_transit;	       /* the latest transit on the object before it; -1 */
-	uint32_t *vc;		       /* happens-before */
+	/* a transit whose ok condition the profile saw false (a destroy of a
+	 * held mutex: EBUSY): it moved nothing, and after is the state it
+	 * would have left; see violates() */
+	bool failed;
+	uint32_t *vc;	   /* happens-before */
 	uint32_t *weak_vc; /* happens-before with lock handoffs (the ranking's lock order) */
 };
 
@@ -1368,7 +1372,7 @@ static uint32_t *vc_copy(struct clocks *c, int t)
 }
 
 static void add_opev(struct ts *ts, struct clocks *c, int i, int k, int64_t value,
-		     struct objects *os)
+		     struct objects *os, bool failed)
 {
 	const struct raw *r = &ts->raws[i];
 	const struct flat_op *fo = &ts->flat[ts->fns[r->fn].ops[k]];
@@ -1398,8 +1402,12 @@ static void add_opev(struct ts *ts, struct clocks *c, int i, int k, int64_t valu
 			   .after = st->state,
 			   .before_owner = st->owner,
 			   .after_owner = st->owner,
-			   .last_transit = st->last_transit};
-	if (fo->op->transit) {
+			   .last_transit = st->last_transit,
+			   .failed = failed};
+	if (failed) {
+		e->after = fo->op->to;
+		e->after_owner = (fo->m->owned >> fo->op->to) & 1u ? r->thread : -1;
+	} else if (fo->op->transit) {
 		st->state = e->after = fo->op->to;
 		st->owner = e->after_owner = (fo->m->owned >> fo->op->to) & 1u ? r->thread : -1;
 		st->last_transit = ts->nevs - 1;
@@ -1427,11 +1435,11 @@ static void apply_ops(struct ts *ts, struct clocks *c, int i, struct objects *os
 			continue;
 		if (r->ret && r->entry < 0)
 			continue; /* entered before the profile could see it */
-		if (op->transit && r->ret && r->failed)
-			continue; /* a failed close or destroy moves nothing */
 		if (!object_value(ts, r, k, &obj))
 			continue;
-		add_opev(ts, c, i, k, obj, os);
+		/* a failed close or destroy moves nothing, but another order
+		 * may let it succeed */
+		add_opev(ts, c, i, k, obj, os, op->transit && r->ret && r->failed);
 	}
 }
 
@@ -1550,6 +1558,14 @@ static int violates(const struct ts *ts, const struct opev *x, const struct opev
 	/* x left the object in the state l met, which forbids l */
 	bool met = l->last_transit >= 0 && &ts->evs[l->last_transit] == x &&
 		   !allowed_to(ts, l, l->before, l->before_owner);
+
+	/* x failed for the state it met (a destroy of a mutex another thread
+	 * held, EBUSY).  Made before an earlier l, it meets the state l met,
+	 * which may let it succeed, and l meets the state x would leave. */
+	if (x->failed)
+		return l->raw < x->raw && allowed_to(ts, l, l->before, l->before_owner) && !after
+			   ? 1
+			   : 0;
 
 	if (l->raw < x->raw && before && !after)
 		return 1; /* l first: allowed before x, not after it */
@@ -1882,6 +1898,11 @@ static void ok_condition(const char *ok, const char *var, FILE *f)
 static bool is_deref(const struct ts *ts, const struct opev *e)
 {
 	return ts->raws[e->entry_raw].fn == ts->deref_fn;
+}
+
+static const char *failed_note(const struct opev *e)
+{
+	return e->failed ? " (in the profile it failed in that state, and moved nothing)" : "";
 }
 
 static void describe_event(const struct ts *ts, const struct opev *e, FILE *f)
@@ -2221,12 +2242,14 @@ static void write_bug(struct ts *ts, const struct candidate *c, int n, const cha
 	fprintf(f, "\nthe held event (the preceding one; the re-execution holds its thread before "
 		   "the call):\n  ");
 	describe_event(ts, pre, f);
-	fprintf(f, "\n  %s %s -> %s\n  call stack:\n%s", pf->op->transit ? "transit" : "limit",
-		m->states[pre->before], m->states[pre->after], ts->raws[pre->entry_raw].stack);
+	fprintf(f, "\n  %s %s -> %s%s\n  call stack:\n%s", pf->op->transit ? "transit" : "limit",
+		m->states[pre->before], m->states[pre->after], failed_note(pre),
+		ts->raws[pre->entry_raw].stack);
 	fprintf(f, "\nthe subsequent event (made to happen while the other is held):\n  ");
 	describe_event(ts, sub, f);
-	fprintf(f, "\n  %s %s -> %s\n  call stack:\n%s", sf->op->transit ? "transit" : "limit",
-		m->states[sub->before], m->states[sub->after], ts->raws[sub->entry_raw].stack);
+	fprintf(f, "\n  %s %s -> %s%s\n  call stack:\n%s", sf->op->transit ? "transit" : "limit",
+		m->states[sub->before], m->states[sub->after], failed_note(sub),
+		ts->raws[sub->entry_raw].stack);
 	fprintf(f, "\ncandidate: seen %d time%s, %ld calls apart\n", c->count,
 		c->count == 1 ? "" : "s", c->distance);
 	fprintf(f, "replay: cctrace run --expect bug bug-%d.sched -- ...\n\nthe re-execution:\n%s",

@@ -263,6 +263,40 @@ Test(typestate, failed_transit_moves_nothing)
 	h_remove_tree(dir);
 }
 
+/* ...but another order may let a failed transit succeed.  lockbusy's
+ * destroy fails in every plain run (EBUSY: worker a holds the mutex), after
+ * worker b's lock; held before that lock, b lets main destroy a free mutex,
+ * and b's lock meets a destroyed one (EINVAL).  The profile's own order
+ * gives no successful destroy to pair with, so only the failed one can
+ * find it: the candidate the lockdestroy sample's profile gives when its
+ * worker is descheduled between its last count and its last lock. */
+Test(typestate, failed_transit_may_succeed_in_another_order)
+{
+	char *dir = h_temp_dir();
+	const char *args[] = {"--model", "lock", "--timeout", "2s"};
+	struct h_result r =
+	    typestate(dir, args, 4, (const char *const[]){"tests/fixtures/lockbusy", NULL});
+	char *profile = h_read_file(h_fmt("%s/profile.txt", dir), NULL), *txt = NULL;
+	int n;
+
+	cr_assert_eq(r.code, 1, "exit %d\n%s", r.code, r.err);
+	cr_assert(strstr(profile, "return pthread_mutex_destroy") && strstr(profile, ") = 0x10\t"),
+		  "the destroy did not fail with EBUSY:\n%s", profile);
+	for (n = 1; h_free(txt), (txt = h_read_file(h_fmt("%s/bug-%d.txt", dir, n), NULL)); n++)
+		if (strstr(txt, "failed in that state") && strstr(txt, "called from worker_b"))
+			break;
+	cr_assert_not_null(txt, "no bug held worker b's lock before the failed destroy:\n%s",
+			   r.err);
+	cr_assert(strstr(txt, "pthread_mutex_lock on 0x"), "%s", txt);
+	cr_assert(strstr(txt, "in state INVALID"), "%s", txt);
+	cr_assert(strstr(txt, "!= 22"), "%s", txt); /* the lock itself answered EINVAL */
+	cr_assert_eq(h_bug_replays(h_run_line(h_fmt("%s/bug-%d.sched", dir, n)), 10), 10);
+	h_free(txt);
+	h_free(profile);
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
+
 /* One candidate, three instances from two call stacks (path_a twice,
  * path_b once; an unseen atomic flag keeps every attempt from
  * manifesting): re-executed once per instance that matters, the latest of
