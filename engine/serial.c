@@ -296,23 +296,6 @@ out:
 	return rc;
 }
 
-/* The executable mappings of a process (text_maps_of), with exe its
- * executable's path; cb may stop the walk with a non-zero return. */
-static int each_text_mapping(struct run *r, struct tr_process *p,
-			     int (*cb)(void *ctx, uint64_t lo, uint64_t hi, const char *file,
-				       const char *exe),
-			     void *ctx)
-{
-	struct text_maps own;
-	const struct text_maps *m = text_maps_of(r, p, &own);
-	int rc = 0, i;
-
-	for (i = 0; m && rc == 0 && i < m->n; i++)
-		rc = cb(ctx, m->maps[i].lo, m->maps[i].hi, m->maps[i].file, m->exe);
-	text_maps_free(&own);
-	return rc;
-}
-
 static bool in_ranges(const struct text_range *t, int n, uint64_t pc)
 {
 	int i;
@@ -356,25 +339,83 @@ static bool program_text(const char *file, const char *exe)
 	return true;
 }
 
+typedef int (*text_piece_fn)(void *ctx, uint64_t lo, uint64_t hi, const char *file, const char *exe,
+			     bool own);
+
+/* A statically linked executable's mapping [lo, hi) in pieces: its own
+ * code (sym_static_own_code) and the libc linked in around it. */
+static int each_static_piece(const struct sym_range *own, size_t n, uint64_t lo, uint64_t hi,
+			     const char *file, text_piece_fn cb, void *ctx)
+{
+	uint64_t at = lo;
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; rc == 0 && i < n; i++) { /* compile units in address order */
+		uint64_t a = own[i].lo > at ? own[i].lo : at, b = own[i].hi < hi ? own[i].hi : hi;
+
+		if (a >= b)
+			continue;
+		if (a > at)
+			rc = cb(ctx, at, a, file, file, false);
+		if (rc == 0)
+			rc = cb(ctx, a, b, file, file, true);
+		at = b;
+	}
+	return rc == 0 && at < hi ? cb(ctx, at, hi, file, file, false) : rc;
+}
+
+/*
+ * The executable mappings of a process (text_maps_of), each with whether
+ * it is the program's own code (program_text); a statically linked
+ * executable's in pieces, its own code apart from the libc in it.  cb may
+ * stop the walk with a non-zero return.
+ */
+static int each_text_mapping(struct run *r, struct tr_process *p, text_piece_fn cb, void *ctx)
+{
+	struct proc_ctx *pc = run_proc(r, p);
+	const struct sym_range *own = NULL;
+	size_t nown = 0;
+	struct text_maps mine;
+	const struct text_maps *m = text_maps_of(r, p, &mine);
+	int rc = 0, i;
+
+	if (pc && pc->syms && sym_static_own_code(pc->syms, &own, &nown) < 0)
+		own = NULL;
+	for (i = 0; m && rc == 0 && i < m->n; i++) {
+		const char *file = m->maps[i].file;
+
+		if (own && strcmp(file, m->exe) == 0)
+			rc = each_static_piece(own, nown, m->maps[i].lo, m->maps[i].hi, file, cb,
+					       ctx);
+		else
+			rc = cb(ctx, m->maps[i].lo, m->maps[i].hi, file, m->exe,
+				program_text(file, m->exe));
+	}
+	text_maps_free(&mine);
+	return rc;
+}
+
 /* The program's text (program_text). */
 static int plant_program_text(void *ctx, uint64_t lo, uint64_t hi, const char *file,
-			      const char *exe)
+			      const char *exe, bool own)
 {
 	struct planting *pl = ctx;
 
-	return program_text(file, exe)
-		   ? plant_insns_in(pl->s, pl->p, lo, hi, serial_access_insn, false)
-		   : 0;
+	(void)file;
+	(void)exe;
+	return own ? plant_insns_in(pl->s, pl->p, lo, hi, serial_access_insn, false) : 0;
 }
 
 /* The text of a library that defines a synchronisation function. */
-static int note_lib_text(void *ctx, uint64_t lo, uint64_t hi, const char *file, const char *exe)
+static int note_lib_text(void *ctx, uint64_t lo, uint64_t hi, const char *file, const char *exe,
+			 bool own)
 {
 	struct serial *s = ctx;
 	const char *base;
 	size_t i;
 
-	if (program_text(file, exe)) {
+	if (own) {
 		/* the program's own functions are its calls; its text holds
 		 * the points of the spins found */
 		if (vec_reserve(&s->exe_text, &s->exe_text_cap, s->nexe_text,
@@ -388,8 +429,10 @@ static int note_lib_text(void *ctx, uint64_t lo, uint64_t hi, const char *file, 
 			break;
 	base = strrchr(file, '/');
 	base = base ? base + 1 : file;
-	if (i == NSYNC && strncmp(base, "ld-", 3) != 0)
-		return 0; /* the dynamic loader's locks (TLS for a new thread) too */
+	/* the dynamic loader's locks (TLS for a new thread) too, and the libc
+	 * linked into a static executable */
+	if (i == NSYNC && strncmp(base, "ld-", 3) != 0 && strcmp(file, exe) != 0)
+		return 0;
 	if (vec_reserve(&s->lib_text, &s->lib_text_cap, s->nlib_text, sizeof(*s->lib_text)) < 0)
 		return -1;
 	s->lib_text[s->nlib_text++] = (struct text_range){lo, hi};
@@ -399,12 +442,14 @@ static int note_lib_text(void *ctx, uint64_t lo, uint64_t hi, const char *file, 
 /* The program's own synchronisation instructions (is_own_sync, in its
  * program_text): a point in every mode, found once per search (a linear
  * decoding of its text, as --points all). */
-static int plant_own_sync_in(void *ctx, uint64_t lo, uint64_t hi, const char *file, const char *exe)
+static int plant_own_sync_in(void *ctx, uint64_t lo, uint64_t hi, const char *file, const char *exe,
+			     bool own)
 {
 	struct planting *pl = ctx;
 
-	return program_text(file, exe) ? plant_insns_in(pl->s, pl->p, lo, hi, is_own_sync, true)
-				       : 0;
+	(void)file;
+	(void)exe;
+	return own ? plant_insns_in(pl->s, pl->p, lo, hi, is_own_sync, true) : 0;
 }
 
 static int plant_points(struct serial *s, struct tr_process *p)

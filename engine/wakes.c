@@ -91,10 +91,21 @@ static bool libc_protocol_wait(struct run *r, struct tr_thread *th)
 	struct proc_ctx *pc = run_proc(r, tracer_thread_process(th));
 	struct sym_loc loc = {0};
 
-	if (!pc || !pc->syms || sym_describe_function(pc->syms, tracer_thread_pc(th), &loc) < 0)
+	uint64_t pc_at = tracer_thread_pc(th);
+	const struct sym_range *own;
+	size_t n, i;
+	bool libc;
+
+	if (!pc || !pc->syms || sym_describe_function(pc->syms, pc_at, &loc) < 0)
 		return false;
-	return loc.module && strncmp(loc.module, "libc.so", 7) == 0 && loc.func &&
-	       strcmp(loc.func, "syscall") != 0;
+	libc = loc.module && strncmp(loc.module, "libc.so", 7) == 0;
+	if (!libc && sym_static_own_code(pc->syms, &own, &n) == 0) {
+		/* the libc linked into a static executable: outside its own code */
+		for (i = 0; i < n && !(pc_at >= own[i].lo && pc_at < own[i].hi); i++)
+			;
+		libc = i == n;
+	}
+	return libc && loc.func && strcmp(loc.func, "syscall") != 0;
 }
 
 /* th, held, was stopped asleep in a futex wait of the program's own, and
@@ -215,8 +226,8 @@ bool wakes_syscall_entry(struct run *r, const struct tr_event *ev)
 	if (searching_serially(r))
 		return false;
 	if (ev->sysno == TR_SYS_futex && futex_op_wakes(regs->rsi))
-		woken = wake_held(r, tracer_thread_process(ev->thread), regs->rdi,
-				  (uint32_t)regs->rdx);
+		woken =
+		    wake_held(r, tracer_thread_process(ev->thread), regs->rdi, (uint32_t)regs->rdx);
 	if (woken > 0) /* its return counts them: see its exit */
 		tracer_add_to_return(ev->thread, woken);
 	if (!tc->watching_wakes)

@@ -118,6 +118,11 @@ struct sym_space {
 	struct sym_type *void_type;
 	struct desc_ent *desc; /* DESC_CACHE_SIZE entries */
 
+	/* static.c: a static executable's own code; known 1, none -1, unread 0 */
+	struct sym_range *own_code;
+	size_t nown_code;
+	int own_code_known;
+
 	void *unw_as;		     /* unw_addr_space_t, created on first backtrace */
 	struct thread_db *thread_db; /* libthread_db agent, created on first library TLS */
 };

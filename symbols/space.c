@@ -593,6 +593,7 @@ void symi_space_reset_caches(struct sym_space *s)
 	symi_strmap_free(&s->locals);
 	symi_strmap_free(&s->funcs);
 	s->exe_indexed = s->all_indexed = false;
+	s->own_code_known = 0; /* an exec may have changed the executable */
 	symi_tls_free(s);
 	for (i = 0; i < DESC_CACHE_SIZE; i++)
 		s->desc[i].valid = false;
@@ -645,6 +646,7 @@ void sym_close(struct sym_space *s)
 	symi_arena_free(&s->arena);
 	free(s->mods);
 	free(s->desc);
+	free(s->own_code);
 	free(s->path);
 	free(s);
 }

@@ -95,6 +95,17 @@ int sym_describe_function(struct sym_space *space, uint64_t addr, struct sym_loc
  * is owned by the space.  -1 if addr is not a PLT stub. */
 int sym_plt_function(struct sym_space *space, uint64_t addr, const char **name);
 
+/* A statically linked executable's own code (symbols/static.c): the
+ * address ranges its compile units cover, apart from the libc linked into
+ * it, whose archive carries no debugging information.  Sets *ranges (owned
+ * by the space) and *n, and returns 0; -1 when the executable is
+ * dynamically linked (its libraries are files of their own), or has no
+ * debugging information to tell them apart: then all its text is its own. */
+struct sym_range {
+	uint64_t lo, hi;
+};
+int sym_static_own_code(struct sym_space *space, const struct sym_range **ranges, size_t *n);
+
 /* --- variables and types (DWARF) --- */
 
 enum sym_type_kind {

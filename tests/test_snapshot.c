@@ -87,8 +87,7 @@ Test(snapshot, a_thread_before_main)
 }
 
 /* Static: no _Fork.  The runs are launched afresh, and --verbose says
- * why.  (--points sync: profiling a static program's text, the whole of
- * libc, takes half a minute.) */
+ * why.  (--points sync: the launch is what is tested, not the profile.) */
 static struct h_result verbose_search(const char *prog, const char *dir)
 {
 	return h_run((const char *const[]){h_cctrace(), "test", "--verbose", "--no-minimize",
