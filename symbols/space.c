@@ -209,8 +209,8 @@ uint64_t symi_space_out_addr(const struct sym_space *s, const struct sym_mod *m,
 /* --- DT_NEEDED resolution for the offline view --- */
 
 struct dyninfo {
-	char *needed[256];
-	size_t nneeded;
+	char **needed; /* as many as the file names */
+	size_t nneeded, needed_cap;
 	char *rpath, *runpath;
 	int cls, machine;
 };
@@ -221,9 +221,28 @@ static void dyninfo_free(struct dyninfo *d)
 
 	for (i = 0; i < d->nneeded; i++)
 		free(d->needed[i]);
+	free(d->needed);
 	free(d->rpath);
 	free(d->runpath);
 	memset(d, 0, sizeof(*d));
+}
+
+/* Every DT_NEEDED entry, however many (a library left out would make its
+ * names look misspelt); only out of memory leaves the list short. */
+static void add_needed(struct dyninfo *d, const char *name)
+{
+	if (d->nneeded == d->needed_cap) {
+		size_t cap = d->needed_cap ? d->needed_cap * 2 : 4;
+		char **v = realloc(d->needed, cap * sizeof(*v));
+
+		if (!v)
+			return;
+		d->needed = v;
+		d->needed_cap = cap;
+	}
+	d->needed[d->nneeded] = strdup(name);
+	if (d->needed[d->nneeded])
+		d->nneeded++;
 }
 
 static void read_dynamic(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct dyninfo *d)
@@ -241,8 +260,8 @@ static void read_dynamic(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct dyn
 		str = elf_strptr(elf, sh->sh_link, dyn.d_un.d_val);
 		if (!str)
 			continue;
-		if (dyn.d_tag == DT_NEEDED && d->nneeded < 256)
-			d->needed[d->nneeded++] = strdup(str);
+		if (dyn.d_tag == DT_NEEDED)
+			add_needed(d, str);
 		else if (dyn.d_tag == DT_RPATH && !d->rpath)
 			d->rpath = strdup(str);
 		else if (dyn.d_tag == DT_RUNPATH && !d->runpath)

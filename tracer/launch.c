@@ -511,27 +511,52 @@ static int cmp_tid(const void *a, const void *b)
 	return *(const pid_t *)a - *(const pid_t *)b;
 }
 
-/* The tids in /proc/PID/task, leader first then ascending. */
-static int list_tasks(pid_t pid, pid_t *tids, int max)
+/* Pids read from /proc, as many as there are: a process may have more
+ * threads, a server more workers, than any fixed array would hold, and
+ * one left out would run on untraced. */
+struct pid_list {
+	pid_t *v;
+	int n, cap;
+};
+
+static int pid_list_add(struct pid_list *l, pid_t pid)
+{
+	if (l->n == l->cap) {
+		int cap = l->cap ? l->cap * 2 : 8;
+		pid_t *v = realloc(l->v, sizeof(*v) * (size_t)cap);
+
+		if (!v)
+			return -1;
+		l->v = v;
+		l->cap = cap;
+	}
+	l->v[l->n++] = pid;
+	return 0;
+}
+
+/* The tids in /proc/PID/task, ascending (the leader's is the lowest
+ * unless the pids wrapped); -1 if pid is gone or out of memory. */
+static int list_tasks(pid_t pid, struct pid_list *out)
 {
 	char path[64];
 	struct dirent *de;
 	DIR *d;
-	int n = 0;
+	int rc = 0;
 
+	out->n = 0;
 	snprintf(path, sizeof(path), "/proc/%d/task", pid);
 	d = opendir(path);
 	if (!d)
 		return -1;
-	while ((de = readdir(d)) && n < max) {
+	while (rc == 0 && (de = readdir(d))) {
 		pid_t tid = (pid_t)atoi(de->d_name);
 
 		if (tid > 0)
-			tids[n++] = tid;
+			rc = pid_list_add(out, tid);
 	}
 	closedir(d);
-	qsort(tids, (size_t)n, sizeof(*tids), cmp_tid);
-	return n;
+	qsort(out->v, (size_t)out->n, sizeof(*out->v), cmp_tid);
+	return rc;
 }
 
 /* A thread that has ended but is not reaped yet: the main thread of a
@@ -562,37 +587,40 @@ static bool traced_by_us(pid_t pid, pid_t tid)
 
 static int seize_new_tasks(struct tracer *t, struct tr_process *p, int *seized)
 {
-	enum { MAX_TASKS = 8192 };
-	static pid_t tids[MAX_TASKS];
-	int i, n = list_tasks(p->pid, tids, MAX_TASKS);
+	struct pid_list tids = {0};
+	int i, rc = -1;
 
 	*seized = 0;
-	if (n < 0)
-		return -1;
-	for (i = 0; i < n; i++) {
-		struct tr_thread *th = tracer_thread_by_tid(t, tids[i]);
+	if (list_tasks(p->pid, &tids) < 0)
+		goto out;
+	for (i = 0; i < tids.n; i++) {
+		pid_t tid = tids.v[i];
+		struct tr_thread *th = tracer_thread_by_tid(t, tid);
 
 		if (th)
 			continue;
-		if (ptrace(PTRACE_SEIZE, tids[i], 0, TR_TRACE_OPTIONS) < 0) {
+		if (ptrace(PTRACE_SEIZE, tid, 0, TR_TRACE_OPTIONS) < 0) {
 			/* Exited meanwhile, ended and not reaped, or exiting (the
 			 * kernel refuses to attach a task in do_exit). */
-			if (errno == ESRCH || (errno == EPERM && tr_task_dying(p->pid, tids[i])))
+			if (errno == ESRCH || (errno == EPERM && tr_task_dying(p->pid, tid)))
 				continue;
 			/* Created by a thread we had seized already: it is ours
 			 * from birth (PTRACE_O_TRACECLONE), its clone event not
 			 * decoded yet. */
-			if (errno != EPERM || !traced_by_us(p->pid, tids[i]))
-				return -1;
+			if (errno != EPERM || !traced_by_us(p->pid, tid))
+				goto out;
 		}
-		th = tr_thread_new(t, p, tids[i]);
+		th = tr_thread_new(t, p, tid);
 		if (!th)
-			return -1;
+			goto out;
 		tr_set(th, TF_STARTED);
 		tr_clear(th, TF_DR7_CLEAR); /* it ran before us: anything may be set */
 		(*seized)++;
 	}
-	return 0;
+	rc = 0;
+out:
+	free(tids.v);
+	return rc;
 }
 
 /* Hold a thread just seized.  Whatever it reports instead of the stop (an
@@ -674,46 +702,53 @@ static int attach_process(struct tracer *t, pid_t pid, char *err, size_t len)
 }
 
 /* The processes whose parent is pid, ascending. */
-static int list_children(pid_t pid, pid_t *kids, int max)
+static int list_children(pid_t pid, struct pid_list *out)
 {
 	struct dirent *de;
 	DIR *d = opendir("/proc");
-	int n = 0;
+	int rc = 0;
 
+	out->n = 0;
 	if (!d)
 		return 0;
-	while ((de = readdir(d)) && n < max) {
+	while (rc == 0 && (de = readdir(d))) {
 		pid_t kid = (pid_t)atoi(de->d_name);
 
 		/* /proc lists processes (thread-group leaders) only. */
 		if (kid > 0 && kid != pid && status_field(kid, "PPid") == pid)
-			kids[n++] = kid;
+			rc = pid_list_add(out, kid);
 	}
 	closedir(d);
-	qsort(kids, (size_t)n, sizeof(*kids), cmp_tid);
-	return n;
+	qsort(out->v, (size_t)out->n, sizeof(*out->v), cmp_tid);
+	return rc;
 }
 
 /*
  * A server's workers are children of the pid the user gives (Apache's
  * prefork, a pre-forked pool): they are attached too, depth first, as
- * processes p2, p3...  One that cannot be traced (another tracer has it,
- * or it exited meanwhile) is left alone: the parent is what was asked
- * for.  One forked after the parent was seized is already ours, through
- * PTRACE_O_TRACEFORK, and is skipped here.
+ * processes p2, p3..., however many and however deep.  One that cannot be
+ * traced (another tracer has it, or it exited meanwhile) is left alone:
+ * the parent is what was asked for.  One forked after the parent was
+ * seized is already ours, through PTRACE_O_TRACEFORK, and is skipped here.
+ * -1 only out of memory, with err set: a worker left untraced would run
+ * through every schedule.
  */
-static void attach_children(struct tracer *t, pid_t parent, int depth)
+static int attach_children(struct tracer *t, pid_t parent, char *err, size_t len)
 {
-	pid_t kids[256];
-	char err[256];
-	int i, n = list_children(parent, kids, 256);
+	struct pid_list kids = {0};
+	char why[256];
+	int i, rc = list_children(parent, &kids);
 
-	for (i = 0; i < n && depth < 8; i++) {
-		if (tracer_thread_by_tid(t, kids[i]))
+	for (i = 0; rc == 0 && i < kids.n; i++) {
+		if (tracer_thread_by_tid(t, kids.v[i]))
 			continue;
-		if (attach_process(t, kids[i], err, sizeof(err)) == 0)
-			attach_children(t, kids[i], depth + 1);
+		if (attach_process(t, kids.v[i], why, sizeof(why)) == 0)
+			rc = attach_children(t, kids.v[i], err, len);
 	}
+	free(kids.v);
+	if (rc < 0 && !err[0])
+		snprintf(err, len, "cannot list the children of pid %d: out of memory", parent);
+	return rc;
 }
 
 /* Is every task of pid a zombie (the process has ended, unreaped)? */
@@ -815,8 +850,9 @@ int tracer_attach(struct tracer *t, pid_t pid, char *err, size_t len)
 	if (attach_process(t, pid, err, len) < 0)
 		return -1;
 	note_job_stop(t, pid, state);
-	if (!t->opt.no_children)
-		attach_children(t, pid, 0);
+	err[0] = '\0';
+	if (!t->opt.no_children && attach_children(t, pid, err, len) < 0)
+		return -1;
 	return 0;
 }
 
