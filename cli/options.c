@@ -104,6 +104,13 @@ static int set_time(struct cli_args *a, const char *v)
 	return 0;
 }
 
+static int set_minimize_time(struct cli_args *a, const char *v)
+{
+	if (lang_parse_duration(v, strlen(v), "s", &a->eo.minimize_ms, NULL, 0) < 0)
+		return bad_value(a, "minimize-time", v, NULL);
+	return 0;
+}
+
 static int set_seed(struct cli_args *a, const char *v)
 {
 	char *end;
@@ -283,6 +290,10 @@ static const struct cli_option table[] = {
     {"minimize", 0, "R", CLI_EXPLORE | CLI_TEST,
      "cut each bug schedule down while it reproduces in R of R replays\n(default 10)",
      CHECK(set_minimize)},
+    {"minimize-time", 0, "DURATION", CLI_EXPLORE | CLI_TEST,
+     "minimise each bug for at most this long (default 2m, 0: no limit);\n"
+     "the steps dropped by then stay dropped",
+     CHECK(set_minimize_time)},
     {"no-minimize", 0, NULL, CLI_EXPLORE | CLI_TEST, "keep each bug schedule as found",
      CHECK(set_no_minimize)},
     {"no-snapshot", 0, NULL, CLI_EXPLORE | CLI_TEST,
@@ -530,6 +541,7 @@ static void defaults(struct cli_args *a, const struct cli_command_info *c)
 	a->eo.out_dir = "cctrace-bugs";
 	a->eo.seed = 1;
 	a->eo.minimize_replays = 10;
+	a->eo.minimize_ms = 2 * 60 * 1000;
 }
 
 /* The row of name (long) or short_name for cmd; *known says whether any

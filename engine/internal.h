@@ -291,6 +291,8 @@ bool futex_op_waits(uint64_t op);
 bool futex_op_wakes(uint64_t op); /* wakes waiters on its first word */
 /* th, held in a futex wait or at its entry, returns 0 from it when it runs. */
 void futex_wait_returns_woken(struct tr_thread *th);
+/* ...or returns ETIMEDOUT, as a timed wait whose time ran out */
+void futex_wait_times_out(struct tr_thread *th);
 /* Stopped by an interrupt inside a system call it would restart. */
 bool interrupted_in_syscall(struct tr_thread *th);
 /* th was just stopped asleep in a system call (the order wakes go in). */

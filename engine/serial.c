@@ -25,7 +25,9 @@
  *     sleep and detect that), nor when it sleeps in a futex whose word has
  *     not changed since (blocked.c's two-sample test finds the sleep; the
  *     thread is then stopped and its futex word watched).  No enabled
- *     thread while some are left is a deadlock: a bug, with every stack.
+ *     thread while some are left is a deadlock: a bug, with every stack;
+ *     unless some sleep in a futex wait with a timeout, which then times
+ *     out (timeouts_due).
  *   - Liveness: at most max_steps steps a run ("livelock candidate", an
  *     infeasible run, when exceeded); a thread that calls sched_yield,
  *     nanosleep, usleep or pause, or stops at the same point several times
@@ -125,6 +127,8 @@ struct sthread {
 	uint32_t value;	     /* ...and the value it sleeps on */
 	bool in_futex;	     /* else blocked in another call: ready once another runs */
 	bool woken;	     /* in_futex, and a futex wake on its word came: its wait returns 0 */
+	bool timed;	     /* in_futex, with a timeout: it ends by itself (timeouts_due) */
+	bool timing_out;     /* timed, and chosen to time out: its wait returns ETIMEDOUT */
 	long sleep_nr;	     /* that call's number... */
 	uint64_t sleep_fd;   /* ...and its first argument (a read's fd, wait4's pid) */
 	uint64_t sleep_arg1; /* ...and its second (waitid's id) */
@@ -1144,6 +1148,15 @@ static void wake_returns(struct sthread *st)
 	st->woken = false;
 }
 
+/* st was chosen to time out in its timed futex wait (timeouts_due): the
+ * call returns ETIMEDOUT, as it would when its time was up. */
+static void time_out(struct sthread *st)
+{
+	futex_wait_times_out(st->th);
+	st->timing_out = false;
+	st->state = SS_READY;
+}
+
 /*
  * The running thread is about to make a system call (its step resumed it
  * with tracer_resume_syscalls).  A futex wait on a word that holds the
@@ -1308,6 +1321,7 @@ static void note_blocked(struct serial *s, struct sthread *st, bool libc_wait)
 	st->state = SS_BLOCKED;
 	st->blocked_at = s->progress;
 	st->in_futex = nr == TR_SYS_futex && futex_op_waits(args[1]);
+	st->timed = st->in_futex && tracer_regs(st->th)->r10 != 0;
 	st->woken = false;
 	st->futex = args[0];
 	st->value = (uint32_t)args[2];
@@ -1412,6 +1426,8 @@ static enum flow run_step(struct serial *s, int i)
 	s->threads[i].entry_return_known = false; /* it moves */
 	if (s->threads[i].woken)
 		wake_returns(&s->threads[i]);
+	else if (s->threads[i].timing_out)
+		time_out(&s->threads[i]);
 	if (watches_syscalls(s, &s->threads[i]))
 		tracer_resume_syscalls(s->threads[i].th); /* a futex wait is seen at once */
 	else
@@ -1548,6 +1564,43 @@ static int collect_options(struct serial *s)
 	for (i = 0; i < n; i++)
 		s->ids[i] = s->options[i];
 	return n;
+}
+
+/*
+ * No thread is enabled, and some sleep in a futex wait with a timeout
+ * (pthread_cond_timedwait, sem_timedwait, a timed lock): their time runs
+ * out, so this is no deadlock.  They are the options, and the one chosen
+ * times out (time_out).  A timeout is an option only when nothing else can
+ * run, as no timeout is shorter than the steps of a serialized run: a
+ * waiter that another thread wakes is woken, and pbzip2's consumers, who
+ * wait a second at a time for work until main says it is all done, made a
+ * false deadlock of main's pthread_cond_destroy before.
+ */
+static int timeouts_due(struct serial *s)
+{
+	int i, n = 0;
+
+	for (i = 0; i < s->nthreads; i++) {
+		struct sthread *st = &s->threads[i];
+
+		if (st->state != SS_BLOCKED || !st->in_futex || !st->timed || st->woken ||
+		    tracer_thread_exited(st->th) || !tracer_thread_held(st->th))
+			continue;
+		st->timing_out = true;
+		s->options[n] = s->ids[n] = i;
+		n++;
+	}
+	return n;
+}
+
+/* Only the thread chosen times out. */
+static void timeouts_not_chosen(struct serial *s, int chosen)
+{
+	int i;
+
+	for (i = 0; i < s->nthreads; i++)
+		if (i != chosen)
+			s->threads[i].timing_out = false;
 }
 
 static int grow_options(struct serial *s)
@@ -1711,6 +1764,9 @@ static int pick(struct serial *s)
 				return -1;
 			continue;
 		}
+		n = timeouts_due(s);
+		if (n > 0)
+			break;
 		report_serial_deadlock(s);
 		return -1;
 	}
@@ -1777,6 +1833,7 @@ static enum flow serial_search(struct run *r, struct engine_serial *cfg)
 		goto out;
 	while (!r->finished) {
 		i = pick(&s);
+		timeouts_not_chosen(&s, i);
 		if (i < 0)
 			break;
 		if (++s.steps > max_steps) {

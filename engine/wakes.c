@@ -37,6 +37,7 @@
 #include "tracer/abi.h"
 
 #include <assert.h>
+#include <errno.h>
 #include <string.h>
 
 bool futex_op_waits(uint64_t op)
@@ -65,6 +66,15 @@ void futex_wait_returns_woken(struct tr_thread *th)
 
 	regs.orig_rax = (unsigned long long)-1; /* not made, nor restarted */
 	regs.rax = 0;
+	tracer_set_regs(th, &regs);
+}
+
+void futex_wait_times_out(struct tr_thread *th)
+{
+	struct user_regs_struct regs = *tracer_regs(th);
+
+	regs.orig_rax = (unsigned long long)-1;
+	regs.rax = (unsigned long long)-ETIMEDOUT;
 	tracer_set_regs(th, &regs);
 }
 
@@ -199,10 +209,30 @@ bool wakes_wait_ends(struct run *r, struct tr_thread *th)
 	return word != (uint32_t)regs->rdx;
 }
 
+/*
+ * A serialized replay runs th, held asleep in a futex wait with a timeout
+ * that no wake reached and whose word is unchanged: the search made this
+ * step only when no thread could run but by a timeout (serial.c's
+ * timeouts_due), and its wait returned ETIMEDOUT then.  It does so now,
+ * rather than sleeping out the rest of its time (a second at a time in
+ * pbzip2) with every other thread held.
+ */
+static bool times_out_now(struct run *r, struct tr_thread *th)
+{
+	const struct user_regs_struct *regs = tracer_regs(th);
+
+	return r->serial && !searching_serially(r) && !run_thread(r, th)->woken &&
+	       tracer_thread_held(th) && regs->orig_rax == TR_SYS_futex &&
+	       futex_op_waits(regs->rsi) && regs->r10 != 0 && !wakes_wait_ends(r, th) &&
+	       (interrupted_in_syscall(th) || (long)regs->rax == -ENOSYS);
+}
+
 void wakes_before_resume(struct run *r, struct tr_thread *th)
 {
 	struct thread_ctx *tc = run_thread(r, th);
 
+	if (times_out_now(r, th))
+		futex_wait_times_out(th);
 	tc->watching_wakes = false;
 	tc->woken = false; /* its call returns at once: see wake_held */
 }

@@ -606,13 +606,23 @@ static void minimize_bug(struct progress *shown, const struct explore_options *e
 			 char *const argv[], const struct engine_options *opt, long n)
 {
 	char path[4096];
-	int removed = 0;
+	struct minimize_limits lim = {eo->minimize_replays, eo->minimize_ms};
+	struct minimize_result res;
 
 	snprintf(path, sizeof(path), "%s/bug-%ld.sched", eo->out_dir, n);
-	if (search_minimize(path, argv, opt, eo->minimize_replays, &removed) == 0 && eo->progress) {
+	if (search_minimize(path, argv, opt, &lim, &res) < 0)
+		return;
+	if (res.cut_short) { /* said even with -q: the schedule is longer than it could be */
+		clear_live_line(shown);
+		fprintf(stderr,
+			"cctrace %s: bug-%ld.sched minimised for %s: %d steps dropped, %d lines "
+			"left, not every line tried (--minimize-time)\n",
+			command_of(eo), n, engine_stop_signal() ? "until interrupted" : "its time",
+			res.removed, res.lines);
+	} else if (eo->progress) {
 		clear_live_line(shown);
 		fprintf(stderr, "cctrace %s: bug-%ld.sched minimised: %d steps dropped\n",
-			command_of(eo), n, removed);
+			command_of(eo), n, res.removed);
 	}
 }
 

@@ -29,6 +29,17 @@
 
 #define DRAIN_MS 10000 /* the engine's default wait timeout */
 
+/* What every trial replays with, and until when trials may run. */
+struct trials {
+	const char *path; /* the trial schedule */
+	char *const *argv;
+	const struct engine_options *opt;
+	int replays;
+	char want[512];	     /* the bug's signature, from the first replay */
+	int64_t deadline_ms; /* 0: none */
+	bool cut_short;	     /* a trial was refused: the deadline passed, or Ctrl-C */
+};
+
 struct lines {
 	char **v;
 	int n;
@@ -237,9 +248,19 @@ static void signature(const char *report, char *sig, size_t len)
 
 /* Does the schedule at path give the bug `want` (a signature) in each of
  * `replays` runs?  With want empty, it is set from the first run. */
-static bool reproduces(const char *path, char *const argv[], const struct engine_options *opt,
-		       int replays, char *want, size_t wantlen)
+/* No replay starts after the deadline or Ctrl-C: a trial cut short does
+ * not reproduce, and what was dropped before it stays dropped, as each
+ * drop reproduced in every replay. */
+static bool out_of_time(struct trials *t)
 {
+	if ((t->deadline_ms && engine_now_ms() >= t->deadline_ms) || engine_stop_signal())
+		t->cut_short = true;
+	return t->cut_short;
+}
+
+static bool reproduces_as(struct trials *t, const char *path, int replays)
+{
+	const struct engine_options *opt = t->opt;
 	struct engine_options quiet = *opt;
 	char err[4096], sig[512];
 	bool all = true;
@@ -252,38 +273,47 @@ static bool reproduces(const char *path, char *const argv[], const struct engine
 	if (!quiet.drain_ms)	    /* a dropped step may leave it deadlocked for real */
 		quiet.drain_ms = opt->timeout_ms > 0 ? opt->timeout_ms : DRAIN_MS;
 	for (i = 0; i < replays && all; i++) {
-		struct policy *pol = engine_load(path, argv[0], 0, err, sizeof(err));
+		struct policy *pol;
 		char *buf = NULL;
 		size_t len = 0;
+
+		if (out_of_time(t))
+			return false;
+		pol = engine_load(path, t->argv[0], 0, err, sizeof(err));
 
 		/* A shorter schedule lets threads go earlier, where they may
 		 * race: it must give the bug however the end plays out. */
 		quiet.end_order = i % 3 == 0 ? opt->end_order : i % 3 == 1 ? 1 : -1;
 		quiet.report = open_memstream(&buf, &len);
-		all = pol && quiet.report && engine_run_program(pol, argv, &quiet) == OUTCOME_BUG;
+		all =
+		    pol && quiet.report && engine_run_program(pol, t->argv, &quiet) == OUTCOME_BUG;
 		if (quiet.report)
 			fclose(quiet.report);
 		signature(buf, sig, sizeof(sig));
-		if (!want[0])
-			snprintf(want, wantlen, "%s", sig);
-		all = all && strcmp(sig, want) == 0;
+		if (!t->want[0])
+			snprintf(t->want, sizeof(t->want), "%s", sig);
+		all = all && strcmp(sig, t->want) == 0;
 		free(buf);
 		engine_free(pol);
 	}
 	return all;
 }
 
+/* Does the trial schedule still give the bug, R of R times? */
+static bool reproduces(struct trials *t)
+{
+	return reproduces_as(t, t->path, t->replays);
+}
+
 /* Does dropping the chunk-droppable lines of [lo, hi) keep the bug?  Then
  * they are gone; how many. */
-static int drop_chunk(struct lines *l, int lo, int hi, const char *trial, char *const argv[],
-		      const struct engine_options *opt, int replays, char *want, size_t wantlen)
+static int drop_chunk(struct lines *l, int lo, int hi, struct trials *t)
 {
 	int i, n = 0;
 
 	for (i = lo; i < hi; i++)
 		n += l->v[i] && chunk_droppable(l, i);
-	if (n < 2 || write_lines_but(trial, l, lo, hi, chunk_droppable) < 0 ||
-	    !reproduces(trial, argv, opt, replays, want, wantlen))
+	if (n < 2 || write_lines_but(t->path, l, lo, hi, chunk_droppable) < 0 || !reproduces(t))
 		return 0;
 	for (i = lo; i < hi; i++)
 		if (l->v[i] && chunk_droppable(l, i)) {
@@ -297,15 +327,13 @@ static int drop_chunk(struct lines *l, int lo, int hi, const char *trial, char *
  * dropped at once, last first.  A bug that needs few steps (fsbench's
  * shows in every schedule) loses most of them in a few trials instead of
  * one trial a line. */
-static int drop_chunks(struct lines *l, const char *trial, char *const argv[],
-		       const struct engine_options *opt, int replays, char *want, size_t wantlen)
+static int drop_chunks(struct lines *l, struct trials *t)
 {
 	int size, hi, removed = 0;
 
 	for (size = l->n / 2; size >= 4; size /= 2)
 		for (hi = l->n; hi > 0; hi -= size)
-			removed += drop_chunk(l, hi - size > 0 ? hi - size : 0, hi, trial, argv,
-					      opt, replays, want, wantlen);
+			removed += drop_chunk(l, hi - size > 0 ? hi - size : 0, hi, t);
 	return removed;
 }
 
@@ -345,8 +373,7 @@ static int first_use(const struct lines *l, int i, const char *var, size_t len)
 /* Each binding moved down to just before the first line that uses its
  * variable, where the replays allow: the steps it separated can then
  * merge into one `repeat` (wronglock_bad: main's creations). */
-static void sink_bindings(struct lines *l, const char *trial, char *const argv[],
-			  const struct engine_options *opt, int replays, char *want, size_t wantlen)
+static void sink_bindings(struct lines *l, struct trials *t)
 {
 	const char *name, *eq;
 	int i, j, k, steps;
@@ -360,47 +387,54 @@ static void sink_bindings(struct lines *l, const char *trial, char *const argv[]
 		if (steps == 0)
 			continue;
 		move_line(l, i, j, false);
-		if (write_lines(trial, l, -1) < 0 ||
-		    !reproduces(trial, argv, opt, replays, want, wantlen))
+		if (write_lines(t->path, l, -1) < 0 || !reproduces(t))
 			move_line(l, i, j, true);
 	}
 }
 
 int search_minimize(const char *path, char *const argv[], const struct engine_options *opt,
-		    int replays, int *removed)
+		    const struct minimize_limits *lim, struct minimize_result *res)
 {
 	struct lines l = {0};
-	char trial[4096], full[4096], want[512] = "";
+	char trial[4096], full[4096];
+	struct trials t = {.path = trial,
+			   .argv = argv,
+			   .opt = opt,
+			   .replays = lim->replays,
+			   .deadline_ms = lim->ms > 0 ? engine_now_ms() + lim->ms : 0};
 	bool progress = true;
 	int i;
 
-	*removed = 0;
+	*res = (struct minimize_result){0};
 	if (read_lines(path, &l) < 0)
 		return -1;
 	snprintf(full, sizeof(full), "%.*s.full.sched", (int)(strlen(path) - 6), path);
 	write_lines(full, &l, -1);
 	snprintf(trial, sizeof(trial), "%s.trial", path);
-	if (!reproduces(path, argv, opt, 1, want, sizeof(want)))
+	if (!reproduces_as(&t, path, 1))
 		progress = false; /* not reproducible as found: leave it alone */
 	else
-		*removed += drop_chunks(&l, trial, argv, opt, replays, want, sizeof(want));
-	while (progress) {
+		res->removed += drop_chunks(&l, &t);
+	while (progress && !t.cut_short) {
 		progress = false;
 		for (i = l.n - 1; i >= 0; i--) {
 			if (!l.v[i] || !droppable(&l, i) || write_lines(trial, &l, i) < 0)
 				continue;
-			if (!reproduces(trial, argv, opt, replays, want, sizeof(want)))
+			if (!reproduces(&t))
 				continue;
 			free(l.v[i]);
 			l.v[i] = NULL;
-			(*removed)++;
+			res->removed++;
 			progress = true;
 		}
 	}
-	if (*removed > 0)
-		sink_bindings(&l, trial, argv, opt, replays, want, sizeof(want));
+	if (res->removed > 0)
+		sink_bindings(&l, &t);
 	remove(trial);
 	merge_repeats(&l);
+	res->cut_short = t.cut_short;
+	for (i = 0; i < l.n; i++)
+		res->lines += l.v[i] != NULL;
 	i = write_lines(path, &l, -1);
 	free_lines(&l);
 	return i;

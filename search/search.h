@@ -182,6 +182,7 @@ struct explore_options {
 	FILE *json;	      /* a final summary as JSON, or NULL */
 	FILE *schedules;      /* one line per run: its choices, or NULL */
 	int minimize_replays; /* > 0: minimise each bug, keeping it R of R */
+	int64_t minimize_ms;  /* ...for at most this long each (0: no limit) */
 	long run_offset;      /* a portfolio's round: the runs of the rounds before it */
 	bool verbose;	      /* print the trace and report of every run that is not completed */
 	/* the JSON trace of every run (docs/json.md): a header, the events
@@ -270,9 +271,19 @@ int search_test(char *const argv[], const struct engine_options *opt,
 
 /* Drop steps from the schedule file at path while it still reproduces a
  * bug in replays of replays; the original stays as PATH-without-.sched
- * plus .full.sched.  *removed counts the dropped lines. */
+ * plus .full.sched.  No trial starts after ms (0: no limit) or Ctrl-C: the
+ * steps dropped by then stay dropped, as each drop reproduced. */
+struct minimize_limits {
+	int replays;
+	int64_t ms;
+};
+struct minimize_result {
+	int removed;	/* lines dropped */
+	int lines;	/* lines left */
+	bool cut_short; /* the time ran out (or Ctrl-C) before every line was tried */
+};
 int search_minimize(const char *path, char *const argv[], const struct engine_options *opt,
-		    int replays, int *removed);
+		    const struct minimize_limits *lim, struct minimize_result *res);
 
 /*
  * --- typestate mode, 2ndStrike's method (Gao et al.,

@@ -298,6 +298,64 @@ Test(serial, a_race_in_a_statically_linked_program)
 	h_remove_tree(dir);
 }
 
+/* A consumer waits for work a minute at a time (pthread_cond_timedwait),
+ * and main says it is all done without a signal (tests/fixtures/sertimed,
+ * the shape of pbzip2's consumers).  Its wait ends by its timeout: no run
+ * is a deadlock.  Before, run 1 reported "every thread is blocked", and on
+ * pbzip2 0.9.4 every search did so with main in pthread_cond_destroy. */
+Test(serial, a_timed_wait_times_out_instead_of_a_false_deadlock)
+{
+	expect_no_bug("tests/fixtures/sertimed", 30);
+}
+
+/* ...and a bug found after a timeout (sertimed --bug: work handed over
+ * without a signal waits for the consumer's timeout) replays, its wait
+ * timing out at once as in the search, not after its minute. */
+Test(serial, a_bug_after_a_timeout_replays_with_the_timeout_at_once)
+{
+	char *dir = h_temp_dir(), *sched = h_fmt("%s/bug-1.sched", dir);
+	struct h_result r = H_RUN(h_cctrace(), "test", "-q", "--seed", "1", "--runs", "30", "--out",
+				  dir, "--", "tests/fixtures/sertimed", "--bug");
+	int i;
+
+	cr_assert_eq(r.code, 1, "no bug (exit %d):\n%s", r.code, r.err);
+	h_result_free(&r);
+	for (i = 0; i < REPLAYS; i++) {
+		r = H_RUN(h_cctrace(), "run", "--expect", "bug", "--fail-on-exit", sched, "--",
+			  "tests/fixtures/sertimed", "--bug");
+		cr_expect_eq(r.code, 0, "replay %d: exit %d\n%s", i + 1, r.code, r.err);
+		cr_expect(strstr(r.out, "BUG: work waited for a timeout (no signal), 0 s"),
+			  "replay %d:\n%s", i + 1, r.out);
+		h_result_free(&r);
+	}
+	h_remove_tree(dir);
+}
+
+/* Minimisation has a time limit (--minimize-time): past it no replay
+ * starts, cctrace says so even with -q, and the schedule keeps the steps
+ * it could not try, and still replays.  Within the default limit,
+ * sercounter's is minimised to the end, and nothing is said. */
+Test(serial, minimising_stops_at_its_time_limit)
+{
+	char *dir = h_temp_dir(), *sched = h_fmt("%s/bug-1.sched", dir);
+	struct h_result r =
+	    H_RUN(h_cctrace(), "test", "-q", "--seed", "1", "--runs", "30", "--minimize-time",
+		  "1ms", "--out", dir, "--", "tests/fixtures/sercounter");
+
+	cr_assert_eq(r.code, 1, "no bug (exit %d):\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, "bug-1.sched minimised for its time: ") &&
+		      strstr(r.err, "not every line tried (--minimize-time)"),
+		  "%s", r.err);
+	expect_replays(sched, "tests/fixtures/sercounter");
+	h_result_free(&r);
+	r = H_RUN(h_cctrace(), "test", "-q", "--seed", "1", "--runs", "30", "--out", dir, "--clean",
+		  "--", "tests/fixtures/sercounter");
+	cr_assert_eq(r.code, 1, "no bug (exit %d):\n%s", r.code, r.err);
+	cr_expect(!strstr(r.err, "minimised for its time"), "%s", r.err);
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
+
 /* Five threads created in a loop: the thread table grows while a step
  * runs (this crashed cctrace on wronglock_bad: a use after free). */
 Test(serial, threads_created_in_a_loop)
