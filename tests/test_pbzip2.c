@@ -5,7 +5,8 @@
  * test.tar: `cctrace typestate --model lock,memory` manifests the bug and
  * its bug-1.sched replays 10 of 10 times.  The same command without
  * cctrace is run a few times as a stress baseline, printed, never
- * asserted (docs/typestate.md has the measurements).  A suite of its own
+ * asserted (docs/typestate.md has the measurements).  `cctrace test`, with
+ * no schedule and no model, finds the same bug.  A suite of its own
  * (tests/test_typestate.c has the samples): one suite per binary.
  */
 #include "harness.h"
@@ -85,6 +86,37 @@ Test(pbzip2, typestate_manifests_the_lock_bug)
 	cr_assert(strstr(r.err, "first bug manifested"), "%s", r.err);
 	ok = h_bug_replays(h_run_line(h_fmt("%s/bug-1.sched", out)), 10);
 	cr_assert_eq(ok, 10, "bug-1.sched replayed %d of 10 times", ok);
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
+
+/* The same bug found with no schedule and no model: `cctrace test`
+ * serializes pbzip2's threads and a pct round finds a consumer's
+ * pthread_mutex_lock on the queue main has freed (SEGV), and the schedule
+ * it writes replays 10 of 10 times.  The consumers wait for work a second
+ * at a time (pthread_cond_timedwait) and main ends them without a signal:
+ * before timed waits could time out in a serialized run, every run was a
+ * false deadlock, main's pthread_cond_destroy waiting for them. */
+Test(pbzip2, test_finds_the_lock_bug_without_a_schedule)
+{
+	char *dir = h_temp_dir(), *out = h_fmt("%s/out", dir), *prog = h_fmt("%s/pbzip2", dir);
+	char *tar = h_fmt("%s/test.tar", dir), *txt;
+	const char *const argv[] = {
+	    h_cctrace(), "test", "-q", "--no-minimize", "--time", "120s", "--out", out, "--", prog,
+	    "-k",	 "-f",	 "-q", "-p2",		"-1",	  "-b1",  tar,	   NULL};
+	struct h_result r;
+	int ok;
+
+	build_pbzip2(dir);
+	r = h_run(argv, 300);
+	cr_assert_eq(r.code, 1, "no bug (exit %d):\n%s", r.code, r.err);
+	txt = h_read_file(h_fmt("%s/bug-1.txt", out), NULL);
+	cr_assert_not_null(txt);
+	cr_assert(strstr(txt, "received SEGV") && strstr(txt, "_Z8consumerPv"), "%s", txt);
+	cr_assert(!strstr(txt, "deadlock"), "%s", txt);
+	ok = h_bug_replays(h_run_line(h_fmt("%s/bug-1.sched", out)), 10);
+	cr_assert_eq(ok, 10, "bug-1.sched replayed %d of 10 times", ok);
+	h_free(txt);
 	h_result_free(&r);
 	h_remove_tree(dir);
 }
