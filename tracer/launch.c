@@ -555,7 +555,8 @@ static int list_tasks(pid_t pid, struct pid_list *out)
 			rc = pid_list_add(out, tid);
 	}
 	closedir(d);
-	qsort(out->v, (size_t)out->n, sizeof(*out->v), cmp_tid);
+	if (out->n > 1)
+		qsort(out->v, (size_t)out->n, sizeof(*out->v), cmp_tid);
 	return rc;
 }
 
@@ -719,7 +720,8 @@ static int list_children(pid_t pid, struct pid_list *out)
 			rc = pid_list_add(out, kid);
 	}
 	closedir(d);
-	qsort(out->v, (size_t)out->n, sizeof(*out->v), cmp_tid);
+	if (out->n > 1)
+		qsort(out->v, (size_t)out->n, sizeof(*out->v), cmp_tid);
 	return rc;
 }
 
