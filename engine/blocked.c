@@ -241,6 +241,20 @@ static int release_awaited_exits(struct run *r, struct tr_thread **waiters, int 
 	return released;
 }
 
+bool syscall_sleeps_for_time(long nr)
+{
+	return nr == TR_SYS_nanosleep || nr == TR_SYS_clock_nanosleep;
+}
+
+/* A wait for a client or a timer is not blocked by a held thread; but
+ * the steps of a serialized search end in a wait for input (serial.c),
+ * and its replay's `until blocked` ends there too. */
+static bool waits_for_outside(const struct run *r, const struct tr_kernel_sample *now)
+{
+	return now->awaits_outside &&
+	       !(r->outside_blocks && !syscall_sleeps_for_time(now->syscall));
+}
+
 /* Is th asleep now, and was it asleep with the same switch count before? */
 static bool still_asleep(struct run *r, struct tr_thread *th)
 {
@@ -248,8 +262,7 @@ static bool still_asleep(struct run *r, struct tr_thread *th)
 	struct tr_kernel_sample now;
 	bool same;
 
-	/* A wait for a client or a timer is not blocked by a held thread. */
-	if (tracer_kernel_sample(th, &now) < 0 || !now.asleep || now.awaits_outside) {
+	if (tracer_kernel_sample(th, &now) < 0 || !now.asleep || waits_for_outside(r, &now)) {
 		tc->sampled = false;
 		return false;
 	}

@@ -162,10 +162,14 @@ struct run {
 	int nlocals;
 	struct tr_thread *last_run; /* the thread the last run/step moved (cb) */
 	bool serial;		    /* `serial` ran: threads never bound stay held at their start */
-	bool no_drain;		    /* deadlock, driver ended: do not wait for the end */
-	bool has_driver;	    /* explore --driver: its exit ends the run */
-	bool deferred_trace;	    /* keep raw events; name them only on demand */
-	int64_t symbols_us;	    /* time spent opening symbol tables */
+	/* the current wait's `blocked` takes in a wait for input from
+	 * outside (a serialized replay's `until blocked`: the search held
+	 * such a thread as blocked, serial.c's outside) */
+	bool outside_blocks;
+	bool no_drain;			   /* deadlock, driver ended: do not wait for the end */
+	bool has_driver;		   /* explore --driver: its exit ends the run */
+	bool deferred_trace;		   /* keep raw events; name them only on demand */
+	int64_t symbols_us;		   /* time spent opening symbol tables */
 	struct symbol_cache *symbol_cache; /* explore: tables kept across runs */
 	/* the template p1 was forked from (snapshot.c), NULL: launched afresh */
 	struct engine_snapshot *snapshot;
@@ -271,6 +275,8 @@ void fine_forget_process(struct run *r, struct tr_process *p);
 /* blocked.c */
 int64_t blocked_poll_deadline(struct run *r, bool has_targets, int64_t deadline);
 bool blocked_targets(struct run *r, struct tr_thread **targets, int n);
+/* nanosleep, clock_nanosleep: a sleep that ends by itself, not a wait */
+bool syscall_sleeps_for_time(long nr);
 enum flow blocked_end(struct run *r, const struct stmt *s, struct tr_thread **targets, int n,
 		      bool *again);
 void blocked_forget(struct run *r, struct tr_thread *except);

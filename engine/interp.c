@@ -533,6 +533,16 @@ static enum loop_verdict wait_deadline(struct run *r, struct loop_request *req)
 	return LOOP_AGAIN;
 }
 
+/* Does pred end at `blocked` (alone, or in an ||)? */
+static bool takes_blocked(const struct expr *pred)
+{
+	if (!pred)
+		return false;
+	if (pred->kind == E_BINARY && pred->op == T_OROR)
+		return takes_blocked(pred->lhs) || takes_blocked(pred->rhs);
+	return pred->kind == E_EVENT && pred->atom == atoms_find("blocked");
+}
+
 /* Mark the threads that may satisfy the wait, and arm its points. */
 static int prepare_wait(struct run *r, struct wait_state *ws)
 {
@@ -548,6 +558,7 @@ static int prepare_wait(struct run *r, struct wait_state *ws)
 		run_thread(r, ws->targets[i])->candidate = true;
 	r->targets = ws->targets;
 	r->ntargets = ws->ntargets;
+	r->outside_blocks = r->serial && takes_blocked(ws->s->pred);
 	fine_plan(r, ws->s->pred);
 	return points_arm(r, ws->s->pred);
 }

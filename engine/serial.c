@@ -56,6 +56,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #define SPIN_REPEATS	  3   /* stops at one point in a row that count as a spin */
@@ -123,12 +124,16 @@ enum sstate { SS_READY, SS_BLOCKED };
 struct sthread {
 	struct tr_thread *th;
 	enum sstate state;
-	uint64_t futex;	     /* SS_BLOCKED in a futex wait: its word... */
-	uint32_t value;	     /* ...and the value it sleeps on */
-	bool in_futex;	     /* else blocked in another call: ready once another runs */
-	bool woken;	     /* in_futex, and a futex wake on its word came: its wait returns 0 */
-	bool timed;	     /* in_futex, with a timeout: it ends by itself (timeouts_due) */
-	bool timing_out;     /* timed, and chosen to time out: its wait returns ETIMEDOUT */
+	uint64_t futex;	 /* SS_BLOCKED in a futex wait: its word... */
+	uint32_t value;	 /* ...and the value it sleeps on */
+	bool in_futex;	 /* else blocked in another call: ready once another runs */
+	bool woken;	 /* in_futex, and a futex wake on its word came: its wait returns 0 */
+	bool timed;	 /* in_futex, with a timeout: it ends by itself (timeouts_due) */
+	bool timing_out; /* timed, and chosen to time out: its wait returns ETIMEDOUT */
+	/* SS_BLOCKED waiting for input from outside the program (a socket,
+	 * epoll, poll, accept): ready when its input is there (fd_readable),
+	 * or when nothing else can run (outside_due) */
+	bool outside;
 	long sleep_nr;	     /* that call's number... */
 	uint64_t sleep_fd;   /* ...and its first argument (a read's fd, wait4's pid) */
 	uint64_t sleep_arg1; /* ...and its second (waitid's id) */
@@ -208,7 +213,8 @@ struct serial {
 	enum { STOP_NONE, STOP_POINT, STOP_BLOCKED, STOP_EXIT, STOP_GONE } stop;
 	uint64_t stop_pc;
 	bool interrupting;
-	bool probing; /* the interrupt is for a step that runs too long */
+	bool probing;	 /* the interrupt is for a step that runs too long */
+	bool outside_ok; /* the step may wait for the outside: no other thread could run */
 	int64_t step_t0;
 	bool sampled;
 	struct tr_kernel_sample sample;
@@ -813,17 +819,29 @@ static bool futex_sleeps(struct serial *s, struct sthread *st)
 	return word == st->value;
 }
 
-/* A read of a pipe (or a file) by st: would it return now?  The fd is
- * opened anew through /proc, non-blocking, and polled; -1: cannot tell. */
-static int read_would_return(struct sthread *st)
+/*
+ * Would a wait for input on descriptor fd of process pid return now?  The
+ * descriptor is taken into cctrace (pidfd_getfd: a socket, an epoll
+ * instance, a pipe; ptrace's permission is enough) or, on a kernel
+ * without it, opened anew through /proc (a pipe or a file), and polled
+ * without waiting: 1 yes, 0 no, -1 cannot tell.  An epoll instance polls
+ * readable when one of its events is ready, a listening socket when a
+ * connection waits to be accepted.
+ */
+static int fd_readable(pid_t pid, uint64_t fd)
 {
 	char path[64];
-	struct pollfd pfd = {.events = POLLIN};
-	int rc;
+	struct pollfd pfd = {.fd = -1, .events = POLLIN};
+	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0), rc;
 
-	snprintf(path, sizeof(path), "/proc/%d/fd/%" PRIu64,
-		 (int)tracer_process_pid(tracer_thread_process(st->th)), st->sleep_fd);
-	pfd.fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (pidfd >= 0) {
+		pfd.fd = (int)syscall(SYS_pidfd_getfd, pidfd, (int)fd, 0);
+		close(pidfd);
+	}
+	if (pfd.fd < 0) {
+		snprintf(path, sizeof(path), "/proc/%d/fd/%" PRIu64, (int)pid, fd);
+		pfd.fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	}
 	if (pfd.fd < 0)
 		return -1;
 	rc = poll(&pfd, 1, 0);
@@ -873,9 +891,10 @@ static int child_wait_would_return(pid_t pid, pid_t want)
 
 /*
  * A thread asleep in a call other than a futex wait: would the call return
- * now?  1 yes, 0 no, -1 cannot tell (a socket, another call): then it is
- * tried again after another thread's step.  A read of a pipe is ready with
- * data; a wait4 or waitid for a child when the child has exited (a parent
+ * now?  1 yes, 0 no, -1 cannot tell (poll, select, another call): then it
+ * is tried again after another thread's step.  A read (of a pipe, a
+ * socket), an accept or an epoll_wait is ready with input (fd_readable);
+ * a wait4 or waitid for a child when the child has exited (a parent
  * asleep in waitpid was tried again after every step of its child, which
  * hid serfork's bug from ipb).
  */
@@ -886,7 +905,15 @@ static int call_would_return(struct sthread *st)
 	switch (st->sleep_nr) {
 	case TR_SYS_read:
 	case TR_SYS_readv:
-		return read_would_return(st);
+	case TR_SYS_recvfrom:
+	case TR_SYS_recvmsg:
+	case TR_SYS_recvmmsg:
+	case TR_SYS_accept:
+	case TR_SYS_accept4:
+	case TR_SYS_epoll_wait:
+	case TR_SYS_epoll_pwait:
+	case TR_SYS_epoll_pwait2:
+		return fd_readable(pid, st->sleep_fd);
 	case TR_SYS_wait4:
 		return child_wait_would_return(pid,
 					       (long)st->sleep_fd > 0 ? (pid_t)st->sleep_fd : -1);
@@ -1275,8 +1302,17 @@ static int64_t next_sample_ms(const struct serial *s)
 	return now + (now - s->step_t0 < POLL_YOUNG_FOR_MS ? POLL_YOUNG_MS : POLL_MS);
 }
 
-/* The running thread asleep in the kernel twice in a row, not for the
- * outside, nor in a futex that is about to return: blocked. */
+/*
+ * The running thread asleep in the kernel twice in a row, nor in a futex
+ * that is about to return: blocked.  A sleep for a time (nanosleep, usleep)
+ * ends by itself, and the step waits it out.  A wait for input from outside
+ * the program (epoll_wait, poll, accept, a read of a socket) may be a wait
+ * for another thread (a server's workers wait in epoll for main to hand
+ * them connections, before main has even opened its socket): the step
+ * ends, the thread held, as for any sleep, unless no other thread could
+ * run (outside_ok).  A serialized replay's `until blocked` ends there too
+ * (blocked.c's waits_for_outside).
+ */
 static enum loop_verdict step_deadline(struct run *r, struct loop_request *req)
 {
 	struct serial *s = req->ctx;
@@ -1289,7 +1325,8 @@ static enum loop_verdict step_deadline(struct run *r, struct loop_request *req)
 	st = &s->threads[s->running];
 	if (s->interrupting || tracer_kernel_sample(st->th, &now) < 0)
 		return LOOP_AGAIN;
-	if (!now.asleep || now.awaits_outside) {
+	if (!now.asleep ||
+	    (now.awaits_outside && (s->outside_ok || syscall_sleeps_for_time(now.syscall)))) {
 		s->sampled = false;
 		if (!now.asleep && tracer_now_ms() - s->step_t0 >= SPIN_MS &&
 		    tracer_interrupt(st->th) == 0) {
@@ -1322,6 +1359,7 @@ static void note_blocked(struct serial *s, struct sthread *st, bool libc_wait)
 	st->blocked_at = s->progress;
 	st->in_futex = nr == TR_SYS_futex && futex_op_waits(args[1]);
 	st->timed = st->in_futex && tracer_regs(st->th)->r10 != 0;
+	st->outside = !st->in_futex && s->sampled && s->sample.awaits_outside;
 	st->woken = false;
 	st->futex = args[0];
 	st->value = (uint32_t)args[2];
@@ -1428,6 +1466,10 @@ static enum flow run_step(struct serial *s, int i)
 		wake_returns(&s->threads[i]);
 	else if (s->threads[i].timing_out)
 		time_out(&s->threads[i]);
+	/* chosen by outside_due: it waits for its input */
+	s->outside_ok = s->threads[i].state == SS_BLOCKED && s->threads[i].outside;
+	if (s->outside_ok)
+		s->threads[i].state = SS_READY;
 	if (watches_syscalls(s, &s->threads[i]))
 		tracer_resume_syscalls(s->threads[i].th); /* a futex wait is seen at once */
 	else
@@ -1587,6 +1629,29 @@ static int timeouts_due(struct serial *s)
 		    tracer_thread_exited(st->th) || !tracer_thread_held(st->th))
 			continue;
 		st->timing_out = true;
+		s->options[n] = s->ids[n] = i;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * No thread is enabled, and some are held in a wait for input from
+ * outside the program (outside) that is not there yet, or that cctrace
+ * cannot see (poll, select): its arrival is what comes next, from a driver,
+ * a client, a terminal.  They are the options; the one chosen waits for
+ * its input in its step (outside_ok), as nothing else could run.
+ */
+static int outside_due(struct serial *s)
+{
+	int i, n = 0;
+
+	for (i = 0; i < s->nthreads; i++) {
+		struct sthread *st = &s->threads[i];
+
+		if (st->state != SS_BLOCKED || !st->outside || tracer_thread_exited(st->th) ||
+		    !tracer_thread_held(st->th))
+			continue;
 		s->options[n] = s->ids[n] = i;
 		n++;
 	}
@@ -1764,7 +1829,9 @@ static int pick(struct serial *s)
 				return -1;
 			continue;
 		}
-		n = timeouts_due(s);
+		n = outside_due(s);
+		if (n == 0)
+			n = timeouts_due(s);
 		if (n > 0)
 			break;
 		report_serial_deadlock(s);

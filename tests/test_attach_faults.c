@@ -314,6 +314,34 @@ Test(attach_faults, exec_from_a_thread_mid_schedule_20_runs)
 	every_run_completes(sched, "thread", NULL, 20);
 }
 
+/* ------------------------------------------------ a wait left unharmed */
+
+/*
+ * A thread asleep in epoll_wait, held by an attach and let go: the
+ * interrupt that holds it ends epoll_wait with EINTR (it is never
+ * restarted, unlike poll or a futex wait), which a program takes for a
+ * signal.  The tracer gives it the kernel's restart code instead, so the
+ * call is made again: the thread sees no EINTR (it saw one per attach).
+ */
+Test(attach_faults, an_epoll_wait_held_by_an_attach_sees_no_eintr)
+{
+	const char *argv[] = {"tests/fixtures/epollwait", NULL};
+	char *sched = h_temp_sched("hold.sched", "release all\n");
+	struct h_proc p = start_ready(argv);
+	struct h_result r;
+	char *out;
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		r = H_RUN(h_cctrace(), "attach", pid_arg(p.pid), sched);
+		cr_expect_eq(r.code, 0, "attach %d: exit %d\n%s", i + 1, r.code, r.err);
+		h_result_free(&r);
+	}
+	cr_expect_eq(finish(&p, &out), 0, "%s", out);
+	cr_expect(strstr(out, "EINTR: 0"), "%s", out);
+	free(out);
+}
+
 /* ------------------------------------------------------ --no-children */
 
 Test(attach_faults, no_children_attaches_the_pid_alone)

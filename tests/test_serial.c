@@ -356,6 +356,66 @@ Test(serial, minimising_stops_at_its_time_limit)
 	h_remove_tree(dir);
 }
 
+/* A worker waits in epoll_wait for main to hand it work, from before main
+ * has any (tests/fixtures/serepoll; memcached's workers wait so for the
+ * connections main accepts).  A wait for input is no longer waited out by
+ * the step while main is held: the worker is held as blocked, and ready
+ * when its epoll instance has an event.  Before, every run whose worker
+ * slept first hung to its timeout.  Its restarted epoll_wait does not
+ * answer EINTR either: --fixed (main counts before it hands the job over)
+ * has no bug in 30 runs, where an EINTR no signal caused made the worker
+ * skip its count. */
+Test(serial, a_worker_waiting_in_epoll_for_main_is_held_not_waited_for)
+{
+	char *dir = h_temp_dir();
+	struct h_result r =
+	    H_RUN(h_cctrace(), "test", "-q", "--seed", "1", "--runs", "30", "--timeout", "5s",
+		  "--out", dir, "--", "tests/fixtures/serepoll", "--fixed");
+
+	cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, "30 runs, 0 bugs, 30 completed"), "%s", r.err);
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
+
+/* ...serepoll's lost update (main counts after it hands the job over) is
+ * found, and replays. */
+Test(serial, a_lost_update_after_an_epoll_wait)
+{
+	char *dir = h_temp_dir();
+	struct h_result r = H_RUN(h_cctrace(), "test", "-q", "--strategy", "dfs", "--runs", "50",
+				  "--timeout", "5s", "--out", dir, "--", "tests/fixtures/serepoll");
+
+	cr_assert_eq(r.code, 1, "no bug (exit %d):\n%s", r.code, r.err);
+	expect_replays(h_fmt("%s/bug-1.sched", dir), "tests/fixtures/serepoll");
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
+
+/* A serialized replay's `until blocked` ends at a wait for input too, as
+ * the search's step did: the worker sleeps in epoll_wait, main runs, and
+ * the worker, woken by main's job, counts it.  Before, the statement
+ * never ended (a wait for a client was no block) and the replay timed
+ * out. */
+Test(serial, a_replays_until_blocked_ends_in_an_epoll_wait)
+{
+	char *sched = h_temp_sched("epoll.sched", "serial\n"
+						  "thread t1 = p1.t1\n"
+						  "run t1 until enter(sched_yield)\n"
+						  "thread t2 = p1.t2\n"
+						  "run t2 until blocked\n"
+						  "run t1 until enter(pthread_join)\n"
+						  "run t2 until exit\n"
+						  "run t1 until exit\n");
+	struct h_result r = H_RUN(h_cctrace(), "run", "--timeout", "5s", "--expect", "completed",
+				  sched, "--", "tests/fixtures/serepoll");
+
+	cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, "p1.t2    blocked: blocked in epoll_wait"), "%s", r.err);
+	cr_expect(strstr(r.out, "ok"), "%s", r.out);
+	h_result_free(&r);
+}
+
 /* Five threads created in a loop: the thread table grows while a step
  * runs (this crashed cctrace on wronglock_bad: a use after free). */
 Test(serial, threads_created_in_a_loop)

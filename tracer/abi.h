@@ -52,5 +52,7 @@ enum {
 	TR_ERESTARTNOHAND = 514,
 	TR_ERESTART_RESTARTBLOCK = 516,
 };
+/* ...and the error an interrupted epoll_wait answers at once instead */
+enum { TR_EINTR = 4 };
 
 #endif

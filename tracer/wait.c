@@ -390,6 +390,26 @@ static bool stops_job(int sig)
 	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
 }
 
+/*
+ * epoll_wait is the one wait that our interrupt ends for good: it answers
+ * EINTR at once, where poll, futex or accept answer a restart code that
+ * the kernel turns into the call made again (or into EINTR if a signal
+ * handler runs).  Holding a server's worker would make its event loop see
+ * an EINTR no signal caused, and a program that takes EINTR for a signal
+ * (or for an error) goes astray.  So it is given the restart code too,
+ * which the kernel then honours the same way.
+ */
+static void restart_interrupted_epoll(struct tr_thread *th)
+{
+	long nr = (long)th->regs.orig_rax;
+
+	if ((nr == TR_SYS_epoll_wait || nr == TR_SYS_epoll_pwait || nr == TR_SYS_epoll_pwait2) &&
+	    (long)th->regs.rax == -TR_EINTR) {
+		th->regs.rax = (unsigned long long)-TR_ERESTARTNOHAND;
+		tr_set(th, TF_REGS_DIRTY);
+	}
+}
+
 static enum decoded decode_event_stop(struct tr_thread *th, int sig, struct tr_event *ev)
 {
 	if (!tr_has(th, TF_STARTED)) {
@@ -407,6 +427,7 @@ static enum decoded decode_event_stop(struct tr_thread *th, int sig, struct tr_e
 		 * stop is its group-stop too, and resuming it must not end
 		 * what only SIGCONT may end. */
 		tr_assign(th, TF_GROUP_STOP, stops_job(sig));
+		restart_interrupted_epoll(th);
 		if (!report)
 			return SILENT_RESUME;
 		ev->kind = TR_EV_INTERRUPT;
