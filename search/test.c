@@ -58,6 +58,7 @@ static int profile(struct policy *pol, char *const argv[], const struct engine_o
 	struct run_hooks hooks = {.choose = choose_randomly, .ctx = &rng, .serial = &prof};
 	struct run_result res;
 	int i, n = to->profile_runs > 0 ? to->profile_runs : DEFAULT_PROFILE_RUNS;
+	int64_t t0 = engine_now_ms();
 	FILE *null = fopen("/dev/null", "w");
 
 	if (!null) {
@@ -68,7 +69,10 @@ static int profile(struct policy *pol, char *const argv[], const struct engine_o
 	quiet.trace_json = NULL;
 	quiet.report = null;
 	quiet.brief = true;
-	for (i = 0; i < n; i++)
+	if (eo->progress) /* a big program's profile takes a while: say what it is doing */
+		fprintf(stderr, "cctrace test: profiling the shared accesses (%d runs)...\n", n);
+	/* --time counts the profile too; its first run is made whatever it says */
+	for (i = 0; i < n && !(i > 0 && eo->max_ms && engine_now_ms() - t0 >= eo->max_ms); i++)
 		if (engine_run_once(pol, argv, &quiet, &hooks, &res, err, errlen) < 0) {
 			fclose(null);
 			free(prof.shared);
@@ -175,6 +179,7 @@ int search_test(char *const argv[], const struct engine_options *opt,
 	struct explore_options local = *eo;
 	struct engine_options run_opt = *opt;
 	struct policy *pol = serial_policy(argv[0], err, errlen);
+	int64_t t0 = engine_now_ms();
 	int rc = -1;
 
 	if (!pol)
@@ -184,6 +189,11 @@ int search_test(char *const argv[], const struct engine_options *opt,
 	if (to->points == TEST_POINTS_SHARED &&
 	    profile(pol, argv, opt, eo, to, &cfg, err, errlen) < 0)
 		goto out;
+	if (eo->max_ms) { /* what the profile spent; the search makes one run at least */
+		int64_t left = eo->max_ms - (engine_now_ms() - t0);
+
+		local.max_ms = left > 0 ? left : 1;
+	}
 	run_opt.fail_on_exit = true;
 	run_opt.sanitizer_bugs = true;
 	local.serial = &cfg;

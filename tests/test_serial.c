@@ -416,6 +416,27 @@ Test(serial, a_replays_until_blocked_ends_in_an_epoll_wait)
 	h_result_free(&r);
 }
 
+/* --time counts the profile too: with 1 ms, one profile run (not 3) and
+ * one run of the search, which makes one at least
+ * (tests/fixtures/countruns writes a line a run).  Before, the profile's
+ * 3 runs came on top of --time: 4 runs here. */
+Test(serial, the_time_limit_counts_the_profile)
+{
+	char *dir = h_temp_dir(), *log = h_fmt("%s/runs.txt", dir), *text;
+	struct h_result r = H_RUN(h_cctrace(), "test", "-q", "--time", "1ms", "--out",
+				  h_fmt("%s/out", dir), "--", "tests/fixtures/countruns", log);
+
+	cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, " 1 runs, 0 bugs"), "%s", r.err);
+	text = h_read_file(log, NULL);
+	cr_assert_not_null(text);
+	cr_expect_eq(h_count_lines(text, "run"), 2, "the program ran %d times",
+		     h_count_lines(text, "run"));
+	h_free(text);
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
+
 /* Five threads created in a loop: the thread table grows while a step
  * runs (this crashed cctrace on wronglock_bad: a use after free). */
 Test(serial, threads_created_in_a_loop)
