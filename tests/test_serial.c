@@ -263,39 +263,37 @@ Test(serial, a_parent_asleep_in_waitpid_waits_for_its_child)
  * it as it covers the executable, so the load and the store are points,
  * named in the schedule by the library's function.  Before, the library
  * had no point and 30 runs found nothing. */
-Test(serial, a_race_in_the_programs_own_library)
+/* prog's bug is found in 30 runs, its schedule stops at(FUNC+...) (point
+ * is "at(FUNC+"), and it replays. */
+static void expect_found_at(const char *prog, const char *point)
 {
 	char *dir;
-	struct h_result r = search("tests/fixtures/serlib", 30, &dir);
+	struct h_result r = search(prog, 30, &dir);
 	char *text;
 
 	cr_assert_eq(r.code, 1, "no bug in 30 runs (exit %d):\n%s", r.code, r.err);
 	text = h_read_file(h_fmt("%s/bug-1.sched", dir), NULL);
-	cr_expect(strstr(text, "at(sercount_bump+"), "no point in the library:\n%s", text);
-	expect_replays(h_fmt("%s/bug-1.sched", dir), "tests/fixtures/serlib");
+	cr_expect(strstr(text, point), "no %s point:\n%s", point, text);
+	expect_replays(h_fmt("%s/bug-1.sched", dir), prog);
 	h_free(text);
 	h_result_free(&r);
 	h_remove_tree(dir);
 }
 
+Test(serial, a_race_in_the_programs_own_library)
+{
+	expect_found_at("tests/fixtures/serlib", "at(sercount_bump+");
+}
+
 /* sercounter linked statically (tests/fixtures/serstatic): libc is in the
  * executable, and only the program's compile units are its own code
  * (symbols/static.c).  The profile finds sercounter's 3 points on counter,
- * as for the dynamic program (`cctrace test` says so without -q); before, it found 546 inside the
- * libc linked in (malloc, stdio, nptl's counters) and 30 runs did not find the bug. */
+ * as for the dynamic program (`cctrace test` says so without -q); before,
+ * it found 546 inside the libc linked in (malloc, stdio, nptl's counters)
+ * and 30 runs did not find the bug. */
 Test(serial, a_race_in_a_statically_linked_program)
 {
-	char *dir;
-	struct h_result r = search("tests/fixtures/serstatic", 30, &dir);
-	char *text;
-
-	cr_assert_eq(r.code, 1, "no bug in 30 runs (exit %d):\n%s", r.code, r.err);
-	text = h_read_file(h_fmt("%s/bug-1.sched", dir), NULL);
-	cr_expect(strstr(text, "at(worker+"), "no point on counter++:\n%s", text);
-	h_free(text);
-	expect_replays(h_fmt("%s/bug-1.sched", dir), "tests/fixtures/serstatic");
-	h_result_free(&r);
-	h_remove_tree(dir);
+	expect_found_at("tests/fixtures/serstatic", "at(worker+");
 }
 
 /* A consumer waits for work a minute at a time (pthread_cond_timedwait),
