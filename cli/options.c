@@ -224,7 +224,7 @@ static const struct cli_option table[] = {
      STORE_TRUE, FIELD(opt.sanitizer_bugs)},
     {"fail-on-exit", 0, NULL, ALL_RUNS, "a non-zero exit status of the program is a bug",
      STORE_TRUE, FIELD(opt.fail_on_exit)},
-    {"driver", 0, "CMD", ALL_RUNS,
+    {"driver", 0, "CMD", ALL_RUNS | CLI_TEST,
      "a shell command (a client) started once the program is under control;\n"
      "the run ends when it exits, non-zero being a bug",
      STORE_STRING, FIELD(opt.driver)},

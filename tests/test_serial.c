@@ -414,6 +414,32 @@ Test(serial, a_replays_until_blocked_ends_in_an_epoll_wait)
 	h_result_free(&r);
 }
 
+/* cctrace test --driver: every run starts the driver, and its exit status
+ * is the run's verdict (a non-zero one a bug, with the driver named, and
+ * the bug's `# run:` line starts it too).  Before, test refused it. */
+Test(serial, a_drivers_verdict_is_a_runs_outcome)
+{
+	char *dir = h_temp_dir(), *txt;
+	struct h_result r =
+	    H_RUN(h_cctrace(), "test", "-q", "--runs", "5", "--no-minimize", "--driver", "exit 3",
+		  "--out", dir, "--", "tests/fixtures/serepoll", "--fixed");
+
+	cr_assert_eq(r.code, 1, "exit %d:\n%s", r.code, r.err);
+	txt = h_read_file(h_fmt("%s/bug-1.txt", dir), NULL);
+	cr_assert_not_null(txt);
+	cr_expect(strstr(txt, "cctrace: bug: the driver exited with status 3"), "%s", txt);
+	h_free(txt);
+	/* and its replay starts it too */
+	cr_expect(strstr(h_run_line(h_fmt("%s/bug-1.sched", dir)), "--driver 'exit 3' "), "%s",
+		  h_run_line(h_fmt("%s/bug-1.sched", dir)));
+	h_result_free(&r);
+	r = H_RUN(h_cctrace(), "test", "-q", "--runs", "5", "--driver", "exit 0", "--out", dir,
+		  "--clean", "--", "tests/fixtures/serepoll", "--fixed");
+	cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
+
 /* --time counts the profile too: with 1 ms, one profile run (not 3) and
  * one run of the search, which makes one at least
  * (tests/fixtures/countruns writes a line a run).  Before, the profile's
