@@ -27,7 +27,7 @@
  *     thread is then stopped and its futex word watched).  No enabled
  *     thread while some are left is a deadlock: a bug, with every stack;
  *     unless some sleep in a futex wait with a timeout, which then times
- *     out (timeouts_due).
+ *     out (blocked_options).
  *   - Liveness: at most max_steps steps a run ("livelock candidate", an
  *     infeasible run, when exceeded); a thread that calls sched_yield,
  *     nanosleep, usleep or pause, or stops at the same point several times
@@ -124,15 +124,14 @@ enum sstate { SS_READY, SS_BLOCKED };
 struct sthread {
 	struct tr_thread *th;
 	enum sstate state;
-	uint64_t futex;	 /* SS_BLOCKED in a futex wait: its word... */
-	uint32_t value;	 /* ...and the value it sleeps on */
-	bool in_futex;	 /* else blocked in another call: ready once another runs */
-	bool woken;	 /* in_futex, and a futex wake on its word came: its wait returns 0 */
-	bool timed;	 /* in_futex, with a timeout: it ends by itself (timeouts_due) */
-	bool timing_out; /* timed, and chosen to time out: its wait returns ETIMEDOUT */
+	uint64_t futex; /* SS_BLOCKED in a futex wait: its word... */
+	uint32_t value; /* ...and the value it sleeps on */
+	bool in_futex;	/* else blocked in another call: ready once another runs */
+	bool woken;	/* in_futex, and a futex wake on its word came: its wait returns 0 */
+	bool timed;	/* in_futex, with a timeout: it ends by itself (times_out) */
 	/* SS_BLOCKED waiting for input from outside the program (a socket,
 	 * epoll, poll, accept): ready when its input is there (fd_readable),
-	 * or when nothing else can run (outside_due) */
+	 * or when nothing else can run (waits_for_input) */
 	bool outside;
 	long sleep_nr;	     /* that call's number... */
 	uint64_t sleep_fd;   /* ...and its first argument (a read's fd, wait4's pid) */
@@ -1175,13 +1174,21 @@ static void wake_returns(struct sthread *st)
 	st->woken = false;
 }
 
-/* st was chosen to time out in its timed futex wait (timeouts_due): the
- * call returns ETIMEDOUT, as it would when its time was up. */
-static void time_out(struct sthread *st)
+/*
+ * What a blocked thread may do when no thread is enabled (blocked_options):
+ * time out, asleep in a futex wait with a timeout (pthread_cond_timedwait,
+ * sem_timedwait, a timed lock) that no wake reached; or wait for input from
+ * outside the program (outside) that is not there yet, or that cctrace
+ * cannot see (poll, select), from a driver, a client, a terminal.
+ */
+static bool times_out(const struct sthread *st)
 {
-	futex_wait_times_out(st->th);
-	st->timing_out = false;
-	st->state = SS_READY;
+	return st->in_futex && st->timed && !st->woken;
+}
+
+static bool waits_for_input(const struct sthread *st)
+{
+	return st->outside;
 }
 
 /*
@@ -1464,12 +1471,12 @@ static enum flow run_step(struct serial *s, int i)
 	s->threads[i].entry_return_known = false; /* it moves */
 	if (s->threads[i].woken)
 		wake_returns(&s->threads[i]);
-	else if (s->threads[i].timing_out)
-		time_out(&s->threads[i]);
-	/* chosen by outside_due: it waits for its input */
-	s->outside_ok = s->threads[i].state == SS_BLOCKED && s->threads[i].outside;
-	if (s->outside_ok)
-		s->threads[i].state = SS_READY;
+	/* still blocked: chosen by blocked_options, to time out (its wait
+	 * returns ETIMEDOUT, as when its time is up) or to wait for its input */
+	s->outside_ok = s->threads[i].state == SS_BLOCKED && waits_for_input(&s->threads[i]);
+	if (s->threads[i].state == SS_BLOCKED && times_out(&s->threads[i]))
+		futex_wait_times_out(s->threads[i].th);
+	s->threads[i].state = SS_READY;
 	if (watches_syscalls(s, &s->threads[i]))
 		tracer_resume_syscalls(s->threads[i].th); /* a futex wait is seen at once */
 	else
@@ -1609,63 +1616,30 @@ static int collect_options(struct serial *s)
 }
 
 /*
- * No thread is enabled, and some sleep in a futex wait with a timeout
- * (pthread_cond_timedwait, sem_timedwait, a timed lock): their time runs
- * out, so this is no deadlock.  They are the options, and the one chosen
- * times out (time_out).  A timeout is an option only when nothing else can
- * run, as no timeout is shorter than the steps of a serialized run: a
- * waiter that another thread wakes is woken, and pbzip2's consumers, who
- * wait a second at a time for work until main says it is all done, made a
- * false deadlock of main's pthread_cond_destroy before.
+ * No thread is enabled: the held threads blocked in a wait that may end
+ * without another thread (due: times_out, waits_for_input) are the options.
+ * Neither is an option while another thread can run: no timeout is shorter
+ * than the steps of a serialized run (a waiter another thread wakes is
+ * woken), and input from outside comes when the program waits for it.
+ * pbzip2's consumers, who wait a second at a time for work until main says
+ * it is all done, made a false deadlock of main's pthread_cond_destroy
+ * before; memcached's workers, waiting in epoll for connections main had
+ * not yet accepted, stopped every run.
  */
-static int timeouts_due(struct serial *s)
+static int blocked_options(struct serial *s, bool (*due)(const struct sthread *st))
 {
 	int i, n = 0;
 
 	for (i = 0; i < s->nthreads; i++) {
 		struct sthread *st = &s->threads[i];
 
-		if (st->state != SS_BLOCKED || !st->in_futex || !st->timed || st->woken ||
-		    tracer_thread_exited(st->th) || !tracer_thread_held(st->th))
-			continue;
-		st->timing_out = true;
-		s->options[n] = s->ids[n] = i;
-		n++;
-	}
-	return n;
-}
-
-/*
- * No thread is enabled, and some are held in a wait for input from
- * outside the program (outside) that is not there yet, or that cctrace
- * cannot see (poll, select): its arrival is what comes next, from a driver,
- * a client, a terminal.  They are the options; the one chosen waits for
- * its input in its step (outside_ok), as nothing else could run.
- */
-static int outside_due(struct serial *s)
-{
-	int i, n = 0;
-
-	for (i = 0; i < s->nthreads; i++) {
-		struct sthread *st = &s->threads[i];
-
-		if (st->state != SS_BLOCKED || !st->outside || tracer_thread_exited(st->th) ||
+		if (st->state != SS_BLOCKED || !due(st) || tracer_thread_exited(st->th) ||
 		    !tracer_thread_held(st->th))
 			continue;
 		s->options[n] = s->ids[n] = i;
 		n++;
 	}
 	return n;
-}
-
-/* Only the thread chosen times out. */
-static void timeouts_not_chosen(struct serial *s, int chosen)
-{
-	int i;
-
-	for (i = 0; i < s->nthreads; i++)
-		if (i != chosen)
-			s->threads[i].timing_out = false;
 }
 
 static int grow_options(struct serial *s)
@@ -1829,9 +1803,9 @@ static int pick(struct serial *s)
 				return -1;
 			continue;
 		}
-		n = outside_due(s);
+		n = blocked_options(s, waits_for_input);
 		if (n == 0)
-			n = timeouts_due(s);
+			n = blocked_options(s, times_out);
 		if (n > 0)
 			break;
 		report_serial_deadlock(s);
@@ -1900,7 +1874,6 @@ static enum flow serial_search(struct run *r, struct engine_serial *cfg)
 		goto out;
 	while (!r->finished) {
 		i = pick(&s);
-		timeouts_not_chosen(&s, i);
 		if (i < 0)
 			break;
 		if (++s.steps > max_steps) {

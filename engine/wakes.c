@@ -37,7 +37,6 @@
 #include "tracer/abi.h"
 
 #include <assert.h>
-#include <errno.h>
 #include <string.h>
 
 bool futex_op_waits(uint64_t op)
@@ -74,7 +73,7 @@ void futex_wait_times_out(struct tr_thread *th)
 	struct user_regs_struct regs = *tracer_regs(th);
 
 	regs.orig_rax = (unsigned long long)-1;
-	regs.rax = (unsigned long long)-ETIMEDOUT;
+	regs.rax = (unsigned long long)-TR_ETIMEDOUT;
 	tracer_set_regs(th, &regs);
 }
 
@@ -100,7 +99,6 @@ static bool libc_protocol_wait(struct run *r, struct tr_thread *th)
 {
 	struct proc_ctx *pc = run_proc(r, tracer_thread_process(th));
 	struct sym_loc loc = {0};
-
 	uint64_t pc_at = tracer_thread_pc(th);
 	const struct sym_range *own;
 	size_t n, i;
@@ -221,10 +219,11 @@ static bool times_out_now(struct run *r, struct tr_thread *th)
 {
 	const struct user_regs_struct *regs = tracer_regs(th);
 
-	return r->serial && !searching_serially(r) && !run_thread(r, th)->woken &&
-	       tracer_thread_held(th) && regs->orig_rax == TR_SYS_futex &&
-	       futex_op_waits(regs->rsi) && regs->r10 != 0 && !wakes_wait_ends(r, th) &&
-	       (interrupted_in_syscall(th) || (long)regs->rax == -ENOSYS);
+	/* (wakes_wait_ends: woken, or its word changed) */
+	return r->serial && !searching_serially(r) && tracer_thread_held(th) &&
+	       regs->orig_rax == TR_SYS_futex && futex_op_waits(regs->rsi) && regs->r10 != 0 &&
+	       !wakes_wait_ends(r, th) &&
+	       (interrupted_in_syscall(th) || (long)regs->rax == -TR_ENOSYS);
 }
 
 void wakes_before_resume(struct run *r, struct tr_thread *th)

@@ -46,6 +46,10 @@ void *symi_strmap_get(const struct strmap *m, const char *key);
 int symi_strmap_put(struct strmap *m, const char *key, void *val);
 void symi_strmap_free(struct strmap *m);
 
+/* Room for element n of the array *items (a T **) of capacity *cap,
+ * doubled as needed: 0, or -1 when memory is exhausted. */
+int symi_reserve(void *items, size_t *cap, size_t n, size_t size);
+
 /* --- one ELF module of the space --- */
 
 struct sym_mod {

@@ -365,15 +365,8 @@ struct addr_vec {
 
 static int vec_push(struct addr_vec *a, uint64_t x)
 {
-	if (a->n == a->cap) {
-		size_t cap = a->cap ? a->cap * 2 : 16;
-		uint64_t *p = realloc(a->v, cap * sizeof(*p));
-
-		if (!p)
-			return -1;
-		a->v = p;
-		a->cap = cap;
-	}
+	if (symi_reserve(&a->v, &a->cap, a->n, sizeof(*a->v)) < 0)
+		return -1;
 	a->v[a->n++] = x;
 	return 0;
 }

@@ -93,15 +93,8 @@ static int collect_module(Dwfl_Module *mod, void **userdata, const char *name, D
 	struct sym_mod *m;
 
 	(void)userdata;
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 16;
-		struct sym_mod *p = realloc(l->mods, cap * sizeof(*p));
-
-		if (!p)
-			return DWARF_CB_ABORT;
-		l->mods = p;
-		l->cap = cap;
-	}
+	if (symi_reserve(&l->mods, &l->cap, l->n, sizeof(*l->mods)) < 0)
+		return DWARF_CB_ABORT;
 	m = &l->mods[l->n++];
 	memset(m, 0, sizeof(*m));
 	m->mod = mod;
@@ -231,15 +224,8 @@ static void dyninfo_free(struct dyninfo *d)
  * names look misspelt); only out of memory leaves the list short. */
 static void add_needed(struct dyninfo *d, const char *name)
 {
-	if (d->nneeded == d->needed_cap) {
-		size_t cap = d->needed_cap ? d->needed_cap * 2 : 4;
-		char **v = realloc(d->needed, cap * sizeof(*v));
-
-		if (!v)
-			return;
-		d->needed = v;
-		d->needed_cap = cap;
-	}
+	if (symi_reserve(&d->needed, &d->needed_cap, d->nneeded, sizeof(*d->needed)) < 0)
+		return;
 	d->needed[d->nneeded] = strdup(name);
 	if (d->needed[d->nneeded])
 		d->nneeded++;
@@ -394,16 +380,9 @@ static int queue_add(struct lib_queue *q, char *path)
 		free(real);
 		return 0;
 	}
-	if (q->n == q->cap) {
-		size_t cap = q->cap ? q->cap * 2 : 16;
-		char **p = realloc(q->paths, cap * sizeof(*p));
-
-		if (!p) {
-			free(real);
-			return -1;
-		}
-		q->paths = p;
-		q->cap = cap;
+	if (symi_reserve(&q->paths, &q->cap, q->n, sizeof(*q->paths)) < 0) {
+		free(real);
+		return -1;
 	}
 	q->paths[q->n++] = real;
 	return 0;

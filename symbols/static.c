@@ -15,8 +15,6 @@
  * with it, stays all the program's own: cctrace cannot tell, and says so
  * by answering -1.
  */
-#include <stdlib.h>
-
 #include "symbols/internal.h"
 
 static bool is_static(Elf *elf)
@@ -34,15 +32,8 @@ static bool is_static(Elf *elf)
 
 static int add_range(struct sym_space *s, uint64_t lo, uint64_t hi, size_t *cap)
 {
-	if (s->nown_code == *cap) {
-		size_t grown = *cap ? *cap * 2 : 8;
-		struct sym_range *r = realloc(s->own_code, grown * sizeof(*r));
-
-		if (!r)
-			return -1;
-		s->own_code = r;
-		*cap = grown;
-	}
+	if (symi_reserve(&s->own_code, cap, s->nown_code, sizeof(*s->own_code)) < 0)
+		return -1;
 	s->own_code[s->nown_code++] = (struct sym_range){lo, hi};
 	return 0;
 }

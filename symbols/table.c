@@ -1,5 +1,6 @@
 /*
- * Small containers for the symbols module: an arena and a string map.
+ * Small containers for the symbols module: an arena, a string map and
+ * growing arrays.
  *
  * Everything a sym_space hands out (strings, sym_type objects, index
  * entries) lives until sym_close, so there is no point in freeing things one
@@ -140,4 +141,21 @@ void symi_strmap_free(struct strmap *m)
 	free(m->slots);
 	m->slots = NULL;
 	m->cap = m->len = 0;
+}
+
+int symi_reserve(void *items, size_t *cap, size_t n, size_t size)
+{
+	void **p = items;
+	size_t grown_cap;
+	void *grown;
+
+	if (n < *cap)
+		return 0;
+	grown_cap = *cap ? *cap * 2 : 8;
+	grown = realloc(*p, size * grown_cap);
+	if (!grown)
+		return -1;
+	*p = grown;
+	*cap = grown_cap;
+	return 0;
 }
