@@ -1404,12 +1404,13 @@ static void add_opev(struct ts *ts, struct clocks *c, int i, int k, int64_t valu
 			   .after_owner = st->owner,
 			   .last_transit = st->last_transit,
 			   .failed = failed};
-	if (failed) {
+	if (fo->op->transit) { /* failed: what it would have left; the object is as it was */
 		e->after = fo->op->to;
 		e->after_owner = (fo->m->owned >> fo->op->to) & 1u ? r->thread : -1;
-	} else if (fo->op->transit) {
-		st->state = e->after = fo->op->to;
-		st->owner = e->after_owner = (fo->m->owned >> fo->op->to) & 1u ? r->thread : -1;
+	}
+	if (fo->op->transit && !failed) {
+		st->state = e->after;
+		st->owner = e->after_owner;
 		st->last_transit = ts->nevs - 1;
 	}
 	e->vc = vc_copy(&c[0], r->thread);
