@@ -61,9 +61,10 @@ struct thread_ctx {
 	unsigned long held_seq;
 	bool woken;
 	bool watching_wakes;
-	uint64_t wait_pc;  /* where that wait was last classified... */
-	bool wait_in_libc; /* ...as one of libc's own synchronisation's */
-	int last_var;	   /* watched variable of its last event, -1 if none */
+	long sleeps_skipped; /* in a serialized replay (sleeps.c) */
+	uint64_t wait_pc;    /* where that wait was last classified... */
+	bool wait_in_libc;   /* ...as one of libc's own synchronisation's */
+	int last_var;	     /* watched variable of its last event, -1 if none */
 	bool sampled;
 	struct tr_kernel_sample sample;
 	/* the stepper (fine.c, tracer/stepper.c) */
@@ -307,6 +308,19 @@ void wakes_note_held(struct run *r, struct tr_thread *th);
 bool wakes_wait_ends(struct run *r, struct tr_thread *th);
 /* Every resume of a schedule's thread (its state of the last stop is over). */
 void wakes_before_resume(struct run *r, struct tr_thread *th);
+/* Does the serialized search drive this run?  It models wakes and sleeps itself. */
+bool run_searching_serially(const struct run *r);
+
+/* sleeps.c: in a serialized run a sleep takes no time. */
+/* name is one of the sleep functions (nanosleep, usleep, ...). */
+bool sleep_function(const char *name);
+/* th, held at a sleep function's entry, returns from it at once with 0,
+ * unless it has skipped its share (*skipped counts them); true if it does. */
+bool sleep_returns_now(struct tr_thread *th, long *skipped);
+/* A serialized replay keeps a breakpoint at each sleep function of p. */
+int sleeps_arm(struct run *r, struct tr_process *p);
+/* A serialized replay resumes th: held at a sleep's entry, it returns now. */
+void sleeps_before_resume(struct run *r, struct tr_thread *th);
 /* Resume th, watching its system calls while another is held in a wait. */
 int wakes_resume(struct run *r, struct tr_thread *th);
 /* A system call's entry: its wakes delivered; true if the stop was only

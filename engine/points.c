@@ -566,7 +566,8 @@ int points_arm(struct run *r, const struct expr *pred)
 	for (p = tracer_processes(r->t); p; p = tracer_process_next(p)) {
 		if (!tracer_process_alive(p))
 			continue;
-		if (arm_expr(r, p, pred, 0) < 0 || arm_expr(r, p, pred, 1) < 0)
+		if (arm_expr(r, p, pred, 0) < 0 || arm_expr(r, p, pred, 1) < 0 ||
+		    sleeps_arm(r, p) < 0)
 			return -1;
 	}
 	/* What the new wait also wants now has a second reference. */

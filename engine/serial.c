@@ -142,6 +142,7 @@ struct sthread {
 	bool yielding;	     /* left out of the next choice if another can run */
 	bool internal;	     /* held at a synchronisation function libc called */
 	bool was_blocked;    /* its last step ended blocked */
+	long sleeps_skipped; /* sleeps that took no time (sleeps.c) */
 	/* in_futex, in a wait that libc's synchronisation functions did not
 	 * make: a wake may leave its word as it is (futex_waiter_held) */
 	bool raw_wait;
@@ -253,6 +254,14 @@ static int sync_of(struct serial *s, uint64_t pc)
 		if (s->sync_addr[i] == pc)
 			return (int)i;
 	return -1;
+}
+
+/* A sleep function's entry: the call returns at once (sleeps.c). */
+static bool is_sleep_point(struct serial *s, uint64_t pc)
+{
+	int sync = sync_of(s, pc);
+
+	return sync >= 0 && sleep_function(sync_fns[sync].name);
 }
 
 /* --- the points --- */
@@ -1477,6 +1486,8 @@ static enum flow run_step(struct serial *s, int i)
 	if (s->threads[i].state == SS_BLOCKED && times_out(&s->threads[i]))
 		futex_wait_times_out(s->threads[i].th);
 	s->threads[i].state = SS_READY;
+	if (is_sleep_point(s, tracer_thread_pc(s->threads[i].th)))
+		sleep_returns_now(s->threads[i].th, &s->threads[i].sleeps_skipped);
 	if (watches_syscalls(s, &s->threads[i]))
 		tracer_resume_syscalls(s->threads[i].th); /* a futex wait is seen at once */
 	else

@@ -87,8 +87,7 @@ bool interrupted_in_syscall(struct tr_thread *th)
 		rax == -TR_ERESTART_RESTARTBLOCK);
 }
 
-/* Does the serialized search drive this run?  It models wakes itself. */
-static bool searching_serially(const struct run *r)
+bool run_searching_serially(const struct run *r)
 {
 	return r->oracle && r->oracle->serial;
 }
@@ -220,7 +219,7 @@ static bool times_out_now(struct run *r, struct tr_thread *th)
 	const struct user_regs_struct *regs = tracer_regs(th);
 
 	/* (wakes_wait_ends: woken, or its word changed) */
-	return r->serial && !searching_serially(r) && tracer_thread_held(th) &&
+	return r->serial && !run_searching_serially(r) && tracer_thread_held(th) &&
 	       regs->orig_rax == TR_SYS_futex && futex_op_waits(regs->rsi) && regs->r10 != 0 &&
 	       !wakes_wait_ends(r, th) &&
 	       (interrupted_in_syscall(th) || (long)regs->rax == -TR_ENOSYS);
@@ -230,6 +229,7 @@ void wakes_before_resume(struct run *r, struct tr_thread *th)
 {
 	struct thread_ctx *tc = run_thread(r, th);
 
+	sleeps_before_resume(r, th);
 	if (times_out_now(r, th))
 		futex_wait_times_out(th);
 	tc->watching_wakes = false;
@@ -239,7 +239,7 @@ void wakes_before_resume(struct run *r, struct tr_thread *th)
 int wakes_resume(struct run *r, struct tr_thread *th)
 {
 	wakes_before_resume(r, th);
-	if (searching_serially(r) || !anyone_held_in_wait(r))
+	if (run_searching_serially(r) || !anyone_held_in_wait(r))
 		return tracer_resume(th);
 	run_thread(r, th)->watching_wakes = true;
 	return tracer_resume_syscalls(th);
@@ -252,7 +252,7 @@ bool wakes_syscall_entry(struct run *r, const struct tr_event *ev)
 	long woken = 0;
 
 	assert(ev->kind == TR_EV_SYSCALL);
-	if (searching_serially(r))
+	if (run_searching_serially(r))
 		return false;
 	if (ev->sysno == TR_SYS_futex && futex_op_wakes(regs->rsi))
 		woken =

@@ -329,6 +329,57 @@ Test(serial, a_bug_after_a_timeout_replays_with_the_timeout_at_once)
 	h_remove_tree(dir);
 }
 
+/* A sleep takes no time in a serialized run (engine/sleeps.c).  sersleep
+ * is the race test that sleeps to make its race likely: a worker sleeps
+ * ten and a half seconds between its read and its write, main eleven; run
+ * one thread at a time, those were 32 s a run.  The search, its
+ * minimisation and every replay make them at once: the program, which
+ * times itself, says 0 s each time. */
+Test(serial, a_race_test_that_sleeps_runs_without_its_sleeps)
+{
+	char *dir = h_temp_dir(), *sched = h_fmt("%s/bug-1.sched", dir);
+	struct h_result r = H_RUN(h_cctrace(), "test", "--seed", "1", "--runs", "30", "--out", dir,
+				  "--", "tests/fixtures/sersleep");
+	int i;
+
+	cr_assert_eq(r.code, 1, "no bug (exit %d):\n%s", r.code, r.err);
+	cr_expect(strstr(r.out, "counter 1 after 0 s"), "%s", r.out);
+	cr_expect(!strstr(r.out, "after 1") && !strstr(r.out, "after 2") &&
+		      !strstr(r.out, "after 3"),
+		  "a run slept:\n%s", r.out);
+	h_result_free(&r);
+	for (i = 0; i < REPLAYS; i++) {
+		r = H_RUN(h_cctrace(), "run", "--expect", "bug", "--fail-on-exit", sched, "--",
+			  "tests/fixtures/sersleep");
+		cr_expect_eq(r.code, 0, "replay %d: exit %d\n%s", i + 1, r.code, r.err);
+		cr_expect(strstr(r.out, "counter 1 after 0 s"), "replay %d:\n%s", i + 1, r.out);
+		h_result_free(&r);
+	}
+	h_remove_tree(dir);
+}
+
+/* ...the correct variant's runs all complete, without their sleeps too;
+ * and a thread that waits for the clock in a loop of short sleeps still
+ * sees it move: its first sleeps are skipped, the rest take their time. */
+Test(serial, a_loop_that_waits_for_the_clock_still_ends)
+{
+	char *dir = h_temp_dir();
+	struct h_result r = H_RUN(h_cctrace(), "test", "-q", "--seed", "1", "--runs", "20", "--out",
+				  dir, "--", "tests/fixtures/sersleep", "--ok");
+
+	cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, "20 runs, 0 bugs, 20 completed"), "%s", r.err);
+	cr_expect(strstr(r.out, "counter 2 after 0 s") && !strstr(r.out, "after 1"), "%s", r.out);
+	h_result_free(&r);
+	r = H_RUN(h_cctrace(), "test", "-q", "--seed", "1", "--runs", "3", "--out", dir, "--clean",
+		  "--", "tests/fixtures/sersleep", "--clock");
+	cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, "3 runs, 0 bugs, 3 completed, 0 infeasible"), "%s", r.err);
+	cr_expect(strstr(r.out, "the clock moved 0.2 s"), "%s", r.out);
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
+
 /* Minimisation has a time limit (--minimize-time): past it no replay
  * starts, cctrace says so even with -q, and the schedule keeps the steps
  * it could not try, and still replays.  Within the default limit,
