@@ -28,6 +28,13 @@
 #include <string.h>
 
 #define DRAIN_MS 10000 /* the engine's default wait timeout */
+/* A trial's step, and its program let go at the schedule's end, get
+ * HANG_TIMES the first replay's time (at least HANG_MIN_MS, at most
+ * DRAIN_MS) before they count as hung: a dropped step may leave the
+ * program hung for real (pbzip2's consumers poll for ever on the queue
+ * main freed), and each such trial waited 10 s. */
+#define HANG_TIMES  10
+#define HANG_MIN_MS 1000
 
 /* What every trial replays with, and until when trials may run. */
 struct trials {
@@ -37,6 +44,7 @@ struct trials {
 	int replays;
 	char want[512];	     /* the bug's signature, from the first replay */
 	int64_t deadline_ms; /* 0: none */
+	int64_t hang_ms;     /* a trial's waits' limit; 0: the default, 10 s */
 	bool cut_short;	     /* a trial was refused: the deadline passed, or Ctrl-C */
 };
 
@@ -270,8 +278,12 @@ static bool reproduces_as(struct trials *t, const char *path, int replays)
 	quiet.trace_json = NULL;
 	quiet.brief = true;
 	quiet.quiet_program = true; /* its output was shown once, by the search */
-	if (!quiet.drain_ms)	    /* a dropped step may leave it deadlocked for real */
-		quiet.drain_ms = opt->timeout_ms > 0 ? opt->timeout_ms : DRAIN_MS;
+	/* a dropped step may leave it hung for real, in a wait or after the
+	 * schedule: neither waits longer than the bug took to show, ten times */
+	if (!quiet.timeout_ms)
+		quiet.timeout_ms = t->hang_ms;
+	if (!quiet.drain_ms)
+		quiet.drain_ms = quiet.timeout_ms ? quiet.timeout_ms : DRAIN_MS;
 	for (i = 0; i < replays && all; i++) {
 		struct policy *pol;
 		char *buf = NULL;
@@ -297,6 +309,17 @@ static bool reproduces_as(struct trials *t, const char *path, int replays)
 		engine_free(pol);
 	}
 	return all;
+}
+
+/* The schedule as found gives the bug once; its time sets hang_ms. */
+static bool reproduces_once(struct trials *t, const char *path)
+{
+	int64_t t0 = engine_now_ms();
+	bool ok = reproduces_as(t, path, 1);
+	int64_t hang = (engine_now_ms() - t0) * HANG_TIMES;
+
+	t->hang_ms = hang < HANG_MIN_MS ? HANG_MIN_MS : hang > DRAIN_MS ? DRAIN_MS : hang;
+	return ok;
 }
 
 /* Does the trial schedule still give the bug, R of R times? */
@@ -411,7 +434,7 @@ int search_minimize(const char *path, char *const argv[], const struct engine_op
 	snprintf(full, sizeof(full), "%.*s.full.sched", (int)(strlen(path) - 6), path);
 	write_lines(full, &l, -1);
 	snprintf(trial, sizeof(trial), "%s.trial", path);
-	if (!reproduces_as(&t, path, 1))
+	if (!reproduces_once(&t, path))
 		progress = false; /* not reproducible as found: leave it alone */
 	else
 		res->removed += drop_chunks(&l, &t);
