@@ -306,6 +306,10 @@ bool interrupted_in_syscall(struct tr_thread *th);
 void wakes_note_held(struct run *r, struct tr_thread *th);
 /* th, held in a futex wait, would return from it: woken, or its word changed. */
 bool wakes_wait_ends(struct run *r, struct tr_thread *th);
+/* A serialized replay's th, held in a timed wait nothing ended, would time
+ * out at once when it runs (the search times a wait out only when no other
+ * thread can run). */
+bool wakes_times_out_now(struct run *r, struct tr_thread *th);
 /* Every resume of a schedule's thread (its state of the last stop is over). */
 void wakes_before_resume(struct run *r, struct tr_thread *th);
 /* Does the serialized search drive this run?  It models wakes and sleeps itself. */

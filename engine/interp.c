@@ -1162,6 +1162,31 @@ static struct tr_thread *unbound_at_start(struct run *r, int end_order)
  * released at once does not depend on how the released threads race,
  * which is what minimisation needs to know before it drops a step.
  */
+/* The bound threads in order, each until it exits or blocks, and taken
+ * out of order[].  A thread held in a timed wait that nothing ended stays
+ * for the last pass (timed_out), as in the search a timeout is the last
+ * thing to happen: run first, it would time out before the threads that
+ * may end its wait had their turn. */
+static enum flow finish_in_order(struct run *r, const struct stmt *end, struct tr_thread **order,
+				 int n, int end_order, bool timed_out)
+{
+	struct tr_thread *matched[1];
+	int i;
+
+	for (i = 0; i < n && !r->finished; i++) {
+		struct tr_thread **th = &order[end_order > 0 ? i : n - 1 - i];
+
+		if (!*th || (!timed_out && wakes_times_out_now(r, *th)))
+			continue;
+		if (tracer_thread_held(*th) && !tracer_thread_exited(*th) &&
+		    tracer_thread_last_event(*th) != TR_EV_EXIT && !group_exiting(r, *th) &&
+		    run_wait_for(r, end, th, 1, 1, matched) == FLOW_STOP)
+			return FLOW_STOP;
+		*th = NULL;
+	}
+	return r->finished ? FLOW_STOP : FLOW_NEXT;
+}
+
 static void finish_serially(struct run *r, int end_order)
 {
 	struct expr exit_atom = {.kind = E_EVENT, .atom = atoms_find("exit")},
@@ -1170,7 +1195,7 @@ static void finish_serially(struct run *r, int end_order)
 	    .kind = E_BINARY, .op = T_OROR, .lhs = &exit_atom, .rhs = &blocked_atom};
 	struct stmt end = {.kind = S_RUN, .pred = &pred};
 	struct tr_thread **order = calloc((size_t)r->nbindings + 1, sizeof(*order)), *matched[1];
-	int n = 0, i, var;
+	int n = 0, var;
 
 	if (!order) {
 		report_outcome(r, OUTCOME_ERROR, "out of memory");
@@ -1180,24 +1205,19 @@ static void finish_serially(struct run *r, int end_order)
 		if (r->bindings[var] && tracer_thread_held(r->bindings[var]) &&
 		    run_thread(r, r->bindings[var])->bound == var)
 			order[n++] = r->bindings[var];
-	for (i = 0; i < n && !r->finished; i++) {
-		struct tr_thread *th = order[end_order > 0 ? i : n - 1 - i];
+	if (finish_in_order(r, &end, order, n, end_order, false) == FLOW_NEXT) {
+		/* then the threads the schedule never bound, still at their start
+		 * (serial_keeps), one at a time in creation order (or its reverse):
+		 * released together they would race (lazy01_bad's end) */
+		while (!r->finished) {
+			struct tr_thread *th = unbound_at_start(r, end_order);
 
-		if (tracer_thread_held(th) && !tracer_thread_exited(th) &&
-		    tracer_thread_last_event(th) != TR_EV_EXIT && !group_exiting(r, th) &&
-		    run_wait_for(r, &end, &th, 1, 1, matched) == FLOW_STOP)
-			break;
+			if (!th || run_wait_for(r, &end, &th, 1, 1, matched) == FLOW_STOP)
+				break;
+		}
+		finish_in_order(r, &end, order, n, end_order, true);
 	}
 	free(order);
-	/* then the threads the schedule never bound, still at their start
-	 * (serial_keeps), one at a time in creation order (or its reverse):
-	 * released together they would race (lazy01_bad's end) */
-	while (!r->finished) {
-		struct tr_thread *th = unbound_at_start(r, end_order);
-
-		if (!th || run_wait_for(r, &end, &th, 1, 1, matched) == FLOW_STOP)
-			break;
-	}
 }
 
 /* Leave the program: a launched one runs to its end, still watched for

@@ -214,7 +214,7 @@ bool wakes_wait_ends(struct run *r, struct tr_thread *th)
  * rather than sleeping out the rest of its time (a second at a time in
  * pbzip2) with every other thread held.
  */
-static bool times_out_now(struct run *r, struct tr_thread *th)
+bool wakes_times_out_now(struct run *r, struct tr_thread *th)
 {
 	const struct user_regs_struct *regs = tracer_regs(th);
 
@@ -230,7 +230,7 @@ void wakes_before_resume(struct run *r, struct tr_thread *th)
 	struct thread_ctx *tc = run_thread(r, th);
 
 	sleeps_before_resume(r, th);
-	if (times_out_now(r, th))
+	if (wakes_times_out_now(r, th))
 		futex_wait_times_out(th);
 	tc->watching_wakes = false;
 	tc->woken = false; /* its call returns at once: see wake_held */

@@ -329,6 +329,37 @@ Test(serial, a_bug_after_a_timeout_replays_with_the_timeout_at_once)
 	h_remove_tree(dir);
 }
 
+/* C++'s condition_variable::wait_for waits in pthread_cond_clockwait,
+ * and the other clock variants (mutex, rwlock, semaphore, join) are
+ * synchronisation too: points at their entries.  serclockwait's lost
+ * wakeup needs the producer between the consumer's check and its
+ * pthread_cond_clockwait; without the point, 300 runs never made it. */
+Test(serial, a_lost_wakeup_through_pthread_cond_clockwait)
+{
+	expect_found("tests/fixtures/serclockwait", 100, "ABRT");
+}
+
+/* A serialized replay's end lets its threads go one at a time, and a
+ * thread held in a timed wait nothing ended goes last, as a timeout does
+ * in the search: here the producer's signal comes first and wakes the
+ * consumer, so the end is correct.  Before, the consumer went first and
+ * timed out while the producer was still held at its start. */
+Test(serial, a_replays_end_times_a_wait_out_last)
+{
+	char *sched = h_temp_sched("end.sched", "serial\n"
+						"thread t1 = p1.t1\n"
+						"repeat 2 { run t1 until enter(pthread_create) }\n"
+						"thread t2 = p1.t2\n"
+						"run t2 until blocked\n");
+	struct h_result r =
+	    H_RUN(h_cctrace(), "run", "--fail-on-exit", sched, "--", "tests/fixtures/serclockwait");
+
+	cr_expect_eq(r.code, 0, "exit %d\n%s", r.code, r.err);
+	cr_expect(!strstr(r.out, "BUG"), "%s", r.out);
+	cr_expect(strstr(r.err, "completed"), "%s", r.err);
+	h_result_free(&r);
+}
+
 /* A sleep takes no time in a serialized run (engine/sleeps.c).  sersleep
  * is the race test that sleeps to make its race likely: a worker sleeps
  * ten and a half seconds between its read and its write, main eleven; run
