@@ -31,6 +31,7 @@
 
 #include "symbols/symbols.h"
 
+#include <assert.h>
 #include <string.h>
 
 #define SLEEPS_SKIPPED 1000 /* a thread's sleeps a run that take no time */
@@ -53,6 +54,7 @@ bool sleep_returns_now(struct tr_thread *th, long *skipped)
 	struct user_regs_struct regs = *tracer_regs(th);
 	uint64_t ret;
 
+	assert(tracer_thread_held(th)); /* at the entry: [rsp] is its return address */
 	if (*skipped >= SLEEPS_SKIPPED ||
 	    tracer_read(tracer_thread_process(th), regs.rsp, &ret, sizeof(ret)) < 0)
 		return false;
