@@ -1155,13 +1155,6 @@ static struct tr_thread *unbound_at_start(struct run *r, int end_order)
 	return found;
 }
 
-/*
- * The end of the schedule with the bound threads let go one at a time,
- * each until it exits or blocks, in binding order (end_order > 0) or its
- * reverse.  A replay that reproduces a bug this way and with everything
- * released at once does not depend on how the released threads race,
- * which is what minimisation needs to know before it drops a step.
- */
 /* The bound threads in order, each until it exits or blocks, and taken
  * out of order[].  A thread held in a timed wait that nothing ended stays
  * for the last pass (timed_out), as in the search a timeout is the last
@@ -1187,6 +1180,13 @@ static enum flow finish_in_order(struct run *r, const struct stmt *end, struct t
 	return r->finished ? FLOW_STOP : FLOW_NEXT;
 }
 
+/*
+ * The end of the schedule with the bound threads let go one at a time,
+ * each until it exits or blocks, in binding order (end_order > 0) or its
+ * reverse.  A replay that reproduces a bug this way and with everything
+ * released at once does not depend on how the released threads race,
+ * which is what minimisation needs to know before it drops a step.
+ */
 static void finish_serially(struct run *r, int end_order)
 {
 	struct expr exit_atom = {.kind = E_EVENT, .atom = atoms_find("exit")},

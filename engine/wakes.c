@@ -210,7 +210,7 @@ bool wakes_wait_ends(struct run *r, struct tr_thread *th)
  * A serialized replay runs th, held asleep in a futex wait with a timeout
  * that no wake reached and whose word is unchanged: the search made this
  * step only when no thread could run but by a timeout (serial.c's
- * timeouts_due), and its wait returned ETIMEDOUT then.  It does so now,
+ * blocked_options), and its wait returned ETIMEDOUT then.  It does so now,
  * rather than sleeping out the rest of its time (a second at a time in
  * pbzip2) with every other thread held.
  */

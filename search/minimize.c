@@ -254,8 +254,6 @@ static void signature(const char *report, char *sig, size_t len)
 	sig[n] = 0;
 }
 
-/* Does the schedule at path give the bug `want` (a signature) in each of
- * `replays` runs?  With want empty, it is set from the first run. */
 /* No replay starts after the deadline or Ctrl-C: a trial cut short does
  * not reproduce, and what was dropped before it stays dropped, as each
  * drop reproduced in every replay. */
@@ -266,6 +264,8 @@ static bool out_of_time(struct trials *t)
 	return t->cut_short;
 }
 
+/* Does the schedule at path give the bug t->want (a signature) in each of
+ * `replays` runs?  With it empty, it is set from the first run. */
 static bool reproduces_as(struct trials *t, const char *path, int replays)
 {
 	const struct engine_options *opt = t->opt;

@@ -1903,9 +1903,16 @@ static bool is_deref(const struct ts *ts, const struct opev *e)
 	return ts->raws[e->entry_raw].fn == ts->deref_fn;
 }
 
-static const char *failed_note(const struct opev *e)
+/* What e does to its object's state, and where it is called from: the
+ * lines under each of a bug's two events. */
+static void describe_states(const struct ts *ts, const struct opev *e, FILE *f)
 {
-	return e->failed ? " (in the profile it failed in that state, and moved nothing)" : "";
+	const struct flat_op *fo = &ts->flat[e->flat];
+
+	fprintf(f, "\n  %s %s -> %s%s\n  call stack:\n%s", fo->op->transit ? "transit" : "limit",
+		fo->m->states[e->before], fo->m->states[e->after],
+		e->failed ? " (in the profile it failed in that state, and moved nothing)" : "",
+		ts->raws[e->entry_raw].stack);
 }
 
 static void describe_event(const struct ts *ts, const struct opev *e, FILE *f)
@@ -2212,7 +2219,7 @@ done:
 static void write_bug(struct ts *ts, const struct candidate *c, int n, const char *log)
 {
 	const struct opev *pre = &ts->evs[c->pre], *sub = &ts->evs[c->sub];
-	const struct flat_op *pf = &ts->flat[pre->flat], *sf = &ts->flat[sub->flat];
+	const struct flat_op *pf = &ts->flat[pre->flat];
 	const struct opev *x = pf->op->transit ? pre : sub, *l = x == pre ? sub : pre;
 	const struct ts_model *m = pf->m;
 	char *path = path_in(ts, "bug-%d.txt", n);
@@ -2245,14 +2252,10 @@ static void write_bug(struct ts *ts, const struct candidate *c, int n, const cha
 	fprintf(f, "\nthe held event (the preceding one; the re-execution holds its thread before "
 		   "the call):\n  ");
 	describe_event(ts, pre, f);
-	fprintf(f, "\n  %s %s -> %s%s\n  call stack:\n%s", pf->op->transit ? "transit" : "limit",
-		m->states[pre->before], m->states[pre->after], failed_note(pre),
-		ts->raws[pre->entry_raw].stack);
+	describe_states(ts, pre, f);
 	fprintf(f, "\nthe subsequent event (made to happen while the other is held):\n  ");
 	describe_event(ts, sub, f);
-	fprintf(f, "\n  %s %s -> %s%s\n  call stack:\n%s", sf->op->transit ? "transit" : "limit",
-		m->states[sub->before], m->states[sub->after], failed_note(sub),
-		ts->raws[sub->entry_raw].stack);
+	describe_states(ts, sub, f);
 	fprintf(f, "\ncandidate: seen %d time%s, %ld calls apart\n", c->count,
 		c->count == 1 ? "" : "s", c->distance);
 	fprintf(f, "replay: cctrace run --expect bug bug-%d.sched -- ...\n\nthe re-execution:\n%s",
