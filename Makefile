@@ -40,8 +40,9 @@ SAMPLE_DIRS := $(patsubst %/,%,$(dir $(wildcard samples/*/Makefile.inc)))
 SAMPLE_CFLAGS := -std=gnu11 -g -O0 -pthread -Wall -Wextra $(WERROR)
 FIXTURE_LIBS := $(patsubst %.c,%.so,$(wildcard tests/fixtures/lib*.c))
 FIXTURE_SRCS := $(filter-out tests/fixtures/lib%.c,$(wildcard tests/fixtures/*.c))
-# serstatic is sercounter linked statically (below).
-FIXTURE_BINS := $(FIXTURE_SRCS:%.c=%) $(FIXTURE_LIBS) tests/fixtures/serstatic
+# serstatic and serstatic-nodebug are sercounter linked statically (below).
+FIXTURE_BINS := $(FIXTURE_SRCS:%.c=%) $(FIXTURE_LIBS) tests/fixtures/serstatic \
+		tests/fixtures/serstatic-nodebug
 
 .PHONY: all deps system-deps samples fixtures test check-asan bench sctbench fuzz clean format lint \
 	install uninstall lint-man
@@ -80,6 +81,10 @@ tests/fixtures/serubsan: SAMPLE_CFLAGS += -fsanitize=undefined
 # launched afresh.
 tests/fixtures/serstatic: tests/fixtures/sercounter.c
 	$(CC) $(SAMPLE_CFLAGS) -static -o $@ $<
+# ...and without debugging information: its symbol table alone tells its
+# own code from libc's.
+tests/fixtures/serstatic-nodebug: tests/fixtures/sercounter.c
+	$(CC) $(filter-out -g,$(SAMPLE_CFLAGS)) -static -o $@ $<
 # seralign calls C++'s operator new by its mangled name: libstdc++.
 tests/fixtures/seralign: tests/fixtures/seralign.c
 	$(CC) $(SAMPLE_CFLAGS) -o $@ $< -lstdc++

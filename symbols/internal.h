@@ -131,6 +131,17 @@ struct sym_space {
 	struct thread_db *thread_db; /* libthread_db agent, created on first library TLS */
 };
 
+/* linked.c: names of a static executable that the system's static
+ * archives define.  names maps each name the executable defines to
+ * SYMI_NAME_DEFINED; those defined by an archive member the executable
+ * linked whole become SYMI_NAME_SYSTEM, and the member's file name
+ * without extension (a local symbol's STT_FILE) goes into stems.  0, or
+ * -1 when memory is exhausted. */
+enum { SYMI_NAME_DEFINED = 1, SYMI_NAME_SYSTEM = 2 };
+int symi_mark_linked_members(struct symi_arena *arena, struct strmap *names, struct strmap *stems);
+/* name without its directory and last extension, in the arena */
+char *symi_file_stem(struct symi_arena *a, const char *name);
+
 /* exe.c */
 /* -1 with a message naming the file as `shown` if path is an ELF file
  * that is not x86-64 (32-bit, another machine); 0 otherwise. */

@@ -97,10 +97,12 @@ int sym_plt_function(struct sym_space *space, uint64_t addr, const char **name);
 
 /* A statically linked executable's own code (symbols/static.c): the
  * address ranges its compile units cover, apart from the libc linked into
- * it, whose archive carries no debugging information.  Sets *ranges (owned
- * by the space) and *n, and returns 0; -1 when the executable is
- * dynamically linked (its libraries are files of their own), or has no
- * debugging information to tell them apart: then all its text is its own. */
+ * it, whose archive carries no debugging information; without debugging
+ * information, the extents of the functions of its symbol table that no
+ * member of glibc's or gcc's static archives it linked defines.  Sets
+ * *ranges (owned by the space; in address order, apart) and *n, and
+ * returns 0; -1 when the executable is dynamically linked (its libraries
+ * are files of their own), or stripped: then all its text is its own. */
 struct sym_range {
 	uint64_t lo, hi;
 };

@@ -296,6 +296,29 @@ Test(serial, a_race_in_a_statically_linked_program)
 	expect_found_at("tests/fixtures/serstatic", "at(worker+");
 }
 
+/* ...and built without -g (tests/fixtures/serstatic-nodebug): the symbol
+ * table and libc.a's index tell its functions from libc's (symbols/
+ * linked.c), and the profile finds the same 3 points on counter as with
+ * debugging information.  Before, that binary was all the program's own:
+ * 546 points inside libc, and 30 runs found nothing. */
+Test(serial, a_race_in_a_statically_linked_program_without_debugging_information)
+{
+	const char *prog = "tests/fixtures/serstatic-nodebug";
+	char *dir = h_temp_dir(), *text;
+	struct h_result r =
+	    H_RUN(h_cctrace(), "test", "--seed", "1", "--runs", "30", "--out", dir, "--", prog);
+
+	cr_assert_eq(r.code, 1, "no bug in 30 runs (exit %d):\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, "profiling: 3 shared access points, 1 variables: counter"),
+		  "not sercounter's 3 points:\n%s", r.err);
+	text = h_read_file(h_fmt("%s/bug-1.sched", dir), NULL);
+	cr_expect(strstr(text, "at(worker+"), "no point in worker:\n%s", text);
+	expect_replays(h_fmt("%s/bug-1.sched", dir), prog);
+	h_free(text);
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
+
 /* A consumer waits for work a minute at a time (pthread_cond_timedwait),
  * and main says it is all done without a signal (tests/fixtures/sertimed,
  * the shape of pbzip2's consumers).  Its wait ends by its timeout: no run

@@ -385,6 +385,72 @@ Test(symbols, elf_only_variable)
 	sym_close(s);
 }
 
+/* --- a static executable's own code --- */
+
+static bool in_ranges(const struct sym_range *r, size_t n, uint64_t a)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (a >= r[i].lo && a < r[i].hi)
+			return true;
+	return false;
+}
+
+/* sercounter linked statically: its own functions are its own code, and
+ * the libc linked in around them (global and static functions alike) is
+ * not, whether the program's compile units say so or, without debugging
+ * information, its symbol table and libc.a's index. */
+static void expect_own_code_apart_from_libc(const char *fixture_name)
+{
+	static const char *const own[] = {"worker", "main"};
+	static const char *const libc[] = {"pthread_mutex_lock", "pthread_create",    "malloc",
+					   "_int_malloc",	 "__libc_start_main", "abort"};
+	char err[256] = "";
+	struct sym_space *s = sym_open_program(fixture_named(fixture_name), err, sizeof(err));
+	const struct sym_range *r;
+	size_t n, i;
+	uint64_t a;
+
+	cr_assert_not_null(s, "sym_open_program: %s", err);
+	cr_assert_eq(sym_static_own_code(s, &r, &n), 0, "%s: no own code", fixture_name);
+	for (i = 1; i < n; i++)
+		cr_assert_gt(r[i].lo, r[i - 1].hi, "ranges %zu and %zu not apart and in order",
+			     i - 1, i);
+	for (i = 0; i < sizeof(own) / sizeof(own[0]); i++) {
+		cr_assert_eq(sym_function(s, own[i], &a), 0, "%s not found", own[i]);
+		cr_expect(in_ranges(r, n, a), "%s: %s (%#lx) is not its own code", fixture_name,
+			  own[i], (unsigned long)a);
+	}
+	for (i = 0; i < sizeof(libc) / sizeof(libc[0]); i++) {
+		cr_assert_eq(sym_function(s, libc[i], &a), 0, "%s not found", libc[i]);
+		cr_expect(!in_ranges(r, n, a), "%s: libc's %s (%#lx) counted as its own code",
+			  fixture_name, libc[i], (unsigned long)a);
+	}
+	sym_close(s);
+}
+
+Test(symbols, a_static_programs_own_code_by_its_compile_units)
+{
+	expect_own_code_apart_from_libc("serstatic");
+}
+
+Test(symbols, a_static_programs_own_code_by_its_symbol_table)
+{
+	expect_own_code_apart_from_libc("serstatic-nodebug");
+}
+
+/* A dynamically linked program's libc is a file of its own: no ranges. */
+Test(symbols, a_dynamic_program_has_no_static_own_code)
+{
+	struct sym_space *s = open_offline();
+	const struct sym_range *r;
+	size_t n;
+
+	cr_expect_eq(sym_static_own_code(s, &r, &n), -1);
+	sym_close(s);
+}
+
 /* --- live view --- */
 
 struct live {
