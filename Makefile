@@ -40,9 +40,10 @@ SAMPLE_DIRS := $(patsubst %/,%,$(dir $(wildcard samples/*/Makefile.inc)))
 SAMPLE_CFLAGS := -std=gnu11 -g -O0 -pthread -Wall -Wextra $(WERROR)
 FIXTURE_LIBS := $(patsubst %.c,%.so,$(wildcard tests/fixtures/lib*.c))
 FIXTURE_SRCS := $(filter-out tests/fixtures/lib%.c,$(wildcard tests/fixtures/*.c))
-# serstatic and serstatic-nodebug are sercounter linked statically (below).
+# serstatic, serstatic-nodebug and serstatic-stripped are sercounter linked
+# statically (below).
 FIXTURE_BINS := $(FIXTURE_SRCS:%.c=%) $(FIXTURE_LIBS) tests/fixtures/serstatic \
-		tests/fixtures/serstatic-nodebug
+		tests/fixtures/serstatic-nodebug tests/fixtures/serstatic-stripped
 
 .PHONY: all deps system-deps samples fixtures test check-asan bench sctbench fuzz clean format lint \
 	install uninstall lint-man
@@ -85,6 +86,9 @@ tests/fixtures/serstatic: tests/fixtures/sercounter.c
 # own code from libc's.
 tests/fixtures/serstatic-nodebug: tests/fixtures/sercounter.c
 	$(CC) $(filter-out -g,$(SAMPLE_CFLAGS)) -static -o $@ $<
+# ...and stripped: nothing tells, and cctrace test says so.
+tests/fixtures/serstatic-stripped: tests/fixtures/sercounter.c
+	$(CC) $(filter-out -g,$(SAMPLE_CFLAGS)) -static -s -o $@ $<
 # seralign calls C++'s operator new by its mangled name: libstdc++.
 tests/fixtures/seralign: tests/fixtures/seralign.c
 	$(CC) $(SAMPLE_CFLAGS) -o $@ $< -lstdc++

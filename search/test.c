@@ -170,6 +170,27 @@ static struct policy *serial_policy(const char *program, char *err, size_t errle
 	return pol;
 }
 
+/* A program whose symbols cannot be read (a stripped static executable:
+ * a dynamic one's libc names its functions) is searched blind: none of
+ * its synchronisation functions is a point, and libc's code is profiled
+ * as its own.  Said before the search, so that its "0 bugs" is not taken
+ * for a search that saw the program. */
+static void warn_if_nameless(const char *program)
+{
+	static const char *const libc_exit[] = {"exit"};
+	bool present = true;
+	char err[256];
+
+	if (engine_functions_present(program, libc_exit, 1, &present, err, sizeof(err)) == 0 &&
+	    !present)
+		fprintf(stderr,
+			"cctrace test: warning: %s has no symbol table (a stripped static "
+			"executable?): its locks and threads have no names, so they are no "
+			"scheduling points, and libc's code is searched as its own; test a build "
+			"that is not stripped\n",
+			program);
+}
+
 int search_test(char *const argv[], const struct engine_options *opt,
 		const struct explore_options *eo, const struct test_options *to,
 		struct explore_summary *sum, char *err, size_t errlen)
@@ -186,6 +207,7 @@ int search_test(char *const argv[], const struct engine_options *opt,
 		return -1;
 	if (search_fresh_out_dir(eo, err, errlen) < 0)
 		goto out;
+	warn_if_nameless(argv[0]);
 	if (to->points == TEST_POINTS_SHARED &&
 	    profile(pol, argv, opt, eo, to, &cfg, err, errlen) < 0)
 		goto out;

@@ -311,10 +311,29 @@ Test(serial, a_race_in_a_statically_linked_program_without_debugging_information
 	cr_assert_eq(r.code, 1, "no bug in 30 runs (exit %d):\n%s", r.code, r.err);
 	cr_expect(strstr(r.err, "profiling: 3 shared access points, 1 variables: counter"),
 		  "not sercounter's 3 points:\n%s", r.err);
+	cr_expect(!strstr(r.err, "warning"), "a warning:\n%s", r.err);
 	text = h_read_file(h_fmt("%s/bug-1.sched", dir), NULL);
 	cr_expect(strstr(text, "at(worker+"), "no point in worker:\n%s", text);
 	expect_replays(h_fmt("%s/bug-1.sched", dir), prog);
 	h_free(text);
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
+
+/* ...and stripped (tests/fixtures/serstatic-stripped): no name is left,
+ * not even libc's, so no lock or thread function can be a point.  The
+ * search still runs, but says first that it is blind, rather than let its
+ * "0 bugs" pass for a search that saw the program. */
+Test(serial, a_stripped_static_program_is_said_to_be_searched_blind)
+{
+	char *dir = h_temp_dir();
+	struct h_result r =
+	    H_RUN(h_cctrace(), "test", "-q", "--points", "sync", "--seed", "1", "--runs", "2",
+		  "--out", dir, "--", "tests/fixtures/serstatic-stripped");
+
+	cr_expect(r.code == 0 || r.code == 1, "exit %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, "warning: tests/fixtures/serstatic-stripped has no symbol table"),
+		  "no warning:\n%s", r.err);
 	h_result_free(&r);
 	h_remove_tree(dir);
 }
