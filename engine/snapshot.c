@@ -13,7 +13,8 @@
  * thread and no child), with its stderr, when sanitizer reports are
  * looked for, an O_APPEND temporary file.  Each run then makes the
  * template fork (tracer/fork.c: through glibc's _Fork the first time,
- * through a stub that repeats it after) and takes the child over as its
+ * through a stub that repeats it after; a static program, which has run
+ * nothing at its entry point, through the stub alone) and takes the child over as its
  * p1: the run cannot tell it from a fresh launch (same registers,
  * memory, layout, since launches run without address randomisation, and
  * file descriptors), so a seed makes the same search either way.  The
@@ -23,8 +24,8 @@
  * reports or kills it; engine_snapshot_free kills it, and should cctrace
  * die, PTRACE_O_EXITKILL does.
  *
- * When the template cannot be made or fork (no _Fork: glibc before 2.34
- * or a static program; the launch failed), the runs are launched afresh,
+ * When the template cannot be made or fork (a dynamic program without
+ * _Fork: glibc before 2.34; the launch failed), the runs are launched afresh,
  * and engine_snapshot_fallback says why.
  */
 #include "engine/internal.h"
@@ -96,7 +97,10 @@ static int capture_template_stderr(struct engine_snapshot *s, int *saved)
 	return flags < 0 ? -1 : fcntl(s->stderr_fd, F_SETFL, flags | O_APPEND);
 }
 
-static uint64_t find_fork_fn(struct engine_snapshot *s)
+/* glibc's _Fork, or 0: a static program forks without it (tracer/fork.c),
+ * and tracer_fork_held says why when another cannot.  -1 without the
+ * template's symbols. */
+static int find_fork_fn(struct engine_snapshot *s)
 {
 	char err[256];
 	uint64_t addr = 0;
@@ -105,12 +109,11 @@ static uint64_t find_fork_fn(struct engine_snapshot *s)
 	    sym_open_pid(tracer_process_pid(tracer_thread_process(s->main)), err, sizeof(err));
 	if (!s->syms) {
 		snprintf(s->why, sizeof(s->why), "cannot read the template's symbols: %s", err);
-		return 0;
+		return -1;
 	}
-	if (sym_function(s->syms, "_Fork", &addr) < 0 || !addr)
-		snprintf(s->why, sizeof(s->why),
-			 "the program has no _Fork (glibc 2.34 or later, dynamically linked)");
-	return addr;
+	if (sym_function(s->syms, "_Fork", &addr) == 0)
+		s->fork_fn = addr;
+	return 0;
 }
 
 static void make_template(struct engine_snapshot *s, char *const argv[],
@@ -141,8 +144,7 @@ static void make_template(struct engine_snapshot *s, char *const argv[],
 		return;
 	}
 	s->main = tracer_threads(s->t);
-	s->fork_fn = find_fork_fn(s);
-	if (!s->fork_fn)
+	if (find_fork_fn(s) < 0)
 		drop_template(s);
 }
 

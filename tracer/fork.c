@@ -33,10 +33,19 @@
  * its hlt), where _Fork with a fork event and a wait4 to bury the last run
  * cost seven.  Signals the template gets meanwhile (a terminal's SIGINT)
  * are swallowed: it runs no code of its own.
+ *
+ * A statically linked program needs no _Fork, which it holds only if it
+ * forks itself.  At its entry point no code of it has run: libc has made
+ * no thread descriptor for CLONE_CHILD_SETTID to fill and registered no
+ * robust list, as a dynamic program's loader has by then, and the child
+ * will do both in its own start-up.  So a clone with SIGCHLD alone is the
+ * whole of its fork, and the stub is made with that recipe before the
+ * first fork.
  */
 #include "tracer/internal.h"
 
 #include <assert.h>
+#include <elf.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -108,9 +117,11 @@ static size_t assemble_stub(const struct fork_recipe *r, uint64_t code, uint8_t 
 	*at++ = 0x01;
 	*parent_hlt = code + (uint64_t)(at - buf);
 	*at++ = 0xf4;
-	at = put_movabs(at, RDI, r->robust_args[0]);
-	at = put_movabs(at, RSI, r->robust_args[1]);
-	at = put_syscall(at, TR_SYS_set_robust_list);
+	if (r->robust_seen) {
+		at = put_movabs(at, RDI, r->robust_args[0]);
+		at = put_movabs(at, RSI, r->robust_args[1]);
+		at = put_syscall(at, TR_SYS_set_robust_list);
+	}
 	*child_hlt = code + (uint64_t)(at - buf);
 	*at++ = 0xf4;
 	assert(at - buf <= STUB_MAX);
@@ -308,6 +319,31 @@ static int fork_via_stub(struct tr_thread *th, const struct tr_fork_stub *stub, 
 	return 0;
 }
 
+/* A statically linked program (no interpreter) held at its entry point:
+ * see fork.c's comment. */
+static bool static_at_entry(const struct tr_thread *th)
+{
+	pid_t pid = th->proc->pid;
+
+	return tr_auxv_value(pid, AT_BASE) == 0 && tr_auxv_value(pid, AT_ENTRY) == th->regs.rip;
+}
+
+static int make_static_stub(struct tr_thread *th, char *err, size_t errlen)
+{
+	const struct fork_recipe bare = {.clone_args = {SIGCHLD}, .clone_seen = true};
+	char why[256];
+	uint64_t code = tr_scratch_alloc(th->proc, th->regs.rip, STUB_MAX, why, sizeof(why));
+
+	if (code)
+		make_stub(th, code, &bare);
+	if (!th->proc->fork_stub) {
+		snprintf(err, errlen, "cannot write the template's fork server%s%s",
+			 code ? "" : ": ", code ? "" : why);
+		return -1;
+	}
+	return 0;
+}
+
 int tracer_fork_held(struct tr_thread *th, uint64_t fork_fn, pid_t *child, char *err, size_t errlen)
 {
 	*child = 0;
@@ -316,8 +352,15 @@ int tracer_fork_held(struct tr_thread *th, uint64_t fork_fn, pid_t *child, char 
 		return -1;
 	}
 	th->pending_signal = 0; /* a signal met meanwhile: not the program's */
+	if (!th->proc->fork_stub && static_at_entry(th) && make_static_stub(th, err, errlen) < 0)
+		return -1;
 	if (th->proc->fork_stub)
 		return fork_via_stub(th, th->proc->fork_stub, child, err, errlen);
+	if (!fork_fn) {
+		snprintf(err, errlen,
+			 "the program has no _Fork (glibc 2.34 or later, dynamically linked)");
+		return -1;
+	}
 	return fork_via_glibc(th, fork_fn, child, err, errlen);
 }
 

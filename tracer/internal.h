@@ -304,6 +304,9 @@ void tr_break_adopt(const struct tr_process *tmpl, struct tr_process *child);
 /* Take out the unclaimed breakpoints: before the process first runs. */
 void tr_break_drop_unclaimed(struct tr_process *p);
 
+/* launch.c: the value of pid's auxiliary vector entry of type (AT_ENTRY...), or 0. */
+uint64_t tr_auxv_value(pid_t pid, uint64_t type);
+
 /* scratch.c */
 uint64_t tr_scratch_alloc(struct tr_process *p, uint64_t near, size_t len, char *err,
 			  size_t errlen);

@@ -28,11 +28,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static uint64_t read_auxv_entry(pid_t pid)
+/* The value of pid's auxiliary vector entry of type, or 0. */
+uint64_t tr_auxv_value(pid_t pid, uint64_t type)
 {
 	char path[64];
 	Elf64_auxv_t aux;
-	uint64_t entry = 0;
+	uint64_t value = 0;
 	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/auxv", pid);
@@ -40,13 +41,13 @@ static uint64_t read_auxv_entry(pid_t pid)
 	if (fd < 0)
 		return 0;
 	while (read(fd, &aux, sizeof(aux)) == sizeof(aux) && aux.a_type != AT_NULL) {
-		if (aux.a_type == AT_ENTRY) {
-			entry = aux.a_un.a_val;
+		if (aux.a_type == type) {
+			value = aux.a_un.a_val;
 			break;
 		}
 	}
 	close(fd);
-	return entry;
+	return value;
 }
 
 static void exit_message(int status, int exec_errno, const char *prog, char *err, size_t len)
@@ -298,7 +299,7 @@ static void launch_message(const struct launch *l, int exec_errno, const char *p
 static int run_to_entry(struct tr_thread *th, struct launch *l)
 {
 	struct tr_process *p = th->proc;
-	uint64_t entry = read_auxv_entry(p->pid);
+	uint64_t entry = tr_auxv_value(p->pid, AT_ENTRY);
 	uint8_t orig, int3 = 0xcc;
 
 	if (!entry || tracer_read(p, entry, &orig, 1) < 0 || tracer_write(p, entry, &int3, 1) < 0)

@@ -144,7 +144,9 @@ int tracer_launch(struct tracer *t, char *const argv[], char *err, size_t errlen
  * and comes back held with its registers as they were; so does the
  * child, whose pid goes to *child: a child and tracee of this process
  * (CLONE_PARENT: the template has no children) in no tracer's tables,
- * held with the template's registers, for tracer_adopt().  0, or -1 with
+ * held with the template's registers, for tracer_adopt().  A statically
+ * linked program held at its entry point has run no code, and forks by
+ * the stub from the first time: fork_fn may be 0 for it.  0, or -1 with
  * err.
  */
 int tracer_fork_held(struct tr_thread *th, uint64_t fork_fn, pid_t *child, char *err,
