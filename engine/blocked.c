@@ -117,7 +117,7 @@ static struct tr_thread *thread_with_tid(struct run *r, struct tr_thread *th, ui
 /* The thread th sleeps waiting for, if its futex tells; NULL otherwise. */
 static struct tr_thread *awaited(struct run *r, struct tr_thread *th)
 {
-	uint64_t a[3];
+	uint64_t a[TRACER_SYSCALL_ARGS];
 	long nr = tracer_syscall_args(th, a), op = (long)(a[1] & TR_FUTEX_CMD_MASK);
 	uint32_t word;
 	int32_t owner;
@@ -147,7 +147,7 @@ static struct tr_thread *awaited(struct run *r, struct tr_thread *th)
  * end (wait4, a pipe whose other end that process holds). */
 static bool blocked_outside_futex(struct tr_thread *th)
 {
-	uint64_t a[3];
+	uint64_t a[TRACER_SYSCALL_ARGS];
 	long nr = tracer_syscall_args(th, a);
 
 	return nr >= 0 && nr != TR_SYS_futex;
@@ -343,6 +343,21 @@ enum verdict {
 	V_MOVING,  /* held and free to go, running, or dying: no deadlock */
 };
 
+/* Held blocked: would its call return now that others have run?  A
+ * futex word changed (wakes.c), or the input, the room to write or the
+ * child's exit it waits for came (ready.c): a worker held in its write to
+ * a full pipe that main has since drained is no part of a deadlock. */
+static bool wait_would_end(struct run *r, struct tr_thread *th)
+{
+	uint64_t args[TRACER_SYSCALL_ARGS];
+	long nr;
+
+	if (wakes_wait_ends(r, th))
+		return true;
+	nr = tracer_syscall_args(th, args);
+	return nr >= 0 && nr != TR_SYS_futex && call_would_return(th, nr, args) == 1;
+}
+
 static enum verdict verdict_of(struct run *r, struct tr_thread *th)
 {
 	struct thread_ctx *tc = run_thread(r, th);
@@ -354,7 +369,7 @@ static enum verdict verdict_of(struct run *r, struct tr_thread *th)
 	if (held_at_exit(th))
 		return V_GONE; /* unless someone waits for it: see below */
 	if (tracer_thread_held(th)) {
-		if (tc->blocked && wakes_wait_ends(r, th))
+		if (tc->blocked && wait_would_end(r, th))
 			tc->blocked = false;
 		return tc->blocked ? V_BLOCKED : V_MOVING;
 	}

@@ -293,6 +293,11 @@ bool blocked_choose_again(struct run *r, const struct stmt *s, struct tr_thread 
  * (", waiting for B (p1.t3), which the schedule holds"). */
 void blocked_describe(struct run *r, struct tr_thread *th, char *buf, size_t len);
 
+/* ready.c: would th's sleeping system call nr (with args) return now, what
+ * it waits for being there (input, room to write, a child's exit)?  1 yes,
+ * 0 no, -1 cannot tell. */
+int call_would_return(struct tr_thread *th, long nr, const uint64_t args[TRACER_SYSCALL_ARGS]);
+
 /* wakes.c: futex wakes that reach a thread held in its wait. */
 bool futex_op_waits(uint64_t op);
 bool futex_op_wakes(uint64_t op); /* wakes waiters on its first word */

@@ -49,14 +49,10 @@
 #include "symbols/symbols.h"
 
 #include <assert.h>
-#include <dirent.h>
-#include <fcntl.h>
 #include <inttypes.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #define SPIN_REPEATS	  3   /* stops at one point in a row that count as a spin */
@@ -142,15 +138,14 @@ struct sthread {
 	bool woken;	/* in_futex, and a futex wake on its word came: its wait returns 0 */
 	bool timed;	/* in_futex, with a timeout: it ends by itself (times_out) */
 	/* SS_BLOCKED waiting for input from outside the program (a socket,
-	 * epoll, poll, accept): ready when its input is there (fd_readable),
+	 * epoll, poll, accept): ready when its input is there (ready.c),
 	 * or when nothing else can run (waits_for_input) */
 	bool outside;
-	long sleep_nr;	     /* that call's number... */
-	uint64_t sleep_fd;   /* ...and its first argument (a read's fd, wait4's pid) */
-	uint64_t sleep_arg1; /* ...and its second (waitid's id) */
-	long blocked_at;     /* s->progress when it blocked */
-	uint64_t last_pc;    /* the point of its last stop, 0: none */
-	int repeats;	     /* stops in a row at last_pc */
+	long sleep_nr;				  /* that call's number... */
+	uint64_t sleep_args[TRACER_SYSCALL_ARGS]; /* ...and its arguments */
+	long blocked_at;			  /* s->progress when it blocked */
+	uint64_t last_pc;			  /* the point of its last stop, 0: none */
+	int repeats;				  /* stops in a row at last_pc */
 	bool yielding;	     /* left out of the next choice if another can run */
 	bool internal;	     /* held at a synchronisation function libc called */
 	bool was_blocked;    /* its last step ended blocked */
@@ -839,111 +834,6 @@ static bool futex_sleeps(struct serial *s, struct sthread *st)
 	return word == st->value;
 }
 
-/*
- * Would a wait for input on descriptor fd of process pid return now?  The
- * descriptor is taken into cctrace (pidfd_getfd: a socket, an epoll
- * instance, a pipe; ptrace's permission is enough) or, on a kernel
- * without it, opened anew through /proc (a pipe or a file), and polled
- * without waiting: 1 yes, 0 no, -1 cannot tell.  An epoll instance polls
- * readable when one of its events is ready, a listening socket when a
- * connection waits to be accepted.
- */
-static int fd_readable(pid_t pid, uint64_t fd)
-{
-	char path[64];
-	struct pollfd pfd = {.fd = -1, .events = POLLIN};
-	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0), rc;
-
-	if (pidfd >= 0) {
-		pfd.fd = (int)syscall(SYS_pidfd_getfd, pidfd, (int)fd, 0);
-		close(pidfd);
-	}
-	if (pfd.fd < 0) {
-		snprintf(path, sizeof(path), "/proc/%d/fd/%" PRIu64, (int)pid, fd);
-		pfd.fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	}
-	if (pfd.fd < 0)
-		return -1;
-	rc = poll(&pfd, 1, 0);
-	close(pfd.fd);
-	if (rc < 0)
-		return -1;
-	return rc > 0;
-}
-
-/* A wait4 (or waitid) by a thread of process pid, for child want (-1:
- * any): would it return now, a child of the process (of any of its
- * threads) being a zombie?  1 yes, 0 no, -1 cannot tell. */
-static int child_wait_would_return(pid_t pid, pid_t want)
-{
-	char path[64];
-	struct dirent *d;
-	int ready = 0, any = 0;
-	DIR *tasks;
-
-	if (want > 0) {
-		char state = tracer_process_state(want);
-
-		return state == 'Z' ? 1 : state ? 0 : -1;
-	}
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	tasks = opendir(path);
-	if (!tasks)
-		return -1;
-	while (!ready && (d = readdir(tasks)) != NULL) {
-		FILE *f;
-		int child;
-
-		if (d->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/task/%.16s/children", (int)pid, d->d_name);
-		f = fopen(path, "r");
-		while (f && !ready && fscanf(f, "%d", &child) == 1) {
-			any = 1;
-			ready = tracer_process_state(child) == 'Z';
-		}
-		if (f)
-			fclose(f);
-	}
-	closedir(tasks);
-	return ready ? 1 : any ? 0 : -1;
-}
-
-/*
- * A thread asleep in a call other than a futex wait: would the call return
- * now?  1 yes, 0 no, -1 cannot tell (poll, select, another call): then it
- * is tried again after another thread's step.  A read (of a pipe, a
- * socket), an accept or an epoll_wait is ready with input (fd_readable);
- * a wait4 or waitid for a child when the child has exited (a parent
- * asleep in waitpid was tried again after every step of its child, which
- * hid serfork's bug from ipb).
- */
-static int call_would_return(struct sthread *st)
-{
-	pid_t pid = tracer_process_pid(tracer_thread_process(st->th));
-
-	switch (st->sleep_nr) {
-	case TR_SYS_read:
-	case TR_SYS_readv:
-	case TR_SYS_recvfrom:
-	case TR_SYS_recvmsg:
-	case TR_SYS_recvmmsg:
-	case TR_SYS_accept:
-	case TR_SYS_accept4:
-	case TR_SYS_epoll_wait:
-	case TR_SYS_epoll_pwait:
-	case TR_SYS_epoll_pwait2:
-		return fd_readable(pid, st->sleep_fd);
-	case TR_SYS_wait4:
-		return child_wait_would_return(pid,
-					       (long)st->sleep_fd > 0 ? (pid_t)st->sleep_fd : -1);
-	case TR_SYS_waitid: /* P_PID (1) names the child; P_ALL, P_PGID, P_PIDFD: any */
-		return child_wait_would_return(pid, st->sleep_fd == 1 ? (pid_t)st->sleep_arg1 : -1);
-	default:
-		return -1;
-	}
-}
-
 /* Is sync (a sync_of, -1: none) the function called name? */
 static bool sync_named(int sync, const char *name)
 {
@@ -1052,7 +942,8 @@ static bool enabled(struct serial *s, struct sthread *st)
 	if (s->ending && tracer_thread_process(st->th) == s->ending)
 		return false; /* dies with its process */
 	if (st->state == SS_BLOCKED) {
-		int ready = st->in_futex ? -1 : call_would_return(st);
+		int ready =
+		    st->in_futex ? -1 : call_would_return(st->th, st->sleep_nr, st->sleep_args);
 
 		if (st->in_futex ? !st->woken && futex_sleeps(s, st)
 				 : ready == 0 || (ready < 0 && st->blocked_at == s->progress))
@@ -1380,7 +1271,7 @@ static void note_blocked(struct serial *s, struct sthread *st, bool libc_wait)
 {
 	bool again = st->was_blocked; /* back into the same wait */
 
-	uint64_t args[3];
+	uint64_t args[TRACER_SYSCALL_ARGS];
 	long nr = tracer_syscall_args(st->th, args);
 
 	st->state = SS_BLOCKED;
@@ -1392,8 +1283,7 @@ static void note_blocked(struct serial *s, struct sthread *st, bool libc_wait)
 	st->futex = args[0];
 	st->value = (uint32_t)args[2];
 	st->sleep_nr = nr;
-	st->sleep_fd = args[0];
-	st->sleep_arg1 = args[1];
+	memcpy(st->sleep_args, args, sizeof(st->sleep_args));
 	st->raw_wait = st->in_futex && (again ? st->raw_wait : !libc_wait);
 }
 

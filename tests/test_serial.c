@@ -73,15 +73,16 @@ static struct h_result search(const char *prog, int runs, char **dir)
 }
 
 /* The bug file replays its bug in every one of REPLAYS runs, with the
- * options its "# run:" line gives. */
-static void expect_replays(const char *sched, const char *prog)
+ * options its "# run:" line gives, of prog with its one argument arg (or
+ * none: NULL). */
+static void expect_replays_of(const char *sched, const char *prog, const char *arg)
 {
 	int i, ok = 0;
 
 	for (i = 0; i < REPLAYS; i++) {
 		struct h_result r =
 		    H_RUN(h_cctrace(), "run", "-q", "--expect", "bug", "--fail-on-exit",
-			  "--fail-on-sanitizer", sched, "--", prog);
+			  "--fail-on-sanitizer", sched, "--", prog, arg);
 
 		ok += r.code == 0;
 		if (r.code != 0)
@@ -89,6 +90,11 @@ static void expect_replays(const char *sched, const char *prog)
 		h_result_free(&r);
 	}
 	cr_expect_eq(ok, REPLAYS, "%s replayed the bug %d times in %d", sched, ok, REPLAYS);
+}
+
+static void expect_replays(const char *sched, const char *prog)
+{
+	expect_replays_of(sched, prog, NULL);
 }
 
 /* cctrace test makes all its runs runs of prog, every one completed, and
@@ -498,6 +504,55 @@ Test(serial, a_worker_waiting_in_epoll_for_main_is_held_not_waited_for)
 	cr_expect(strstr(r.err, "30 runs, 0 bugs, 30 completed"), "%s", r.err);
 	h_result_free(&r);
 	h_remove_tree(dir);
+}
+
+/*
+ * tests/fixtures/serpoll: the worker waits for main in poll, in select or
+ * in a write to a full pipe (mode), from before main's 20 steps of its own.
+ * A serialized run asks the kernel from outside whether the worker's call
+ * would return (engine/ready.c: its descriptors polled, the pollfds and
+ * fd_sets read from the program) and offers the worker only when main has
+ * handed it the job: one `until blocked` step of the worker in the
+ * unminimised schedule (two with --write, whose main blocks in its read
+ * once too), and the bug replays.  Before, the worker was tried again
+ * after every step of main's and slept again: 18 to 21 such steps (and
+ * 18 runs/s where it makes 200).  --fixed has no bug.
+ */
+static void expect_waits_out_of_the_way(const char *mode, int blocked_steps)
+{
+	const char *prog = "tests/fixtures/serpoll";
+	char *dir = h_temp_dir(), *sched = h_fmt("%s/bug-1.sched", dir), *text;
+	struct h_result r =
+	    H_RUN(h_cctrace(), "test", "-q", "--no-minimize", "--seed", "1", "--strategy", "random",
+		  "--runs", "30", "--out", dir, "--", prog, mode);
+
+	cr_assert_eq(r.code, 1, "%s: no bug (exit %d):\n%s", mode, r.code, r.err);
+	text = h_read_file(sched, NULL);
+	cr_expect_eq(h_count_lines(text, "until blocked"), blocked_steps, "%s:\n%s", mode, text);
+	expect_replays_of(sched, prog, mode);
+	h_free(text);
+	h_result_free(&r);
+	r = H_RUN(h_cctrace(), "test", "-q", "--seed", "1", "--runs", "30", "--out", dir, "--clean",
+		  "--", prog, "--fixed", mode);
+	cr_expect_eq(r.code, 0, "%s --fixed: exit %d:\n%s", mode, r.code, r.err);
+	cr_expect(strstr(r.err, "30 runs, 0 bugs, 30 completed"), "%s --fixed:\n%s", mode, r.err);
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
+
+Test(serial, a_worker_in_poll_is_offered_once_its_input_is_there)
+{
+	expect_waits_out_of_the_way("--poll", 1);
+}
+
+Test(serial, a_worker_in_select_is_offered_once_its_input_is_there)
+{
+	expect_waits_out_of_the_way("--select", 1);
+}
+
+Test(serial, a_writer_to_a_full_pipe_is_offered_once_there_is_room)
+{
+	expect_waits_out_of_the_way("--write", 2);
 }
 
 /* ...serepoll's lost update (main counts after it hands the job over) is

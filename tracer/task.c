@@ -764,8 +764,7 @@ int tracer_kernel_sample(struct tr_thread *th, struct tr_kernel_sample *s)
 		if (fgets(buf, sizeof(buf), f) && strncmp(buf, "running", 7) != 0 &&
 		    sscanf(buf, "%ld %llx", &s->syscall, &arg0) >= 1) {
 			s->syscall = call_of(th, s->syscall);
-			s->awaits_outside =
-			    tr_syscall_awaits_outside(th->proc, s->syscall, arg0);
+			s->awaits_outside = tr_syscall_awaits_outside(th->proc, s->syscall, arg0);
 		}
 		fclose(f);
 	}
@@ -774,19 +773,23 @@ int tracer_kernel_sample(struct tr_thread *th, struct tr_kernel_sample *s)
 	return 0;
 }
 
-long tracer_syscall_args(struct tr_thread *th, uint64_t args[3])
+long tracer_syscall_args(struct tr_thread *th, uint64_t args[TRACER_SYSCALL_ARGS])
 {
-	unsigned long long a[3] = {0, 0, 0};
+	unsigned long long a[TRACER_SYSCALL_ARGS] = {0};
 	char path[64], buf[512];
 	long nr = -1;
 	FILE *f;
+	int i;
 
+	_Static_assert(TRACER_SYSCALL_ARGS == 6, "x86-64 passes six");
 	if (th->state == TR_EXITED)
 		return -1;
 	if (th->state == TR_HELD) {
-		args[0] = th->regs.rdi;
-		args[1] = th->regs.rsi;
-		args[2] = th->regs.rdx;
+		const uint64_t regs[TRACER_SYSCALL_ARGS] = {th->regs.rdi, th->regs.rsi,
+							    th->regs.rdx, th->regs.r10,
+							    th->regs.r8,  th->regs.r9};
+
+		memcpy(args, regs, sizeof(regs));
 		return call_of(th, (long)th->regs.orig_rax);
 	}
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", th->proc->pid, th->tid);
@@ -794,12 +797,12 @@ long tracer_syscall_args(struct tr_thread *th, uint64_t args[3])
 	if (!f)
 		return -1;
 	if (!fgets(buf, sizeof(buf), f) || strncmp(buf, "running", 7) == 0 ||
-	    sscanf(buf, "%ld %llx %llx %llx", &nr, &a[0], &a[1], &a[2]) != 4)
+	    sscanf(buf, "%ld %llx %llx %llx %llx %llx %llx", &nr, &a[0], &a[1], &a[2], &a[3], &a[4],
+		   &a[5]) != 7)
 		nr = -1;
 	fclose(f);
 	nr = nr < 0 ? nr : call_of(th, nr);
-	args[0] = a[0];
-	args[1] = a[1];
-	args[2] = a[2];
+	for (i = 0; i < TRACER_SYSCALL_ARGS; i++)
+		args[i] = a[i];
 	return nr;
 }

@@ -279,8 +279,9 @@ struct tr_kernel_sample {
 int tracer_kernel_sample(struct tr_thread *th, struct tr_kernel_sample *s);
 
 /* The system call th is asleep in (running) or was stopped in and redoes
- * when resumed (held), with its first three arguments; -1 if none. */
-long tracer_syscall_args(struct tr_thread *th, uint64_t args[3]);
+ * when resumed (held), with its arguments; -1 if none. */
+#define TRACER_SYSCALL_ARGS 6
+long tracer_syscall_args(struct tr_thread *th, uint64_t args[TRACER_SYSCALL_ARGS]);
 
 /* x86-64 system call numbers (TR_SYS_*, abi.h) by name and back; -1 /
  * NULL if unknown. */
