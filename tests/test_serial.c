@@ -622,6 +622,23 @@ Test(serial, a_drivers_verdict_is_a_runs_outcome)
 	h_remove_tree(dir);
 }
 
+/* A typo in --strategy is refused before anything runs: before, the
+ * three profiling runs ran first (and sercounter's assertion showed),
+ * and only then came the error. */
+Test(serial, a_bad_strategy_is_refused_before_any_run)
+{
+	char *dir = h_temp_dir();
+	struct h_result r = H_RUN(h_cctrace(), "test", "--strategy", "pct:x", "--out", dir, "--",
+				  "tests/fixtures/sercounter");
+
+	cr_expect_eq(r.code, 3, "exit %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, "cctrace test: error: strategy 'pct:x' needs a depth"), "%s",
+		  r.err);
+	cr_expect(!strstr(r.err, "profiling") && !strstr(r.err, "Assertion"), "it ran:\n%s", r.err);
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
+
 /* --time counts the profile too: with 1 ms, one profile run (not 3) and
  * one run of the search, which makes one at least
  * (tests/fixtures/countruns writes a line a run).  Before, the profile's
