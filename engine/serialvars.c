@@ -363,18 +363,20 @@ static int global_at(const struct engine_serial *cfg, uint64_t addr)
 	return -1;
 }
 
-/* The global covering addr, by its symbol and DWARF size; false if none. */
+/* The global covering addr, by its symbol and the symbol's size (a
+ * compiler gives every variable one), read without debugging
+ * information: a lock inside libc (stdio's, the loader's), or an address
+ * past the last variable (_edata), asked libc's DWARF for a size, and
+ * indexing it took a quarter of a second of every search's profile.  A
+ * symbol without a size covers its first byte alone. */
 static bool describe_global(struct serial_vars *v, uint64_t addr, struct engine_var *out)
 {
 	struct sym_loc loc;
-	struct sym_var sv;
-	uint64_t size = 1;
+	uint64_t size;
 
 	if (!v->syms || sym_describe_function(v->syms, addr, &loc) < 0 || !loc.func)
 		return false;
-	if (sym_variable(v->syms, loc.func, &sv) == 0 && sv.addr == addr - loc.func_offset &&
-	    sv.type && sym_type_size(sv.type))
-		size = sym_type_size(sv.type);
+	size = loc.func_size ? loc.func_size : 1;
 	if (loc.func_offset >= size)
 		return false; /* the symbol before a hole, not a variable holding addr */
 	*out =

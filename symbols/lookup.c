@@ -568,6 +568,7 @@ static Dwfl_Module *describe_function(struct sym_space *s, uint64_t addr, struct
 		name = public_alias(s, mod, name, *a - off);
 		out->func = symi_plain_name(s, name);
 		out->func_offset = off;
+		out->func_size = sym.st_size;
 	}
 	return mod;
 }
@@ -600,6 +601,7 @@ static int describe_uncached(struct sym_space *s, uint64_t addr, struct sym_loc 
 		name = public_alias(s, mod, name, a - off);
 		out->func = symi_plain_name(s, name);
 		out->func_offset = off;
+		out->func_size = sym.st_size;
 	}
 	l = dwfl_module_getsrc(mod, a);
 	src = l ? dwfl_lineinfo(l, NULL, &out->line, NULL, NULL, NULL) : NULL;

@@ -76,6 +76,7 @@ int sym_line(struct sym_space *space, const char *file, int line, uint64_t *addr
 struct sym_loc {
 	const char *func;     /* NULL if no symbol covers the address */
 	uint64_t func_offset; /* addr - function start */
+	uint64_t func_size;   /* the symbol's size (st_size), 0 if it has none */
 	const char *file;     /* basename of the source file, NULL if no line info */
 	int line;	      /* 0 if no line info */
 	const char *module;   /* basename of the ELF file */

@@ -385,6 +385,27 @@ Test(symbols, elf_only_variable)
 	sym_close(s);
 }
 
+/* An address's symbol comes with its size, without debugging information:
+ * how the serialized search sizes a variable (engine/serialvars.c), libc's
+ * included, whose DWARF it no longer reads for that. */
+Test(symbols, a_symbol_covering_an_address_has_its_size)
+{
+	struct sym_space *s = open_offline();
+	struct sym_var v;
+	struct sym_loc loc;
+
+	cr_assert_eq(sym_variable(s, "stdout", &v), 0);
+	cr_assert_eq(sym_describe_function(s, v.addr + 3, &loc), 0);
+	cr_expect_str_eq(loc.func, "stdout");
+	cr_expect_eq(loc.func_offset, 3);
+	cr_expect_eq(loc.func_size, 8);
+	cr_assert_eq(sym_variable(s, "counter", &v), 0);
+	cr_assert_eq(sym_describe(s, v.addr, &loc), 0);
+	cr_expect_str_eq(loc.func, "counter");
+	cr_expect_eq(loc.func_size, sym_type_size(v.type));
+	sym_close(s);
+}
+
 /* --- a static executable's own code --- */
 
 static bool in_ranges(const struct sym_range *r, size_t n, uint64_t a)
