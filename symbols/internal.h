@@ -115,7 +115,8 @@ struct sym_space {
 	struct strmap tls;    /* name -> struct var_ent: CU-level __thread variables */
 	struct strmap locals; /* name -> struct var_ent: first local or parameter so named */
 	struct strmap plain;  /* "name@@VER" -> "name" */
-	struct strmap funcs;  /* sym_function's answers: name -> struct func_ent */
+	struct strmap funcs;  /* sym_function's index: plain name -> struct func_ent */
+	bool funcs_indexed;
 	bool exe_indexed, all_indexed;
 
 	struct type_map types;

@@ -175,16 +175,6 @@ int symi_space_each_symbol(struct sym_space *s, struct sym_mod *m, symtab_cb cb,
 	return 0;
 }
 
-/* "name" or "name@@VERSION" matches NAME; "name@VERSION" does not. */
-static bool name_matches(const char *symname, const char *name)
-{
-	size_t n = strlen(name);
-
-	if (strncmp(symname, name, n) != 0)
-		return false;
-	return symname[n] == '\0' || (symname[n] == '@' && symname[n + 1] == '@');
-}
-
 static int bind_rank(const GElf_Sym *sym)
 {
 	switch (GELF_ST_BIND(sym->st_info)) {
@@ -198,66 +188,78 @@ static int bind_rank(const GElf_Sym *sym)
 	}
 }
 
-struct find_ctx {
-	const char *name;
-	int rank; /* of the best match so far, 3 when none */
+/*
+ * sym_function's index: every function and object symbol of every module
+ * by its plain name ("name@@VERSION" as "name"; "name@VERSION", a version
+ * not the default, is no match), built in one pass on the first lookup.
+ * A search asks for the same few dozen names (the synchronisation
+ * functions) in every space it opens: for each of its profiling runs, its
+ * template, each replay.  A scan of every module's symbol table per name
+ * took 12-27 ms a space; the pass takes one scan's time.  The answer for
+ * a name is what the scan gave: the first module (the executable first)
+ * that defines it, and in it the first global, or else the first weak,
+ * or else the first local symbol.
+ */
+struct func_ent {
+	size_t mod;
+	int rank;
 	GElf_Addr addr;
 };
 
-static int find_cb(struct sym_mod *m, const char *name, const GElf_Sym *sym, GElf_Addr addr,
-		   void *arg)
-{
-	struct find_ctx *c = arg;
-	int rank = bind_rank(sym);
-
-	(void)m;
-	if (!name_matches(name, c->name) || rank >= c->rank)
-		return 0;
-	c->rank = rank;
-	c->addr = addr;
-	return rank == 0;
-}
-
-/* One answer of sym_function, kept: a search asks for the same few dozen
- * names in every run, and each costs a scan of every module's symbol
- * table (most of a short run's time before this was kept). */
-struct func_ent {
-	bool found;
-	uint64_t addr;
+struct index_ctx {
+	struct sym_space *s;
+	size_t mod;
 };
 
-static int find_function(struct sym_space *s, const char *name, uint64_t *addr)
+static int index_cb(struct sym_mod *m, const char *name, const GElf_Sym *sym, GElf_Addr addr,
+		    void *arg)
 {
-	struct find_ctx c = {.name = name};
-	size_t i;
+	struct index_ctx *c = arg;
+	const char *at = strchr(name, '@');
+	int rank = bind_rank(sym);
+	struct func_ent *e;
 
-	for (i = 0; i < s->nmods; i++) {
-		c.rank = 3;
-		symi_space_each_symbol(s, &s->mods[i], find_cb, &c);
-		if (c.rank < 3) {
-			*addr = symi_space_out_addr(s, &s->mods[i], c.addr);
-			return 0;
+	(void)m;
+	if (at && at[1] != '@')
+		return 0;
+	name = symi_plain_name(c->s, name);
+	e = symi_strmap_get(&c->s->funcs, name);
+	if (e) {
+		if (e->mod == c->mod && rank < e->rank) {
+			e->rank = rank;
+			e->addr = addr;
 		}
+		return 0;
 	}
-	return -1;
+	e = symi_arena_alloc(&c->s->arena, sizeof(*e));
+	if (!e || symi_strmap_put(&c->s->funcs, name, e) < 0)
+		return -1;
+	*e = (struct func_ent){.mod = c->mod, .rank = rank, .addr = addr};
+	return 0;
+}
+
+static int index_functions(struct sym_space *s)
+{
+	struct index_ctx c = {.s = s};
+
+	if (s->funcs_indexed)
+		return 0;
+	for (c.mod = 0; c.mod < s->nmods; c.mod++)
+		if (symi_space_each_symbol(s, &s->mods[c.mod], index_cb, &c) < 0) {
+			symi_strmap_free(&s->funcs);
+			return -1;
+		}
+	s->funcs_indexed = true;
+	return 0;
 }
 
 int sym_function(struct sym_space *s, const char *name, uint64_t *addr)
 {
-	struct func_ent *e = symi_strmap_get(&s->funcs, name);
-	char *key;
+	const struct func_ent *e;
 
-	if (!e) {
-		e = symi_arena_alloc(&s->arena, sizeof(*e));
-		key = e ? symi_arena_strdup(&s->arena, name) : NULL;
-		if (!key) /* no memory to remember it: answer all the same */
-			return find_function(s, name, addr);
-		e->found = find_function(s, name, &e->addr) == 0;
-		symi_strmap_put(&s->funcs, key, e);
-	}
-	if (!e->found)
+	if (index_functions(s) < 0 || !(e = symi_strmap_get(&s->funcs, name)))
 		return -1;
-	*addr = e->addr;
+	*addr = symi_space_out_addr(s, &s->mods[e->mod], e->addr);
 	return 0;
 }
 
