@@ -317,8 +317,10 @@ static void describe_block(struct run *r, struct tr_thread *th, char *buf, size_
 		snprintf(state, sizeof(state), "blocked in %s", tracer_syscall_name(nr));
 	else
 		tracer_describe_kernel_state(th, state, sizeof(state));
+	/* the function alone: a line would read libc's debugging information,
+	 * most of a replay's time when it is compressed */
 	if (pcaddr && pc && pc->syms)
-		sym_describe(pc->syms, pcaddr, &loc);
+		sym_describe_function(pc->syms, pcaddr, &loc);
 	snprintf(buf, len, "%s (%s)", state, loc.func ? loc.func : "??");
 }
 

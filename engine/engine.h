@@ -73,19 +73,23 @@ struct engine_options {
 	bool quiet_program;  /* launched: nothing of the program's stdout and stderr is
 			      * shown (a search's own replays); a sanitizer's report is
 			      * still read */
-	int64_t timeout_ms;  /* default limit of every wait; 0 = 10 s */
-	FILE *trace;	     /* human trace, one line per scheduling event; NULL = none */
-	FILE *trace_json;    /* the same as JSON lines; NULL = none */
-	FILE *trace_chrome;  /* run, attach: the Trace Event Format, written at the end */
-	FILE *report;	     /* outcome and diagnostics (stderr) */
-	bool pin_cpu;	     /* run cctrace and the threads it drives on one CPU */
-	bool brief;	     /* outcome lines only, no stacks (replays that only
-			      * need the verdict) */
-	const char *driver;  /* a client started once the program is under control; the
-			      * run ends when it exits (non-zero: bug) */
-	bool include_stack;  /* bare read/write match stack accesses (rsp/rbp) too */
-	bool single_step;    /* instruction-level events by PTRACE_SINGLESTEP, not by
-			      * decoding ahead (the reference for tests and bench) */
+	/* A search's replays of one program: its symbol tables are kept from
+	 * one run to the next (engine_symbol_cache_new); NULL: each run
+	 * opens its own. */
+	struct symbol_cache *symbol_cache;
+	int64_t timeout_ms; /* default limit of every wait; 0 = 10 s */
+	FILE *trace;	    /* human trace, one line per scheduling event; NULL = none */
+	FILE *trace_json;   /* the same as JSON lines; NULL = none */
+	FILE *trace_chrome; /* run, attach: the Trace Event Format, written at the end */
+	FILE *report;	    /* outcome and diagnostics (stderr) */
+	bool pin_cpu;	    /* run cctrace and the threads it drives on one CPU */
+	bool brief;	    /* outcome lines only, no stacks (replays that only
+			     * need the verdict) */
+	const char *driver; /* a client started once the program is under control; the
+			     * run ends when it exits (non-zero: bug) */
+	bool include_stack; /* bare read/write match stack accesses (rsp/rbp) too */
+	bool single_step;   /* instruction-level events by PTRACE_SINGLESTEP, not by
+			     * decoding ahead (the reference for tests and bench) */
 	enum engine_watchpoints watchpoints;
 	bool no_children; /* attach: the pid alone, not its descendants, and not the
 			   * processes it forks (let go at birth) */

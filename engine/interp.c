@@ -1112,6 +1112,7 @@ struct run *run_new(struct policy *pol, struct tracer *t, const struct engine_op
 	r->launched = launched;
 	r->sched = pol->sched;
 	r->timeout_ms = opt->timeout_ms > 0 ? opt->timeout_ms : DEFAULT_TIMEOUT_MS;
+	r->symbol_cache = opt->symbol_cache;
 	r->t0_ms = tracer_now_ms();
 	return r;
 }

@@ -224,7 +224,8 @@ static void run_with_hooks(struct run *r, struct policy *pol, const struct run_h
 	r->oracle = hooks->choose ? hooks : NULL;
 	r->tap = hooks->tap ? hooks : NULL;
 	r->record = hooks->record;
-	r->symbol_cache = hooks->symbol_cache;
+	if (hooks->symbol_cache)
+		r->symbol_cache = hooks->symbol_cache;
 	r->deferred_trace = hooks->deferred_trace;
 	driver_pid = run_start_driver(r, r->opt->driver, hooks->quiet_driver);
 	t1 = tracer_now_us();

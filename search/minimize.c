@@ -42,10 +42,11 @@ struct trials {
 	char *const *argv;
 	const struct engine_options *opt;
 	int replays;
-	char want[512];	     /* the bug's signature, from the first replay */
-	int64_t deadline_ms; /* 0: none */
-	int64_t hang_ms;     /* a trial's waits' limit; 0: the default, 10 s */
-	bool cut_short;	     /* a trial was refused: the deadline passed, or Ctrl-C */
+	char want[512];		      /* the bug's signature, from the first replay */
+	int64_t deadline_ms;	      /* 0: none */
+	int64_t hang_ms;	      /* a trial's waits' limit; 0: the default, 10 s */
+	struct symbol_cache *symbols; /* every replay's: one program, one layout */
+	bool cut_short;		      /* a trial was refused: the deadline passed, or Ctrl-C */
 };
 
 struct lines {
@@ -271,6 +272,7 @@ static bool reproduces_as(struct trials *t, const char *path, int replays)
 	const struct engine_options *opt = t->opt;
 	struct engine_options quiet = *opt;
 	char err[4096], sig[512];
+	struct policy *pol;
 	bool all = true;
 	int i;
 
@@ -278,21 +280,24 @@ static bool reproduces_as(struct trials *t, const char *path, int replays)
 	quiet.trace_json = NULL;
 	quiet.brief = true;
 	quiet.quiet_program = true; /* its output was shown once, by the search */
+	quiet.symbol_cache = t->symbols;
 	/* a dropped step may leave it hung for real, in a wait or after the
 	 * schedule: neither waits longer than the bug took to show, ten times */
 	if (!quiet.timeout_ms)
 		quiet.timeout_ms = t->hang_ms;
 	if (!quiet.drain_ms)
 		quiet.drain_ms = quiet.timeout_ms ? quiet.timeout_ms : DRAIN_MS;
+	/* loaded (and its program's symbols read to check it) once for all
+	 * its replays, as `cctrace run` runs one schedule again and again */
+	pol = engine_load(path, t->argv[0], 0, err, sizeof(err));
 	for (i = 0; i < replays && all; i++) {
-		struct policy *pol;
 		char *buf = NULL;
 		size_t len = 0;
 
-		if (out_of_time(t))
-			return false;
-		pol = engine_load(path, t->argv[0], 0, err, sizeof(err));
-
+		if (out_of_time(t)) {
+			all = false;
+			break;
+		}
 		/* A shorter schedule lets threads go earlier, where they may
 		 * race: it must give the bug however the end plays out. */
 		quiet.end_order = i % 3 == 0 ? opt->end_order : i % 3 == 1 ? 1 : -1;
@@ -306,8 +311,8 @@ static bool reproduces_as(struct trials *t, const char *path, int replays)
 			snprintf(t->want, sizeof(t->want), "%s", sig);
 		all = all && strcmp(sig, t->want) == 0;
 		free(buf);
-		engine_free(pol);
 	}
+	engine_free(pol);
 	return all;
 }
 
@@ -431,6 +436,7 @@ int search_minimize(const char *path, char *const argv[], const struct engine_op
 	*res = (struct minimize_result){0};
 	if (read_lines(path, &l) < 0)
 		return -1;
+	t.symbols = engine_symbol_cache_new(); /* NULL: each replay opens its own */
 	snprintf(full, sizeof(full), "%.*s.full.sched", (int)(strlen(path) - 6), path);
 	write_lines(full, &l, -1);
 	snprintf(trial, sizeof(trial), "%s.trial", path);
@@ -460,5 +466,6 @@ int search_minimize(const char *path, char *const argv[], const struct engine_op
 		res->lines += l.v[i] != NULL;
 	i = write_lines(path, &l, -1);
 	free_lines(&l);
+	engine_symbol_cache_free(t.symbols);
 	return i;
 }

@@ -44,6 +44,8 @@ struct strmap {
 
 void *symi_strmap_get(const struct strmap *m, const char *key);
 int symi_strmap_put(struct strmap *m, const char *key, void *val);
+/* Room for n keys without growing: 0, or -1 when memory is exhausted. */
+int symi_strmap_reserve(struct strmap *m, size_t n);
 void symi_strmap_free(struct strmap *m);
 
 /* Room for element n of the array *items (a T **) of capacity *cap,

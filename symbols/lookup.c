@@ -242,8 +242,16 @@ static int index_functions(struct sym_space *s)
 {
 	struct index_ctx c = {.s = s};
 
+	size_t symbols = 0;
+	int n;
+
 	if (s->funcs_indexed)
 		return 0;
+	for (c.mod = 0; c.mod < s->nmods; c.mod++)
+		if ((n = dwfl_module_getsymtab(s->mods[c.mod].mod)) > 0)
+			symbols += (size_t)n;
+	if (symi_strmap_reserve(&s->funcs, symbols) < 0)
+		return -1;
 	for (c.mod = 0; c.mod < s->nmods; c.mod++)
 		if (symi_space_each_symbol(s, &s->mods[c.mod], index_cb, &c) < 0) {
 			symi_strmap_free(&s->funcs);

@@ -104,10 +104,10 @@ void *symi_strmap_get(const struct strmap *m, const char *key)
 	return slot_for(m->slots, m->cap, key)->val;
 }
 
-static int strmap_grow(struct strmap *m)
+static int strmap_resize(struct strmap *m, size_t cap)
 {
-	size_t cap = m->cap ? m->cap * 2 : 256, i;
 	struct strmap_ent *slots = calloc(cap, sizeof(*slots));
+	size_t i;
 
 	if (!slots)
 		return -1;
@@ -118,6 +118,20 @@ static int strmap_grow(struct strmap *m)
 	m->slots = slots;
 	m->cap = cap;
 	return 0;
+}
+
+static int strmap_grow(struct strmap *m)
+{
+	return strmap_resize(m, m->cap ? m->cap * 2 : 256);
+}
+
+int symi_strmap_reserve(struct strmap *m, size_t n)
+{
+	size_t cap = m->cap ? m->cap : 256;
+
+	while (n * 2 > cap)
+		cap *= 2;
+	return cap > m->cap ? strmap_resize(m, cap) : 0;
 }
 
 /* Insert or replace. */
