@@ -635,6 +635,7 @@ int search_explore(struct policy *pol, char *const argv[], const struct engine_o
 	struct seen seen = {0};
 	struct run_reuse reuse = {0};
 	struct engine_snapshot *own_snapshot = NULL;
+	struct symbol_cache *own_symbols = NULL;
 	bool exhausted = false;
 	int64_t t0 = engine_now_ms();
 	struct progress shown = {eo->progress, isatty(STDERR_FILENO), false, t0,
@@ -655,13 +656,15 @@ int search_explore(struct policy *pol, char *const argv[], const struct engine_o
 		return -1;
 	}
 	oracle = search_new(&cfg, eo->serial ? (int)eo->serial->nvars : engine_watched_count(pol));
-	reuse.symbols = engine_symbol_cache_new();
+	if (!eo->symbols)
+		own_symbols = engine_symbol_cache_new();
+	reuse.symbols = eo->symbols ? eo->symbols : own_symbols;
 	if (!eo->snapshot && !eo->no_snapshot)
 		own_snapshot = engine_snapshot_new();
 	reuse.snapshot = eo->snapshot ? eo->snapshot : own_snapshot;
 	if (!oracle || !reuse.symbols || (!eo->no_snapshot && !reuse.snapshot)) {
 		search_free(oracle);
-		engine_symbol_cache_free(reuse.symbols);
+		engine_symbol_cache_free(own_symbols);
 		engine_snapshot_free(own_snapshot);
 		snprintf(err, errlen, "out of memory");
 		return -1;
@@ -726,7 +729,7 @@ int search_explore(struct policy *pol, char *const argv[], const struct engine_o
 	if (own_snapshot)
 		search_note_snapshot(eo, own_snapshot);
 	search_free(oracle);
-	engine_symbol_cache_free(reuse.symbols);
+	engine_symbol_cache_free(own_symbols);
 	engine_snapshot_free(own_snapshot);
 	free(seen.slots);
 	return rc;

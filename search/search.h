@@ -200,6 +200,8 @@ struct explore_options {
 	/* the template, kept by the caller across searches (test's portfolio
 	 * rounds); NULL: search_explore makes its own, unless no_snapshot */
 	struct engine_snapshot *snapshot;
+	/* the runs' symbol tables, kept likewise; NULL: its own */
+	struct symbol_cache *symbols;
 };
 
 struct explore_summary {

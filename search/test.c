@@ -223,8 +223,11 @@ int search_test(char *const argv[], const struct engine_options *opt,
 	run_opt.sanitizer_bugs = true;
 	local.serial = &cfg;
 	local.clean = false;
-	/* one template for every round of the portfolio */
-	if (!eo->no_snapshot && !eo->snapshot && !(local.snapshot = engine_snapshot_new())) {
+	/* one template and one symbol cache for every round of the
+	 * portfolio: a round is 10 runs, and a cache of its own read the
+	 * program's symbols again in each */
+	if ((!eo->no_snapshot && !eo->snapshot && !(local.snapshot = engine_snapshot_new())) ||
+	    (!eo->symbols && !(local.symbols = engine_symbol_cache_new()))) {
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
@@ -238,6 +241,8 @@ out:
 		search_note_snapshot(eo, local.snapshot);
 		engine_snapshot_free(local.snapshot);
 	}
+	if (local.symbols != eo->symbols)
+		engine_symbol_cache_free(local.symbols);
 	free(cfg.shared);
 	free(cfg.vars);
 	free(cfg.var_points);
