@@ -274,7 +274,8 @@ void fine_unplant(struct run *r);
 void fine_forget_process(struct run *r, struct tr_process *p);
 
 /* blocked.c */
-int64_t blocked_poll_deadline(struct run *r, bool has_targets, int64_t deadline);
+/* When to sample the targets of a wait that began at started (ms) next. */
+int64_t blocked_poll_deadline(struct run *r, bool has_targets, int64_t started, int64_t deadline);
 bool blocked_targets(struct run *r, struct tr_thread **targets, int n);
 /* nanosleep, clock_nanosleep: a sleep that ends by itself, not a wait */
 bool syscall_sleeps_for_time(long nr);

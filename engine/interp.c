@@ -306,6 +306,7 @@ struct wait_state {
 	struct tr_thread **matched; /* in the order they matched */
 	int nmatched;
 	int64_t deadline; /* the statement's timeout; -1: none */
+	int64_t started;  /* when it began (ms) */
 };
 
 static const char *wait_during(struct run *r, struct loop_request *req, char *buf, size_t len)
@@ -408,7 +409,7 @@ static enum loop_verdict wait_event(struct run *r, const struct tr_event *ev,
 
 	if (v == LOOP_AGAIN && ws->nmatched >= ws->need)
 		return LOOP_DONE;
-	req->deadline_ms = blocked_poll_deadline(r, ws->ntargets > 0, ws->deadline);
+	req->deadline_ms = blocked_poll_deadline(r, ws->ntargets > 0, ws->started, ws->deadline);
 	return v;
 }
 
@@ -529,7 +530,7 @@ static enum loop_verdict wait_deadline(struct run *r, struct loop_request *req)
 		if (ws->nmatched >= ws->need)
 			return LOOP_DONE;
 	}
-	req->deadline_ms = blocked_poll_deadline(r, ws->ntargets > 0, ws->deadline);
+	req->deadline_ms = blocked_poll_deadline(r, ws->ntargets > 0, ws->started, ws->deadline);
 	return LOOP_AGAIN;
 }
 
@@ -616,7 +617,8 @@ enum flow run_wait_for(struct run *r, const struct stmt *s, struct tr_thread **t
 				need,
 				matched,
 				0,
-				r->no_deadline ? -1 : tracer_now_ms() + r->timeout_ms};
+				r->no_deadline ? -1 : tracer_now_ms() + r->timeout_ms,
+				tracer_now_ms()};
 	struct loop_request req = {.on_event = wait_event,
 				   .on_deadline = wait_deadline,
 				   .during = wait_during,
@@ -627,7 +629,7 @@ enum flow run_wait_for(struct run *r, const struct stmt *s, struct tr_thread **t
 		goto out;
 	flow = FLOW_NEXT;
 	if (ws.nmatched < need) {
-		req.deadline_ms = blocked_poll_deadline(r, ntargets > 0, ws.deadline);
+		req.deadline_ms = blocked_poll_deadline(r, ntargets > 0, ws.started, ws.deadline);
 		flow = loop_run(r, &req);
 	}
 out:
