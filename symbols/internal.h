@@ -119,6 +119,7 @@ struct sym_space {
 	struct strmap plain;  /* "name@@VER" -> "name" */
 	struct strmap funcs;  /* sym_function's index: plain name -> struct func_ent */
 	bool funcs_indexed;
+	struct strmap aliases; /* public_alias's answers: name -> struct alias_ent */
 	bool exe_indexed, all_indexed;
 
 	struct type_map types;

@@ -539,11 +539,31 @@ static int alias_cb(struct sym_mod *m, const char *name, const GElf_Sym *sym, GE
 	return 1;
 }
 
+/* public_alias's answers: one per (module, address) of a name, chained
+ * under the name.  A crash's stack, a blocked thread's place and a
+ * wait's owner are described in every replay, and each description of
+ * "__pthread_kill_implementation" or "_int_malloc" was a scan of the
+ * module's whole symbol table. */
+struct alias_ent {
+	Dwfl_Module *mod;
+	GElf_Addr addr;
+	const char *public_name;
+	struct alias_ent *next;
+};
+
+static const char *scan_for_alias(struct sym_space *s, size_t i, const char *name, GElf_Addr addr)
+{
+	struct alias_ctx c = {.addr = addr};
+
+	symi_space_each_symbol(s, &s->mods[i], alias_cb, &c);
+	return c.name ? c.name : name;
+}
+
 /* "close" rather than "__close" when both name the same address. */
 static const char *public_alias(struct sym_space *s, Dwfl_Module *mod, const char *name,
-				GElf_Addr start)
+				GElf_Addr addr)
 {
-	struct alias_ctx c = {.addr = start};
+	struct alias_ent *head, *e;
 	size_t i;
 
 	if (name[0] != '_')
@@ -552,8 +572,16 @@ static const char *public_alias(struct sym_space *s, Dwfl_Module *mod, const cha
 		;
 	if (i == s->nmods)
 		return name;
-	symi_space_each_symbol(s, &s->mods[i], alias_cb, &c);
-	return c.name ? c.name : name;
+	head = symi_strmap_get(&s->aliases, name);
+	for (e = head; e; e = e->next)
+		if (e->mod == mod && e->addr == addr)
+			return e->public_name;
+	e = symi_arena_alloc(&s->arena, sizeof(*e));
+	if (!e)
+		return scan_for_alias(s, i, name, addr);
+	*e = (struct alias_ent){mod, addr, scan_for_alias(s, i, name, addr), head};
+	(void)symi_strmap_put(&s->aliases, name, e); /* not kept if memory is short */
+	return e->public_name;
 }
 
 /* Module and function only: the symbol table, no debug information. */
