@@ -117,6 +117,12 @@ struct policy;
  */
 struct policy *engine_load(const char *path, const char *program, pid_t pid, char *err,
 			   size_t errlen);
+struct symbol_cache;
+/* The same for a launch, the program's offline symbols kept in cache
+ * (engine_symbol_cache_new) from one load to the next: a minimisation
+ * checks one schedule after another against one program. */
+struct policy *engine_load_cached(const char *path, const char *program, struct symbol_cache *cache,
+				  char *err, size_t errlen);
 void engine_free(struct policy *pol);
 
 /* Launch argv and run the schedule on it; the program is then run to its

@@ -20,6 +20,8 @@
 #include "lang/lang.h"
 #include "tracer/tracer.h"
 
+#include <sys/stat.h>
+
 #define MAX_FRAMES 64
 
 /* Per traced process: its symbols and the addresses the schedule's names
@@ -408,6 +410,11 @@ struct symbol_cache {
 	uint64_t template_hash; /* 0: not known yet */
 	struct text_maps template_texts;
 	bool template_texts_read;
+	/* engine_load_cached: the program's offline symbols, for checking
+	 * schedule after schedule; the file as it was when they were read */
+	struct sym_space *offline;
+	char *offline_path;
+	struct stat offline_stat;
 };
 /* The text mappings of p: the cache's for a pristine fork, else read into
  * own (text_maps_free it).  NULL if they cannot be read. */

@@ -87,6 +87,10 @@ void symbol_cache_free(struct symbol_cache *c)
 {
 	sym_close(c->syms);
 	c->syms = NULL;
+	sym_close(c->offline);
+	c->offline = NULL;
+	free(c->offline_path);
+	c->offline_path = NULL;
 	text_maps_free(&c->template_texts);
 	c->template_texts_read = false;
 	c->template_hash = 0;

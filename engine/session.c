@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char *const outcome_names[] = {
@@ -99,12 +100,57 @@ static int find_program(const char *name, char *out, size_t len)
 	return -1;
 }
 
-struct policy *engine_load(const char *path, const char *program, pid_t pid, char *err,
-			   size_t errlen)
+/* Is the cache's offline view of program still that file's? */
+static bool offline_fresh(const struct symbol_cache *c, const char *program, const struct stat *st)
+{
+	return c && c->offline && strcmp(c->offline_path, program) == 0 &&
+	       c->offline_stat.st_dev == st->st_dev && c->offline_stat.st_ino == st->st_ino &&
+	       c->offline_stat.st_mtim.tv_sec == st->st_mtim.tv_sec &&
+	       c->offline_stat.st_mtim.tv_nsec == st->st_mtim.tv_nsec;
+}
+
+/* The symbols a schedule is checked against: the program's offline view
+ * (kept in cache, which then owns it: *borrowed) or the process's. */
+static struct sym_space *load_symbols(const char *program, pid_t pid, struct symbol_cache *cache,
+				      bool *borrowed, char *err, size_t errlen)
+{
+	struct sym_space *syms;
+	char why[512];
+	struct stat st;
+	char *copy;
+
+	*borrowed = false;
+	if (program && cache && stat(program, &st) == 0 && offline_fresh(cache, program, &st)) {
+		*borrowed = true;
+		return cache->offline;
+	}
+	syms = program ? sym_open_program(program, why, sizeof(why))
+		       : sym_open_pid(pid, why, sizeof(why));
+	if (!syms) {
+		if (program)
+			snprintf(err, errlen, "cannot read symbols of '%s': %s", program, why);
+		else
+			snprintf(err, errlen, "cannot read symbols of pid %d: %s", pid, why);
+		return NULL;
+	}
+	if (program && cache && stat(program, &st) == 0 && (copy = strdup(program))) {
+		sym_close(cache->offline);
+		free(cache->offline_path);
+		cache->offline = syms;
+		cache->offline_path = copy;
+		cache->offline_stat = st;
+		*borrowed = true;
+	}
+	return syms;
+}
+
+static struct policy *load(const char *path, const char *program, pid_t pid,
+			   struct symbol_cache *cache, char *err, size_t errlen)
 {
 	struct policy *pol = calloc(1, sizeof(*pol));
 	struct sym_space *syms = NULL;
-	char why[512], resolved[4096];
+	char resolved[4096];
+	bool borrowed = false;
 
 	if (!pol) {
 		snprintf(err, errlen, "out of memory");
@@ -123,23 +169,29 @@ struct policy *engine_load(const char *path, const char *program, pid_t pid, cha
 	 * is told so before its symbols are looked for. */
 	if (!program && tracer_attach_check(pid, err, errlen) < 0)
 		goto fail;
-	syms = program ? sym_open_program(program, why, sizeof(why))
-		       : sym_open_pid(pid, why, sizeof(why));
-	if (!syms) {
-		if (program)
-			snprintf(err, errlen, "cannot read symbols of '%s': %s", program, why);
-		else
-			snprintf(err, errlen, "cannot read symbols of pid %d: %s", pid, why);
+	syms = load_symbols(program, pid, cache, &borrowed, err, errlen);
+	if (!syms || lang_check(pol, syms, err, errlen) < 0)
 		goto fail;
-	}
-	if (lang_check(pol, syms, err, errlen) < 0)
-		goto fail;
-	sym_close(syms);
+	if (!borrowed)
+		sym_close(syms);
 	return pol;
 fail:
-	sym_close(syms);
+	if (!borrowed)
+		sym_close(syms);
 	engine_free(pol);
 	return NULL;
+}
+
+struct policy *engine_load(const char *path, const char *program, pid_t pid, char *err,
+			   size_t errlen)
+{
+	return load(path, program, pid, NULL, err, errlen);
+}
+
+struct policy *engine_load_cached(const char *path, const char *program, struct symbol_cache *cache,
+				  char *err, size_t errlen)
+{
+	return load(path, program, 0, cache, err, errlen);
 }
 
 /* A quiet program (the search's own replays) writes to /dev/null: its

@@ -289,7 +289,7 @@ static bool reproduces_as(struct trials *t, const char *path, int replays)
 		quiet.drain_ms = quiet.timeout_ms ? quiet.timeout_ms : DRAIN_MS;
 	/* loaded (and its program's symbols read to check it) once for all
 	 * its replays, as `cctrace run` runs one schedule again and again */
-	pol = engine_load(path, t->argv[0], 0, err, sizeof(err));
+	pol = engine_load_cached(path, t->argv[0], t->symbols, err, sizeof(err));
 	for (i = 0; i < replays && all; i++) {
 		char *buf = NULL;
 		size_t len = 0;

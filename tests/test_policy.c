@@ -10,10 +10,24 @@
 #include "engine/internal.h"
 
 #include <criterion/criterion.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define SYMFIX "tests/fixtures/symfix"
+
+/* A shell command, formatted (one at a time). */
+static const char *command(const char *fmt, ...)
+{
+	static char buf[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	return buf;
+}
 
 static struct policy *parse(const char *text)
 {
@@ -53,6 +67,41 @@ Test(check, a_correct_schedule_passes)
 		     "while (!ended(B)) { run B until exit }\n"
 		     "assert in(A, worker) || counter != NEGATIVE\n",
 		     "");
+}
+
+/* engine_load_cached checks schedule after schedule against one read of
+ * the program's symbols (a minimisation's trials), and reads them again
+ * when the file is replaced: a schedule naming `deep`, which symfix
+ * defines and sercounter does not, is refused against sercounter's copy
+ * and then accepted once symfix is copied over it. */
+Test(check, a_cached_load_reads_a_replaced_program_again)
+{
+	char dir[] = "/tmp/cctrace-policy-XXXXXX", *prog, *sched, err[2048];
+	struct symbol_cache *cache = engine_symbol_cache_new();
+	struct policy *pol;
+	FILE *f;
+
+	cr_assert_not_null(mkdtemp(dir));
+	cr_assert(asprintf(&prog, "%s/prog", dir) > 0 && asprintf(&sched, "%s/s.sched", dir) > 0);
+	cr_assert_not_null(f = fopen(sched, "w"));
+	fputs("thread A = wait any enter(deep)\n", f);
+	fclose(f);
+	cr_assert_eq(system(command("cp tests/fixtures/sercounter %s", prog)), 0);
+	pol = engine_load_cached(sched, prog, cache, err, sizeof(err));
+	cr_expect_null(pol, "deep resolved in sercounter");
+	cr_expect(strstr(err, "deep"), "%s", err);
+	engine_free(pol);
+	/* the cached view answers again, still without deep */
+	cr_expect_null(pol = engine_load_cached(sched, prog, cache, err, sizeof(err)));
+	engine_free(pol);
+	cr_assert_eq(system(command("rm -f %s && cp %s %s", prog, SYMFIX, prog)), 0);
+	pol = engine_load_cached(sched, prog, cache, err, sizeof(err));
+	cr_expect_not_null(pol, "the replaced program was not read again: %s", err);
+	engine_free(pol);
+	engine_symbol_cache_free(cache);
+	cr_assert_eq(system(command("rm -rf %s", dir)), 0);
+	free(prog);
+	free(sched);
 }
 
 Test(check, unknown_function_suggests_the_closest_name)
