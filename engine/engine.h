@@ -73,9 +73,10 @@ struct engine_options {
 	bool quiet_program;  /* launched: nothing of the program's stdout and stderr is
 			      * shown (a search's own replays); a sanitizer's report is
 			      * still read */
-	/* A search's replays of one program: its symbol tables are kept from
-	 * one run to the next (engine_symbol_cache_new); NULL: each run
-	 * opens its own. */
+	/* A search's runs and replays of one program: its symbol tables are
+	 * kept from one run to the next, as it restarts in the same layout
+	 * (engine_symbol_cache_new; opaque, owned by the caller); NULL: each
+	 * run opens its own. */
 	struct symbol_cache *symbol_cache;
 	int64_t timeout_ms; /* default limit of every wait; 0 = 10 s */
 	FILE *trace;	    /* human trace, one line per scheduling event; NULL = none */
@@ -264,10 +265,6 @@ struct engine_choice {
  * shard's): the run stops at once and is not one of the search's. */
 #define ENGINE_CHOICE_ABANDON (-1)
 
-/* Symbol tables kept from one run to the next (the same program restarts
- * in the same layout); opaque, owned by the caller. */
-struct symbol_cache;
-
 /* A template the runs fork from instead of launching the program afresh
  * (engine/snapshot.c): the program held at its entry point, where every
  * run starts, launched by the first run that uses it.  A run forked from
@@ -399,9 +396,8 @@ struct run_hooks {
 	/* An option in 0 .. c->n-1, or ENGINE_CHOICE_ABANDON. */
 	int (*choose)(void *ctx, const struct engine_choice *c);
 	void *ctx;
-	FILE *record;			   /* the run as an exact schedule; NULL: none */
-	struct symbol_cache *symbol_cache; /* NULL: every run opens its own */
-	struct engine_snapshot *snapshot;  /* NULL: every run is launched afresh */
+	FILE *record;			  /* the run as an exact schedule; NULL: none */
+	struct engine_snapshot *snapshot; /* NULL: every run is launched afresh */
 	/* Keep the trace's raw events and name them (on opt->trace) only at
 	 * the end, for a bug, or for every run with trace_every_run: naming
 	 * costs more than the run.  opt->trace_json is then not written. */

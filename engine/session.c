@@ -117,13 +117,12 @@ static struct sym_space *load_symbols(const char *program, pid_t pid, struct sym
 	struct sym_space *syms;
 	char why[512];
 	struct stat st;
+	bool keep = program && cache && stat(program, &st) == 0;
 	char *copy;
 
-	*borrowed = false;
-	if (program && cache && stat(program, &st) == 0 && offline_fresh(cache, program, &st)) {
-		*borrowed = true;
+	*borrowed = keep && offline_fresh(cache, program, &st);
+	if (*borrowed)
 		return cache->offline;
-	}
 	syms = program ? sym_open_program(program, why, sizeof(why))
 		       : sym_open_pid(pid, why, sizeof(why));
 	if (!syms) {
@@ -133,7 +132,7 @@ static struct sym_space *load_symbols(const char *program, pid_t pid, struct sym
 			snprintf(err, errlen, "cannot read symbols of pid %d: %s", pid, why);
 		return NULL;
 	}
-	if (program && cache && stat(program, &st) == 0 && (copy = strdup(program))) {
+	if (keep && (copy = strdup(program))) {
 		sym_close(cache->offline);
 		free(cache->offline_path);
 		cache->offline = syms;
@@ -276,8 +275,6 @@ static void run_with_hooks(struct run *r, struct policy *pol, const struct run_h
 	r->oracle = hooks->choose ? hooks : NULL;
 	r->tap = hooks->tap ? hooks : NULL;
 	r->record = hooks->record;
-	if (hooks->symbol_cache)
-		r->symbol_cache = hooks->symbol_cache;
 	r->deferred_trace = hooks->deferred_trace;
 	driver_pid = run_start_driver(r, r->opt->driver, hooks->quiet_driver);
 	t1 = tracer_now_us();

@@ -77,7 +77,6 @@ static int execute_once(struct policy *pol, char *const argv[], const struct eng
 	    .choose = choose_by_search,
 	    .ctx = oracle,
 	    .record = record,
-	    .symbol_cache = reuse->symbols,
 	    .snapshot = reuse->snapshot,
 	    .deferred_trace = !eo->trace_json,
 	    .trace_every_run = eo->verbose,
@@ -94,6 +93,7 @@ static int execute_once(struct policy *pol, char *const argv[], const struct eng
 	if (eo->serial)
 		eo->serial->preemptions_out = &out->preemptions;
 
+	local.symbol_cache = reuse->symbols;
 	local.report = open_memstream(&out->report, &out->report_len);
 	local.trace = open_memstream(&out->trace, &out->trace_len);
 	local.trace_json = eo->trace_json;

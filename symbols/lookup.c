@@ -241,7 +241,6 @@ static int index_cb(struct sym_mod *m, const char *name, const GElf_Sym *sym, GE
 static int index_functions(struct sym_space *s)
 {
 	struct index_ctx c = {.s = s};
-
 	size_t symbols = 0;
 	int n;
 
