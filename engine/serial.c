@@ -195,6 +195,9 @@ struct serial {
 	bool *bound_var; /* threads[i] has its `thread tI = pN.tM` line written */
 	int nbound;	 /* entries of bound_var set */
 	uint64_t sync_addr[NSYNC];
+	/* sync_addr's entries by address: a choice asks sync_of of every
+	 * held thread, a hundred of them in some programs */
+	uint8_t sync_sorted[NSYNC];
 	/* the text of the libraries defining the synchronisation functions:
 	 * a call from there (pthread_create's own locks, gettext's rwlock in
 	 * assert) is libc's business, not a choice */
@@ -255,12 +258,39 @@ static int thread_index(struct serial *s, struct tr_thread *th)
 
 static int sync_of(struct serial *s, uint64_t pc)
 {
+	size_t lo = 0, hi = NSYNC;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		uint64_t addr = s->sync_addr[s->sync_sorted[mid]];
+
+		if (addr == pc)
+			return pc ? s->sync_sorted[mid] : -1;
+		if (addr < pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+static int cmp_sync_addr(const void *a, const void *b, void *serial)
+{
+	const struct serial *s = serial;
+	uint64_t x = s->sync_addr[*(const uint8_t *)a], y = s->sync_addr[*(const uint8_t *)b];
+
+	return (x > y) - (x < y);
+}
+
+/* sync_sorted after sync_addr changed. */
+static void sort_sync(struct serial *s)
+{
 	size_t i;
 
+	_Static_assert(NSYNC <= 256, "sync_sorted holds indexes in bytes");
 	for (i = 0; i < NSYNC; i++)
-		if (s->sync_addr[i] == pc)
-			return (int)i;
-	return -1;
+		s->sync_sorted[i] = (uint8_t)i;
+	qsort_r(s->sync_sorted, NSYNC, sizeof(s->sync_sorted[0]), cmp_sync_addr, s);
 }
 
 /* A sleep function's entry: the call returns at once (sleeps.c). */
@@ -495,6 +525,7 @@ static int plant_points(struct serial *s, struct tr_process *p)
 		if (points_arm_breakpoint(s->r, p, addr) < 0)
 			return -1;
 	}
+	sort_sync(s);
 	for (i = 0; i < s->cfg->npoints; i++)
 		if (points_arm_breakpoint(s->r, p, s->cfg->points[i]) < 0)
 			return -1;

@@ -368,6 +368,75 @@ Test(tracer, a_forked_run_claims_the_templates_breakpoints)
 	sym_close(syms);
 }
 
+/* Breakpoints on every instruction of the fixture's four functions and of
+ * libc's mutex lock and unlock: hundreds, more than the tracer's index of
+ * them first holds.  Each is found (tracer_break_at), code read back
+ * through them is the program's, byte by byte and a page at a time, and
+ * the run loses no stop and computes its result although every
+ * instruction of its loop runs out of line. */
+#define MANY_FNS 6
+Test(tracer, hundreds_of_breakpoints_are_each_found_and_read_through)
+{
+	static const char *const fns[MANY_FNS] = {
+	    "hook", "callee", "worker", "main", "pthread_mutex_lock", "pthread_mutex_unlock"};
+	struct tracer *t = launch("100");
+	struct tr_process *p = tracer_processes(t);
+	struct sym_space *syms;
+	struct counts c = {0};
+	uint64_t start[MANY_FNS], addrs[3] = {0, 0, 0}, page;
+	uint8_t before[MANY_FNS][1024], after[1024], page_before[4096], page_after[4096];
+	size_t size[MANY_FNS], off;
+	struct dis_insn insn;
+	struct sym_loc loc;
+	char err[256];
+	int i, planted = 0;
+
+	syms = sym_open_pid(tracer_process_pid(p), err, sizeof(err));
+	cr_assert_not_null(syms, "%s", err);
+	for (i = 0; i < MANY_FNS; i++) {
+		cr_assert_eq(sym_function(syms, fns[i], &start[i]), 0, "%s", fns[i]);
+		cr_assert_eq(sym_describe_function(syms, start[i], &loc), 0);
+		size[i] = (size_t)loc.func_size;
+		cr_assert(size[i] > 0 && size[i] <= sizeof(before[i]), "%s: %zu bytes", fns[i],
+			  size[i]);
+		cr_assert_eq(tracer_read(p, start[i], before[i], size[i]), 0);
+	}
+	page = start[3] & ~4095ull; /* main's page, whole */
+	cr_assert_eq(tracer_read(p, page, page_before, sizeof(page_before)), 0);
+	for (i = 0; i < MANY_FNS; i++)
+		for (off = 0; off < size[i]; off += insn.len) {
+			cr_assert_eq(
+			    dis_decode(before[i] + off, size[i] - off, start[i] + off, &insn), 0,
+			    "%s+%zu", fns[i], off);
+			cr_assert_eq(tracer_break_insert(p, start[i] + off, err, sizeof(err)), 0,
+				     "%s+%zu: %s", fns[i], off, err);
+			planted++;
+			if (insn.len > 1)
+				cr_expect(!tracer_break_at(p, start[i] + off + 1),
+					  "%s+%zu: inside an instruction", fns[i], off + 1);
+		}
+	cr_assert_gt(planted, 200, "only %d instructions", planted);
+	for (i = 0; i < MANY_FNS; i++) {
+		for (off = 0; off < size[i]; off++) /* a byte at a time */
+			cr_assert_eq(tracer_read_code(p, start[i] + off, &after[off], 1), 0);
+		cr_expect_arr_eq(after, before[i], size[i], "%s read through one byte at a time",
+				 fns[i]);
+		cr_assert_eq(tracer_read_code(p, start[i], after, size[i]), 0);
+		cr_expect_arr_eq(after, before[i], size[i], "%s read through whole", fns[i]);
+		cr_expect(tracer_break_at(p, start[i]), "%s", fns[i]);
+	}
+	cr_assert_eq(tracer_read_code(p, page, page_after, sizeof(page_after)), 0);
+	cr_expect_arr_eq(page_after, page_before, sizeof(page_before), "main's page");
+	addrs[0] = start[0]; /* hook and callee: once a round in each worker */
+	addrs[1] = start[1];
+	drive(t, addrs, &c);
+	cr_expect_eq(c.hits[0], WORKERS * 100, "hook: %ld hits", c.hits[0]);
+	cr_expect_eq(c.hits[1], WORKERS * 100, "callee: %ld hits", c.hits[1]);
+	cr_expect_eq(c.exit_status, 0, "the program computed a wrong result (%d)", c.exit_status);
+	sym_close(syms);
+	tracer_free(t);
+}
+
 /* A launched program's breakpoints are int3, told from its own: one on
  * trapper's first instruction (a 1-byte nop, so that after it runs from
  * its slot the pc is just past our byte) is int3, one on the program's own

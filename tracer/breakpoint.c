@@ -36,6 +36,11 @@
  * A removed breakpoint stays in the list as dormant (refs == 0, original
  * byte back in place): its slot may still be in use by a thread, and
  * re-planting it, which schedules do at every `run`, costs one write.
+ * So breakpoints only come out all at once, and the index by address
+ * beside the list (open addressing, linear probing) never deletes one.
+ * It is what makes a stop's look-up, and a choice's decoding of a hundred
+ * held threads' next instructions, independent of how many points a
+ * search planted.
  */
 #include "tracer/internal.h"
 
@@ -51,14 +56,66 @@ static uint8_t break_byte_for(const struct tr_process *p, uint8_t orig)
 	return p->launched && orig != TRACER_INT3 ? TRACER_INT3 : TRACER_BREAK_BYTE;
 }
 
+static size_t slot_of(const struct tr_process *p, uint64_t addr)
+{
+	return (size_t)((addr * 0x9e3779b97f4a7c15ull) >> 32) & (p->bp_cap - 1);
+}
+
 struct tr_breakpoint *tr_break_find_any(struct tr_process *p, uint64_t addr)
 {
 	struct tr_breakpoint *bp;
+	size_t i;
 
-	for (bp = p->breakpoints; bp; bp = bp->next)
+	if (p->bp_cap == 0)
+		return NULL;
+	for (i = slot_of(p, addr); (bp = p->bp_slots[i]); i = (i + 1) & (p->bp_cap - 1))
 		if (bp->addr == addr)
 			return bp;
 	return NULL;
+}
+
+static void index_put(struct tr_process *p, struct tr_breakpoint *bp)
+{
+	size_t i = slot_of(p, bp->addr);
+
+	while (p->bp_slots[i])
+		i = (i + 1) & (p->bp_cap - 1);
+	p->bp_slots[i] = bp;
+}
+
+/* Room in the index for one more, kept at most half full; -1: out of
+ * memory, and nothing changed. */
+static int index_reserve(struct tr_process *p)
+{
+	struct tr_breakpoint **old = p->bp_slots;
+	size_t old_cap = p->bp_cap, i;
+
+	if (2 * (p->bp_count + 1) <= p->bp_cap)
+		return 0;
+	p->bp_cap = old_cap ? 2 * old_cap : 64;
+	p->bp_slots = calloc(p->bp_cap, sizeof(*p->bp_slots));
+	if (!p->bp_slots) {
+		p->bp_slots = old;
+		p->bp_cap = old_cap;
+		return -1;
+	}
+	for (i = 0; i < old_cap; i++)
+		if (old[i])
+			index_put(p, old[i]);
+	free(old);
+	return 0;
+}
+
+/* bp joins p's breakpoints: the list's tail is *tail. */
+static void link_breakpoint(struct tr_process *p, struct tr_breakpoint ***tail,
+			    struct tr_breakpoint *bp)
+{
+	assert(!tr_break_find_any(p, bp->addr) && 2 * (p->bp_count + 1) <= p->bp_cap);
+	bp->next = NULL;
+	**tail = bp;
+	*tail = &bp->next;
+	index_put(p, bp);
+	p->bp_count++;
 }
 
 struct tr_breakpoint *tr_break_find(struct tr_process *p, uint64_t addr)
@@ -165,7 +222,7 @@ int tracer_break_insert(struct tr_process *p, uint64_t addr, char *err, size_t e
 		return -1;
 	if (bp)
 		return replant(p, bp, err, errlen);
-	bp = calloc(1, sizeof(*bp));
+	bp = index_reserve(p) < 0 ? NULL : calloc(1, sizeof(*bp));
 	if (!bp)
 		goto oom;
 	bp->addr = addr;
@@ -210,6 +267,8 @@ int tracer_break_insert(struct tr_process *p, uint64_t addr, char *err, size_t e
 	}
 	bp->next = p->breakpoints;
 	p->breakpoints = bp;
+	index_put(p, bp);
+	p->bp_count++;
 	return 0;
 gone:
 	free(bp);
@@ -225,8 +284,16 @@ int tracer_read_code(struct tr_process *p, uint64_t addr, void *buf, size_t len)
 {
 	struct tr_breakpoint *bp;
 
+	size_t i;
+
 	if (tracer_read(p, addr, buf, len) < 0)
 		return -1;
+	if (len < p->bp_count) { /* an instruction's bytes: look each up */
+		for (i = 0; i < len; i++)
+			if ((bp = tr_break_find_any(p, addr + i)) && planted(bp))
+				((uint8_t *)buf)[i] = bp->orig;
+		return 0;
+	}
 	for (bp = p->breakpoints; bp; bp = bp->next)
 		if (planted(bp) && bp->addr >= addr && bp->addr - addr < len)
 			((uint8_t *)buf)[bp->addr - addr] = bp->orig;
@@ -274,6 +341,9 @@ void tr_break_remove_all(struct tr_process *p, bool restore_bytes)
 		p->breakpoints = bp->next;
 		free(bp);
 	}
+	free(p->bp_slots);
+	p->bp_slots = NULL;
+	p->bp_cap = p->bp_count = 0;
 	p->unclaimed = 0;
 }
 
@@ -376,7 +446,7 @@ void tr_break_inherit(struct tr_process *parent, struct tr_process *child)
 	assert(parent->unclaimed == 0); /* it ran to fork */
 	inherit_scratch(parent, child, true);
 	for (bp = parent->breakpoints; bp; bp = bp->next) {
-		copy = malloc(sizeof(*copy));
+		copy = index_reserve(child) < 0 ? NULL : malloc(sizeof(*copy));
 		if (!copy)
 			return;
 		*copy = *bp;
@@ -392,8 +462,7 @@ void tr_break_inherit(struct tr_process *parent, struct tr_process *child)
 		}
 		if (copy->gj && copy->refs == 0)
 			tr_guard_break(child, copy, TR_GUARD_DORMANT);
-		*tail = copy;
-		tail = &copy->next;
+		link_breakpoint(child, &tail, copy);
 	}
 }
 
@@ -404,7 +473,7 @@ void tr_break_adopt(const struct tr_process *tmpl, struct tr_process *child)
 	assert(child->launched && !child->breakpoints && !child->scratch);
 	inherit_scratch(tmpl, child, false);
 	for (bp = tmpl->breakpoints; bp; bp = bp->next) {
-		copy = malloc(sizeof(*copy));
+		copy = index_reserve(child) < 0 ? NULL : malloc(sizeof(*copy));
 		if (!copy) { /* forgotten, but its byte is in the code */
 			tracer_write(child, bp->addr, &bp->orig, 1);
 			continue;
@@ -415,8 +484,7 @@ void tr_break_adopt(const struct tr_process *tmpl, struct tr_process *child)
 		copy->unclaimed = bp->refs > 0;
 		copy->refs = 0;
 		child->unclaimed += copy->unclaimed;
-		*btail = copy;
-		btail = &copy->next;
+		link_breakpoint(child, &btail, copy);
 	}
 	child->syscall_gadget = tmpl->syscall_gadget;
 }

@@ -180,7 +180,11 @@ struct tr_process {
 	unsigned execs;		 /* programs it has executed since we met it */
 	uint64_t syscall_gadget; /* address of a 0f 05 pair in its text, 0 = not found yet */
 	struct tr_breakpoint *breakpoints;
-	int unclaimed; /* breakpoints with .unclaimed */
+	/* The same breakpoints by address (breakpoint.c): a stop looks its
+	 * pc up, and a choice decodes every held thread's next instruction. */
+	struct tr_breakpoint **bp_slots;
+	size_t bp_cap, bp_count; /* bp_cap: 0 or a power of two */
+	int unclaimed;		 /* breakpoints with .unclaimed */
 	struct tr_scratch *scratch;
 	struct tr_watch watch[TR_MAX_WATCH];
 	int dr_generation;		/* bumped when watch[] changes */
