@@ -439,23 +439,30 @@ int search_fresh_out_dir(const struct explore_options *eo, char *err, size_t err
 }
 
 /* Progress on stderr: on a terminal one line rewritten in place; else (a CI
- * log) a plain line every PLAIN_EVERY_MS and one at the end. */
+ * log) a plain line every PLAIN_EVERY_MS and one at the end.  A portfolio
+ * (test's default) is a search of many rounds, each a search_explore: they
+ * share one explore_progress, whose line counts the rounds before the
+ * current one and times the whole search, and which only the portfolio
+ * ends (explore_progress_end). */
 #define PLAIN_EVERY_MS 5000
 
-struct progress {
+struct explore_progress {
 	bool on, tty, line_shown;
 	int64_t t0, last_plain;
-	const char *command; /* explore or test */
+	const char *command;	       /* explore or test */
+	struct explore_summary before; /* the rounds that ended */
+	bool shared;		       /* by a portfolio's rounds */
 };
 
-static void progress_line(struct progress *p, const struct explore_summary *sum,
-			  const struct search *oracle)
+static void progress_line(struct explore_progress *p, const struct explore_summary *sum,
+			  double space)
 {
 	double s = (double)(engine_now_ms() - p->t0) / 1000.0;
-	double space = search_space_estimate(oracle);
-
+	struct explore_summary all = p->before;
 	char estimate[32];
 
+	search_summary_add(&all, sum);
+	space += p->before.space_estimate;
 	/* An estimate of 10^90 schedules is read as a magnitude, not digits. */
 	if (isfinite(space))
 		snprintf(estimate, sizeof(estimate), "~%.*g", space < 1e6 ? 6 : 2, space);
@@ -464,33 +471,68 @@ static void progress_line(struct progress *p, const struct explore_summary *sum,
 	fprintf(stderr,
 		"%scctrace %s: %ld runs, %.1f runs/s, %.1f s elapsed, %ld bugs (%ld distinct, "
 		"%ld infeasible, %ld diverged, %s schedules in all)%s",
-		p->tty ? "\r" : "", p->command, sum->runs, s > 0 ? sum->runs / s : 0.0, s,
-		sum->bugs, sum->distinct, sum->infeasible, sum->diverged, estimate,
-		p->tty ? "\033[K" : "\n");
+		p->tty ? "\r" : "", p->command, all.runs, s > 0 ? all.runs / s : 0.0, s, all.bugs,
+		all.distinct, all.infeasible, all.diverged, estimate, p->tty ? "\033[K" : "\n");
 	p->line_shown = p->tty;
 }
 
-static void progress(struct progress *p, const struct explore_summary *sum,
-		     const struct search *oracle, bool last)
+static void progress(struct explore_progress *p, const struct explore_summary *sum, double space,
+		     bool last)
 {
 	int64_t now = engine_now_ms();
 
 	if (!p->on)
 		return;
 	if (p->tty) {
-		progress_line(p, sum, oracle);
+		progress_line(p, sum, space);
 		if (last)
 			fputc('\n', stderr);
 		p->line_shown = !last;
 		return;
 	}
 	if (last || now - p->last_plain >= PLAIN_EVERY_MS) {
-		progress_line(p, sum, oracle);
+		progress_line(p, sum, space);
 		p->last_plain = now;
 	}
 }
 
-static void clear_live_line(struct progress *p)
+static void progress_init(struct explore_progress *p, const struct explore_options *eo)
+{
+	int64_t now = engine_now_ms();
+
+	*p = (struct explore_progress){.on = eo->progress,
+				       .tty = isatty(STDERR_FILENO),
+				       .t0 = now,
+				       .last_plain = now,
+				       .command = command_of(eo)};
+}
+
+struct explore_progress *explore_progress_new(const struct explore_options *eo)
+{
+	struct explore_progress *p = malloc(sizeof(*p));
+
+	if (p) {
+		progress_init(p, eo);
+		p->shared = true;
+	}
+	return p;
+}
+
+void explore_progress_end(struct explore_progress *p, const struct explore_summary *total)
+{
+	struct explore_summary none = {0};
+
+	assert(p->shared);
+	p->before = *total; /* the rounds' sum, as the caller added them up */
+	progress(p, &none, 0.0, true);
+}
+
+void explore_progress_free(struct explore_progress *p)
+{
+	free(p);
+}
+
+static void clear_live_line(struct explore_progress *p)
 {
 	if (p->line_shown)
 		fputs("\r\033[K", stderr);
@@ -500,7 +542,8 @@ static void clear_live_line(struct progress *p)
 /* Said at once, -q or not: where the bug is.  In a portfolio's round,
  * counted from the search's start, as the summary counts, and from the
  * round's (which its `# found by` line names, and reproduces). */
-static void announce_bug(struct progress *p, const struct explore_options *eo, long n, long run)
+static void announce_bug(struct explore_progress *p, const struct explore_options *eo, long n,
+			 long run)
 {
 	clear_live_line(p);
 	if (eo->run_offset > 0)
@@ -602,7 +645,7 @@ static bool stop_requested(void)
 	return engine_stop_signal() != 0;
 }
 
-static void minimize_bug(struct progress *shown, const struct explore_options *eo,
+static void minimize_bug(struct explore_progress *shown, const struct explore_options *eo,
 			 char *const argv[], const struct engine_options *opt, long n)
 {
 	char path[4096];
@@ -638,12 +681,15 @@ int search_explore(struct policy *pol, char *const argv[], const struct engine_o
 	struct symbol_cache *own_symbols = NULL;
 	bool exhausted = false;
 	int64_t t0 = engine_now_ms();
-	struct progress shown = {eo->progress, isatty(STDERR_FILENO), false, t0,
-				 t0,	       command_of(eo)};
+	struct explore_progress own_progress, *shown = eo->shared_progress;
 	const char *strategy = sum->strategy;
 	bool more = true;
 	int rc = 0;
 
+	if (!shown) {
+		progress_init(&own_progress, eo);
+		shown = &own_progress;
+	}
 	memset(sum, 0, sizeof(*sum));
 	sum->jobs = 1;
 	if (search_parse(eo->strategy ? eo->strategy : "dfs", &cfg, err, errlen) < 0)
@@ -691,9 +737,9 @@ int search_explore(struct policy *pol, char *const argv[], const struct engine_o
 		    save_bug(eo, opt, argv, sum->bugs, &o, strategy, sum->runs, err, errlen) < 0)
 			rc = -1;
 		else if (!o.abandoned && o.outcome == OUTCOME_BUG)
-			announce_bug(&shown, eo, sum->bugs, sum->runs);
+			announce_bug(shown, eo, sum->bugs, sum->runs);
 		if (rc == 0 && !o.abandoned && o.outcome == OUTCOME_BUG && eo->minimize_replays)
-			minimize_bug(&shown, eo, argv, opt, sum->bugs);
+			minimize_bug(shown, eo, argv, opt, sum->bugs);
 		if (rc == 0 && !o.abandoned && o.outcome == OUTCOME_BUG && eo->serial)
 			search_bug_stats(pol, argv, opt, eo, sum->bugs);
 		if (!o.abandoned) {
@@ -712,7 +758,7 @@ int search_explore(struct policy *pol, char *const argv[], const struct engine_o
 			break;
 		}
 		free_run(&o);
-		progress(&shown, sum, oracle, false);
+		progress(shown, sum, search_space_estimate(oracle), false);
 		exhausted = !search_next_run(oracle);
 		more = rc == 0 && !exhausted && (eo->all || sum->bugs == 0) &&
 		       (!eo->max_runs || sum->runs < eo->max_runs) &&
@@ -720,12 +766,14 @@ int search_explore(struct policy *pol, char *const argv[], const struct engine_o
 	}
 	/* A search that could not run has no progress to show: its error says
 	 * why, never "0 bugs". */
-	if (rc == 0)
-		progress(&shown, sum, oracle, true);
-	else
-		clear_live_line(&shown);
 	sum->ms = (double)(engine_now_ms() - t0);
 	sum->space_estimate = exhausted ? (double)sum->distinct : search_space_estimate(oracle);
+	if (rc != 0)
+		clear_live_line(shown);
+	else if (!shown->shared)
+		progress(shown, sum, search_space_estimate(oracle), true);
+	else /* a round: its line goes on counting it */
+		search_summary_add(&shown->before, sum);
 	if (own_snapshot)
 		search_note_snapshot(eo, own_snapshot);
 	search_free(oracle);

@@ -36,6 +36,16 @@ void search_summary_add(struct explore_summary *total, const struct explore_summ
  * was asked for (explore.c); nothing when they were forked. */
 void search_note_snapshot(const struct explore_options *eo, const struct engine_snapshot *s);
 
+/* --- explore.c: one progress line over a portfolio's rounds --- */
+
+/* A progress line for a search of several rounds (eo: the search's
+ * options: -q, explore or test); NULL when out of memory, and then each
+ * round shows its own. */
+struct explore_progress *explore_progress_new(const struct explore_options *eo);
+/* The search's last line, with total (the rounds added up). */
+void explore_progress_end(struct explore_progress *p, const struct explore_summary *total);
+void explore_progress_free(struct explore_progress *p);
+
 /* --- trace.c --- */
 
 struct entry {

@@ -202,6 +202,10 @@ struct explore_options {
 	struct engine_snapshot *snapshot;
 	/* the runs' symbol tables, kept likewise; NULL: its own */
 	struct symbol_cache *symbols;
+	/* a portfolio's rounds: one progress line for them all (counting the
+	 * rounds before, timing the whole search), which the portfolio ends;
+	 * NULL: the search's own */
+	struct explore_progress *shared_progress;
 };
 
 struct explore_summary {

@@ -123,6 +123,7 @@ static int search_portfolio(struct policy *pol, char *const argv[],
 
 	memset(sum, 0, sizeof(*sum));
 	round.json = NULL; /* one summary, at the end */
+	round.shared_progress = eo->progress ? explore_progress_new(eo) : NULL;
 	for (k = 0; rc == 0; k++) {
 		struct explore_summary part = {0};
 		int64_t spent = engine_now_ms() - t0;
@@ -143,6 +144,9 @@ static int search_portfolio(struct policy *pol, char *const argv[],
 		if (part.bugs || part.interrupted || part.runs + part.skipped == 0)
 			break;
 	}
+	if (round.shared_progress && rc == 0)
+		explore_progress_end(round.shared_progress, sum);
+	explore_progress_free(round.shared_progress);
 	snprintf(sum->strategy, sizeof(sum->strategy), "portfolio");
 	if (eo->json && rc == 0)
 		search_summary_json(eo->json, eo, sum);

@@ -43,6 +43,39 @@ Test(progress, plain_lines_off_a_terminal)
 	h_result_free(&r);
 }
 
+/* test's default portfolio is rounds of 10 runs, each a search of its own:
+ * its progress is still one search's, a line every 5 s counting every
+ * round from the start, the last line's count the summary's. */
+Test(progress, a_portfolio_s_lines_count_the_whole_search)
+{
+	struct h_result r = H_RUN(h_cctrace(), "test", "--runs", "1000000", "--time", "6s", "-o",
+				  h_fmt("%s/out", g_dir), "--", "tests/fixtures/sercontrol");
+	long runs = 0, last = 0, summary = -1;
+	int lines = 0;
+	const char *at;
+
+	cr_assert_eq(r.code, 0, "exit %d: %s", r.code, r.err);
+	for (at = r.err; (at = strstr(at, "cctrace test: ")); at++) {
+		char line[512];
+
+		snprintf(line, sizeof(line), "%.*s", (int)strcspn(at, "\n"), at);
+		if (strstr(line, " s elapsed")) {
+			cr_assert_eq(sscanf(line, "cctrace test: %ld runs,", &runs), 1, "%s", line);
+			cr_assert_gt(runs, last, "the count went back:\n%s", r.err);
+			last = runs;
+			lines++;
+		} else if (strstr(line, " completed")) {
+			cr_assert_eq(sscanf(line, "cctrace test: %ld runs, 0 bugs", &summary), 1,
+				     "%s", line);
+		}
+	}
+	cr_assert(lines >= 2 && lines <= 3,
+		  "a line every 5 s and one at the end, not one a round:\n%s", r.err);
+	cr_assert_gt(last, 100, "%s", r.err);
+	cr_assert_eq(last, summary, "the last line counts every run:\n%s", r.err);
+	h_result_free(&r);
+}
+
 Test(progress, a_bug_is_announced_with_its_path_and_the_summary_names_the_directory)
 {
 	char *out = h_fmt("%s/out", g_dir);
