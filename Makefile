@@ -21,7 +21,7 @@ WERROR   ?= -Werror
 WARN     := -Wall -Wextra $(WERROR) -Wshadow -Wno-missing-field-initializers
 CFLAGS   ?= -O2 -g
 ALL_CFLAGS = $(CPPFLAGS) $(CFLAGS) -std=gnu11 -D_GNU_SOURCE $(WARN) -I. $(PKG_CFLAGS) -MMD -MP
-LDLIBS   += $(PKG_LIBS) -ledit -lpthread -lthread_db -lm
+LDLIBS   += $(PKG_LIBS) -ledit -lpthread -lthread_db -lm -lstdc++
 
 BUILD    ?= build
 Q        := $(if $(V),,@)   # make V=1 shows the commands
@@ -42,8 +42,10 @@ FIXTURE_LIBS := $(patsubst %.c,%.so,$(wildcard tests/fixtures/lib*.c))
 FIXTURE_SRCS := $(filter-out tests/fixtures/lib%.c,$(wildcard tests/fixtures/*.c))
 # serstatic, serstatic-nodebug and serstatic-stripped are sercounter linked
 # statically (below).
-FIXTURE_BINS := $(FIXTURE_SRCS:%.c=%) $(FIXTURE_LIBS) tests/fixtures/serstatic \
-		tests/fixtures/serstatic-nodebug tests/fixtures/serstatic-stripped
+FIXTURE_CXX_SRCS := $(wildcard tests/fixtures/*.cpp)
+FIXTURE_BINS := $(FIXTURE_SRCS:%.c=%) $(FIXTURE_CXX_SRCS:%.cpp=%) $(FIXTURE_LIBS) \
+		tests/fixtures/serstatic tests/fixtures/serstatic-nodebug \
+		tests/fixtures/serstatic-stripped
 
 .PHONY: all deps system-deps samples fixtures test check-asan bench sctbench fuzz clean format lint \
 	install uninstall lint-man
@@ -76,6 +78,9 @@ samples: $(SAMPLE_BINS)
 fixtures: $(FIXTURE_BINS)
 tests/fixtures/%: tests/fixtures/%.c
 	$(CC) $(SAMPLE_CFLAGS) -o $@ $<
+# C++ fixtures: names that are mangled in the symbol table.
+tests/fixtures/%: tests/fixtures/%.cpp
+	$(CXX) $(filter-out -std=gnu11,$(SAMPLE_CFLAGS)) -std=gnu++17 -o $@ $<
 # Its bug shows only in UBSan's report (cctrace test reads stderr for it).
 tests/fixtures/serubsan: SAMPLE_CFLAGS += -fsanitize=undefined
 # sercounter, static: no _Fork to fork runs from, so test's runs are

@@ -331,7 +331,7 @@ static void describe_block(struct run *r, struct tr_thread *th, char *buf, size_
 	 * most of a replay's time when it is compressed */
 	if (pcaddr && pc && pc->syms)
 		sym_describe_function(pc->syms, pcaddr, &loc);
-	snprintf(buf, len, "%s (%s)", state, loc.func ? loc.func : "??");
+	snprintf(buf, len, "%s (%s)", state, loc.pretty ? loc.pretty : "??");
 }
 
 /* A thread the schedule does not hold, asleep with no progress? */

@@ -62,7 +62,7 @@ void chrome_note_event(struct run *r, const struct tr_event *ev, const char *wha
 	sscanf(tracer_thread_name(ev->thread), "p%d.", &e->proc);
 	e->thread = copy(tracer_thread_name(ev->thread));
 	e->what = copy(what);
-	e->func = copy(loc->func);
+	e->func = copy(loc->pretty);
 	e->file = copy(loc->file);
 	e->line = loc->line;
 	e->released_us = -1;

@@ -284,7 +284,7 @@ struct engine_trace_event {
 	const char *thread; /* p1.t2 */
 	const char *var;    /* the schedule variable bound to it at the run's end; NULL: none */
 	const char *event;  /* as the trace names it: "enter(withdraw)", "read(balance) ..." */
-	const char *func;   /* NULL: unknown */
+	const char *func;   /* as shown (a C++ name demangled); NULL: unknown */
 	const char *file;   /* NULL: unknown */
 	int line;
 	/* The thread that ran last was switched away from although it could

@@ -375,7 +375,7 @@ static void fill_thread(struct engine_session *s, struct tr_thread *th, struct s
 	tracer_describe_kernel_state(th, t->state, sizeof(t->state));
 	if (pcaddr && pc && pc->syms && !tracer_thread_exited(th))
 		sym_describe(pc->syms, pcaddr, &loc);
-	snprintf(t->func, sizeof(t->func), "%s", loc.func ? loc.func : "");
+	snprintf(t->func, sizeof(t->func), "%s", loc.pretty ? loc.pretty : "");
 	snprintf(t->file, sizeof(t->file), "%s", loc.file ? loc.file : "");
 	t->line = loc.line;
 	snprintf(t->last_event, sizeof(t->last_event), "%.63s", run_thread(s->run, th)->last_event);

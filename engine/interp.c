@@ -101,11 +101,12 @@ void run_crash(struct run *r, const struct tr_event *ev)
 	if (r->finished && r->opt->report)
 		fprintf(r->opt->report, "cctrace: then %s received %s in %s\n",
 			tracer_thread_name(ev->thread), sigabbrev_np(ev->signo),
-			loc.func ? loc.func : "??");
+			loc.pretty ? loc.pretty : "??");
 	report_outcome(r, OUTCOME_BUG, "%s (tid %d) received %s (%s) in %s%s%s:%d",
 		       tracer_thread_name(ev->thread), tracer_thread_tid(ev->thread),
-		       sigabbrev_np(ev->signo), strsignal(ev->signo), loc.func ? loc.func : "??",
-		       loc.file ? " at " : "", loc.file ? loc.file : "", loc.line);
+		       sigabbrev_np(ev->signo), strsignal(ev->signo),
+		       loc.pretty ? loc.pretty : "??", loc.file ? " at " : "",
+		       loc.file ? loc.file : "", loc.line);
 	report_stack(r, ev->thread);
 }
 

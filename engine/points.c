@@ -762,7 +762,11 @@ int points_thread_cond(void *hook, void *event, const struct expr *e, bool *out)
 		*out = tracer_thread_exited(th) || tracer_thread_last_event(th) == TR_EV_EXIT;
 		return 0;
 	}
-	*out = tracer_thread_held(th) && thread_in(r, th, e->func);
+	/* the symbol the checker resolved e->func to (a C++ name's mangled one) */
+	*out =
+	    tracer_thread_held(th) &&
+	    thread_in(r, th,
+		      e->slot >= 0 && e->slot < r->pol->nfuncs ? r->pol->funcs[e->slot] : e->func);
 	return 0;
 }
 

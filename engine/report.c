@@ -261,8 +261,8 @@ void report_deferred_trace(struct run *r, FILE *f, const struct run_hooks *hooks
 			snprintf(where, sizeof(where), "%s:%d", loc.file, loc.line);
 		if (f)
 			fprintf(f, "[%9.3f ms] %-8s %-28s %-24s %s\n", d->ms,
-				tracer_thread_name(d->thread), d->what, loc.func ? loc.func : "??",
-				where);
+				tracer_thread_name(d->thread), d->what,
+				loc.pretty ? loc.pretty : "??", where);
 		if (hooks && hooks->trace_event)
 			hooks->trace_event(
 			    hooks->trace_ctx,
@@ -271,7 +271,7 @@ void report_deferred_trace(struct run *r, FILE *f, const struct run_hooks *hooks
 				.thread = tracer_thread_name(d->thread),
 				.var = run_var_of(r, d->thread),
 				.event = d->what,
-				.func = loc.func,
+				.func = loc.pretty,
 				.file = loc.file,
 				.line = loc.line,
 				.preempted = d->preempted ? tracer_thread_name(d->preempted) : NULL,
@@ -300,7 +300,8 @@ void report_event(struct run *r, const struct current_event *cur)
 		snprintf(where, sizeof(where), "%s:%d", loc.file, loc.line);
 	if (r->opt->trace)
 		fprintf(r->opt->trace, "[%9.3f ms] %-8s %-28s %-24s %s\n", run_elapsed_ms(r),
-			tracer_thread_name(ev->thread), what, loc.func ? loc.func : "??", where);
+			tracer_thread_name(ev->thread), what, loc.pretty ? loc.pretty : "??",
+			where);
 	if (r->opt->trace_json)
 		event_record(r, cur, what, &loc);
 	if (r->opt->trace_chrome)
@@ -353,7 +354,7 @@ void report_stack_to(struct run *r, struct tr_thread *th, FILE *f)
 			l->line = line.line;
 		}
 		fprintf(f, "    #%-2d %#014lx %s+%lu", i, (unsigned long)frames[i].pc,
-			l->func ? l->func : "??", (unsigned long)l->func_offset);
+			l->pretty ? l->pretty : "??", (unsigned long)l->func_offset);
 		if (l->file)
 			fprintf(f, " (%s:%d)", l->file, l->line);
 		else if (l->module)
@@ -389,7 +390,7 @@ void report_threads(struct run *r)
 							    : "free");
 		describe_pc(r, th, tracer_regs(th)->rip, &loc);
 		fprintf(f, "    %-8s %-4s %-18s at %s+%lu", tracer_thread_name(th), var ? var : "",
-			state, loc.func ? loc.func : "??", (unsigned long)loc.func_offset);
+			state, loc.pretty ? loc.pretty : "??", (unsigned long)loc.func_offset);
 		if (loc.file)
 			fprintf(f, " (%s:%d)", loc.file, loc.line);
 		fputc('\n', f);

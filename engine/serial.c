@@ -236,7 +236,7 @@ struct serial {
 	const char **names;	      /* cfg->describe: [nthreads], by id */
 	struct engine_step *forced;   /* steps without a choice since the last */
 	int nforced, forced_cap;
-	char where[160]; /* cfg->describe: where the last step stopped */
+	char where[1024]; /* cfg->describe: where the last step stopped */
 	/* words read while collecting one choice's options (memo_on) */
 	struct held_word *memo;
 	int nmemo, memo_cap;
@@ -596,6 +596,7 @@ static void point_text(struct serial *s, char *buf, size_t len, char *note, size
 	struct tr_thread *th = s->threads[g->thread].th;
 	struct proc_ctx *pc = run_proc(s->r, tracer_thread_process(th));
 	struct sym_loc loc = {0};
+	const char *name;
 
 	note[0] = '\0';
 	if (g->end == SEG_BLOCKED) {
@@ -614,8 +615,12 @@ static void point_text(struct serial *s, char *buf, size_t len, char *note, size
 		snprintf(buf, len, "exit"); /* no symbol: cannot be named */
 		return;
 	}
-	snprintf(buf, len, "at(%s+0x%" PRIx64 ")", loc.func, loc.func_offset);
-	if (loc.file)
+	name = sym_schedule_name(pc->syms, &loc);
+	snprintf(buf, len, "at(%s+0x%" PRIx64 ")", name, loc.func_offset);
+	/* a symbol kept mangled (an overload, a template) is said as shown */
+	if (loc.file && strcmp(name, loc.pretty) != 0)
+		snprintf(note, notelen, "  # %s, %s:%d", loc.pretty, loc.file, loc.line);
+	else if (loc.file)
 		snprintf(note, notelen, "  # %s:%d", loc.file, loc.line);
 }
 
@@ -641,7 +646,8 @@ static void flush_segment(struct serial *s)
 {
 	struct segment *g = &s->seg;
 	FILE *f = s->r->record;
-	char var[32], what[128], note[256];
+	/* a C++ symbol in at(...) may be hundreds of characters long */
+	char var[32], what[1024], note[1024];
 	long n;
 
 	if (g->thread < 0)

@@ -381,7 +381,7 @@ static bool describe_global(struct serial_vars *v, uint64_t addr, struct engine_
 		return false; /* the symbol before a hole, not a variable holding addr */
 	*out =
 	    (struct engine_var){.lo = addr - loc.func_offset, .hi = addr - loc.func_offset + size};
-	snprintf(out->name, sizeof(out->name), "%s", loc.func);
+	snprintf(out->name, sizeof(out->name), "%s", loc.pretty);
 	return true;
 }
 
@@ -399,11 +399,31 @@ static bool describe_heap(struct serial_vars *v, uint64_t addr, struct engine_va
 	if (v->syms && sym_describe(v->syms, out->site, &loc) == 0 && loc.file)
 		snprintf(out->name, sizeof(out->name), "heap@%s:%d", loc.file, loc.line);
 	else if (loc.func)
-		snprintf(out->name, sizeof(out->name), "heap@%s+0x%lx", loc.func,
+		snprintf(out->name, sizeof(out->name), "heap@%s+0x%lx", loc.pretty,
 			 (unsigned long)loc.func_offset);
 	else
 		snprintf(out->name, sizeof(out->name), "heap@0x%lx", (unsigned long)out->site);
 	return true;
+}
+
+/* A new key named like an earlier one (two allocation sites on one line:
+ * a template's instances, a macro) is told apart from it: "#2", "#3"... */
+static void name_apart(const struct serial_vars *v, struct engine_var *var)
+{
+	char base[sizeof(var->name)], suffix[16];
+	size_t i;
+	int n = 1;
+
+	snprintf(base, sizeof(base), "%s", var->name);
+	for (i = 0; i < v->nkeys; i++)
+		if (strncmp(v->keys[i].name, base, strlen(base)) == 0 &&
+		    (v->keys[i].name[strlen(base)] == '\0' || v->keys[i].name[strlen(base)] == '#'))
+			n++;
+	if (n == 1)
+		return;
+	snprintf(suffix, sizeof(suffix), "#%d", n);
+	snprintf(var->name, sizeof(var->name), "%.*s%s",
+		 (int)(sizeof(var->name) - 1 - strlen(suffix)), base, suffix);
 }
 
 /* The key of var in v->keys, added if new; -1 when out of memory. */
@@ -417,6 +437,7 @@ static int key_of(struct serial_vars *v, const struct engine_var *var)
 	if (grow(&v->keys, v->nkeys, sizeof(*v->keys)) < 0)
 		return -1;
 	v->keys[v->nkeys] = *var;
+	name_apart(v, &v->keys[v->nkeys]);
 	return (int)v->nkeys++;
 }
 

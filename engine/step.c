@@ -202,7 +202,7 @@ enum flow exec_finish(struct run *r, const struct stmt *s)
 	if (run_to_return(r, s, th, &rp) == FLOW_STOP)
 		return FLOW_STOP;
 	snprintf(label, sizeof(label), "return(%s)",
-		 frames[0].loc.func ? frames[0].loc.func : "??");
+		 frames[0].loc.pretty ? frames[0].loc.pretty : "??");
 	report_here(r, th, label);
 	return FLOW_NEXT;
 }

@@ -88,14 +88,57 @@ static int unknown_thread(struct checker *k, struct src_loc loc, const char *nam
 	return fail(k, loc, "unknown thread '%s'; threads bound so far: %s", name, known);
 }
 
+/* A C++ name as cctrace shows it (bank::Account::deposit) that stands for
+ * more than one function: say which, by the symbols a schedule can give
+ * instead.  n: how many; symbols and signatures: the first of them. */
+#define OVERLOADS_SHOWN 4
+static int overloaded(struct checker *k, const struct expr *e, const char *name, int n,
+		      const char *const *symbols, const char *const *signatures)
+{
+	char list[1024] = "";
+	int i;
+
+	for (i = 0; i < n && i < OVERLOADS_SHOWN; i++)
+		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s (%s)",
+			 i ? ", " : "", symbols[i], signatures[i]);
+	return fail(k, e->loc, "'%s' names %d functions; give the one you mean by its symbol: %s%s",
+		    name, n, list, n > OVERLOADS_SHOWN ? ", ..." : "");
+}
+
+/* The symbol of the function name stands for: itself, or the one a C++
+ * name as shown stands for (sym_qualified).  0 and *symbol; 1 when it
+ * names nothing; -1 after an error that says why not. */
+static int function_symbol(struct checker *k, const struct expr *e, const char *name,
+			   const char **symbol)
+{
+	const char *symbols[OVERLOADS_SHOWN], *signatures[OVERLOADS_SHOWN];
+	uint64_t addr;
+	int n;
+
+	*symbol = name;
+	if (sym_function(k->syms, name, &addr) == 0)
+		return 0;
+	n = sym_qualified(k->syms, name, symbols, signatures, OVERLOADS_SHOWN);
+	if (n > 1)
+		return overloaded(k, e, name, n, symbols, signatures);
+	if (n == 0)
+		return 1;
+	*symbol = symbols[0];
+	return 0;
+}
+
 static int resolve_function(struct checker *k, const struct expr *e, const char *name)
 {
-	uint64_t addr;
-	const char *near;
+	const char *near, *symbol;
 	char why[1024];
+	int found = function_symbol(k, e, name, &symbol);
 
-	if (sym_function(k->syms, name, &addr) == 0)
-		return intern(&k->pol->funcs, &k->pol->nfuncs, name);
+	/* The engine gets the symbol: what it compares stacks and PLT stubs
+	 * with.  The schedule keeps the name as written. */
+	if (found == 0)
+		return intern(&k->pol->funcs, &k->pol->nfuncs, symbol);
+	if (found < 0)
+		return -1;
 	/* A deleted or stripped executable hides every name of its own:
 	 * that, not a spelling, is the news (and a "did you mean" from a
 	 * library would mislead). */
@@ -111,13 +154,18 @@ static int resolve_function(struct checker *k, const struct expr *e, const char 
 int lang_func_offset(struct sym_space *syms, const char *text, uint64_t *addr)
 {
 	size_t n = strcspn(text, "+");
-	char func[256];
+	const char *symbol = NULL;
+	char func[1024];
 
 	if (n >= sizeof(func) || !text[n])
 		return -1;
 	memcpy(func, text, n);
 	func[n] = '\0';
-	if (sym_function(syms, func, addr) < 0 || !*addr)
+	if (sym_function(syms, func, addr) < 0 &&
+	    (sym_qualified(syms, func, &symbol, NULL, 1) != 1 ||
+	     sym_function(syms, symbol, addr) < 0))
+		return -1;
+	if (!*addr)
 		return -1;
 	*addr += strtoull(text + n + 1, NULL, 16);
 	return 0;
@@ -131,7 +179,14 @@ static int resolve_location(struct checker *k, struct expr *e)
 	int i;
 
 	if (e->ival == 0) { /* at(FUNC+0xOFFSET) */
-		if (lang_func_offset(k->syms, e->name, &addr) < 0)
+		char *func = strndup(e->name, strcspn(e->name, "+"));
+		const char *symbol;
+		int found = func ? function_symbol(k, e, func, &symbol) : 1;
+
+		free(func);
+		if (found < 0)
+			return -1;
+		if (found > 0 || lang_func_offset(k->syms, e->name, &addr) < 0)
 			return fail(k, e->loc, "no function '%.*s' in the program or its libraries",
 				    (int)strcspn(e->name, "+"), e->name);
 	} else if (sym_line(k->syms, e->name, (int)e->ival, &addr, 1, &n) < 0 || n == 0)

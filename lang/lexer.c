@@ -76,6 +76,18 @@ static bool is_ident_char(int c)
 	return isalnum(c) || c == '_';
 }
 
+/* How many characters of a C++ qualifier's "::" (or a destructor's "::~")
+ * join the identifier before s to the one after it; 0: none.  So
+ * `enter(bank::Account::deposit)` is one name, as cctrace shows it. */
+static size_t qualifier_at(const char *s)
+{
+	if (s[0] != ':' || s[1] != ':')
+		return 0;
+	if (is_ident_start((unsigned char)s[2]))
+		return 2;
+	return s[2] == '~' && is_ident_start((unsigned char)s[3]) ? 3 : 0;
+}
+
 /* Skips blanks and comments, but not the newline that ends a comment. */
 static void skip_blanks(struct lexer *lx)
 {
@@ -312,8 +324,13 @@ struct token lexer_next(struct lexer *lx)
 		return t;
 	}
 	if (is_ident_start(c)) {
-		while (is_ident_char((unsigned char)lx->src[lx->pos]))
-			lx->pos++;
+		for (;;) {
+			while (is_ident_char((unsigned char)lx->src[lx->pos]))
+				lx->pos++;
+			if (!qualifier_at(lx->src + lx->pos))
+				break;
+			lx->pos += qualifier_at(lx->src + lx->pos);
+		}
 		return make(lx, T_IDENT, start);
 	}
 	if (isdigit(c))
@@ -342,9 +359,14 @@ bool lexer_location(struct lexer *lx, struct token *file, struct token *line)
 	while (s[lx->pos] == ' ' || s[lx->pos] == '\t')
 		lx->pos++;
 	size_t start = lx->pos, end = start, colon = 0;
-	while (s[end] && !strchr(")\n \t\r", s[end]))
+	while (s[end] && !strchr(")\n \t\r", s[end])) {
+		if (end > start && qualifier_at(s + end)) { /* bank::Account::deposit+0x2e */
+			end += qualifier_at(s + end);
+			continue;
+		}
 		if (s[end++] == ':')
 			colon = end - 1;
+	}
 	size_t len = end - start;
 	/* at(FUNC+0xOFFSET): one instruction, for the steps `cctrace test`
 	 * writes (an access in the middle of a line) */

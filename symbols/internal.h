@@ -120,6 +120,12 @@ struct sym_space {
 	struct strmap funcs;  /* sym_function's index: plain name -> struct func_ent */
 	bool funcs_indexed;
 	struct strmap aliases; /* public_alias's answers: name -> struct alias_ent */
+	/* demangle.c: mangled name -> the name shown (both in the arena; the
+	 * same whatever the modules, so kept across resets) */
+	struct strmap pretty;
+	/* demangle.c: shown name -> struct qual_ent, every C++ function */
+	struct strmap qualified;
+	bool qualified_indexed;
 	bool exe_indexed, all_indexed;
 
 	struct type_map types;
@@ -143,6 +149,10 @@ struct sym_space {
  * -1 when memory is exhausted. */
 enum { SYMI_NAME_DEFINED = 1, SYMI_NAME_SYSTEM = 2 };
 int symi_mark_linked_members(struct symi_arena *arena, struct strmap *names, struct strmap *stems);
+/* demangle.c: the name shown for symbol name: demangled, without its
+ * parameter list, for a C++ name; name itself otherwise (and when out of
+ * memory). */
+const char *symi_pretty_name(struct sym_space *s, const char *name);
 /* name without its directory and last extension, in the arena */
 char *symi_file_stem(struct symi_arena *a, const char *name);
 

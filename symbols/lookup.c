@@ -604,6 +604,7 @@ static Dwfl_Module *describe_function(struct sym_space *s, uint64_t addr, struct
 	if (name) {
 		name = public_alias(s, mod, name, *a - off);
 		out->func = symi_plain_name(s, name);
+		out->pretty = symi_pretty_name(s, out->func);
 		out->func_offset = off;
 		out->func_size = sym.st_size;
 	}
@@ -637,6 +638,7 @@ static int describe_uncached(struct sym_space *s, uint64_t addr, struct sym_loc 
 	if (name) {
 		name = public_alias(s, mod, name, a - off);
 		out->func = symi_plain_name(s, name);
+		out->pretty = symi_pretty_name(s, out->func);
 		out->func_offset = off;
 		out->func_size = sym.st_size;
 	}

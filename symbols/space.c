@@ -591,6 +591,8 @@ void symi_space_reset_caches(struct sym_space *s)
 	symi_strmap_free(&s->locals);
 	symi_strmap_free(&s->funcs);
 	symi_strmap_free(&s->aliases);
+	symi_strmap_free(&s->qualified);
+	s->qualified_indexed = false;
 	s->funcs_indexed = false;
 	s->exe_indexed = s->all_indexed = false;
 	s->own_code_known = 0; /* an exec may have changed the executable */
@@ -637,6 +639,8 @@ void sym_close(struct sym_space *s)
 	symi_strmap_free(&s->plain);
 	symi_strmap_free(&s->funcs);
 	symi_strmap_free(&s->aliases);
+	symi_strmap_free(&s->pretty);
+	symi_strmap_free(&s->qualified);
 	if (s->dwfl)
 		dwfl_end(s->dwfl);
 	for (r = s->retired; r; r = next) {

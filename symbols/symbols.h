@@ -16,6 +16,7 @@
 #ifndef CCTRACE_SYMBOLS_H
 #define CCTRACE_SYMBOLS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -55,6 +56,19 @@ unsigned sym_edit_distance(const char *a, size_t la, const char *b, size_t lb);
  * definition wins over a library's; defined symbols only. */
 int sym_function(struct sym_space *space, const char *name, uint64_t *addr);
 
+/* The functions a C++ name as shown (sym_loc.pretty: qualified, without
+ * parameters, "bank::Account::deposit") stands for: every overload, each
+ * function once however many symbols alias it.  Up to max of their
+ * symbols go into symbols[], and their whole demangled names, parameters
+ * and all, into signatures[] (if not NULL); returns how many there are,
+ * 0 for a name without "::" or that names none. */
+int sym_qualified(struct sym_space *space, const char *qualified, const char **symbols,
+		  const char **signatures, size_t max);
+
+/* Is name a qualified name a schedule can hold: identifiers joined by
+ * "::", a component after the first perhaps a destructor's "~Name"? */
+bool sym_writable_name(const char *name);
+
 /* The closest known function (or variable) name to a misspelt one, by edit
  * distance, for "did you mean" messages.  NULL when nothing is close. */
 const char *sym_suggest_function(struct sym_space *space, const char *name);
@@ -74,7 +88,11 @@ int sym_line(struct sym_space *space, const char *file, int line, uint64_t *addr
 	     size_t *n);
 
 struct sym_loc {
-	const char *func;     /* NULL if no symbol covers the address */
+	const char *func; /* NULL if no symbol covers the address */
+	/* func as a person reads it: a C++ name demangled, without its
+	 * parameter list ("Account::deposit"); func itself for C; NULL with
+	 * func.  Schedules and JSON keep func, which finds the symbol again. */
+	const char *pretty;
 	uint64_t func_offset; /* addr - function start */
 	uint64_t func_size;   /* the symbol's size (st_size), 0 if it has none */
 	const char *file;     /* basename of the source file, NULL if no line info */
@@ -91,6 +109,10 @@ int sym_describe(struct sym_space *space, uint64_t addr, struct sym_loc *out);
  * debug information, so it stays cheap for libraries whose DWARF is large
  * or compressed. */
 int sym_describe_function(struct sym_space *space, uint64_t addr, struct sym_loc *out);
+
+/* The name a schedule gives the function loc is in: its shown name when
+ * that is writable and stands for this function alone, else its symbol. */
+const char *sym_schedule_name(struct sym_space *space, const struct sym_loc *loc);
 
 /* The function a PLT stub at addr jumps to ("foo" for foo@plt); the name
  * is owned by the space.  -1 if addr is not a PLT stub. */

@@ -1079,6 +1079,22 @@ Test(parser, dotdot_does_not_break_dots)
 	schedule_free(s);
 }
 
+/* C++ names as cctrace shows them: identifiers joined by "::", a
+ * destructor's "::~"; in at(...) with an offset too.  A single colon is
+ * still a file:line, and a "::" that joins nothing is no name. */
+Test(parser, qualified_cxx_names)
+{
+	dumps_as("run B until enter(bank::Account::deposit) || return(ns::C::~C)\n",
+		 "run B until enter(bank::Account::deposit) || return(ns::C::~C)\n");
+	dumps_as("run B until at(bank::Account::deposit+0x2e)\n",
+		 "run B until at(bank::Account::deposit+0x2e)\n");
+	dumps_as("run B until at(bank.cpp:41)\n", "run B until at(bank.cpp:41)\n");
+	fails("run B until enter(bank::)\n",
+	      "t.sched:1:23: error: expected ')' to close '(' at 1:18, found ':'");
+	fails("run B until enter(~C)\n", "t.sched:1:19: error: enter(...) expects a function name, "
+					 "found '~'");
+}
+
 Test(parser, choose_is_a_name_unless_called)
 {
 	struct schedule *s = parse_ok("assert choose + 1 == 2\n"

@@ -406,6 +406,47 @@ Test(symbols, a_symbol_covering_an_address_has_its_size)
 	sym_close(s);
 }
 
+/* --- C++ names --- */
+
+/* A C++ function is described by its mangled name (what schedules and
+ * JSON keep) and shown demangled, without parameters or a template's
+ * return type: a method, an overload, a lambda's operator(), a template
+ * instance, a destructor.  A C name is shown as it is. */
+Test(symbols, a_cxx_function_is_shown_demangled)
+{
+	static const struct {
+		const char *mangled, *shown;
+	} names[] = {
+	    {"_ZN4bank7Account7depositEi", "bank::Account::deposit"},
+	    {"_ZN4bank7Account7depositEd", "bank::Account::deposit"},
+	    {"_ZNK4bank7Account7balanceEv", "bank::Account::balance"},
+	    {"_ZZ4mainENKUlvE_clEv", "main::{lambda()#1}::operator()"},
+	    {"_ZNSt10lock_guardISt5mutexED1Ev", "std::lock_guard<std::mutex>::~lock_guard"},
+	    {"_ZSt13__invoke_implIvZ4mainEUlvE_JEET_St14__invoke_otherOT0_DpOT1_",
+	     "std::__invoke_impl<void, main::{lambda()#1}>"},
+	    {"_ZNSt6thread11_State_implINS_8_InvokerISt5tupleIJZ4mainEUlvE_EEEEE6_M_runEv",
+	     "std::thread::_State_impl<std::thread::_Invoker<std::tuple<main::{lambda()#1}> > "
+	     ">::_M_run"},
+	    {"main", "main"},
+	};
+	char err[256] = "";
+	struct sym_space *s = sym_open_program(fixture_named("sercxx"), err, sizeof(err));
+	struct sym_loc loc;
+	uint64_t addr;
+	size_t i;
+
+	cr_assert_not_null(s, "%s", err);
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		cr_assert_eq(sym_function(s, names[i].mangled, &addr), 0, "%s", names[i].mangled);
+		cr_assert_eq(sym_describe(s, addr + 1, &loc), 0);
+		cr_expect_str_eq(loc.func, names[i].mangled);
+		cr_expect_str_eq(loc.pretty, names[i].shown);
+		cr_assert_eq(sym_describe_function(s, addr, &loc), 0);
+		cr_expect_str_eq(loc.pretty, names[i].shown, "without debugging information");
+	}
+	sym_close(s);
+}
+
 /* --- a static executable's own code --- */
 
 static bool in_ranges(const struct sym_range *r, size_t n, uint64_t a)

@@ -1,0 +1,237 @@
+/*
+ * demangle.c: C++ names as a person reads them.
+ *
+ * Symbols keep their mangled names (`_ZN7Account7depositEi`): those are
+ * what the symbol tables hold, what a schedule's `enter(...)` finds
+ * exactly, and what the JSON outputs give to tools.  What cctrace shows a
+ * person (traces, stacks, reports, the shell) is the demangled name
+ * without its parameter list (`Account::deposit`), as a one-line trace
+ * has no room for `(std::vector<int, std::allocator<int> > const&)`; an
+ * overload is then told apart by its file and line, printed beside it.
+ *
+ * The demangler is libstdc++'s (`__cxa_demangle`, the one gdb and
+ * elfutils' tools use): the C++ ABI's grammar is not ours to write.  Each
+ * answer is kept in the space, as describing a pc is done at every stop
+ * of a trace; a C name costs one comparison and is never looked up.
+ */
+#include "symbols/internal.h"
+
+#include <ctype.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* libstdc++'s, declared in <cxxabi.h>, which is C++ only. */
+extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
+static bool is_mangled(const char *name)
+{
+	return name && name[0] == '_' && name[1] == 'Z';
+}
+
+/* Cuts the parameter list (and what follows it: `const`, `&&`) off a
+ * demangled function name.  `operator()` keeps its own parentheses: the
+ * list is the last balanced group. */
+static void cut_parameters(char *s)
+{
+	char *close = strrchr(s, ')'), *p;
+	int depth = 0;
+
+	if (!close)
+		return;
+	for (p = close; p >= s; p--) {
+		if (*p == ')')
+			depth++;
+		else if (*p == '(' && --depth == 0)
+			break;
+	}
+	if (p > s && depth == 0)
+		*p = '\0';
+}
+
+/* Drops a template function's return type (`void std::vector<int>::
+ * _M_realloc_insert<int>`): what comes before the last space outside
+ * brackets, unless that space belongs to `operator new` or a conversion
+ * `operator int`. */
+static void cut_return_type(char *s)
+{
+	char *p, *last = NULL;
+	int depth = 0;
+
+	for (p = s; *p; p++) {
+		if (strchr("<({[", *p))
+			depth++;
+		else if (strchr(">)}]", *p) && depth > 0)
+			depth--;
+		else if (*p == ' ' && depth == 0 &&
+			 !(p - s >= 8 && strncmp(p - 8, "operator", 8) == 0))
+			last = p;
+	}
+	if (last)
+		memmove(s, last + 1, strlen(last + 1) + 1);
+}
+
+/* The name without parameters and return type, keeping a clone suffix
+ * (` [clone .cold]`), which GCC's split-off parts of a function have. */
+static void shorten(char *s)
+{
+	char *clone = strstr(s, " [clone ");
+	char suffix[64] = "";
+
+	if (clone) {
+		snprintf(suffix, sizeof(suffix), "%s", clone);
+		*clone = '\0';
+	}
+	cut_parameters(s);
+	cut_return_type(s);
+	strcat(s, suffix); /* fits: it was cut from s */
+}
+
+const char *symi_pretty_name(struct sym_space *s, const char *name)
+{
+	const char *known;
+	char *full, *kept, *key;
+	int status = -1;
+
+	if (!is_mangled(name))
+		return name;
+	known = symi_strmap_get(&s->pretty, name);
+	if (known)
+		return known;
+	full = __cxa_demangle(name, NULL, NULL, &status);
+	if (full && status == 0) {
+		shorten(full);
+		kept = symi_arena_strdup(&s->arena, full);
+	} else {
+		kept = NULL; /* not a name the ABI knows (`_Zfoo` in C): as it is */
+	}
+	free(full);
+	key = kept ? symi_arena_strdup(&s->arena, name) : NULL;
+	if (!key || symi_strmap_put(&s->pretty, key, kept) < 0)
+		return name;
+	return kept;
+}
+
+/* The functions whose shown name is the same, each symbol once. */
+struct qual_ent {
+	const char *symbol;
+	struct qual_ent *next;
+};
+
+static int index_qualified_cb(struct sym_mod *m, const char *name, const GElf_Sym *sym,
+			      GElf_Addr addr, void *arg)
+{
+	struct sym_space *s = arg;
+	const char *at = strchr(name, '@'), *pretty;
+	struct qual_ent *head, *e;
+
+	(void)m;
+	(void)addr;
+	if (GELF_ST_TYPE(sym->st_info) != STT_FUNC && GELF_ST_TYPE(sym->st_info) != STT_GNU_IFUNC)
+		return 0;
+	if (!is_mangled(name) || (at && at[1] != '@')) /* as sym_function's index */
+		return 0;
+	name = symi_plain_name(s, name);
+	pretty = symi_pretty_name(s, name);
+	if (pretty == name)
+		return 0;
+	head = symi_strmap_get(&s->qualified, pretty);
+	for (e = head; e; e = e->next)
+		if (strcmp(e->symbol, name) == 0)
+			return 0;
+	e = symi_arena_alloc(&s->arena, sizeof(*e));
+	if (!e || !(e->symbol = symi_arena_strdup(&s->arena, name)))
+		return -1;
+	e->next = head;
+	return symi_strmap_put(&s->qualified, pretty, e);
+}
+
+static int index_qualified(struct sym_space *s)
+{
+	size_t i;
+
+	if (s->qualified_indexed)
+		return 0;
+	for (i = 0; i < s->nmods; i++)
+		if (symi_space_each_symbol(s, &s->mods[i], index_qualified_cb, s) < 0) {
+			symi_strmap_free(&s->qualified);
+			return -1;
+		}
+	s->qualified_indexed = true;
+	return 0;
+}
+
+/* The symbol's whole demangled name, parameters and all; the symbol
+ * itself when out of memory. */
+static const char *signature_of(struct sym_space *s, const char *symbol)
+{
+	int status = -1;
+	char *full = __cxa_demangle(symbol, NULL, NULL, &status);
+	const char *kept = full && status == 0 ? symi_arena_strdup(&s->arena, full) : NULL;
+
+	free(full);
+	return kept ? kept : symbol;
+}
+
+int sym_qualified(struct sym_space *s, const char *qualified, const char **symbols,
+		  const char **signatures, size_t max)
+{
+	const struct qual_ent *e;
+	uint64_t seen[16];
+	size_t nseen = 0, i;
+	int n = 0;
+
+	if (!strstr(qualified, "::") || index_qualified(s) < 0)
+		return 0;
+	for (e = symi_strmap_get(&s->qualified, qualified); e; e = e->next) {
+		uint64_t addr;
+
+		if (sym_function(s, e->symbol, &addr) < 0)
+			continue;
+		/* aliases of one function (a constructor's C1 and C2) are one */
+		for (i = 0; i < nseen && seen[i] != addr; i++)
+			;
+		if (i < nseen)
+			continue;
+		if (nseen < sizeof(seen) / sizeof(seen[0]))
+			seen[nseen++] = addr;
+		if ((size_t)n < max) {
+			symbols[n] = e->symbol;
+			if (signatures)
+				signatures[n] = signature_of(s, e->symbol);
+		}
+		n++;
+	}
+	return n;
+}
+
+bool sym_writable_name(const char *name)
+{
+	const char *p = name;
+
+	for (;;) {
+		if (!(isalpha((unsigned char)*p) || *p == '_'))
+			return false;
+		while (isalnum((unsigned char)*p) || *p == '_')
+			p++;
+		if (*p == '\0')
+			return true;
+		if (p[0] != ':' || p[1] != ':')
+			return false;
+		p += 2;
+		if (*p == '~' && p != name + 2) /* a destructor, not a leading ~ */
+			p++;
+	}
+}
+
+const char *sym_schedule_name(struct sym_space *s, const struct sym_loc *loc)
+{
+	const char *symbol;
+
+	if (!loc->func || !loc->pretty || loc->pretty == loc->func ||
+	    !sym_writable_name(loc->pretty) ||
+	    sym_qualified(s, loc->pretty, &symbol, NULL, 1) != 1 || strcmp(symbol, loc->func) != 0)
+		return loc->func;
+	return loc->pretty;
+}
