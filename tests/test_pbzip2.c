@@ -112,7 +112,9 @@ Test(pbzip2, test_finds_the_lock_bug_without_a_schedule)
 	cr_assert_eq(r.code, 1, "no bug (exit %d):\n%s", r.code, r.err);
 	txt = h_read_file(h_fmt("%s/bug-1.txt", out), NULL);
 	cr_assert_not_null(txt);
-	cr_assert(strstr(txt, "received SEGV") && strstr(txt, "_Z8consumerPv"), "%s", txt);
+	/* pbzip2 is C++: its consumer(void *) is _Z8consumerPv, shown demangled */
+	cr_assert(strstr(txt, "received SEGV") && strstr(txt, " consumer+"), "%s", txt);
+	cr_assert(!strstr(txt, "_Z8consumerPv"), "%s", txt);
 	cr_assert(!strstr(txt, "deadlock"), "%s", txt);
 	ok = h_bug_replays(h_run_line(h_fmt("%s/bug-1.sched", out)), 10);
 	cr_assert_eq(ok, 10, "bug-1.sched replayed %d of 10 times", ok);
