@@ -30,62 +30,148 @@ static bool is_mangled(const char *name)
 	return name && name[0] == '_' && name[1] == 'Z';
 }
 
-/* Cuts the parameter list (and what follows it: `const`, `&&`) off a
- * demangled function name.  `operator()` keeps its own parentheses: the
- * list is the last balanced group. */
-static void cut_parameters(char *s)
+/* The characters an operator's name may have after `operator`. */
+#define OPERATOR_CHARS "()[]<>=!+-*/%^&|~,"
+
+/* Past the operator's name at in (just past `operator`): `()`, `[]`,
+ * `<<=`, `->*`...; nothing for `operator new` and a conversion
+ * `operator int`, which go on as words. */
+static const char *operator_end(const char *in)
 {
-	char *close = strrchr(s, ')'), *p;
+	if (strncmp(in, "()", 2) == 0 || strncmp(in, "[]", 2) == 0)
+		return in + 2;
+	while (*in && *in != '(' && strchr(OPERATOR_CHARS, *in))
+		in++;
+	return in;
+}
+
+/* Skips the balanced group that opens at in; returns in past its close. */
+static const char *skip_group(const char *in)
+{
 	int depth = 0;
 
-	if (!close)
-		return;
-	for (p = close; p >= s; p--) {
-		if (*p == ')')
+	for (; *in; in++) {
+		if (*in == '(')
 			depth++;
-		else if (*p == '(' && --depth == 0)
-			break;
+		else if (*in == ')' && --depth == 0)
+			return in + 1;
 	}
-	if (p > s && depth == 0)
-		*p = '\0';
+	return in;
+}
+
+/* What may follow a function's parameter list and belongs to it. */
+static const char *skip_qualifiers(const char *in)
+{
+	static const char *const quals[] = {" const", " volatile", " &&", " &", " noexcept"};
+	size_t i;
+
+	for (i = 0; i < sizeof(quals) / sizeof(quals[0]); i++)
+		if (strncmp(in, quals[i], strlen(quals[i])) == 0)
+			return skip_qualifiers(in + strlen(quals[i]));
+	return in;
+}
+
+/*
+ * The demangled name in, without its parameter lists, into out (as long
+ * as in): a function's (`bank::Account::deposit(int) const`), and those
+ * of the functions a local entity is in (`f(void const*)::count` ->
+ * `f::count`).  Template arguments and lambdas keep theirs (brackets
+ * and braces are not left), as do `operator()` and `(anonymous
+ * namespace)`.
+ */
+static bool is_word_char(char c)
+{
+	return isalnum((unsigned char)c) || c == '_';
+}
+
+/* Is the word `operator` at p, in the name that starts at start? */
+static bool operator_at(const char *start, const char *p)
+{
+	return strncmp(p, "operator", 8) == 0 && !is_word_char(p[8]) &&
+	       (p == start || !is_word_char(p[-1]));
+}
+
+static void cut_parameters(const char *in, char *out)
+{
+	const char *start = in;
+	int depth = 0; /* of <> {} [] */
+
+	while (*in) {
+		if (operator_at(start, in)) {
+			const char *end = operator_end(in + 8);
+
+			memcpy(out, in, (size_t)(end - in));
+			out += end - in;
+			in = end;
+			continue;
+		}
+		if (strncmp(in, "(anonymous namespace)", 21) == 0) {
+			memcpy(out, in, 21);
+			out += 21;
+			in += 21;
+			continue;
+		}
+		if (*in == '(' && depth == 0) {
+			in = skip_qualifiers(skip_group(in));
+			continue;
+		}
+		if (strchr("<{[", *in))
+			depth++;
+		else if (strchr(">}]", *in) && depth > 0)
+			depth--;
+		*out++ = *in++;
+	}
+	*out = '\0';
 }
 
 /* Drops a template function's return type (`void std::vector<int>::
  * _M_realloc_insert<int>`): what comes before the last space outside
- * brackets, unless that space belongs to `operator new` or a conversion
- * `operator int`. */
+ * brackets, unless that space follows `operator` (`operator new`, a
+ * conversion `operator int`) or is inside `(anonymous namespace)`. */
 static void cut_return_type(char *s)
 {
 	char *p, *last = NULL;
 	int depth = 0;
 
 	for (p = s; *p; p++) {
+		if (strncmp(p, "(anonymous namespace)", 21) == 0) {
+			p += 20;
+			continue;
+		}
+		if (operator_at(s, p)) { /* its characters are no brackets */
+			p = (char *)operator_end(p + 8) - 1;
+			continue;
+		}
 		if (strchr("<({[", *p))
 			depth++;
 		else if (strchr(">)}]", *p) && depth > 0)
 			depth--;
-		else if (*p == ' ' && depth == 0 &&
-			 !(p - s >= 8 && strncmp(p - 8, "operator", 8) == 0))
+		else if (*p == ' ' && depth == 0 && !(p - s >= 8 && operator_at(s, p - 8)))
 			last = p;
 	}
 	if (last)
 		memmove(s, last + 1, strlen(last + 1) + 1);
 }
 
-/* The name without parameters and return type, keeping a clone suffix
- * (` [clone .cold]`), which GCC's split-off parts of a function have. */
-static void shorten(char *s)
+/* full, shortened in place: without parameters and return type, keeping
+ * a clone suffix (` [clone .cold]`), which GCC's split-off parts of a
+ * function have. */
+static void shorten(char *full)
 {
-	char *clone = strstr(s, " [clone ");
+	char *clone = strstr(full, " [clone ");
+	char *cut = malloc(strlen(full) + 1);
 	char suffix[64] = "";
 
+	if (!cut)
+		return;
 	if (clone) {
 		snprintf(suffix, sizeof(suffix), "%s", clone);
 		*clone = '\0';
 	}
-	cut_parameters(s);
-	cut_return_type(s);
-	strcat(s, suffix); /* fits: it was cut from s */
+	cut_parameters(full, cut);
+	cut_return_type(cut);
+	snprintf(full, strlen(full) + strlen(suffix) + 1, "%s%s", cut, suffix); /* no longer */
+	free(cut);
 }
 
 const char *symi_pretty_name(struct sym_space *s, const char *name)

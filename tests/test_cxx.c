@@ -88,7 +88,8 @@ Test(cxx, the_fixed_method_shows_no_bug)
 
 /* A schedule gives a method by its shown name: main stops at the entry
  * of bank::Account::balance, after both threads are done, and the trace
- * says so in the same words. */
+ * says so in the same words.  The constructor has two symbols (C1, C2)
+ * for one function: its name is no overload. */
 Test(cxx, a_schedule_names_a_method_as_shown)
 {
 	char *dir = h_temp_dir(), *sched = h_fmt("%s/balance.sched", dir);
@@ -96,6 +97,7 @@ Test(cxx, a_schedule_names_a_method_as_shown)
 
 	h_write_file(sched, "serial\n"
 			    "thread t1 = p1.t1\n"
+			    "run t1 until enter(bank::Account::Account)\n"
 			    "run t1 until enter(pthread_join)\n"
 			    "thread t2 = p1.t2\n"
 			    "run t2 until exit\n"
@@ -107,6 +109,7 @@ Test(cxx, a_schedule_names_a_method_as_shown)
 	cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
 	cr_expect(strstr(r.err, "enter(bank::Account::balance) bank::Account::balance"),
 		  "no stop at balance, or not as shown:\n%s", r.err);
+	cr_expect(strstr(r.err, "enter(bank::Account::Account)"), "%s", r.err);
 	h_result_free(&r);
 	h_remove_tree(dir);
 }

@@ -411,7 +411,8 @@ Test(symbols, a_symbol_covering_an_address_has_its_size)
 /* A C++ function is described by its mangled name (what schedules and
  * JSON keep) and shown demangled, without parameters or a template's
  * return type: a method, an overload, a lambda's operator(), a template
- * instance, a destructor.  A C name is shown as it is. */
+ * instance, a destructor, an operator, a constructor, a function in an
+ * anonymous namespace.  A C name is shown as it is. */
 Test(symbols, a_cxx_function_is_shown_demangled)
 {
 	static const struct {
@@ -427,8 +428,12 @@ Test(symbols, a_cxx_function_is_shown_demangled)
 	    {"_ZNSt6thread11_State_implINS_8_InvokerISt5tupleIJZ4mainEUlvE_EEEEE6_M_runEv",
 	     "std::thread::_State_impl<std::thread::_Invoker<std::tuple<main::{lambda()#1}> > "
 	     ">::_M_run"},
+	    {"_ZN4bankltERKNS_7AccountES2_", "bank::operator<"},
+	    {"_ZN12_GLOBAL__N_16openedEv", "(anonymous namespace)::opened"},
+	    {"_ZN4bank7AccountC2Eb", "bank::Account::Account"},
 	    {"main", "main"},
 	};
+	struct sym_var count;
 	char err[256] = "";
 	struct sym_space *s = sym_open_program(fixture_named("sercxx"), err, sizeof(err));
 	struct sym_loc loc;
@@ -444,6 +449,10 @@ Test(symbols, a_cxx_function_is_shown_demangled)
 		cr_assert_eq(sym_describe_function(s, addr, &loc), 0);
 		cr_expect_str_eq(loc.pretty, names[i].shown, "without debugging information");
 	}
+	/* a static local: the parameters of the function it is in go too */
+	cr_assert_eq(sym_variable(s, "_ZZN12_GLOBAL__N_16openedEvE5count", &count), 0);
+	cr_assert_eq(sym_describe_function(s, count.addr, &loc), 0);
+	cr_expect_str_eq(loc.pretty, "(anonymous namespace)::opened::count");
 	sym_close(s);
 }
 
