@@ -1179,8 +1179,10 @@ static unsigned char key_complete(EditLine *el, int ch)
 	text = strndup(li->buffer, cur);
 	if (!text || !sh)
 		return CC_ERROR;
-	while (ws > 0 && is_word_char((unsigned char)text[ws - 1]))
-		ws--;
+	/* a word may be C++'s bank::Acc */
+	while (ws > 0 && (is_word_char((unsigned char)text[ws - 1]) ||
+			  (ws >= 2 && text[ws - 1] == ':' && text[ws - 2] == ':')))
+		ws -= text[ws - 1] == ':' ? 2 : 1;
 	collect(sh, context_kind(text, ws), text + ws, &c);
 	sort_unique(&c);
 	ret = apply_candidates(el, &c, cur - ws, in_call(text, ws, &kind));

@@ -454,6 +454,19 @@ int engine_session_where(struct engine_session *s, const char *thread, char *pat
 
 /* --- user breakpoints and `continue` --- */
 
+/* FILE:LINE, not a function (which may be C++'s ns::f: no single colon). */
+static bool is_line_spec(const char *spec)
+{
+	const char *c;
+
+	for (c = strchr(spec, ':'); c; c = strchr(c + 1, ':')) {
+		if (c[1] != ':')
+			return true;
+		c++;
+	}
+	return false;
+}
+
 static int add_point(struct engine_session *s, bool watch, const char *spec, char *err,
 		     size_t errlen)
 {
@@ -462,9 +475,9 @@ static int add_point(struct engine_session *s, bool watch, const char *spec, cha
 	char text[1024];
 
 	if (asprintf(&atom,
-		     watch		 ? "write(%s)"
-		     : strchr(spec, ':') ? "at(%s)"
-					 : "enter(%s)",
+		     watch		  ? "write(%s)"
+		     : is_line_spec(spec) ? "at(%s)"
+					  : "enter(%s)",
 		     spec) < 0)
 		return -1;
 	/* Check it the way `continue` will use it. */

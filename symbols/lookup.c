@@ -318,6 +318,7 @@ const char *sym_suggest_function(struct sym_space *s, const char *name)
 }
 
 struct each_ctx {
+	struct sym_space *s;
 	int kind;
 	const char *prefix;
 	size_t len;
@@ -333,7 +334,16 @@ static int each_cb(struct sym_mod *m, const char *name, const GElf_Sym *sym, GEl
 
 	(void)m;
 	(void)addr;
-	if (object == (c->kind == 1) && strncmp(name, c->prefix, c->len) == 0 && name[0] != '_')
+	if (object != (c->kind == 1))
+		return 0;
+	/* a C++ name as shown, when a schedule can hold it (the caller may
+	 * get it more than once, as it may any name) */
+	if (name[0] == '_' && name[1] == 'Z' && !strchr(name, '@')) {
+		name = symi_pretty_name(c->s, name);
+		if (!sym_writable_name(name))
+			return 0;
+	}
+	if (strncmp(name, c->prefix, c->len) == 0 && name[0] != '_')
 		c->cb(name, c->ctx);
 	return 0;
 }
@@ -341,7 +351,7 @@ static int each_cb(struct sym_mod *m, const char *name, const GElf_Sym *sym, GEl
 void sym_each_name(struct sym_space *s, int kind, const char *prefix,
 		   void (*cb)(const char *name, void *ctx), void *ctx)
 {
-	struct each_ctx c = {kind, prefix, strlen(prefix), cb, ctx};
+	struct each_ctx c = {s, kind, prefix, strlen(prefix), cb, ctx};
 	size_t i;
 
 	for (i = 0; i < s->nmods; i++)

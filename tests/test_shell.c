@@ -36,6 +36,7 @@
 
 #define SAFETY_MS 20000 /* any single command; reaching it fails the test */
 #define BANK	  "samples/bank/bank"
+#define CXX	  "tests/fixtures/sercxx"
 #define SHELLFIX  "tests/fixtures/shellfix"
 #define TTYREAD	  "tests/fixtures/ttyread"
 
@@ -502,6 +503,18 @@ Test(shell, list_source)
 	cr_assert(strstr(r->out, "=> ") && strstr(r->out, "long b = balance"), "%s", r->out);
 }
 
+/* A C++ method is broken on and listed by its shown name. */
+Test(shell, a_cxx_method_by_its_shown_name)
+{
+	struct result *r;
+
+	check_built();
+	r = shell(CXX, "--exit-on-error", "break bank::Account::balance\ncontinue\nthreads\n");
+	cr_assert_eq(r->code, 0, "exit %d\n%s\n%s", r->code, r->out, r->err);
+	cr_assert(strstr(r->out, "breakpoint 1 at bank::Account::balance"), "%s", r->out);
+	cr_assert(strstr(r->out, "held   bank::Account::balance  sercxx.cpp:"), "%s", r->out);
+}
+
 Test(shell, program_gone)
 {
 	struct result *r;
@@ -672,6 +685,20 @@ Test(shell, terminal_prompt_completion_history)
 	fclose(f);
 	unlink(hist);
 	cr_assert(strstr(buf, "break") && strstr(buf, "withdraw"), "history:\n%s", buf);
+}
+
+/* ...and completed across its "::". */
+Test(shell, terminal_completes_a_cxx_name)
+{
+	start_tmux("", "", CXX);
+	literal("break bank::Account::bal");
+	keys("Tab");
+	cr_assert(WAIT_SCREEN(5000, "break bank::Account::balance"),
+		  "break bank::Account::bal<Tab> did not complete");
+	keys("Enter");
+	cr_assert(WAIT_SCREEN(5000, "breakpoint 1 at bank::Account::balance"));
+	keys("C-d");
+	cr_assert(WAIT_SCREEN(10000, "SHELL-EXITED 0"));
 }
 
 Test(shell, terminal_ctrl_c)
