@@ -290,6 +290,7 @@ const char *symi_plain_name(struct sym_space *s, const char *name)
 }
 
 struct suggest_ctx {
+	struct sym_space *s;
 	const char *query;
 	unsigned best_d;
 	const char *best;
@@ -302,14 +303,21 @@ static int suggest_cb(struct sym_mod *m, const char *name, const GElf_Sym *sym, 
 
 	(void)m;
 	(void)addr;
-	if (GELF_ST_TYPE(sym->st_info) != STT_OBJECT)
-		symi_suggest_consider(c->query, name, &c->best_d, &c->best);
+	if (GELF_ST_TYPE(sym->st_info) == STT_OBJECT)
+		return 0;
+	/* a C++ name misspelt as shown is compared with the names shown */
+	if (name[0] == '_' && name[1] == 'Z' && strstr(c->query, "::") && !strchr(name, '@')) {
+		name = symi_pretty_name(c->s, name);
+		if (!sym_writable_name(name))
+			return 0;
+	}
+	symi_suggest_consider(c->query, name, &c->best_d, &c->best);
 	return 0;
 }
 
 const char *sym_suggest_function(struct sym_space *s, const char *name)
 {
-	struct suggest_ctx c = {.query = name, .best_d = -1u};
+	struct suggest_ctx c = {.s = s, .query = name, .best_d = -1u};
 	size_t i;
 
 	for (i = 0; i < s->nmods; i++)

@@ -149,3 +149,21 @@ Test(cxx, an_overloaded_name_is_refused_with_its_overloads)
 	h_result_free(&r);
 	h_remove_tree(dir);
 }
+
+/* A misspelt C++ name is compared with the names as shown. */
+Test(cxx, a_misspelt_method_is_suggested_as_shown)
+{
+	char *dir = h_temp_dir(), *sched = h_fmt("%s/typo.sched", dir);
+	struct h_result r;
+
+	h_write_file(sched, "serial\n"
+			    "thread t1 = p1.t1\n"
+			    "run t1 until enter(bank::Acount::balance)\n");
+	r = H_RUN(h_cctrace(), "run", sched, "--", CXX);
+	cr_expect_eq(r.code, 3, "exit %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, "typo.sched:3:14: error: no function 'bank::Acount::balance'; did "
+				"you mean 'bank::Account::balance'?"),
+		  "%s", r.err);
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
