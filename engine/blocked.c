@@ -719,7 +719,9 @@ enum flow blocked_end(struct run *r, const struct stmt *s, struct tr_thread **ta
 			continue;
 		tc->blocked = true;
 		tc->candidate = false;
-		if (tracer_interrupt(targets[i]) == 0)
+		/* one waiting for its vfork child stops only once the child has
+		 * executed a program: its answer comes then, not now */
+		if (tracer_interrupt(targets[i]) == 0 && !tracer_thread_waits_for_vfork(targets[i]))
 			pending++;
 	}
 	if (pending > 0 && loop_run(r, &req) == FLOW_STOP)

@@ -404,6 +404,10 @@ void text_maps_free(struct text_maps *m);
 struct symbol_cache {
 	uint64_t maps_hash;
 	struct sym_space *syms;
+	/* processes of the current run reading syms (their proc_ctx): while
+	 * one does, a process of another layout (a child that executed a
+	 * program) reads a space of its own instead of replacing it */
+	int lent;
 	/* A pristine fork of the template (tracer_process_pristine) has the
 	 * template's layout: its hash and text mappings are read from /proc
 	 * once a search, not in every run (two reads of maps, 50 us a run). */

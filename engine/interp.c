@@ -167,6 +167,8 @@ static void exec_happened(struct run *r, struct tr_process *p)
 	if (pc) {
 		if (!pc->syms_borrowed)
 			sym_close(pc->syms);
+		else if (r->symbol_cache && r->symbol_cache->lent > 0) /* given back */
+			r->symbol_cache->lent--;
 		free(pc->func_addr);
 		free_loc_addrs(pc);
 		free(pc->locs);
@@ -1173,7 +1175,9 @@ static enum flow finish_in_order(struct run *r, const struct stmt *end, struct t
 	for (i = 0; i < n && !r->finished; i++) {
 		struct tr_thread **th = &order[end_order > 0 ? i : n - 1 - i];
 
-		if (!*th || (!timed_out && wakes_times_out_now(r, *th)))
+		/* a thread held at its vfork waits for the child: after it */
+		if (!*th || (!timed_out &&
+			     (wakes_times_out_now(r, *th) || tracer_thread_waits_for_vfork(*th))))
 			continue;
 		if (tracer_thread_held(*th) && !tracer_thread_exited(*th) &&
 		    tracer_thread_last_event(*th) != TR_EV_EXIT && !group_exiting(r, *th) &&

@@ -73,18 +73,23 @@ static struct sym_space *cached_symbols(struct run *r, struct tr_process *p, boo
 	if (!h)
 		return NULL;
 	if (c->syms && c->maps_hash == h) {
+		c->lent++;
 		*borrowed = true;
 		return c->syms;
 	}
+	if (c->lent > 0)
+		return NULL;
 	sym_close(c->syms);
 	c->syms = sym_open_pid(pid, err, sizeof(err));
 	c->maps_hash = h;
 	*borrowed = c->syms != NULL;
+	c->lent = *borrowed;
 	return c->syms;
 }
 
 void symbol_cache_free(struct symbol_cache *c)
 {
+	assert(c->lent == 0); /* no run holds it */
 	sym_close(c->syms);
 	c->syms = NULL;
 	sym_close(c->offline);

@@ -172,7 +172,7 @@ struct segment {
 	int thread; /* index in s->threads, -1: none */
 	uint64_t pc;
 	int sync; /* index in sync_fns of the point, -1: an access */
-	enum { SEG_POINT, SEG_BLOCKED, SEG_EXIT } end;
+	enum { SEG_POINT, SEG_BLOCKED, SEG_EXIT, SEG_FORK } end;
 	uint64_t *pcs; /* arrivals per pc during the segment */
 	long *counts;
 	int n, cap;
@@ -220,7 +220,7 @@ struct serial {
 	struct segment seg;
 	/* the step in progress */
 	int running;
-	enum { STOP_NONE, STOP_POINT, STOP_BLOCKED, STOP_EXIT, STOP_GONE } stop;
+	enum { STOP_NONE, STOP_POINT, STOP_BLOCKED, STOP_EXIT, STOP_GONE, STOP_FORK } stop;
 	uint64_t stop_pc;
 	bool interrupting;
 	bool probing;	 /* the interrupt is for a step that runs too long */
@@ -607,6 +607,10 @@ static void point_text(struct serial *s, char *buf, size_t len, char *note, size
 		snprintf(buf, len, "exit");
 		return;
 	}
+	if (g->end == SEG_FORK) {
+		snprintf(buf, len, "fork");
+		return;
+	}
 	if (g->sync >= 0) {
 		snprintf(buf, len, "enter(%s)", sync_fns[g->sync].name);
 		return;
@@ -624,6 +628,21 @@ static void point_text(struct serial *s, char *buf, size_t len, char *note, size
 		snprintf(note, notelen, "  # %s:%d", loc.file, loc.line);
 }
 
+/* How a step that stopped so ends in the schedule. */
+static int seg_end_of(int stop)
+{
+	switch (stop) {
+	case STOP_POINT:
+		return SEG_POINT;
+	case STOP_BLOCKED:
+		return SEG_BLOCKED;
+	case STOP_FORK:
+		return SEG_FORK;
+	default:
+		return SEG_EXIT;
+	}
+}
+
 /* cfg->describe: where thread i's step stopped, as point_text writes a
  * step's end. */
 static void describe_stop(struct serial *s, int i)
@@ -631,9 +650,7 @@ static void describe_stop(struct serial *s, int i)
 	struct segment g = {.thread = i,
 			    .pc = s->stop_pc,
 			    .sync = sync_of(s, s->stop_pc),
-			    .end = s->stop == STOP_POINT     ? SEG_POINT
-				   : s->stop == STOP_BLOCKED ? SEG_BLOCKED
-							     : SEG_EXIT};
+			    .end = seg_end_of(s->stop)};
 	struct segment saved = s->seg;
 	char note[8];
 
@@ -688,8 +705,8 @@ static void record_step(struct serial *s, int i)
 		g->pc = s->stop_pc;
 		g->sync = sync_of(s, s->stop_pc);
 	} else {
-		g->end = s->stop == STOP_BLOCKED ? SEG_BLOCKED : SEG_EXIT;
-		flush_segment(s); /* nothing merges past a sleep or an exit */
+		g->end = seg_end_of(s->stop);
+		flush_segment(s); /* nothing merges past a sleep, a vfork or an exit */
 	}
 }
 
@@ -978,6 +995,8 @@ static bool enabled(struct serial *s, struct sthread *st)
 		return false;
 	if (s->ending && tracer_thread_process(st->th) == s->ending)
 		return false; /* dies with its process */
+	if (tracer_thread_waits_for_vfork(st->th))
+		return false;
 	if (st->state == SS_BLOCKED) {
 		int ready =
 		    st->in_futex ? -1 : call_would_return(st->th, st->sleep_nr, st->sleep_args);
@@ -1216,6 +1235,14 @@ static enum loop_verdict step_event(struct run *r, const struct tr_event *ev,
 	if (i != s->running) {
 		run_resume(r, ev->thread);
 		return LOOP_AGAIN;
+	}
+	if (ev->kind == TR_EV_FORK && tracer_thread_waits_for_vfork(ev->thread)) {
+		/* vfork (posix_spawn, system): the child goes first, as the
+		 * parent would only wait for it in the kernel, where no
+		 * interrupt reaches it */
+		s->stop = STOP_FORK;
+		report_event(r, &(struct current_event){.ev = ev});
+		return LOOP_DONE;
 	}
 	if (ev->kind == TR_EV_SYSCALL)
 		return syscall_entered(s, ev->thread);

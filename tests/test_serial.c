@@ -377,6 +377,34 @@ Test(serial, a_bug_after_a_timeout_replays_with_the_timeout_at_once)
 	h_remove_tree(dir);
 }
 
+/* A thread that runs a program (posix_spawn, as system() and popen() do)
+ * makes a vfork child and waits in the kernel until it has executed the
+ * program, where no interrupt stops it: the child goes first, its
+ * parent held at the fork (tests/fixtures/serspawn).  Before, the parent
+ * was let go into that wait with the child held, and the search waited
+ * for ever in its first run; and the child's new program, read into the
+ * search's one cached symbol table, freed the parent's. */
+Test(serial, a_thread_that_spawns_a_program_waits_for_the_child)
+{
+	char *dir = h_temp_dir(), *sched = h_fmt("%s/bug-1.sched", dir), *text;
+	struct h_result r = H_RUN(h_cctrace(), "test", "-q", "--no-minimize", "--seed", "1",
+				  "--runs", "30", "--out", dir, "--", "tests/fixtures/serspawn");
+
+	cr_assert_eq(r.code, 1, "no bug in 30 runs (exit %d):\n%s", r.code, r.err);
+	text = h_read_file(sched, NULL);
+	cr_expect(strstr(text, " until fork\n"), "no step ends at the spawn:\n%s", text);
+	expect_replays(sched, "tests/fixtures/serspawn");
+	h_free(text);
+	h_result_free(&r);
+	r = H_RUN(h_cctrace(), "test", "--seed", "1", "--runs", "30", "--out", dir, "--clean", "--",
+		  "tests/fixtures/serspawn", "--fixed");
+	cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, "30 runs, 0 bugs, 30 completed"), "%s", r.err);
+	cr_expect(strstr(r.err, "variables: lock, counter"), "the profile missed them:\n%s", r.err);
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
+
 /* C++'s condition_variable::wait_for waits in pthread_cond_clockwait,
  * and the other clock variants (mutex, rwlock, semaphore, join) are
  * synchronisation too: points at their entries.  serclockwait's lost

@@ -90,6 +90,9 @@ struct tr_thread {
 	/* Added to the return value of the system call it is in, at its exit
 	 * stop, if the call succeeded (tracer_add_to_return). */
 	long return_bonus;
+	/* The process it made by vfork, until its vfork-done stop: resumed
+	 * before that process executes a program or exits, it waits for it. */
+	struct tr_process *vfork_child;
 	struct tr_step_thread step;
 };
 
@@ -173,8 +176,11 @@ struct tr_process {
 	bool let_go, let_go_at_exec, fork_seen, released;
 	pid_t parent_pid;
 	bool alive;
-	int mem_fd;		 /* /proc/PID/mem of its current program */
-	int mem_errno;		 /* why mem_fd could not be opened */
+	int mem_fd;    /* /proc/PID/mem of its current program */
+	int mem_errno; /* why mem_fd could not be opened */
+	/* made by vfork (CLONE_VFORK: posix_spawn, system): the thread that
+	 * made it waits in the kernel until it executes a program or exits */
+	bool vforked;
 	bool shares_mm;		 /* a vfork child: mem_fd is its parent's memory until
 				  * it executes a program */
 	unsigned execs;		 /* programs it has executed since we met it */

@@ -300,6 +300,16 @@ bool tracer_process_alive(const struct tr_process *p)
 	return p->alive;
 }
 
+bool tracer_process_vfork_pending(const struct tr_process *p)
+{
+	return p->vforked && p->shares_mm && p->alive && !tracer_process_exiting(p);
+}
+
+bool tracer_thread_waits_for_vfork(const struct tr_thread *th)
+{
+	return th->vfork_child && tracer_process_vfork_pending(th->vfork_child);
+}
+
 bool tracer_process_pristine(const struct tr_process *p)
 {
 	return p->pristine;

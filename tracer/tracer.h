@@ -322,6 +322,13 @@ struct tr_process *tracer_process_next(struct tr_process *p);
 pid_t tracer_process_pid(const struct tr_process *p);
 int tracer_process_index(const struct tr_process *p); /* 1 for p1 */
 bool tracer_process_alive(const struct tr_process *p);
+/* p was made by vfork (posix_spawn, system) and has neither executed a
+ * program nor begun to exit: the thread that made it, resumed, would
+ * wait in the kernel for that, where no interrupt stops it. */
+bool tracer_process_vfork_pending(const struct tr_process *p);
+/* th made such a process (held at its fork event): resumed, it would
+ * wait for it in the kernel.  A scheduler lets the child go first. */
+bool tracer_thread_waits_for_vfork(const struct tr_thread *th);
 /* Every thread of p has exited or is about to (its memory may be gone):
  * a breakpoint that cannot be planted there is no error. */
 bool tracer_process_exiting(const struct tr_process *p);

@@ -493,9 +493,14 @@ static enum decoded classify_stop(struct tracer *t, struct tr_thread *th, int st
 	case PTRACE_EVENT_FORK:
 	case PTRACE_EVENT_VFORK:
 		new_child_task(t, th, false, ev);
+		if (ev->child && event == PTRACE_EVENT_VFORK) {
+			ev->child->vforked = true;
+			th->vfork_child = ev->child;
+		}
 		ev->kind = TR_EV_FORK;
 		return REPORT;
 	case PTRACE_EVENT_VFORK_DONE:
+		th->vfork_child = NULL;
 		return SILENT_RESUME;
 	case PTRACE_EVENT_EXEC:
 		process_exec(t, th);
