@@ -658,9 +658,9 @@ static void minimize_bug(struct explore_progress *shown, const struct explore_op
 	if (res.cut_short) { /* said even with -q: the schedule is longer than it could be */
 		clear_live_line(shown);
 		fprintf(stderr,
-			"cctrace %s: bug-%ld.sched minimised for %s: %d steps dropped, %d lines "
+			"cctrace %s: bug-%ld.sched minimised %s: %d steps dropped, %d lines "
 			"left, not every line tried (--minimize-time)\n",
-			command_of(eo), n, engine_stop_signal() ? "until interrupted" : "its time",
+			command_of(eo), n, engine_stop_signal() ? "until interrupted" : "for its time",
 			res.removed, res.lines);
 	} else if (eo->progress) {
 		clear_live_line(shown);
