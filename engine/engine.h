@@ -449,6 +449,19 @@ int engine_run_once(struct policy *pol, char *const argv[], const struct engine_
 int engine_functions_present(const char *program, const char *const *names, int n, bool *present,
 			     char *err, size_t errlen);
 
+/* Standard input for a search's many runs (engine/input.c): each run reads
+ * it from the same start.  engine_input_prepare, once before any run: a
+ * regular file is rewound before each run, other input (a pipe) is read
+ * to its end and kept, a terminal is left alone; -1 with err when it
+ * cannot be kept.  A parallel job calls engine_input_private, for an
+ * offset of its own.  engine_input_save writes the kept input to path
+ * (for a bug's replay); engine_input_kept says whether there is any. */
+int engine_input_prepare(char *err, size_t errlen);
+int engine_input_private(void);
+void engine_input_rewind(void);
+bool engine_input_kept(void);
+int engine_input_save(const char *path);
+
 struct symbol_cache *engine_symbol_cache_new(void);
 void engine_symbol_cache_free(struct symbol_cache *c);
 /* How many variables pol's read(X)/write(X) watch. */

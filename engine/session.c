@@ -221,6 +221,8 @@ static enum engine_outcome run_on(struct policy *pol, char *const argv[], pid_t 
 		return OUTCOME_ERROR;
 	if (argv && opt->sanitizer_bugs)
 		program_stderr = stderr_capture_begin(&saved);
+	if (argv)
+		engine_input_rewind();
 	rc = argv ? tracer_launch(t, argv, err, sizeof(err))
 		  : tracer_attach(t, pid, err, sizeof(err));
 	stderr_capture_end(saved);
@@ -310,6 +312,7 @@ int engine_run_once(struct policy *pol, char *const argv[], const struct engine_
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
+	engine_input_rewind();
 	/* the template's output is the search's: a quiet run is launched */
 	rc = hooks->snapshot && !opt->quiet_program
 		 ? snapshot_launch(hooks->snapshot, t, argv, opt, &program_stderr, err, errlen)

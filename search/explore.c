@@ -179,6 +179,9 @@ static char *bug_head(const struct explore_options *eo, const struct engine_opti
 	fprintf(f, " %s --", path);
 	for (i = 0; argv[i]; i++)
 		fprintf(f, " %s", argv[i]);
+	/* the standard input every run read (engine/input.c), kept beside */
+	if (engine_input_kept())
+		fprintf(f, " < %.*s.stdin", (int)(strlen(path) - strlen(".sched")), path);
 	fprintf(f, "\n# found by cctrace %s --strategy %s --seed %lu, run %ld, choices [%s]\n",
 		command_of(eo), strategy, (unsigned long)eo->seed, run, o->choices);
 	if (fclose(f) != 0) {
@@ -237,6 +240,11 @@ static int save_bug(const struct explore_options *eo, const struct engine_option
 	char path[4096], *head;
 	int rc;
 
+	snprintf(path, sizeof(path), "%s/bug-%ld.stdin", eo->out_dir, n);
+	if (engine_input_kept() && engine_input_save(path) < 0) {
+		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+		return -1;
+	}
 	snprintf(path, sizeof(path), "%s/bug-%ld.sched", eo->out_dir, n);
 	head = bug_head(eo, opt, argv, path, o, strategy, run);
 	if (!head) {
@@ -660,8 +668,9 @@ static void minimize_bug(struct explore_progress *shown, const struct explore_op
 		fprintf(stderr,
 			"cctrace %s: bug-%ld.sched minimised %s: %d steps dropped, %d lines "
 			"left, not every line tried (--minimize-time)\n",
-			command_of(eo), n, engine_stop_signal() ? "until interrupted" : "for its time",
-			res.removed, res.lines);
+			command_of(eo), n,
+			engine_stop_signal() ? "until interrupted" : "for its time", res.removed,
+			res.lines);
 	} else if (eo->progress) {
 		clear_live_line(shown);
 		fprintf(stderr, "cctrace %s: bug-%ld.sched minimised: %d steps dropped\n",

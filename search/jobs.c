@@ -124,6 +124,8 @@ static void work(struct policy *pol, char *const argv[], const struct engine_opt
 	int base = eo->nshards ? eo->shard - 1 : 0, n = eo->nshards ? eo->nshards : 1;
 
 	spread_over_cpus(j);
+	if (engine_input_private() < 0) /* the jobs' runs read it side by side */
+		_exit(3);
 	/* --runs is the total, shared out among the workers. */
 	if (eo->max_runs)
 		mine.max_runs = (eo->max_runs + eo->jobs - 1 - j) / eo->jobs;
@@ -324,7 +326,7 @@ int search_explore_jobs(struct policy *pol, char *const argv[], const struct eng
 
 	assert(eo->jobs >= 0 && eo->out_dir);
 	memset(sum, 0, sizeof(*sum));
-	if (search_fresh_out_dir(eo, err, errlen) < 0)
+	if (search_fresh_out_dir(eo, err, errlen) < 0 || engine_input_prepare(err, errlen) < 0)
 		return -1;
 	if (eo->jobs <= 1) {
 		rc = explore_as_job(pol, argv, opt, eo, 1, sum, err, errlen);

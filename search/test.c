@@ -212,7 +212,7 @@ int search_test(char *const argv[], const struct engine_options *opt,
 	/* a typo in --strategy is told before the profile's runs */
 	if (eo->strategy && search_parse(eo->strategy, &(struct search_config){0}, err, errlen) < 0)
 		goto out;
-	if (search_fresh_out_dir(eo, err, errlen) < 0)
+	if (search_fresh_out_dir(eo, err, errlen) < 0 || engine_input_prepare(err, errlen) < 0)
 		goto out;
 	warn_if_nameless(argv[0]);
 	if (to->points == TEST_POINTS_SHARED &&

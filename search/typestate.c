@@ -2536,6 +2536,8 @@ int typestate_run(char *const argv[], const struct typestate_options *o, char *e
 	}
 	if (collect_functions(&ts) < 0 || keep_present(&ts, argv[0]) < 0)
 		goto fail;
+	if (engine_input_prepare(ts.err, sizeof(ts.err)) < 0)
+		goto fail;
 	if (profile(&ts, argv) < 0)
 		goto fail;
 	list_profile(&ts);

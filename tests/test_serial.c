@@ -405,6 +405,66 @@ Test(serial, a_thread_that_spawns_a_program_waits_for_the_child)
 	h_remove_tree(dir);
 }
 
+/* cctrace test with its standard input piped in: every run reads it from
+ * the start (engine/input.c).  Before, the first profiling run read it
+ * all, and every later run found none and exited 3: a false bug. */
+static struct h_result test_with_input(const char *input, const char *const argv[])
+{
+	struct h_proc p = h_spawn(argv, true, true, true);
+
+	cr_assert_eq(write(p.in, input, strlen(input)), (ssize_t)strlen(input));
+	close(p.in);
+	return h_collect(&p, H_SAFETY_S);
+}
+
+Test(serial, every_run_reads_the_same_piped_input)
+{
+	char *dir = h_temp_dir();
+	struct h_result r = test_with_input(
+	    "3\n",
+	    (const char *const[]){h_cctrace(), "test", "-q", "--seed", "1", "--runs", "30", "--out",
+				  dir, "--", "tests/fixtures/serinput", "--fixed", NULL});
+
+	cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, "30 runs, 0 bugs, 30 completed"), "%s", r.err);
+	h_result_free(&r);
+	/* ...in parallel jobs too, each reading its own copy from the start */
+	r = test_with_input(
+	    "3\n", (const char *const[]){h_cctrace(), "test", "-q", "--jobs", "2", "--seed", "1",
+					 "--runs", "30", "--out", dir, "--clean", "--",
+					 "tests/fixtures/serinput", "--fixed", NULL});
+	cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, "30 runs, 0 bugs, 30 completed"), "%s", r.err);
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
+
+/* ...and from a file: the bug is the program's (its assert), and its
+ * replay line reads the input kept beside the schedule. */
+Test(serial, a_bug_found_with_input_replays_with_it)
+{
+	char *dir = h_temp_dir(), *in = h_fmt("%s/in", dir), *text;
+	struct h_result r;
+
+	h_write_file(in, "3\n");
+	r = H_RUN(
+	    "sh", "-c",
+	    h_fmt("%s test -q --seed 1 --runs 30 --out %s/out -- tests/fixtures/serinput < %s",
+		  h_cctrace(), dir, in));
+	cr_assert_eq(r.code, 1, "exit %d:\n%s", r.code, r.err);
+	text = h_read_file(h_fmt("%s/out/bug-1.txt", dir), NULL);
+	cr_expect(strstr(text, "ABRT"), "not the assert:\n%s", text);
+	h_free(text);
+	text = h_read_file(h_fmt("%s/out/bug-1.stdin", dir), NULL);
+	cr_expect_str_eq(text, "3\n");
+	h_free(text);
+	cr_expect(strstr(h_run_line(h_fmt("%s/out/bug-1.sched", dir)),
+			 h_fmt("tests/fixtures/serinput < %s/out/bug-1.stdin", dir)));
+	cr_expect_eq(h_bug_replays(h_run_line(h_fmt("%s/out/bug-1.sched", dir)), 10), 10);
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
+
 /* C++'s condition_variable::wait_for waits in pthread_cond_clockwait,
  * and the other clock variants (mutex, rwlock, semaphore, join) are
  * synchronisation too: points at their entries.  serclockwait's lost
