@@ -86,45 +86,47 @@ Test(cxx, the_fixed_method_shows_no_bug)
 	h_remove_tree(dir);
 }
 
+/* cctrace run of a serial schedule on sercxx: steps after "serial" and
+ * main's binding, in a file called name (errors name it). */
+static struct h_result run_steps(const char *name, const char *steps)
+{
+	char *sched = h_temp_sched(name, h_fmt("serial\nthread t1 = p1.t1\n%s", steps));
+	struct h_result r = H_RUN(h_cctrace(), "run", sched, "--", CXX);
+
+	h_remove_tree(h_fmt("%.*s", (int)(strrchr(sched, '/') - sched), sched));
+	return r;
+}
+
+/* The steps that let main's two threads finish, then main. */
+#define THREADS_FINISH                                                                             \
+	"thread t2 = p1.t2\nrun t2 until exit\nthread t3 = p1.t3\nrun t3 until exit\n"
+
 /* A schedule gives a method by its shown name: main stops at the entry
  * of bank::Account::balance, after both threads are done, and the trace
  * says so in the same words.  The constructor has two symbols (C1, C2)
  * for one function: its name is no overload. */
 Test(cxx, a_schedule_names_a_method_as_shown)
 {
-	char *dir = h_temp_dir(), *sched = h_fmt("%s/balance.sched", dir);
-	struct h_result r;
+	struct h_result r =
+	    run_steps("balance.sched", "run t1 until enter(bank::Account::Account)\n"
+				       "run t1 until enter(pthread_join)\n" THREADS_FINISH
+				       "run t1 until enter(bank::Account::balance)\n"
+				       "run t1 until exit\n");
 
-	h_write_file(sched, "serial\n"
-			    "thread t1 = p1.t1\n"
-			    "run t1 until enter(bank::Account::Account)\n"
-			    "run t1 until enter(pthread_join)\n"
-			    "thread t2 = p1.t2\n"
-			    "run t2 until exit\n"
-			    "thread t3 = p1.t3\n"
-			    "run t3 until exit\n"
-			    "run t1 until enter(bank::Account::balance)\n"
-			    "run t1 until exit\n");
-	r = H_RUN(h_cctrace(), "run", sched, "--", CXX);
 	cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
 	cr_expect(strstr(r.err, "enter(bank::Account::balance) bank::Account::balance"),
 		  "no stop at balance, or not as shown:\n%s", r.err);
 	cr_expect(strstr(r.err, "enter(bank::Account::Account)"), "%s", r.err);
 	h_result_free(&r);
-	h_remove_tree(dir);
 }
 
 /* deposit has two overloads: the schedule must say which, and the error
  * lists their symbols with their parameters, at the name's column. */
 Test(cxx, an_overloaded_name_is_refused_with_its_overloads)
 {
-	char *dir = h_temp_dir(), *sched = h_fmt("%s/deposit.sched", dir);
-	struct h_result r;
+	struct h_result r =
+	    run_steps("deposit.sched", "run t1 until enter(bank::Account::deposit)\n");
 
-	h_write_file(sched, "serial\n"
-			    "thread t1 = p1.t1\n"
-			    "run t1 until enter(bank::Account::deposit)\n");
-	r = H_RUN(h_cctrace(), "run", sched, "--", CXX);
 	cr_expect_eq(r.code, 3, "exit %d:\n%s", r.code, r.err);
 	cr_expect(strstr(r.err, "deposit.sched:3:14: error: 'bank::Account::deposit' names 2 "
 				"functions"),
@@ -134,36 +136,27 @@ Test(cxx, an_overloaded_name_is_refused_with_its_overloads)
 		  "%s", r.err);
 	h_result_free(&r);
 	/* ...and given by its symbol, the int one is found */
-	h_write_file(sched, "serial\n"
-			    "thread t1 = p1.t1\n"
-			    "run t1 until enter(pthread_join)\n"
-			    "thread t2 = p1.t2\n"
-			    "run t2 until enter(_ZN4bank7Account7depositEi)\n"
-			    "run t2 until exit\n"
-			    "thread t3 = p1.t3\n"
-			    "run t3 until exit\n"
-			    "run t1 until exit\n");
-	r = H_RUN(h_cctrace(), "run", sched, "--", CXX);
+	r = run_steps("deposit.sched", "run t1 until enter(pthread_join)\n"
+				       "thread t2 = p1.t2\n"
+				       "run t2 until enter(_ZN4bank7Account7depositEi)\n"
+				       "run t2 until exit\n"
+				       "thread t3 = p1.t3\n"
+				       "run t3 until exit\n"
+				       "run t1 until exit\n");
 	cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
-	cr_expect(strstr(r.err, "bank::Account::deposit"), "%s", r.err);
+	cr_expect(strstr(r.err, "enter(_ZN4bank7Account7depositEi) bank::Account::deposit"), "%s",
+		  r.err);
 	h_result_free(&r);
-	h_remove_tree(dir);
 }
 
 /* A misspelt C++ name is compared with the names as shown. */
 Test(cxx, a_misspelt_method_is_suggested_as_shown)
 {
-	char *dir = h_temp_dir(), *sched = h_fmt("%s/typo.sched", dir);
-	struct h_result r;
+	struct h_result r = run_steps("typo.sched", "run t1 until enter(bank::Acount::balance)\n");
 
-	h_write_file(sched, "serial\n"
-			    "thread t1 = p1.t1\n"
-			    "run t1 until enter(bank::Acount::balance)\n");
-	r = H_RUN(h_cctrace(), "run", sched, "--", CXX);
 	cr_expect_eq(r.code, 3, "exit %d:\n%s", r.code, r.err);
 	cr_expect(strstr(r.err, "typo.sched:3:14: error: no function 'bank::Acount::balance'; did "
 				"you mean 'bank::Account::balance'?"),
 		  "%s", r.err);
 	h_result_free(&r);
-	h_remove_tree(dir);
 }
