@@ -169,9 +169,12 @@ static void start_worker(struct policy *pol, char *const argv[], const struct en
 
 /* The first line of a bug-N.sched names the file itself: keep it true
  * (and keep its options) when the file moves from `from` to `to`. */
-static void move_schedule(const char *from, const char *to)
+/* Move a schedule, its first line (`# run: cctrace run DIR/bug-N.sched
+ * -- PROG < DIR/bug-N.stdin`) naming its files by their new prefix. */
+static void move_schedule(const char *from, const char *to, const char *old_prefix,
+			  const char *new_prefix)
 {
-	char *text = NULL;
+	char *text = NULL, *line, *at;
 	size_t len = 0;
 	FILE *f = fopen(from, "r"), *g;
 	int c;
@@ -179,12 +182,9 @@ static void move_schedule(const char *from, const char *to)
 	if (!f)
 		return;
 	if (getline(&text, &len, f) > 0 && (g = fopen(to, "w"))) {
-		char *at = strstr(text, from);
-
-		if (at)
-			fprintf(g, "%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
-		else
-			fputs(text, g);
+		for (line = text; (at = strstr(line, old_prefix)); line = at + strlen(old_prefix))
+			fprintf(g, "%.*s%s", (int)(at - line), line, new_prefix);
+		fputs(line, g);
 		while ((c = fgetc(f)) != EOF)
 			fputc(c, g);
 		fclose(g);
@@ -197,19 +197,25 @@ static void move_schedule(const char *from, const char *to)
 /* Move a worker's bug-N files to OUT/bug-K, K counting across workers. */
 static void collect_bugs(const char *out, const struct worker *w, long nbugs, long *next)
 {
-	char from[8192], to[8192];
+	static const char *const moved[] = {"txt", "html", "stdin"};
+	static const char *const schedules[] = {"full.sched", "sched"}; /* the one said last */
+	char from[8192], to[8192], old_prefix[8192], new_prefix[8192];
 	long n;
+	size_t i;
 
 	for (n = 1; n <= nbugs; n++, (*next)++) {
-		snprintf(from, sizeof(from), "%s/bug-%ld.txt", w->dir, n);
-		snprintf(to, sizeof(to), "%s/bug-%ld.txt", out, *next);
-		rename(from, to);
-		snprintf(from, sizeof(from), "%s/bug-%ld.html", w->dir, n);
-		snprintf(to, sizeof(to), "%s/bug-%ld.html", out, *next);
-		rename(from, to);
-		snprintf(from, sizeof(from), "%s/bug-%ld.sched", w->dir, n);
-		snprintf(to, sizeof(to), "%s/bug-%ld.sched", out, *next);
-		move_schedule(from, to);
+		snprintf(old_prefix, sizeof(old_prefix), "%s/bug-%ld.", w->dir, n);
+		snprintf(new_prefix, sizeof(new_prefix), "%s/bug-%ld.", out, *next);
+		for (i = 0; i < sizeof(moved) / sizeof(moved[0]); i++) {
+			snprintf(from, sizeof(from), "%s%s", old_prefix, moved[i]);
+			snprintf(to, sizeof(to), "%s%s", new_prefix, moved[i]);
+			rename(from, to);
+		}
+		for (i = 0; i < sizeof(schedules) / sizeof(schedules[0]); i++) {
+			snprintf(from, sizeof(from), "%s%s", old_prefix, schedules[i]);
+			snprintf(to, sizeof(to), "%s%s", new_prefix, schedules[i]);
+			move_schedule(from, to, old_prefix, new_prefix);
+		}
 		/* The worker announced the path it wrote; say where it went. */
 		fprintf(stderr, "cctrace explore: %s is now %s\n", from, to);
 	}

@@ -484,6 +484,21 @@ Test(serial, a_bug_found_with_input_replays_with_it)
 			 h_fmt("tests/fixtures/serinput < %s/out/bug-1.stdin", dir)));
 	cr_expect_eq(h_bug_replays(h_run_line(h_fmt("%s/out/bug-1.sched", dir)), 10), 10);
 	h_result_free(&r);
+	/* ...found by a job of two: its files, the input and the minimiser's
+	 * unminimised copy too, move out of the job's directory, and the
+	 * replay line names them where they went */
+	r = H_RUN("sh", "-c",
+		  h_fmt("%s test -q --jobs 2 --seed 1 --runs 60 --out %s/jobs -- "
+			"tests/fixtures/serinput < %s",
+			h_cctrace(), dir, in));
+	cr_assert_eq(r.code, 1, "exit %d:\n%s", r.code, r.err);
+	cr_expect(!exists(h_fmt("%s/jobs/job-1", dir)) && !exists(h_fmt("%s/jobs/job-2", dir)),
+		  "a job's directory was left");
+	cr_expect(exists(h_fmt("%s/jobs/bug-1.stdin", dir)) &&
+		  exists(h_fmt("%s/jobs/bug-1.full.sched", dir)));
+	cr_expect(strstr(h_run_line(h_fmt("%s/jobs/bug-1.sched", dir)),
+			 h_fmt("< %s/jobs/bug-1.stdin", dir)));
+	h_result_free(&r);
 	h_remove_tree(dir);
 }
 
