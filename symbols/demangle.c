@@ -71,14 +71,6 @@ static const char *skip_qualifiers(const char *in)
 	return in;
 }
 
-/*
- * The demangled name in, without its parameter lists, into out (as long
- * as in): a function's (`bank::Account::deposit(int) const`), and those
- * of the functions a local entity is in (`f(void const*)::count` ->
- * `f::count`).  Template arguments and lambdas keep theirs (brackets
- * and braces are not left), as do `operator()` and `(anonymous
- * namespace)`.
- */
 static bool is_word_char(char c)
 {
 	return isalnum((unsigned char)c) || c == '_';
@@ -91,6 +83,14 @@ static bool operator_at(const char *start, const char *p)
 	       (p == start || !is_word_char(p[-1]));
 }
 
+/*
+ * The demangled name in, without its parameter lists, into out (as long
+ * as in): a function's (`bank::Account::deposit(int) const`), and those
+ * of the functions a local entity is in (`f(void const*)::count` ->
+ * `f::count`).  Template arguments and lambdas keep theirs (brackets
+ * and braces are not left), as do `operator()` and `(anonymous
+ * namespace)`.
+ */
 static void cut_parameters(const char *in, char *out)
 {
 	const char *start = in;
