@@ -347,6 +347,7 @@ struct engine_serial {
 struct engine_tap_frame {
 	uint64_t pc;
 	const char *func;     /* NULL: unknown */
+	const char *pretty;   /* func as shown (a C++ name demangled); NULL with func */
 	uint64_t func_offset; /* pc's offset in func */
 	const char *file;     /* basename; NULL: no line information */
 	int line;

@@ -75,8 +75,9 @@ static int tap_stack(struct run *r, struct tr_thread *th, bool skip_callee,
 		memset(&loc, 0, sizeof(loc));
 		/* An outer frame's pc is a return address: describe the call. */
 		sym_describe(pc->syms, i ? frames[i].pc - 1 : frames[i].pc, &loc);
-		out[k++] = (struct engine_tap_frame){frames[i].pc, loc.func, loc.func_offset,
-						     loc.file,	   loc.line, loc.module};
+		out[k++] =
+		    (struct engine_tap_frame){frames[i].pc, loc.func, loc.pretty, loc.func_offset,
+					      loc.file,	    loc.line, loc.module};
 	}
 	return k;
 }

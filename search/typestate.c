@@ -434,11 +434,11 @@ static char *format_stack(const struct engine_tap_event *ev, char **where)
 		char one[256];
 
 		if (fr->file)
-			snprintf(one, sizeof(one), "%s (%s:%d)", fr->func ? fr->func : "??",
+			snprintf(one, sizeof(one), "%s (%s:%d)", fr->pretty ? fr->pretty : "??",
 				 fr->file, fr->line);
 		else
-			snprintf(one, sizeof(one), "%s (0x%" PRIx64 ")", fr->func ? fr->func : "??",
-				 fr->pc);
+			snprintf(one, sizeof(one), "%s (0x%" PRIx64 ")",
+				 fr->pretty ? fr->pretty : "??", fr->pc);
 		if (i == 0)
 			*where = strdup(one);
 		if (i == 1 && *where) {
