@@ -314,10 +314,15 @@ bool sym_writable_name(const char *name)
 const char *sym_schedule_name(struct sym_space *s, const struct sym_loc *loc)
 {
 	const char *symbol;
+	uint64_t named, ours;
 
+	/* the one function the name stands for is this one (under any of
+	 * its symbols: a constructor's C1 and C2 are one) */
 	if (!loc->func || !loc->pretty || loc->pretty == loc->func ||
 	    !sym_writable_name(loc->pretty) ||
-	    sym_qualified(s, loc->pretty, &symbol, NULL, 1) != 1 || strcmp(symbol, loc->func) != 0)
+	    sym_qualified(s, loc->pretty, &symbol, NULL, 1) != 1 ||
+	    sym_function(s, symbol, &named) < 0 || sym_function(s, loc->func, &ours) < 0 ||
+	    named != ours)
 		return loc->func;
 	return loc->pretty;
 }

@@ -449,6 +449,26 @@ Test(symbols, a_cxx_function_is_shown_demangled)
 		cr_assert_eq(sym_describe_function(s, addr, &loc), 0);
 		cr_expect_str_eq(loc.pretty, names[i].shown, "without debugging information");
 	}
+	/* the name a written schedule gives: shown when it stands for this
+	 * function alone and a schedule can hold it, else the symbol */
+	{
+		static const struct {
+			const char *symbol, *written;
+		} writes[] = {
+		    {"_ZNK4bank7Account7balanceEv", "bank::Account::balance"},
+		    {"_ZN4bank7AccountC2Eb", "bank::Account::Account"},
+		    {"_ZN4bank7Account7depositEi", "_ZN4bank7Account7depositEi"}, /* overloaded */
+		    {"_ZZ4mainENKUlvE_clEv", "_ZZ4mainENKUlvE_clEv"},		  /* a lambda */
+		    {"_ZN4bankltERKNS_7AccountES2_", "_ZN4bankltERKNS_7AccountES2_"}, /* operator */
+		    {"main", "main"},
+		};
+
+		for (i = 0; i < sizeof(writes) / sizeof(writes[0]); i++) {
+			cr_assert_eq(sym_function(s, writes[i].symbol, &addr), 0);
+			cr_assert_eq(sym_describe_function(s, addr + 2, &loc), 0);
+			cr_expect_str_eq(sym_schedule_name(s, &loc), writes[i].written);
+		}
+	}
 	/* a static local: the parameters of the function it is in go too */
 	cr_assert_eq(sym_variable(s, "_ZZN12_GLOBAL__N_16openedEvE5count", &count), 0);
 	cr_assert_eq(sym_describe_function(s, count.addr, &loc), 0);
