@@ -1250,6 +1250,15 @@ static enum loop_verdict step_event(struct run *r, const struct tr_event *ev,
 		return spin_found(s, ev->thread);
 	if (ev->kind == TR_EV_INTERRUPT && s->interrupting) {
 		s->interrupting = false;
+		if (!interrupted_in_syscall(ev->thread)) {
+			/* its call returned between the last sample and the
+			 * interrupt (a wait4 whose child just died): it was
+			 * not blocked, and recorded as asleep in that call it
+			 * would wait for what it has had */
+			s->sampled = false;
+			run_resume(r, ev->thread);
+			return LOOP_AGAIN;
+		}
 		s->stop = STOP_BLOCKED;
 		return LOOP_DONE;
 	}
