@@ -167,8 +167,10 @@ static void exec_happened(struct run *r, struct tr_process *p)
 	if (pc) {
 		if (!pc->syms_borrowed)
 			sym_close(pc->syms);
-		else if (r->symbol_cache && r->symbol_cache->lent > 0) /* given back */
+		else { /* given back to the search's cache, which lent it */
+			assert(r->symbol_cache && r->symbol_cache->lent > 0);
 			r->symbol_cache->lent--;
+		}
 		free(pc->func_addr);
 		free_loc_addrs(pc);
 		free(pc->locs);

@@ -1344,7 +1344,7 @@ static void note_blocked(struct serial *s, struct sthread *st, bool libc_wait)
 {
 	bool again = st->was_blocked; /* back into the same wait */
 
-	uint64_t args[TRACER_SYSCALL_ARGS];
+	uint64_t *args = st->sleep_args;
 	long nr = tracer_syscall_args(st->th, args);
 
 	st->state = SS_BLOCKED;
@@ -1356,7 +1356,6 @@ static void note_blocked(struct serial *s, struct sthread *st, bool libc_wait)
 	st->futex = args[0];
 	st->value = (uint32_t)args[2];
 	st->sleep_nr = nr;
-	memcpy(st->sleep_args, args, sizeof(st->sleep_args));
 	st->raw_wait = st->in_futex && (again ? st->raw_wait : !libc_wait);
 }
 

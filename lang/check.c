@@ -154,18 +154,13 @@ static int resolve_function(struct checker *k, const struct expr *e, const char 
 int lang_func_offset(struct sym_space *syms, const char *text, uint64_t *addr)
 {
 	size_t n = strcspn(text, "+");
-	const char *symbol = NULL;
 	char func[1024];
 
 	if (n >= sizeof(func) || !text[n])
 		return -1;
 	memcpy(func, text, n);
 	func[n] = '\0';
-	if (sym_function(syms, func, addr) < 0 &&
-	    (sym_qualified(syms, func, &symbol, NULL, 1) != 1 ||
-	     sym_function(syms, symbol, addr) < 0))
-		return -1;
-	if (!*addr)
+	if (sym_function_named(syms, func, addr) < 0 || !*addr)
 		return -1;
 	*addr += strtoull(text + n + 1, NULL, 16);
 	return 0;

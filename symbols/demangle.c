@@ -263,25 +263,24 @@ static const char *signature_of(struct sym_space *s, const char *symbol)
 int sym_qualified(struct sym_space *s, const char *qualified, const char **symbols,
 		  const char **signatures, size_t max)
 {
-	const struct qual_ent *e;
-	uint64_t seen[16];
-	size_t nseen = 0, i;
+	const struct qual_ent *head, *e, *before;
 	int n = 0;
 
 	if (!strstr(qualified, "::") || index_qualified(s) < 0)
 		return 0;
-	for (e = symi_strmap_get(&s->qualified, qualified); e; e = e->next) {
-		uint64_t addr;
+	head = symi_strmap_get(&s->qualified, qualified);
+	for (e = head; e; e = e->next) {
+		uint64_t addr, other;
 
 		if (sym_function(s, e->symbol, &addr) < 0)
 			continue;
-		/* aliases of one function (a constructor's C1 and C2) are one */
-		for (i = 0; i < nseen && seen[i] != addr; i++)
-			;
-		if (i < nseen)
+		/* aliases of one function (a constructor's C1 and C2) are one:
+		 * counted at the first of them */
+		for (before = head; before != e; before = before->next)
+			if (sym_function(s, before->symbol, &other) == 0 && other == addr)
+				break;
+		if (before != e)
 			continue;
-		if (nseen < sizeof(seen) / sizeof(seen[0]))
-			seen[nseen++] = addr;
 		if ((size_t)n < max) {
 			symbols[n] = e->symbol;
 			if (signatures)
@@ -311,18 +310,26 @@ bool sym_writable_name(const char *name)
 	}
 }
 
-const char *sym_schedule_name(struct sym_space *s, const struct sym_loc *loc)
+int sym_function_named(struct sym_space *s, const char *name, uint64_t *addr)
 {
 	const char *symbol;
+
+	if (sym_function(s, name, addr) == 0)
+		return 0;
+	if (sym_qualified(s, name, &symbol, NULL, 1) != 1)
+		return -1;
+	return sym_function(s, symbol, addr);
+}
+
+const char *sym_schedule_name(struct sym_space *s, const struct sym_loc *loc)
+{
 	uint64_t named, ours;
 
 	/* the one function the name stands for is this one (under any of
 	 * its symbols: a constructor's C1 and C2 are one) */
 	if (!loc->func || !loc->pretty || loc->pretty == loc->func ||
-	    !sym_writable_name(loc->pretty) ||
-	    sym_qualified(s, loc->pretty, &symbol, NULL, 1) != 1 ||
-	    sym_function(s, symbol, &named) < 0 || sym_function(s, loc->func, &ours) < 0 ||
-	    named != ours)
+	    !sym_writable_name(loc->pretty) || sym_function_named(s, loc->pretty, &named) < 0 ||
+	    sym_function(s, loc->func, &ours) < 0 || named != ours)
 		return loc->func;
 	return loc->pretty;
 }

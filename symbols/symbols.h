@@ -65,6 +65,11 @@ int sym_function(struct sym_space *space, const char *name, uint64_t *addr);
 int sym_qualified(struct sym_space *space, const char *qualified, const char **symbols,
 		  const char **signatures, size_t max);
 
+/* sym_function, or else the one function a C++ name as shown stands for
+ * (sym_qualified): how a schedule's names are found.  -1: none, or
+ * overloads. */
+int sym_function_named(struct sym_space *space, const char *name, uint64_t *addr);
+
 /* Is name a qualified name a schedule can hold: identifiers joined by
  * "::", a component after the first perhaps a destructor's "~Name"? */
 bool sym_writable_name(const char *name);
