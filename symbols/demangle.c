@@ -199,6 +199,14 @@ const char *symi_pretty_name(struct sym_space *s, const char *name)
 	return kept;
 }
 
+const char *symi_writable_name_of(struct sym_space *s, const char *name)
+{
+	if (!is_mangled(name) || strchr(name, '@'))
+		return name;
+	name = symi_pretty_name(s, name);
+	return sym_writable_name(name) ? name : NULL;
+}
+
 /* The functions whose shown name is the same, each symbol once. */
 struct qual_ent {
 	const char *symbol;

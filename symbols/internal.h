@@ -153,6 +153,10 @@ int symi_mark_linked_members(struct symi_arena *arena, struct strmap *names, str
  * parameter list, for a C++ name; name itself otherwise (and when out of
  * memory). */
 const char *symi_pretty_name(struct sym_space *s, const char *name);
+/* The name a schedule would give symbol name: a mangled one (not of
+ * another version: no '@') as shown, NULL when a schedule cannot hold
+ * that (a template's, an operator's); any other name itself. */
+const char *symi_writable_name_of(struct sym_space *s, const char *name);
 /* name without its directory and last extension, in the arena */
 char *symi_file_stem(struct symi_arena *a, const char *name);
 

@@ -306,11 +306,8 @@ static int suggest_cb(struct sym_mod *m, const char *name, const GElf_Sym *sym, 
 	if (GELF_ST_TYPE(sym->st_info) == STT_OBJECT)
 		return 0;
 	/* a C++ name misspelt as shown is compared with the names shown */
-	if (name[0] == '_' && name[1] == 'Z' && strstr(c->query, "::") && !strchr(name, '@')) {
-		name = symi_pretty_name(c->s, name);
-		if (!sym_writable_name(name))
-			return 0;
-	}
+	if (strstr(c->query, "::") && !(name = symi_writable_name_of(c->s, name)))
+		return 0;
 	symi_suggest_consider(c->query, name, &c->best_d, &c->best);
 	return 0;
 }
@@ -344,14 +341,10 @@ static int each_cb(struct sym_mod *m, const char *name, const GElf_Sym *sym, GEl
 	(void)addr;
 	if (object != (c->kind == 1))
 		return 0;
-	/* a C++ name as shown, when a schedule can hold it (the caller may
-	 * get it more than once, as it may any name) */
-	if (name[0] == '_' && name[1] == 'Z' && !strchr(name, '@')) {
-		name = symi_pretty_name(c->s, name);
-		if (!sym_writable_name(name))
-			return 0;
-	}
-	if (strncmp(name, c->prefix, c->len) == 0 && name[0] != '_')
+	/* a C++ name as shown (the caller may get it more than once, as it
+	 * may any name) */
+	name = symi_writable_name_of(c->s, name);
+	if (name && strncmp(name, c->prefix, c->len) == 0 && name[0] != '_')
 		c->cb(name, c->ctx);
 	return 0;
 }
