@@ -199,12 +199,33 @@ const char *symi_pretty_name(struct sym_space *s, const char *name)
 	return kept;
 }
 
+/* Is name a qualified name a schedule can hold: identifiers joined by
+ * "::", a component after the first perhaps a destructor's "~Name"? */
+static bool writable_name(const char *name)
+{
+	const char *p = name;
+
+	for (;;) {
+		if (!(isalpha((unsigned char)*p) || *p == '_'))
+			return false;
+		while (isalnum((unsigned char)*p) || *p == '_')
+			p++;
+		if (*p == '\0')
+			return true;
+		if (p[0] != ':' || p[1] != ':')
+			return false;
+		p += 2;
+		if (*p == '~' && p != name + 2) /* a destructor, not a leading ~ */
+			p++;
+	}
+}
+
 const char *symi_writable_name_of(struct sym_space *s, const char *name)
 {
 	if (!is_mangled(name) || strchr(name, '@'))
 		return name;
 	name = symi_pretty_name(s, name);
-	return sym_writable_name(name) ? name : NULL;
+	return writable_name(name) ? name : NULL;
 }
 
 /* The functions whose shown name is the same, each symbol once. */
@@ -299,25 +320,6 @@ int sym_qualified(struct sym_space *s, const char *qualified, const char **symbo
 	return n;
 }
 
-bool sym_writable_name(const char *name)
-{
-	const char *p = name;
-
-	for (;;) {
-		if (!(isalpha((unsigned char)*p) || *p == '_'))
-			return false;
-		while (isalnum((unsigned char)*p) || *p == '_')
-			p++;
-		if (*p == '\0')
-			return true;
-		if (p[0] != ':' || p[1] != ':')
-			return false;
-		p += 2;
-		if (*p == '~' && p != name + 2) /* a destructor, not a leading ~ */
-			p++;
-	}
-}
-
 int sym_function_named(struct sym_space *s, const char *name, uint64_t *addr)
 {
 	const char *symbol;
@@ -335,8 +337,8 @@ const char *sym_schedule_name(struct sym_space *s, const struct sym_loc *loc)
 
 	/* the one function the name stands for is this one (under any of
 	 * its symbols: a constructor's C1 and C2 are one) */
-	if (!loc->func || !loc->pretty || loc->pretty == loc->func ||
-	    !sym_writable_name(loc->pretty) || sym_function_named(s, loc->pretty, &named) < 0 ||
+	if (!loc->func || !loc->pretty || loc->pretty == loc->func || !writable_name(loc->pretty) ||
+	    sym_function_named(s, loc->pretty, &named) < 0 ||
 	    sym_function(s, loc->func, &ours) < 0 || named != ours)
 		return loc->func;
 	return loc->pretty;

@@ -70,10 +70,6 @@ int sym_qualified(struct sym_space *space, const char *qualified, const char **s
  * overloads. */
 int sym_function_named(struct sym_space *space, const char *name, uint64_t *addr);
 
-/* Is name a qualified name a schedule can hold: identifiers joined by
- * "::", a component after the first perhaps a destructor's "~Name"? */
-bool sym_writable_name(const char *name);
-
 /* The closest known function (or variable) name to a misspelt one, by edit
  * distance, for "did you mean" messages.  NULL when nothing is close. */
 const char *sym_suggest_function(struct sym_space *space, const char *name);
