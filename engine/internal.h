@@ -308,7 +308,8 @@ bool futex_op_wakes(uint64_t op); /* wakes waiters on its first word */
 void futex_wait_returns_woken(struct tr_thread *th);
 /* ...or returns ETIMEDOUT, as a timed wait whose time ran out */
 void futex_wait_times_out(struct tr_thread *th);
-/* Stopped by an interrupt inside a system call it would restart. */
+/* Stopped by an interrupt inside a system call: one it would restart,
+ * or one the interrupt ended with EINTR. */
 bool interrupted_in_syscall(struct tr_thread *th);
 /* th was just stopped asleep in a system call (the order wakes go in). */
 void wakes_note_held(struct run *r, struct tr_thread *th);

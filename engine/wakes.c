@@ -77,6 +77,11 @@ void futex_wait_times_out(struct tr_thread *th)
 	tracer_set_regs(th, &regs);
 }
 
+/* EINTR counts too: a call the kernel does not restart after a stop,
+ * which tracer/wait.c has not turned into a restart (it turns the ones it
+ * knows), ended by the interrupt itself.  Taken for a call that returned,
+ * the thread was resumed into its next wait and interrupted out of it
+ * again, for ever. */
 bool interrupted_in_syscall(struct tr_thread *th)
 {
 	const struct user_regs_struct *regs = tracer_regs(th);
@@ -84,7 +89,7 @@ bool interrupted_in_syscall(struct tr_thread *th)
 
 	return (long)regs->orig_rax >= 0 &&
 	       (rax == -TR_ERESTARTSYS || rax == -TR_ERESTARTNOINTR || rax == -TR_ERESTARTNOHAND ||
-		rax == -TR_ERESTART_RESTARTBLOCK);
+		rax == -TR_ERESTART_RESTARTBLOCK || rax == -TR_EINTR);
 }
 
 bool run_searching_serially(const struct run *r)

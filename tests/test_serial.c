@@ -405,6 +405,33 @@ Test(serial, a_thread_that_spawns_a_program_waits_for_the_child)
 	h_remove_tree(dir);
 }
 
+/* A thread asleep in sigwaitinfo until main signals it
+ * (tests/fixtures/sersigwait).  The kernel ends that wait with EINTR when
+ * the thread is interrupted, and does not restart it.  Before, the search
+ * took the interrupted thread for one whose call had returned, resumed it
+ * into the same wait and interrupted it again, for ever, in the first
+ * run that let the waiter go first; and a held waiter's program saw an
+ * EINTR no signal caused.  Now the interrupt gives the call a restart
+ * code, the waiter is held as blocked, and main's signal wakes it. */
+Test(serial, a_thread_waiting_for_a_signal_is_blocked_until_it_comes)
+{
+	char *dir = h_temp_dir(), *sched = h_fmt("%s/bug-1.sched", dir);
+	struct h_result r = H_RUN(h_cctrace(), "test", "-q", "--seed", "1", "--runs", "30",
+				  "--out", dir, "--", "tests/fixtures/sersigwait");
+
+	cr_assert_eq(r.code, 1, "no bug in 30 runs (exit %d):\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, "Assertion `stage == 1' failed"), "not the race:\n%s", r.err);
+	expect_replays(sched, "tests/fixtures/sersigwait");
+	h_result_free(&r);
+	r = H_RUN(h_cctrace(), "test", "--seed", "1", "--runs", "30", "--out", dir, "--clean", "--",
+		  "tests/fixtures/sersigwait", "--fixed");
+	cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, "30 runs, 0 bugs, 30 completed"), "%s", r.err);
+	cr_expect(strstr(r.err, "variables: lock, stage"), "the profile missed them:\n%s", r.err);
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
+
 /* cctrace test with its standard input piped in (a here-document: sh
  * writes it into a pipe and closes it before cctrace starts): every run
  * reads it from the start (engine/input.c).  Before, the first profiling

@@ -53,7 +53,7 @@ enum {
 	TR_ERESTART_RESTARTBLOCK = 516,
 };
 /* ...and errors a traced program's system calls answer: an interrupted
- * epoll_wait (EINTR, at once instead of a restart code), a timed wait
+ * epoll_wait or sigwaitinfo (EINTR, at once instead of a restart code), a timed wait
  * whose time ran out (ETIMEDOUT), any call at its entry stop (ENOSYS,
  * until it is made) */
 enum { TR_EINTR = 4, TR_ENOSYS = 38, TR_ETIMEDOUT = 110 };

@@ -391,19 +391,39 @@ static bool stops_job(int sig)
 }
 
 /*
- * epoll_wait is the one wait that our interrupt ends for good: it answers
- * EINTR at once, where poll, futex or accept answer a restart code that
- * the kernel turns into the call made again (or into EINTR if a signal
- * handler runs).  Holding a server's worker would make its event loop see
- * an EINTR no signal caused, and a program that takes EINTR for a signal
- * (or for an error) goes astray.  So it is given the restart code too,
- * which the kernel then honours the same way.
+ * Most waits that our interrupt stops answer a restart code, which the
+ * kernel turns into the call made again (or into EINTR if a signal
+ * handler runs).  A few answer EINTR at once instead, and would not be
+ * made again: epoll_wait, sigwaitinfo and sigtimedwait, semop and
+ * semtimedop, io_getevents (signal(7) lists them; "interrupted by a stop
+ * signal").  Holding a server's worker would make its event loop see an
+ * EINTR no signal caused, and a program that takes EINTR for a signal (or
+ * for an error) goes astray; a thread that waits for a signal, interrupted
+ * and resumed, would loop back into its wait unseen by a search that asks
+ * whether it is still asleep.  So they are given the restart code too,
+ * which the kernel then honours the same way.  A timed one starts its
+ * time again.
  */
-static void restart_interrupted_epoll(struct tr_thread *th)
+static bool answers_eintr_when_stopped(long nr)
 {
-	long nr = (long)th->regs.orig_rax;
+	switch (nr) {
+	case TR_SYS_epoll_wait:
+	case TR_SYS_epoll_pwait:
+	case TR_SYS_epoll_pwait2:
+	case TR_SYS_rt_sigtimedwait:
+	case TR_SYS_semop:
+	case TR_SYS_semtimedop:
+	case TR_SYS_io_getevents:
+	case TR_SYS_io_pgetevents:
+		return true;
+	default:
+		return false;
+	}
+}
 
-	if ((nr == TR_SYS_epoll_wait || nr == TR_SYS_epoll_pwait || nr == TR_SYS_epoll_pwait2) &&
+static void restart_interrupted_wait(struct tr_thread *th)
+{
+	if (answers_eintr_when_stopped((long)th->regs.orig_rax) &&
 	    (long)th->regs.rax == -TR_EINTR) {
 		th->regs.rax = (unsigned long long)-TR_ERESTARTNOHAND;
 		tr_set(th, TF_REGS_DIRTY);
@@ -427,7 +447,7 @@ static enum decoded decode_event_stop(struct tr_thread *th, int sig, struct tr_e
 		 * stop is its group-stop too, and resuming it must not end
 		 * what only SIGCONT may end. */
 		tr_assign(th, TF_GROUP_STOP, stops_job(sig));
-		restart_interrupted_epoll(th);
+		restart_interrupted_wait(th);
 		if (!report)
 			return SILENT_RESUME;
 		ev->kind = TR_EV_INTERRUPT;
