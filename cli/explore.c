@@ -41,9 +41,18 @@ static void report(const char *cmd, const struct explore_summary *sum, const cha
 		sum->bugs ? "bug-N.sched, .txt and .html in" : "output directory", dir);
 }
 
-/* Every run failed to follow the schedule: nothing was explored. */
+/* Every run failed to follow the schedule, or --time ran out before the
+ * first ended: nothing was explored. */
 static bool nothing_explored(const char *cmd, const struct explore_summary *sum, const char *dir)
 {
+	if (!sum->interrupted && sum->runs == 0 && sum->out_of_time) {
+		fprintf(stderr,
+			"cctrace %s: error: --time ran out before any run ended (a run was cut "
+			"short), so nothing was explored; give more time, or end each run with "
+			"--driver\n",
+			cmd);
+		return true;
+	}
 	if (sum->interrupted || sum->runs == 0 || sum->unrealizable + sum->errors < sum->runs)
 		return false;
 	report(cmd, sum, dir);

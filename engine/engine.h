@@ -97,6 +97,11 @@ struct engine_options {
 	int end_order;	  /* 0: at the end every thread is let go at once; 1 / -1: the
 			   * bound ones one at a time, each until it exits or blocks, in
 			   * binding order / its reverse (minimisation's replays) */
+	/* A search's runs: a run still going at this time (engine_now_ms's
+	 * clock) is ended there, the program killed, and its result says
+	 * out_of_time (a wait that never ends would hold --time off for
+	 * ever); 0: none. */
+	int64_t end_by_ms;
 	int64_t drain_ms; /* after the schedule, the program's end is awaited this
 			   * long (0: for ever); longer is an unrealizable run, not a
 			   * hang (minimisation's replays: a dropped step may leave
@@ -432,6 +437,7 @@ struct run_hooks {
 struct run_result {
 	enum engine_outcome outcome;
 	bool abandoned; /* hooks->choose said ENGINE_CHOICE_ABANDON */
+	bool out_of_time; /* ended at opt->end_by_ms: not a verdict on the program */
 	/* where the time went, in ms: launching up to the program's entry,
 	 * opening symbol tables, the schedule (symbols excluded), ending */
 	double launch_ms, symbols_ms, schedule_ms, finish_ms;

@@ -160,6 +160,7 @@ struct run {
 	const struct run_hooks *oracle;
 	const struct run_hooks *tap; /* a profile: hooks->tap gets every match (tap.c) */
 	bool abandoned;		     /* the oracle stopped this run (another shard's) */
+	bool out_of_time;	     /* ended at opt->end_by_ms */
 	FILE *record;		     /* explore: the run as an exact schedule */
 	int64_t *locals;	     /* let/for variables */
 	int nlocals;

@@ -110,6 +110,24 @@ static enum loop_verdict no_tasks(struct run *r, struct loop_request *req)
 	return LOOP_STOP;
 }
 
+/* The request's deadline, or the run's end (a search's --time) if that
+ * comes first. */
+static int64_t wait_deadline(const struct run *r, const struct loop_request *req)
+{
+	int64_t end = r->opt->end_by_ms;
+
+	if (end > 0 && (req->deadline_ms < 0 || req->deadline_ms > end))
+		return end;
+	return req->deadline_ms;
+}
+
+static enum loop_verdict run_out_of_time(struct run *r)
+{
+	r->out_of_time = true;
+	report_outcome(r, OUTCOME_ERROR, "the search's time ran out during this run");
+	return LOOP_STOP;
+}
+
 enum flow loop_run(struct run *r, struct loop_request *req)
 {
 	enum loop_verdict v = LOOP_AGAIN;
@@ -117,12 +135,15 @@ enum flow loop_run(struct run *r, struct loop_request *req)
 	int signo = 0;
 
 	while (v == LOOP_AGAIN) {
-		switch (tracer_wait(r->t, &ev, req->deadline_ms, &signo)) {
+		switch (tracer_wait(r->t, &ev, wait_deadline(r, req), &signo)) {
 		case TR_WAIT_EVENT:
 			v = dispatch(r, &ev, req);
 			break;
 		case TR_WAIT_TIMEOUT:
-			v = req->on_deadline ? req->on_deadline(r, req) : LOOP_DONE;
+			if (r->opt->end_by_ms > 0 && tracer_now_ms() >= r->opt->end_by_ms)
+				v = run_out_of_time(r);
+			else
+				v = req->on_deadline ? req->on_deadline(r, req) : LOOP_DONE;
 			break;
 		case TR_WAIT_INTERRUPTED:
 			run_interrupted(r, signo);

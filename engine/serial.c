@@ -1305,6 +1305,20 @@ static int64_t next_sample_ms(const struct serial *s)
  * run (outside_ok).  A serialized replay's `until blocked` ends there too
  * (blocked.c's waits_for_outside).
  */
+/* Every thread waits for input from outside the program, and the one let
+ * wait (outside_ok) has waited --timeout for it: a server with no client,
+ * which no schedule of its threads will end. */
+static enum loop_verdict outside_wait_too_long(struct run *r, const struct sthread *st, long nr)
+{
+	report_outcome(r, OUTCOME_ERROR,
+		       "every thread waits for input from outside the program, %s in %s for "
+		       "%.3g s; give a server its clients with --driver, or wait longer with "
+		       "--timeout",
+		       tracer_thread_name(st->th), tracer_syscall_name(nr),
+		       (double)r->timeout_ms / 1000.0);
+	return LOOP_STOP;
+}
+
 static enum loop_verdict step_deadline(struct run *r, struct loop_request *req)
 {
 	struct serial *s = req->ctx;
@@ -1317,6 +1331,9 @@ static enum loop_verdict step_deadline(struct run *r, struct loop_request *req)
 	st = &s->threads[s->running];
 	if (s->interrupting || tracer_kernel_sample(st->th, &now) < 0)
 		return LOOP_AGAIN;
+	if (now.asleep && now.awaits_outside && s->outside_ok &&
+	    tracer_now_ms() - s->step_t0 >= r->timeout_ms)
+		return outside_wait_too_long(r, st, now.syscall);
 	if (!now.asleep ||
 	    (now.awaits_outside && (s->outside_ok || syscall_sleeps_for_time(now.syscall)))) {
 		s->sampled = false;
@@ -1334,7 +1351,6 @@ static enum loop_verdict step_deadline(struct run *r, struct loop_request *req)
 	}
 	tracer_interrupt(st->th);
 	s->interrupting = true;
-	(void)r;
 	return LOOP_AGAIN;
 }
 

@@ -288,6 +288,7 @@ static void run_with_hooks(struct run *r, struct policy *pol, const struct run_h
 	out->schedule_ms = ms_between(t1, t2) - out->symbols_ms;
 	out->outcome = r->outcome;
 	out->abandoned = r->abandoned;
+	out->out_of_time = r->out_of_time;
 	/* Only a kept trace is named. */
 	if (hooks->deferred_trace && (r->opt->trace || hooks->trace_event) &&
 	    (r->outcome == OUTCOME_BUG || hooks->trace_every_run))

@@ -28,6 +28,7 @@
 struct one_run {
 	enum engine_outcome outcome;
 	bool abandoned, diverged;
+	bool out_of_time; /* cut short by --time: no verdict, not counted */
 	char *schedule, *report, *trace; /* memstream buffers */
 	size_t schedule_len, report_len, trace_len;
 	char *choices;		 /* the choice trace, "0.1.0": no length limit (a long run
@@ -64,6 +65,7 @@ static int choose_by_search(void *ctx, const struct engine_choice *c)
 struct run_reuse {
 	struct symbol_cache *symbols;
 	struct engine_snapshot *snapshot; /* NULL: launched afresh */
+	int64_t end_by_ms;		  /* --time's end (engine_now_ms), 0: none */
 };
 
 static int execute_once(struct policy *pol, char *const argv[], const struct engine_options *opt,
@@ -94,6 +96,7 @@ static int execute_once(struct policy *pol, char *const argv[], const struct eng
 		eo->serial->preemptions_out = &out->preemptions;
 
 	local.symbol_cache = reuse->symbols;
+	local.end_by_ms = reuse->end_by_ms;
 	local.report = open_memstream(&out->report, &out->report_len);
 	local.trace = open_memstream(&out->trace, &out->trace_len);
 	local.trace_json = eo->trace_json;
@@ -118,6 +121,7 @@ static int execute_once(struct policy *pol, char *const argv[], const struct eng
 	sum->finish_ms += res.finish_ms;
 	out->outcome = res.outcome;
 	out->abandoned = res.abandoned;
+	out->out_of_time = res.out_of_time;
 	out->steps = eo->serial ? eo->serial->steps_out : 0;
 	out->diverged = search_diverged(oracle);
 	choices_len = search_trace(oracle, NULL, 0) + 1;
@@ -332,7 +336,11 @@ static bool cannot_start(const struct explore_summary *sum, const struct one_run
 	if (o->abandoned || sum->runs != 1)
 		return false;
 	if (o->outcome == OUTCOME_ERROR) {
-		snprintf(err, errlen, "the first run ended in an error: %s", sum->last_failure);
+		const char *why = sum->last_failure;
+
+		if (strncmp(why, "error: ", 7) == 0)
+			why += 7;
+		snprintf(err, errlen, "the first run ended in an error: %s", why);
 		return true;
 	}
 	if (o->outcome != OUTCOME_UNREALIZABLE || (o->choices && o->choices[0]))
@@ -484,6 +492,13 @@ static void progress_line(struct explore_progress *p, const struct explore_summa
 	p->line_shown = p->tty;
 }
 
+static void clear_live_line(struct explore_progress *p)
+{
+	if (p->line_shown)
+		fputs("\r\033[K", stderr);
+	p->line_shown = false;
+}
+
 static void progress(struct explore_progress *p, const struct explore_summary *sum, double space,
 		     bool last)
 {
@@ -491,6 +506,10 @@ static void progress(struct explore_progress *p, const struct explore_summary *s
 
 	if (!p->on)
 		return;
+	if (last && p->before.runs + sum->runs == 0) {
+		clear_live_line(p); /* no run ended: what follows says why, not "0 bugs" */
+		return;
+	}
 	if (p->tty) {
 		progress_line(p, sum, space);
 		if (last)
@@ -538,13 +557,6 @@ void explore_progress_end(struct explore_progress *p, const struct explore_summa
 void explore_progress_free(struct explore_progress *p)
 {
 	free(p);
-}
-
-static void clear_live_line(struct explore_progress *p)
-{
-	if (p->line_shown)
-		fputs("\r\033[K", stderr);
-	p->line_shown = false;
 }
 
 /* Said at once, -q or not: where the bug is.  In a portfolio's round,
@@ -603,6 +615,7 @@ void search_summary_json(FILE *f, const struct explore_options *eo,
 	json_object_set_new(rec, "distinct", json_integer(sum->distinct));
 	json_object_set_new(rec, "space_estimate", space_estimate_json(sum->space_estimate));
 	json_object_set_new(rec, "interrupted", json_boolean(sum->interrupted));
+	json_object_set_new(rec, "out_of_time", json_boolean(sum->out_of_time));
 	json_object_set_new(rec, "ms", json_integer((json_int_t)sum->ms));
 	json_object_set_new(rec, "runs_per_second",
 			    json_real(sum->ms > 0 ? round(sum->runs * 1e5 / sum->ms) / 100 : 0));
@@ -717,6 +730,7 @@ int search_explore(struct policy *pol, char *const argv[], const struct engine_o
 	if (!eo->snapshot && !eo->no_snapshot)
 		own_snapshot = engine_snapshot_new();
 	reuse.snapshot = eo->snapshot ? eo->snapshot : own_snapshot;
+	reuse.end_by_ms = eo->max_ms ? t0 + eo->max_ms : 0;
 	if (!oracle || !reuse.symbols || (!eo->no_snapshot && !reuse.snapshot)) {
 		search_free(oracle);
 		engine_symbol_cache_free(own_symbols);
@@ -730,6 +744,11 @@ int search_explore(struct policy *pol, char *const argv[], const struct engine_o
 		if (execute_once(pol, argv, opt, eo, oracle, &reuse, &o, sum, err, errlen) < 0) {
 			free_run(&o);
 			rc = -1;
+			break;
+		}
+		if (o.out_of_time) { /* a run --time cut short tells nothing */
+			sum->out_of_time = true;
+			free_run(&o);
 			break;
 		}
 		count(sum, &o);

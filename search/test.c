@@ -69,10 +69,11 @@ static int profile(struct policy *pol, char *const argv[], const struct engine_o
 	quiet.trace_json = NULL;
 	quiet.report = null;
 	quiet.brief = true;
+	quiet.end_by_ms = eo->max_ms ? t0 + eo->max_ms : 0;
 	if (eo->progress) /* a big program's profile takes a while: say what it is doing */
 		fprintf(stderr, "cctrace test: profiling the shared accesses (%d runs)...\n", n);
-	/* --time counts the profile too; its first run is made whatever it says */
-	for (i = 0; i < n && !(i > 0 && eo->max_ms && engine_now_ms() - t0 >= eo->max_ms); i++)
+	/* --time counts the profile too, and ends a run it finds going */
+	for (i = 0; i < n && !(i > 0 && eo->max_ms && engine_now_ms() - t0 >= eo->max_ms); i++) {
 		if (engine_run_once(pol, argv, &quiet, &hooks, &res, err, errlen) < 0) {
 			fclose(null);
 			free(prof.shared);
@@ -80,6 +81,9 @@ static int profile(struct policy *pol, char *const argv[], const struct engine_o
 			free(prof.var_points);
 			return -1;
 		}
+		if (res.outcome == OUTCOME_ERROR)
+			break; /* as the next would: the search's first run says why */
+	}
 	fclose(null);
 	cfg->shared = prof.shared; /* the search plants these, and adds to them */
 	cfg->nshared = prof.nshared;
@@ -218,10 +222,16 @@ int search_test(char *const argv[], const struct engine_options *opt,
 	if (to->points == TEST_POINTS_SHARED &&
 	    profile(pol, argv, opt, eo, to, &cfg, err, errlen) < 0)
 		goto out;
-	if (eo->max_ms) { /* what the profile spent; the search makes one run at least */
+	if (eo->max_ms) { /* what the profile spent */
 		int64_t left = eo->max_ms - (engine_now_ms() - t0);
 
-		local.max_ms = left > 0 ? left : 1;
+		if (left <= 0) { /* no time for a run: said, never "0 bugs" */
+			memset(sum, 0, sizeof(*sum));
+			sum->out_of_time = true;
+			rc = 0;
+			goto out;
+		}
+		local.max_ms = left;
 	}
 	run_opt.fail_on_exit = true;
 	run_opt.sanitizer_bugs = true;

@@ -636,3 +636,48 @@ Test(errors, expect_mismatch_exits_4)
 	cr_expect_eq(r.code, 4, "--expect bug on a schedule error: exit %d:\n%s", r.code, r.err);
 	h_result_free(&r);
 }
+
+/* cctrace test on a server with no client (tests/fixtures/serserve: main
+ * in accept for ever).  Before, the search waited in its first run for
+ * ever, whatever --time said.  Now a run where every thread has waited
+ * --timeout for the outside ends as an error that says so, and --time
+ * ends a run it finds going; a search that ended no run is an error, not
+ * "0 bugs". */
+static void expect_nothing_explored(struct h_result *r, const char *why)
+{
+	cr_expect_eq(r->code, 3, "exit %d:\n%s", r->code, r->err);
+	cr_expect(strstr(r->err, why), "expected '%s' in:\n%s", why, r->err);
+	cr_expect(!strstr(r->err, "0 bugs"), "a search that ran nothing:\n%s", r->err);
+}
+
+Test(errors, a_server_without_a_client_is_an_error_not_a_hang)
+{
+	char *dir = h_temp_dir();
+	struct h_result r = H_RUN(h_cctrace(), "test", "--timeout", "300ms", "--out", dir, "--",
+				  "tests/fixtures/serserve");
+
+	expect_nothing_explored(&r, "the first run ended in an error: every thread waits for "
+				    "input from outside the program, p1.t1 in accept for 0.3 s; "
+				    "give a server its clients with --driver");
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
+
+Test(errors, time_ends_a_run_that_would_not_end)
+{
+	char *dir = h_temp_dir();
+	struct h_result r;
+
+	/* --timeout longer than the harness waits: only --time can end it */
+	r = H_RUN(h_cctrace(), "test", "--time", "1s", "--timeout", "1h", "--out", dir, "--",
+		  "tests/fixtures/serserve");
+	expect_nothing_explored(&r, "--time ran out before any run ended");
+	h_result_free(&r);
+	r = H_RUN(h_cctrace(), "test", "--time", "1s", "--timeout", "1h", "--jobs", "2", "--json",
+		  "--out", dir, "--clean", "--", "tests/fixtures/serserve");
+	expect_nothing_explored(&r, "--time ran out before any run ended");
+	cr_expect(strstr(r.out, "\"runs\":0,") && strstr(r.out, "\"out_of_time\":true"), "%s",
+		  r.out);
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
