@@ -345,6 +345,11 @@ struct engine_serial {
 	 * with memory) were found and are among the points: the first run of
 	 * a search finds them, for every --points mode */
 	bool locked_found;
+	/* in/out: pcs where a thread ran long without a point and came back
+	 * with its registers changed, a loop that computes and not a spin:
+	 * no point is planted there (malloc'd, grown over runs) */
+	uint64_t *not_spins;
+	size_t nnot_spins;
 };
 
 /* One event the profile taps (run_hooks.tap; engine/tap.c): a call, a

@@ -396,9 +396,16 @@ struct text_maps {
 	char *exe; /* the process's executable */
 	struct text_mapping *maps;
 	int n, cap;
+	/* every mapping no one may write (text, constants, the GOT after
+	 * relocation): a read there is never a race */
+	struct text_range_ro {
+		uint64_t lo, hi;
+	} * readonly;
+	int nreadonly, readonly_cap;
 };
 int text_maps_read(pid_t pid, struct text_maps *out);
 void text_maps_free(struct text_maps *m);
+bool text_maps_readonly(const struct text_maps *m, uint64_t addr);
 
 /* A search restarts the same program in the same layout (no ASLR): the
  * symbol tables of a run are good for the next while the file-backed
@@ -461,6 +468,8 @@ bool atom_matches(struct run *r, const struct expr *e, const struct current_even
 uint64_t points_func_addr(struct run *r, struct tr_process *p, int func); /* 0 if unknown */
 struct loc_addrs *points_loc_addrs(struct run *r, struct tr_process *p, int loc);
 int points_arm_breakpoint(struct run *r, struct tr_process *p, uint64_t addr);
+/* One that points_arm_breakpoint armed, removed now (the others stay). */
+void points_disarm_breakpoint(struct run *r, struct tr_process *p, uint64_t addr);
 /* read(X)/write(X): a watchpoint, or X's place for the stepper. */
 int points_arm_access(struct run *r, struct tr_process *p, const struct expr *e);
 struct proc_ctx *run_proc(struct run *r, struct tr_process *p);

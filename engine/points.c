@@ -109,7 +109,33 @@ void text_maps_free(struct text_maps *m)
 		free(m->maps[i].file);
 	free(m->maps);
 	free(m->exe);
+	free(m->readonly);
 	memset(m, 0, sizeof(*m));
+}
+
+static int add_readonly(struct text_maps *m, uint64_t lo, uint64_t hi)
+{
+	if (m->nreadonly == m->readonly_cap) {
+		int cap = m->readonly_cap ? 2 * m->readonly_cap : 16;
+		struct text_range_ro *grown = realloc(m->readonly, sizeof(*grown) * (size_t)cap);
+
+		if (!grown)
+			return -1;
+		m->readonly = grown;
+		m->readonly_cap = cap;
+	}
+	m->readonly[m->nreadonly++] = (struct text_range_ro){lo, hi};
+	return 0;
+}
+
+bool text_maps_readonly(const struct text_maps *m, uint64_t addr)
+{
+	int i;
+
+	for (i = 0; i < m->nreadonly; i++)
+		if (addr >= m->readonly[i].lo && addr < m->readonly[i].hi)
+			return true;
+	return false;
 }
 
 static int add_text_mapping(struct text_maps *m, uint64_t lo, uint64_t hi, const char *file)
@@ -159,6 +185,8 @@ int text_maps_read(pid_t pid, struct text_maps *out)
 			continue;
 		if (strchr(perms, 'x') && file[0] == '/')
 			rc = add_text_mapping(out, lo, hi, file);
+		if (rc == 0 && perms[0] == 'r' && perms[1] != 'w')
+			rc = add_readonly(out, lo, hi);
 	}
 	fclose(f);
 	if (rc < 0)
@@ -338,6 +366,20 @@ int points_arm_breakpoint(struct run *r, struct tr_process *p, uint64_t addr)
 	}
 	r->armed[r->narmed++] = (struct armed_bp){p, addr};
 	return 0;
+}
+
+void points_disarm_breakpoint(struct run *r, struct tr_process *p, uint64_t addr)
+{
+	int i;
+
+	for (i = r->narmed - 1; i >= 0; i--)
+		if (r->armed[i].proc == p && r->armed[i].addr == addr) {
+			r->armed[i] = r->armed[--r->narmed];
+			if (tracer_process_alive(p))
+				tracer_break_remove(p, addr);
+			return;
+		}
+	assert(!"disarming a breakpoint that was never armed");
 }
 
 static void flush_lingering_watches(struct run *r)

@@ -57,6 +57,10 @@
 
 #define SPIN_REPEATS	  3   /* stops at one point in a row that count as a spin */
 #define SPIN_MS		  100 /* a step this long without a point: a spin, probed */
+/* ...and one this long: a spin whatever changes in its loop (a spin that
+ * reads the clock, or counts, changes its registers as a loop that
+ * computes does; it no longer runs for ever) */
+#define SPIN_PROOF_MS	  2000
 #define SPIN_FRAMES	  32  /* frames searched for the executable's spin point */
 #define SPIN_WINDOW	  8   /* access points of one turn compared for a spin */
 #define POLL_MS		  5   /* how often a running thread is sampled for sleep */
@@ -226,6 +230,16 @@ struct serial {
 	bool probing;	 /* the interrupt is for a step that runs too long */
 	bool outside_ok; /* the step may wait for the outside: no other thread could run */
 	int64_t step_t0;
+	int64_t step_began; /* step_t0 moves on at each probe; this does not */
+	/* a pc where the running thread ran SPIN_MS without a point, armed
+	 * for the step: a spin if the thread comes back to it with nothing
+	 * changed (spin_found) */
+	struct spin_candidate {
+		struct tr_process *proc;
+		uint64_t pc;
+		uint64_t state; /* loop_state at its last arrival, if seen */
+		bool armed, seen;
+	} cand;
 	bool sampled;
 	struct tr_kernel_sample sample;
 	struct profile_hit *hits;
@@ -318,11 +332,31 @@ static bool is_own_sync(const struct dis_insn *insn)
 	return (insn->flags & DIS_F_LOCKED) != 0 || insn->kind == DIS_SYSCALL;
 }
 
+/*
+ * A read of memory no one may write, addressed from the pc (a constant
+ * in .rodata, a GOT entry): never a race, and no point.  A loop that
+ * multiplies by 0.5 reads its constant every turn: it made a point of
+ * each, and a program that computed for 100 ms took 100,000 steps, which
+ * ended its profile runs before they saw what came after.
+ */
+static bool reads_constant(const struct dis_insn *insn, const uint8_t *code,
+			   const struct text_maps *maps)
+{
+	int32_t disp;
+
+	if (!maps || !insn->rip_relative || (insn->mem_access & DIS_WRITE))
+		return false;
+	memcpy(&disp, code + insn->disp_offset, sizeof(disp));
+	return text_maps_readonly(maps, insn->addr + insn->len + (uint64_t)(int64_t)disp);
+}
+
 /* Every instruction of [lo, hi) that is_point says is one, armed (and,
- * keep, kept among the points for the rest of the search).  Linear
- * decoding: gcc's text decodes so; a desync costs a few points. */
+ * keep, kept among the points for the rest of the search), but for reads
+ * of constants (maps: its read-only memory; NULL: none told apart).
+ * Linear decoding: gcc's text decodes so; a desync costs a few points. */
 static int plant_insns_in(struct serial *s, struct tr_process *p, uint64_t lo, uint64_t hi,
-			  bool (*is_point)(const struct dis_insn *), bool keep)
+			  bool (*is_point)(const struct dis_insn *), bool keep,
+			  const struct text_maps *maps)
 {
 	uint8_t *code = malloc(hi - lo + DIS_MAX_INSN);
 	uint64_t at = lo;
@@ -337,7 +371,7 @@ static int plant_insns_in(struct serial *s, struct tr_process *p, uint64_t lo, u
 			at++;
 			continue;
 		}
-		if (is_point(&insn)) {
+		if (is_point(&insn) && !reads_constant(&insn, code + (at - lo), maps)) {
 			if (keep)
 				keep_spin_point(s->cfg, at);
 			if (points_arm_breakpoint(s->r, p, at) < 0)
@@ -364,6 +398,7 @@ static bool in_ranges(const struct text_range *t, int n, uint64_t pc)
 struct planting {
 	struct serial *s;
 	struct tr_process *p;
+	const struct text_maps *maps; /* plant_program_text: its read-only memory */
 };
 
 /*
@@ -459,7 +494,7 @@ static int plant_program_text(void *ctx, uint64_t lo, uint64_t hi, const char *f
 
 	(void)file;
 	(void)exe;
-	return own ? plant_insns_in(pl->s, pl->p, lo, hi, serial_access_insn, false) : 0;
+	return own ? plant_insns_in(pl->s, pl->p, lo, hi, serial_access_insn, false, pl->maps) : 0;
 }
 
 /* The text of a library that defines a synchronisation function. */
@@ -504,7 +539,19 @@ static int plant_own_sync_in(void *ctx, uint64_t lo, uint64_t hi, const char *fi
 
 	(void)file;
 	(void)exe;
-	return own ? plant_insns_in(pl->s, pl->p, lo, hi, is_own_sync, true) : 0;
+	return own ? plant_insns_in(pl->s, pl->p, lo, hi, is_own_sync, true, NULL) : 0;
+}
+
+/* --points all, and the profile: every access of the program's text but
+ * the reads of constants. */
+static int plant_all_accesses(struct serial *s, struct tr_process *p)
+{
+	struct text_maps mine;
+	const struct text_maps *maps = text_maps_of(s->r, p, &mine);
+	int rc = each_text_mapping(s->r, p, plant_program_text, &(struct planting){s, p, maps});
+
+	text_maps_free(&mine);
+	return rc;
 }
 
 static int plant_points(struct serial *s, struct tr_process *p)
@@ -536,9 +583,7 @@ static int plant_points(struct serial *s, struct tr_process *p)
 		if (each_text_mapping(s->r, p, plant_own_sync_in, &(struct planting){s, p}) < 0)
 			return -1;
 	}
-	return s->cfg->all_points
-		   ? each_text_mapping(s->r, p, plant_program_text, &(struct planting){s, p})
-		   : 0;
+	return s->cfg->all_points ? plant_all_accesses(s, p) : 0;
 }
 
 /* --- recording the run as a schedule --- */
@@ -1023,18 +1068,157 @@ static void keep_spin_point(struct engine_serial *cfg, uint64_t pc)
 	}
 }
 
+/* The first access other than the stack's that held thread th makes with
+ * the instruction at pc (its registers give the address); false: none. */
+static bool first_access(struct tr_thread *th, uint64_t pc, struct dis_access *out)
+{
+	uint8_t code[DIS_MAX_INSN];
+	struct dis_insn insn;
+	struct dis_access acc[DIS_MAX_ACCESSES];
+	int n, k;
+
+	if (tracer_decode_at(tracer_thread_process(th), pc, code, &insn) < 0)
+		return false;
+	n = dis_accesses(&insn, code, tracer_regs(th), acc, DIS_MAX_ACCESSES);
+	for (k = 0; k < n; k++)
+		if (!acc[k].stack) {
+			*out = acc[k];
+			return true;
+		}
+	return false;
+}
+
+/* The value an access point is about to read (8 bytes at its first
+ * non-stack access), 0 for a point with no access (a spin point). */
+static uint64_t access_value(struct tr_thread *th, uint64_t pc)
+{
+	struct dis_access acc;
+	uint64_t value = 0;
+
+	if (!first_access(th, pc, &acc) ||
+	    tracer_read(tracer_thread_process(th), acc.addr, &value, sizeof(value)) < 0)
+		return 0;
+	return value;
+}
+
+static uint64_t fnv1a(uint64_t h, const void *data, size_t len)
+{
+	const unsigned char *b = data;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	return h;
+}
+
+/* The arithmetic flags, and DF: not RF or TF, which differ between a
+ * thread stopped by an interrupt and one stopped at a breakpoint. */
+#define LOOP_FLAGS 0xcd5ull
+
+/* What one turn of a loop at pc changes, if it computes: the general
+ * registers but the pc, the vector registers and the memory its
+ * instruction reads.  A spin re-reads unchanged memory into the same
+ * registers, and comes back to pc with the same state. */
+static uint64_t loop_state(struct tr_thread *th, uint64_t pc)
+{
+	struct user_regs_struct regs = *tracer_regs(th);
+	struct user_fpregs_struct fp;
+	uint64_t h = 0xcbf29ce484222325ull, value = access_value(th, pc);
+
+	regs.rip = 0;
+	regs.eflags &= LOOP_FLAGS;
+	h = fnv1a(h, &regs, sizeof(regs));
+	if (tracer_fpregs(th, &fp) == 0)
+		h = fnv1a(h, fp.xmm_space, sizeof(fp.xmm_space));
+	return fnv1a(h, &value, sizeof(value));
+}
+
+static bool known_not_spin(const struct engine_serial *cfg, uint64_t pc)
+{
+	size_t i;
+
+	for (i = 0; i < cfg->nnot_spins; i++)
+		if (cfg->not_spins[i] == pc)
+			return true;
+	return false;
+}
+
+static void note_not_spin(struct engine_serial *cfg, uint64_t pc)
+{
+	uint64_t *grown = realloc(cfg->not_spins, sizeof(*grown) * (cfg->nnot_spins + 1));
+
+	if (grown) { /* none: the pc is only probed again */
+		cfg->not_spins = grown;
+		cfg->not_spins[cfg->nnot_spins++] = pc;
+	}
+}
+
+static void drop_spin_candidate(struct serial *s)
+{
+	if (!s->cand.armed)
+		return;
+	points_disarm_breakpoint(s->r, s->cand.proc, s->cand.pc);
+	s->cand.armed = false;
+}
+
+/* The step ends at spin point pc, where th is. */
+static enum loop_verdict stop_at_spin(struct serial *s, struct tr_thread *th, uint64_t pc)
+{
+	s->stop = STOP_POINT;
+	s->stop_pc = pc;
+	report_event(
+	    s->r,
+	    &(struct current_event){
+		.ev = &(struct tr_event){.kind = TR_EV_BREAK, .thread = th, .pc = pc, .addr = pc},
+		.label = "spin"});
+	return LOOP_DONE;
+}
+
+/*
+ * The running thread came back to the candidate pc.  The same state as
+ * at its last arrival: a spin, and pc a point for the rest of the search.
+ * Another: a loop that computes (a hash, a parse, a long sum), which a
+ * point would stop at every turn, millions of times, until --max-steps
+ * took the run for a livelock and the profile saw none of what followed;
+ * pc is left alone for the rest of the search.
+ */
+static enum loop_verdict spin_candidate_hit(struct serial *s, struct tr_thread *th)
+{
+	uint64_t pc = s->cand.pc, state = loop_state(th, pc);
+
+	if (!s->cand.seen || state != s->cand.state) {
+		bool computes = s->cand.seen;
+
+		s->cand.seen = true;
+		s->cand.state = state;
+		if (computes) {
+			drop_spin_candidate(s);
+			note_not_spin(s->cfg, pc);
+		}
+		run_resume(s->r, th);
+		return LOOP_AGAIN;
+	}
+	s->cand.armed = false; /* its breakpoint is the point's now */
+	keep_spin_point(s->cfg, pc);
+	return stop_at_spin(s, th, pc);
+}
+
 /*
  * The running thread made no point for SPIN_MS: it spins in a loop with no
  * point in it (a local, or memory read inside libc), which fair scheduling
- * cannot see.  It was interrupted: the innermost pc of its stack in the
- * executable's text (the loop, or the return into it) becomes a point, now
- * and for the rest of the search, and the step ends there as at any
- * point; the same-point rule then sees the spin.  Inside a system call, or
- * with no frame in the executable, it just goes on.
+ * cannot see, or it computes.  It was interrupted: the innermost pc of its
+ * stack in the executable's text (the loop, or the return into it) is
+ * watched for the thread's next arrival there (spin_candidate_hit), and
+ * becomes a point, now and for the rest of the search, if that shows a
+ * spin; the step ends there as at any point, and the same-point rule then
+ * sees the spin.  A step that has run SPIN_PROOF_MS is taken for a spin
+ * at once.  Inside a system call, or with no frame in the executable, it
+ * just goes on.
  */
 static enum loop_verdict spin_found(struct serial *s, struct tr_thread *th)
 {
 	struct sym_frame frames[SPIN_FRAMES];
+	struct tr_process *p = tracer_thread_process(th);
 	uint64_t pc = 0;
 	int n, k;
 
@@ -1045,25 +1229,31 @@ static enum loop_verdict spin_found(struct serial *s, struct tr_thread *th)
 	for (k = 0; k < n && !pc; k++)
 		if (in_ranges(s->exe_text, s->nexe_text, frames[k].pc))
 			pc = frames[k].pc;
+	if (pc && tracer_now_ms() - s->step_began < SPIN_PROOF_MS && !tracer_break_at(p, pc)) {
+		if (known_not_spin(s->cfg, pc) || (s->cand.armed && s->cand.pc == pc))
+			pc = 0; /* computes; or watched already */
+		else {
+			drop_spin_candidate(s);
+			if (points_arm_breakpoint(s->r, p, pc) < 0)
+				return LOOP_STOP;
+			/* at pc now, it arrives there as it is resumed */
+			s->cand = (struct spin_candidate){.proc = p, .pc = pc, .armed = true};
+			pc = 0;
+		}
+	}
 	if (!pc) {
 		run_resume(s->r, th);
 		return LOOP_AGAIN;
 	}
-	if (points_arm_breakpoint(s->r, tracer_thread_process(th), pc) < 0)
+	drop_spin_candidate(s);
+	if (points_arm_breakpoint(s->r, p, pc) < 0)
 		return LOOP_STOP;
 	keep_spin_point(s->cfg, pc);
 	if (pc != tracer_regs(th)->rip) {
 		run_resume(s->r, th); /* it stops at the point as it returns there */
 		return LOOP_AGAIN;
 	}
-	s->stop = STOP_POINT;
-	s->stop_pc = pc;
-	report_event(
-	    s->r,
-	    &(struct current_event){
-		.ev = &(struct tr_event){.kind = TR_EV_BREAK, .thread = th, .pc = pc, .addr = pc},
-		.label = "spin"});
-	return LOOP_DONE;
+	return stop_at_spin(s, th, pc);
 }
 
 /* A synchronisation function of libc's that waits, at pc?  libc changes
@@ -1268,6 +1458,9 @@ static enum loop_verdict step_event(struct run *r, const struct tr_event *ev,
 
 		if (alloc != 0)
 			return alloc > 0 ? LOOP_AGAIN : LOOP_STOP;
+		if (s->cand.armed && ev->addr == s->cand.pc &&
+		    tracer_thread_process(ev->thread) == s->cand.proc)
+			return spin_candidate_hit(s, ev->thread);
 		s->stop = STOP_POINT;
 		s->stop_pc = ev->addr;
 		if (sync < 0 && s->cfg->profile)
@@ -1375,39 +1568,6 @@ static void note_blocked(struct serial *s, struct sthread *st, bool libc_wait)
 	st->raw_wait = st->in_futex && (again ? st->raw_wait : !libc_wait);
 }
 
-/* The first access other than the stack's that held thread th makes with
- * the instruction at pc (its registers give the address); false: none. */
-static bool first_access(struct tr_thread *th, uint64_t pc, struct dis_access *out)
-{
-	uint8_t code[DIS_MAX_INSN];
-	struct dis_insn insn;
-	struct dis_access acc[DIS_MAX_ACCESSES];
-	int n, k;
-
-	if (tracer_decode_at(tracer_thread_process(th), pc, code, &insn) < 0)
-		return false;
-	n = dis_accesses(&insn, code, tracer_regs(th), acc, DIS_MAX_ACCESSES);
-	for (k = 0; k < n; k++)
-		if (!acc[k].stack) {
-			*out = acc[k];
-			return true;
-		}
-	return false;
-}
-
-/* The value an access point is about to read (8 bytes at its first
- * non-stack access), 0 for a point with no access (a spin point). */
-static uint64_t point_value(struct sthread *st, uint64_t pc)
-{
-	struct dis_access acc;
-	uint64_t value = 0;
-
-	if (!first_access(st->th, pc, &acc) ||
-	    tracer_read(tracer_thread_process(st->th), acc.addr, &value, sizeof(value)) < 0)
-		return 0;
-	return value;
-}
-
 /*
  * A spin over several points: in one turn, the thread came back to an
  * access point it stopped at before, seeing the same value, SPIN_REPEATS
@@ -1417,7 +1577,7 @@ static uint64_t point_value(struct sthread *st, uint64_t pc)
  */
 static bool spin_revisit(struct sthread *st, uint64_t pc)
 {
-	uint64_t value = point_value(st, pc);
+	uint64_t value = access_value(st->th, pc);
 	int k;
 
 	for (k = 0; k < st->nseen; k++)
@@ -1466,7 +1626,7 @@ static enum flow run_step(struct serial *s, int i)
 	s->sampled = false;
 	s->interrupting = false;
 	s->probing = false;
-	s->step_t0 = tracer_now_ms();
+	s->step_t0 = s->step_began = tracer_now_ms();
 	s->threads[i].entry_return_known = false; /* it moves */
 	if (s->threads[i].woken)
 		wake_returns(&s->threads[i]);
@@ -1483,6 +1643,7 @@ static enum flow run_step(struct serial *s, int i)
 	else
 		tracer_resume(s->threads[i].th);
 	flow = loop_run(s->r, &req);
+	drop_spin_candidate(s);
 	s->running = -1;
 	if (flow == FLOW_STOP) {
 		/* the run ended in this step (a crash, an assert): the replay

@@ -340,6 +340,14 @@ void search_bug_stats(struct policy *pol, char *const argv[], const struct engin
 	quiet.brief = true;
 	quiet.quiet_program = true;
 	rc = engine_run_once(pol, argv, &quiet, &hooks, &res, err, sizeof(err));
+	/* the arrays a spin point or a loop found in this run grew (realloc)
+	 * are the search's: the copy's pointers are the live ones */
+	eo->serial->shared = cfg.shared;
+	eo->serial->nshared = cfg.nshared;
+	eo->serial->points = cfg.points;
+	eo->serial->npoints = cfg.npoints;
+	eo->serial->not_spins = cfg.not_spins;
+	eo->serial->nnot_spins = cfg.nnot_spins;
 	if (rc < 0)
 		goto out;
 	text = stats_text(&f, eo->serial, res.outcome);

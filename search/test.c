@@ -79,6 +79,7 @@ static int profile(struct policy *pol, char *const argv[], const struct engine_o
 			free(prof.shared);
 			free(prof.vars);
 			free(prof.var_points);
+			free(prof.not_spins);
 			return -1;
 		}
 		if (res.outcome == OUTCOME_ERROR)
@@ -93,6 +94,8 @@ static int profile(struct policy *pol, char *const argv[], const struct engine_o
 	cfg->nvars = prof.nvars;
 	cfg->var_points = prof.var_points;
 	cfg->nvar_points = prof.nvar_points;
+	cfg->not_spins = prof.not_spins; /* loops that compute: probed once */
+	cfg->nnot_spins = prof.nnot_spins;
 	if (eo->progress)
 		print_profile(cfg);
 	return 0;
@@ -228,6 +231,12 @@ int search_test(char *const argv[], const struct engine_options *opt,
 		if (left <= 0) { /* no time for a run: said, never "0 bugs" */
 			memset(sum, 0, sizeof(*sum));
 			sum->out_of_time = true;
+			sum->ms = (double)(engine_now_ms() - t0);
+			sum->jobs = eo->jobs > 1 ? eo->jobs : 1;
+			snprintf(sum->strategy, sizeof(sum->strategy), "%s",
+				 eo->strategy ? eo->strategy : "portfolio");
+			if (eo->json)
+				search_summary_json(eo->json, eo, sum);
 			rc = 0;
 			goto out;
 		}
@@ -260,6 +269,7 @@ out:
 	free(cfg.shared);
 	free(cfg.vars);
 	free(cfg.var_points);
+	free(cfg.not_spins);
 	engine_free(pol);
 	return rc;
 }

@@ -418,6 +418,13 @@ const struct user_regs_struct *tracer_regs(struct tr_thread *th)
 	return &th->regs;
 }
 
+int tracer_fpregs(struct tr_thread *th, struct user_fpregs_struct *out)
+{
+	if (th->state != TR_HELD)
+		return -1;
+	return ptrace(PTRACE_GETFPREGS, th->tid, 0, out) < 0 ? -1 : 0;
+}
+
 int tracer_set_regs(struct tr_thread *th, const struct user_regs_struct *regs)
 {
 	if (th->state != TR_HELD)

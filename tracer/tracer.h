@@ -248,6 +248,9 @@ int tracer_sync_regs(struct tr_thread *th);
 /* Registers of a held thread (cached until it is resumed). */
 const struct user_regs_struct *tracer_regs(struct tr_thread *th);
 int tracer_set_regs(struct tr_thread *th, const struct user_regs_struct *regs);
+/* A held thread's x87 and SSE registers (PTRACE_GETFPREGS: not cached,
+ * read on each call).  -1 if th is not held or the read failed. */
+int tracer_fpregs(struct tr_thread *th, struct user_fpregs_struct *out);
 
 /* The state letter of process pid as the kernel shows it (R, S, T, t, Z:
  * a zombie its parent may reap...), 0 if it is gone.  Any process, traced
