@@ -468,7 +468,8 @@ bool atom_matches(struct run *r, const struct expr *e, const struct current_even
 uint64_t points_func_addr(struct run *r, struct tr_process *p, int func); /* 0 if unknown */
 struct loc_addrs *points_loc_addrs(struct run *r, struct tr_process *p, int loc);
 int points_arm_breakpoint(struct run *r, struct tr_process *p, uint64_t addr);
-/* One that points_arm_breakpoint armed, removed now (the others stay). */
+/* One that points_arm_breakpoint armed, or that p has from the process it
+ * was forked from, removed now (the others stay). */
 void points_disarm_breakpoint(struct run *r, struct tr_process *p, uint64_t addr);
 /* read(X)/write(X): a watchpoint, or X's place for the stepper. */
 int points_arm_access(struct run *r, struct tr_process *p, const struct expr *e);

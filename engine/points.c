@@ -375,11 +375,10 @@ void points_disarm_breakpoint(struct run *r, struct tr_process *p, uint64_t addr
 	for (i = r->narmed - 1; i >= 0; i--)
 		if (r->armed[i].proc == p && r->armed[i].addr == addr) {
 			r->armed[i] = r->armed[--r->narmed];
-			if (tracer_process_alive(p))
-				tracer_break_remove(p, addr);
-			return;
+			break;
 		}
-	assert(!"disarming a breakpoint that was never armed");
+	if (tracer_process_alive(p) && tracer_break_at(p, addr))
+		tracer_break_remove(p, addr);
 }
 
 static void flush_lingering_watches(struct run *r)

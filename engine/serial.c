@@ -69,6 +69,11 @@
 #define POLL_YOUNG_FOR_MS 10
 #define SETTLE_TRIES	  40 /* polls to wait for dying threads before a deadlock */
 #define DEFAULT_MAX_STEPS 100000
+/* A profile's access point hit this often in one run (a loop over a
+ * buffer of the thread's own) stops being one for the rest of the run:
+ * each hit is a step, and --max-steps would otherwise end the profile's
+ * runs before they saw what the threads share after the loop. */
+#define PROFILE_HOT_HITS 5000
 
 /* The synchronisation functions whose entries are scheduling points.
  * yield: the caller gives way (fair scheduling). */
@@ -244,6 +249,13 @@ struct serial {
 	struct tr_kernel_sample sample;
 	struct profile_hit *hits;
 	size_t nhits, hits_cap;
+	/* profile: hits per (process, point) this run, open addressing */
+	struct hot_point {
+		struct tr_process *proc;
+		uint64_t pc;
+		long hits;
+	} * hot;
+	size_t nhot, hot_cap;
 	int *ids, *options;
 	struct engine_access *access; /* [options]: each one's next access */
 	struct serial_vars *vars;     /* current_var, and profiling's variables */
@@ -772,6 +784,41 @@ static void add_hit(struct serial *s, struct profile_hit hit)
 }
 /* --- profiling --- */
 
+static size_t hot_slot(const struct hot_point *hot, size_t cap, struct tr_process *p, uint64_t pc)
+{
+	size_t i = (size_t)((pc ^ (uintptr_t)p) * 0x9e3779b97f4a7c15ull) & (cap - 1);
+
+	while (hot[i].proc && !(hot[i].proc == p && hot[i].pc == pc))
+		i = (i + 1) & (cap - 1);
+	return i;
+}
+
+/* Count a hit of point pc in p: its count, 0 if it could not be counted. */
+static long count_hot(struct serial *s, struct tr_process *p, uint64_t pc)
+{
+	size_t i;
+
+	if (2 * (s->nhot + 1) > s->hot_cap) {
+		size_t cap = s->hot_cap ? 2 * s->hot_cap : 256, k;
+		struct hot_point *grown = calloc(cap, sizeof(*grown));
+
+		if (!grown)
+			return 0;
+		for (k = 0; k < s->hot_cap; k++)
+			if (s->hot[k].proc)
+				grown[hot_slot(grown, cap, s->hot[k].proc, s->hot[k].pc)] = s->hot[k];
+		free(s->hot);
+		s->hot = grown;
+		s->hot_cap = cap;
+	}
+	i = hot_slot(s->hot, s->hot_cap, p, pc);
+	if (!s->hot[i].proc) {
+		s->hot[i] = (struct hot_point){p, pc, 0};
+		s->nhot++;
+	}
+	return ++s->hot[i].hits;
+}
+
 static void profile_hit(struct serial *s, struct tr_thread *th, uint64_t pc)
 {
 	struct tr_process *p = tracer_thread_process(th);
@@ -780,6 +827,8 @@ static void profile_hit(struct serial *s, struct tr_thread *th, uint64_t pc)
 	struct dis_access acc[DIS_MAX_ACCESSES];
 	int n, k;
 
+	if (count_hot(s, p, pc) == PROFILE_HOT_HITS)
+		points_disarm_breakpoint(s->r, p, pc); /* this one is recorded */
 	if (tracer_decode_at(p, pc, code, &insn) < 0)
 		return;
 	n = dis_accesses(&insn, code, tracer_regs(th), acc, DIS_MAX_ACCESSES);
@@ -2009,6 +2058,7 @@ static void free_serial(struct serial *s)
 	free(s->seg.pcs);
 	free(s->seg.counts);
 	free(s->hits);
+	free(s->hot);
 	free(s->ids);
 	free(s->options);
 	free(s->access);

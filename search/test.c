@@ -59,6 +59,7 @@ static int profile(struct policy *pol, char *const argv[], const struct engine_o
 	struct run_result res;
 	int i, n = to->profile_runs > 0 ? to->profile_runs : DEFAULT_PROFILE_RUNS;
 	int64_t t0 = engine_now_ms();
+	bool cut = false; /* a run ended at --max-steps */
 	FILE *null = fopen("/dev/null", "w");
 
 	if (!null) {
@@ -84,7 +85,13 @@ static int profile(struct policy *pol, char *const argv[], const struct engine_o
 		}
 		if (res.outcome == OUTCOME_ERROR)
 			break; /* as the next would: the search's first run says why */
+		cut |= res.outcome == OUTCOME_INFEASIBLE;
 	}
+	if (cut) /* its "0 bugs" may be a search that never saw the race */
+		fprintf(stderr,
+			"cctrace test: warning: a profiling run reached --max-steps and was ended "
+			"before the program: what its threads share after that is no point of the "
+			"search (give a higher --max-steps, or --points all)\n");
 	fclose(null);
 	cfg->shared = prof.shared; /* the search plants these, and adds to them */
 	cfg->nshared = prof.nshared;

@@ -459,6 +459,32 @@ Test(serial, a_thread_that_computes_is_not_taken_for_a_spin)
 	h_remove_tree(dir);
 }
 
+/* Threads that loop over buffers of their own before they race
+ * (tests/fixtures/serfill: a million stores from one instruction each).
+ * Before, every store was a step of the profile's runs, which ended at
+ * --max-steps inside the loops: the profile saw no shared access, and the
+ * search reported "0 bugs" in 30 runs, silently.  Now a point the profile
+ * hits PROFILE_HOT_HITS times in a run stops being one for the rest of
+ * it; and a profile run ended at --max-steps is told. */
+Test(serial, a_loop_over_private_memory_does_not_blind_the_profile)
+{
+	char *dir = h_temp_dir(), *sched = h_fmt("%s/bug-1.sched", dir);
+	struct h_result r = H_RUN(h_cctrace(), "test", "--seed", "1", "--runs", "30", "--out", dir,
+				  "--", "tests/fixtures/serfill");
+
+	cr_assert_eq(r.code, 1, "no bug in 30 runs (exit %d):\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, "variables: counter"), "the profile missed it:\n%s", r.err);
+	cr_expect(!strstr(r.err, "warning"), "%s", r.err);
+	expect_replays(sched, "tests/fixtures/serfill");
+	h_result_free(&r);
+	r = H_RUN(h_cctrace(), "test", "--seed", "1", "--runs", "3", "--max-steps", "50", "--out",
+		  dir, "--clean", "--", "tests/fixtures/serfill", "--fixed");
+	cr_expect(strstr(r.err, "cctrace test: warning: a profiling run reached --max-steps"), "%s",
+		  r.err);
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
+
 /* cctrace test with its standard input piped in (a here-document: sh
  * writes it into a pipe and closes it before cctrace starts): every run
  * reads it from the start (engine/input.c).  Before, the first profiling
