@@ -83,6 +83,9 @@ tests/fixtures/%: tests/fixtures/%.cpp
 	$(CXX) $(filter-out -std=gnu11,$(SAMPLE_CFLAGS)) -std=gnu++17 -o $@ $<
 # Its bug shows only in UBSan's report (cctrace test reads stderr for it).
 tests/fixtures/serubsan: SAMPLE_CFLAGS += -fsanitize=undefined
+# ...ASan's and TSan's: their runtimes under ptrace.
+tests/fixtures/serasan: SAMPLE_CFLAGS += -fsanitize=address
+tests/fixtures/sertsan: SAMPLE_CFLAGS += -fsanitize=thread
 # sercounter, static: no _Fork to fork runs from, so test's runs are
 # launched afresh.
 tests/fixtures/serstatic: tests/fixtures/sercounter.c

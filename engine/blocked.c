@@ -257,12 +257,11 @@ bool syscall_sleeps_for_time(long nr)
 }
 
 /* A wait for a client or a timer is not blocked by a held thread; but
- * the steps of a serialized search end in a wait for input (serial.c),
- * and its replay's `until blocked` ends there too. */
+ * the steps of a serialized search end in a wait for input, or in a sleep
+ * for a time (serial.c), and its replay's `until blocked` ends there too. */
 static bool waits_for_outside(const struct run *r, const struct tr_kernel_sample *now)
 {
-	return now->awaits_outside &&
-	       !(r->outside_blocks && !syscall_sleeps_for_time(now->syscall));
+	return now->awaits_outside && !r->outside_blocks;
 }
 
 /* Is th asleep now, and was it asleep with the same switch count before? */

@@ -541,6 +541,10 @@ struct run_report;
 /* stderr.c: the launched program's stderr into a temporary file (its fd,
  * -1 on error) while *saved keeps cctrace's; then put back. */
 int stderr_capture_begin(int *saved);
+/* Before any launch: a launched program's LeakSanitizer is off unless
+ * $ASAN_OPTIONS or $LSAN_OPTIONS name detect_leaks (it cannot run under
+ * ptrace, and fails the program's exit).  Idempotent. */
+void sanitizer_env_for_ptrace(void);
 void stderr_capture_end(int saved);
 /* The first line of a sanitizer's report in the file, into line. */
 bool stderr_sanitizer_report(int fd, char *line, size_t len);

@@ -1536,17 +1536,6 @@ static int64_t next_sample_ms(const struct serial *s)
 	return now + (now - s->step_t0 < POLL_YOUNG_FOR_MS ? POLL_YOUNG_MS : POLL_MS);
 }
 
-/*
- * The running thread asleep in the kernel twice in a row, nor in a futex
- * that is about to return: blocked.  A sleep for a time (nanosleep, usleep)
- * ends by itself, and the step waits it out.  A wait for input from outside
- * the program (epoll_wait, poll, accept, a read of a socket) may be a wait
- * for another thread (a server's workers wait in epoll for main to hand
- * them connections, before main has even opened its socket): the step
- * ends, the thread held, as for any sleep, unless no other thread could
- * run (outside_ok).  A serialized replay's `until blocked` ends there too
- * (blocked.c's waits_for_outside).
- */
 /* Every thread waits for input from outside the program, and the one let
  * wait (outside_ok) has waited --timeout for it: a server with no client,
  * which no schedule of its threads will end. */
@@ -1561,6 +1550,20 @@ static enum loop_verdict outside_wait_too_long(struct run *r, const struct sthre
 	return LOOP_STOP;
 }
 
+/*
+ * The running thread asleep in the kernel twice in a row, nor in a futex
+ * that is about to return: blocked.  A wait for input from outside the
+ * program (epoll_wait, poll, accept, a read of a socket) may be a wait
+ * for another thread (a server's workers wait in epoll for main to hand
+ * them connections, before main has even opened its socket): the step
+ * ends, the thread held, as for any sleep, unless no other thread could
+ * run (outside_ok).  So does a sleep for a time that is no sleep point
+ * (libc's sleep functions take no time, sleeps.c): a system call of the
+ * program's own, or a runtime's (ThreadSanitizer's background thread
+ * sleeps 100 ms in a loop for ever, and a step that waited each sleep out
+ * never ended).  A serialized replay's `until blocked` ends there too
+ * (blocked.c's waits_for_outside).
+ */
 static enum loop_verdict step_deadline(struct run *r, struct loop_request *req)
 {
 	struct serial *s = req->ctx;
@@ -1574,10 +1577,9 @@ static enum loop_verdict step_deadline(struct run *r, struct loop_request *req)
 	if (s->interrupting || tracer_kernel_sample(st->th, &now) < 0)
 		return LOOP_AGAIN;
 	if (now.asleep && now.awaits_outside && s->outside_ok &&
-	    tracer_now_ms() - s->step_t0 >= r->timeout_ms)
+	    !syscall_sleeps_for_time(now.syscall) && tracer_now_ms() - s->step_t0 >= r->timeout_ms)
 		return outside_wait_too_long(r, st, now.syscall);
-	if (!now.asleep ||
-	    (now.awaits_outside && (s->outside_ok || syscall_sleeps_for_time(now.syscall)))) {
+	if (!now.asleep || (now.awaits_outside && s->outside_ok)) {
 		s->sampled = false;
 		if (!now.asleep && tracer_now_ms() - s->step_t0 >= SPIN_MS &&
 		    tracer_interrupt(st->th) == 0) {

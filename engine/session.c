@@ -221,8 +221,10 @@ static enum engine_outcome run_on(struct policy *pol, char *const argv[], pid_t 
 		return OUTCOME_ERROR;
 	if (argv && opt->sanitizer_bugs)
 		program_stderr = stderr_capture_begin(&saved);
-	if (argv)
+	if (argv) {
 		engine_input_rewind();
+		sanitizer_env_for_ptrace();
+	}
 	rc = argv ? tracer_launch(t, argv, err, sizeof(err))
 		  : tracer_attach(t, pid, err, sizeof(err));
 	stderr_capture_end(saved);
@@ -322,6 +324,7 @@ int engine_run_once(struct policy *pol, char *const argv[], const struct engine_
 	if (rc == 0) { /* no template: a fresh launch */
 		if (opt->sanitizer_bugs)
 			program_stderr = stderr_capture_begin(&saved);
+		sanitizer_env_for_ptrace();
 		rc = tracer_launch(t, argv, err, errlen);
 		stderr_capture_end(saved);
 	}

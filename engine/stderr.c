@@ -10,6 +10,14 @@
  * program, which serialized execution would take for a deadlock).  When
  * the program has ended the file is searched for a report, then copied to
  * cctrace's stderr, so the user sees what the program said, in one piece.
+ *
+ * LeakSanitizer cannot work under ptrace: at the program's exit it stops
+ * the threads with ptrace itself, fails ("LeakSanitizer has encountered a
+ * fatal error ... does not work under ptrace") and makes the program exit
+ * 1, which a search took for a bug in its first run of any program built
+ * with -fsanitize=address.  So the leak check of a program cctrace
+ * launches is off (detect_leaks=0 added to $ASAN_OPTIONS and
+ * $LSAN_OPTIONS), unless the user's options name it.
  */
 #include "engine/internal.h"
 
@@ -23,6 +31,33 @@ static const char *const markers[] = {
     "ERROR: AddressSanitizer", "ERROR: LeakSanitizer",	 "WARNING: ThreadSanitizer",
     "ERROR: ThreadSanitizer",  "ERROR: MemorySanitizer", "runtime error:",
 };
+
+static void leak_check_off(const char *var)
+{
+	const char *old = getenv(var);
+	char *both = NULL;
+
+	if (!old || !*old) {
+		setenv(var, "detect_leaks=0", 1);
+		return;
+	}
+	if (strstr(old, "detect_leaks"))
+		return; /* the user's say */
+	if (asprintf(&both, "%s:detect_leaks=0", old) >= 0)
+		setenv(var, both, 1);
+	free(both);
+}
+
+void sanitizer_env_for_ptrace(void)
+{
+	static bool done;
+
+	if (done)
+		return;
+	done = true;
+	leak_check_off("ASAN_OPTIONS");
+	leak_check_off("LSAN_OPTIONS");
+}
 
 int stderr_capture_begin(int *saved)
 {

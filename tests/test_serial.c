@@ -1077,6 +1077,29 @@ Test(serial, usage_needs_a_program)
 	h_result_free(&r);
 }
 
+/* A program built with AddressSanitizer (tests/fixtures/serasan): its
+ * use after free is found by ASan's report, and its leak is no bug.
+ * LeakSanitizer cannot run under ptrace; before, it failed at every
+ * exit, the program exited 1, and the --fixed program's first run was a
+ * bug.  cctrace now turns it off in the programs it launches. */
+Test(serial, a_program_built_with_asan_has_no_false_leak_error)
+{
+	expect_found("tests/fixtures/serasan", 30, "AddressSanitizer: heap-use-after-free");
+	g_arg = "--fixed";
+	expect_no_bug("tests/fixtures/serasan", 30);
+}
+
+/* A program built with ThreadSanitizer (tests/fixtures/sertsan): its
+ * runtime's background thread sleeps in a system call of its own in a
+ * loop for ever, which a step waited out for ever; now a sleep that is
+ * no sleep point ends its step as blocked, as a wait for input does. */
+Test(serial, a_program_built_with_tsan_is_searched)
+{
+	expect_found("tests/fixtures/sertsan", 30, "ThreadSanitizer: data race");
+	g_arg = "--fixed";
+	expect_no_bug("tests/fixtures/sertsan", 10);
+}
+
 /* UBSan's report is the only sign of the bug: the program exits 0. */
 Test(serial, a_sanitizer_report_is_a_bug)
 {
