@@ -115,15 +115,8 @@ void text_maps_free(struct text_maps *m)
 
 static int add_readonly(struct text_maps *m, uint64_t lo, uint64_t hi)
 {
-	if (m->nreadonly == m->readonly_cap) {
-		int cap = m->readonly_cap ? 2 * m->readonly_cap : 16;
-		struct text_range_ro *grown = realloc(m->readonly, sizeof(*grown) * (size_t)cap);
-
-		if (!grown)
-			return -1;
-		m->readonly = grown;
-		m->readonly_cap = cap;
-	}
+	if (vec_reserve(&m->readonly, &m->readonly_cap, m->nreadonly, sizeof(*m->readonly)) < 0)
+		return -1;
 	m->readonly[m->nreadonly++] = (struct text_range_ro){lo, hi};
 	return 0;
 }
@@ -140,15 +133,8 @@ bool text_maps_readonly(const struct text_maps *m, uint64_t addr)
 
 static int add_text_mapping(struct text_maps *m, uint64_t lo, uint64_t hi, const char *file)
 {
-	if (m->n == m->cap) {
-		int cap = m->cap ? 2 * m->cap : 16;
-		struct text_mapping *grown = realloc(m->maps, sizeof(*grown) * (size_t)cap);
-
-		if (!grown)
-			return -1;
-		m->maps = grown;
-		m->cap = cap;
-	}
+	if (vec_reserve(&m->maps, &m->cap, m->n, sizeof(*m->maps)) < 0)
+		return -1;
 	m->maps[m->n].file = strdup(file);
 	if (!m->maps[m->n].file)
 		return -1;
