@@ -276,7 +276,7 @@ static const struct cli_option table[] = {
      STORE_STRING, FIELD(eo.strategy)},
     {"runs", 0, "N", CLI_EXPLORE | CLI_TEST, "stop after N runs (random and pct default to 100)",
      CHECK(set_runs)},
-    {"time", 0, "DURATION", CLI_EXPLORE | CLI_TEST, "stop after this long (e.g. 30s, 5m)",
+    {"time", 0, "DURATION", CLI_EXPLORE | CLI_TEST, "stop after this long, ending the run in progress (e.g. 30s, 5m)",
      CHECK(set_time)},
     {"seed", 0, "S", CLI_EXPLORE | CLI_TEST, "seed of random, pct, pctvb and vb:V:T (default 1)",
      CHECK(set_seed)},
