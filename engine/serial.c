@@ -993,7 +993,10 @@ static bool sync_is(struct serial *s, uint64_t pc, const char *name)
 	return sync_named(sync_of(s, pc), name);
 }
 
-/* Held at the entry of pthread_mutex_lock on a mutex another thread owns? */
+/* Held at the entry of pthread_mutex_lock on a mutex another thread owns?
+ * Not on a robust mutex whose owner died holding it: the kernel left its
+ * word OWNER_DIED with no owner, and the lock returns EOWNERDEAD (it was
+ * taken for held by the dead thread, a false deadlock). */
 static bool waits_for_mutex(struct serial *s, struct sthread *st)
 {
 	const struct user_regs_struct *regs;
@@ -1005,6 +1008,8 @@ static bool waits_for_mutex(struct serial *s, struct sthread *st)
 	if (read_words(s, tracer_thread_process(st->th), regs->rdi, lock, sizeof(lock)) < 0)
 		return false;
 	/* glibc: __lock, __count, __owner */
+	if ((lock[0] & TR_FUTEX_OWNER_DIED) && !(lock[0] & TR_FUTEX_TID_MASK))
+		return false;
 	return lock[0] != 0 && lock[2] != (uint32_t)tracer_thread_tid(st->th);
 }
 

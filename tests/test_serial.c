@@ -432,6 +432,26 @@ Test(serial, a_thread_waiting_for_a_signal_is_blocked_until_it_comes)
 	h_remove_tree(dir);
 }
 
+/* A thread reading a signalfd for the signal main sends its process
+ * (tests/fixtures/sersignalfd).  cctrace asks whether a blocked read
+ * would return by polling the descriptor itself, which for a signalfd
+ * asks about cctrace's own signals: the reader was never ready again,
+ * and every run was a false deadlock.  Now /proc answers for the reader. */
+Test(serial, a_thread_reading_a_signalfd_is_ready_when_the_signal_comes)
+{
+	expect_found("tests/fixtures/sersignalfd", 30, "reader+");
+	g_arg = "--fixed";
+	expect_no_bug("tests/fixtures/sersignalfd", 30);
+}
+
+/* A robust mutex whose owner died holding it (tests/fixtures/serrobust):
+ * the next lock returns EOWNERDEAD.  It was taken for a mutex the dead
+ * thread still held: a false deadlock in every run. */
+Test(serial, a_robust_mutex_whose_owner_died_can_be_taken)
+{
+	expect_no_bug("tests/fixtures/serrobust", 30);
+}
+
 /* Threads that compute for 130 ms without a point (tests/fixtures/
  * sercompute: a loop over a local, scaled by a constant read from .rodata
  * every turn).  Before, the profile made a point of the constant's read,

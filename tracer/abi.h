@@ -39,6 +39,9 @@ enum tr_futex_cmd {
  * join waits on) holds the owner's tid, under the FUTEX_WAITERS and
  * FUTEX_OWNER_DIED bits. */
 #define TR_FUTEX_TID_MASK 0x3fffffffu
+/* ...which the kernel sets, clearing the tid, on a robust futex its owner
+ * held as it died: the next lock takes it (EOWNERDEAD). */
+#define TR_FUTEX_OWNER_DIED 0x40000000u
 
 /* glibc's pthread_mutex_t: the futex word __lock first (0 unlocked, 1
  * locked, 2 locked with waiters), the owner's tid __owner at offset 8. */
