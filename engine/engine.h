@@ -441,7 +441,7 @@ struct run_hooks {
 
 struct run_result {
 	enum engine_outcome outcome;
-	bool abandoned; /* hooks->choose said ENGINE_CHOICE_ABANDON */
+	bool abandoned;	  /* hooks->choose said ENGINE_CHOICE_ABANDON */
 	bool out_of_time; /* ended at opt->end_by_ms: not a verdict on the program */
 	/* where the time went, in ms: launching up to the program's entry,
 	 * opening symbol tables, the schedule (symbols excluded), ending */

@@ -55,8 +55,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#define SPIN_REPEATS	  3   /* stops at one point in a row that count as a spin */
-#define SPIN_MS		  100 /* a step this long without a point: a spin, probed */
+#define SPIN_REPEATS 3	 /* stops at one point in a row that count as a spin */
+#define SPIN_MS	     100 /* a step this long without a point: a spin, probed */
 /* ...and one this long: a spin whatever changes in its loop (a spin that
  * reads the clock, or counts, changes its registers as a loop that
  * computes does; it no longer runs for ever) */
@@ -806,7 +806,8 @@ static long count_hot(struct serial *s, struct tr_process *p, uint64_t pc)
 			return 0;
 		for (k = 0; k < s->hot_cap; k++)
 			if (s->hot[k].proc)
-				grown[hot_slot(grown, cap, s->hot[k].proc, s->hot[k].pc)] = s->hot[k];
+				grown[hot_slot(grown, cap, s->hot[k].proc, s->hot[k].pc)] =
+				    s->hot[k];
 		free(s->hot);
 		s->hot = grown;
 		s->hot_cap = cap;

@@ -28,7 +28,7 @@
 struct one_run {
 	enum engine_outcome outcome;
 	bool abandoned, diverged;
-	bool out_of_time; /* cut short by --time: no verdict, not counted */
+	bool out_of_time;		 /* cut short by --time: no verdict, not counted */
 	char *schedule, *report, *trace; /* memstream buffers */
 	size_t schedule_len, report_len, trace_len;
 	char *choices;		 /* the choice trace, "0.1.0": no length limit (a long run

@@ -215,7 +215,7 @@ struct explore_summary {
 	 * excluded), and ending (the program run to its end or killed) */
 	double launch_ms, symbols_ms, schedule_ms, finish_ms;
 	bool interrupted;
-	bool out_of_time; /* --time ran out inside a run, which is not counted */
+	bool out_of_time;      /* --time ran out inside a run, which is not counted */
 	long distinct;	       /* distinct choice traces among the runs */
 	double space_estimate; /* estimated number of traces in the search space */
 	double ms;

@@ -416,8 +416,8 @@ Test(serial, a_thread_that_spawns_a_program_waits_for_the_child)
 Test(serial, a_thread_waiting_for_a_signal_is_blocked_until_it_comes)
 {
 	char *dir = h_temp_dir(), *sched = h_fmt("%s/bug-1.sched", dir);
-	struct h_result r = H_RUN(h_cctrace(), "test", "-q", "--seed", "1", "--runs", "30",
-				  "--out", dir, "--", "tests/fixtures/sersigwait");
+	struct h_result r = H_RUN(h_cctrace(), "test", "-q", "--seed", "1", "--runs", "30", "--out",
+				  dir, "--", "tests/fixtures/sersigwait");
 
 	cr_assert_eq(r.code, 1, "no bug in 30 runs (exit %d):\n%s", r.code, r.err);
 	cr_expect(strstr(r.err, "Assertion `stage == 1' failed"), "not the race:\n%s", r.err);
@@ -470,8 +470,8 @@ Test(serial, a_thread_that_computes_is_not_taken_for_a_spin)
 	cr_expect(strstr(r.err, "5 runs, 0 bugs, 5 completed, 0 infeasible"), "%s", r.err);
 	cr_expect(strstr(r.err, "variables: lock, counter"), "the profile missed them:\n%s", r.err);
 	h_result_free(&r);
-	r = H_RUN(h_cctrace(), "test", "-q", "--no-minimize", "--seed", "1", "--runs", "30", "--out",
-		  dir, "--clean", "--", "tests/fixtures/sercompute");
+	r = H_RUN(h_cctrace(), "test", "-q", "--no-minimize", "--seed", "1", "--runs", "30",
+		  "--out", dir, "--clean", "--", "tests/fixtures/sercompute");
 	cr_assert_eq(r.code, 1, "no bug in 30 runs (exit %d):\n%s", r.code, r.err);
 	cr_expect(strstr(r.err, "Assertion `counter == 2' failed"), "not the race:\n%s", r.err);
 	expect_replays(sched, "tests/fixtures/sercompute");
