@@ -45,6 +45,10 @@ static void print_profile(const struct engine_serial *cfg)
 	for (i = 0; i < cfg->nvars; i++)
 		fprintf(stderr, "%s%s", i ? ", " : ": ", cfg->vars[i].name);
 	fputc('\n', stderr);
+	if (cfg->npoints == 0) /* so that "0 bugs" is read for what it covers */
+		fprintf(stderr, "cctrace test: note: no instruction of the program touched memory "
+				"that another thread touched; the search switches threads at "
+				"synchronisation only (--points all: at every access)\n");
 }
 
 static int profile(struct policy *pol, char *const argv[], const struct engine_options *opt,

@@ -485,7 +485,8 @@ Test(serial, a_thread_that_computes_is_not_taken_for_a_spin)
  * --max-steps inside the loops: the profile saw no shared access, and the
  * search reported "0 bugs" in 30 runs, silently.  Now a point the profile
  * hits PROFILE_HOT_HITS times in a run stops being one for the rest of
- * it; and a profile run ended at --max-steps is told. */
+ * it; and a profile run ended at --max-steps is told, as is a profile
+ * that found nothing shared. */
 Test(serial, a_loop_over_private_memory_does_not_blind_the_profile)
 {
 	char *dir = h_temp_dir(), *sched = h_fmt("%s/bug-1.sched", dir);
@@ -501,6 +502,9 @@ Test(serial, a_loop_over_private_memory_does_not_blind_the_profile)
 		  dir, "--clean", "--", "tests/fixtures/serfill", "--fixed");
 	cr_expect(strstr(r.err, "cctrace test: warning: a profiling run reached --max-steps"), "%s",
 		  r.err);
+	cr_expect(strstr(r.err, "cctrace test: note: no instruction of the program touched memory "
+				"that another thread touched"),
+		  "%s", r.err);
 	h_result_free(&r);
 	h_remove_tree(dir);
 }
