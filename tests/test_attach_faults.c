@@ -317,13 +317,14 @@ Test(attach_faults, exec_from_a_thread_mid_schedule_20_runs)
 /* ------------------------------------------------ a wait left unharmed */
 
 /*
- * A thread asleep in epoll_wait, and one in sigwaitinfo, held by an
- * attach and let go: the interrupt that holds them ends either call with
- * EINTR (they are never restarted, unlike poll or a futex wait), which a
- * program takes for a signal (a signal thread that calls exit on an error
- * ended its server).  The tracer gives them the kernel's restart code
- * instead, so the call is made again: the threads see no EINTR (each saw
- * one per attach; sigwaitinfo still did until this session).
+ * A thread asleep in epoll_wait, one in sigwaitinfo and one in recv on a
+ * socket with a receive timeout, held by an attach and let go: the
+ * interrupt that holds them ends each call with EINTR (they are never
+ * restarted, unlike poll or a futex wait), which a program takes for a
+ * signal (a signal thread that calls exit on an error ended its server).
+ * The tracer gives them the kernel's restart code instead, so the call is
+ * made again: the threads see no EINTR (each saw one per attach;
+ * sigwaitinfo and recv still did until this session).
  */
 Test(attach_faults, an_epoll_wait_held_by_an_attach_sees_no_eintr)
 {

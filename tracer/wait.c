@@ -402,7 +402,12 @@ static bool stops_job(int sig)
  * and resumed, would loop back into its wait unseen by a search that asks
  * whether it is still asleep.  So they are given the restart code too,
  * which the kernel then honours the same way.  A timed one starts its
- * time again.
+ * time again.  So are the transfers on a socket with a timeout
+ * (SO_RCVTIMEO, SO_SNDTIMEO: EINTR, where one without answers a restart
+ * code): they answer EINTR only when nothing was transferred, so the
+ * call made again is the same call.  Not connect, whose second call is
+ * not the first's (EALREADY), nor close and the like, which may have
+ * done their work when they answer EINTR.
  */
 static bool answers_eintr_when_stopped(long nr)
 {
@@ -415,6 +420,18 @@ static bool answers_eintr_when_stopped(long nr)
 	case TR_SYS_semtimedop:
 	case TR_SYS_io_getevents:
 	case TR_SYS_io_pgetevents:
+	case TR_SYS_read:
+	case TR_SYS_readv:
+	case TR_SYS_write:
+	case TR_SYS_writev:
+	case TR_SYS_recvfrom:
+	case TR_SYS_recvmsg:
+	case TR_SYS_recvmmsg:
+	case TR_SYS_sendto:
+	case TR_SYS_sendmsg:
+	case TR_SYS_sendmmsg:
+	case TR_SYS_accept:
+	case TR_SYS_accept4:
 		return true;
 	default:
 		return false;
