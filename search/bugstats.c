@@ -316,18 +316,23 @@ void search_bug_stats(struct policy *pol, char *const argv[], const struct engin
 		      const struct explore_options *eo, long n)
 {
 	struct follow f = {.nvars = (int)eo->serial->nvars};
-	struct engine_serial cfg = *eo->serial;
+	/* the search's own: the spin points and loops this replay finds grow
+	 * its arrays, as a run of the search would (a copy's would be freed
+	 * under it); the three settings of a replay are put back after */
+	struct engine_serial *cfg = eo->serial;
+	bool describe = cfg->describe, profile = cfg->profile;
+	long *preemptions_out = cfg->preemptions_out;
 	struct engine_options quiet = *opt;
-	struct run_hooks hooks = {.choose = follow_choose, .ctx = &f, .serial = &cfg};
+	struct run_hooks hooks = {.choose = follow_choose, .ctx = &f, .serial = cfg};
 	struct run_result res = {0};
 	char path[4096], err[1024], *text = NULL;
 	FILE *null = fopen("/dev/null", "w");
 	struct schedule *sched;
 	int rc;
 
-	cfg.describe = true;
-	cfg.profile = false;
-	cfg.preemptions_out = NULL;
+	cfg->describe = true;
+	cfg->profile = false;
+	cfg->preemptions_out = NULL;
 	snprintf(path, sizeof(path), "%s/bug-%ld.sched", eo->out_dir, n);
 	sched = schedule_load(path, engine_atoms(), err, sizeof(err));
 	f.var_seen = calloc((size_t)f.nvars + 1, sizeof(*f.var_seen));
@@ -340,21 +345,16 @@ void search_bug_stats(struct policy *pol, char *const argv[], const struct engin
 	quiet.brief = true;
 	quiet.quiet_program = true;
 	rc = engine_run_once(pol, argv, &quiet, &hooks, &res, err, sizeof(err));
-	/* the arrays a spin point or a loop found in this run grew (realloc)
-	 * are the search's: the copy's pointers are the live ones */
-	eo->serial->shared = cfg.shared;
-	eo->serial->nshared = cfg.nshared;
-	eo->serial->points = cfg.points;
-	eo->serial->npoints = cfg.npoints;
-	eo->serial->not_spins = cfg.not_spins;
-	eo->serial->nnot_spins = cfg.nnot_spins;
 	if (rc < 0)
 		goto out;
-	text = stats_text(&f, eo->serial, res.outcome);
+	text = stats_text(&f, cfg, res.outcome);
 	snprintf(path, sizeof(path), "%s/bug-%ld.txt", eo->out_dir, n);
 	if (text)
 		insert_before(path, "found run:", text);
 out:
+	cfg->describe = describe;
+	cfg->profile = profile;
+	cfg->preemptions_out = preemptions_out;
 	free(text);
 	schedule_free(sched);
 	if (null)
