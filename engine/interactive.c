@@ -92,8 +92,7 @@ struct engine_session *engine_session_launch(char *const argv[], const struct en
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	sanitizer_env_for_ptrace();
-	if (tracer_launch(s->tracer, argv, err, errlen) < 0 || session_start(s, true) < 0) {
+	if (launch_traced(s->tracer, argv, err, errlen) < 0 || session_start(s, true) < 0) {
 		tracer_free(s->tracer);
 		free(s);
 		return NULL;

@@ -541,10 +541,11 @@ struct run_report;
 /* stderr.c: the launched program's stderr into a temporary file (its fd,
  * -1 on error) while *saved keeps cctrace's; then put back. */
 int stderr_capture_begin(int *saved);
-/* Before any launch: a launched program's LeakSanitizer is off unless
- * $ASAN_OPTIONS or $LSAN_OPTIONS name detect_leaks (it cannot run under
- * ptrace, and fails the program's exit).  Idempotent. */
-void sanitizer_env_for_ptrace(void);
+/* tracer_launch, with the environment a traced program needs: its
+ * LeakSanitizer off unless $ASAN_OPTIONS or $LSAN_OPTIONS name
+ * detect_leaks (it cannot run under ptrace, and fails the program's
+ * exit).  Every launch of the engine's goes through here. */
+int launch_traced(struct tracer *t, char *const argv[], char *err, size_t errlen);
 void stderr_capture_end(int saved);
 /* The first line of a sanitizer's report in the file, into line. */
 bool stderr_sanitizer_report(int fd, char *line, size_t len);

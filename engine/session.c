@@ -221,11 +221,9 @@ static enum engine_outcome run_on(struct policy *pol, char *const argv[], pid_t 
 		return OUTCOME_ERROR;
 	if (argv && opt->sanitizer_bugs)
 		program_stderr = stderr_capture_begin(&saved);
-	if (argv) {
+	if (argv)
 		engine_input_rewind();
-		sanitizer_env_for_ptrace();
-	}
-	rc = argv ? tracer_launch(t, argv, err, sizeof(err))
+	rc = argv ? launch_traced(t, argv, err, sizeof(err))
 		  : tracer_attach(t, pid, err, sizeof(err));
 	stderr_capture_end(saved);
 	if (rc < 0) {
@@ -324,8 +322,7 @@ int engine_run_once(struct policy *pol, char *const argv[], const struct engine_
 	if (rc == 0) { /* no template: a fresh launch */
 		if (opt->sanitizer_bugs)
 			program_stderr = stderr_capture_begin(&saved);
-		sanitizer_env_for_ptrace();
-		rc = tracer_launch(t, argv, err, errlen);
+		rc = launch_traced(t, argv, err, errlen);
 		stderr_capture_end(saved);
 	}
 	if (rc < 0) {

@@ -136,8 +136,7 @@ static void make_template(struct engine_snapshot *s, char *const argv[],
 		drop_template(s);
 		return;
 	}
-	sanitizer_env_for_ptrace();
-	rc = tracer_launch(s->t, argv, err, sizeof(err));
+	rc = launch_traced(s->t, argv, err, sizeof(err));
 	stderr_capture_end(saved);
 	if (rc < 0) {
 		snprintf(s->why, sizeof(s->why), "the template did not start: %s", err);

@@ -48,15 +48,16 @@ static void leak_check_off(const char *var)
 	free(both);
 }
 
-void sanitizer_env_for_ptrace(void)
+int launch_traced(struct tracer *t, char *const argv[], char *err, size_t errlen)
 {
-	static bool done;
+	static bool env_set;
 
-	if (done)
-		return;
-	done = true;
-	leak_check_off("ASAN_OPTIONS");
-	leak_check_off("LSAN_OPTIONS");
+	if (!env_set) {
+		env_set = true;
+		leak_check_off("ASAN_OPTIONS");
+		leak_check_off("LSAN_OPTIONS");
+	}
+	return tracer_launch(t, argv, err, errlen);
 }
 
 int stderr_capture_begin(int *saved)
