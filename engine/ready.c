@@ -80,29 +80,18 @@ static int take_fd(const struct fd_source *src, int fd, short events)
 	return mine;
 }
 
-/* What pid's fd is (its /proc/PID/fd link: "pipe:[12]",
- * "anon_inode:[signalfd]"), "" if it cannot be read. */
-static void fd_kind(pid_t pid, int fd, char *kind, size_t len)
+/* The signal mask of signalfd fd of p (its fdinfo's "sigmask:"). */
+static uint64_t signalfd_mask(const struct tr_process *p, int fd)
 {
-	char path[64];
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)pid, fd);
-	n = readlink(path, kind, len - 1);
-	kind[n < 0 ? 0 : n] = 0;
-}
-
-/* The hex mask after key in the file at path (a status or fdinfo line). */
-static uint64_t proc_mask(const char *path, const char *key)
-{
-	char line[256];
+	char path[96], line[256];
 	uint64_t mask = 0;
-	size_t len = strlen(key);
-	FILE *f = fopen(path, "r");
+	FILE *f;
 
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", (int)tracer_process_pid(p), fd);
+	f = fopen(path, "r");
 	while (f && fgets(line, sizeof(line), f))
-		if (strncmp(line, key, len) == 0) {
-			mask = strtoull(line + len, NULL, 16);
+		if (strncmp(line, "sigmask:", 8) == 0) {
+			mask = strtoull(line + 8, NULL, 16);
 			break;
 		}
 	if (f)
@@ -110,35 +99,20 @@ static uint64_t proc_mask(const char *path, const char *key)
 	return mask;
 }
 
-/* Would a read of signalfd fd by thread tid of pid return a signal? */
-static bool signalfd_pending(pid_t pid, pid_t tid, int fd)
-{
-	char path[96];
-	uint64_t mask, pending;
-
-	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", (int)pid, fd);
-	mask = proc_mask(path, "sigmask:");
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	pending = proc_mask(path, "ShdPnd:");
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
-	pending |= proc_mask(path, "SigPnd:");
-	return (pending & mask) != 0;
-}
-
-/* Does epoll instance fd of pid watch a signalfd (its fdinfo's "tfd:"
+/* Does epoll instance fd of p watch a signalfd (its fdinfo's "tfd:"
  * lines name the watched descriptors)? */
-static bool epoll_watches_signalfd(pid_t pid, int fd)
+static bool epoll_watches_signalfd(const struct tr_process *p, int fd)
 {
 	char path[96], line[256], kind[64];
 	bool found = false;
 	FILE *f;
 	int tfd;
 
-	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", (int)pid, fd);
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", (int)tracer_process_pid(p), fd);
 	f = fopen(path, "r");
 	while (f && !found && fgets(line, sizeof(line), f))
 		if (sscanf(line, "tfd: %d", &tfd) == 1) {
-			fd_kind(pid, tfd, kind, sizeof(kind));
+			tracer_fd_kind(p, tfd, kind, sizeof(kind));
 			found = strcmp(kind, "anon_inode:[signalfd]") == 0;
 		}
 	if (f)
@@ -146,46 +120,49 @@ static bool epoll_watches_signalfd(pid_t pid, int fd)
 	return found;
 }
 
-/* want, asked of pid's thread tid where cctrace cannot poll it for the
- * program: 1 ready, 0 not, -1 cannot tell; 2: an ordinary descriptor,
- * polled. */
-static int ask_from_proc(pid_t pid, pid_t tid, const struct pollfd *want)
+/* want, asked for th where cctrace cannot poll it for the program: 1
+ * ready, 0 not, -1 cannot tell; 2: an ordinary descriptor, to poll. */
+static int ask_from_proc(struct tr_thread *th, const struct pollfd *want)
 {
+	struct tr_process *p = tracer_thread_process(th);
 	char kind[64];
 
-	fd_kind(pid, want->fd, kind, sizeof(kind));
+	tracer_fd_kind(p, want->fd, kind, sizeof(kind));
 	if (strcmp(kind, "anon_inode:[signalfd]") == 0)
-		return (want->events & POLLIN) && signalfd_pending(pid, tid, want->fd);
-	if (strcmp(kind, "anon_inode:[eventpoll]") == 0 && epoll_watches_signalfd(pid, want->fd))
+		return (want->events & POLLIN) &&
+		       (tracer_thread_pending_signals(th) & signalfd_mask(p, want->fd)) != 0;
+	if (strcmp(kind, "anon_inode:[eventpoll]") == 0 && epoll_watches_signalfd(p, want->fd))
 		return -1;
 	return 2;
 }
 
 /* Poll the program's descriptors want[0..n) (fd, events; a negative fd
- * is skipped, as poll skips it) without waiting, for its thread tid:
+ * is skipped, as poll skips it) without waiting, for its thread th:
  * would its poll return? */
-static int poll_theirs(pid_t pid, pid_t tid, const struct pollfd *want, size_t n)
+static int poll_theirs(struct tr_thread *th, const struct pollfd *want, size_t n)
 {
 	struct pollfd *mine = calloc(n ? n : 1, sizeof(*mine));
 	struct fd_source src;
 	size_t i;
-	int rc = -1, asked = 0;
+	int rc = -1;
 
 	if (!mine)
 		return -1;
 	for (i = 0; i < n; i++)
 		mine[i] = (struct pollfd){.fd = -1, .events = want[i].events};
-	fd_source_open(&src, pid);
-	for (i = 0; i < n && asked >= 0 && asked != 1; i++) {
-		if (want[i].fd < 0 || (asked = ask_from_proc(pid, tid, &want[i])) != 2)
-			continue;
-		if ((mine[i].fd = take_fd(&src, want[i].fd, want[i].events)) < 0)
-			break;
+	fd_source_open(&src, tracer_process_pid(tracer_thread_process(th)));
+	for (i = 0; i < n; i++) {
+		int asked = want[i].fd < 0 ? 0 : ask_from_proc(th, &want[i]);
+
+		if (asked == 1 || asked < 0) {
+			rc = asked;
+			goto out;
+		}
+		if (asked == 2 && (mine[i].fd = take_fd(&src, want[i].fd, want[i].events)) < 0)
+			goto out;
 	}
-	if (asked == 1 || asked < 0)
-		rc = asked;
-	else if (i == n)
-		rc = poll(mine, (nfds_t)n, 0);
+	rc = poll(mine, (nfds_t)n, 0);
+out:
 	for (i = 0; i < n; i++)
 		if (mine[i].fd >= 0)
 			close(mine[i].fd);
@@ -194,11 +171,11 @@ static int poll_theirs(pid_t pid, pid_t tid, const struct pollfd *want, size_t n
 	return rc < 0 ? -1 : rc > 0;
 }
 
-static int fd_ready(pid_t pid, pid_t tid, uint64_t fd, short events)
+static int fd_ready(struct tr_thread *th, uint64_t fd, short events)
 {
 	struct pollfd want = {.fd = (int)fd, .events = events};
 
-	return fd > INT32_MAX ? -1 : poll_theirs(pid, tid, &want, 1);
+	return fd > INT32_MAX ? -1 : poll_theirs(th, &want, 1);
 }
 
 /* poll(fds, nfds, ...) and ppoll: its array, read from the program.  No
@@ -213,7 +190,7 @@ static int poll_would_return(struct tr_thread *th, uint64_t fds, uint64_t nfds)
 		return -1;
 	want = calloc(nfds, sizeof(*want));
 	if (want && tracer_read(p, fds, want, nfds * sizeof(*want)) == 0)
-		rc = poll_theirs(tracer_process_pid(p), tracer_thread_tid(th), want, nfds);
+		rc = poll_theirs(th, want, nfds);
 	free(want);
 	return rc;
 }
@@ -261,7 +238,7 @@ static int select_would_return(struct tr_thread *th, const uint64_t *args)
 		if (ev)
 			want[n++] = (struct pollfd){.fd = (int)fd, .events = ev};
 	}
-	rc = n ? poll_theirs(tracer_process_pid(p), tracer_thread_tid(th), want, n) : -1;
+	rc = n ? poll_theirs(th, want, n) : -1;
 out:
 	for (k = 0; k < 3; k++)
 		free(sets[k]);
@@ -309,7 +286,7 @@ static int child_wait_would_return(pid_t pid, pid_t want)
 
 int call_would_return(struct tr_thread *th, long nr, const uint64_t args[TRACER_SYSCALL_ARGS])
 {
-	pid_t pid = tracer_process_pid(tracer_thread_process(th)), tid = tracer_thread_tid(th);
+	pid_t pid = tracer_process_pid(tracer_thread_process(th));
 
 	switch (nr) {
 	case TR_SYS_read:
@@ -322,14 +299,14 @@ int call_would_return(struct tr_thread *th, long nr, const uint64_t args[TRACER_
 	case TR_SYS_epoll_wait:
 	case TR_SYS_epoll_pwait:
 	case TR_SYS_epoll_pwait2:
-		return fd_ready(pid, tid, args[0], POLLIN);
+		return fd_ready(th, args[0], POLLIN);
 	case TR_SYS_write:
 	case TR_SYS_writev:
 	case TR_SYS_sendto:
 	case TR_SYS_sendmsg:
 	case TR_SYS_sendmmsg:
 	case TR_SYS_connect:
-		return fd_ready(pid, tid, args[0], POLLOUT);
+		return fd_ready(th, args[0], POLLOUT);
 	case TR_SYS_poll:
 	case TR_SYS_ppoll:
 		return poll_would_return(th, args[0], args[1]);

@@ -38,6 +38,14 @@ static void fd_target(pid_t pid, const char *fd, char *target, size_t len)
 	target[n < 0 ? 0 : n] = 0;
 }
 
+void tracer_fd_kind(const struct tr_process *p, int fd, char *kind, size_t len)
+{
+	char name[24];
+
+	snprintf(name, sizeof(name), "%d", fd);
+	fd_target(p->pid, name, kind, len);
+}
+
 /* Does pid hold an fd on pipe (its "pipe:[INODE]") open for writing? */
 static bool writes_pipe(pid_t pid, const char *pipe)
 {

@@ -418,6 +418,16 @@ const struct user_regs_struct *tracer_regs(struct tr_thread *th)
 	return &th->regs;
 }
 
+uint64_t tracer_thread_pending_signals(const struct tr_thread *th)
+{
+	static const struct tr_status_key keys[] = {{"SigPnd", 16}, {"ShdPnd", 16}};
+	unsigned long long pending[2] = {0, 0};
+
+	if (tr_status_fields(th->proc->pid, th->tid, keys, 2, pending) < 0)
+		return 0;
+	return pending[0] | pending[1];
+}
+
 int tracer_fpregs(struct tr_thread *th, struct user_fpregs_struct *out)
 {
 	if (th->state != TR_HELD)

@@ -248,6 +248,12 @@ int tracer_sync_regs(struct tr_thread *th);
 /* Registers of a held thread (cached until it is resumed). */
 const struct user_regs_struct *tracer_regs(struct tr_thread *th);
 int tracer_set_regs(struct tr_thread *th, const struct user_regs_struct *regs);
+/* The signals pending for th or for its process (SigPnd | ShdPnd), 0 if
+ * they cannot be read. */
+uint64_t tracer_thread_pending_signals(const struct tr_thread *th);
+/* What descriptor fd of p is: its /proc/PID/fd link ("pipe:[12]",
+ * "anon_inode:[signalfd]"), "" if it cannot be read. */
+void tracer_fd_kind(const struct tr_process *p, int fd, char *kind, size_t len);
 /* A held thread's x87 and SSE registers (PTRACE_GETFPREGS: not cached,
  * read on each call).  -1 if th is not held or the read failed. */
 int tracer_fpregs(struct tr_thread *th, struct user_fpregs_struct *out);
