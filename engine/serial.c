@@ -1241,15 +1241,15 @@ static enum loop_verdict spin_candidate_hit(struct serial *s, struct tr_thread *
 {
 	uint64_t pc = s->cand.pc, state = loop_state(th, pc);
 
-	if (!s->cand.seen || state != s->cand.state) {
-		bool computes = s->cand.seen;
-
+	if (!s->cand.seen) { /* its first arrival: the state to compare with */
 		s->cand.seen = true;
 		s->cand.state = state;
-		if (computes) {
-			drop_spin_candidate(s);
-			note_not_spin(s->cfg, pc);
-		}
+		run_resume(s->r, th);
+		return LOOP_AGAIN;
+	}
+	if (state != s->cand.state) { /* it computes */
+		drop_spin_candidate(s);
+		note_not_spin(s->cfg, pc);
 		run_resume(s->r, th);
 		return LOOP_AGAIN;
 	}
@@ -1285,16 +1285,15 @@ static enum loop_verdict spin_found(struct serial *s, struct tr_thread *th)
 		if (in_ranges(s->exe_text, s->nexe_text, frames[k].pc))
 			pc = frames[k].pc;
 	if (pc && tracer_now_ms() - s->step_began < SPIN_PROOF_MS && !tracer_break_at(p, pc)) {
-		if (known_not_spin(s->cfg, pc) || (s->cand.armed && s->cand.pc == pc))
-			pc = 0; /* computes; or watched already */
-		else {
+		/* not a point yet: watched, unless it computes or is watched
+		 * already; at pc now, it arrives there as it is resumed */
+		if (!known_not_spin(s->cfg, pc) && !(s->cand.armed && s->cand.pc == pc)) {
 			drop_spin_candidate(s);
 			if (points_arm_breakpoint(s->r, p, pc) < 0)
 				return LOOP_STOP;
-			/* at pc now, it arrives there as it is resumed */
 			s->cand = (struct spin_candidate){.proc = p, .pc = pc, .armed = true};
-			pc = 0;
 		}
+		pc = 0;
 	}
 	if (!pc) {
 		run_resume(s->r, th);
