@@ -579,7 +579,10 @@ static int start_wait(struct run *r, struct wait_state *ws)
 	for (i = 0; i < ws->ntargets; i++) {
 		points_seed_frames(r, ws->targets[i]);
 		tracer_pin(ws->targets[i], true);
-		if (start_candidate(r, ws->targets[i], ws->matched, &ws->nmatched) < 0)
+		/* one with news of its own (a thread bound before its start
+		 * event came) is judged at that event, not set going past it */
+		if (!tracer_event_pending(ws->targets[i]) &&
+		    start_candidate(r, ws->targets[i], ws->matched, &ws->nmatched) < 0)
 			return -1;
 	}
 	for (th = tracer_threads(r->t); r->all_candidates && th; th = tracer_thread_next(th))

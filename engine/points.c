@@ -1020,7 +1020,21 @@ int run_backtrace(struct run *r, struct tr_thread *th, struct sym_frame *frames,
 {
 	struct proc_ctx *pc = run_proc(r, tracer_thread_process(th));
 
-	if (!pc || !pc->syms || !tracer_thread_held(th) || tracer_sync_regs(th) < 0)
+	struct user_regs_struct kept, shown;
+	int n;
+
+	if (!pc || !pc->syms || !tracer_thread_held(th))
 		return -1;
-	return sym_backtrace(pc->syms, tracer_thread_tid(th), frames, max);
+	/* The unwinder reads the kernel's registers: a thread in a scratch
+	 * slot is shown from its instruction's home for the while. */
+	kept = shown = *tracer_regs(th);
+	shown.rip = tracer_code_pc(th);
+	if (shown.rip != kept.rip)
+		tracer_set_regs(th, &shown);
+	if (tracer_sync_regs(th) < 0)
+		return -1;
+	n = sym_backtrace(pc->syms, tracer_thread_tid(th), frames, max);
+	if (shown.rip != kept.rip)
+		tracer_set_regs(th, &kept);
+	return n;
 }

@@ -363,6 +363,37 @@ void report_stack_to(struct run *r, struct tr_thread *th, FILE *f)
 	}
 }
 
+/* A thread that ended plainly and no schedule variable names: a server
+ * that ran a thousand short workers would bury the threads that matter. */
+static bool plainly_gone(struct run *r, struct tr_thread *th)
+{
+	const char *state = run_thread(r, th)->kernel_state;
+
+	return tracer_thread_exited(th) && !run_var_of(r, th) &&
+	       (!state[0] || strcmp(state, "exited") == 0);
+}
+
+/* Those threads in one line: how many, and the first and last names. */
+static void report_gone(struct run *r, FILE *f)
+{
+	struct tr_thread *th, *first = NULL, *last = NULL;
+	int n = 0;
+
+	tr_for_each_thread(th, r->t) {
+		if (!plainly_gone(r, th))
+			continue;
+		if (!first)
+			first = th;
+		last = th;
+		n++;
+	}
+	if (n == 1)
+		fprintf(f, "    %-8s      exited\n", tracer_thread_name(first));
+	else if (n > 1)
+		fprintf(f, "    %d other threads exited (%s ... %s)\n", n,
+			tracer_thread_name(first), tracer_thread_name(last));
+}
+
 /* Where every thread is; running threads must have been stopped first. */
 void report_threads(struct run *r)
 {
@@ -377,6 +408,8 @@ void report_threads(struct run *r)
 	tr_for_each_thread(th, r->t) {
 		const char *var = run_var_of(r, th);
 
+		if (plainly_gone(r, th))
+			continue;
 		if (tracer_thread_exited(th)) {
 			/* "exited", or how else it left (let go, --no-children) */
 			fprintf(f, "    %-8s %-4s %s\n", tracer_thread_name(th), var ? var : "",
@@ -388,11 +421,12 @@ void report_threads(struct run *r)
 			 run_thread(r, th)->kernel_state[0] ? run_thread(r, th)->kernel_state
 			 : var				    ? "held"
 							    : "free");
-		describe_pc(r, th, tracer_regs(th)->rip, &loc);
+		describe_pc(r, th, tracer_code_pc(th), &loc);
 		fprintf(f, "    %-8s %-4s %-18s at %s+%lu", tracer_thread_name(th), var ? var : "",
 			state, loc.pretty ? loc.pretty : "??", (unsigned long)loc.func_offset);
 		if (loc.file)
 			fprintf(f, " (%s:%d)", loc.file, loc.line);
 		fputc('\n', f);
 	}
+	report_gone(r, f);
 }

@@ -230,3 +230,87 @@ Test(threads, every_write_of_the_waves_is_seen)
 	cr_expect(strstr(r.out, "ok: 12 jobs") != NULL, "%s", r.out);
 	h_result_free(&r);
 }
+
+/* The main thread of a launched program, named by pN.tM before its start
+ * was seen, can be run and stepped at once: its start event is news no
+ * more.  (It used to be delivered after the thread had been let go, and
+ * broke the tracer's contract: an assertion aborted cctrace.) */
+Test(threads, a_launched_main_thread_named_at_once_can_be_run_and_stepped)
+{
+	static const char *const scheds[] = {
+	    "thread A = p1.t1\nrun A until exit\n",
+	    "thread A = p1.t1\nstep A\nstep A\nstep A\nrun A until exit\n",
+	};
+	static const int steps[] = {0, 3};
+	size_t i;
+
+	for (i = 0; i < sizeof(scheds) / sizeof(scheds[0]); i++) {
+		char *sched = h_temp_sched("main.sched", scheds[i]);
+		struct h_result r = h_run(
+		    (const char *const[]){h_cctrace(), "run", sched, "--", WAVES, NULL}, QUICK_S);
+		struct h_trace_ev ev[8];
+		int n = h_parse_trace(r.err, ev, 8), k;
+
+		cr_expect(!r.timed_out, "cctrace did not end within %d s:\n%s", QUICK_S, r.err);
+		cr_expect_eq(r.code, 0, "schedule %zu: exit %d, expected 0:\n%s", i, r.code, r.err);
+		cr_assert_eq(n, steps[i] + 1, "schedule %zu: %d events:\n%s", i, n, r.err);
+		for (k = 0; k < steps[i]; k++)
+			cr_expect_str_eq(ev[k].event, "step");
+		cr_expect_str_eq(ev[n - 1].event, "exit");
+		cr_expect_str_eq(ev[n - 1].thread, "p1.t1");
+		cr_expect(strstr(r.err, "cctrace: completed:"), "%s", r.err);
+		h_result_free(&r);
+	}
+}
+
+/* A thread that sleeps in a system call it was moved into by the stepper
+ * runs that instruction out of line, from a scratch slot.  Where the
+ * threads were is still told from the code: the function it sleeps in,
+ * not "??" (a slot has no symbol). */
+Test(threads, a_thread_sleeping_in_a_displaced_system_call_is_shown_where_it_is)
+{
+	char *sched = h_temp_sched("sleeps.sched", "timeout 1s\n"
+						   "thread M = p1.t1\n"
+						   "run M until call(abort)\n");
+	struct h_proc p = h_spawn((const char *const[]){h_cctrace(), "run", sched, "--",
+							"tests/fixtures/futexhold", "--read", NULL},
+				  true, true, true);
+	struct h_result r = h_collect(&p, QUICK_S); /* stdin stays open, unwritten */
+	const char *line;
+
+	cr_expect(!r.timed_out, "cctrace did not end within %d s:\n%s", QUICK_S, r.err);
+	cr_expect_eq(r.code, 2, "exit %d, expected 2 (unrealizable):\n%s", r.code, r.err);
+	line = strstr(r.err, "    p1.t1    M    blocked in read");
+	cr_assert(line, "main should be shown asleep in read:\n%s", r.err);
+	cr_expect(strncmp(strstr(line, " at ") ?: "", " at read+", 9) == 0 && !strstr(r.err, "??"),
+		  "its place should be libc's read:\n%s", r.err);
+	h_result_free(&r);
+}
+
+/* Threads that ended plainly, named by no variable, are one line where the
+ * threads were: a program that ran hundreds of short workers would bury
+ * the ones that matter. */
+Test(threads, threads_that_ended_are_one_line_where_the_threads_were)
+{
+	char *sched = h_temp_sched("rounds.sched", "timeout 2s\n"
+						   "thread M = p1.t1\n"
+						   "run M until call(abort)\n");
+	struct h_result r = h_run((const char *const[]){h_cctrace(), "run", sched, "--",
+							"samples/bank/bank", "--loop", NULL},
+				  QUICK_S);
+	const char *list = strstr(r.err, "  threads:\n"), *summary;
+	int n = 0, last = 0;
+
+	cr_expect(!r.timed_out, "cctrace did not end within %d s:\n%s", QUICK_S, r.err);
+	cr_expect_eq(r.code, 2, "exit %d, expected 2 (unrealizable):\n%s", r.code, r.err);
+	cr_assert(list, "%s", r.err);
+	summary = strstr(list, " other threads exited (p1.t2 ... p1.t");
+	cr_assert(summary, "the ended workers should be summed up:\n%s", r.err);
+	while (summary > list && summary[-1] != ' ')
+		summary--;
+	cr_assert_eq(sscanf(summary, "%d other threads exited (p1.t2 ... p1.t%d)", &n, &last), 2,
+		     "%s", r.err);
+	cr_expect(n >= 2 && last == n + 1, "%d threads from p1.t2 to p1.t%d:\n%s", n, last, r.err);
+	cr_expect_eq(h_count_lines(list, "exited"), 1, "one line for all of them:\n%s", r.err);
+	h_result_free(&r);
+}

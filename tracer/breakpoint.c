@@ -363,19 +363,33 @@ int tr_break_step_over(struct tr_thread *th)
 	return 0;
 }
 
+/* pc as the program's code has it: inside a displaced instruction's slot,
+ * the instruction's own address (the slot's start) or the one after it. */
+static uint64_t home_of(const struct tr_process *p, uint64_t pc)
+{
+	const struct tr_breakpoint *bp;
+
+	for (bp = p->breakpoints; bp; bp = bp->next)
+		if (bp->slot && pc >= bp->slot && pc < bp->slot + DIS_SLOT_SIZE)
+			return pc == bp->slot ? bp->addr : bp->addr + bp->insn.len;
+	return pc;
+}
+
 void tr_break_fix_pc_in_slot(struct tr_thread *th)
 {
-	struct tr_breakpoint *bp;
-	uint64_t pc = th->regs.rip;
+	uint64_t home = home_of(th->proc, th->regs.rip);
 
 	assert(th->state == TR_HELD);
-	for (bp = th->proc->breakpoints; bp; bp = bp->next) {
-		if (!bp->slot || pc < bp->slot || pc >= bp->slot + DIS_SLOT_SIZE)
-			continue;
-		th->regs.rip = pc == bp->slot ? bp->addr : bp->addr + bp->insn.len;
-		tr_set(th, TF_REGS_DIRTY);
+	if (home == th->regs.rip)
 		return;
-	}
+	th->regs.rip = home;
+	tr_set(th, TF_REGS_DIRTY);
+}
+
+uint64_t tracer_code_pc(struct tr_thread *th)
+{
+	assert(th->state == TR_HELD);
+	return home_of(th->proc, th->regs.rip);
 }
 
 /*

@@ -410,6 +410,7 @@ int tr_wait_for_stop(struct tracer *t, struct tr_thread *th);
 /* 0, or -1 (ENOMEM) if the queue could not grow: the event is not lost
  * silently, the caller fails. */
 int tr_queue_event(struct tracer *t, const struct tr_event *ev);
+void tr_drop_queued_start(struct tracer *t, const struct tr_thread *th);
 /* Hold a running thread of p for our own use (its real events are queued). */
 struct tr_thread *tr_borrow_thread(struct tr_process *p, bool *borrowed);
 void tr_return_thread(struct tr_thread *th, bool borrowed);

@@ -483,6 +483,8 @@ int tr_continue(struct tr_thread *th, int request)
 		goto gone;
 	if (th->proc->unclaimed > 0)
 		tr_break_drop_unclaimed(th->proc);
+	if (th->proc->tracer->queue_len)
+		tr_drop_queued_start(th->proc->tracer, th);
 	th->proc->pristine = false;
 	if (th->dr_generation != th->proc->dr_generation)
 		tr_watch_sync(th);

@@ -247,6 +247,13 @@ int tracer_sync_regs(struct tr_thread *th);
 
 /* Registers of a held thread (cached until it is resumed). */
 const struct user_regs_struct *tracer_regs(struct tr_thread *th);
+/* A held thread's pc as its program's code has it.  A thread that our
+ * interrupt stopped while it ran a displaced instruction out of line (a
+ * system call it sleeps in) has its pc in a scratch slot, where no symbol
+ * and no unwind table is: this is the instruction's own address, or the
+ * one after it.  Only what is shown and unwound uses it; the registers
+ * keep the slot, where the thread resumes. */
+uint64_t tracer_code_pc(struct tr_thread *th);
 int tracer_set_regs(struct tr_thread *th, const struct user_regs_struct *regs);
 /* The signals pending for th or for its process (SigPnd | ShdPnd), 0 if
  * they cannot be read. */

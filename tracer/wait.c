@@ -786,6 +786,25 @@ int tr_queue_event(struct tracer *t, const struct tr_event *ev)
 	return 0;
 }
 
+/* A thread resumed while its start is still queued: whoever resumed it
+ * knew it was there, so its start is news no more, and delivered later
+ * it would break tracer_wait's contract (its thread no longer held).
+ * Any other event pending for a thread that is resumed is a caller's
+ * mistake, which tracer_wait's assertion catches. */
+void tr_drop_queued_start(struct tracer *t, const struct tr_thread *th)
+{
+	unsigned i, kept = 0;
+
+	for (i = 0; i < t->queue_len; i++) {
+		struct tr_event *ev = &t->queue[(t->queue_head + i) % t->queue_cap];
+
+		if (ev->thread == th && ev->kind == TR_EV_START)
+			continue;
+		t->queue[(t->queue_head + kept++) % t->queue_cap] = *ev;
+	}
+	t->queue_len = kept;
+}
+
 int tracer_push_back(struct tracer *t, const struct tr_event *ev)
 {
 	if (t->queue_len == t->queue_cap && grow_queue(t) < 0)
