@@ -325,7 +325,6 @@ struct engine_serial {
 	uint64_t *shared;
 	size_t nshared;
 	long steps_out;	       /* steps of the last run */
-	long lines_out;	       /* its recorded steps */
 	long *preemptions_out; /* NULL, or counts context switches away from a thread
 				* that could have gone on */
 	/* the shared variables (profile: out, grown over runs, malloc'd; the

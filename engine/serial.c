@@ -741,7 +741,6 @@ static void flush_segment(struct serial *s)
 		fprintf(f, "repeat %ld { run %s until %s }%s\n", n, var, what, note);
 	else
 		fprintf(f, "run %s until %s%s\n", var, what, note);
-	s->cfg->lines_out++;
 out:
 	g->thread = -1;
 	g->n = 0;
