@@ -247,6 +247,8 @@ static void fill_flags(const cs_insn *ci, struct dis_insn *out)
 		out->flags |= DIS_F_STRING;
 	if (ci->id == X86_INS_CALL || ci->id == X86_INS_LCALL)
 		out->flags |= DIS_F_CALL;
+	if (ci->id == X86_INS_LJMP || ci->id == X86_INS_LCALL)
+		out->flags |= DIS_F_FAR;
 	for (int i = 0; i < x->op_count && !out->access_size; i++)
 		if (x->operands[i].type == X86_OP_MEM && dis_cs_op_access(ci, i))
 			out->access_size = x->operands[i].size;

@@ -73,6 +73,7 @@ struct dis_insn {
 	8u	       /* reads or writes memory at all, explicitly or implicitly                  \
 			  (push/pop/call/ret/leave/enter/pushf/popf/string ops/xlat) */
 #define DIS_F_CALL 16u /* a call of any form: DIS_CALL, or a DIS_INDIRECT call */
+#define DIS_F_FAR  32u /* a far jmp or call (ljmp, lcall): another code segment */
 
 /* Decode one instruction at code[0..n) that lives at address addr.  Returns 0,
  * or -1 for bytes capstone cannot decode (out->kind is then DIS_INVALID). */
@@ -84,7 +85,7 @@ int dis_decode(const uint8_t *code, size_t n, uint64_t addr, struct dis_insn *ou
  * rebased, followed by a jmp rel32 back to insn->addr + insn->len.  Relative
  * jcc is rewritten to its rel32 form aimed at the original target.
  * Returns the number of bytes written to out (<= DIS_SLOT_SIZE), or -1 when
- * the instruction must be emulated instead (DIS_JUMP, DIS_CALL, DIS_RET), or
+ * the instruction must be emulated instead (dis_needs_emulation), or
  * when a displacement does not reach from slot_addr (more than +-2 GiB).
  */
 int dis_build_slot(const struct dis_insn *insn, const uint8_t *code, uint64_t slot_addr,
@@ -98,11 +99,13 @@ typedef int (*dis_poke_fn)(void *ctx, uint64_t addr, uint64_t value);
 /* Reads 8 bytes of target memory; returns 0 or -1. */
 typedef int (*dis_peek_fn)(void *ctx, uint64_t addr, uint64_t *value);
 
-/* Emulate a DIS_JUMP, DIS_CALL or DIS_RET on regs as if it had executed at
- * insn->addr.  Returns 0, or -1 if the kind cannot be emulated or memory
- * access failed (regs is then unchanged). */
-int dis_emulate(const struct dis_insn *insn, struct user_regs_struct *regs, dis_peek_fn peek,
-		dis_poke_fn poke, void *ctx);
+/* Emulate a DIS_JUMP, DIS_CALL, DIS_RET, or an indirect call (its target
+ * read from code, its bytes, under regs), on regs as if it had executed at
+ * insn->addr.  code may be NULL for the other kinds.  Returns 0, or -1 if
+ * the kind cannot be emulated or memory access failed (regs is then
+ * unchanged). */
+int dis_emulate(const struct dis_insn *insn, const uint8_t *code, struct user_regs_struct *regs,
+		dis_peek_fn peek, dis_poke_fn poke, void *ctx);
 
 /* Effective address of insn's explicit memory operand under regs (the
  * registers as they are before it executes).  fs_base/gs_base come from regs.

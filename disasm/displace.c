@@ -18,6 +18,12 @@
  * jcc target can emulate it too.  struct dis_insn keeps no operand bytes,
  * so the condition and ret's imm16 are read back from insn->text, whose
  * format ("[prefix ]mnemonic [number]") this module writes itself.
+ *
+ * An indirect call (call rax, call [rip + x]) is emulated too, its target
+ * read as next_pc.c reads it.  Run from a slot it would push the slot's
+ * address as its return address: the callee would come back through the
+ * slot, and a thread still inside it when the slots go (a detach) would
+ * return into unmapped memory; and no unwinder knows the slot.
  */
 #include <limits.h>
 #include <stdlib.h>
@@ -113,6 +119,8 @@ static int slot_jcc(const struct dis_insn *insn, const uint8_t *code, uint64_t s
 int dis_build_slot(const struct dis_insn *insn, const uint8_t *code, uint64_t slot_addr,
 		   uint8_t out[DIS_SLOT_SIZE])
 {
+	if (dis_needs_emulation(insn))
+		return -1;
 	switch (insn->kind) {
 	case DIS_OTHER:
 	case DIS_INDIRECT:
@@ -220,6 +228,13 @@ static bool is_rcx_branch(const char *mn)
 	return strcmp(mn, "jrcxz") == 0 || strcmp(mn, "jecxz") == 0 || strncmp(mn, "loop", 4) == 0;
 }
 
+/* call through a register or memory; not a far call (lcall), which
+ * user code does not make and which stays with the CPU. */
+static bool is_near_indirect_call(const struct dis_insn *insn)
+{
+	return insn->kind == DIS_INDIRECT && (insn->flags & (DIS_F_CALL | DIS_F_FAR)) == DIS_F_CALL;
+}
+
 bool dis_needs_emulation(const struct dis_insn *insn)
 {
 	char mn[16];
@@ -230,6 +245,8 @@ bool dis_needs_emulation(const struct dis_insn *insn)
 	case DIS_CALL:
 	case DIS_RET:
 		return true;
+	case DIS_INDIRECT:
+		return is_near_indirect_call(insn);
 	case DIS_JCC:
 		parse_text(insn, mn, &num);
 		return is_rcx_branch(mn);
@@ -238,14 +255,27 @@ bool dis_needs_emulation(const struct dis_insn *insn)
 	}
 }
 
-static int emulate_call(const struct dis_insn *insn, struct user_regs_struct *r, dis_poke_fn poke,
-			void *ctx)
+static int emulate_call(const struct dis_insn *insn, uint64_t target, struct user_regs_struct *r,
+			dis_poke_fn poke, void *ctx)
 {
 	if (!poke || poke(ctx, r->rsp - 8, insn->addr + insn->len))
 		return -1;
 	r->rsp -= 8;
-	r->rip = insn->target;
+	r->rip = target;
 	return 0;
+}
+
+/* The target is read before the push, as the CPU does: `call [rsp + 8]`
+ * means the stack as it was. */
+static int emulate_indirect_call(const struct dis_insn *insn, const uint8_t *code,
+				 struct user_regs_struct *r, dis_peek_fn peek, dis_poke_fn poke,
+				 void *ctx)
+{
+	uint64_t target;
+
+	if (!code || !is_near_indirect_call(insn) || dis_next_pc(insn, code, r, peek, ctx, &target))
+		return -1;
+	return emulate_call(insn, target, r, poke, ctx);
 }
 
 static int emulate_ret(const struct dis_insn *insn, struct user_regs_struct *r, dis_peek_fn peek,
@@ -275,8 +305,8 @@ static int emulate_jcc(const struct dis_insn *insn, struct user_regs_struct *r)
 	return 0;
 }
 
-int dis_emulate(const struct dis_insn *insn, struct user_regs_struct *regs, dis_peek_fn peek,
-		dis_poke_fn poke, void *ctx)
+int dis_emulate(const struct dis_insn *insn, const uint8_t *code, struct user_regs_struct *regs,
+		dis_peek_fn peek, dis_poke_fn poke, void *ctx)
 {
 	struct user_regs_struct r = *regs;
 	int rc;
@@ -287,7 +317,10 @@ int dis_emulate(const struct dis_insn *insn, struct user_regs_struct *regs, dis_
 		rc = 0;
 		break;
 	case DIS_CALL:
-		rc = emulate_call(insn, &r, poke, ctx);
+		rc = emulate_call(insn, insn->target, &r, poke, ctx);
+		break;
+	case DIS_INDIRECT:
+		rc = emulate_indirect_call(insn, code, &r, peek, poke, ctx);
 		break;
 	case DIS_RET:
 		rc = emulate_ret(insn, &r, peek, ctx);

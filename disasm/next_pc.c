@@ -51,7 +51,7 @@ int dis_next_pc(const struct dis_insn *insn, const uint8_t *code,
 		*next = insn->target;
 		return 0;
 	case DIS_JCC:
-		if (dis_emulate(insn, &r, NULL, NULL, NULL))
+		if (dis_emulate(insn, NULL, &r, NULL, NULL, NULL))
 			return -1;
 		*next = r.rip;
 		return 0;

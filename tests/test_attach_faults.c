@@ -18,6 +18,8 @@
  *    deleted, stripped or 32-bit executable is named as the cause of an
  *    unknown function.
  *  - A schedule read from /dev/zero or an endless pipe ends at once.
+ *  - A thread left inside a function it called through a pointer while
+ *    cctrace stepped it returns from that function after the detach.
  */
 #include "harness.h"
 
@@ -342,6 +344,67 @@ Test(attach_faults, an_epoll_wait_held_by_an_attach_sees_no_eintr)
 	}
 	cr_expect_eq(finish(&p, &out), 0, "%s", out);
 	cr_expect(strstr(out, "EINTR: 0"), "%s", out);
+	free(out);
+}
+
+/* ------------------------------------------- a return address of ours */
+
+/* Feeds indcall lines until cctrace's trace shows its main thread on the
+ * indirect call (stopped there by `run A until call(work)`), draining
+ * what the program prints meanwhile. */
+static void feed_until_the_call(struct h_proc *prog, struct h_proc *cct)
+{
+	int64_t deadline = h_now_ms() + 20000;
+	char line[256];
+
+	for (;;) {
+		struct pollfd fds[2] = {{cct->err, POLLIN, 0}, {prog->out, POLLIN, 0}};
+
+		cr_assert(h_now_ms() < deadline, "cctrace never showed the call of work");
+		cr_assert(write(prog->in, "x\n", 2) == 2);
+		cr_assert(poll(fds, 2, 5000) >= 0);
+		if (fds[1].revents)
+			cr_assert(h_read_line(prog->out, line, sizeof(line), 5000),
+				  "indcall ended early");
+		if (!fds[0].revents)
+			continue;
+		cr_assert(h_read_line(cct->err, line, sizeof(line), 5000), "cctrace ended early");
+		if (strstr(line, "call(work)"))
+			return;
+	}
+}
+
+/*
+ * Moved on from a breakpoint on `call rax`, the thread used to run the
+ * call out of line, from cctrace's scratch page: work()'s return address
+ * was in that page, which the detach unmapped, and the return crashed the
+ * program.  Here the thread sleeps in work() (a read) when the schedule
+ * times out and cctrace detaches; the next line makes work() return.
+ */
+Test(attach_faults, a_call_made_under_the_stepper_returns_after_the_detach)
+{
+	const char *argv[] = {"tests/fixtures/indcall", NULL};
+	char *sched = h_temp_sched("indcall.sched", "timeout 20s\n"
+						    "thread A = p1.t1\n"
+						    "run A until call(work)\n"
+						    "timeout 1s\n"
+						    "run A until call(exit)\n");
+	struct h_proc p = start_ready(argv), c;
+	struct h_result r;
+	char line[128], *out;
+	int n = 0;
+
+	c = h_spawn((const char *const[]){h_cctrace(), "attach", pid_arg(p.pid), sched, NULL},
+		    false, true, true);
+	feed_until_the_call(&p, &c);
+	r = h_collect(&c, 60);
+	cr_expect_eq(r.code, 2, "exit %d, expected 2 (unrealizable):\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, "    p1.t1    A    blocked in read"), "%s", r.err);
+	h_result_free(&r);
+	cr_assert(write(p.in, "y\n", 2) == 2);
+	cr_assert(h_read_line(p.out, line, sizeof(line), 10000), "work() did not return");
+	cr_expect(sscanf(line, "returned %d", &n) == 1 && n > 0, "%s", line);
+	cr_expect_eq(finish(&p, &out), 0, "indcall did not survive the detach:\n%s", out);
 	free(out);
 }
 

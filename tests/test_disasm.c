@@ -403,12 +403,14 @@ Test(slot, out_of_range)
 
 Test(slot, emulated_kinds_refuse)
 {
-	const uint8_t codes[][5] = {
-	    {0xe8, 0x10, 0, 0, 0}, /* call */
-	    {0xeb, 0x10},	   /* jmp */
-	    {0xc3},		   /* ret */
-	    {0xe3, 0x10},	   /* jrcxz: no rel32 form */
-	    {0xe2, 0x10},	   /* loop */
+	const uint8_t codes[][6] = {
+	    {0xe8, 0x10, 0, 0, 0},	 /* call */
+	    {0xeb, 0x10},		 /* jmp */
+	    {0xc3},			 /* ret */
+	    {0xe3, 0x10},		 /* jrcxz: no rel32 form */
+	    {0xe2, 0x10},		 /* loop */
+	    {0xff, 0xd0},		 /* call rax: run from a slot, it would return there */
+	    {0xff, 0x15, 0x10, 0, 0, 0}, /* call [rip + 0x10] */
 	};
 	uint8_t slot[DIS_SLOT_SIZE];
 
@@ -473,10 +475,38 @@ Test(emulate, call)
 	struct user_regs_struct regs = test_regs();
 	struct fake_mem m = fake_stack();
 
-	cr_assert_eq(dis_emulate(&insn, &regs, fake_peek, fake_poke, &m), 0);
+	cr_assert_eq(dis_emulate(&insn, NULL, &regs, fake_peek, fake_poke, &m), 0);
 	cr_expect_eq(regs.rip, ADDR + 5 + 0x10);
 	cr_expect_eq(regs.rsp, STACK - 8);
 	cr_expect_eq(m.words[7], ADDR + 5);
+}
+
+/* An indirect call pushes the instruction's own return address, and goes
+ * where the register, or the memory as it was before the push, says. */
+Test(emulate, indirect_call)
+{
+	const uint8_t by_reg[] = {0xff, 0xd0};		     /* call rax */
+	const uint8_t by_stack[] = {0xff, 0x54, 0x24, 0x08}; /* call [rsp + 8] */
+	struct dis_insn insn = decode_ok(by_reg, sizeof(by_reg), ADDR);
+	struct user_regs_struct regs = test_regs();
+	struct fake_mem m = fake_stack();
+
+	regs.rax = 0x401000;
+	cr_assert_eq(dis_emulate(&insn, by_reg, &regs, fake_peek, fake_poke, &m), 0);
+	cr_expect_eq(regs.rip, 0x401000);
+	cr_expect_eq(regs.rsp, STACK - 8);
+	cr_expect_eq(m.words[7], ADDR + 2);
+
+	insn = decode_ok(by_stack, sizeof(by_stack), ADDR);
+	regs = test_regs();
+	regs.rsp = STACK - 16;
+	m.words[7] = 0x402000; /* [rsp + 8] before the push */
+	cr_assert_eq(dis_emulate(&insn, by_stack, &regs, fake_peek, fake_poke, &m), 0);
+	cr_expect_eq(regs.rip, 0x402000);
+	cr_expect_eq(regs.rsp, STACK - 24);
+	cr_expect_eq(m.words[5], ADDR + 4);
+	cr_expect_eq(dis_emulate(&insn, NULL, &regs, fake_peek, fake_poke, &m), -1,
+		     "without its bytes, its operand is unknown");
 }
 
 Test(emulate, ret)
@@ -488,7 +518,7 @@ Test(emulate, ret)
 
 	regs.rsp = STACK - 8;
 	m.words[7] = 0x401234;
-	cr_assert_eq(dis_emulate(&insn, &regs, fake_peek, fake_poke, &m), 0);
+	cr_assert_eq(dis_emulate(&insn, NULL, &regs, fake_peek, fake_poke, &m), 0);
 	cr_expect_eq(regs.rip, 0x401234);
 	cr_expect_eq(regs.rsp, STACK);
 }
@@ -502,12 +532,12 @@ Test(emulate, ret_imm16)
 	struct dis_insn insn = decode_ok(ret8, sizeof(ret8), ADDR);
 
 	m.words[8] = 0x405678; /* at STACK */
-	cr_assert_eq(dis_emulate(&insn, &regs, fake_peek, fake_poke, &m), 0);
+	cr_assert_eq(dis_emulate(&insn, NULL, &regs, fake_peek, fake_poke, &m), 0);
 	cr_expect_eq(regs.rip, 0x405678);
 	cr_expect_eq(regs.rsp, STACK + 16);
 	regs = test_regs();
 	insn = decode_ok(ret16, sizeof(ret16), ADDR);
-	cr_assert_eq(dis_emulate(&insn, &regs, fake_peek, fake_poke, &m), 0);
+	cr_assert_eq(dis_emulate(&insn, NULL, &regs, fake_peek, fake_poke, &m), 0);
 	cr_expect_eq(regs.rsp, STACK + 8 + 16);
 }
 
@@ -518,7 +548,7 @@ Test(emulate, jmp)
 	struct user_regs_struct regs = test_regs();
 
 	regs.rip = 0;
-	cr_assert_eq(dis_emulate(&insn, &regs, NULL, NULL, NULL), 0);
+	cr_assert_eq(dis_emulate(&insn, NULL, &regs, NULL, NULL, NULL), 0);
 	cr_expect_eq(regs.rip, ADDR);
 	cr_expect_eq(regs.rsp, STACK);
 }
@@ -534,12 +564,12 @@ Test(emulate, failure_leaves_regs)
 
 	m.broken = true;
 	insn = decode_ok(call, sizeof(call), ADDR);
-	cr_expect_eq(dis_emulate(&insn, &regs, fake_peek, fake_poke, &m), -1);
+	cr_expect_eq(dis_emulate(&insn, NULL, &regs, fake_peek, fake_poke, &m), -1);
 	insn = decode_ok(ret, sizeof(ret), ADDR);
-	cr_expect_eq(dis_emulate(&insn, &regs, fake_peek, fake_poke, &m), -1);
+	cr_expect_eq(dis_emulate(&insn, NULL, &regs, fake_peek, fake_poke, &m), -1);
 	m.broken = false;
 	insn = decode_ok(nop, sizeof(nop), ADDR);
-	cr_expect_eq(dis_emulate(&insn, &regs, fake_peek, fake_poke, &m), -1);
+	cr_expect_eq(dis_emulate(&insn, NULL, &regs, fake_peek, fake_poke, &m), -1);
 	cr_expect_eq(memcmp(&regs, &before, sizeof(regs)), 0);
 }
 
@@ -550,7 +580,7 @@ static uint64_t emulate_branch(const uint8_t *code, size_t n, uint64_t eflags, u
 
 	regs.eflags = eflags;
 	regs.rcx = *rcx;
-	cr_assert_eq(dis_emulate(&insn, &regs, NULL, NULL, NULL), 0, "%s", insn.text);
+	cr_assert_eq(dis_emulate(&insn, NULL, &regs, NULL, NULL, NULL), 0, "%s", insn.text);
 	*rcx = regs.rcx;
 	return regs.rip;
 }

@@ -356,7 +356,7 @@ int tr_break_step_over(struct tr_thread *th)
 		return 1;
 	if (bp->slot) {
 		th->regs.rip = bp->slot;
-	} else if (dis_emulate(&bp->insn, &th->regs, tr_peek_fn, tr_poke_fn, th->proc) < 0) {
+	} else if (dis_emulate(&bp->insn, bp->code, &th->regs, tr_peek_fn, tr_poke_fn, th->proc) < 0) {
 		return -1;
 	}
 	tr_set(th, TF_REGS_DIRTY);

@@ -743,7 +743,7 @@ int tr_singlestep(struct tr_thread *th)
 	bp = tr_break_find(th->proc, th->regs.rip);
 	if (bp && !bp->slot) {
 		/* Emulated: the step is done without running the thread. */
-		if (dis_emulate(&bp->insn, &th->regs, tr_peek_fn, tr_poke_fn, th->proc) < 0)
+		if (dis_emulate(&bp->insn, bp->code, &th->regs, tr_peek_fn, tr_poke_fn, th->proc) < 0)
 			return -1;
 		tr_set(th, TF_REGS_DIRTY);
 		tr_clear(th, TF_AT_BREAK);
