@@ -97,6 +97,7 @@ struct armed_watch {
 	int slot;
 	int size;
 	uint64_t armed_value; /* its first 8 bytes when armed: proof of a missed write */
+	bool fired;	      /* it has trapped since: the debug registers work */
 };
 
 enum flow { FLOW_NEXT, FLOW_STOP };
@@ -483,6 +484,8 @@ void points_flush(struct run *r);
  * whose probe says they never trap: why, for the unrealizable report.
  * 1 if buf says something, 0 if there is nothing to say. */
 int points_silent_watch(struct run *r, char *buf, size_t len);
+/* A watchpoint trapped (the event at hand). */
+void points_watch_fired(struct run *r, const struct tr_event *ev);
 /* Bookkeeping at a breakpoint stop of a candidate: push a frame at entry
  * of a function whose return is awaited, recognise a return. */
 void points_note_break(struct run *r, struct tr_thread *th, const struct tr_event *ev);

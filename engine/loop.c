@@ -89,10 +89,12 @@ static enum loop_verdict dispatch(struct run *r, const struct tr_event *ev,
 		if (wakes_syscall_entry(r, ev))
 			return LOOP_AGAIN;
 		break;
+	case TR_EV_WATCH:
+		points_watch_fired(r, ev);
+		break;
 	case TR_EV_NONE:
 	case TR_EV_START:
 	case TR_EV_BREAK:
-	case TR_EV_WATCH:
 	case TR_EV_STEP:
 	case TR_EV_EXIT:
 	case TR_EV_INTERRUPT:

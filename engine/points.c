@@ -437,7 +437,7 @@ static int arm_watch(struct run *r, struct tr_process *p, struct tr_thread *th,
 			       e->lhs->name ? e->lhs->name : "variable", err);
 		return -1;
 	}
-	r->watches[r->nwatches] = (struct armed_watch){e, p, th, addr, slot, (int)size, 0};
+	r->watches[r->nwatches] = (struct armed_watch){e, p, th, addr, slot, (int)size, 0, false};
 	read_first_bytes(p, addr, size, &r->watches[r->nwatches].armed_value);
 	r->nwatches++;
 	return 0;
@@ -452,7 +452,7 @@ int points_silent_watch(struct run *r, char *buf, size_t len)
 	for (i = 0; i < r->nwatches; i++) {
 		const struct armed_watch *w = &r->watches[i];
 
-		if (!tracer_process_alive(w->proc) ||
+		if (w->fired || !tracer_process_alive(w->proc) ||
 		    read_first_bytes(w->proc, w->addr, (uint64_t)w->size, &now) < 0 ||
 		    now == w->armed_value)
 			continue;
@@ -800,6 +800,18 @@ int points_thread_cond(void *hook, void *event, const struct expr *e, bool *out)
 	    thread_in(r, th,
 		      e->slot >= 0 && e->slot < r->pol->nfuncs ? r->pol->funcs[e->slot] : e->func);
 	return 0;
+}
+
+/* A watchpoint trapped: the changes of its variable are no proof that
+ * this host's debug registers do not (points_silent_watch). */
+void points_watch_fired(struct run *r, const struct tr_event *ev)
+{
+	int i;
+
+	for (i = 0; i < r->nwatches; i++)
+		if (r->watches[i].slot == ev->watch &&
+		    r->watches[i].proc == tracer_thread_process(ev->thread))
+			r->watches[i].fired = true;
 }
 
 /* addr, size, value, func and line of the event at hand. */

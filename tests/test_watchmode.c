@@ -42,8 +42,8 @@ static char *boot_id(void)
 /* What the debug registers really do here, asked without any cache. */
 static int registers_trap(void)
 {
-	char why[400], *saved = getenv("XDG_CACHE_HOME") ? h_fmt("%s", getenv("XDG_CACHE_HOME"))
-							  : NULL;
+	char why[400],
+	    *saved = getenv("XDG_CACHE_HOME") ? h_fmt("%s", getenv("XDG_CACHE_HOME")) : NULL;
 	int fired;
 
 	setenv("XDG_CACHE_HOME", "/nonexistent-cctrace-cache", 1);
@@ -179,6 +179,29 @@ Test(watchmode, a_watch_that_misses_a_write_says_so)
 	cr_expect(strstr(r.err, "exited before reaching 'read(balance)'") &&
 		      strstr(r.err, "while its debug-register watchpoint was armed"),
 		  "%s", r.err);
+	h_result_free(&r);
+}
+
+/* A watchpoint that trapped, at a write whose value the rest of the
+ * predicate did not want, proves the debug registers work: a variable
+ * changed under it is no reason to blame the host.  Where they do not
+ * trap, the silence is still explained. */
+Test(watchmode, a_watch_that_fired_at_other_values_does_not_blame_the_host)
+{
+	char *sched = h_temp_sched("value.sched", "thread A = wait any enter(withdraw)\n"
+						  "run A until write(balance) && value == 12345\n");
+	struct h_result r;
+
+	fresh_cache();
+	r = H_RUN(h_cctrace(), "run", "--watchpoints", "hw", sched, "--", BANK);
+	cr_expect_eq(r.code, 2, "%s", r.err);
+	cr_expect(strstr(r.err, "exited before reaching 'write(balance) && (value == 12345)'"),
+		  "%s", r.err);
+	if (registers_trap())
+		cr_expect(!strstr(r.err, "never fired") && !strstr(r.err, "do not trap"),
+			  "the watchpoint fired; the host is not to blame:\n%s", r.err);
+	else
+		cr_expect(strstr(r.err, "never fired"), "%s", r.err);
 	h_result_free(&r);
 }
 
