@@ -138,6 +138,8 @@ static bool is_exe_module(const struct sym_space *s, const struct sym_mod *m, co
 	return same;
 }
 
+static void order_as_ld_so_searches(const struct sym_space *s, struct mod_list *l);
+
 /* Fill s->mods from s->dwfl, executable first. */
 int symi_space_load_modules(struct sym_space *s)
 {
@@ -158,6 +160,7 @@ int symi_space_load_modules(struct sym_space *s)
 		break;
 	}
 	free(exe);
+	order_as_ld_so_searches(s, &l);
 	free(s->mods);
 	s->mods = l.mods;
 	s->nmods = l.n;
@@ -204,7 +207,7 @@ uint64_t symi_space_out_addr(const struct sym_space *s, const struct sym_mod *m,
 struct dyninfo {
 	char **needed; /* as many as the file names */
 	size_t nneeded, needed_cap;
-	char *rpath, *runpath;
+	char *rpath, *runpath, *soname;
 	int cls, machine;
 };
 
@@ -217,6 +220,7 @@ static void dyninfo_free(struct dyninfo *d)
 	free(d->needed);
 	free(d->rpath);
 	free(d->runpath);
+	free(d->soname);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -241,7 +245,8 @@ static void read_dynamic(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct dyn
 	for (i = 0; data && i < n; i++) {
 		if (!gelf_getdyn(data, (int)i, &dyn) || dyn.d_tag == DT_NULL)
 			break;
-		if (dyn.d_tag != DT_NEEDED && dyn.d_tag != DT_RPATH && dyn.d_tag != DT_RUNPATH)
+		if (dyn.d_tag != DT_NEEDED && dyn.d_tag != DT_RPATH && dyn.d_tag != DT_RUNPATH &&
+		    dyn.d_tag != DT_SONAME)
 			continue;
 		str = elf_strptr(elf, sh->sh_link, dyn.d_un.d_val);
 		if (!str)
@@ -252,6 +257,8 @@ static void read_dynamic(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct dyn
 			d->rpath = strdup(str);
 		else if (dyn.d_tag == DT_RUNPATH && !d->runpath)
 			d->runpath = strdup(str);
+		else if (dyn.d_tag == DT_SONAME && !d->soname)
+			d->soname = strdup(str);
 	}
 }
 
@@ -293,6 +300,110 @@ static bool elf_fits(const char *path, const struct dyninfo *want)
 	ok = d.cls == want->cls && d.machine == want->machine;
 	dyninfo_free(&d);
 	return ok;
+}
+
+/* --- the order ld.so searches for a symbol --- */
+
+/* The module that DT_NEEDED entry (or LD_PRELOAD word) name stands for:
+ * by its DT_SONAME, its file name, or (a path) its whole name. */
+static size_t module_named(const struct mod_list *l, char *const *sonames, const bool *placed,
+			   const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++) {
+		if (placed[i])
+			continue;
+		if ((sonames[i] && strcmp(sonames[i], name) == 0) ||
+		    strcmp(l->mods[i].base, name) == 0 || strcmp(l->mods[i].name, name) == 0)
+			return i;
+	}
+	return l->n;
+}
+
+static void place(const struct mod_list *l, char *const *sonames, bool *placed, size_t *order,
+		  size_t *n, const char *name)
+{
+	size_t i = module_named(l, sonames, placed, name);
+
+	if (i == l->n)
+		return;
+	placed[i] = true;
+	order[(*n)++] = i;
+}
+
+/* The words of the traced process's LD_PRELOAD, placed after the
+ * executable as ld.so places them. */
+static void place_preloads(const struct sym_space *s, const struct mod_list *l,
+			   char *const *sonames, bool *placed, size_t *order, size_t *n)
+{
+	char path[64], *env = NULL, *p, *word, *save = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	if (!s->pid)
+		return;
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)s->pid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (getdelim(&env, &len, '\0', f) > 0) {
+		if (strncmp(env, "LD_PRELOAD=", 11) != 0)
+			continue;
+		for (p = env + 11; (word = strtok_r(p, " :", &save)); p = NULL)
+			place(l, sonames, placed, order, n, word);
+		break;
+	}
+	free(env);
+	fclose(f);
+}
+
+/*
+ * A name defined in several modules (free in libasan and in libc, malloc
+ * in a preloaded allocator) is, for the program, the definition ld.so
+ * finds first: the executable's, then its preloads', then its DT_NEEDED
+ * libraries' breadth first.  dwfl lists modules by address, which says
+ * nothing of that, so lookups that take "the first module that defines
+ * it" get the order here.  Modules outside that scope (ld.so, the vdso,
+ * what the program dlopened) follow in dwfl's order.  Out of memory, the
+ * order is left as it was.
+ */
+static void order_as_ld_so_searches(const struct sym_space *s, struct mod_list *l)
+{
+	char **sonames = calloc(l->n ? l->n : 1, sizeof(*sonames));
+	size_t *order = calloc(l->n ? l->n : 1, sizeof(*order)), n = 0, k, i, j;
+	bool *placed = calloc(l->n ? l->n : 1, sizeof(*placed));
+	struct sym_mod *sorted = NULL;
+	struct dyninfo *dyn = calloc(l->n ? l->n : 1, sizeof(*dyn));
+
+	if (!sonames || !order || !placed || !dyn || !l->n || !l->mods[0].is_exe)
+		goto out;
+	for (i = 0; i < l->n; i++)
+		if (read_dyninfo(l->mods[i].name, &dyn[i]) == 0)
+			sonames[i] = dyn[i].soname;
+	placed[0] = true;
+	order[n++] = 0;
+	place_preloads(s, l, sonames, placed, order, &n);
+	for (k = 0; k < n; k++)
+		for (j = 0; j < dyn[order[k]].nneeded; j++)
+			place(l, sonames, placed, order, &n, dyn[order[k]].needed[j]);
+	for (i = 0; i < l->n; i++)
+		if (!placed[i])
+			order[n++] = i;
+	sorted = malloc(l->n * sizeof(*sorted));
+	if (!sorted)
+		goto out;
+	for (k = 0; k < l->n; k++)
+		sorted[k] = l->mods[order[k]];
+	memcpy(l->mods, sorted, l->n * sizeof(*sorted));
+out:
+	for (i = 0; dyn && i < l->n; i++)
+		dyninfo_free(&dyn[i]);
+	free(dyn);
+	free(sorted);
+	free(placed);
+	free(order);
+	free(sonames);
 }
 
 /* DIR/NAME with a leading $ORIGIN in DIR replaced by ORIGIN. */

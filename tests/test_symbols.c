@@ -178,6 +178,28 @@ Test(symbols, function_in_libc)
 	sym_close(s);
 }
 
+/* A name several modules define is the one ld.so binds the program's
+ * calls to: serasan's free is AddressSanitizer's (libasan comes first in
+ * its DT_NEEDED), not libc's, which its calls never reach.  (dwfl lists
+ * modules by address, and libc's used to win.) */
+Test(symbols, a_name_defined_twice_is_the_one_the_program_calls)
+{
+	char err[256] = "";
+	struct sym_space *s = sym_open_program(fixture_named("serasan"), err, sizeof(err));
+	struct sym_loc loc;
+	uint64_t a;
+
+	cr_assert_not_null(s, "sym_open_program: %s", err);
+	cr_assert_eq(sym_function(s, "free", &a), 0);
+	cr_assert_eq(sym_describe(s, a, &loc), 0);
+	cr_expect(loc.module && strncmp(loc.module, "libasan", 7) == 0, "free in %s", loc.module);
+	cr_assert_eq(sym_function(s, "pthread_create", &a), 0);
+	cr_assert_eq(sym_describe(s, a, &loc), 0);
+	cr_expect(loc.module && strncmp(loc.module, "libasan", 7) == 0, "pthread_create in %s",
+		  loc.module);
+	sym_close(s);
+}
+
 Test(symbols, unknown_names_and_suggestions)
 {
 	struct sym_space *s = open_offline();

@@ -314,3 +314,40 @@ Test(threads, threads_that_ended_are_one_line_where_the_threads_were)
 	cr_expect_eq(h_count_lines(list, "exited"), 1, "one line for all of them:\n%s", r.err);
 	h_result_free(&r);
 }
+
+/* enter(F) means the F the program's calls reach, as ld.so binds them: a
+ * preloaded library's (LD_PRELOAD, read from the live process), or
+ * AddressSanitizer's free in a program built with it.  libc's own was
+ * taken before: the preload's puts was passed by, and libc's free, which
+ * an ASan program never calls, was waited for until the timeout. */
+Test(threads, a_function_a_library_interposes_is_the_one_entered)
+{
+	char *puts_sched = h_temp_sched("puts.sched", "timeout 5s\n"
+						      "thread M = wait any enter(puts)\n"
+						      "run M until exit\n");
+	char *free_sched = h_temp_sched("free.sched", "timeout 5s\n"
+						      "thread M = wait any enter(free)\n"
+						      "run M until exit\n");
+	char *cwd = getcwd(NULL, 0);
+	char *preload = h_fmt("LD_PRELOAD=%s/tests/fixtures/libputsfirst.so", cwd);
+	struct h_result r;
+	struct h_trace_ev ev[8];
+
+	free(cwd);
+	r = h_run((const char *const[]){"env", preload, h_cctrace(), "run", puts_sched, "--",
+					"tests/fixtures/freelock", NULL},
+		  QUICK_S);
+	cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+	cr_assert_geq(h_parse_trace(r.err, ev, 8), 1, "%s", r.err);
+	cr_expect_str_eq(ev[0].event, "enter(puts)");
+	cr_expect(strstr(r.err, "libputsfirst.c:"), "the preload's puts:\n%s", r.err);
+	h_result_free(&r);
+
+	r = h_run((const char *const[]){h_cctrace(), "run", free_sched, "--",
+					"tests/fixtures/serasan", "--fixed", NULL},
+		  QUICK_S);
+	cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+	cr_assert_geq(h_parse_trace(r.err, ev, 8), 1, "%s", r.err);
+	cr_expect_str_eq(ev[0].event, "enter(free)");
+	h_result_free(&r);
+}
