@@ -199,6 +199,7 @@ struct run {
 	char *outcome_message;	     /* what report_outcome said after "cctrace: OUTCOME: " */
 	struct chrome_trace *chrome; /* --trace-chrome: the events so far (chrome.c) */
 	bool finished;
+	int exit_status; /* the last process's, when it exited (not by a signal) */
 	/* The event that ended the last wait or run (its thread is held there
 	 * until something moves it): call fields outside predicates. */
 	struct tr_event last_ev;

@@ -118,6 +118,7 @@ enum flow run_program_ended(struct run *r, const struct tr_event *ev, const char
 	for (p = tracer_processes(r->t); p; p = tracer_process_next(p))
 		if (tracer_process_alive(p))
 			return FLOW_NEXT;
+	r->exit_status = ev->signo ? 0 : ev->status;
 	if (r->program_stderr >= 0 &&
 	    stderr_sanitizer_report(r->program_stderr, report, sizeof(report)))
 		report_outcome(r, OUTCOME_BUG, "a sanitizer reported in the program's stderr: %s",
@@ -1249,8 +1250,15 @@ void run_finish(struct run *r)
 			release_everything(r);
 			drain(r);
 		}
-		report_outcome(r, OUTCOME_COMPLETED,
-			       "the schedule ran to its end and the program exited normally");
+		if (r->exit_status)
+			report_outcome(r, OUTCOME_COMPLETED,
+				       "the schedule ran to its end and the program exited with "
+				       "status %d (--fail-on-exit makes that a bug)",
+				       r->exit_status);
+		else
+			report_outcome(
+			    r, OUTCOME_COMPLETED,
+			    "the schedule ran to its end and the program exited normally");
 		tracer_kill_launched(r->t);
 		return;
 	}

@@ -351,3 +351,25 @@ Test(threads, a_function_a_library_interposes_is_the_one_entered)
 	cr_expect_str_eq(ev[0].event, "enter(free)");
 	h_result_free(&r);
 }
+
+/* A schedule that ran to its end over a program that then failed says
+ * the status: "exited normally" it was not.  --fail-on-exit makes it a bug. */
+Test(threads, a_completed_schedule_tells_a_failed_exit_status)
+{
+	char *sched = h_temp_sched("status.sched", "thread M = p1.t1\nrun M until exit\n");
+	struct h_result r = h_run((const char *const[]){h_cctrace(), "run", sched, "--",
+							"tests/fixtures/countruns", NULL},
+				  QUICK_S);
+
+	cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, "cctrace: completed: the schedule ran to its end and the program "
+				"exited with status 2 (--fail-on-exit makes that a bug)"),
+		  "%s", r.err);
+	h_result_free(&r);
+	r = h_run((const char *const[]){h_cctrace(), "run", "--fail-on-exit", sched, "--",
+					"tests/fixtures/countruns", NULL},
+		  QUICK_S);
+	cr_expect_eq(r.code, 1, "exit %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, "cctrace: bug: the program exited with status 2"), "%s", r.err);
+	h_result_free(&r);
+}
