@@ -31,13 +31,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Where the trace goes (-o, -q) and the JSON trace (--trace-json). */
+/* Where the trace goes (-o, -q) and the JSON trace (--trace-json).  -q
+ * with -o FILE still makes FILE, empty: a stale trace left in it would be
+ * read as this run's. */
 static int open_outputs(struct cli_args *a)
 {
-	if (a->out_path && !a->quiet) {
-		a->opt.trace = cli_open_output(a->command, a->out_path);
-		if (!a->opt.trace)
+	FILE *out;
+
+	if (a->out_path) {
+		out = cli_open_output(a->command, a->out_path);
+		if (!out)
 			return -1;
+		if (a->quiet)
+			cli_close_output(out);
+		else
+			a->opt.trace = out;
 	}
 	if (a->trace_json_path) {
 		a->opt.trace_json = cli_open_output(a->command, a->trace_json_path);
@@ -198,8 +206,12 @@ static const struct command {
 	const char *name;
 	int (*fn)(struct cli_args *a);
 } commands[] = {
-    {"run", cmd_run},	       {"attach", cmd_attach},		 {"shell", shell_main},
-    {"explore", explore_main}, {"watchpoints", cmd_watchpoints}, {"test", test_main},
+    {"run", cmd_run},
+    {"attach", cmd_attach},
+    {"shell", shell_main},
+    {"explore", explore_main},
+    {"watchpoints", cmd_watchpoints},
+    {"test", test_main},
     {"typestate", typestate_main},
 };
 

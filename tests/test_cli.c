@@ -194,6 +194,15 @@ Test(cli, dash_is_stdout)
 	cr_expect(strstr(r.out, "enter(withdraw)"), "%s", r.out);
 	h_result_free(&r);
 	h_free(text);
+	/* -q empties the file: the last run's trace would pass for this one's */
+	r = H_RUN(h_cctrace(), "run", "-q", "-o", trace, BANK_SCHED, "--", BANK);
+	cr_expect_eq(r.code, 1, "%s", r.err);
+	text = h_read_file(trace, NULL);
+	cr_assert_not_null(text);
+	cr_expect_str_eq(text, "", "-q wrote, or left, a trace:\n%s", text);
+	cr_expect(!strstr(r.err, "enter(withdraw)") && strstr(r.err, "cctrace: bug"), "%s", r.err);
+	h_result_free(&r);
+	h_free(text);
 	remove_tree(dir);
 }
 
