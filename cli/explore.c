@@ -206,7 +206,7 @@ int explore_main(struct cli_args *a)
 		goto out;
 	pol = engine_load(a->operands[0], a->program[0], 0, err, sizeof(err));
 	if (!pol) {
-		fprintf(stderr, "%s\n", err);
+		cli_print_error(err);
 		goto out;
 	}
 	if (!a->quiet)

@@ -153,7 +153,7 @@ static int cmd_run(struct cli_args *a)
 		return cli_usage_error("run", "expected SCHEDULE -- PROGRAM [ARGS...]");
 	pol = engine_load(a->operands[0], a->program[0], 0, err, sizeof(err));
 	if (!pol) {
-		fprintf(stderr, "%s\n", err);
+		cli_print_error(err);
 		return finish(a, OUTCOME_ERROR);
 	}
 	return run_loaded(a, pol, a->operands[0], a->program, 0);
@@ -173,7 +173,7 @@ static int cmd_attach(struct cli_args *a)
 		return cli_usage_error("attach", "'%s' is not a process id", a->operands[0]);
 	pol = engine_load(a->operands[1], NULL, (pid_t)pid, err, sizeof(err));
 	if (!pol) {
-		fprintf(stderr, "%s\n", err);
+		cli_print_error(err);
 		return finish(a, OUTCOME_ERROR);
 	}
 	return run_loaded(a, pol, a->operands[1], NULL, (pid_t)pid);
@@ -191,7 +191,7 @@ static int cmd_watchpoints(struct cli_args *a)
 	if (a->noperands || a->program)
 		return cli_usage_error("watchpoints", "takes no operands");
 	if (engine_resolve_watchpoints(&opt, &why, err, sizeof(err)) < 0) {
-		fprintf(stderr, "%s\n", err);
+		cli_print_error(err);
 		return EXIT_ERROR;
 	}
 	if (opt.watchpoints == WATCHPOINTS_HW) {

@@ -81,6 +81,10 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
 FILE *cli_open_output(const char *cmd, const char *path);
 /* Close what cli_open_output opened (stdout is flushed, not closed). */
 void cli_close_output(FILE *f);
+/* An error before anything ran: a schedule's diagnostic (FILE:LINE:COL:
+ * error: ..., its line, a caret) as a compiler prints it, anything else
+ * as "cctrace: error: ...". */
+void cli_print_error(const char *err);
 /* The commands, for `cctrace help` and the global usage. */
 void cli_global_help(FILE *f);
 /* Does the table know cmd (run, attach, explore, shell)? */

@@ -308,6 +308,24 @@ void report_event(struct run *r, const struct current_event *cur)
 		chrome_note_event(r, ev, what, &loc);
 }
 
+/* A schedule's diagnostic found while it ran ("FILE:L:C: error: what",
+ * its line and a caret) is the outcome's text: the outcome says "error"
+ * already, and the caret line ends it. */
+static void tidy_diagnostic(char *msg)
+{
+	char *p = msg;
+	size_t len;
+	int fields;
+
+	for (fields = 0; fields < 3 && p; fields++)
+		p = strchr(p + (fields > 0), ':');
+	if (p && p > msg && strncmp(p, ": error: ", 9) == 0 && p[-1] >= '0' && p[-1] <= '9')
+		memmove(p + 2, p + 9, strlen(p + 9) + 1);
+	len = strlen(msg);
+	while (len > 0 && msg[len - 1] == '\n')
+		msg[--len] = '\0';
+}
+
 void report_outcome(struct run *r, enum engine_outcome o, const char *fmt, ...)
 {
 	va_list ap;
@@ -321,12 +339,18 @@ void report_outcome(struct run *r, enum engine_outcome o, const char *fmt, ...)
 	if (vasprintf(&r->outcome_message, fmt, ap) < 0)
 		r->outcome_message = NULL; /* out of memory: the JSON record says null */
 	va_end(ap);
+	if (r->outcome_message)
+		tidy_diagnostic(r->outcome_message);
 	if (!f)
 		return;
 	fprintf(f, "cctrace: %s: ", engine_outcome_name(o));
-	va_start(ap, fmt);
-	vfprintf(f, fmt, ap);
-	va_end(ap);
+	if (r->outcome_message) {
+		fputs(r->outcome_message, f);
+	} else {
+		va_start(ap, fmt);
+		vfprintf(f, fmt, ap);
+		va_end(ap);
+	}
 	fputc('\n', f);
 }
 

@@ -12,6 +12,7 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,6 +101,36 @@ static int find_program(const char *name, char *out, size_t len)
 	return -1;
 }
 
+/* A file that exec runs but that is no ELF program for us: a directory,
+ * or a script, whose interpreter would be the process traced, with none
+ * of the names the schedule gives.  0, or -1 with why in err. */
+static int refuse_non_program(const char *program, char *err, size_t errlen)
+{
+	char head[128] = "";
+	struct stat st;
+	ssize_t n = 0;
+	int fd;
+
+	if (stat(program, &st) == 0 && S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "cannot run '%s': it is a directory", program);
+		return -1;
+	}
+	fd = open(program, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, head, sizeof(head) - 1);
+		close(fd);
+	}
+	if (n < 2 || head[0] != '#' || head[1] != '!')
+		return 0;
+	head[n] = '\0';
+	head[strcspn(head, "\n")] = '\0';
+	snprintf(err, errlen,
+		 "cannot run '%s': it is a script (%s), and cctrace needs the program itself; "
+		 "give the program the script runs, with its arguments, after --",
+		 program, head);
+	return -1;
+}
+
 /* Is the cache's offline view of program still that file's? */
 static bool offline_fresh(const struct symbol_cache *c, const char *program, const struct stat *st)
 {
@@ -162,6 +193,8 @@ static struct policy *load(const char *path, const char *program, pid_t pid,
 		snprintf(err, errlen, "cannot run '%s': %s", program, strerror(errno));
 		goto fail;
 	}
+	if (program && refuse_non_program(resolved, err, errlen) < 0)
+		goto fail;
 	if (program)
 		program = resolved;
 	/* A pid that cannot be attached (init, a kernel thread, a zombie...)

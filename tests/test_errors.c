@@ -13,6 +13,7 @@
 #include "harness.h"
 
 #include <sys/ptrace.h>
+#include <sys/stat.h>
 
 TestSuite(errors, .fini = h_cleanup, .timeout = 60);
 
@@ -404,9 +405,54 @@ Test(errors, program_does_not_exist)
 	struct h_result r = H_RUN(h_cctrace(), "run", sched, "--", "/nonexistent/dir/prog");
 
 	cr_expect_eq(r.code, 3, "exit %d:\n%s", r.code, r.err);
-	cr_expect(strstr(r.err, "cannot run '/nonexistent/dir/prog'"),
-		  "expected \"cannot run '/nonexistent/dir/prog'\" in:\n%s", r.err);
-	cr_expect(strstr(r.err, "No such file or directory"), "%s", r.err);
+	cr_expect(strstr(r.err, "cctrace: error: cannot run '/nonexistent/dir/prog': No such file "
+				"or directory\n"),
+		  "%s", r.err);
+	h_result_free(&r);
+}
+
+/* A directory, or a script (whose interpreter would be traced, with none
+ * of the schedule's names), is refused as what it is, before anything
+ * runs: not as a file whose symbols cannot be read. */
+Test(errors, a_directory_or_a_script_is_no_program)
+{
+	char *sched = h_temp_sched("plain.sched", "timeout 1s\n");
+	char *dir = h_temp_dir(), *script = h_fmt("%s/prog.sh", dir);
+	struct h_result r;
+
+	h_write_file(script, "#!/bin/sh\nexec tests/fixtures/errfix\n");
+	cr_assert(chmod(script, 0755) == 0);
+	r = H_RUN(h_cctrace(), "run", sched, "--", dir);
+	cr_expect_eq(r.code, 3, "exit %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, h_fmt("cctrace: error: cannot run '%s': it is a directory\n", dir)),
+		  "%s", r.err);
+	h_result_free(&r);
+	r = H_RUN(h_cctrace(), "run", sched, "--", script);
+	cr_expect_eq(r.code, 3, "exit %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, h_fmt("cctrace: error: cannot run '%s': it is a script "
+				      "(#!/bin/sh), and cctrace needs the program itself",
+				      script)),
+		  "%s", r.err);
+	cr_expect_str_eq(r.out, "", "the script ran:\n%s", r.out);
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
+
+/* A schedule's error found while it runs is said once: "cctrace: error:
+ * FILE:LINE:COL: what", its line and a caret, and no blank line. */
+Test(errors, an_error_found_while_running_is_said_once)
+{
+	char *sched = h_temp_sched("divide.sched", "thread A = wait any enter(withdraw)\n"
+						   "assert 1 / (balance - balance) == 0\n");
+	struct h_result r = H_RUN(h_cctrace(), "run", sched, "--", BANK);
+	char *want = h_fmt("cctrace: error: %s:2:8: division by zero\n"
+			   "    assert 1 / (balance - balance) == 0\n"
+			   "           ^\n",
+			   sched);
+
+	cr_expect_eq(r.code, 3, "exit %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, want), "expected\n%s\nin:\n%s", want, r.err);
+	cr_expect(!strstr(r.err, "^\n\n"), "%s", r.err);
 	h_result_free(&r);
 }
 
