@@ -193,6 +193,9 @@ struct run {
 	const struct engine_options *opt;
 	bool launched;
 	struct tr_thread **bindings; /* [pol->nthreads] */
+	/* [pol->nthreads]: the `release` that let each variable's thread go,
+	 * NULL once it is bound again (a run of it is then a mistake to name) */
+	const struct stmt **released_by;
 	int64_t timeout_ms;
 	int64_t t0_ms;
 	enum engine_outcome outcome;

@@ -711,6 +711,17 @@ struct tr_thread *run_binding(struct run *r, const char *name)
 	return var >= 0 ? r->bindings[var] : NULL;
 }
 
+/* The release that let name's thread go, if nothing bound it since. */
+static const struct stmt *released_var(const struct run *r, const char *name)
+{
+	int var;
+
+	for (var = 0; var < r->nbindings; var++)
+		if (strcmp(r->pol->threads[var], name) == 0)
+			return r->released_by[var];
+	return NULL;
+}
+
 /* Every thread s names, bound and not ended; NULL (outcome reported) if
  * one is not. */
 static enum flow run_targets(struct run *r, const struct stmt *s, struct tr_thread **targets)
@@ -724,7 +735,12 @@ static enum flow run_targets(struct run *r, const struct stmt *s, struct tr_thre
 		    tracer_thread_last_event(targets[i]) != TR_EV_EXIT)
 			continue;
 		run_where(r, s, where, sizeof(where));
-		if (!targets[i])
+		if (!targets[i] && released_var(r, s->names[i]))
+			report_outcome(r, OUTCOME_ERROR,
+				       "thread %s names no thread: 'release' at line %d let its "
+				       "thread go (%s)",
+				       s->names[i], released_var(r, s->names[i])->loc.line, where);
+		else if (!targets[i])
 			report_outcome(r, OUTCOME_UNREALIZABLE, "thread %s was never bound (%s)",
 				       s->names[i], where);
 		else
@@ -843,6 +859,7 @@ void run_bind(struct run *r, int var, struct tr_thread *th)
 
 	forget_binding(r, var);
 	r->bindings[var] = th;
+	r->released_by[var] = NULL;
 	tc->bound = var;
 	if (tc->primary < 0)
 		tc->primary = var;
@@ -867,13 +884,15 @@ static enum flow exec_release(struct run *r, const struct stmt *s)
 	int i, var;
 
 	for (var = 0; var < r->nbindings; var++) {
-		if (s->all) {
-			run_unbind(r, var);
+		bool named = s->all;
+
+		for (i = 0; !named && i < s->n_names; i++)
+			named = strcmp(s->names[i], r->pol->threads[var]) == 0;
+		if (!named)
 			continue;
-		}
-		for (i = 0; i < s->n_names; i++)
-			if (strcmp(s->names[i], r->pol->threads[var]) == 0)
-				run_unbind(r, var);
+		if (r->bindings[var])
+			r->released_by[var] = s;
+		run_unbind(r, var);
 	}
 	return FLOW_NEXT;
 }
@@ -910,6 +929,7 @@ static enum flow exec_loop(struct run *r, const struct stmt *s)
 /* The shell adds thread variables and points as it goes. */
 static int grow_bindings(struct run *r)
 {
+	const struct stmt **released;
 	struct tr_thread **grown;
 	int i;
 
@@ -918,9 +938,15 @@ static int grow_bindings(struct run *r)
 	grown = realloc(r->bindings, sizeof(*grown) * (size_t)r->pol->nthreads);
 	if (!grown)
 		return -1;
-	for (i = r->nbindings; i < r->pol->nthreads; i++)
-		grown[i] = NULL;
 	r->bindings = grown;
+	released = realloc(r->released_by, sizeof(*released) * (size_t)r->pol->nthreads);
+	if (!released)
+		return -1;
+	r->released_by = released;
+	for (i = r->nbindings; i < r->pol->nthreads; i++) {
+		grown[i] = NULL;
+		released[i] = NULL;
+	}
 	r->nbindings = r->pol->nthreads;
 	return 0;
 }
@@ -1278,6 +1304,7 @@ void run_free(struct run *r)
 	stderr_forward(r->program_stderr);
 	free_contexts(r);
 	free(r->bindings);
+	free(r->released_by);
 	free(r->return_funcs);
 	free(r->armed);
 	free(r->lingering);

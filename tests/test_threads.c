@@ -373,3 +373,24 @@ Test(threads, a_completed_schedule_tells_a_failed_exit_status)
 	cr_expect(strstr(r.err, "cctrace: bug: the program exited with status 2"), "%s", r.err);
 	h_result_free(&r);
 }
+
+/* A variable whose thread a `release` let go names no thread: running it
+ * is the schedule's mistake (exit 3), said with the release's line, not
+ * "never bound". */
+Test(threads, running_a_released_thread_is_an_error_that_names_the_release)
+{
+	char *sched = h_temp_sched("released.sched", "timeout 5s\n"
+						     "thread A = wait any enter(job)\n"
+						     "release A\n"
+						     "run A until exit\n");
+	struct h_result r =
+	    h_run((const char *const[]){h_cctrace(), "run", sched, "--", WAVES, NULL}, QUICK_S);
+	char *want = h_fmt("cctrace: error: thread A names no thread: 'release' at line 3 let "
+			   "its thread go (%s:4:1)\n",
+			   sched);
+
+	cr_expect_eq(r.code, 3, "exit %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, want), "expected\n%s\nin:\n%s", want, r.err);
+	free(want);
+	h_result_free(&r);
+}
