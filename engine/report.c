@@ -222,8 +222,23 @@ static void fine_event_text(struct run *r, struct tr_thread *th, const struct tr
  * information, which costs more than the run, so a deferred trace keeps
  * the raw events and names them only if report_deferred_trace is called.
  */
-static void defer_event(struct run *r, const struct tr_event *ev, const char *what)
+/* Where an event happened in the code: an access at the instruction that
+ * made it (the thread has gone past it: the debug registers trap after
+ * the access, the stepper judges it at the next stop), anything else
+ * where the thread stands. */
+static uint64_t event_code_pc(const struct current_event *cur)
 {
+	if (cur->fine && cur->fine->kind == TR_STEP_ACCESS)
+		return cur->fine->pc;
+	if (cur->ev->kind == TR_EV_WATCH && cur->ev->insn_pc)
+		return cur->ev->insn_pc;
+	return cur->ev->pc;
+}
+
+static void defer_event(struct run *r, const struct current_event *cur, const char *what)
+{
+	const struct tr_event *ev = cur->ev;
+
 	struct deferred_event *d;
 
 	if (r->ndeferred == r->deferred_cap) {
@@ -238,7 +253,7 @@ static void defer_event(struct run *r, const struct tr_event *ev, const char *wh
 	d = &r->deferred[r->ndeferred++];
 	d->ms = run_elapsed_ms(r);
 	d->thread = ev->thread;
-	d->pc = ev->pc;
+	d->pc = event_code_pc(cur);
 	snprintf(d->what, sizeof(d->what), "%s", what);
 	d->preempted = r->preempted;
 	r->preempted = NULL;
@@ -292,10 +307,10 @@ void report_event(struct run *r, const struct current_event *cur)
 	snprintf(run_thread(r, ev->thread)->last_event,
 		 sizeof(run_thread(r, ev->thread)->last_event), "%s", what);
 	if (r->deferred_trace) {
-		defer_event(r, ev, what);
+		defer_event(r, cur, what);
 		return;
 	}
-	describe_pc(r, ev->thread, ev->pc, &loc);
+	describe_pc(r, ev->thread, event_code_pc(cur), &loc);
 	if (loc.file)
 		snprintf(where, sizeof(where), "%s:%d", loc.file, loc.line);
 	if (r->opt->trace)

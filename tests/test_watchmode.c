@@ -205,6 +205,51 @@ Test(watchmode, a_watch_that_fired_at_other_values_does_not_blame_the_host)
 	h_result_free(&r);
 }
 
+/* The line of bank.c that holds text. */
+static int bank_line(const char *text)
+{
+	char *src = h_read_file("samples/bank/bank.c", NULL), *at;
+	int line = 1;
+
+	cr_assert_not_null(src);
+	at = strstr(src, text);
+	cr_assert_not_null(at, "no '%s' in bank.c", text);
+	for (char *p = src; p < at; p++)
+		line += *p == '\n';
+	h_free(src);
+	return line;
+}
+
+/* An access is shown at the line of the instruction that made it, in
+ * either mode, though the thread stands past it when it is seen (the
+ * debug registers trap after the access): the store's line, not the
+ * next statement's. */
+Test(watchmode, an_access_is_shown_at_the_line_that_made_it)
+{
+	char *sched = h_temp_sched("store.sched", "thread A, B = wait 2 distinct enter(withdraw)\n"
+						  "run A until write(balance)\n"
+						  "run A until exit\n");
+	char *want = h_fmt("bank.c:%d", bank_line("balance = b - amount;"));
+	const char *modes[] = {"sw", "hw"};
+	struct h_trace_ev ev[8];
+	size_t i;
+
+	for (i = 0; i < 2; i++) {
+		struct h_result r;
+
+		if (i == 1 && !registers_trap())
+			break;
+		fresh_cache();
+		r = H_RUN(h_cctrace(), "run", "--watchpoints", modes[i], sched, "--", BANK);
+		cr_expect_eq(r.code, 0, "%s: %s", modes[i], r.err);
+		cr_assert_geq(h_parse_trace(r.err, ev, 8), 3, "%s: %s", modes[i], r.err);
+		cr_expect_str_eq(ev[2].event, "write(balance)");
+		cr_expect_str_eq(ev[2].where, want, "%s: %s", modes[i], r.err);
+		h_result_free(&r);
+	}
+	free(want);
+}
+
 Test(watchmode, bad_modes_are_refused_before_anything_runs)
 {
 	struct h_result r;

@@ -92,12 +92,13 @@ struct tr_event {
 	enum tr_event_kind kind;
 	struct tr_thread *thread;
 	uint64_t pc;
-	uint64_t addr;	 /* BREAK: breakpoint address; WATCH: watched address */
-	int watch;	 /* WATCH: slot 0..3 */
-	unsigned access; /* WATCH: DIS_READ | DIS_WRITE of the instruction, 0 if unknown */
-	int signo;	 /* SIGNAL; PROCESS_EXIT: killing signal or 0 */
-	bool fatal;	 /* SIGNAL: the default action kills and the program has no handler */
-	int status;	 /* EXIT / PROCESS_EXIT: exit status */
+	uint64_t addr;	  /* BREAK: breakpoint address; WATCH: watched address */
+	int watch;	  /* WATCH: slot 0..3 */
+	unsigned access;  /* WATCH: DIS_READ | DIS_WRITE of the instruction, 0 if unknown */
+	uint64_t insn_pc; /* WATCH: the instruction that accessed (pc is after it), 0 if unknown */
+	int signo;	  /* SIGNAL; PROCESS_EXIT: killing signal or 0 */
+	bool fatal;	  /* SIGNAL: the default action kills and the program has no handler */
+	int status;	  /* EXIT / PROCESS_EXIT: exit status */
 	struct tr_process *child; /* FORK */
 	long sysno;		  /* SYSCALL: the system call number */
 };

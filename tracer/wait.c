@@ -344,9 +344,11 @@ static enum decoded decode_trap(struct tr_thread *th, struct tr_event *ev)
 		ev->kind = TR_EV_WATCH;
 		ev->watch = slot;
 		ev->addr = p->watch[slot].addr;
-		if (tracer_read_code(p, th->regs.rip - sizeof(window), window, sizeof(window)) == 0)
-			dis_access_before(window, sizeof(window), th->regs.rip, &th->regs, ev->addr,
-					  &insn, &ev->access);
+		if (tracer_read_code(p, th->regs.rip - sizeof(window), window, sizeof(window)) ==
+			0 &&
+		    dis_access_before(window, sizeof(window), th->regs.rip, &th->regs, ev->addr,
+				      &insn, &ev->access) == 0)
+			ev->insn_pc = insn.addr;
 		return REPORT;
 	}
 	/* A SIGTRAP the program raised or an int3 of its own: it is the
@@ -743,7 +745,8 @@ int tr_singlestep(struct tr_thread *th)
 	bp = tr_break_find(th->proc, th->regs.rip);
 	if (bp && !bp->slot) {
 		/* Emulated: the step is done without running the thread. */
-		if (dis_emulate(&bp->insn, bp->code, &th->regs, tr_peek_fn, tr_poke_fn, th->proc) < 0)
+		if (dis_emulate(&bp->insn, bp->code, &th->regs, tr_peek_fn, tr_poke_fn, th->proc) <
+		    0)
 			return -1;
 		tr_set(th, TF_REGS_DIRTY);
 		tr_clear(th, TF_AT_BREAK);
