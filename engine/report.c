@@ -122,6 +122,19 @@ void engine_trace_json_outcome(FILE *f, const struct engine_trace_outcome *o)
 	fflush(f);
 }
 
+/* Where an event happened in the code: an access at the instruction that
+ * made it (the thread has gone past it: the debug registers trap after
+ * the access, the stepper judges it at the next stop), anything else
+ * where the thread stands. */
+static uint64_t event_code_pc(const struct current_event *cur)
+{
+	if (cur->fine && cur->fine->kind == TR_STEP_ACCESS)
+		return cur->fine->pc;
+	if (cur->ev->kind == TR_EV_WATCH && cur->ev->insn_pc)
+		return cur->ev->insn_pc;
+	return cur->ev->pc;
+}
+
 /* The JSON record of one trace line. */
 static void event_record(struct run *r, const struct current_event *cur, const char *what,
 			 const struct sym_loc *loc)
@@ -135,7 +148,7 @@ static void event_record(struct run *r, const struct current_event *cur, const c
 	json_object_set_new(rec, "thread", json_string(tracer_thread_name(ev->thread)));
 	json_object_set_new(rec, "tid", json_integer(tracer_thread_tid(ev->thread)));
 	json_object_set_new(rec, "event", json_string(what));
-	json_object_set_new(rec, "pc", hex(ev->pc));
+	json_object_set_new(rec, "pc", hex(event_code_pc(cur)));
 	json_object_set_new(rec, "func", string_or_null(loc->func));
 	json_object_set_new(rec, "file", string_or_null(loc->file));
 	json_object_set_new(rec, "line", loc->file ? json_integer(loc->line) : json_null());
@@ -222,19 +235,6 @@ static void fine_event_text(struct run *r, struct tr_thread *th, const struct tr
  * information, which costs more than the run, so a deferred trace keeps
  * the raw events and names them only if report_deferred_trace is called.
  */
-/* Where an event happened in the code: an access at the instruction that
- * made it (the thread has gone past it: the debug registers trap after
- * the access, the stepper judges it at the next stop), anything else
- * where the thread stands. */
-static uint64_t event_code_pc(const struct current_event *cur)
-{
-	if (cur->fine && cur->fine->kind == TR_STEP_ACCESS)
-		return cur->fine->pc;
-	if (cur->ev->kind == TR_EV_WATCH && cur->ev->insn_pc)
-		return cur->ev->insn_pc;
-	return cur->ev->pc;
-}
-
 static void defer_event(struct run *r, const struct current_event *cur, const char *what)
 {
 	const struct tr_event *ev = cur->ev;
