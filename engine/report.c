@@ -198,6 +198,18 @@ static void event_text(struct run *r, const struct current_event *cur, char *buf
 		fine_event_text(r, ev->thread, cur->fine, buf + strlen(buf), len - strlen(buf));
 }
 
+/* A symbol's name as the trace shows functions: a C++ one demangled. */
+static const char *shown_name(struct sym_space *syms, const char *symbol)
+{
+	struct sym_loc loc;
+	uint64_t addr;
+
+	if (sym_function(syms, symbol, &addr) == 0 &&
+	    sym_describe_function(syms, addr, &loc) == 0 && loc.pretty)
+		return loc.pretty;
+	return symbol;
+}
+
 /* What an instruction-level event touched or called, after its atom. */
 static void fine_event_text(struct run *r, struct tr_thread *th, const struct tr_step_event *fe,
 			    char *buf, size_t len)
@@ -213,10 +225,10 @@ static void fine_event_text(struct run *r, struct tr_thread *th, const struct tr
 		break;
 	case TR_STEP_CALL:
 		if (pc && pc->syms && sym_plt_function(pc->syms, fe->target, &name) == 0)
-			snprintf(buf, len, " -> %s@plt", name);
+			snprintf(buf, len, " -> %s@plt", shown_name(pc->syms, name));
 		else if (pc && pc->syms &&
 			 sym_describe_function(pc->syms, fe->target, &callee) == 0 && callee.func)
-			snprintf(buf, len, " -> %s", callee.func);
+			snprintf(buf, len, " -> %s", callee.pretty ? callee.pretty : callee.func);
 		else
 			snprintf(buf, len, " -> %#lx", (unsigned long)fe->target);
 		break;

@@ -160,3 +160,21 @@ Test(cxx, a_misspelt_method_is_suggested_as_shown)
 		  "%s", r.err);
 	h_result_free(&r);
 }
+
+/* The callee a call event shows is demangled like every other name in
+ * the trace: std::mutex::lock, not _ZNSt5mutex4lockEv. */
+Test(cxx, a_call_shows_its_callee_demangled)
+{
+	struct h_result r = run_steps("call.sched", "run t1 until enter(pthread_join)\n"
+						    "thread t2 = p1.t2\n"
+						    "run t2 until call(std::mutex::lock)\n"
+						    "run t2 until exit\n"
+						    "thread t3 = p1.t3\n"
+						    "run t3 until exit\n"
+						    "run t1 until exit\n");
+
+	cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, "call(std::mutex::lock) -> std::mutex::lock "), "%s", r.err);
+	cr_expect(!strstr(r.err, "_ZN"), "a mangled name in the trace:\n%s", r.err);
+	h_result_free(&r);
+}
