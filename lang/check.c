@@ -166,6 +166,28 @@ int lang_func_offset(struct sym_space *syms, const char *text, uint64_t *addr)
 	return 0;
 }
 
+/* at(FILE:LINE) with no code: is FILE unknown, or which lines near LINE
+ * have code? */
+static int no_code_at(struct checker *k, const struct expr *e)
+{
+	int before, after;
+
+	if (sym_line_neighbours(k->syms, e->name, (int)e->ival, &before, &after) < 0)
+		return fail(k, e->loc,
+			    "no code at %s:%ld: no source file '%s' in the program's debugging "
+			    "information (built without -g, or another name?)",
+			    e->name, (long)e->ival, e->name);
+	if (before && after)
+		return fail(k, e->loc,
+			    "no code at %s:%ld: the nearest lines with code are %d and %d", e->name,
+			    (long)e->ival, before, after);
+	if (before)
+		return fail(k, e->loc, "no code at %s:%ld: the last line with code is %d", e->name,
+			    (long)e->ival, before);
+	return fail(k, e->loc, "no code at %s:%ld: the first line with code is %d", e->name,
+		    (long)e->ival, after);
+}
+
 static int resolve_location(struct checker *k, struct expr *e)
 {
 	uint64_t addr;
@@ -184,11 +206,9 @@ static int resolve_location(struct checker *k, struct expr *e)
 		if (found > 0 || lang_func_offset(k->syms, e->name, &addr) < 0)
 			return fail(k, e->loc, "no function '%.*s' in the program or its libraries",
 				    (int)strcspn(e->name, "+"), e->name);
-	} else if (sym_line(k->syms, e->name, (int)e->ival, &addr, 1, &n) < 0 || n == 0)
-		return fail(k, e->loc,
-			    "no code at %s:%ld (unknown file, or a line without "
-			    "statements)",
-			    e->name, (long)e->ival);
+	} else if (sym_line(k->syms, e->name, (int)e->ival, &addr, 1, &n) < 0 || n == 0) {
+		return no_code_at(k, e);
+	}
 	for (i = 0; i < k->pol->nlocs; i++)
 		if (strcmp(k->pol->locs[i].file, e->name) == 0 && k->pol->locs[i].line == e->ival)
 			return i;

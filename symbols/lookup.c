@@ -396,16 +396,16 @@ struct line_query {
 	int line;
 	const char *last_src; /* file-match cache, by libdw's string pointer */
 	bool last_match;
+	/* sym_line_neighbours: every row is looked at, for these */
+	bool neighbours;
+	bool file_seen;
+	int before, after;
 };
 
-static bool row_on_line(struct line_query *q, Dwarf_Line *l)
+static bool row_in_file(struct line_query *q, Dwarf_Line *l)
 {
-	const char *src;
-	int lineno;
+	const char *src = dwarf_linesrc(l, NULL, NULL);
 
-	if (dwarf_lineno(l, &lineno) != 0 || lineno != q->line)
-		return false;
-	src = dwarf_linesrc(l, NULL, NULL);
 	if (!src)
 		return false;
 	if (src != q->last_src) {
@@ -413,6 +413,33 @@ static bool row_on_line(struct line_query *q, Dwarf_Line *l)
 		q->last_match = file_matches(src, q->file);
 	}
 	return q->last_match;
+}
+
+static void note_neighbour(struct line_query *q, int lineno)
+{
+	q->file_seen = true;
+	if (lineno < q->line && lineno > q->before)
+		q->before = lineno;
+	if (lineno > q->line && (q->after == 0 || lineno < q->after))
+		q->after = lineno;
+}
+
+static bool row_on_line(struct line_query *q, Dwarf_Line *l)
+{
+	int lineno;
+
+	if (dwarf_lineno(l, &lineno) != 0)
+		return false;
+	if (q->neighbours) {
+		bool stmt;
+
+		/* the rows sym_line would take: statement beginnings */
+		if (lineno > 0 && dwarf_linebeginstatement(l, &stmt) == 0 && stmt &&
+		    row_in_file(q, l))
+			note_neighbour(q, lineno);
+		return false;
+	}
+	return lineno == q->line && row_in_file(q, l);
 }
 
 /* Scan one CU's line table, pushing dwfl addresses of line starts. */
@@ -502,6 +529,21 @@ int sym_line(struct sym_space *s, const char *file, int line, uint64_t *addrs, s
 out:
 	free(found.v);
 	return rc;
+}
+
+int sym_line_neighbours(struct sym_space *s, const char *file, int line, int *before, int *after)
+{
+	struct line_query q = {.file = file, .line = line, .neighbours = true};
+	struct addr_vec none = {0};
+	size_t i;
+
+	for (i = 0; i < s->nmods; i++)
+		if (scan_module_lines(s, &s->mods[i], &q, &none) < 0)
+			break;
+	free(none.v);
+	*before = q.before;
+	*after = q.after;
+	return q.file_seen ? 0 : -1;
 }
 
 /* --- describing an address --- */

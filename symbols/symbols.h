@@ -87,6 +87,11 @@ void sym_each_name(struct sym_space *space, int kind, const char *prefix,
  * when the file is unknown or the line has no code. */
 int sym_line(struct sym_space *space, const char *file, int line, uint64_t *addrs, size_t max,
 	     size_t *n);
+/* Why sym_line found nothing: -1 if no compile unit has code from FILE;
+ * else 0, with the nearest lines of FILE before and after LINE that have
+ * code (0 where there is none). */
+int sym_line_neighbours(struct sym_space *space, const char *file, int line, int *before,
+			int *after);
 
 struct sym_loc {
 	const char *func; /* NULL if no symbol covers the address */

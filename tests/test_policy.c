@@ -211,16 +211,23 @@ Test(check, instruction_events)
 
 Test(check, source_lines)
 {
+	/* symfix.c: worker's '{' (line 60) is the first line with code, its
+	 * blank line 62 lies between two statements */
 	expect_error("wait any at(symfix.c:1)\n",
-		     "t.sched:1:10: error: no code at symfix.c:1 (unknown file, or a line without "
-		     "statements)\n"
+		     "t.sched:1:10: error: no code at symfix.c:1: the first line with code is 60\n"
 		     "    wait any at(symfix.c:1)\n"
 		     "             ^\n");
-	expect_error("wait any at(nosuch.c:10)\n",
-		     "t.sched:1:10: error: no code at nosuch.c:10 (unknown file, or a line without "
-		     "statements)\n"
-		     "    wait any at(nosuch.c:10)\n"
+	expect_error("wait any at(symfix.c:62)\n",
+		     "t.sched:1:10: error: no code at symfix.c:62: the nearest lines with code are "
+		     "61 and 63\n"
+		     "    wait any at(symfix.c:62)\n"
 		     "             ^\n");
+	expect_error(
+	    "wait any at(nosuch.c:10)\n",
+	    "t.sched:1:10: error: no code at nosuch.c:10: no source file 'nosuch.c' in the "
+	    "program's debugging information (built without -g, or another name?)\n"
+	    "    wait any at(nosuch.c:10)\n"
+	    "             ^\n");
 }
 
 /* --- evaluation on a live process --- */
