@@ -251,7 +251,9 @@ void run_resume(struct run *r, struct tr_thread *th);
 void run_release_free(struct run *r);
 void run_crash(struct run *r, const struct tr_event *ev);
 enum flow run_program_ended(struct run *r, const struct tr_event *ev, const char *during);
-void run_timed_out(struct run *r, const struct stmt *s);
+/* s's timeout ran out; matched of need threads had reached its predicate
+ * (a `wait` for several; 0 and 0 for anything else). */
+void run_timed_out(struct run *r, const struct stmt *s, int matched, int need);
 enum flow run_driver_ended(struct run *r, const struct tr_event *ev);
 void run_interrupted(struct run *r, int signo);
 /* The index of thread variable name, -1 if the schedule has none such. */

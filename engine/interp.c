@@ -434,9 +434,9 @@ static void capture_kernel_states(struct run *r)
 	}
 }
 
-void run_timed_out(struct run *r, const struct stmt *s)
+void run_timed_out(struct run *r, const struct stmt *s, int matched, int need)
 {
-	char where[256], text[256], silent[512];
+	char where[256], text[256], silent[512], who[64];
 
 	run_where(r, s, where, sizeof(where));
 	if (s->pred)
@@ -447,8 +447,13 @@ void run_timed_out(struct run *r, const struct stmt *s)
 	tracer_stop_all(r->t);
 	silent[0] = '\0';
 	points_silent_watch(r, silent, sizeof(silent));
+	/* A wait for several threads that some reached: how many, of how many */
+	if (matched > 0 && need > matched)
+		snprintf(who, sizeof(who), "only %d of the %d threads it needs", matched, need);
+	else
+		snprintf(who, sizeof(who), "no thread");
 	report_outcome(r, OUTCOME_UNREALIZABLE,
-		       "no thread reached '%s' within %ld ms (%s)%s; where the threads were:", text,
+		       "%s reached '%s' within %ld ms (%s)%s; where the threads were:", who, text,
 		       (long)r->timeout_ms, where, silent);
 	report_threads(r);
 }
@@ -523,7 +528,7 @@ static enum loop_verdict wait_deadline(struct run *r, struct loop_request *req)
 	enum flow flow;
 
 	if (req->deadline_ms == ws->deadline) {
-		run_timed_out(r, ws->s);
+		run_timed_out(r, ws->s, ws->nmatched, ws->need);
 		return LOOP_STOP;
 	}
 	assert(ws->ntargets > 0); /* only a `run` polls for blocked targets */

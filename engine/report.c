@@ -471,6 +471,7 @@ void report_threads(struct run *r)
 		snprintf(state, sizeof(state), "%s",
 			 run_thread(r, th)->kernel_state[0] ? run_thread(r, th)->kernel_state
 			 : var				    ? "held"
+			 : run_thread(r, th)->matched	    ? "matched, held"
 							    : "free");
 		describe_pc(r, th, tracer_code_pc(th), &loc);
 		fprintf(f, "    %-8s %-4s %-18s at %s+%lu", tracer_thread_name(th), var ? var : "",

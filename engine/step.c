@@ -52,7 +52,7 @@ static enum loop_verdict drive_timed_out(struct run *r, struct loop_request *req
 {
 	struct drive_state *ds = req->ctx;
 
-	run_timed_out(r, ds->s);
+	run_timed_out(r, ds->s, 0, 0);
 	return LOOP_STOP;
 }
 

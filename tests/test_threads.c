@@ -394,3 +394,23 @@ Test(threads, running_a_released_thread_is_an_error_that_names_the_release)
 	free(want);
 	h_result_free(&r);
 }
+
+/* A wait for more threads than can come says how many did, and shows the
+ * ones it matched as held by it, not as free: waves' main waits for its
+ * first wave of four, which the wait holds at job. */
+Test(threads, a_wait_that_runs_out_says_how_many_threads_came)
+{
+	char *sched = h_temp_sched("five.sched", "timeout 1s\nwait 5 distinct enter(job)\n");
+	struct h_result r =
+	    h_run((const char *const[]){h_cctrace(), "run", sched, "--", WAVES, NULL}, QUICK_S);
+	char *want = h_fmt("cctrace: unrealizable: only 4 of the 5 threads it needs reached "
+			   "'enter(job)' within 1000 ms (%s:2:1); where the threads were:\n",
+			   sched);
+
+	cr_expect_eq(r.code, 2, "exit %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, want), "expected\n%s\nin:\n%s", want, r.err);
+	cr_expect_eq(h_count_lines(r.err, "matched, held      at job+0"), 4, "%s", r.err);
+	cr_expect(!strstr(r.err, " free "), "%s", r.err);
+	free(want);
+	h_result_free(&r);
+}
