@@ -233,11 +233,35 @@ static void describe_syscall(const struct expr *e, const struct tr_event *ev, ch
 		snprintf(buf, len, " %s", name ? name : "?");
 }
 
+struct nearest_syscall {
+	const char *typed;
+	const char *best;
+	unsigned best_d;
+};
+
+static void consider_syscall(const char *name, void *ctx)
+{
+	struct nearest_syscall *n = ctx;
+	unsigned d = sym_edit_distance(n->typed, strlen(n->typed), name, strlen(name));
+
+	if (d < n->best_d) {
+		n->best_d = d;
+		n->best = name;
+	}
+}
+
 static int64_t syscall_number(const char *name, char *why, size_t whylen)
 {
 	long n = tracer_syscall_number(name);
+	struct nearest_syscall near = {name, NULL, strlen(name) <= 4 ? 2 : 3};
 
-	if (n < 0)
+	if (n >= 0)
+		return n;
+	tracer_each_syscall(consider_syscall, &near);
+	if (near.best)
+		snprintf(why, whylen, "unknown system call '%s'; did you mean '%s'?", name,
+			 near.best);
+	else
 		snprintf(why, whylen,
 			 "unknown system call '%s' (names are those of x86-64 Linux, "
 			 "e.g. futex, read, write, close, accept)",

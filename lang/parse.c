@@ -1054,8 +1054,17 @@ static bool parse_thread(struct parser *p, struct stmt *s)
 	if (!tok_is(&p->tok, "wait") && p->tok.kind == T_IDENT && looks_like_thread_name(&p->tok))
 		return parse_bind(p, s);
 	if (!tok_is(&p->tok, "wait")) {
-		perr(p, p->tok.loc, "'thread' declarations must have '= wait ...', found %s",
-		     found(p));
+		static const char *const binders[] = {"wait", "choose"};
+		const char *hint = p->tok.kind == T_IDENT ? suggest(&p->tok, binders, 2) : NULL;
+
+		if (hint)
+			perr(p, p->tok.loc,
+			     "'thread' declarations must have '= wait ...', found %s; "
+			     "did you mean '%s'?",
+			     found(p), hint);
+		else
+			perr(p, p->tok.loc,
+			     "'thread' declarations must have '= wait ...', found %s", found(p));
 		return false;
 	}
 	advance(p);

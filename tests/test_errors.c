@@ -109,6 +109,25 @@ Test(errors, misspelt_statement_gets_a_suggestion)
 	h_result_free(&r);
 }
 
+/* A misspelt 'wait' after 'thread A =', and a misspelt system call,
+ * are suggested too. */
+Test(errors, misspelt_wait_and_system_call_get_suggestions)
+{
+	char *sched = h_temp_sched("wiat.sched", "thread A = wiat any enter(work)\n");
+	struct h_result r = run_not_launched(sched);
+
+	expect_diag(r.err, sched, 1, 12,
+		    "'thread' declarations must have '= wait ...', found 'wiat'; did you mean "
+		    "'wait'?",
+		    "thread A = wiat any enter(work)");
+	h_result_free(&r);
+	sched = h_temp_sched("futex.sched", "thread A = wait any syscall(fuutex)\n");
+	r = run_not_launched(sched);
+	expect_diag(r.err, sched, 1, 29, "unknown system call 'fuutex'; did you mean 'futex'?",
+		    "thread A = wait any syscall(fuutex)");
+	h_result_free(&r);
+}
+
 Test(errors, caret_copies_tabs)
 {
 	char *sched = h_temp_sched("tab.sched", "\twait any enter(never_calld)\n");

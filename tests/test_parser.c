@@ -1478,7 +1478,9 @@ Test(parser_errors, event_arguments)
 	fails("while (in(, f)) {}\n",
 	      "t.sched:1:11: error: in(...) expects a thread or function name, found ','");
 	fails("run A until syscall(fuutex)\n",
-	      "t.sched:1:21: error: unknown system call 'fuutex' (names are those of x86-64 "
+	      "t.sched:1:21: error: unknown system call 'fuutex'; did you mean 'futex'?");
+	fails("run A until syscall(xyzzyq)\n",
+	      "t.sched:1:21: error: unknown system call 'xyzzyq' (names are those of x86-64 "
 	      "Linux, e.g. futex, read, write, close, accept)");
 	fails("run A until syscall()\n", "t.sched:1:21: error: syscall(...) expects a system call "
 					 "name, e.g. futex, found ')'");
