@@ -77,9 +77,17 @@ bool symi_suggest_consider(const char *query, const char *cand, unsigned *best_d
 	if (cand[0] == '_' && query[0] != '_')
 		return false;
 	lc = strcspn(cand, "@");
+	/* a C++ name given without its outer scopes (Account::withdraw for
+	 * bank::Account::withdraw) is the nearest there is, after a typo */
+	if (lc > lq + 2 && strncmp(cand + lc - lq - 2, "::", 2) == 0 &&
+	    strncmp(cand + lc - lq, query, lq) == 0) {
+		d = 2;
+		goto consider;
+	}
 	if ((lq > lc ? lq - lc : lc - lq) > limit)
 		return false;
 	d = sym_edit_distance(query, lq, cand, lc);
+consider:
 	if (d == 0 || d > limit || d >= *best_d)
 		return false;
 	*best_d = d;

@@ -159,6 +159,13 @@ Test(cxx, a_misspelt_method_is_suggested_as_shown)
 				"you mean 'bank::Account::balance'?"),
 		  "%s", r.err);
 	h_result_free(&r);
+	/* ...and one given without its namespace gets its whole name */
+	r = run_steps("scope.sched", "run t1 until enter(Account::balance)\n");
+	cr_expect_eq(r.code, 3, "exit %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, "scope.sched:3:14: error: no function 'Account::balance'; did "
+				"you mean 'bank::Account::balance'?"),
+		  "%s", r.err);
+	h_result_free(&r);
 }
 
 /* The callee a call event shows is demangled like every other name in
