@@ -1293,9 +1293,15 @@ void run_finish(struct run *r)
 		tracer_kill_launched(r->t);
 		return;
 	}
-	tracer_detach_all(r->t);
-	report_outcome(r, OUTCOME_COMPLETED,
-		       "the schedule ran to its end; detached, and the process keeps running");
+	if (tracer_detach_all(r->t) < 0)
+		report_outcome(r, OUTCOME_COMPLETED,
+			       "the schedule ran to its end; a thread could not be let go cleanly "
+			       "(cctrace's guardian restores it as cctrace exits), and the process "
+			       "keeps running");
+	else
+		report_outcome(r, OUTCOME_COMPLETED,
+			       "the schedule ran to its end; detached, and the process keeps "
+			       "running");
 }
 
 void run_free(struct run *r)

@@ -20,6 +20,8 @@
  *  - A schedule read from /dev/zero or an endless pipe ends at once.
  *  - A thread left inside a function it called through a pointer while
  *    cctrace stepped it returns from that function after the detach.
+ *  - A detach while threads are born and die without pause lets go of
+ *    every one of them itself, not leaving one to the guardian.
  */
 #include "harness.h"
 
@@ -405,6 +407,41 @@ Test(attach_faults, a_call_made_under_the_stepper_returns_after_the_detach)
 	cr_assert(h_read_line(p.out, line, sizeof(line), 10000), "work() did not return");
 	cr_expect(sscanf(line, "returned %d", &n) == 1 && n > 0, "%s", line);
 	cr_expect_eq(finish(&p, &out), 0, "indcall did not survive the detach:\n%s", out);
+	free(out);
+}
+
+/* ------------------------------------------------------- thread churn */
+
+/*
+ * A thread past its exit event when cctrace detaches never stops again,
+ * so it cannot be detached: that was counted a failure, the guardian was
+ * left to clean up (7 detaches in 10 said "guardian: ... ended without
+ * detaching" after "detached"), and the report said "detached" all the
+ * same.
+ */
+Test(attach_faults, a_detach_amid_thread_churn_lets_go_of_every_thread)
+{
+	const char *argv[] = {"tests/fixtures/churn", NULL};
+	char *sched = h_temp_sched("churn.sched", "timeout 10s\n"
+						  "thread A = wait any enter(work)\n"
+						  "run A until write(gvar)\n"
+						  "run A until exit\n"
+						  "release all\n");
+	struct h_proc p = start_ready(argv);
+	struct h_result r;
+	char *out;
+	int i;
+
+	for (i = 0; i < 6; i++) {
+		r = H_RUN(h_cctrace(), "attach", pid_arg(p.pid), sched);
+		cr_expect_eq(r.code, 0, "attach %d: exit %d\n%s", i + 1, r.code, r.err);
+		cr_expect(strstr(r.err, "detached, and the process keeps running") &&
+			      !strstr(r.err, "guardian"),
+			  "attach %d:\n%s", i + 1, r.err);
+		h_result_free(&r);
+		cr_assert(h_wait_traced_by(p.pid, 0, 5000), "still traced after attach %d", i + 1);
+	}
+	cr_expect_eq(finish(&p, &out), 0, "%s", out);
 	free(out);
 }
 

@@ -91,6 +91,13 @@ static int detach_process(struct tracer *t, struct tr_process *p)
 	for (th = t->threads; th; th = th->next) {
 		if (th->proc != p || th->state == TR_EXITED)
 			continue;
+		/* Past its exit event and let run, it is dying: it never
+		 * stops again, so it cannot be detached (ESRCH), and nothing
+		 * of ours in it outlives it.  Its end is the kernel's. */
+		if (th->state == TR_RUNNING && tr_has(th, TF_EXITING)) {
+			tr_mark_exited(th);
+			continue;
+		}
 		if (ptrace(PTRACE_DETACH, th->tid, 0, (void *)(long)th->pending_signal) < 0)
 			failed = -1;
 		tr_mark_exited(th);
