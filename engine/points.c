@@ -389,6 +389,10 @@ static void flush_lingering_breakpoints(struct run *r)
 }
 
 /* Where lvalue atom e is, seen from th (NULL: a global expression). */
+/* The place of e's variable in p: 0, or 1 when a process other than the
+ * program's first has no such place (a child that executed another
+ * program, which has no such variable: nothing to watch there), or -1
+ * with the outcome reported. */
 static int locate(struct run *r, struct tr_process *p, struct tr_thread *th, const struct expr *e,
 		  uint64_t *addr, uint64_t *size)
 {
@@ -397,11 +401,12 @@ static int locate(struct run *r, struct tr_process *p, struct tr_thread *th, con
 
 	c = points_eval_ctx(r, p, err, sizeof(err));
 	c.thread = th;
-	if (eval_lvalue(&c, e->lhs, addr, size) < 0) {
-		report_outcome(r, OUTCOME_ERROR, "%s", err);
-		return -1;
-	}
-	return 0;
+	if (eval_lvalue(&c, e->lhs, addr, size) == 0)
+		return 0;
+	if (p != run_main_process(r))
+		return 1;
+	report_outcome(r, OUTCOME_ERROR, "%s", err);
+	return -1;
 }
 
 static int read_first_bytes(struct tr_process *p, uint64_t addr, uint64_t size, uint64_t *value)
@@ -418,13 +423,15 @@ static int arm_watch(struct run *r, struct tr_process *p, struct tr_thread *th,
 	int slot;
 	enum tr_watch_kind kind =
 	    atom_of(e)->access == DIS_WRITE ? TR_WATCH_WRITE : TR_WATCH_ACCESS;
+	int rc;
 
 	if (vec_reserve(&r->watches, &r->watches_cap, r->nwatches, sizeof(*r->watches)) < 0) {
 		report_outcome(r, OUTCOME_ERROR, "out of memory");
 		return -1;
 	}
-	if (locate(r, p, th, e, &addr, &size) < 0)
-		return -1;
+	rc = locate(r, p, th, e, &addr, &size);
+	if (rc)
+		return rc < 0 ? -1 : 0;
 	slot = tracer_watch_insert(p, addr, (int)size, kind, err, sizeof(err));
 	if (slot < 0 && r->nlingering_watches) {
 		flush_lingering_watches(r);
@@ -478,13 +485,15 @@ static int arm_decoded(struct run *r, struct tr_process *p, struct tr_thread *th
 		       const struct expr *e)
 {
 	uint64_t addr, size;
+	int rc;
 
 	if (vec_reserve(&r->decoded, &r->decoded_cap, r->ndecoded, sizeof(*r->decoded)) < 0) {
 		report_outcome(r, OUTCOME_ERROR, "out of memory");
 		return -1;
 	}
-	if (locate(r, p, th, e, &addr, &size) < 0)
-		return -1;
+	rc = locate(r, p, th, e, &addr, &size);
+	if (rc)
+		return rc < 0 ? -1 : 0;
 	r->decoded[r->ndecoded++] = (struct decoded_lvalue){e, p, th, addr, size};
 	return 0;
 }
@@ -600,7 +609,9 @@ int points_arm(struct run *r, const struct expr *pred)
 		return -1;
 	r->ndecoded = 0;
 	for (p = tracer_processes(r->t); p; p = tracer_process_next(p)) {
-		if (!tracer_process_alive(p))
+		/* a vfork child runs in its parent's memory, breakpoints
+		 * and all, until it executes a program (or exits) */
+		if (!tracer_process_alive(p) || tracer_process_vfork_pending(p))
 			continue;
 		if (arm_expr(r, p, pred, 0) < 0 || arm_expr(r, p, pred, 1) < 0 ||
 		    sleeps_arm(r, p) < 0)

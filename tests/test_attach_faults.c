@@ -22,6 +22,9 @@
  *    cctrace stepped it returns from that function after the detach.
  *  - A detach while threads are born and die without pause lets go of
  *    every one of them itself, not leaving one to the guardian.
+ *  - A program that runs programs with vfork and exec: its children, which
+ *    run in its memory until they exec, are not harmed, and the schedule
+ *    is not broken by them.
  */
 #include "harness.h"
 
@@ -442,6 +445,42 @@ Test(attach_faults, a_detach_amid_thread_churn_lets_go_of_every_thread)
 		cr_assert(h_wait_traced_by(p.pid, 0, 5000), "still traced after attach %d", i + 1);
 	}
 	cr_expect_eq(finish(&p, &out), 0, "%s", out);
+	free(out);
+}
+
+/* ------------------------------------------------------ vfork and exec */
+
+/*
+ * A vfork child runs in its parent's memory until it executes a program.
+ * It was given breakpoints of its own there: planting one read our own
+ * byte back as code ("cannot decode the instruction at ..."), and one
+ * the parent planted later was no breakpoint to it.  And a watch was
+ * armed in it after its exec, where the program's variable does not
+ * exist ("no variable 'gvar' in the program").  Most attaches failed so.
+ */
+Test(attach_faults, a_program_that_vforks_and_execs_is_attached_and_left_unharmed)
+{
+	const char *argv[] = {"tests/fixtures/vforkexec", NULL};
+	char *sched = h_temp_sched("vfork.sched", "timeout 10s\n"
+						  "thread A = wait any enter(work)\n"
+						  "run A until write(gvar)\n"
+						  "run A until return(work)\n"
+						  "release all\n");
+	struct h_proc p = start_ready(argv);
+	struct h_result r;
+	char *out;
+	int i;
+
+	for (i = 0; i < 10; i++) {
+		r = H_RUN(h_cctrace(), "attach", pid_arg(p.pid), sched);
+		cr_expect_eq(r.code, 0, "attach %d: exit %d\n%s", i + 1, r.code, r.err);
+		cr_expect(strstr(r.err, "detached, and the process keeps running") &&
+			      !strstr(r.err, "guardian"),
+			  "attach %d:\n%s", i + 1, r.err);
+		h_result_free(&r);
+		cr_assert(h_wait_traced_by(p.pid, 0, 5000), "still traced after attach %d", i + 1);
+	}
+	cr_expect_eq(finish(&p, &out), 0, "a vfork child was harmed:\n%s", out);
 	free(out);
 }
 

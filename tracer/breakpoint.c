@@ -61,11 +61,30 @@ static size_t slot_of(const struct tr_process *p, uint64_t addr)
 	return (size_t)((addr * 0x9e3779b97f4a7c15ull) >> 32) & (p->bp_cap - 1);
 }
 
+/*
+ * A vfork child (or any child made with CLONE_VM) runs in its parent's
+ * memory until it executes a program: the bytes planted there, and their
+ * slots, are the parent's.  So it has no breakpoints of its own: it finds
+ * its parent's, which it may meet, and planting or taking out through it
+ * changes nothing (the parent's list would not know of a byte planted in
+ * its memory, and would miss one taken out).  At its exec it is itself.
+ */
+static struct tr_process *memory_owner(struct tr_process *p)
+{
+	struct tr_process *parent;
+
+	if (!p->shares_mm)
+		return p;
+	parent = tr_process_by_pid(p->tracer, p->parent_pid);
+	return parent ? parent : p;
+}
+
 struct tr_breakpoint *tr_break_find_any(struct tr_process *p, uint64_t addr)
 {
 	struct tr_breakpoint *bp;
 	size_t i;
 
+	p = memory_owner(p);
 	if (p->bp_cap == 0)
 		return NULL;
 	for (i = slot_of(p, addr); (bp = p->bp_slots[i]); i = (i + 1) & (p->bp_cap - 1))
@@ -206,7 +225,11 @@ static void claim(struct tr_process *p, struct tr_breakpoint *bp)
 
 int tracer_break_insert(struct tr_process *p, uint64_t addr, char *err, size_t errlen)
 {
-	struct tr_breakpoint *bp = tr_break_find_any(p, addr);
+	struct tr_breakpoint *bp;
+
+	if (memory_owner(p) != p)
+		return 0; /* the parent's memory: its own breakpoints are there */
+	bp = tr_break_find_any(p, addr);
 
 	if (bp && bp->refs > 0) {
 		bp->refs++;
@@ -288,6 +311,7 @@ int tracer_read_code(struct tr_process *p, uint64_t addr, void *buf, size_t len)
 
 	if (tracer_read(p, addr, buf, len) < 0)
 		return -1;
+	p = memory_owner(p);
 	if (len < p->bp_count) { /* an instruction's bytes: look each up */
 		for (i = 0; i < len; i++)
 			if ((bp = tr_break_find_any(p, addr + i)) && planted(bp))
@@ -317,7 +341,7 @@ int tracer_decode_at(struct tr_process *p, uint64_t addr, uint8_t code[DIS_MAX_I
 
 void tracer_break_remove(struct tr_process *p, uint64_t addr)
 {
-	struct tr_breakpoint *bp = tr_break_find(p, addr);
+	struct tr_breakpoint *bp = memory_owner(p) == p ? tr_break_find(p, addr) : NULL;
 
 	if (!bp)
 		return;
@@ -356,7 +380,8 @@ int tr_break_step_over(struct tr_thread *th)
 		return 1;
 	if (bp->slot) {
 		th->regs.rip = bp->slot;
-	} else if (dis_emulate(&bp->insn, bp->code, &th->regs, tr_peek_fn, tr_poke_fn, th->proc) < 0) {
+	} else if (dis_emulate(&bp->insn, bp->code, &th->regs, tr_peek_fn, tr_poke_fn, th->proc) <
+		   0) {
 		return -1;
 	}
 	tr_set(th, TF_REGS_DIRTY);
@@ -365,11 +390,11 @@ int tr_break_step_over(struct tr_thread *th)
 
 /* pc as the program's code has it: inside a displaced instruction's slot,
  * the instruction's own address (the slot's start) or the one after it. */
-static uint64_t home_of(const struct tr_process *p, uint64_t pc)
+static uint64_t home_of(struct tr_process *p, uint64_t pc)
 {
 	const struct tr_breakpoint *bp;
 
-	for (bp = p->breakpoints; bp; bp = bp->next)
+	for (bp = memory_owner(p)->breakpoints; bp; bp = bp->next)
 		if (bp->slot && pc >= bp->slot && pc < bp->slot + DIS_SLOT_SIZE)
 			return pc == bp->slot ? bp->addr : bp->addr + bp->insn.len;
 	return pc;
@@ -458,6 +483,8 @@ void tr_break_inherit(struct tr_process *parent, struct tr_process *child)
 	struct tr_breakpoint *bp, *copy, **tail = &child->breakpoints;
 
 	assert(parent->unclaimed == 0); /* it ran to fork */
+	if (memory_owner(child) != child)
+		return; /* its parent's memory, breakpoints and pages */
 	inherit_scratch(parent, child, true);
 	for (bp = parent->breakpoints; bp; bp = bp->next) {
 		copy = index_reserve(child) < 0 ? NULL : malloc(sizeof(*copy));

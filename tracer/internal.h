@@ -247,6 +247,8 @@ void tr_thread_gone(struct tr_thread *th);
 /* A new process forked by parent: what it inherits from it (breakpoints,
  * scratch pages, whether we launched it). */
 void tr_process_inherit(struct tr_process *parent, struct tr_process *child);
+/* The live process of that pid, NULL if none. */
+struct tr_process *tr_process_by_pid(struct tracer *t, pid_t pid);
 /* A field of /proc/PID/status (or of thread tid's, if tid is not 0), read
  * in base; 0, or -1 if the file or the field is missing. */
 int tr_status_field(pid_t pid, pid_t tid, const char *key, int base, unsigned long long *value);

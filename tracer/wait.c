@@ -44,7 +44,7 @@ static pid_t thread_group_of(pid_t tid)
 	return tr_status_field(tid, 0, "Tgid", 10, &tgid) == 0 ? (pid_t)tgid : -1;
 }
 
-static struct tr_process *process_by_pid(struct tracer *t, pid_t pid)
+struct tr_process *tr_process_by_pid(struct tracer *t, pid_t pid)
 {
 	struct tr_process *p;
 
@@ -69,13 +69,13 @@ static pid_t parent_of(pid_t pid)
 static struct tr_thread *adopt_task(struct tracer *t, pid_t tid)
 {
 	pid_t tgid = thread_group_of(tid);
-	struct tr_process *p = process_by_pid(t, tgid), *parent;
+	struct tr_process *p = tr_process_by_pid(t, tgid), *parent;
 
 	if (!p) {
 		p = tr_process_new(t, tgid);
 		if (!p)
 			return NULL;
-		parent = process_by_pid(t, parent_of(tgid));
+		parent = tr_process_by_pid(t, parent_of(tgid));
 		if (parent)
 			tr_process_inherit(parent, p);
 	}
