@@ -501,6 +501,64 @@ Test(guardian, completed_attach_guardian_exits_quietly)
 	finish_target(&t, "after a completed attach");
 }
 
+/*
+ * The guardian stops every thread to put its debug registers back.  Its
+ * interrupt, like cctrace's, ends an epoll_wait or a sigwaitinfo with
+ * EINTR, which the kernel does not restart: it must have the call made
+ * again, as cctrace does, or a server's event loop sees an error no
+ * signal caused (epollwait counts them; 3 kills of 3 showed them).
+ */
+/* Every thread of pid asleep in the kernel (S), none stopped by a tracer. */
+static void wait_all_asleep(pid_t pid)
+{
+	int64_t deadline = h_now_ms() + 10000;
+	pid_t tids[16];
+	int n, i, asleep;
+
+	do {
+		h_pace();
+		n = h_tasks(pid, tids, 16);
+		for (i = 0, asleep = 0; i < n; i++)
+			asleep += h_task_state(pid, tids[i]) == 'S';
+	} while (asleep < n && h_now_ms() < deadline);
+	cr_assert_eq(asleep, n, "the threads never went back to sleep after the attach");
+}
+
+Test(guardian, sigkill_of_cctrace_makes_no_wait_fail_with_eintr)
+{
+	char *sched = h_temp_sched("hang.sched", "timeout 60s\nwait any enter(main)\n");
+	const char *argv[] = {"tests/fixtures/epollwait", NULL};
+	struct h_proc fix = h_spawn(argv, true, true, false), c;
+	struct h_result r;
+	char line[128], *out;
+	int i, pid = 0;
+
+	become_subreaper();
+	cr_assert(h_read_line(fix.out, line, sizeof(line), 10000) &&
+		      sscanf(line, "ready %d", &pid) == 1 && pid == fix.pid,
+		  "epollwait did not start: %s", line);
+	for (i = 0; i < 3; i++) {
+		c = h_spawn(
+		    (const char *const[]){h_cctrace(), "attach", h_fmt("%d", pid), sched, NULL},
+		    false, false, true);
+		cr_assert(h_wait_traced_by(pid, c.pid, 10000), "cctrace never attached");
+		/* killed once the attach is done: a thread cctrace has stopped
+		 * and not yet looked at, in the instant between, still gets
+		 * the EINTR, and nobody is left to mend it */
+		wait_all_asleep(pid);
+		cr_assert(kill(c.pid, SIGKILL) == 0);
+		r = h_collect(&c, 30);
+		h_result_free(&r);
+		reap_guardians("after a SIGKILL");
+		cr_assert(h_wait_traced_by(pid, 0, 10000), "still traced after the guardian");
+	}
+	close(fix.in);
+	out = h_read_all(fix.out, 20);
+	cr_expect_eq(h_wait(fix.pid, 20, NULL), 0, "%s", out);
+	cr_expect(strstr(out, "EINTR: 0"), "%s", out);
+	free(out);
+}
+
 /* `run` needs no guardian (PTRACE_O_EXITKILL ends the program with us). */
 Test(guardian, run_starts_no_guardian)
 {
