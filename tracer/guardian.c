@@ -116,6 +116,7 @@ struct gj_header {
 	uint32_t inject;
 	int32_t inject_pid, inject_tid;
 	struct user_regs_struct inject_regs; /* the thread's own registers */
+	int32_t inject_sig; /* the signal it had coming (its own int3's SIGTRAP...) */
 };
 
 struct gj_rec {
@@ -378,6 +379,7 @@ void tr_guard_inject(struct tr_thread *th, const struct user_regs_struct *saved)
 	h->inject_pid = th->proc->pid;
 	h->inject_tid = th->tid;
 	h->inject_regs = *saved;
+	h->inject_sig = th->pending_signal;
 	store(&h->inject, 1);
 }
 
@@ -1014,10 +1016,12 @@ static void settle_thread(struct g_proc *gp, struct g_thread *t)
 	siginfo_t si;
 
 	if (h->inject && h->inject_pid == gp->rec->pid && h->inject_tid == t->tid) {
-		/* Caught inside an injected call: its own registers back. */
+		/* Caught inside an injected call: its own registers back,
+		 * and the signal it was to be given (the program's own
+		 * SIGTRAP, whose action cctrace was putting back) */
 		t->regs = h->inject_regs;
 		t->dirty = true;
-		t->sig = 0;
+		t->sig = h->inject_sig;
 		return;
 	}
 	if (in_handler(gp, t->regs.rip)) {
