@@ -54,6 +54,7 @@
 #include <errno.h>
 #include <histedit.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -93,6 +94,7 @@ struct shell {
 	bool done;		 /* quit, detach */
 	bool detach;		 /* detach: let a launched program run on */
 	bool cancel_line;	 /* ^C at the prompt: drop the line */
+	int ended_by;		 /* the signal that ends the session (SIGTERM...), 0 */
 	char prog_dir[PATH_MAX]; /* directory of the program's executable */
 	char prompt[64];
 	EditLine *el;
@@ -1290,6 +1292,18 @@ static void remember(struct shell *sh, const char *line)
 	free(copy);
 }
 
+/* Has a signal come that ends the session?  Any that would end cctrace
+ * (SIGTERM, SIGHUP, SIGQUIT...), and Ctrl-C too when no one types the
+ * commands; at a terminal Ctrl-C only drops the line, as in gdb. */
+static bool ends_session(struct shell *sh)
+{
+	int sig = engine_stop_signal();
+
+	if (sig && (sig != SIGINT || !sh->tty))
+		sh->ended_by = sig;
+	return sh->ended_by != 0;
+}
+
 /* The next line typed at the prompt (to free), NULL at end of input. */
 static char *read_tty_line(struct shell *sh)
 {
@@ -1302,6 +1316,8 @@ static char *read_tty_line(struct shell *sh)
 		got = el_gets(sh->el, &count);
 		/* ^C on an empty line ends el_gets with nothing read, which
 		 * is how it says end of input too: the flag tells them apart. */
+		if (ends_session(sh))
+			return NULL;
 		if (sh->cancel_line || (!got && count < 0 && errno == EINTR))
 			continue;
 		if (!got) {
@@ -1317,11 +1333,17 @@ static char *read_tty_line(struct shell *sh)
 	}
 }
 
-static char *read_pipe_line(void)
+/* Commands from a pipe: stdin is unbuffered (shell_init), so a line is
+ * waited for with poll, which a signal ends whatever SA_RESTART says. */
+static char *read_pipe_line(struct shell *sh)
 {
+	struct pollfd in = {STDIN_FILENO, POLLIN, 0};
 	char *line = NULL;
 	size_t cap = 0;
 
+	while (poll(&in, 1, -1) < 0)
+		if (errno != EINTR || ends_session(sh))
+			return NULL;
 	if (getline(&line, &cap, stdin) < 0) {
 		free(line);
 		return NULL;
@@ -1419,6 +1441,8 @@ static void shell_init(struct shell *sh, const struct cli_args *c)
 	sh->opt = c->opt;
 	sh->exit_on_error = c->exit_on_error;
 	sh->tty = isatty(STDIN_FILENO);
+	if (!sh->tty)
+		setvbuf(stdin, NULL, _IONBF, 0);
 	sh->color = colour_allowed && isatty(STDOUT_FILENO);
 	sh->err_color = colour_allowed && isatty(STDERR_FILENO);
 }
@@ -1431,11 +1455,13 @@ static int command_loop(struct shell *sh)
 
 	while (!sh->done) {
 		fflush(stdout);
-		line = sh->tty ? read_tty_line(sh) : read_pipe_line();
+		line = sh->tty ? read_tty_line(sh) : read_pipe_line(sh);
 		if (!line)
 			break;
 		rc = handle_line(sh, line);
 		free(line);
+		if (ends_session(sh)) /* it came while the command ran */
+			break;
 		if (rc < 0 && sh->exit_on_error)
 			return EXIT_ERROR;
 	}
@@ -1464,5 +1490,12 @@ int shell_main(struct cli_args *c)
 	else
 		engine_session_end(sh.s);
 	editor_end(&sh);
+	if (sh.ended_by) {
+		fprintf(stderr, "cctrace: error: interrupted by %s; %s\n",
+			sigabbrev_np(sh.ended_by),
+			sh.attached ? "detached, and the process keeps running"
+				    : "the program was killed");
+		return 128 + sh.ended_by;
+	}
 	return rc;
 }

@@ -25,6 +25,8 @@
  *  - A program that runs programs with vfork and exec: its children, which
  *    run in its memory until they exec, are not harmed, and the schedule
  *    is not broken by them.
+ *  - `cctrace shell PID` driven through a pipe ends on SIGTERM, or Ctrl-C,
+ *    at its prompt: it detaches and exits 128 + the signal.
  */
 #include "harness.h"
 
@@ -482,6 +484,49 @@ Test(attach_faults, a_program_that_vforks_and_execs_is_attached_and_left_unharme
 	}
 	cr_expect_eq(finish(&p, &out), 0, "a vfork child was harmed:\n%s", out);
 	free(out);
+}
+
+/* ------------------------------------------- a shell told to stop */
+
+/*
+ * A shell reading commands from a pipe sat in a read that its signal
+ * handler (SA_RESTART) let go on: SIGTERM, SIGHUP, SIGQUIT or a Ctrl-C
+ * sent to it did nothing, with a thread held, until a SIGKILL left the
+ * guardian to clean up.
+ */
+Test(attach_faults, a_piped_shell_ends_on_sigterm_or_ctrl_c_and_detaches)
+{
+	const int sigs[] = {SIGTERM, SIGINT};
+	const char *fix_argv[] = {"tests/fixtures/shellfix", NULL};
+	size_t i;
+
+	need(fix_argv[0]);
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		struct h_proc fix = h_spawn(fix_argv, false, false, false), sh;
+		struct h_result r;
+		char line[256] = "", *want;
+
+		sh = h_spawn((const char *const[]){h_cctrace(), "shell", pid_arg(fix.pid), NULL},
+			     true, true, true);
+		cr_assert(write(sh.in, "thread A = wait any enter(tick)\n", 32) == 32);
+		while (!strstr(line, "A (p1."))
+			cr_assert(h_read_line(sh.out, line, sizeof(line), 20000),
+				  "the shell never bound A");
+		cr_assert(kill(sh.pid, sigs[i]) == 0);
+		r = h_collect(&sh, 30);
+		want = h_fmt("cctrace: error: interrupted by %s; detached, and the process keeps "
+			     "running\n",
+			     sigabbrev_np(sigs[i]));
+		cr_expect_eq(r.code, 128 + sigs[i], "exit %d:\n%s", r.code, r.err);
+		cr_expect(strstr(r.err, want), "expected\n%s\nin:\n%s", want, r.err);
+		cr_expect(!strstr(r.err, "guardian"), "%s", r.err);
+		cr_expect(h_wait_traced_by(fix.pid, 0, 5000), "still traced");
+		cr_expect_eq(kill(fix.pid, 0), 0, "the program is gone");
+		free(want);
+		h_result_free(&r);
+		kill(fix.pid, SIGKILL);
+		h_wait(fix.pid, 10, NULL);
+	}
 }
 
 /* ------------------------------------------------------ --no-children */
