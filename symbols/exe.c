@@ -89,6 +89,25 @@ static int deleted_exe(const struct sym_space *s, char *buf, size_t len)
 	return 0;
 }
 
+/* Programs whose work is to run another one: a schedule meant for that
+ * one is checked against them (the names are looked for before anything
+ * runs, in the program given), which no debug symbols can mend. */
+static bool is_launcher(const char *path)
+{
+	static const char *const launchers[] = {
+	    "env",    "sh",	  "bash",    "dash",   "zsh",	 "nice",    "nohup",   "taskset",
+	    "stdbuf", "timeout",  "setarch", "chrt",   "ionice", "numactl", "sudo",    "xargs",
+	    "time",   "valgrind", "strace",  "ltrace", "gdb",	 "setsid",  "unshare", "flock",
+	};
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	size_t i;
+
+	for (i = 0; i < sizeof(launchers) / sizeof(launchers[0]); i++)
+		if (strcmp(base, launchers[i]) == 0)
+			return true;
+	return false;
+}
+
 int sym_exe_problem(struct sym_space *s, char *buf, size_t len)
 {
 	const char *mainfile = NULL, *debugfile = NULL;
@@ -110,6 +129,14 @@ int sym_exe_problem(struct sym_space *s, char *buf, size_t len)
 	dwfl_module_info(m->mod, NULL, NULL, NULL, NULL, NULL, &mainfile, &debugfile);
 	if (debugfile)
 		return -1;
+	if (is_launcher(mainfile ? mainfile : m->name)) {
+		snprintf(buf, len,
+			 "%s runs other programs, and the schedule's names are looked for in "
+			 "the program given after --, before it runs: give your own program "
+			 "there (set its environment, priority or CPUs for cctrace itself)",
+			 mainfile ? mainfile : m->name);
+		return 0;
+	}
 	snprintf(buf, len,
 		 "the executable %s has no symbol table (it was stripped), so only the "
 		 "functions it exports have names; install its debug symbols (its -dbgsym or "

@@ -457,6 +457,23 @@ Test(errors, a_directory_or_a_script_is_no_program)
 	h_remove_tree(dir);
 }
 
+/* A program whose work is to run another (env, sh, taskset...) given
+ * after -- is named as such, not as a stripped binary to find debug
+ * symbols for. */
+Test(errors, a_launcher_given_as_the_program_is_named_as_such)
+{
+	char *sched = h_temp_sched("env.sched", "thread A = wait any enter(withdraw)\n");
+	struct h_result r = H_RUN(h_cctrace(), "run", sched, "--", "/usr/bin/env", BANK);
+
+	cr_expect_eq(r.code, 3, "exit %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, "no function 'withdraw' in the program or its libraries: "
+				"/usr/bin/env runs other programs") &&
+		      !strstr(r.err, "debug symbols"),
+		  "%s", r.err);
+	cr_expect_str_eq(r.out, "", "bank ran:\n%s", r.out);
+	h_result_free(&r);
+}
+
 /* A schedule's error found while it runs is said once: "cctrace: error:
  * FILE:LINE:COL: what", its line and a caret, and no blank line. */
 Test(errors, an_error_found_while_running_is_said_once)
