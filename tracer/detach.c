@@ -98,6 +98,10 @@ static int detach_process(struct tracer *t, struct tr_process *p)
 			tr_mark_exited(th);
 			continue;
 		}
+		/* In vfork: it stops once its child, detached after it, has
+		 * executed a program (detach_vfork_parents) */
+		if (th->state == TR_RUNNING && tracer_thread_waits_for_vfork(th))
+			continue;
 		if (ptrace(PTRACE_DETACH, th->tid, 0, (void *)(long)th->pending_signal) < 0)
 			failed = -1;
 		tr_mark_exited(th);
@@ -108,15 +112,55 @@ static int detach_process(struct tracer *t, struct tr_process *p)
 	return failed;
 }
 
+/*
+ * A thread in vfork sleeps in the kernel until its child executes a
+ * program or exits, and cannot be stopped meanwhile; its child, which we
+ * hold, runs in its memory.  So the parent's bytes and pages go first,
+ * through its other threads, with the child held and out of any slot;
+ * then the child is let go, runs to its exec, and the parent's thread
+ * wakes into the interrupt sent now, and is let go in its turn.
+ */
+static int detach_vfork_parents(struct tracer *t)
+{
+	struct tr_thread *th;
+	int rc = 0;
+
+	for (th = t->threads; th; th = th->next) {
+		if (th->state != TR_RUNNING || tr_has(th, TF_EXITING) || !th->vfork_child)
+			continue;
+		if (!tr_has(th, TF_INTERRUPTING) && ptrace(PTRACE_INTERRUPT, th->tid, 0, 0) < 0)
+			continue;
+		tr_set(th, TF_INTERRUPTING);
+		if (tr_wait_for_stop(t, th) < 0 || th->state != TR_HELD) {
+			rc = -1;
+			continue;
+		}
+		restore_thread(th);
+		if (ptrace(PTRACE_DETACH, th->tid, 0, (void *)(long)th->pending_signal) < 0)
+			rc = -1;
+		tr_mark_exited(th);
+	}
+	return rc;
+}
+
 int tracer_detach_all(struct tracer *t)
 {
 	struct tr_process *p;
+	struct tr_thread *th;
 	int rc = 0;
 
 	tracer_stop_all(t);
+	/* Every thread out of the slots first: a vfork child runs in its
+	 * parent's memory, slots and all, and would be left inside one when
+	 * its parent's pages went. */
+	for (th = t->threads; th; th = th->next)
+		if (th->state == TR_HELD && th->proc->alive)
+			tr_break_fix_pc_in_slot(th);
 	for (p = t->processes; p; p = p->next)
 		if (p->alive && detach_process(t, p) < 0)
 			rc = -1;
+	if (detach_vfork_parents(t) < 0)
+		rc = -1;
 	/* The guardian stands down only if nothing is left for it to undo. */
 	if (rc == 0)
 		tr_guard_done(t);

@@ -546,6 +546,15 @@ static int uninstall(struct tr_process *p, struct tr_thread *th, int then)
 
 	if (!installed(p))
 		return 0;
+	/* A vfork child's copy of the actions goes with its exec, which
+	 * resets what is caught; and the gadget for the call is in its
+	 * parent's page, which its parent's detach may have unmapped: a call
+	 * made through it would fault (SIGSEGV, the child killed). */
+	if (p->vforked && p->shares_mm) {
+		set_rescue_state(p, then);
+		p->rescue = 0;
+		return 0;
+	}
 	if (!th || !p->alive)
 		return -1;
 	for (i = 0; i < 2; i++) {

@@ -971,12 +971,15 @@ int tr_wait_for_stop(struct tracer *t, struct tr_thread *th)
  * A thread that has passed its exit event never stops again, and a
  * thread-group leader that has (a main thread after pthread_exit, or any
  * thread of a killed server) is reported only once every other thread has
- * gone: waiting for it while we hold the others never returns.  So only
- * threads that can still stop are interrupted and waited for.
+ * gone: waiting for it while we hold the others never returns.  Nor does
+ * a thread in vfork, asleep until its child (which we may hold) executes a
+ * program or exits.  So only threads that can still stop are interrupted
+ * and waited for.
  */
 static bool can_stop(const struct tr_thread *th)
 {
-	return th->state == TR_RUNNING && !tr_has(th, TF_EXITING);
+	return th->state == TR_RUNNING && !tr_has(th, TF_EXITING) &&
+	       !tracer_thread_waits_for_vfork(th);
 }
 
 int tracer_stop_all(struct tracer *t)
