@@ -417,6 +417,24 @@ Test(attach_faults, a_call_made_under_the_stepper_returns_after_the_detach)
 
 /* ------------------------------------------------------- thread churn */
 
+/* n attaches to pid with sched, each of which must end in a clean detach
+ * of cctrace's own: "detached", and no word from the guardian. */
+static void attach_cleanly(pid_t pid, const char *sched, int n)
+{
+	struct h_result r;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		r = H_RUN(h_cctrace(), "attach", pid_arg(pid), sched);
+		cr_expect_eq(r.code, 0, "attach %d: exit %d\n%s", i + 1, r.code, r.err);
+		cr_expect(strstr(r.err, "detached, and the process keeps running") &&
+			      !strstr(r.err, "guardian"),
+			  "attach %d:\n%s", i + 1, r.err);
+		h_result_free(&r);
+		cr_assert(h_wait_traced_by(pid, 0, 5000), "still traced after attach %d", i + 1);
+	}
+}
+
 /*
  * A thread past its exit event when cctrace detaches never stops again,
  * so it cannot be detached: that was counted a failure, the guardian was
@@ -433,19 +451,9 @@ Test(attach_faults, a_detach_amid_thread_churn_lets_go_of_every_thread)
 						  "run A until exit\n"
 						  "release all\n");
 	struct h_proc p = start_ready(argv);
-	struct h_result r;
 	char *out;
-	int i;
 
-	for (i = 0; i < 6; i++) {
-		r = H_RUN(h_cctrace(), "attach", pid_arg(p.pid), sched);
-		cr_expect_eq(r.code, 0, "attach %d: exit %d\n%s", i + 1, r.code, r.err);
-		cr_expect(strstr(r.err, "detached, and the process keeps running") &&
-			      !strstr(r.err, "guardian"),
-			  "attach %d:\n%s", i + 1, r.err);
-		h_result_free(&r);
-		cr_assert(h_wait_traced_by(p.pid, 0, 5000), "still traced after attach %d", i + 1);
-	}
+	attach_cleanly(p.pid, sched, 6);
 	cr_expect_eq(finish(&p, &out), 0, "%s", out);
 	free(out);
 }
@@ -469,19 +477,9 @@ Test(attach_faults, a_program_that_vforks_and_execs_is_attached_and_left_unharme
 						  "run A until return(work)\n"
 						  "release all\n");
 	struct h_proc p = start_ready(argv);
-	struct h_result r;
 	char *out;
-	int i;
 
-	for (i = 0; i < 10; i++) {
-		r = H_RUN(h_cctrace(), "attach", pid_arg(p.pid), sched);
-		cr_expect_eq(r.code, 0, "attach %d: exit %d\n%s", i + 1, r.code, r.err);
-		cr_expect(strstr(r.err, "detached, and the process keeps running") &&
-			      !strstr(r.err, "guardian"),
-			  "attach %d:\n%s", i + 1, r.err);
-		h_result_free(&r);
-		cr_assert(h_wait_traced_by(p.pid, 0, 5000), "still traced after attach %d", i + 1);
-	}
+	attach_cleanly(p.pid, sched, 10);
 	cr_expect_eq(finish(&p, &out), 0, "a vfork child was harmed:\n%s", out);
 	free(out);
 }
