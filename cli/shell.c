@@ -1178,8 +1178,10 @@ static unsigned char key_complete(EditLine *el, int ch)
 
 	(void)ch;
 	el_get(el, EL_CLIENTDATA, &sh);
+	if (!sh)
+		return CC_ERROR;
 	text = strndup(li->buffer, cur);
-	if (!text || !sh)
+	if (!text)
 		return CC_ERROR;
 	/* a word may be C++'s bank::Acc */
 	while (ws > 0 && (is_word_char((unsigned char)text[ws - 1]) ||
