@@ -256,12 +256,21 @@ bool syscall_sleeps_for_time(long nr)
 	return nr == TR_SYS_nanosleep || nr == TR_SYS_clock_nanosleep;
 }
 
-/* A wait for a client or a timer is not blocked by a held thread; but
- * the steps of a serialized search end in a wait for input, or in a sleep
- * for a time (serial.c), and its replay's `until blocked` ends there too. */
+/* pause, sigsuspend, sigwaitinfo: a signal may come from another process,
+ * a timer or the terminal, which no schedule holds back. */
+static bool waits_for_signal(const struct tr_kernel_sample *now)
+{
+	return now->syscall == TR_SYS_pause || now->syscall == TR_SYS_rt_sigsuspend ||
+	       now->syscall == TR_SYS_rt_sigtimedwait;
+}
+
+/* A wait for a client, a timer or a signal is not blocked by a held
+ * thread; but the steps of a serialized search end in a wait for input,
+ * or in a sleep for a time (serial.c), and its replay's `until blocked`
+ * ends there too. */
 static bool waits_for_outside(const struct run *r, const struct tr_kernel_sample *now)
 {
-	return now->awaits_outside && !r->outside_blocks;
+	return (now->awaits_outside || waits_for_signal(now)) && !r->outside_blocks;
 }
 
 /* Is th asleep now, and was it asleep with the same switch count before? */
@@ -465,7 +474,7 @@ static bool sleeps_still(struct run *r, struct tr_thread *th, bool resample)
 	struct tr_kernel_sample now;
 
 	if (tracer_thread_held(th) || tracer_thread_last_event(th) == TR_EV_EXIT ||
-	    !free_sample(th, &now) || now.awaits_outside)
+	    !free_sample(th, &now) || now.awaits_outside || waits_for_signal(&now))
 		return false;
 	if (resample) {
 		tc->sample = now;

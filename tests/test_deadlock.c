@@ -245,3 +245,26 @@ Test(deadlock, crash_of_a_free_thread_while_one_is_blocked_is_reported_with_its_
 	cr_expect(strstr(r.err, "deadlock") == NULL, "%s", r.err);
 	h_result_free(&r);
 }
+
+/* A thread in sigsuspend or pause waits for a signal, which another
+ * process (here its child), a timer or the terminal may send and no
+ * schedule holds back: not a deadlock.  Both were reported as one, a
+ * false bug, every time. */
+Test(deadlock, a_thread_waiting_for_a_signal_from_its_child_is_no_deadlock)
+{
+	const char *modes[] = {"--suspend", "--pause"};
+	char *sched = h_temp_sched("signal.sched", "timeout 10s\n"
+						   "thread M = wait any enter(main)\n"
+						   "run M until exit\n");
+	size_t i;
+
+	for (i = 0; i < 2; i++) {
+		struct h_result r =
+		    H_RUN(h_cctrace(), "run", sched, "--", "tests/fixtures/sigchild", modes[i]);
+
+		cr_expect_eq(r.code, 0, "%s: exit %d:\n%s", modes[i], r.code, r.err);
+		cr_expect(!strstr(r.err, "deadlock"), "%s:\n%s", modes[i], r.err);
+		cr_expect(strstr(r.out, "got SIGUSR1"), "%s: %s", modes[i], r.out);
+		h_result_free(&r);
+	}
+}
