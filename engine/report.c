@@ -16,6 +16,7 @@
 #include <jansson.h>
 #include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -187,8 +188,17 @@ static void event_text(struct run *r, const struct current_event *cur, char *buf
 		expr_format(atom, buf, len);
 	else
 		snprintf(buf, len, "%s", names[ev->kind] ? names[ev->kind] : "event");
-	if (ev->kind == TR_EV_SIGNAL)
-		snprintf(buf + strlen(buf), len - strlen(buf), "(%s)", sigabbrev_np(ev->signo));
+	/* which signal, unless the atom that matched says it already */
+	if (ev->kind == TR_EV_SIGNAL && !strchr(buf, '(')) {
+		if (sigabbrev_np(ev->signo))
+			snprintf(buf + strlen(buf), len - strlen(buf), "(%s)",
+				 sigabbrev_np(ev->signo));
+		else if (ev->signo >= SIGRTMIN && ev->signo <= SIGRTMAX)
+			snprintf(buf + strlen(buf), len - strlen(buf), "(RTMIN+%d)",
+				 ev->signo - SIGRTMIN);
+		else
+			snprintf(buf + strlen(buf), len - strlen(buf), "(%d)", ev->signo);
+	}
 	if (atom && atom_of(atom)->describe)
 		atom_of(atom)->describe(atom, ev, buf + strlen(buf), len - strlen(buf));
 	/* read(X)/write(X) read the same whether a debug register or the

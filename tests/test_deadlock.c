@@ -268,3 +268,25 @@ Test(deadlock, a_thread_waiting_for_a_signal_from_its_child_is_no_deadlock)
 		h_result_free(&r);
 	}
 }
+
+/* A signal event says which signal once: signal(SIGUSR1) as the schedule
+ * wrote it, or signal(USR1) after a bare `signal` (was
+ * signal(SIGUSR1)(USR1), and "(null)" for a real-time signal). */
+Test(deadlock, a_signal_event_names_its_signal_once)
+{
+	static const char *const scheds[][2] = {
+	    {"thread M = wait any signal(SIGUSR1)\n", "signal(SIGUSR1) "},
+	    {"thread M = wait any signal\n", "signal(USR1) "},
+	};
+	size_t i;
+
+	for (i = 0; i < 2; i++) {
+		char *sched = h_temp_sched("sig.sched", h_fmt("timeout 10s\n%s", scheds[i][0]));
+		struct h_result r =
+		    H_RUN(h_cctrace(), "run", sched, "--", "tests/fixtures/sigchild");
+
+		cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+		cr_expect(strstr(r.err, scheds[i][1]) && !strstr(r.err, ")("), "%s", r.err);
+		h_result_free(&r);
+	}
+}
