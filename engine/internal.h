@@ -233,6 +233,10 @@ struct run {
 	 * costs no writes to the target.  points_flush() really removes them. */
 	struct armed_bp *lingering;
 	int nlingering, lingering_cap;
+	/* processes that executed a program, and the entry point where their
+	 * libraries are all mapped: their symbols are read again there */
+	struct armed_bp *exec_entries;
+	int nexec_entries, exec_entries_cap;
 	struct armed_watch *watches;
 	int nwatches, watches_cap;
 	struct armed_watch *lingering_watches;
@@ -272,6 +276,7 @@ int run_predicate_holds(struct run *r, struct current_event *cur, bool *holds);
 /* fine.c: the event the stepper last had judged true for th. */
 struct current_event fine_matched_event(struct run *r, struct tr_thread *th);
 void run_note_process_event(struct run *r, const struct tr_event *ev);
+bool run_note_entry(struct run *r, const struct tr_event *ev);
 /* Resume a candidate of the current wait: to its next instruction-level
  * event under the stepper, else plainly.  1 if it matched on the spot. */
 int run_move_candidate(struct run *r, struct tr_thread *th);

@@ -159,12 +159,12 @@ static void free_loc_addrs(struct proc_ctx *pc)
 
 /* A new program in p: its symbols are read again on first use, and the
  * old image's breakpoints (gone with it) are forgotten. */
-static void exec_happened(struct run *r, struct tr_process *p)
+/* p's symbols and what was resolved with them, to be read again on first
+ * use. */
+static void forget_symbols(struct run *r, struct tr_process *p)
 {
 	struct proc_ctx *pc = tracer_process_user(p);
 
-	forget_armed(r->armed, &r->narmed, p);
-	forget_armed(r->lingering, &r->nlingering, p);
 	if (pc) {
 		if (!pc->syms_borrowed)
 			sym_close(pc->syms);
@@ -178,6 +178,14 @@ static void exec_happened(struct run *r, struct tr_process *p)
 		free(pc);
 		tracer_process_set_user(p, NULL);
 	}
+}
+
+static void exec_happened(struct run *r, struct tr_process *p)
+{
+	forget_armed(r->armed, &r->narmed, p);
+	forget_armed(r->lingering, &r->nlingering, p);
+	forget_armed(r->exec_entries, &r->nexec_entries, p);
+	forget_symbols(r, p);
 	fine_forget_process(r, p);
 }
 
@@ -226,12 +234,65 @@ static void fork_happened(struct run *r, const struct tr_event *ev)
 		   tracer_thread_process(ev->thread), ev->child);
 }
 
+/* At an exec only the program and the dynamic loader are mapped: its
+ * libraries (and the functions of theirs a schedule names) come before
+ * its entry point, where a breakpoint has its symbols read again. */
+static void await_libraries(struct run *r, struct tr_process *p)
+{
+	uint64_t entry = tracer_process_entry(p);
+
+	char err[256];
+
+	/* Not one of a wait's points: it stays until the process gets there,
+	 * whatever waits come and go meanwhile.  (Not in a serialized run,
+	 * whose steps end at its own points only: it places its points when
+	 * each step starts.) */
+	if (r->serial || !entry ||
+	    vec_reserve(&r->exec_entries, &r->exec_entries_cap, r->nexec_entries,
+			sizeof(*r->exec_entries)) < 0 ||
+	    tracer_break_insert(p, entry, err, sizeof(err)) < 0)
+		return;
+	r->exec_entries[r->nexec_entries++] = (struct armed_bp){p, entry};
+}
+
+/* A process that executed a program is at its entry point: what was armed
+ * in it with the symbols of the program alone is armed again with its
+ * libraries'.  false if ev is no such stop. */
+bool run_note_entry(struct run *r, const struct tr_event *ev)
+{
+	struct tr_process *p = tracer_thread_process(ev->thread);
+	uint64_t *addrs;
+	int i, n = 0;
+
+	for (i = 0; i < r->nexec_entries; i++)
+		if (r->exec_entries[i].proc == p && r->exec_entries[i].addr == ev->pc)
+			break;
+	if (ev->kind != TR_EV_BREAK || i == r->nexec_entries)
+		return false;
+	r->exec_entries[i] = r->exec_entries[--r->nexec_entries];
+	tracer_break_remove(p, ev->pc);
+	addrs = calloc((size_t)r->narmed + 1, sizeof(*addrs));
+	if (!addrs)
+		return true;
+	for (i = 0; i < r->narmed; i++)
+		if (r->armed[i].proc == p)
+			addrs[n++] = r->armed[i].addr;
+	for (i = 0; i < n; i++)
+		points_disarm_breakpoint(r, p, addrs[i]);
+	free(addrs);
+	forget_symbols(r, p);
+	if (r->pred)
+		points_arm(r, r->pred);
+	return true;
+}
+
 /* Bookkeeping for a fork or an exec (loop.c, for every wait): an exec
  * while a predicate is armed arms it in the new image. */
 void run_note_process_event(struct run *r, const struct tr_event *ev)
 {
 	if (ev->kind == TR_EV_EXEC) {
 		exec_happened(r, tracer_thread_process(ev->thread));
+		await_libraries(r, tracer_thread_process(ev->thread));
 		if (r->pred)
 			points_arm(r, r->pred);
 	} else if (ev->kind == TR_EV_FORK) {
@@ -1316,6 +1377,7 @@ void run_free(struct run *r)
 	free_contexts(r);
 	free(r->bindings);
 	free(r->released_by);
+	free(r->exec_entries);
 	free(r->return_funcs);
 	free(r->armed);
 	free(r->lingering);

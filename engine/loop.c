@@ -92,9 +92,11 @@ static enum loop_verdict dispatch(struct run *r, const struct tr_event *ev,
 	case TR_EV_WATCH:
 		points_watch_fired(r, ev);
 		break;
+	case TR_EV_BREAK:
+		run_note_entry(r, ev);
+		break;
 	case TR_EV_NONE:
 	case TR_EV_START:
-	case TR_EV_BREAK:
 	case TR_EV_STEP:
 	case TR_EV_EXIT:
 	case TR_EV_INTERRUPT:

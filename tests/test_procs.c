@@ -388,3 +388,25 @@ Test(procs, next_over_exec_stops_in_the_new_program)
 	cr_expect(strstr(r.err, "enter(child_work)"), "%s", r.err);
 	h_result_free(&r);
 }
+
+/* At an exec only the program and the dynamic loader are mapped.  A
+ * library function named after it (here libc's exit, in the program the
+ * child executes) was looked for then, never found, and never stopped
+ * at; its symbols are now read again at the program's entry point, where
+ * its libraries are in. */
+Test(procs, a_library_function_is_found_in_a_program_executed_later)
+{
+	char *sched = h_temp_sched("execlib.sched", "timeout 10s\n"
+						    "thread C = wait any exec\n"
+						    "run C until enter(exit)\n");
+	struct h_result r =
+	    H_RUN(h_cctrace(), "run", sched, "--", "tests/fixtures/forkexec", "fork", "1");
+	struct h_trace_ev ev[4];
+
+	cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+	cr_assert_eq(h_parse_trace(r.err, ev, 4), 2, "%s", r.err);
+	cr_expect_str_eq(ev[0].event, "exec");
+	cr_expect_str_eq(ev[1].event, "enter(exit)");
+	cr_expect_str_eq(ev[1].thread, ev[0].thread);
+	h_result_free(&r);
+}

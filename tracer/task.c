@@ -10,6 +10,8 @@
  */
 #include "tracer/internal.h"
 
+#include <elf.h>
+
 #include <assert.h>
 #include <dirent.h>
 #include <errno.h>
@@ -298,6 +300,11 @@ int tracer_process_index(const struct tr_process *p)
 bool tracer_process_alive(const struct tr_process *p)
 {
 	return p->alive;
+}
+
+uint64_t tracer_process_entry(const struct tr_process *p)
+{
+	return tr_auxv_value(p->pid, AT_ENTRY);
 }
 
 bool tracer_process_vfork_pending(const struct tr_process *p)

@@ -343,6 +343,10 @@ bool tracer_process_alive(const struct tr_process *p);
  * program nor begun to exit: the thread that made it, resumed, would
  * wait in the kernel for that, where no interrupt stops it. */
 bool tracer_process_vfork_pending(const struct tr_process *p);
+/* The ELF entry point of p's program (AT_ENTRY), 0 if it cannot be read:
+ * after an exec, the dynamic loader has mapped the libraries by the time
+ * the program's first thread gets there. */
+uint64_t tracer_process_entry(const struct tr_process *p);
 /* th made such a process (held at its fork event): resumed, it would
  * wait for it in the kernel.  A scheduler lets the child go first. */
 bool tracer_thread_waits_for_vfork(const struct tr_thread *th);
