@@ -43,13 +43,27 @@ static void report(const char *cmd, const struct explore_summary *sum, const cha
 
 /* Every run failed to follow the schedule, or --time ran out before the
  * first ended: nothing was explored. */
-static bool nothing_explored(const char *cmd, const struct explore_summary *sum, const char *dir)
+static bool nothing_explored(const char *cmd, const struct explore_summary *sum, const char *dir,
+			     bool serial)
 {
 	if (!sum->interrupted && sum->runs == 0 && sum->out_of_time) {
 		fprintf(stderr,
 			"cctrace %s: error: --time ran out before any run ended (a run was cut "
 			"short), so nothing was explored; give more time, or end each run with "
 			"--driver\n",
+			cmd);
+		return true;
+	}
+	/* Without a schedule an infeasible run is one ended at --max-steps:
+	 * none that reached its end has tested nothing. */
+	if (serial && !sum->interrupted && sum->runs > 0 && sum->completed == 0 &&
+	    sum->infeasible + sum->unrealizable + sum->errors == sum->runs) {
+		report(cmd, sum, dir);
+		fprintf(stderr,
+			"cctrace %s: error: no run reached the program's end (each was ended at "
+			"--max-steps, or could not go on), so nothing was tested; a program that "
+			"does not end by itself needs --driver to end each run, or give a higher "
+			"--max-steps\n",
 			cmd);
 		return true;
 	}
@@ -172,9 +186,15 @@ int explore_exit_code(const struct cli_args *a, const struct explore_summary *su
 {
 	int sig = engine_stop_signal();
 
-	if (sum->interrupted && sig)
+	if (sum->interrupted && sig) {
+		report(a->command, sum, a->eo.out_dir);
+		fprintf(stderr, "cctrace %s: error: interrupted by %s\n", a->command,
+			sigabbrev_np(sig));
 		return 128 + sig;
-	if (!sum->bugs && nothing_explored(a->command, sum, a->eo.out_dir))
+	}
+	if (!sum->bugs &&
+	    nothing_explored(a->command, sum, a->eo.out_dir,
+			     a->eo.schedule && strcmp(a->eo.schedule, "(serial)") == 0))
 		return EXIT_ERROR;
 	report(a->command, sum, a->eo.out_dir);
 	if (a->expect >= 0)

@@ -13,6 +13,7 @@
  */
 #include "cli/explore.h"
 #include "cli/options.h"
+#include "engine/engine.h"
 #include "search/search.h"
 
 #include <stdio.h>
@@ -39,7 +40,8 @@ int test_main(struct cli_args *a)
 		fprintf(stderr, "cctrace %s: error: %s\n", a->command, err);
 		if (a->json_path)
 			cli_close_output(a->eo.json);
-		return EXIT_ERROR;
+		/* a Ctrl-C during the profile: 130, as anywhere else */
+		return engine_stop_signal() ? 128 + engine_stop_signal() : EXIT_ERROR;
 	}
 	if (a->json_path)
 		cli_close_output(a->eo.json);

@@ -29,6 +29,14 @@
 
 /* --- jobs.c --- */
 
+/* s with "{job}" replaced by job's number; s itself when it has none (or
+ * out of memory). */
+char *search_with_job(const char *s, int job);
+/* argv with {job} replaced, or NULL if it has none (or out of memory);
+ * freed with search_free_argv_with_job. */
+char **search_argv_with_job(char *const argv[], int job);
+void search_free_argv_with_job(char **out, char *const argv[]);
+
 /* Adds s's counts into total (their elapsed ms: the longer of the two,
  * as for parallel workers). */
 void search_summary_add(struct explore_summary *total, const struct explore_summary *s);

@@ -41,7 +41,7 @@ struct worker {
 /* Each worker runs its own copy of a server, which needs its own port:
  * "{job}" becomes the job's number, e.g. -- memcached -p 1131{job}.
  * Returns s itself when it has none (or out of memory). */
-static char *with_job(const char *s, int job)
+char *search_with_job(const char *s, int job)
 {
 	const char *at;
 	char *out = NULL;
@@ -60,7 +60,7 @@ static char *with_job(const char *s, int job)
 }
 
 /* argv with {job} replaced, or NULL if it has none (or out of memory). */
-static char **argv_with_job(char *const argv[], int job)
+char **search_argv_with_job(char *const argv[], int job)
 {
 	int n = 0, i, changed = 0;
 	char **out;
@@ -70,11 +70,11 @@ static char **argv_with_job(char *const argv[], int job)
 	if (!changed || !(out = calloc((size_t)n + 1, sizeof(*out))))
 		return NULL;
 	for (i = 0; i < n; i++)
-		out[i] = with_job(argv[i], job);
+		out[i] = search_with_job(argv[i], job);
 	return out;
 }
 
-static void free_argv_with_job(char **out, char *const argv[])
+void search_free_argv_with_job(char **out, char *const argv[])
 {
 	int i;
 
@@ -90,12 +90,12 @@ static int explore_as_job(struct policy *pol, char *const argv[], const struct e
 			  char *err, size_t errlen)
 {
 	struct engine_options mine = *opt;
-	char **job_argv = argv_with_job(argv, job);
+	char **job_argv = search_argv_with_job(argv, job);
 	int rc;
 
-	mine.driver = with_job(opt->driver, job);
+	mine.driver = search_with_job(opt->driver, job);
 	rc = search_explore(pol, job_argv ? job_argv : argv, &mine, eo, sum, err, errlen);
-	free_argv_with_job(job_argv, argv);
+	search_free_argv_with_job(job_argv, argv);
 	if (mine.driver != opt->driver)
 		free((char *)mine.driver);
 	return rc;

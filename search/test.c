@@ -51,6 +51,15 @@ static void print_profile(const struct engine_serial *cfg)
 				"synchronisation only (--points all: at every access)\n");
 }
 
+static void free_job_args(struct engine_options *quiet, const struct engine_options *opt,
+			  char **job_argv, char *const argv[])
+{
+	if (quiet->driver != opt->driver)
+		free((char *)quiet->driver);
+	quiet->driver = opt->driver;
+	search_free_argv_with_job(job_argv, argv);
+}
+
 static int profile(struct policy *pol, char *const argv[], const struct engine_options *opt,
 		   const struct explore_options *eo, const struct test_options *to,
 		   struct engine_serial *cfg, char *err, size_t errlen)
@@ -65,11 +74,16 @@ static int profile(struct policy *pol, char *const argv[], const struct engine_o
 	int64_t t0 = engine_now_ms();
 	bool cut = false; /* a run ended at --max-steps */
 	FILE *null = fopen("/dev/null", "w");
+	/* as the search's first job runs it: a server's port is its own */
+	char **job_argv = search_argv_with_job(argv, 1);
+	char *const *run_argv = job_argv ? job_argv : argv;
 
 	if (!null) {
 		snprintf(err, errlen, "cannot open /dev/null: %s", strerror(errno));
+		search_free_argv_with_job(job_argv, argv);
 		return -1;
 	}
+	quiet.driver = search_with_job(opt->driver, 1);
 	quiet.trace = NULL;
 	quiet.trace_json = NULL;
 	quiet.report = null;
@@ -79,18 +93,20 @@ static int profile(struct policy *pol, char *const argv[], const struct engine_o
 		fprintf(stderr, "cctrace test: profiling the shared accesses (%d runs)...\n", n);
 	/* --time counts the profile too, and ends a run it finds going */
 	for (i = 0; i < n && !(i > 0 && eo->max_ms && engine_now_ms() - t0 >= eo->max_ms); i++) {
-		if (engine_run_once(pol, argv, &quiet, &hooks, &res, err, errlen) < 0) {
+		if (engine_run_once(pol, run_argv, &quiet, &hooks, &res, err, errlen) < 0) {
 			fclose(null);
 			free(prof.shared);
 			free(prof.vars);
 			free(prof.var_points);
 			free(prof.not_spins);
+			free_job_args(&quiet, opt, job_argv, argv);
 			return -1;
 		}
 		if (res.outcome == OUTCOME_ERROR)
 			break; /* as the next would: the search's first run says why */
 		cut |= res.outcome == OUTCOME_INFEASIBLE;
 	}
+	free_job_args(&quiet, opt, job_argv, argv);
 	if (cut) /* its "0 bugs" may be a search that never saw the race */
 		fprintf(stderr,
 			"cctrace test: warning: a profiling run reached --max-steps and was ended "

@@ -763,3 +763,65 @@ Test(errors, time_ends_a_run_that_would_not_end)
 	h_result_free(&r);
 	h_remove_tree(dir);
 }
+
+/* A test whose runs all end at --max-steps has tested nothing: exit 3
+ * and say why, not "0 bugs" and exit 0. */
+Test(errors, a_test_whose_runs_never_end_is_an_error_not_0_bugs)
+{
+	char *dir = h_temp_dir();
+	struct h_result r = H_RUN(h_cctrace(), "test", "-q", "--runs", "3", "--max-steps", "300",
+				  "-o", dir, "--", "tests/fixtures/busy");
+
+	cr_expect_eq(r.code, 3, "exit %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, "cctrace test: error: no run reached the program's end") &&
+		      strstr(r.err, "0 completed, 3 infeasible"),
+		  "%s", r.err);
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
+
+/* {job} in the program's arguments is the first job's number in the
+ * profiling runs too: a server given "-p 1131{job}" was profiled on a
+ * port nobody talked to, and its race was never a point. */
+Test(errors, job_in_the_arguments_is_replaced_in_the_profile_too)
+{
+	char *dir = h_temp_dir(), *runs = h_fmt("%s/runs-{job}.txt", dir);
+	char *one = h_fmt("%s/runs-1.txt", dir), *text;
+	struct h_result r = H_RUN(h_cctrace(), "test", "-q", "--runs", "2", "-o",
+				  h_fmt("%s/out", dir), "--", "tests/fixtures/countruns", runs);
+
+	cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+	cr_expect(access(runs, F_OK) != 0, "a run wrote to the file named with {job} itself");
+	text = h_read_file(one, NULL);
+	cr_assert_not_null(text, "no run wrote %s", one);
+	cr_expect_gt(h_count_lines(text, ""), 2, "the profile's runs did not write there:\n%s",
+		     text);
+	h_free(text);
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
+
+/* Ctrl-C ends a search with its summary and the reason, exit 130: it used
+ * to end after the last progress line, and said nothing with -q. */
+Test(errors, an_interrupted_test_says_so_with_its_summary)
+{
+	char *dir = h_temp_dir();
+	struct h_proc p =
+	    h_spawn((const char *const[]){h_cctrace(), "test", "--time", "60s", "-o", dir, "--",
+					  "tests/fixtures/sercontrol", NULL},
+		    false, true, true);
+	struct h_result r;
+	char line[512] = "";
+
+	/* the search proper runs once the profile has said what it found */
+	while (strncmp(line, "cctrace test: profiling:", 24) != 0)
+		cr_assert(h_read_line(p.err, line, sizeof(line), 30000), "the profile never ended");
+	cr_assert(kill(p.pid, SIGINT) == 0);
+	r = h_collect(&p, 30);
+	cr_expect_eq(r.code, 130, "exit %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, " runs, ") &&
+		      strstr(r.err, "cctrace test: error: interrupted by INT"),
+		  "%s", r.err);
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
