@@ -404,7 +404,9 @@ static int eval_proc(struct eval_ctx *c, const struct expr *e, struct value *out
 	int64_t pid = 0;
 
 	if (c->thread_value && c->thread_value(c->hook, e, &pid) < 0)
-		return fail(c, e, "proc(%s): %s is not bound to a thread yet", e->name, e->name);
+		return fail(c, e,
+			    "proc(%s): %s names no thread (not bound yet, or let go by a release)",
+			    e->name, e->name);
 	*out = (struct value){.i = pid};
 	return 0;
 }

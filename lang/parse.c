@@ -471,6 +471,11 @@ static struct expr *parse_atom(struct parser *p, const struct atom_syntax *a,
 		return NULL;
 	e->atom = a;
 	e->ival = a->arg == ATOM_ARG_NAME ? -1 : 0; /* bare: any system call */
+	if (a->arg == ATOM_ARG_NONE && p->tok.kind == '(') {
+		perr(p, p->tok.loc, "'%s' takes no argument", a->name);
+		expr_free(e);
+		return NULL;
+	}
 	if (a->arg == ATOM_ARG_NONE || p->tok.kind != '(')
 		return e;
 	if (a->arg != ATOM_ARG_LOCATION)

@@ -1482,6 +1482,7 @@ Test(parser_errors, event_arguments)
 	fails("run A until syscall(xyzzyq)\n",
 	      "t.sched:1:21: error: unknown system call 'xyzzyq' (names are those of x86-64 "
 	      "Linux, e.g. futex, read, write, close, accept)");
+	fails("wait any exec(foo)\n", "t.sched:1:14: error: 'exec' takes no argument");
 	fails("run A until syscall()\n", "t.sched:1:21: error: syscall(...) expects a system call "
 					 "name, e.g. futex, found ')'");
 	fails("run A until call(3)\n",

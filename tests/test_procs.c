@@ -337,6 +337,16 @@ Test(procs, proc_of_unknown_thread_is_an_error)
 	cr_expect(strstr(r.err, "the event 'fork' can only be used after 'until' or 'wait'"), "%s",
 		  r.err);
 	h_result_free(&r);
+	/* bound once, then let go: not "not bound yet" */
+	sched = h_temp_sched("bad3.sched", "thread A = wait any start\nrelease A\n"
+					   "assert proc(A) == 1\n");
+	r = h_run((const char *const[]){h_cctrace(), "run", sched, "--", FORKER, "fork", "1", NULL},
+		  H_SAFETY_S);
+	cr_expect_eq(r.code, 3, "exit %d:\n%s", r.code, r.err);
+	cr_expect(
+	    strstr(r.err, "proc(A): A names no thread (not bound yet, or let go by a release)"),
+	    "%s", r.err);
+	h_result_free(&r);
 }
 
 /* The two threads of bank that enter withdraw are of one process: with
