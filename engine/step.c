@@ -15,6 +15,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define NEXT_MAX_STEPS 1000000
 
@@ -326,8 +327,12 @@ enum flow exec_bind(struct run *r, const struct stmt *s)
 
 	run_where(r, s, where, sizeof(where));
 	if (!th || tracer_thread_exited(th)) {
-		report_outcome(r, OUTCOME_UNREALIZABLE, "thread %s %s (%s)", s->target,
-			       th ? "has exited" : "does not exist", where);
+		/* p2... are the children, which --no-children leaves alone */
+		report_outcome(r, OUTCOME_UNREALIZABLE, "thread %s %s (%s)%s", s->target,
+			       th ? "has exited" : "does not exist", where,
+			       !th && r->opt->no_children && strncmp(s->target, "p1.", 3) != 0
+				   ? "; --no-children traces the process alone, not its children"
+				   : "");
 		return FLOW_STOP;
 	}
 	if (hold_running(r, s, th) == FLOW_STOP)

@@ -552,6 +552,14 @@ Test(attach_faults, no_children_attaches_the_pid_alone)
 		     all.err);
 	cr_expect(strstr(all.err, "p2.t1") || strstr(all.err, "p3.t1"),
 		  "a worker should have called child_work:\n%s", all.err);
+	h_result_free(&alone);
+	/* a child named: it is not there, and the option is why */
+	alone = H_RUN(h_cctrace(), "attach", "--no-children", pid_arg(pool.pid),
+		      h_temp_sched("child.sched", "thread W = p2.t1\n"));
+	cr_expect_eq(alone.code, 2, "exit %d:\n%s", alone.code, alone.err);
+	cr_expect(strstr(alone.err, "thread p2.t1 does not exist") &&
+		      strstr(alone.err, "--no-children traces the process alone"),
+		  "%s", alone.err);
 	cr_expect_eq(finish(&pool, &out), 0, "the pool did not end well:\n%s", out);
 	cr_expect(strstr(out, "pool ok"), "pool output:\n%s", out);
 	free(out);
