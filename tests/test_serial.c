@@ -751,13 +751,19 @@ static void expect_waits_out_of_the_way(const char *mode, int blocked_steps)
 {
 	const char *prog = "tests/fixtures/serpoll";
 	char *dir = h_temp_dir(), *sched = h_fmt("%s/bug-1.sched", dir), *text;
+	int n;
 	struct h_result r =
 	    H_RUN(h_cctrace(), "test", "-q", "--no-minimize", "--seed", "1", "--strategy", "random",
 		  "--runs", "30", "--out", dir, "--", prog, mode);
 
 	cr_assert_eq(r.code, 1, "%s: no bug (exit %d):\n%s", mode, r.code, r.err);
 	text = h_read_file(sched, NULL);
-	cr_expect_eq(h_count_lines(text, "until blocked"), blocked_steps, "%s:\n%s", mode, text);
+	/* one more when a thread's read or write is still on its way into the
+	 * kernel as the step ends (a loaded machine: seen once in CI); the
+	 * old way made 18 to 21 */
+	n = h_count_lines(text, "until blocked");
+	cr_expect(n >= blocked_steps && n <= blocked_steps + 1, "%s: %d steps until blocked:\n%s",
+		  mode, n, text);
 	expect_replays_of(sched, prog, mode);
 	h_free(text);
 	h_result_free(&r);
