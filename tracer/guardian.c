@@ -787,22 +787,6 @@ static int waiting_for(const struct g_proc *gp)
 	return n;
 }
 
-/* Our interrupt woke t out of a wait that answers EINTR for it (epoll_wait,
- * sigwaitinfo...): it is made again when t goes on, as tracer_wait
- * does for cctrace's own interrupts, so the program sees nothing. */
-static void restart_interrupted_wait(struct g_thread *t)
-{
-	if (!tr_answers_eintr_when_stopped((long)t->regs.orig_rax) ||
-	    (long)t->regs.rax != -TR_EINTR)
-		return;
-	t->regs.rax = (unsigned long long)-TR_ERESTARTNOHAND;
-	t->dirty = true;
-}
-
-/* Every seized thread stops (or ends).  Whatever thread the kernel reports
- * is taken: a leader that has ended is reported only once every other
- * thread is reaped, so waiting for one tid in turn could block forever.
- * A signal a thread stops for is kept to be delivered at the end. */
 static void wait_stops(struct g_proc *gp)
 {
 	int status;
@@ -827,8 +811,8 @@ static void wait_stops(struct g_proc *gp)
 			t->sig = WSTOPSIG(status);
 		if (ptrace(PTRACE_GETREGS, t->tid, 0, &t->regs) < 0)
 			t->gone = true;
-		else if ((status >> 16) == PTRACE_EVENT_STOP)
-			restart_interrupted_wait(t);
+		else if ((status >> 16) == PTRACE_EVENT_STOP && tr_mend_interrupted_wait(&t->regs))
+			t->dirty = true; /* as cctrace does: the program sees nothing */
 	}
 }
 

@@ -247,9 +247,11 @@ void tr_thread_gone(struct tr_thread *th);
 /* A new process forked by parent: what it inherits from it (breakpoints,
  * scratch pages, whether we launched it). */
 void tr_process_inherit(struct tr_process *parent, struct tr_process *child);
-/* Does system call nr answer EINTR at a ptrace stop, where a signal with
- * no handler would have had it restarted?  (wait.c says which, and why.) */
-bool tr_answers_eintr_when_stopped(long nr);
+/* A thread at an interrupt stop whose wait answers EINTR there, where a
+ * signal with no handler would have had it restarted (wait.c says which
+ * calls, and why): its return value made the restart code, so the call is
+ * made again.  true if regs were changed. */
+bool tr_mend_interrupted_wait(struct user_regs_struct *regs);
 /* The live process of that pid, NULL if none. */
 struct tr_process *tr_process_by_pid(struct tracer *t, pid_t pid);
 /* A field of /proc/PID/status (or of thread tid's, if tid is not 0), read

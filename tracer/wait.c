@@ -411,7 +411,7 @@ static bool stops_job(int sig)
  * not the first's (EALREADY), nor close and the like, which may have
  * done their work when they answer EINTR.
  */
-bool tr_answers_eintr_when_stopped(long nr)
+static bool answers_eintr_when_stopped(long nr)
 {
 	switch (nr) {
 	case TR_SYS_epoll_wait:
@@ -440,14 +440,20 @@ bool tr_answers_eintr_when_stopped(long nr)
 	}
 }
 
+bool tr_mend_interrupted_wait(struct user_regs_struct *regs)
+{
+	if (!answers_eintr_when_stopped((long)regs->orig_rax) || (long)regs->rax != -TR_EINTR)
+		return false;
+	regs->rax = (unsigned long long)-TR_ERESTARTNOHAND;
+	return true;
+}
+
 /* Written at once, not at the resume: should cctrace die now (SIGKILL),
  * the kernel lets the thread go with the registers it has, and the
  * program would see the EINTR. */
 static void restart_interrupted_wait(struct tr_thread *th)
 {
-	if (tr_answers_eintr_when_stopped((long)th->regs.orig_rax) &&
-	    (long)th->regs.rax == -TR_EINTR) {
-		th->regs.rax = (unsigned long long)-TR_ERESTARTNOHAND;
+	if (tr_mend_interrupted_wait(&th->regs)) {
 		tr_set(th, TF_REGS_DIRTY);
 		tr_flush_regs(th);
 	}
