@@ -447,26 +447,9 @@ void cli_close_output(FILE *f)
 		fclose(f);
 }
 
-/* Does err begin "FILE:LINE:COL: "? */
-static bool is_diagnostic(const char *err)
-{
-	const char *colon = strstr(err, ": error: ");
-	int line, col, used = 0;
-	const char *p;
-
-	if (!colon)
-		return false;
-	/* back to the second colon before it: ":LINE:COL" */
-	for (p = colon - 1; p > err && *p != ':'; p--)
-		;
-	for (p = p > err ? p - 1 : p; p > err && *p != ':'; p--)
-		;
-	return p > err && sscanf(p, ":%d:%d%n", &line, &col, &used) == 2 && p + used == colon;
-}
-
 void cli_print_error(const char *err)
 {
-	fprintf(stderr, is_diagnostic(err) ? "%s\n" : "cctrace: error: %s\n", err);
+	fprintf(stderr, lang_diag_error_word(err) ? "%s\n" : "cctrace: error: %s\n", err);
 }
 
 #define HELP_COLUMN 26

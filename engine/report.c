@@ -350,14 +350,11 @@ void report_event(struct run *r, const struct current_event *cur)
  * already, and the caret line ends it. */
 static void tidy_diagnostic(char *msg)
 {
-	char *p = msg;
+	char *word = (char *)lang_diag_error_word(msg);
 	size_t len;
-	int fields;
 
-	for (fields = 0; fields < 3 && p; fields++)
-		p = strchr(p + (fields > 0), ':');
-	if (p && p > msg && strncmp(p, ": error: ", 9) == 0 && p[-1] >= '0' && p[-1] <= '9')
-		memmove(p + 2, p + 9, strlen(p + 9) + 1);
+	if (word)
+		memmove(word + 2, word + 9, strlen(word + 9) + 1);
 	len = strlen(msg);
 	while (len > 0 && msg[len - 1] == '\n')
 		msg[--len] = '\0';

@@ -123,6 +123,11 @@ struct schedule *schedule_load(const char *path, const struct atom_table *atoms,
 			       size_t errlen);
 void schedule_free(struct schedule *s);
 
+/* In text made by schedule_diag ("FILE:LINE:COL: error: what"), where
+ * ": error: " stands after the position; NULL when text is no such
+ * diagnostic (cli prints those as they are, the engine's outcome line drops
+ * the word its own "error:" already says). */
+const char *lang_diag_error_word(const char *text);
 /* Format "path:line:col: error: msg" plus the source line and a caret into
  * buf, the same way the parser does, for errors found by later stages. */
 void schedule_diag(const struct schedule *s, struct src_loc loc, char *buf, size_t len,

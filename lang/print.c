@@ -96,6 +96,24 @@ void lang_diag_v(const char *path, const char *text, struct src_loc loc, char *b
 	out_printf(&o, "^\n");
 }
 
+const char *lang_diag_error_word(const char *text)
+{
+	const char *word = strstr(text, ": error: ");
+	int line, col, used = 0;
+	const char *p;
+
+	if (!word)
+		return NULL;
+	/* back to the second colon before it: ":LINE:COL" */
+	for (p = word - 1; p > text && *p != ':'; p--)
+		;
+	for (p = p > text ? p - 1 : p; p > text && *p != ':'; p--)
+		;
+	if (p > text && sscanf(p, ":%d:%d%n", &line, &col, &used) == 2 && p + used == word)
+		return word;
+	return NULL;
+}
+
 void schedule_diag(const struct schedule *s, struct src_loc loc, char *buf, size_t len,
 		   const char *fmt, ...)
 {
