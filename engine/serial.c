@@ -362,24 +362,19 @@ static bool reads_constant(const struct dis_insn *insn, const uint8_t *code,
 	return text_maps_readonly(maps, insn->addr + insn->len + (uint64_t)(int64_t)disp);
 }
 
-/* Every instruction of [lo, hi) that is_point says is one, armed (and,
- * keep, kept among the points for the rest of the search), but for reads
- * of constants (maps: its read-only memory; NULL: none told apart).
- * Linear decoding: gcc's text decodes so; a desync costs a few points. */
-static int plant_insns_in(struct serial *s, struct tr_process *p, uint64_t lo, uint64_t hi,
-			  bool (*is_point)(const struct dis_insn *), bool keep,
-			  const struct text_maps *maps)
+/* Every instruction of code[from - lo, to - lo), decoded linearly from
+ * from, that is_point says is one, armed (and, keep, kept among the points
+ * for the rest of the search), but for reads of constants (maps: its
+ * read-only memory; NULL: none told apart).  gcc's text decodes so. */
+static int plant_decoded(struct serial *s, struct tr_process *p, const uint8_t *code, uint64_t lo,
+			 uint64_t from, uint64_t to, bool (*is_point)(const struct dis_insn *),
+			 bool keep, const struct text_maps *maps)
 {
-	uint8_t *code = malloc(hi - lo + DIS_MAX_INSN);
-	uint64_t at = lo;
+	uint64_t at = from;
 	struct dis_insn insn;
-	int rc = -1;
 
-	if (!code || tracer_read_code(p, lo, code, hi - lo) < 0)
-		goto out;
-	memset(code + (hi - lo), 0, DIS_MAX_INSN);
-	while (at < hi) {
-		if (dis_decode(code + (at - lo), hi - at, at, &insn) < 0 || insn.len == 0) {
+	while (at < to) {
+		if (dis_decode(code + (at - lo), to - at, at, &insn) < 0 || insn.len == 0) {
 			at++;
 			continue;
 		}
@@ -387,10 +382,46 @@ static int plant_insns_in(struct serial *s, struct tr_process *p, uint64_t lo, u
 			if (keep)
 				keep_spin_point(s->cfg, at);
 			if (points_arm_breakpoint(s->r, p, at) < 0)
-				goto out;
+				return -1;
 		}
 		at += insn.len;
 	}
+	return 0;
+}
+
+/* The points of [lo, hi), decoded section by section: a decode carried
+ * across the zeros between two sections lands inside the next one's
+ * instructions, and a point planted there changes what they do
+ * (symbols/code.c).  Code no section the symbols know covers (a library
+ * loaded since they were read) is decoded from lo. */
+static int plant_insns_in(struct serial *s, struct tr_process *p, uint64_t lo, uint64_t hi,
+			  bool (*is_point)(const struct dis_insn *), bool keep,
+			  const struct text_maps *maps)
+{
+	struct proc_ctx *pc = run_proc(s->r, p);
+	uint8_t *code = malloc(hi - lo + DIS_MAX_INSN);
+	const struct sym_range *sec = NULL;
+	size_t nsec = 0, i;
+	bool covered = false;
+	int rc = -1;
+
+	if (!code || tracer_read_code(p, lo, code, hi - lo) < 0)
+		goto out;
+	memset(code + (hi - lo), 0, DIS_MAX_INSN);
+	if (pc && pc->syms && sym_code_sections(pc->syms, &sec, &nsec) < 0)
+		goto out;
+	for (i = 0; i < nsec; i++) {
+		uint64_t from = sec[i].lo > lo ? sec[i].lo : lo,
+			 to = sec[i].hi < hi ? sec[i].hi : hi;
+
+		if (from >= to)
+			continue;
+		covered = true;
+		if (plant_decoded(s, p, code, lo, from, to, is_point, keep, maps) < 0)
+			goto out;
+	}
+	if (!covered && plant_decoded(s, p, code, lo, lo, hi, is_point, keep, maps) < 0)
+		goto out;
 	rc = 0;
 out:
 	free(code);

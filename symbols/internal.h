@@ -137,6 +137,11 @@ struct sym_space {
 	size_t nown_code;
 	int own_code_known;
 
+	/* code.c: every module's executable sections, in address order */
+	struct sym_range *code;
+	size_t ncode;
+	bool code_known;
+
 	void *unw_as;		     /* unw_addr_space_t, created on first backtrace */
 	struct thread_db *thread_db; /* libthread_db agent, created on first library TLS */
 };

@@ -707,6 +707,7 @@ void symi_space_reset_caches(struct sym_space *s)
 	s->funcs_indexed = false;
 	s->exe_indexed = s->all_indexed = false;
 	s->own_code_known = 0; /* an exec may have changed the executable */
+	s->code_known = false;
 	symi_tls_free(s);
 	for (i = 0; i < DESC_CACHE_SIZE; i++)
 		s->desc[i].valid = false;
@@ -763,6 +764,7 @@ void sym_close(struct sym_space *s)
 	free(s->mods);
 	free(s->desc);
 	free(s->own_code);
+	free(s->code);
 	free(s->path);
 	free(s);
 }

@@ -137,6 +137,15 @@ struct sym_range {
 };
 int sym_static_own_code(struct sym_space *space, const struct sym_range **ranges, size_t *n);
 
+/* Every module's executable sections (.init, .plt, .text, .fini...; a
+ * module without section headers: its executable segments), in address
+ * order: where a linear decode may start, as each begins with an
+ * instruction and the gaps between them hold none (symbols/code.c).
+ * Offline, each module's are at its link-time addresses, so two modules'
+ * may overlap.  Sets *ranges (owned by the space, valid until its next refresh) and
+ * *n; 0, or -1 when memory is exhausted. */
+int sym_code_sections(struct sym_space *space, const struct sym_range **ranges, size_t *n);
+
 /* --- variables and types (DWARF) --- */
 
 enum sym_type_kind {

@@ -1085,6 +1085,17 @@ Test(serial, control_has_no_bug)
 	expect_no_bug("tests/fixtures/sercontrol", 30);
 }
 
+/* --points all decodes the program's text section by section: carried
+ * from .text into .fini across the zero byte between them, it planted a
+ * point inside .fini's "sub rsp, 8", and every run of this correct PIE
+ * crashed at its exit. */
+Test(serial, every_access_as_a_point_leaves_the_program_whole)
+{
+	g_points = "all";
+	g_strategy = "random";
+	expect_no_bug("tests/fixtures/serpiexit", 5);
+}
+
 /* A search that cannot run is an error (3), never "0 bugs". */
 Test(serial, a_search_that_cannot_run_is_an_error)
 {

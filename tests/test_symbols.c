@@ -564,6 +564,35 @@ Test(symbols, a_dynamic_program_has_no_static_own_code)
 	sym_close(s);
 }
 
+/* A linear decode starts at each section's first byte: _init, _fini and
+ * main's .text are each inside one, _init and _fini at a start (serial's
+ * every_access_as_a_point_leaves_the_program_whole shows what a decode
+ * carried across the gap between two does). */
+Test(symbols, code_sections_start_where_a_decode_may)
+{
+	static const char *const starts[] = {"_init", "_fini"};
+	char err[256] = "";
+	struct sym_space *s = sym_open_program(fixture_named("serpiexit"), err, sizeof(err));
+	const struct sym_range *r;
+	size_t n, i, k;
+	uint64_t a;
+
+	cr_assert_not_null(s, "sym_open_program: %s", err);
+	cr_assert_eq(sym_code_sections(s, &r, &n), 0);
+	cr_assert_geq(n, 3, "only %zu code sections", n);
+	for (i = 1; i < n; i++) /* offline, libc's link-time addresses overlap ours */
+		cr_assert_geq(r[i].lo, r[i - 1].lo, "sections %zu and %zu out of order", i - 1, i);
+	for (i = 0; i < sizeof(starts) / sizeof(starts[0]); i++) {
+		cr_assert_eq(sym_function(s, starts[i], &a), 0, "%s not found", starts[i]);
+		for (k = 0; k < n && r[k].lo != a; k++)
+			;
+		cr_expect_lt(k, n, "%s (%#lx) begins no section", starts[i], (unsigned long)a);
+	}
+	cr_assert_eq(sym_function(s, "main", &a), 0);
+	cr_expect(in_ranges(r, n, a), "main (%#lx) is in no code section", (unsigned long)a);
+	sym_close(s);
+}
+
 /* --- live view --- */
 
 struct live {
