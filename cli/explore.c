@@ -41,6 +41,27 @@ static void report(const char *cmd, const struct explore_summary *sum, const cha
 		sum->bugs ? "bug-N.sched, .txt and .html in" : "output directory", dir);
 }
 
+/* Why a search without a bug ended: a budget is no proof, a space run
+ * through is (as far as the strategy goes). */
+static void say_why_it_ended(const struct cli_args *a, const struct explore_summary *sum)
+{
+	if (sum->bugs || sum->interrupted)
+		return;
+	if (!sum->space_left)
+		fprintf(stderr, "cctrace %s: every schedule of %s was run\n", a->command,
+			sum->strategy[0] ? sum->strategy : "the strategy");
+	else if (a->eo.max_runs && sum->runs >= a->eo.max_runs)
+		fprintf(stderr,
+			"cctrace %s: the search ended at its budget of %ld runs (--runs), with "
+			"schedules left untried\n",
+			a->command, a->eo.max_runs);
+	else if (a->eo.max_ms)
+		fprintf(stderr,
+			"cctrace %s: the search ended at its time limit (--time), with schedules "
+			"left untried\n",
+			a->command);
+}
+
 /* Every run failed to follow the schedule, or --time ran out before the
  * first ended: nothing was explored. */
 static bool nothing_explored(const char *cmd, const struct explore_summary *sum, const char *dir,
@@ -197,6 +218,7 @@ int explore_exit_code(const struct cli_args *a, const struct explore_summary *su
 			     a->eo.schedule && strcmp(a->eo.schedule, "(serial)") == 0))
 		return EXIT_ERROR;
 	report(a->command, sum, a->eo.out_dir);
+	say_why_it_ended(a, sum);
 	if (a->expect >= 0)
 		return a->expect == (sum->bugs ? OUTCOME_BUG : OUTCOME_COMPLETED) ? 0
 										  : EXIT_UNEXPECTED;

@@ -479,9 +479,12 @@ static void progress_line(struct explore_progress *p, const struct explore_summa
 
 	search_summary_add(&all, sum);
 	space += p->before.space_estimate;
-	/* An estimate of 10^90 schedules is read as a magnitude, not digits. */
-	if (isfinite(space))
-		snprintf(estimate, sizeof(estimate), "~%.*g", space < 1e6 ? 6 : 2, space);
+	/* An estimate of 10^90 schedules is read as a magnitude, not digits;
+	 * a small one as a whole number ("~531.906" read as thousands). */
+	if (isfinite(space) && space < 1e6)
+		snprintf(estimate, sizeof(estimate), "~%.0f", space);
+	else if (isfinite(space))
+		snprintf(estimate, sizeof(estimate), "~%.2g", space);
 	else
 		snprintf(estimate, sizeof(estimate), "more than 1e308");
 	fprintf(stderr,
@@ -796,6 +799,7 @@ int search_explore(struct policy *pol, char *const argv[], const struct engine_o
 	 * why, never "0 bugs". */
 	sum->ms = (double)(engine_now_ms() - t0);
 	sum->space_estimate = exhausted ? (double)sum->distinct : search_space_estimate(oracle);
+	sum->space_left = !exhausted;
 	if (rc != 0)
 		clear_live_line(shown);
 	else if (!shown->shared)

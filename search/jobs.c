@@ -233,6 +233,7 @@ void search_summary_add(struct explore_summary *total, const struct explore_summ
 	total->errors += s->errors;
 	total->skipped += s->skipped;
 	total->out_of_time |= s->out_of_time;
+	total->space_left |= s->space_left;
 	/* The shards are disjoint: their traces and spaces add up. */
 	total->distinct += s->distinct;
 	total->space_estimate += s->space_estimate;

@@ -216,6 +216,7 @@ struct explore_summary {
 	double launch_ms, symbols_ms, schedule_ms, finish_ms;
 	bool interrupted;
 	bool out_of_time;      /* --time ran out inside a run, which is not counted */
+	bool space_left;       /* it ended with schedules of its strategy not run */
 	long distinct;	       /* distinct choice traces among the runs */
 	double space_estimate; /* estimated number of traces in the search space */
 	double ms;

@@ -874,6 +874,29 @@ Test(serial, a_bad_strategy_is_refused_before_any_run)
 	h_remove_tree(dir);
 }
 
+/* A search without a bug says why it ended: its --runs budget (schedules
+ * left untried), or every schedule of a systematic strategy run, which a
+ * reader could not tell apart when both said "N runs, 0 bugs". */
+static void expect_end_reason(const char *runs, const char *why)
+{
+	char *dir = h_temp_dir();
+	struct h_result r = H_RUN(h_cctrace(), "test", "-q", "--points", "sync", "--strategy",
+				  "dfs", "--runs", runs, "--out", dir, "--",
+				  "tests/fixtures/serpiexit");
+
+	cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, why), "no '%s':\n%s", why, r.err);
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
+
+Test(serial, a_search_without_a_bug_says_why_it_ended)
+{
+	expect_end_reason("3", "cctrace test: the search ended at its budget of 3 runs (--runs), "
+			       "with schedules left untried");
+	expect_end_reason("1000", "cctrace test: every schedule of dfs was run");
+}
+
 /* --time counts the profile too, and ends the run it finds going: with
  * 1 ms, the profile's first run is cut short, no other run starts, and
  * the search says it ran nothing (tests/fixtures/countruns writes a line
