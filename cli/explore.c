@@ -29,10 +29,13 @@
 
 static void report(const char *cmd, const struct explore_summary *sum, const char *dir)
 {
-	char errors[48] = "";
+	char errors[96] = "";
 
 	if (sum->errors)
 		snprintf(errors, sizeof(errors), ", %ld errors", sum->errors);
+	if (sum->repeats) /* runs that showed a bug already written */
+		snprintf(errors + strlen(errors), sizeof(errors) - strlen(errors),
+			 ", %ld repeated a bug", sum->repeats);
 	fprintf(stderr,
 		"cctrace %s: %ld runs, %ld bugs, %ld completed, %ld infeasible, "
 		"%ld unrealizable, %ld diverged%s; %s %s\n",

@@ -36,7 +36,20 @@ struct one_run {
 				  * make distinct runs look alike) */
 	struct picture picture;	 /* a bug's steps, for bug-N.html */
 	long preemptions, steps; /* cctrace test: of the serialized run */
+	bool repeat;		 /* a bug of a kind already written */
 };
+
+/* " --shard I/N" when the search was a shard (a job's, with --jobs), which
+ * the seed and run number reproduce only with; "" otherwise. */
+static const char *shard_of(const struct explore_options *eo)
+{
+	static char text[48];
+
+	if (eo->nshards <= 1)
+		return "";
+	snprintf(text, sizeof(text), " --shard %d/%d", eo->shard, eo->nshards);
+	return text;
+}
 
 /* The command a search is, in its messages and bug files. */
 static const char *command_of(const struct explore_options *eo)
@@ -186,8 +199,8 @@ static char *bug_head(const struct explore_options *eo, const struct engine_opti
 	/* the standard input every run read (engine/input.c), kept beside */
 	if (engine_input_kept())
 		fprintf(f, " < %.*s.stdin", (int)(strlen(path) - strlen(".sched")), path);
-	fprintf(f, "\n# found by cctrace %s --strategy %s --seed %lu, run %ld, choices [%s]\n",
-		command_of(eo), strategy, (unsigned long)eo->seed, run, o->choices);
+	fprintf(f, "\n# found by cctrace %s --strategy %s --seed %lu%s, run %ld, choices [%s]\n",
+		command_of(eo), strategy, (unsigned long)eo->seed, shard_of(eo), run, o->choices);
 	if (fclose(f) != 0) {
 		free(head);
 		return NULL;
@@ -210,9 +223,9 @@ static int save_picture(const struct explore_options *eo, char *const argv[], lo
 	snprintf(title, sizeof(title), "cctrace: bug %ld of %s", n, argv[0]);
 	outcome_line(o, outcome, sizeof(outcome));
 	if (asprintf(&about,
-		     "found by cctrace %s --strategy %s --seed %lu in run %ld, choices [%s]; "
+		     "found by cctrace %s --strategy %s --seed %lu%s in run %ld, choices [%s]; "
 		     "replay with cctrace run %s/bug-%ld.sched",
-		     command_of(eo), strategy, (unsigned long)eo->seed, run,
+		     command_of(eo), strategy, (unsigned long)eo->seed, shard_of(eo), run,
 		     o->choices ? o->choices : "", eo->out_dir, n) < 0) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
@@ -241,9 +254,11 @@ static int save_bug(const struct explore_options *eo, const struct engine_option
 		    char *const argv[], long n, const struct one_run *o, const char *strategy,
 		    long run, char *err, size_t errlen)
 {
-	char path[4096], *head;
+	char path[4096], *head, shard_line[48] = "";
 	int rc;
 
+	if (eo->nshards > 1)
+		snprintf(shard_line, sizeof(shard_line), "shard: %d/%d\n", eo->shard, eo->nshards);
 	snprintf(path, sizeof(path), "%s/bug-%ld.stdin", eo->out_dir, n);
 	if (engine_input_kept() && engine_input_save(path) < 0) {
 		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
@@ -258,9 +273,10 @@ static int save_bug(const struct explore_options *eo, const struct engine_option
 	rc = write_file(eo->out_dir, "bug", n, "sched", head, o->schedule, err, errlen);
 	free(head);
 	if (rc < 0 || asprintf(&head,
-			       "outcome: bug\nfound by cctrace %s\nstrategy: %s\nseed: %lu\nrun: "
+			       "outcome: bug\nfound by cctrace %s\nstrategy: %s\nseed: %lu\n%srun: "
 			       "%ld\nchoices: %s\n%s\n--- report\n",
-			       command_of(eo), strategy, (unsigned long)eo->seed, run, o->choices,
+			       command_of(eo), strategy, (unsigned long)eo->seed, shard_line, run,
+			       o->choices,
 			       eo->serial ? serial_counts(o) : "") < 0)
 		return -1;
 	rc = write_file(eo->out_dir, "bug", n, "txt", head, o->report, err, errlen);
@@ -294,6 +310,12 @@ static void outcome_line(const struct one_run *o, char *buf, size_t len)
 	snprintf(buf, len, "%.*s", (int)n, at);
 }
 
+/* A bug to write: not one of a kind already written (bugkind.c). */
+static bool new_bug(const struct one_run *o)
+{
+	return !o->abandoned && o->outcome == OUTCOME_BUG && !o->repeat;
+}
+
 static void count(struct explore_summary *sum, const struct one_run *o)
 {
 	if (o->abandoned) {
@@ -304,7 +326,10 @@ static void count(struct explore_summary *sum, const struct one_run *o)
 	sum->diverged += o->diverged;
 	switch (o->outcome) {
 	case OUTCOME_BUG:
-		sum->bugs++;
+		if (o->repeat)
+			sum->repeats++;
+		else
+			sum->bugs++;
 		break;
 	case OUTCOME_COMPLETED:
 		sum->completed++;
@@ -415,6 +440,8 @@ int search_fresh_out_dir(const struct explore_options *eo, char *err, size_t err
 	FILE *names;
 	int found = 0, rc = 0;
 
+	if (eo->out_dir_ready) /* a later round of the same search */
+		return 0;
 	if (mkdir(eo->out_dir, 0777) < 0 && errno != EEXIST) {
 		snprintf(err, errlen, "cannot create %s: %s", eo->out_dir, strerror(errno));
 		return -1;
@@ -609,6 +636,7 @@ void search_summary_json(FILE *f, const struct explore_options *eo,
 	json_object_set_new(rec, "out_dir", json_string(eo->out_dir));
 	json_object_set_new(rec, "runs", json_integer(sum->runs));
 	json_object_set_new(rec, "bugs", json_integer(sum->bugs));
+	json_object_set_new(rec, "repeats", json_integer(sum->repeats));
 	json_object_set_new(rec, "completed", json_integer(sum->completed));
 	json_object_set_new(rec, "infeasible", json_integer(sum->infeasible));
 	json_object_set_new(rec, "unrealizable", json_integer(sum->unrealizable));
@@ -704,6 +732,7 @@ int search_explore(struct policy *pol, char *const argv[], const struct engine_o
 	struct run_reuse reuse = {0};
 	struct engine_snapshot *own_snapshot = NULL;
 	struct symbol_cache *own_symbols = NULL;
+	struct bug_kinds own_kinds = {0}, *kinds = eo->kinds ? eo->kinds : &own_kinds;
 	bool exhausted = false;
 	int64_t t0 = engine_now_ms();
 	struct explore_progress own_progress, *shown = eo->shared_progress;
@@ -754,6 +783,12 @@ int search_explore(struct policy *pol, char *const argv[], const struct engine_o
 			free_run(&o);
 			break;
 		}
+		if (!o.abandoned && o.outcome == OUTCOME_BUG) {
+			char kind[4096];
+
+			search_bug_kind(o.report, kind, sizeof(kind));
+			o.repeat = !search_bug_kinds_add(kinds, kind);
+		}
 		count(sum, &o);
 		trace_json_end(eo, sum, &o);
 		if (eo->verbose && o.outcome != OUTCOME_COMPLETED && !o.abandoned)
@@ -764,15 +799,15 @@ int search_explore(struct policy *pol, char *const argv[], const struct engine_o
 			fprintf(eo->schedules, "%s %s\n",
 				o.choices && o.choices[0] ? o.choices : "-",
 				engine_outcome_name(o.outcome));
-		if (!o.abandoned && o.outcome == OUTCOME_BUG &&
-		    save_bug(eo, opt, argv, sum->bugs, &o, strategy, sum->runs, err, errlen) < 0)
+		if (new_bug(&o) && save_bug(eo, opt, argv, eo->bug_offset + sum->bugs, &o,
+					    strategy, sum->runs, err, errlen) < 0)
 			rc = -1;
-		else if (!o.abandoned && o.outcome == OUTCOME_BUG)
-			announce_bug(shown, eo, sum->bugs, sum->runs);
-		if (rc == 0 && !o.abandoned && o.outcome == OUTCOME_BUG && eo->minimize_replays)
-			minimize_bug(shown, eo, argv, opt, sum->bugs);
-		if (rc == 0 && !o.abandoned && o.outcome == OUTCOME_BUG && eo->serial)
-			search_bug_stats(pol, argv, opt, eo, sum->bugs);
+		else if (new_bug(&o))
+			announce_bug(shown, eo, eo->bug_offset + sum->bugs, sum->runs);
+		if (rc == 0 && new_bug(&o) && eo->minimize_replays)
+			minimize_bug(shown, eo, argv, opt, eo->bug_offset + sum->bugs);
+		if (rc == 0 && new_bug(&o) && eo->serial)
+			search_bug_stats(pol, argv, opt, eo, eo->bug_offset + sum->bugs);
 		if (!o.abandoned) {
 			seen_add(&seen, o.choices ? o.choices : "");
 			sum->distinct = (long)seen.n;
@@ -811,6 +846,7 @@ int search_explore(struct policy *pol, char *const argv[], const struct engine_o
 	search_free(oracle);
 	engine_symbol_cache_free(own_symbols);
 	engine_snapshot_free(own_snapshot);
+	search_bug_kinds_free(&own_kinds);
 	free(seen.slots);
 	return rc;
 }

@@ -44,6 +44,21 @@ void search_summary_add(struct explore_summary *total, const struct explore_summ
  * was asked for (explore.c); nothing when they were forked. */
 void search_note_snapshot(const struct explore_options *eo, const struct engine_snapshot *s);
 
+/* --- bugkind.c --- */
+
+/* The bugs a search wrote, by kind. */
+struct bug_kinds {
+	char **kinds;
+	size_t n, cap;
+};
+
+/* The kind of the bug report tells (its "cctrace: bug: " line with thread
+ * ids and addresses blanked) into buf. */
+void search_bug_kind(const char *report, char *buf, size_t len);
+/* true if kind is new to set (and now in it); false for a repeat. */
+bool search_bug_kinds_add(struct bug_kinds *set, const char *kind);
+void search_bug_kinds_free(struct bug_kinds *set);
+
 /* --- explore.c: one progress line over a portfolio's rounds --- */
 
 /* A progress line for a search of several rounds (eo: the search's

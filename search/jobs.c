@@ -12,7 +12,7 @@
  * in one process.  This is library code, not the command line's, so that
  * tests and other front ends get the same fan-out.
  */
-#include "search/search.h"
+#include "search/internal.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -132,6 +132,8 @@ static void work(struct policy *pol, char *const argv[], const struct engine_opt
 	mine.shard = base * eo->jobs + j + 1;
 	mine.nshards = n * eo->jobs;
 	mine.out_dir = w->dir;
+	mine.out_dir_ready = false;
+	mine.bug_offset = 0; /* numbered into the search's sequence as reaped */
 	mine.json = NULL;
 	mine.progress = false;
 	/* A template is its tracer's, in the process that made it: a worker
@@ -195,17 +197,69 @@ static void move_schedule(const char *from, const char *to, const char *old_pref
 }
 
 /* Move a worker's bug-N files to OUT/bug-K, K counting across workers. */
-static void collect_bugs(const char *out, const struct worker *w, long nbugs, long *next)
+/* Worker bug n's kind (bugkind.c), from the report in its bug-N.txt. */
+static void kind_of_bug(const struct worker *w, long n, char *kind, size_t len)
 {
-	static const char *const moved[] = {"txt", "html", "stdin"};
-	static const char *const schedules[] = {"full.sched", "sched"}; /* the one said last */
-	char from[8192], to[8192], old_prefix[8192], new_prefix[8192];
-	long n;
+	char path[8192], *text = NULL;
+	size_t cap = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/bug-%ld.txt", w->dir, n);
+	f = fopen(path, "r");
+	if (f) {
+		ssize_t got = getdelim(&text, &cap, '\0', f);
+
+		if (got < 0) {
+			free(text);
+			text = NULL;
+		}
+		fclose(f);
+	}
+	search_bug_kind(text, kind, len);
+	free(text);
+}
+
+/* Worker bug n is one another worker (or an earlier round) wrote: its
+ * files go. */
+static void drop_bug(const struct worker *w, long n)
+{
+	static const char *const exts[] = {"txt", "html", "stdin", "full.sched", "sched"};
+	char path[8192];
 	size_t i;
 
-	for (n = 1; n <= nbugs; n++, (*next)++) {
+	for (i = 0; i < sizeof(exts) / sizeof(exts[0]); i++) {
+		snprintf(path, sizeof(path), "%s/bug-%ld.%s", w->dir, n, exts[i]);
+		unlink(path);
+	}
+}
+
+/* The worker's bugs into out, numbered from *next on; one of a kind
+ * already written is dropped, and counted in *repeats.  Returns how many
+ * were kept. */
+static long collect_bugs(const struct explore_options *eo, const struct worker *w, long nbugs,
+			 long *next, struct bug_kinds *kinds, long *repeats)
+{
+	const char *cmd = eo->serial ? "test" : "explore";
+	static const char *const moved[] = {"txt", "html", "stdin"};
+	static const char *const schedules[] = {"full.sched", "sched"}; /* the one said last */
+	char from[8192], to[8192], old_prefix[8192], new_prefix[8192], kind[4096];
+	long n, kept = 0;
+	size_t i;
+
+	for (n = 1; n <= nbugs; n++) {
+		kind_of_bug(w, n, kind, sizeof(kind));
+		if (!search_bug_kinds_add(kinds, kind)) {
+			drop_bug(w, n);
+			fprintf(stderr,
+				"cctrace %s: %s/bug-%ld.sched repeats a bug already written: "
+				"dropped\n",
+				cmd, w->dir, n);
+			(*repeats)++;
+			continue;
+		}
+		kept++;
 		snprintf(old_prefix, sizeof(old_prefix), "%s/bug-%ld.", w->dir, n);
-		snprintf(new_prefix, sizeof(new_prefix), "%s/bug-%ld.", out, *next);
+		snprintf(new_prefix, sizeof(new_prefix), "%s/bug-%ld.", eo->out_dir, *next);
 		for (i = 0; i < sizeof(moved) / sizeof(moved[0]); i++) {
 			snprintf(from, sizeof(from), "%s%s", old_prefix, moved[i]);
 			snprintf(to, sizeof(to), "%s%s", new_prefix, moved[i]);
@@ -217,9 +271,11 @@ static void collect_bugs(const char *out, const struct worker *w, long nbugs, lo
 			move_schedule(from, to, old_prefix, new_prefix);
 		}
 		/* The worker announced the path it wrote; say where it went. */
-		fprintf(stderr, "cctrace explore: %s is now %s\n", from, to);
+		fprintf(stderr, "cctrace %s: %s is now %s\n", cmd, from, to);
+		(*next)++;
 	}
 	rmdir(w->dir);
+	return kept;
 }
 
 void search_summary_add(struct explore_summary *total, const struct explore_summary *s)
@@ -234,6 +290,7 @@ void search_summary_add(struct explore_summary *total, const struct explore_summ
 	total->skipped += s->skipped;
 	total->out_of_time |= s->out_of_time;
 	total->space_left |= s->space_left;
+	total->repeats += s->repeats;
 	/* The shards are disjoint: their traces and spaces add up. */
 	total->distinct += s->distinct;
 	total->space_estimate += s->space_estimate;
@@ -251,10 +308,11 @@ void search_summary_add(struct explore_summary *total, const struct explore_summ
 
 /* Worker j ended with status: take its report and its bugs. */
 static void reap(const struct explore_options *eo, struct worker *w, int j, int status,
-		 bool stopped_by_us, struct explore_summary *total, long *next, int *rc, char *err,
-		 size_t errlen)
+		 bool stopped_by_us, struct explore_summary *total, long *next,
+		 struct bug_kinds *kinds, int *rc, char *err, size_t errlen)
 {
 	struct worker_report rep = {0};
+	long kept;
 	ssize_t got = read(w->fd, &rep, sizeof(rep));
 
 	close(w->fd);
@@ -279,7 +337,8 @@ static void reap(const struct explore_options *eo, struct worker *w, int j, int 
 	search_summary_add(total, &rep.sum);
 	/* A worker this search stopped at another's bug was not interrupted. */
 	total->interrupted |= rep.sum.interrupted && !stopped_by_us;
-	collect_bugs(eo->out_dir, w, rep.sum.bugs, next);
+	kept = collect_bugs(eo, w, rep.sum.bugs, next, kinds, &total->repeats);
+	total->bugs -= rep.sum.bugs - kept;
 }
 
 static int fan_out(struct policy *pol, char *const argv[], const struct engine_options *opt,
@@ -289,7 +348,8 @@ static int fan_out(struct policy *pol, char *const argv[], const struct engine_o
 	struct worker *w = calloc((size_t)eo->jobs, sizeof(*w));
 	int j, status, running = 0, rc = 0;
 	bool stopping = false;
-	long next = 1;
+	long next = eo->bug_offset + 1;
+	struct bug_kinds own_kinds = {0}, *kinds = eo->kinds ? eo->kinds : &own_kinds;
 	pid_t pid;
 
 	if (!w) {
@@ -314,14 +374,15 @@ static int fan_out(struct policy *pol, char *const argv[], const struct engine_o
 		for (j = 0; j < eo->jobs; j++)
 			if (w[j].pid == pid) {
 				running--;
-				reap(eo, &w[j], j, status, stopping, total, &next, &rc, err,
-				     errlen);
+				reap(eo, &w[j], j, status, stopping, total, &next, kinds, &rc,
+				     err, errlen);
 			}
 		if (total->bugs && !eo->all)
 			for (j = 0; j < eo->jobs; j++)
 				if (w[j].pid > 0 && kill(w[j].pid, SIGTERM) == 0)
 					stopping = true;
 	}
+	search_bug_kinds_free(&own_kinds);
 	free(w);
 	return rc;
 }

@@ -169,6 +169,8 @@ double search_space_estimate(const struct search *s);
  * private state.
  */
 
+struct bug_kinds;
+
 struct explore_options {
 	const char *strategy; /* dfs, bfs, random, pct:D, cb:N */
 	long max_runs;	      /* 0: no limit (dfs and bfs stop when exhausted) */
@@ -206,6 +208,13 @@ struct explore_options {
 	 * rounds before, timing the whole search), which the portfolio ends;
 	 * NULL: the search's own */
 	struct explore_progress *shared_progress;
+	/* a portfolio's rounds: the bugs the rounds before wrote (this one's
+	 * first is bug-(bug_offset + 1)), and their kinds, so that a bug seen
+	 * again is a repeat, not another file (search/bugkind.c); NULL: the
+	 * search's own */
+	long bug_offset;
+	struct bug_kinds *kinds;
+	bool out_dir_ready; /* out_dir was found fresh (search_fresh_out_dir) */
 };
 
 struct explore_summary {
@@ -217,6 +226,7 @@ struct explore_summary {
 	bool interrupted;
 	bool out_of_time;      /* --time ran out inside a run, which is not counted */
 	bool space_left;       /* it ended with schedules of its strategy not run */
+	long repeats;	       /* runs that showed a bug of a kind already written */
 	long distinct;	       /* distinct choice traces among the runs */
 	double space_estimate; /* estimated number of traces in the search space */
 	double ms;

@@ -151,6 +151,7 @@ static int search_portfolio(struct policy *pol, char *const argv[],
 			    struct explore_summary *sum, char *err, size_t errlen)
 {
 	struct explore_options round = *eo;
+	struct bug_kinds kinds = {0};
 	int64_t t0 = engine_now_ms();
 	long left = eo->max_runs, k;
 	int rc = 0;
@@ -158,6 +159,7 @@ static int search_portfolio(struct policy *pol, char *const argv[],
 	memset(sum, 0, sizeof(*sum));
 	round.json = NULL; /* one summary, at the end */
 	round.shared_progress = eo->progress ? explore_progress_new(eo) : NULL;
+	round.kinds = &kinds; /* --all: a bug an earlier round wrote is a repeat */
 	for (k = 0; rc == 0; k++) {
 		struct explore_summary part = {0};
 		int64_t spent = engine_now_ms() - t0;
@@ -170,14 +172,16 @@ static int search_portfolio(struct policy *pol, char *const argv[],
 		round.max_runs = eo->max_runs && left < PORTFOLIO_CHUNK ? left : PORTFOLIO_CHUNK;
 		round.max_ms = eo->max_ms ? eo->max_ms - spent : 0;
 		round.run_offset = eo->run_offset + sum->runs + sum->skipped;
+		round.bug_offset = eo->bug_offset + sum->bugs;
 		rc = search_explore_jobs(pol, argv, opt, &round, &part, err, errlen);
 		search_summary_add(sum, &part);
 		sum->ms = ms + part.ms; /* rounds follow one another */
 		sum->interrupted |= part.interrupted;
 		left -= part.runs + part.skipped;
-		if (part.bugs || part.interrupted || part.runs + part.skipped == 0)
+		if ((part.bugs && !eo->all) || part.interrupted || part.runs + part.skipped == 0)
 			break;
 	}
+	search_bug_kinds_free(&kinds);
 	if (round.shared_progress && rc == 0)
 		explore_progress_end(round.shared_progress, sum);
 	explore_progress_free(round.shared_progress);
@@ -273,6 +277,7 @@ int search_test(char *const argv[], const struct engine_options *opt,
 	run_opt.sanitizer_bugs = true;
 	local.serial = &cfg;
 	local.clean = false;
+	local.out_dir_ready = true; /* each round would find the bugs of those before */
 	/* one template and one symbol cache for every round of the
 	 * portfolio: a round is 10 runs, and a cache of its own read the
 	 * program's symbols again in each */

@@ -897,6 +897,45 @@ Test(serial, a_search_without_a_bug_says_why_it_ended)
 	expect_end_reason("1000", "cctrace test: every schedule of dfs was run");
 }
 
+/* With --all, each bug is written once, however often the runs meet it:
+ * sertwobugs has a lost update (an assert) and a deadlock, and 60 runs
+ * of the portfolio (which went on past the round of the first bug only
+ * with a fix) meet them again and again; with --jobs 2 the workers' bugs
+ * are merged likewise.  Before, random wrote a file per repeat, and the
+ * portfolio stopped at the round of its first bug.  A job's bug names its
+ * shard, without which its seed and run number reproduce nothing. */
+static void expect_each_bug_once(const char *jobs)
+{
+	char *dir = h_temp_dir();
+	struct h_result r = H_RUN(h_cctrace(), "test", "-q", "--all", "--no-minimize", "--seed", "1",
+				  "--jobs", jobs, "--runs", "60", "--out", dir, "--",
+				  "tests/fixtures/sertwobugs");
+	char *one, *two;
+
+	cr_expect_eq(r.code, 1, "exit %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, ", 2 bugs,") && strstr(r.err, "repeated a bug"), "%s", r.err);
+	cr_expect(!exists(h_fmt("%s/bug-3.sched", dir)), "a third bug file:\n%s", r.err);
+	one = h_read_file(h_fmt("%s/bug-1.txt", dir), NULL);
+	two = h_read_file(h_fmt("%s/bug-2.txt", dir), NULL);
+	cr_assert(one && two, "two bug files:\n%s", r.err);
+	cr_expect((strstr(one, "deadlock") != NULL) != (strstr(two, "deadlock") != NULL),
+		  "not one deadlock and one assert:\n%s\n%s", one, two);
+	if (strcmp(jobs, "1") != 0) {
+		char *sched = h_read_file(h_fmt("%s/bug-1.sched", dir), NULL);
+
+		cr_expect(strstr(sched, "--shard ") && strstr(one, "\nshard: "),
+			  "no shard:\n%s\n%s", sched, one);
+	}
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
+
+Test(serial, every_bug_is_written_once_however_often_it_is_met)
+{
+	expect_each_bug_once("1");
+	expect_each_bug_once("2");
+}
+
 /* --time counts the profile too, and ends the run it finds going: with
  * 1 ms, the profile's first run is cut short, no other run starts, and
  * the search says it ran nothing (tests/fixtures/countruns writes a line
