@@ -224,7 +224,7 @@ static const struct cli_option table[] = {
      STORE_TRUE, FIELD(opt.sanitizer_bugs)},
     {"fail-on-exit", 0, NULL, ALL_RUNS, "a non-zero exit status of the program is a bug",
      STORE_TRUE, FIELD(opt.fail_on_exit)},
-    {"driver", 0, "CMD", ALL_RUNS | CLI_TEST,
+    {"driver", 0, "CMD", ALL_RUNS | CLI_TEST | CLI_TYPESTATE,
      "a shell command (a client) started once the program is under control;\n"
      "the run ends when it exits, non-zero being a bug",
      STORE_STRING, FIELD(opt.driver)},
@@ -276,7 +276,7 @@ static const struct cli_option table[] = {
      STORE_STRING, FIELD(eo.strategy)},
     {"runs", 0, "N", CLI_EXPLORE | CLI_TEST, "stop after N runs (random and pct default to 100)",
      CHECK(set_runs)},
-    {"time", 0, "DURATION", CLI_EXPLORE | CLI_TEST,
+    {"time", 0, "DURATION", CLI_EXPLORE | CLI_TEST | CLI_TYPESTATE,
      "stop after this long, ending the run in progress (e.g. 30s, 5m)", CHECK(set_time)},
     {"seed", 0, "S", CLI_EXPLORE | CLI_TEST, "seed of random, pct, pctvb and vb:V:T (default 1)",
      CHECK(set_seed)},

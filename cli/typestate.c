@@ -21,6 +21,8 @@ int typestate_main(struct cli_args *a)
 	    .lock_order = a->lock_order,
 	    .instances = (int)a->instances,
 	    .report = stderr,
+	    .driver = a->opt.driver,
+	    .max_ms = a->eo.max_ms,
 	};
 	char err[1024];
 	int bugs;

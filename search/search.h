@@ -399,6 +399,8 @@ struct typestate_options {
 	int instances;	     /* most re-executions of one candidate; 0: 3 */
 	FILE *report;	     /* progress and results (stderr) */
 	FILE *trace;	     /* --trace: re-executions' traces; NULL */
+	const char *driver;  /* --driver: ends each run (a server's client); NULL */
+	int64_t max_ms;	     /* --time: the whole, profile included; 0: no limit */
 };
 
 /* Find and manifest typestate bugs in argv.  Returns the number of bugs

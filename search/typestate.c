@@ -787,6 +787,17 @@ static char *profile_schedule(struct ts *ts, bool with_accesses)
 	return buf;
 }
 
+/* When --time runs out (the engine's clock), or 0. */
+static int64_t end_by(const struct ts *ts)
+{
+	return ts->o->max_ms ? ts->t0 + ts->o->max_ms : 0;
+}
+
+static bool out_of_time(const struct ts *ts)
+{
+	return ts->o->max_ms && engine_now_ms() >= end_by(ts);
+}
+
 /* Run argv once under the schedule at path, with hooks; the outcome, or
  * -1 with ts->err. */
 static int run_schedule(struct ts *ts, const char *path, char *const argv[],
@@ -795,7 +806,9 @@ static int run_schedule(struct ts *ts, const char *path, char *const argv[],
 	struct engine_options opt = {.timeout_ms = timeout_ms,
 				     .report = report,
 				     .trace = ts->o->trace,
-				     .watchpoints = WATCHPOINTS_SW};
+				     .watchpoints = WATCHPOINTS_SW,
+				     .driver = ts->o->driver,
+				     .end_by_ms = end_by(ts)};
 	struct policy *pol = engine_load(path, argv[0], 0, ts->err, sizeof(ts->err));
 	struct run_result res;
 	int rc;
@@ -1068,16 +1081,17 @@ static void learn_shared(struct ts *ts)
 	free(b);
 }
 
-static void report_profile(struct ts *ts, double calls_ms, double plain)
+static void report_profile(struct ts *ts, double calls_ms, double plain, int64_t plain_limit)
 {
-	fprintf(ts->o->report,
-		"typestate: profile: %d calls of %d functions in %d threads; %.0f ms (the program "
-		"alone: ",
+	fprintf(ts->o->report, "typestate: profile: %d calls of %d functions in %d threads; %.0f ms (",
 		ts->nraws, ts->nfns, ts->nthreads, calls_ms);
-	if (plain < 0)
-		fprintf(ts->o->report, "did not end within %d s)\n", PLAIN_LIMIT_MS / 1000);
+	if (ts->o->driver)
+		fprintf(ts->o->report, "until the driver ended)\n");
+	else if (plain < 0)
+		fprintf(ts->o->report, "the program alone did not end within %.1f s)\n",
+			(double)plain_limit / 1000.0);
 	else
-		fprintf(ts->o->report, "%.0f ms)\n", plain);
+		fprintf(ts->o->report, "the program alone: %.0f ms)\n", plain);
 }
 
 /* The stepping profile, in place of the call profile's calls (it sees
@@ -1117,7 +1131,11 @@ static int step_profile(struct ts *ts, char *const argv[], double calls_ms)
 
 static int profile(struct ts *ts, char *const argv[])
 {
-	double plain = plain_run_ms(argv, PLAIN_LIMIT_MS), calls_ms = 0;
+	/* A server run without its client (--driver) would only wait for
+	 * one: no plain run then, and the driver ends the profile's. */
+	int64_t left = ts->o->max_ms ? end_by(ts) - engine_now_ms() : PLAIN_LIMIT_MS;
+	int64_t plain_limit = left < PLAIN_LIMIT_MS ? (left > 0 ? left : 1) : PLAIN_LIMIT_MS;
+	double plain = ts->o->driver ? -1 : plain_run_ms(argv, plain_limit), calls_ms = 0;
 	/* The profile is slower, and a bug may hang it: a limit, after which
 	 * what was seen is analysed as it is. */
 	int64_t limit = plain < 0 ? PLAIN_LIMIT_MS : (int64_t)plain * 20 + PROFILE_MARGIN_MS;
@@ -1127,7 +1145,7 @@ static int profile(struct ts *ts, char *const argv[])
 
 	if (outcome < 0)
 		return -1;
-	report_profile(ts, calls_ms, plain);
+	report_profile(ts, calls_ms, plain, plain_limit);
 	learn_shared(ts);
 	return ts->nshared ? step_profile(ts, argv, calls_ms) : 0;
 }
@@ -2408,6 +2426,19 @@ static int reexecute(struct ts *ts, char *const argv[])
 		}
 		if (ts->o->runs && tried >= ts->o->runs)
 			break;
+		if (out_of_time(ts) && !tried) {
+			snprintf(ts->err, sizeof(ts->err),
+				 "--time ran out before the first of %d candidates was re-executed: "
+				 "nothing was tested; give more time",
+				 ts->ncands - pruned);
+			return -1;
+		}
+		if (out_of_time(ts)) {
+			fprintf(ts->o->report,
+				"typestate: --time ran out: %d candidate%s not re-executed\n",
+				ts->ncands - i, ts->ncands - i == 1 ? "" : "s");
+			break;
+		}
 		tried++;
 		t0 = engine_now_ms();
 		rc = attempt_instances(ts, c, argv, bugs, i + 1);
@@ -2546,6 +2577,13 @@ int typestate_run(char *const argv[], const struct typestate_options *o, char *e
 	list_candidates(&ts);
 	fprintf(o->report, "typestate: %d model events, %d candidates (%s/candidates.txt)\n",
 		ts.nevs, ts.ncands, ts.dir);
+	if (!ts.ncands && out_of_time(&ts)) { /* never "0 bugs" for what was not tested */
+		snprintf(ts.err, sizeof(ts.err),
+			 "--time ran out during the profile, which found no candidate: nothing was "
+			 "tested; give more time%s",
+			 o->driver ? "" : " (a server needs --driver to be profiled)");
+		goto fail;
+	}
 	load_history(&ts);
 	rc = reexecute(&ts, argv);
 	if (rc >= 0)

@@ -544,3 +544,45 @@ Test(typestate, model_parse_builtins_and_objects)
 }
 
 /* --- pbzip2 0.9.4, 2ndStrike's pbzip2-lck --- */
+
+/* A server is profiled with its client: --driver ends each run, as in
+ * `cctrace test`, and no plain run waits for a client that never comes.
+ * counterd's profile sees its connection threads (the driver opens four
+ * connections); before, typestate had no --driver, and a server's plain
+ * run and profile each waited a minute for nothing. */
+Test(typestate, a_server_is_profiled_with_its_driver)
+{
+	char *dir = h_temp_dir(), *port = h_fmt("%s/port", dir);
+	const char *args[] = {"--driver", h_fmt("tests/schedules/counterd-driver.sh %s", port)};
+	const char *prog[] = {"tests/fixtures/counterd", port, NULL};
+	struct h_result r = typestate(h_fmt("%s/out", dir), args, 2, prog);
+	const char *line = strstr(r.err, "typestate: profile: ");
+	int calls = 0, threads = 0;
+
+	cr_expect_eq(r.code, 0, "exit %d\n%s", r.code, r.err);
+	cr_assert(line && sscanf(line, "typestate: profile: %d calls of %*d functions in %d threads",
+				 &calls, &threads) == 2,
+		  "%s", r.err);
+	cr_expect_geq(threads, 3, "the connections' threads were not profiled:\n%s", r.err);
+	cr_expect(strstr(line, "until the driver ended"), "%s", r.err);
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
+
+/* --time bounds the whole, and a profile it cut short with nothing to
+ * re-execute is an error, never "0 bugs". */
+Test(typestate, time_that_ends_the_profile_is_an_error_not_0_bugs)
+{
+	char *dir = h_temp_dir();
+	const char *args[] = {"--time", "1ms"};
+	const char *prog[] = {"samples/fdclose/fdclose", NULL};
+	struct h_result r = typestate(dir, args, 2, prog);
+
+	cr_expect_eq(r.code, 3, "exit %d\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, "--time ran out during the profile") &&
+		      strstr(r.err, "nothing was tested"),
+		  "%s", r.err);
+	cr_expect(!strstr(r.err, "0 bugs"), "%s", r.err);
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
