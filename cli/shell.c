@@ -365,6 +365,21 @@ static int statement_names(const char *line, char names[][32], int max)
 	return n;
 }
 
+/* Is name one of vars, the names a thread has ("A,B")? */
+static bool among_vars(const char *vars, const char *name)
+{
+	size_t len = strlen(name);
+
+	for (;;) {
+		if (strncmp(vars, name, len) == 0 && (vars[len] == ',' || vars[len] == '\0'))
+			return true;
+		vars = strchr(vars, ',');
+		if (!vars)
+			return false;
+		vars++;
+	}
+}
+
 /* After a statement that moved threads: one line per thread it named. */
 static void show_named(struct shell *sh, const char *line)
 {
@@ -377,11 +392,12 @@ static void show_named(struct shell *sh, const char *line)
 	t = all_threads(sh, &n);
 	for (i = 0; t && i < nn; i++)
 		for (j = 0; j < n; j++) {
-			if (strcmp(t[j].var, names[i]) != 0 && strcmp(t[j].name, names[i]) != 0)
+			if (!among_vars(t[j].var, names[i]) && strcmp(t[j].name, names[i]) != 0)
 				continue;
 			format_where(&t[j], where, sizeof(where));
 			printf("%s%s%s (%s) %s%s%s in %s at %s\n", color(sh, COLOR_BOLD),
-			       t[j].var[0] ? t[j].var : t[j].name, color(sh, COLOR_RESET),
+			       among_vars(t[j].var, names[i]) || !t[j].var[0] ? names[i] : t[j].var,
+			       color(sh, COLOR_RESET),
 			       t[j].name, state_color(sh, t[j].state), t[j].state,
 			       color(sh, COLOR_RESET), t[j].func[0] ? t[j].func : "?", where);
 			break;

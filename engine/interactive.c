@@ -361,15 +361,13 @@ static struct tr_thread *find_thread(struct engine_session *s, const char *name,
 
 static void fill_thread(struct engine_session *s, struct tr_thread *th, struct session_thread *t)
 {
-	const char *var;
 	struct proc_ctx *pc = run_proc(s->run, tracer_thread_process(th));
 	struct sym_loc loc = {0};
 	uint64_t pcaddr = tracer_thread_pc(th);
 
 	memset(t, 0, sizeof(*t));
 	snprintf(t->name, sizeof(t->name), "%s", tracer_thread_name(th));
-	var = run_var_of(s->run, th);
-	snprintf(t->var, sizeof(t->var), "%s", var ? var : "");
+	run_vars_of(s->run, th, t->var, sizeof(t->var));
 	t->tid = tracer_thread_tid(th);
 	t->pid = tracer_process_pid(tracer_thread_process(th));
 	tracer_describe_kernel_state(th, t->state, sizeof(t->state));

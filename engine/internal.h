@@ -265,6 +265,9 @@ int run_var(struct run *r, const char *name);
 struct tr_thread *run_binding(struct run *r, const char *name);
 /* A thread variable bound to th, NULL if none. */
 const char *run_var_of(struct run *r, struct tr_thread *th);
+/* Every variable bound to th, in declaration order, joined by commas
+ * ("A,B": `thread B = A` names it twice), into buf; "" for none. */
+void run_vars_of(struct run *r, struct tr_thread *th, char *buf, size_t len);
 void run_unbind(struct run *r, int var);
 void run_bind(struct run *r, int var, struct tr_thread *th);
 int run_choose_value(void *hook, const struct expr *e, int n);

@@ -770,6 +770,19 @@ const char *run_var_of(struct run *r, struct tr_thread *th)
 	return var >= 0 ? r->pol->threads[var] : NULL;
 }
 
+void run_vars_of(struct run *r, struct tr_thread *th, char *buf, size_t len)
+{
+	size_t n = 0;
+	int var;
+
+	assert(len > 0);
+	buf[0] = '\0';
+	for (var = 0; var < r->nbindings && n < len; var++)
+		if (r->bindings[var] == th)
+			n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? "," : "",
+					      r->pol->threads[var]);
+}
+
 struct tr_thread *run_binding(struct run *r, const char *name)
 {
 	int var = run_var(r, name);

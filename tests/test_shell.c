@@ -431,6 +431,20 @@ Test(shell, errors_carry_on)
 	cr_assert(strstr(r->out, "--- still here"), "%s", r->out);
 }
 
+/* A thread named twice shows both names: the VAR column has "A,B" (it
+ * showed the last alone), and each statement's line the name it used. */
+Test(shell, a_thread_named_twice_shows_both_names)
+{
+	struct result *r;
+
+	check_built();
+	r = shell(BANK, NULL, "thread A = p1.t1\nthread B = p1.t1\nthreads\n");
+	cr_assert_eq(r->code, 0, "exit %d\n%s", r->code, r->err);
+	cr_expect(strstr(r->out, "A (p1.t1) held") && strstr(r->out, "B (p1.t1) held"), "%s",
+		  r->out);
+	cr_expect(strstr(r->out, "\np1.t1  A,B  "), "%s", r->out);
+}
+
 Test(shell, exit_on_error)
 {
 	struct result *r;
