@@ -647,6 +647,13 @@ void tracer_describe_kernel_state(struct tr_thread *th, char *buf, size_t len)
 		snprintf(buf, len, "held");
 		return;
 	}
+	if (!tr_has(th, TF_STARTED)) {
+		/* A newborn whose first stop is on its way (the kernel stops
+		 * it before its first instruction): /proc shows it in the
+		 * clone it leaves by starting, but it waits for nothing. */
+		snprintf(buf, len, "new (not started yet)");
+		return;
+	}
 	if (tr_has(th, TF_LISTENING) ||
 	    (tr_task_stat(th->proc->pid, th->tid, &state, NULL) == 0 && state == 'T')) {
 		/* In a group-stop, which cctrace does not end (SIGCONT
