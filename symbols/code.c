@@ -63,13 +63,6 @@ static int add_segments(struct sym_space *s, const struct sym_mod *m, Elf *elf, 
 	return 0;
 }
 
-static int by_lo(const void *a, const void *b)
-{
-	const struct sym_range *x = a, *y = b;
-
-	return (x->lo > y->lo) - (x->lo < y->lo);
-}
-
 static int find_code(struct sym_space *s)
 {
 	size_t i, cap = 0;
@@ -86,7 +79,7 @@ static int find_code(struct sym_space *s)
 		    (!any && add_segments(s, &s->mods[i], elf, bias, &cap) < 0))
 			return -1;
 	}
-	qsort(s->code, s->ncode, sizeof(*s->code), by_lo);
+	qsort(s->code, s->ncode, sizeof(*s->code), symi_range_by_lo);
 	return 0;
 }
 

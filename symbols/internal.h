@@ -165,6 +165,9 @@ const char *symi_writable_name_of(struct sym_space *s, const char *name);
 /* name without its directory and last extension, in the arena */
 char *symi_file_stem(struct symi_arena *a, const char *name);
 
+/* static.c: qsort's order of struct sym_range, by lo */
+int symi_range_by_lo(const void *a, const void *b);
+
 /* exe.c */
 /* -1 with a message naming the file as `shown` if path is an ELF file
  * that is not x86-64 (32-bit, another machine); 0 otherwise. */

@@ -157,7 +157,7 @@ static int add_own_functions(struct sym_space *s, const struct sym_mod *m, Dwarf
 	return 0;
 }
 
-static int by_lo(const void *a, const void *b)
+int symi_range_by_lo(const void *a, const void *b)
 {
 	const struct sym_range *x = a, *y = b;
 
@@ -172,7 +172,7 @@ static void sort_and_merge(struct sym_space *s)
 
 	if (!s->nown_code)
 		return;
-	qsort(s->own_code, s->nown_code, sizeof(*s->own_code), by_lo);
+	qsort(s->own_code, s->nown_code, sizeof(*s->own_code), symi_range_by_lo);
 	for (i = 1; i < s->nown_code; i++) {
 		if (s->own_code[i].lo <= s->own_code[k].hi) {
 			if (s->own_code[i].hi > s->own_code[k].hi)
