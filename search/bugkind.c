@@ -10,7 +10,9 @@
  * addresses (ASLR, the heap) and the step a deadlock came at.  The outcome
  * line alone would not do: every failed assert is "received ABRT in
  * __pthread_kill_implementation", and only the stack tells which assert.
- * The set is a plain list: a search writes few bugs.
+ * The set is a plain list: a search writes few bugs.  Only `cctrace test`
+ * tells repeats: each of explore's runs follows the user's own schedule
+ * to a choice of theirs, and each bug schedule it finds is written.
  */
 #include "search/internal.h"
 

@@ -783,7 +783,9 @@ int search_explore(struct policy *pol, char *const argv[], const struct engine_o
 			free_run(&o);
 			break;
 		}
-		if (!o.abandoned && o.outcome == OUTCOME_BUG) {
+		/* test's runs meet one bug again and again; each of explore's
+		 * is a schedule of the user's space, written whatever it shows */
+		if (eo->serial && !o.abandoned && o.outcome == OUTCOME_BUG) {
 			char kind[4096];
 
 			search_bug_kind(o.report, kind, sizeof(kind));

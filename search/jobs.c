@@ -248,7 +248,7 @@ static long collect_bugs(const struct explore_options *eo, const struct worker *
 
 	for (n = 1; n <= nbugs; n++) {
 		kind_of_bug(w, n, kind, sizeof(kind));
-		if (!search_bug_kinds_add(kinds, kind)) {
+		if (eo->serial && !search_bug_kinds_add(kinds, kind)) { /* as explore.c */
 			drop_bug(w, n);
 			fprintf(stderr,
 				"cctrace %s: %s/bug-%ld.sched repeats a bug already written: "

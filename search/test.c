@@ -88,6 +88,9 @@ static int profile(struct policy *pol, char *const argv[], const struct engine_o
 	quiet.trace_json = NULL;
 	quiet.report = null;
 	quiet.brief = true;
+	/* the search's runs show the program's output, once each: the
+	 * profile's would show it again (they end as any run does) */
+	quiet.quiet_program = true;
 	quiet.end_by_ms = eo->max_ms ? t0 + eo->max_ms : 0;
 	if (eo->progress) /* a big program's profile takes a while: say what it is doing */
 		fprintf(stderr, "cctrace test: profiling the shared accesses (%d runs)...\n", n);
