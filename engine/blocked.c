@@ -175,11 +175,25 @@ static const char *var_name(struct run *r, struct tr_thread *th)
 }
 
 /* ", waiting for B (p1.t3), which the schedule holds", or "". */
+/* Is o free, asleep in a wait for the outside (its call in *nr)? */
+static bool free_and_waiting_outside(struct run *r, struct tr_thread *o, long *nr)
+{
+	struct tr_kernel_sample now;
+
+	if (!tracer_thread_running(o) || tracer_kernel_sample(o, &now) < 0 || !now.asleep ||
+	    !now.awaits_outside || r->outside_blocks)
+		return false;
+	*nr = now.syscall;
+	return true;
+}
+
 static void describe_wait(struct run *r, struct tr_thread *th, char *buf, size_t len)
 {
 	struct tr_thread *o = tracer_thread_exited(th) ? NULL : awaited(r, th);
 	const char *var = o ? var_name(r, o) : NULL;
 	const char *how;
+	char outside[96];
+	long nr;
 
 	buf[0] = 0;
 	if (!o)
@@ -192,7 +206,12 @@ static void describe_wait(struct run *r, struct tr_thread *th, char *buf, size_t
 		how = "which the schedule holds";
 	else if (tracer_thread_last_event(o) == TR_EV_EXIT)
 		how = "which is exiting";
-	else
+	else if (free_and_waiting_outside(r, o, &nr)) {
+		snprintf(outside, sizeof(outside),
+			 "which waits in %s for the outside, and nothing came in time",
+			 tracer_syscall_name(nr) ? tracer_syscall_name(nr) : "a call");
+		how = outside;
+	} else
 		how = var ? "which runs" : "which is free";
 	if (var)
 		snprintf(buf, len, ", waiting for %s (%s), %s", var, tracer_thread_name(o), how);
@@ -256,21 +275,13 @@ bool syscall_sleeps_for_time(long nr)
 	return nr == TR_SYS_nanosleep || nr == TR_SYS_clock_nanosleep;
 }
 
-/* pause, sigsuspend, sigwaitinfo: a signal may come from another process,
- * a timer or the terminal, which no schedule holds back. */
-static bool waits_for_signal(const struct tr_kernel_sample *now)
-{
-	return now->syscall == TR_SYS_pause || now->syscall == TR_SYS_rt_sigsuspend ||
-	       now->syscall == TR_SYS_rt_sigtimedwait;
-}
-
 /* A wait for a client, a timer or a signal is not blocked by a held
  * thread; but the steps of a serialized search end in a wait for input,
  * or in a sleep for a time (serial.c), and its replay's `until blocked`
  * ends there too. */
 static bool waits_for_outside(const struct run *r, const struct tr_kernel_sample *now)
 {
-	return (now->awaits_outside || waits_for_signal(now)) && !r->outside_blocks;
+	return now->awaits_outside && !r->outside_blocks;
 }
 
 /* Is th asleep now, and was it asleep with the same switch count before? */
@@ -396,6 +407,25 @@ static enum verdict verdict_of(struct run *r, struct tr_thread *th)
 	return free_sample(th, &tc->sample) ? V_FREE : V_MOVING;
 }
 
+/* A blocked thread waits for a free one that waits for the outside (a
+ * join of a worker blocked in its write to a full pipe that `| less`
+ * reads, a lock its owner holds through a wait for a client): that one
+ * goes on when the outside comes, and so will it.  A free thread idle
+ * for the outside that no blocked thread waits for (a server's worker in
+ * epoll_wait) wakes nobody, and makes no such exception. */
+static bool waits_for_one_waiting_outside(struct run *r)
+{
+	struct tr_thread *th, *o;
+	long nr;
+
+	tr_for_each_thread(th, r->t) {
+		o = tracer_thread_held(th) && run_thread(r, th)->blocked ? awaited(r, th) : NULL;
+		if (o && free_and_waiting_outside(r, o, &nr))
+			return true;
+	}
+	return false;
+}
+
 /* A blocked thread waits for one held at its exit: letting it go helps. */
 static bool waits_for_an_exit(struct run *r)
 {
@@ -455,7 +485,7 @@ static bool is_deadlock(struct run *r)
 			break;
 		}
 	}
-	if (blocked == 0 || waits_for_an_exit(r))
+	if (blocked == 0 || waits_for_an_exit(r) || waits_for_one_waiting_outside(r))
 		return false;
 	if (free_ones) {
 		pause_ms(BLOCKED_POLL_MS);
@@ -474,7 +504,7 @@ static bool sleeps_still(struct run *r, struct tr_thread *th, bool resample)
 	struct tr_kernel_sample now;
 
 	if (tracer_thread_held(th) || tracer_thread_last_event(th) == TR_EV_EXIT ||
-	    !free_sample(th, &now) || now.awaits_outside || waits_for_signal(&now))
+	    !free_sample(th, &now) || now.awaits_outside)
 		return false;
 	if (resample) {
 		tc->sample = now;
@@ -773,9 +803,10 @@ enum flow blocked_end(struct run *r, const struct stmt *s, struct tr_thread **ta
 		;
 	if (i < n)
 		describe_wait(r, targets[i], waits, sizeof(waits));
-	report_outcome(r, OUTCOME_UNREALIZABLE, "%s is %s%s; a held thread must go first (%s)",
+	report_outcome(r, OUTCOME_UNREALIZABLE, "%s is %s%s%s (%s)",
 		       i < n ? tracer_thread_name(targets[i]) : "a thread",
 		       i < n ? run_thread(r, targets[i])->kernel_state : "the kernel", waits,
+		       waits_for_one_waiting_outside(r) ? "" : "; a held thread must go first",
 		       where);
 	return FLOW_STOP;
 }

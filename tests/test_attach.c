@@ -472,6 +472,88 @@ Test(attach, a_read_of_a_pipe_from_the_outside_is_a_wait_for_the_outside)
 	outside_wait_is_no_deadlock(READS_A_PIPE);
 }
 
+/* outwait MODE started, its stdout on a pipe the test does not read yet,
+ * once its worker sleeps in call nr (write: the pipe is full). */
+static struct h_proc start_outwait(const char *mode, long nr)
+{
+	const char *argv[] = {"tests/fixtures/outwait", mode, NULL};
+	struct h_proc p;
+	char line[64] = "", path[96], text[64];
+	int pid = 0, i;
+
+	cr_assert(access(argv[0], X_OK) == 0, "outwait is not built (make fixtures)");
+	p = h_spawn(argv, false, true, true);
+	cr_assert(h_read_line(p.err, line, sizeof(line), 10000) &&
+		      sscanf(line, "ready %d", &pid) == 1 && pid == p.pid,
+		  "outwait's first line: %s", line);
+	for (i = 0; i < 2000; i++) {
+		pid_t tids[4];
+		FILE *f;
+
+		if (h_tasks(pid, tids, 4) == 2) {
+			snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", pid, tids[1]);
+			f = fopen(path, "r");
+			text[0] = 0;
+			if (f && fgets(text, sizeof(text), f) && atol(text) == nr &&
+			    strncmp(text, "running", 7) != 0) {
+				fclose(f);
+				return p;
+			}
+			if (f)
+				fclose(f);
+		}
+		h_pace();
+	}
+	cr_assert_fail("outwait's worker never slept in call %ld", nr);
+	return p;
+}
+
+/*
+ * main joins a worker that waits for the outside: in its write to a full
+ * pipe that a process outside the program reads (`prog | less`), or in
+ * pause() for a signal another process sends.  No thread of the program
+ * can end either wait, so this is no deadlock: the statement waits for
+ * the outside up to its timeout, and says so.  Both were reported as
+ * deadlocks (and `cctrace test` found one in every run of a correct
+ * program whose output went to a pipe read slowly).
+ */
+static void join_of_an_outside_wait_is_no_deadlock(const char *mode, long nr, const char *call)
+{
+	char *sched = h_temp_sched("outwait.sched", "serial\n"
+						    "thread m = p1.t1\n"
+						    "run m until exit\n");
+	struct h_proc p = start_outwait(mode, nr);
+	struct h_result r =
+	    H_RUN(h_cctrace(), "attach", "--timeout", "500ms", pid_arg(p.pid), sched);
+	char *out;
+	int code;
+
+	cr_expect_eq(r.code, 2, "cctrace attach exited %d, expected 2 (the timeout):\n%s", r.code,
+		     r.err);
+	cr_expect(strstr(r.err, h_fmt("which waits in %s for the outside", call)) &&
+		      !strstr(r.err, "deadlock"),
+		  "%s", r.err);
+	h_result_free(&r);
+	if (strcmp(mode, "pause") == 0)
+		cr_assert_eq(kill(p.pid, SIGUSR1), 0);
+	out = h_read_all(p.out, 20);
+	code = h_wait(p.pid, 20, NULL);
+	cr_expect_eq(code, 0, "outwait %s exited %d", mode, code);
+	cr_expect(strcmp(mode, "write") != 0 || strlen(out) == 1u << 20, "%zu bytes written",
+		  strlen(out));
+	free(out);
+}
+
+Test(attach, a_join_of_a_writer_to_a_pipe_read_outside_is_no_deadlock)
+{
+	join_of_an_outside_wait_is_no_deadlock("write", 1, "write");
+}
+
+Test(attach, a_join_of_a_thread_waiting_for_a_signal_is_no_deadlock)
+{
+	join_of_an_outside_wait_is_no_deadlock("pause", 34, "pause");
+}
+
 /* The same wake, and cctrace SIGKILLed while it still holds the woken
  * waiter: the waiter's registers already say its wait returned (wakes.c
  * writes them at the wake, not when it is let go), so the process the

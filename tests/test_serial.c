@@ -874,6 +874,15 @@ Test(serial, a_bad_strategy_is_refused_before_any_run)
 	h_remove_tree(dir);
 }
 
+/* A program that waits in pause() for its own timer's SIGALRM is waiting
+ * for the outside (the clock): every run of it was "bug: deadlock: every
+ * thread is blocked". */
+Test(serial, a_wait_for_a_timers_signal_is_no_deadlock)
+{
+	g_arg = "alarm";
+	expect_no_bug("tests/fixtures/outwait", 3);
+}
+
 /* A search without a bug says why it ended: its --runs budget (schedules
  * left untried), or every schedule of a systematic strategy run, which a
  * reader could not tell apart when both said "N runs, 0 bugs". */

@@ -6,8 +6,9 @@
  * that a thread the schedule holds owns what they wait for.  That holds for
  * a lock or a pipe between threads; it does not hold for a server's worker
  * idle in epoll_wait until a client writes, a thread in accept, a read on a
- * socket, a terminal or a pipe from outside, or a sleep that ends by
- * itself.  Those wait for something outside the program (a client, a
+ * socket, a terminal or a pipe from outside, a write to a full pipe that a
+ * process outside reads (`prog | less`), a wait for a signal (a timer's,
+ * another process's), or a sleep that ends by itself.  Those wait for something outside the program (a client, a
  * person, the clock), which no held thread can give, and calling them a
  * deadlock would end a schedule just because the next request has not
  * arrived yet.  So a thread asleep in one of them is waiting, not
@@ -46,8 +47,9 @@ void tracer_fd_kind(const struct tr_process *p, int fd, char *kind, size_t len)
 	fd_target(p->pid, name, kind, len);
 }
 
-/* Does pid hold an fd on pipe (its "pipe:[INODE]") open for writing? */
-static bool writes_pipe(pid_t pid, const char *pipe)
+/* Does pid hold an fd on pipe (its "pipe:[INODE]") open for writing
+ * (end O_WRONLY), or for reading (O_RDONLY)? */
+static bool opens_pipe(pid_t pid, const char *pipe, int end)
 {
 	char path[320], target[64], line[64];
 	bool writes = false;
@@ -70,7 +72,8 @@ static bool writes_pipe(pid_t pid, const char *pipe)
 				break;
 		if (info)
 			fclose(info);
-		writes = (flags & O_ACCMODE) != O_RDONLY;
+		writes = end == O_WRONLY ? (flags & O_ACCMODE) != O_RDONLY
+					 : (flags & O_ACCMODE) != O_WRONLY;
 	}
 	if (dir)
 		closedir(dir);
@@ -106,7 +109,33 @@ static bool reads_from_outside(const struct tr_process *p, unsigned long long fd
 	if (!S_ISFIFO(st.st_mode))
 		return false;
 	for (q = p->tracer->processes; q; q = q->next)
-		if (q->alive && writes_pipe(q->pid, target))
+		if (q->alive && opens_pipe(q->pid, target, O_WRONLY))
+			return false;
+	return true;
+}
+
+/* The other way: a write that blocks on fd (a pipe or socket whose buffer
+ * is full) waits for a reader outside the program (`prog | slow`), unless
+ * a process cctrace traces holds the pipe's read end. */
+static bool writes_to_outside(const struct tr_process *p, unsigned long long fd)
+{
+	const struct tr_process *q;
+	char name[24], path[64], target[64];
+	struct stat st;
+
+	snprintf(name, sizeof(name), "%llu", fd);
+	fd_target(p->pid, name, target, sizeof(target));
+	if (strncmp(target, "socket:", 7) == 0)
+		return true;
+	snprintf(path, sizeof(path), "/proc/%d/fd/%llu", (int)p->pid, fd);
+	if (stat(path, &st) < 0)
+		return false;
+	if (S_ISCHR(st.st_mode))
+		return true;
+	if (!S_ISFIFO(st.st_mode))
+		return false;
+	for (q = p->tracer->processes; q; q = q->next)
+		if (q->alive && opens_pipe(q->pid, target, O_RDONLY))
 			return false;
 	return true;
 }
@@ -125,7 +154,17 @@ bool tr_syscall_awaits_outside(const struct tr_process *p, long nr, unsigned lon
 	case TR_SYS_pselect6:
 	case TR_SYS_accept:
 	case TR_SYS_accept4:
+	/* a signal: from a timer, another process, the terminal */
+	case TR_SYS_pause:
+	case TR_SYS_rt_sigsuspend:
+	case TR_SYS_rt_sigtimedwait:
 		return true;
+	case TR_SYS_write:
+	case TR_SYS_writev:
+	case TR_SYS_sendto:
+	case TR_SYS_sendmsg:
+	case TR_SYS_sendmmsg:
+		return writes_to_outside(p, arg0);
 	case TR_SYS_read:
 	case TR_SYS_readv:
 	case TR_SYS_recvfrom:
