@@ -700,6 +700,26 @@ static inline long h_status_field(pid_t pid, pid_t tid, const char *field)
 	return v;
 }
 
+/* A hexadecimal field of a thread's status (SigCgt, SigBlk...) into *v;
+ * false if the thread or the field is gone. */
+static inline bool h_status_hex(pid_t pid, pid_t tid, const char *field, unsigned long long *v)
+{
+	char path[64], line[256];
+	size_t flen = strlen(field);
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		if (strncmp(line, field, flen) == 0 && line[flen] == ':')
+			found = sscanf(line + flen + 1, "%llx", v) == 1;
+	fclose(f);
+	return found;
+}
+
 /* The State letter of a thread ('R', 'S', 't', ...), 0 if it is gone. */
 static inline char h_task_state(pid_t pid, pid_t tid)
 {

@@ -415,6 +415,41 @@ Test(attach_faults, a_call_made_under_the_stepper_returns_after_the_detach)
 	free(out);
 }
 
+/*
+ * A program with SIGTRAP and SIGILL handlers of its own keeps them: its
+ * SIGTRAP handler blocks SIGTRAP while it runs, and a single step cctrace
+ * made of the thread then (a call injected through it) had the kernel
+ * reset the action to SIG_DFL; the program's next raise(SIGTRAP), after
+ * the detach, killed it.  Every attach must leave both caught, and the
+ * program must take its last trap.
+ */
+Test(attach_faults, the_programs_own_trap_handlers_outlive_the_attach)
+{
+	const char *argv[] = {"tests/fixtures/traphandler", NULL};
+	char *sched = h_temp_sched("trap.sched", "timeout 5s\n"
+						 "thread A = wait any enter(step)\n"
+						 "thread M = wait any signal(SIGTRAP)\n"
+						 "release all\n");
+	struct h_proc p = start_ready(argv);
+	char *out;
+	int i;
+
+	for (i = 0; i < 5; i++) {
+		struct h_result r = H_RUN(h_cctrace(), "attach", pid_arg(p.pid), sched);
+		unsigned long long caught = 0;
+
+		cr_expect_eq(r.code, 0, "attach %d: exit %d\n%s", i + 1, r.code, r.err);
+		h_result_free(&r);
+		cr_assert(h_wait_traced_by(p.pid, 0, 10000), "still traced after attach %d", i + 1);
+		cr_assert(h_status_hex(p.pid, p.pid, "SigCgt", &caught));
+		cr_expect((caught >> (SIGTRAP - 1)) & (caught >> (SIGILL - 1)) & 1,
+			  "attach %d left SigCgt %llx: a handler of the program's is gone", i + 1,
+			  caught);
+	}
+	cr_expect_eq(finish(&p, &out), 0, "traphandler died after the detach:\n%s", out);
+	free(out);
+}
+
 /* ------------------------------------------------------- thread churn */
 
 /* n attaches to pid with sched, each of which must end in a clean detach

@@ -857,8 +857,17 @@ static bool faults(int sig)
  * is kept for later; a fault of the stepped instruction is a failure. */
 static int step(struct g_proc *gp, struct g_thread *t)
 {
-	int status, sig, tries;
+	const uint64_t trap = 1ull << (SIGTRAP - 1);
+	uint64_t mask = 0, unblocked;
+	int status, sig, tries, rc = -1;
 
+	/* SIGTRAP blocked (the program's own handler runs), the step's trap
+	 * would reset its action to SIG_DFL (task.c, tr_unblock_trap) */
+	if (ptrace(PTRACE_GETSIGMASK, t->tid, sizeof(mask), &mask) == 0 && (mask & trap)) {
+		unblocked = mask & ~trap;
+		if (ptrace(PTRACE_SETSIGMASK, t->tid, sizeof(unblocked), &unblocked) < 0)
+			mask &= ~trap; /* not changed: nothing to put back */
+	}
 	for (tries = 0; tries < 64; tries++) {
 		if (ptrace(PTRACE_SINGLESTEP, t->tid, 0, 0) < 0 ||
 		    wait_thread(gp, t, &status) < 0 || !WIFSTOPPED(status)) {
@@ -866,15 +875,20 @@ static int step(struct g_proc *gp, struct g_thread *t)
 			return -1;
 		}
 		sig = WSTOPSIG(status);
-		if ((status >> 16) == 0 && sig == SIGTRAP)
-			return ptrace(PTRACE_GETREGS, t->tid, 0, &t->regs);
+		if ((status >> 16) == 0 && sig == SIGTRAP) {
+			rc = 0;
+			break;
+		}
 		if ((status >> 16) == 0 && faults(sig))
 			break;
 		if ((status >> 16) == 0)
 			t->sig = sig;
 	}
-	ptrace(PTRACE_GETREGS, t->tid, 0, &t->regs);
-	return -1;
+	if (mask & trap)
+		ptrace(PTRACE_SETSIGMASK, t->tid, sizeof(mask), &mask);
+	if (ptrace(PTRACE_GETREGS, t->tid, 0, &t->regs) < 0)
+		return -1;
+	return rc;
 }
 
 /* Is a SIGILL or SIGTRAP queued for the thread?  (Its SigPnd.) */

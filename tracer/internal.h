@@ -50,6 +50,8 @@ enum tr_thread_flag {
 	TF_AFFINITY_SAVED = 1u << 11,  /* pinned by us; saved_affinity is its own mask */
 	TF_DR7_CLEAR = 1u << 12,       /* its DR7 is 0: born traced (a new task has no
 					* debug registers), or so written */
+	TF_MASK_SAVED = 1u << 13,      /* stepped with SIGTRAP unblocked; step_mask is its
+					* own signal mask, put back at its next stop */
 };
 #define TF_HELD_ONLY (TF_AT_BREAK | TF_IN_SYSCALL_STOP | TF_GROUP_STOP | TF_REGS_DIRTY)
 #define TF_LIVE_ONLY                                                                               \
@@ -79,6 +81,7 @@ struct tr_thread {
 	struct tr_thread *next;		   /* all threads, creation order */
 	struct user_regs_struct regs;	   /* valid while held */
 	int pending_signal;		   /* delivered on next resume */
+	uint64_t step_mask;		   /* TF_MASK_SAVED: its own signal mask */
 	int dr_generation;		   /* debug registers last written */
 	unsigned char saved_affinity[128]; /* cpu_set_t, kept opaque here */
 	size_t gj;			   /* its record in the guardian's journal */
@@ -328,6 +331,13 @@ uint64_t tr_auxv_value(pid_t pid, uint64_t type);
 uint64_t tr_scratch_alloc(struct tr_process *p, uint64_t near, size_t len, char *err,
 			  size_t errlen);
 void tr_scratch_release_all(struct tr_process *p, struct tr_thread *held);
+/* A single step with SIGTRAP blocked (the thread runs the program's own
+ * SIGTRAP handler) makes the kernel reset the program's SIGTRAP action to
+ * SIG_DFL (task.c says why).  tr_unblock_trap unblocks it for the step,
+ * keeping the thread's mask in *mask, and says whether it did;
+ * tr_put_back_mask puts the mask back once the thread has stopped. */
+bool tr_unblock_trap(struct tr_thread *th, uint64_t *mask);
+void tr_put_back_mask(struct tr_thread *th, uint64_t mask);
 long tr_inject_syscall(struct tr_thread *th, long nr, const long args[6], bool *ok);
 struct tr_thread *tr_any_held_thread(struct tr_process *p);
 

@@ -142,7 +142,8 @@ static int injected_step_done(struct tr_thread *th, int status, uint64_t gadget,
 long tr_inject_syscall(struct tr_thread *th, long nr, const long args[6], bool *ok)
 {
 	struct user_regs_struct saved = th->regs, regs = th->regs;
-	uint64_t gadget = tr_guard_gadget(th->proc);
+	uint64_t gadget = tr_guard_gadget(th->proc), mask = 0;
+	bool unblocked = false;
 	int64_t deadline = tracer_now_ms() + TR_STOP_TIMEOUT_MS;
 	int status, rc, done;
 	long ret = -ENOSYS;
@@ -173,6 +174,7 @@ long tr_inject_syscall(struct tr_thread *th, long nr, const long args[6], bool *
 	tr_guard_inject(th, &saved);
 	if (ptrace(PTRACE_SETREGS, th->tid, 0, &regs) < 0)
 		goto restore;
+	unblocked = tr_unblock_trap(th, &mask); /* tr_unblock_trap says why */
 	for (done = 0; !done;) {
 		if (ptrace(PTRACE_SINGLESTEP, th->tid, 0, 0) < 0)
 			goto restore;
@@ -180,6 +182,10 @@ long tr_inject_syscall(struct tr_thread *th, long nr, const long args[6], bool *
 		 * be left inside our call with our registers. */
 		rc = tr_wait_task(th->proc->pid, th->tid, deadline, false, &status);
 		if (rc != TR_TASK_STATUS) {
+			if (rc == TR_TASK_DEADLINE && unblocked) { /* back at its next stop */
+				th->step_mask = mask;
+				tr_set(th, TF_MASK_SAVED);
+			}
 			if (rc == TR_TASK_DEADLINE)
 				tr_mark_running(th); /* stuck in the call, in the kernel */
 			else
@@ -192,6 +198,8 @@ long tr_inject_syscall(struct tr_thread *th, long nr, const long args[6], bool *
 		}
 		done = injected_step_done(th, status, gadget, &saved, &regs);
 		if (done < 0) {
+			if (unblocked && th->state == TR_HELD)
+				tr_put_back_mask(th, mask);
 			tr_guard_inject(th, NULL);
 			return ret;
 		}
@@ -201,6 +209,8 @@ long tr_inject_syscall(struct tr_thread *th, long nr, const long args[6], bool *
 		*ok = true;
 	}
 restore:
+	if (unblocked)
+		tr_put_back_mask(th, mask);
 	ptrace(PTRACE_SETREGS, th->tid, 0, &saved);
 	tr_guard_inject(th, NULL);
 	th->regs = saved;

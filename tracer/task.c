@@ -480,6 +480,32 @@ static int listen_in_group_stop(struct tr_thread *th)
 	return ptrace(PTRACE_LISTEN, th->tid, 0, 0);
 }
 
+/*
+ * The kernel delivers the SIGTRAP of a single step (and of an int3) by
+ * force_sig_info_to_task(), which, when the thread blocks SIGTRAP,
+ * unblocks it and resets its action to SIG_DFL: a program whose own
+ * SIGTRAP handler ran while cctrace stepped it (an injected call, a step
+ * over a breakpoint: the handler blocks SIGTRAP unless SA_NODEFER) lost
+ * that handler, and its next raise(SIGTRAP) after the detach killed it.
+ * Unblocked for the step, the trap is a plain ptrace stop.
+ */
+#define TRAP_BIT (1ull << (SIGTRAP - 1))
+
+bool tr_unblock_trap(struct tr_thread *th, uint64_t *mask)
+{
+	uint64_t unblocked;
+
+	if (ptrace(PTRACE_GETSIGMASK, th->tid, sizeof(*mask), mask) < 0 || !(*mask & TRAP_BIT))
+		return false;
+	unblocked = *mask & ~TRAP_BIT;
+	return ptrace(PTRACE_SETSIGMASK, th->tid, sizeof(unblocked), &unblocked) == 0;
+}
+
+void tr_put_back_mask(struct tr_thread *th, uint64_t mask)
+{
+	ptrace(PTRACE_SETSIGMASK, th->tid, sizeof(mask), &mask);
+}
+
 int tr_continue(struct tr_thread *th, int request)
 {
 	int sig = th->pending_signal;
@@ -510,6 +536,9 @@ int tr_continue(struct tr_thread *th, int request)
 	/* The program's own SIGILL or SIGTRAP goes to the program's own action. */
 	if (sig == SIGTRAP || sig == SIGILL)
 		tr_guard_before_signal(th);
+	if (request == PTRACE_SINGLESTEP && !tr_has(th, TF_MASK_SAVED) &&
+	    tr_unblock_trap(th, &th->step_mask))
+		tr_set(th, TF_MASK_SAVED);
 	if (ptrace(request, th->tid, 0, (void *)(long)sig) < 0) {
 		if (errno == ESRCH)
 			goto gone;

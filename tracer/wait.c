@@ -632,6 +632,10 @@ static enum decoded decode(struct tracer *t, pid_t tid, int status, struct tr_ev
 	if (!WIFSTOPPED(status))
 		return task_ended(t, th, status, ev);
 	tr_mark_held(th);
+	if (tr_has(th, TF_MASK_SAVED)) { /* stepped with SIGTRAP unblocked: its own mask */
+		tr_put_back_mask(th, th->step_mask);
+		tr_clear(th, TF_MASK_SAVED);
+	}
 	if (tr_fetch_regs(th) < 0 && errno == ESRCH)
 		return ALREADY_HANDLED; /* killed while stopping; its exit follows */
 	d = decode_stop(t, th, status, ev);
