@@ -749,3 +749,59 @@ Test(guardian, sigint_pending_with_the_alarm_is_not_lost)
 	cr_expect_eq(h_wait(child, 30, NULL), 0);
 	close(fds[0]);
 }
+
+/* Polls until pid's main thread is in a ptrace stop, with a deadline. */
+static bool wait_stopped_for_tracer(pid_t pid, int timeout_ms)
+{
+	int64_t deadline = h_now_ms() + timeout_ms;
+
+	while (h_now_ms() < deadline) {
+		if (h_task_state(pid, pid) == 't')
+			return true;
+		h_pace();
+	}
+	return false;
+}
+
+/*
+ * A child the program forks while cctrace cannot answer (stopped, then
+ * killed) is never journaled: it starts with its parent's memory, our
+ * breakpoint in child_work() included, and parked in the rescue handler
+ * for ever once cctrace was gone, its parent waiting for it in waitpid.
+ * The guardian restores it by its parent's records: the server reaps its
+ * child, which saw its own code.
+ */
+Test(guardian, a_child_forked_as_cctrace_dies_is_restored_too)
+{
+	const char *argv[] = {"tests/fixtures/forker", "server", NULL};
+	char *sched = h_temp_sched("fork.sched", "timeout 60s\n"
+						 "thread A = wait any enter(child_work) && arg1 == 999\n");
+	struct h_text before[MAX_TEXT];
+	struct h_proc srv, c;
+	char line[128] = "";
+	int nbefore, pid = 0, status;
+
+	become_subreaper();
+	srv = h_spawn(argv, true, true, false);
+	cr_assert(h_read_line(srv.out, line, sizeof(line), 10000) &&
+		      sscanf(line, "ready %d", &pid) == 1 && pid == srv.pid,
+		  "forker's first line: %s", line);
+	nbefore = h_snapshot_text(srv.pid, before, MAX_TEXT);
+	c = h_spawn((const char *const[]){h_cctrace(), "attach", h_fmt("%d", (int)srv.pid), sched,
+					  NULL},
+		    false, false, true);
+	cr_assert(h_wait_text_changed(srv.pid, before, nbefore, 20000), "no breakpoint planted");
+	h_free_text(before, nbefore);
+	/* cctrace holds the fork's news unread: the child is not journaled */
+	cr_assert_eq(kill(c.pid, SIGSTOP), 0);
+	cr_assert(write(srv.in, "3\n", 2) == 2);
+	cr_assert(wait_stopped_for_tracer(srv.pid, 10000), "the fork did not stop for cctrace");
+	cr_assert_eq(kill(c.pid, SIGKILL), 0);
+	cr_assert(h_wait_exit(c.pid, h_now_ms() + 20000, &status));
+	cr_expect_eq(reap_guardians("after the SIGKILL"), 1);
+	cr_expect(h_read_line(srv.out, line, sizeof(line), 20000) &&
+		      strcmp(line, "child 3 status 0") == 0,
+		  "the child was not reaped as it should be: '%s'", line);
+	close(srv.in);
+	cr_expect_eq(h_wait(srv.pid, 20, NULL), 0);
+}

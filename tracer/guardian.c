@@ -66,10 +66,12 @@
  * system calls; lets every thread go with any signal of the program's it
  * still had coming; says what it did on stderr and exits.
  *
+ * A child the program forked after cctrace died (or just before, not yet
+ * journaled) inherits our bytes, pages and handler: it is restored by its
+ * parent's records (restore_children).
+ *
  * Not covered: a death during the injected calls that install the
- * handler (once per process, before any breakpoint exists), and a child
- * the program forks after cctrace died (it inherits our bytes and handler,
- * and the journal does not know it).
+ * handler (once per process, before any breakpoint exists).
  */
 #include "tracer/internal.h"
 
@@ -608,6 +610,10 @@ struct g_proc {
 	size_t used;
 	const struct gj_proc *rec;
 	size_t off;
+	/* rec's pid, or a child it forked that the journal does not know
+	 * (inherited_from: its parent), restored by rec's records: it has
+	 * our bytes, pages and handler as its parent had them at the fork */
+	pid_t pid, inherited_from;
 	int mem;
 	struct g_thread *th;
 	int n, cap;
@@ -745,7 +751,7 @@ static int seize_new(struct g_proc *gp)
 	DIR *d;
 	int added = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/task", gp->rec->pid);
+	snprintf(path, sizeof(path), "/proc/%d/task", gp->pid);
 	d = opendir(path);
 	if (!d)
 		return 0;
@@ -898,7 +904,7 @@ static bool trap_pending(const struct g_proc *gp, const struct g_thread *t)
 	unsigned long long pending = 0;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", gp->rec->pid, t->tid);
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", gp->pid, t->tid);
 	f = fopen(path, "r");
 	while (f && fgets(line, sizeof(line), f))
 		if (strncmp(line, "SigPnd:", 7) == 0)
@@ -1022,7 +1028,7 @@ static void settle_thread(struct g_proc *gp, struct g_thread *t)
 	const struct gj_header *h = (const struct gj_header *)gp->j;
 	siginfo_t si;
 
-	if (h->inject && h->inject_pid == gp->rec->pid && h->inject_tid == t->tid) {
+	if (h->inject && h->inject_pid == gp->pid && h->inject_tid == t->tid) {
 		/* Caught inside an injected call: its own registers back,
 		 * and the signal it was to be given (the program's own
 		 * SIGTRAP, whose action cctrace was putting back) */
@@ -1088,7 +1094,7 @@ static uint64_t find_gadget(struct g_proc *gp)
 	uint64_t found = 0;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", gp->rec->pid);
+	snprintf(path, sizeof(path), "/proc/%d/maps", gp->pid);
 	f = fopen(path, "r");
 	while (f && !found && fgets(line, sizeof(line), f)) {
 		unsigned long lo, hi, at;
@@ -1181,7 +1187,7 @@ static bool still_ours(const struct g_proc *gp, uint64_t addr, uint64_t len)
 	bool found = false;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", gp->rec->pid);
+	snprintf(path, sizeof(path), "/proc/%d/maps", gp->pid);
 	f = fopen(path, "r");
 	while (f && !found && fgets(line, sizeof(line), f)) {
 		unsigned long lo, hi, inode;
@@ -1240,12 +1246,16 @@ static void let_go(struct g_proc *gp)
 
 static void report(const struct g_proc *gp, pid_t cctrace)
 {
+	char forked[48] = "";
+
+	if (gp->inherited_from)
+		snprintf(forked, sizeof(forked), " (forked by pid %d)", (int)gp->inherited_from);
 	fprintf(stderr,
-		"cctrace: guardian: cctrace (pid %d) ended without detaching; pid %d %s: "
+		"cctrace: guardian: cctrace (pid %d) ended without detaching; pid %d%s %s: "
 		"%d code bytes put back, %d threads let go (%d stopped at a trap), "
 		"debug registers cleared in %d, %d CPU masks restored, %d pages unmapped\n",
-		(int)cctrace, gp->rec->pid, gp->failed ? "partly restored" : "restored", gp->bytes,
-		gp->n, gp->parked + gp->trapped, gp->dr_threads, gp->pinned, gp->pages);
+		(int)cctrace, (int)gp->pid, forked, gp->failed ? "partly restored" : "restored",
+		gp->bytes, gp->n, gp->parked + gp->trapped, gp->dr_threads, gp->pinned, gp->pages);
 }
 
 /* Is anything of ours left in the process? */
@@ -1257,7 +1267,7 @@ static bool touched(const struct g_proc *gp)
 
 	if (gp->rec->watch || gp->rec->rescue_state == TR_RESCUE_INSTALLING ||
 	    gp->rec->rescue_state == TR_RESCUE_INSTALLED ||
-	    (h->inject && h->inject_pid == gp->rec->pid))
+	    (h->inject && h->inject_pid == gp->pid))
 		return true;
 	while ((r = next_rec(gp, &off)))
 		if (r->proc == gp->off && r->kind != GJ_PROC &&
@@ -1267,6 +1277,73 @@ static bool touched(const struct g_proc *gp)
 	return false;
 }
 
+/* Is pid a process of the journal's own (restored by its own record)? */
+static bool journaled(const struct g_proc *gp, pid_t pid)
+{
+	size_t off = align8(sizeof(struct gj_header));
+	const struct gj_rec *r;
+
+	while ((r = next_rec(gp, &off)))
+		if (r->kind == GJ_PROC && r->state == TR_GUARD_LIVE &&
+		    ((const struct gj_proc *)r)->pid == pid)
+			return true;
+	return false;
+}
+
+/* The children of gp's process that the journal does not know, into
+ * kids (at most max): from each thread's /proc children list. */
+static int unknown_children(const struct g_proc *gp, pid_t *kids, int max)
+{
+	char path[96];
+	int i, n = 0;
+
+	for (i = 0; i < gp->n; i++) {
+		FILE *f;
+		long kid;
+
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)gp->pid,
+			 (int)gp->th[i].tid);
+		f = fopen(path, "r");
+		while (f && n < max && fscanf(f, "%ld", &kid) == 1)
+			if (!journaled(gp, (pid_t)kid))
+				kids[n++] = (pid_t)kid;
+		if (f)
+			fclose(f);
+	}
+	return n;
+}
+
+static int restore_process(struct g_proc *gp, pid_t cctrace);
+
+/*
+ * A child the program forked after cctrace died, or just before, which
+ * cctrace never journaled: its memory is its parent's as it was at the
+ * fork, with our bytes, pages and handler, and a thread of it that meets
+ * a breakpoint parks in the handler for ever (its parent, in waitpid,
+ * with it).  It is restored by its parent's records, found while the
+ * parent is held (so that it forks no more), and its children after it.
+ * A child forked once the parent was restored has nothing of ours.
+ */
+static int restore_children(struct g_proc *gp, pid_t cctrace)
+{
+	pid_t kids[64];
+	int i, n = unknown_children(gp, kids, 64), rc = 0;
+
+	for (i = 0; i < n; i++) {
+		struct g_proc kid = {.j = gp->j,
+				     .used = gp->used,
+				     .rec = gp->rec,
+				     .off = gp->off,
+				     .pid = kids[i],
+				     .inherited_from = gp->pid,
+				     .mem = -1};
+
+		if (restore_process(&kid, cctrace) < 0)
+			rc = -1;
+	}
+	return rc;
+}
+
 static int restore_process(struct g_proc *gp, pid_t cctrace)
 {
 	char path[64];
@@ -1274,23 +1351,24 @@ static int restore_process(struct g_proc *gp, pid_t cctrace)
 	uint64_t gadget;
 	int i;
 
-	if (!touched(gp) || start_time(gp->rec->pid) != gp->rec->start_time)
+	if (!touched(gp) ||
+	    (!gp->inherited_from && start_time(gp->pid) != gp->rec->start_time))
 		return 0; /* untouched, gone, or the pid is another process's now */
 	/* A process that is ending runs none of our code again, and seizing
 	 * its last threads would only keep its parent from reaping it. */
-	if (tr_pid_dying(gp->rec->pid))
+	if (tr_pid_dying(gp->pid))
 		return 0;
 	seize_all(gp);
 	if (gp->n == 0) {
-		if (start_time(gp->rec->pid) != gp->rec->start_time)
+		if (gp->inherited_from || start_time(gp->pid) != gp->rec->start_time)
 			return 0; /* it ended meanwhile */
 		fprintf(stderr,
 			"cctrace: guardian: cctrace (pid %d) ended without detaching, and pid %d "
 			"cannot be traced to restore it\n",
-			(int)cctrace, gp->rec->pid);
+			(int)cctrace, (int)gp->pid);
 		return -1;
 	}
-	snprintf(path, sizeof(path), "/proc/%d/mem", gp->rec->pid);
+	snprintf(path, sizeof(path), "/proc/%d/mem", gp->pid);
 	gp->mem = open(path, O_RDWR | O_CLOEXEC);
 	if (gp->mem < 0) {
 		gp->failed = true;
@@ -1315,6 +1393,8 @@ static int restore_process(struct g_proc *gp, pid_t cctrace)
 		restore_actions(gp, t, gadget);
 		unmap_pages(gp, t, gadget);
 	}
+	if (restore_children(gp, cctrace) < 0)
+		gp->failed = true;
 out:
 	let_go(gp);
 	if (gp->mem >= 0)
@@ -1352,6 +1432,7 @@ static int restore_all(int fd, pid_t cctrace)
 		if (r->kind != GJ_PROC || r->state != TR_GUARD_LIVE)
 			continue;
 		gp.rec = (const struct gj_proc *)r;
+		gp.pid = gp.rec->pid;
 		gp.off = (size_t)((const char *)r - j);
 		if (restore_process(&gp, cctrace) < 0)
 			rc = 1;
