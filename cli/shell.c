@@ -55,6 +55,7 @@
 #include <histedit.h>
 #include <limits.h>
 #include <poll.h>
+#include <wchar.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -101,6 +102,8 @@ struct shell {
 	History *hist;
 	char hist_path[PATH_MAX];
 };
+
+static int read_key(EditLine *el, wchar_t *wc);
 
 /* What a command's argument is, and so what Tab completes after it. */
 enum arg_kind {
@@ -1273,6 +1276,7 @@ static void editor_init(struct shell *sh, const char *argv0)
 		 sh->color ? " " : PROMPT_TEXT);
 	sh->el = el_init(argv0, stdin, stdout, stderr);
 	el_set(sh->el, EL_CLIENTDATA, sh);
+	el_set(sh->el, EL_GETCFN, read_key);
 	el_set(sh->el, EL_EDITOR, "emacs");
 	el_set(sh->el, EL_SIGNAL, 1);
 	el_set(sh->el, EL_PROMPT_ESC, prompt, '\1');
@@ -1322,6 +1326,70 @@ static bool ends_session(struct shell *sh)
 	return sh->ended_by != 0;
 }
 
+/* How often the free threads' stops are served while a line is awaited:
+ * a free thread that stops (a new thread, a signal) waits at most this. */
+#define IDLE_POLL_MS 20
+
+/* While the prompt waits: the free threads run on (engine_session_idle).
+ * A program that ended meanwhile is said at once. */
+static void serve_free_threads(struct shell *sh)
+{
+	char err[1024];
+	enum session_result r;
+
+	if (sh->over)
+		return;
+	r = engine_session_idle(sh->s, 1, err, sizeof(err)); /* 0 would reap nothing */
+	if (r != SESSION_OK) {
+		fputc('\n', stdout);
+		session_result(sh, r, err);
+		fflush(stdout);
+	}
+}
+
+/* Waits until fd has input, serving the free threads meanwhile: 1, or
+ * -1 with errno (EINTR: a signal came). */
+static int await_input(struct shell *sh, int fd)
+{
+	struct pollfd in = {fd, POLLIN, 0};
+	int n;
+
+	/* once before the line too: commands that keep coming (a script)
+	 * leave no idle time between them */
+	serve_free_threads(sh);
+	while ((n = poll(&in, 1, sh->over ? -1 : IDLE_POLL_MS)) == 0)
+		serve_free_threads(sh);
+	return n > 0 ? 1 : -1;
+}
+
+/* libedit's reading of a character (EL_GETCFN), as its own does it, but
+ * serving the free threads while no key comes. */
+static int read_key(EditLine *el, wchar_t *wc)
+{
+	static mbstate_t state;
+	struct shell *sh = NULL;
+	char byte;
+	ssize_t got;
+	size_t k;
+
+	el_get(el, EL_CLIENTDATA, &sh);
+	for (;;) {
+		if (await_input(sh, STDIN_FILENO) < 0)
+			return -1; /* EINTR: libedit and read_tty_line take it */
+		got = read(STDIN_FILENO, &byte, 1);
+		if (got <= 0)
+			return (int)got;
+		k = mbrtowc(wc, &byte, 1, &state);
+		if (k == (size_t)-2)
+			continue; /* more of a multibyte character */
+		if (k == (size_t)-1) { /* not one: the byte itself */
+			memset(&state, 0, sizeof(state));
+			*wc = (wchar_t)(unsigned char)byte;
+		}
+		return 1;
+	}
+}
+
 /* The next line typed at the prompt (to free), NULL at end of input. */
 static char *read_tty_line(struct shell *sh)
 {
@@ -1355,11 +1423,10 @@ static char *read_tty_line(struct shell *sh)
  * waited for with poll, which a signal ends whatever SA_RESTART says. */
 static char *read_pipe_line(struct shell *sh)
 {
-	struct pollfd in = {STDIN_FILENO, POLLIN, 0};
 	char *line = NULL;
 	size_t cap = 0;
 
-	while (poll(&in, 1, -1) < 0)
+	while (await_input(sh, STDIN_FILENO) < 0)
 		if (errno != EINTR || ends_session(sh))
 			return NULL;
 	if (getline(&line, &cap, stdin) < 0) {

@@ -48,6 +48,7 @@ struct engine_session {
 	int nrecorded;
 	struct user_point *points;
 	int next_point;
+	bool let_run; /* a command has run the program: its free threads run on */
 };
 
 static struct engine_session *session_new(const struct engine_options *opt)
@@ -143,6 +144,7 @@ void engine_session_end(struct engine_session *s)
 		return;
 	s->run->finished = true; /* nothing more to report */
 	s->run->interactive = false;
+	tracer_terminal_prompt(s->tracer, false);
 	tracer_terminal_take(s->tracer);
 	if (s->run->launched)
 		tracer_kill_launched(s->tracer);
@@ -157,6 +159,7 @@ void engine_session_detach(struct engine_session *s)
 		return;
 	s->run->finished = true;
 	s->run->interactive = false;
+	tracer_terminal_prompt(s->tracer, false);
 	tracer_terminal_take(s->tracer);
 	points_flush(s->run);
 	tracer_detach_all(s->tracer);
@@ -287,6 +290,60 @@ static enum session_result execute(struct engine_session *s, struct schedule *sc
 	return rc < 0 ? SESSION_FAILED : SESSION_OK;
 }
 
+static bool anyone_running(struct engine_session *s)
+{
+	struct tr_thread *th;
+
+	for (th = tracer_threads(s->tracer); th; th = tracer_thread_next(th))
+		if (tracer_thread_running(th))
+			return true;
+	return false;
+}
+
+/*
+ * Between commands the free threads run on, as the statements that let
+ * them go said: their stops (a breakpoint a finished wait left planted, a
+ * new thread, a signal) are served while the prompt waits for a line,
+ * instead of holding them until the next command.  The points a finished
+ * command planted go first, so that free threads meet none.
+ */
+enum session_result engine_session_idle(struct engine_session *s, int ms, char *err, size_t errlen)
+{
+	struct loop_request req = {.deadline_ms = tracer_now_ms() + ms, .idle = true};
+	FILE *saved = s->opt.report;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mem;
+	enum flow flow;
+
+	err[0] = 0;
+	if (s->over)
+		return SESSION_OVER;
+	/* Until a command ran it, the program is held as the session found
+	 * it (a launched one at its first instruction, its start still to be
+	 * told); and a stop signal is the prompt's. */
+	if (!s->let_run || engine_stop_signal() || !anyone_running(s))
+		return SESSION_OK;
+	points_flush(s->run);
+	tracer_terminal_prompt(s->tracer, true);
+	mem = open_memstream(&buf, &len);
+	s->opt.report = mem;
+	s->run->finished = false;
+	flow = loop_run(s->run, &req);
+	s->opt.report = saved;
+	if (mem)
+		fclose(mem);
+	snprintf(err, errlen, "%s", buf && flow == FLOW_STOP ? buf : "");
+	free(buf);
+	if (err[0] && err[strlen(err) - 1] == '\n')
+		err[strlen(err) - 1] = 0;
+	if (program_gone(s) || (flow == FLOW_STOP && s->run->outcome == OUTCOME_BUG)) {
+		s->over = true;
+		return SESSION_OVER;
+	}
+	return flow == FLOW_STOP ? SESSION_FAILED : SESSION_OK;
+}
+
 static void record(struct engine_session *s, const char *fmt, const char *text)
 {
 	char *line = NULL;
@@ -312,7 +369,9 @@ enum session_result engine_session_exec(struct engine_session *s, const char *te
 	if (!sched)
 		return SESSION_FAILED;
 	drop_stale_interrupt();
+	tracer_terminal_prompt(s->tracer, false); /* threads that asked for it ask again */
 	r = execute(s, sched, err, errlen);
+	s->let_run = true;
 	record(s, r == SESSION_OK ? "%s" : "# failed: %s", text);
 	return r;
 }
@@ -572,6 +631,8 @@ enum session_result engine_session_continue(struct engine_session *s, char *err,
 	if (!sched)
 		return SESSION_FAILED;
 	drop_stale_interrupt();
+	tracer_terminal_prompt(s->tracer, false);
+	s->let_run = true;
 	s->run->sched = sched;
 	s->run->all_candidates = true;
 	s->run->no_deadline = true;

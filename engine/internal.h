@@ -139,6 +139,9 @@ struct loop_request {
 	/* After the schedule: a crash is reported and the program let die of
 	 * it, its end or the loss of every task ends the request. */
 	bool drain;
+	/* A shell's prompt: a stop signal (Ctrl-C) is the prompt's to take,
+	 * and ends the request without a word. */
+	bool idle;
 	void *ctx; /* the request's own state */
 };
 

@@ -150,6 +150,10 @@ enum flow loop_run(struct run *r, struct loop_request *req)
 				v = req->on_deadline ? req->on_deadline(r, req) : LOOP_DONE;
 			break;
 		case TR_WAIT_INTERRUPTED:
+			if (req->idle) {
+				v = LOOP_DONE;
+				break;
+			}
 			run_interrupted(r, signo);
 			v = LOOP_STOP;
 			break;

@@ -450,6 +450,53 @@ Test(attach_faults, the_programs_own_trap_handlers_outlive_the_attach)
 	free(out);
 }
 
+/* ticks as the shell prints it ("ticks = N"), after sending it the
+ * command: -1 if no such line came. */
+static long shell_ticks(struct h_proc *sh)
+{
+	char line[256];
+	long n;
+
+	cr_assert(write(sh->in, "print ticks\n", 12) == 12);
+	while (h_read_line(sh->out, line, sizeof(line), 10000))
+		if (sscanf(line, "ticks = %ld", &n) == 1)
+			return n;
+	return -1;
+}
+
+/*
+ * Threads a command let go run on while the prompt waits for the next
+ * line: a thread that met a breakpoint the finished wait left planted, or
+ * stopped for any other reason, waited for the next command to be served,
+ * so `release all` at an idle prompt froze the program.  shellfix's two
+ * threads call tick() every millisecond; the test asks for ticks until it
+ * has grown by 50 (no command in between runs the program).
+ */
+Test(attach_faults, threads_let_go_in_the_shell_run_while_the_prompt_waits)
+{
+	const char *argv[] = {h_cctrace(), "shell", "--", "tests/fixtures/shellfix", NULL};
+	struct h_proc sh;
+	const char *cmds = "thread A = wait any enter(tick)\nrelease all\n";
+	int64_t deadline;
+	long first, now;
+
+	need("tests/fixtures/shellfix");
+	sh = h_spawn(argv, true, true, false);
+	cr_assert(write(sh.in, cmds, strlen(cmds)) == (ssize_t)strlen(cmds));
+	first = shell_ticks(&sh);
+	cr_assert_geq(first, 0, "no value of ticks");
+	deadline = h_now_ms() + 10000;
+	do {
+		h_pace();
+		now = shell_ticks(&sh);
+	} while (now >= 0 && now < first + 50 && h_now_ms() < deadline);
+	cr_expect_geq(now, first + 50, "ticks went from %ld to %ld only: the threads were held", first,
+		      now);
+	cr_assert(write(sh.in, "quit\n", 5) == 5);
+	close(sh.in);
+	cr_expect_eq(h_wait(sh.pid, 20, NULL), 0);
+}
+
 /* ------------------------------------------------------- thread churn */
 
 /* n attaches to pid with sched, each of which must end in a clean detach

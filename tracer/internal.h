@@ -52,6 +52,8 @@ enum tr_thread_flag {
 					* debug registers), or so written */
 	TF_MASK_SAVED = 1u << 13,      /* stepped with SIGTRAP unblocked; step_mask is its
 					* own signal mask, put back at its next stop */
+	TF_TTY_WAIT = 1u << 14,	       /* asked for the terminal while the prompt read it:
+					* held until the prompt is done (terminal.c) */
 };
 #define TF_HELD_ONLY (TF_AT_BREAK | TF_IN_SYSCALL_STOP | TF_GROUP_STOP | TF_REGS_DIRTY)
 #define TF_LIVE_ONLY                                                                               \
@@ -235,6 +237,7 @@ struct tracer {
 	pid_t child;		/* tracer_watch_child */
 	char note[512];		/* tracer_attach_note */
 	struct tr_guard *guard; /* attached processes' guardian, NULL if none */
+	bool prompt_reads;	/* tracer_terminal_prompt: the terminal is the prompt's */
 	/* Events decoded but not yet handed out: launch's START, an emulated
 	 * single-step, a stop met while waiting for an interrupt.  A ring that
 	 * grows: stopping every thread can meet one event per thread. */

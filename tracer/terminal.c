@@ -117,6 +117,11 @@ bool tr_terminal_stop(struct tr_thread *th, int sig)
 		return false;
 	if (getpgid(th->proc->pid) != pgrp || !sent_by_terminal(th))
 		return false;
+	if ((sig == SIGTTIN || sig == SIGTTOU) && th->proc->tracer->prompt_reads) {
+		th->pending_signal = 0;
+		tr_set(th, TF_TTY_WAIT); /* tracer_terminal_prompt resumes it */
+		return true;
+	}
 	if (sig == SIGTTIN || sig == SIGTTOU) {
 		fd = open_terminal();
 		if (fd < 0)
@@ -131,6 +136,23 @@ bool tr_terminal_stop(struct tr_thread *th, int sig)
 	}
 	tr_continue(th, tr_has(th, TF_STEPPING) ? PTRACE_SINGLESTEP : PTRACE_CONT);
 	return true;
+}
+
+void tracer_terminal_prompt(struct tracer *t, bool reading)
+{
+	struct tr_thread *th;
+
+	t->prompt_reads = reading;
+	if (reading)
+		return;
+	for (th = t->threads; th; th = th->next)
+		if (tr_has(th, TF_TTY_WAIT)) {
+			tr_clear(th, TF_TTY_WAIT);
+			/* its read starts again, and stops again for the
+			 * terminal, which it is given then */
+			if (th->state == TR_HELD)
+				tr_continue(th, PTRACE_CONT);
+		}
 }
 
 /* cctrace's controlling terminal (tty_nr of /proc/self/stat), 0 if none. */

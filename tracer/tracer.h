@@ -174,6 +174,11 @@ int tracer_adopt(struct tracer *t, pid_t pid, const struct tr_thread *tmpl, char
  */
 void tracer_terminal_take(struct tracer *t);
 
+/* While the shell's prompt reads the terminal (reading), a free thread's
+ * read of it (SIGTTIN, SIGTTOU) gets nothing: the thread is held, unseen,
+ * and resumed when the prompt is done, to ask again then. */
+void tracer_terminal_prompt(struct tracer *t, bool reading);
+
 /*
  * PTRACE_SEIZE every thread of pid, until no new thread appears, then hold
  * them all (PTRACE_INTERRUPT).  The processes descending from pid (a
