@@ -177,7 +177,7 @@ static int set_points(struct cli_args *a, const char *v)
 			a->to.points = (enum test_points)i;
 			return 0;
 		}
-	return cli_usage_error(a->command, "--points is shared, sync or all, not '%s'", v);
+	return bad_value(a, "points", v, "use shared, sync or all");
 }
 
 static int set_no_minimize(struct cli_args *a, const char *v)
@@ -274,7 +274,8 @@ static const struct cli_option table[] = {
      "dfs (explore's default), bfs, random[:C], pct:D[:C], cb:N, vb:V[:T], pctvb:D:V, ipb, "
      "idb or ib:K; test's default is a portfolio of pct and random (docs/test.md)",
      STORE_STRING, FIELD(eo.strategy)},
-    {"runs", 0, "N", CLI_EXPLORE | CLI_TEST, "stop after N runs (random and pct default to 100)",
+    {"runs", 0, "N", CLI_EXPLORE | CLI_TEST,
+     "stop after N runs (test's default: 100; explore's random and pct: 100)",
      CHECK(set_runs)},
     {"time", 0, "DURATION", CLI_EXPLORE | CLI_TEST | CLI_TYPESTATE,
      "stop after this long, ending the run in progress (e.g. 30s, 5m)", CHECK(set_time)},
@@ -427,15 +428,22 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 	return EXIT_ERROR;
 }
 
+/* A trace is read while it is written (tail -f, a pipe) and must survive
+ * a kill -9 of cctrace up to its last event: whole lines, each written at
+ * once, not buffer-fulls at the end. */
 FILE *cli_open_output(const char *cmd, const char *path)
 {
 	FILE *f;
 
-	if (strcmp(path, "-") == 0)
+	if (strcmp(path, "-") == 0) {
+		setvbuf(stdout, NULL, _IOLBF, 0);
 		return stdout;
+	}
 	f = fopen(path, "w");
 	if (!f)
 		fprintf(stderr, "cctrace %s: cannot write %s: %s\n", cmd, path, strerror(errno));
+	else
+		setvbuf(f, NULL, _IOLBF, 0);
 	return f;
 }
 

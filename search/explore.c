@@ -172,6 +172,28 @@ static int write_file(const char *dir, const char *name, long n, const char *ext
 	return fclose(f) == 0 ? 0 : -1;
 }
 
+/* word as a POSIX shell reads it back: as it is when it holds nothing the
+ * shell would take apart, else in single quotes ('\'' for a quote).  The
+ * `# run:` line is pasted into a shell: an argument "a b" written bare
+ * replayed as two, and the bug with it never. */
+static void put_shell_word(FILE *f, const char *word)
+{
+	const char *p;
+
+	if (*word && strspn(word, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+				  "0123456789_/.,:=@%+-") == strlen(word)) {
+		fputs(word, f);
+		return;
+	}
+	fputc('\'', f);
+	for (p = word; *p; p++)
+		if (*p == '\'')
+			fputs("'\\''", f);
+		else
+			fputc(*p, f);
+	fputc('\'', f);
+}
+
 /* The first lines of DIR/bug-N.sched: how to replay it, and how it was
  * found.  Built in memory: argv and the choice trace have no length limit. */
 static char *bug_head(const struct explore_options *eo, const struct engine_options *opt,
@@ -186,19 +208,33 @@ static char *bug_head(const struct explore_options *eo, const struct engine_opti
 	if (!f)
 		return NULL;
 	/* The options that decide what counts as the bug go with it. */
-	fprintf(f, "# run: cctrace run%s%s%s%s%s%s", opt->fail_on_exit ? " --fail-on-exit" : "",
+	fprintf(f, "# run: cctrace run%s%s%s", opt->fail_on_exit ? " --fail-on-exit" : "",
 		opt->sanitizer_bugs ? " --fail-on-sanitizer" : "",
-		opt->include_stack ? " --include-stack" : "", opt->driver ? " --driver '" : "",
-		opt->driver ? opt->driver : "", opt->driver ? "'" : "");
+		opt->include_stack ? " --include-stack" : "");
+	if (opt->driver) {
+		fputs(" --driver ", f);
+		put_shell_word(f, opt->driver);
+	}
 	for (i = 1; i < 256; i++)
 		if (opt->ok_exit[i / 64] & (1ull << (i % 64)))
 			fprintf(f, " --ok-exit %d", i);
-	fprintf(f, " %s --", path);
-	for (i = 0; argv[i]; i++)
-		fprintf(f, " %s", argv[i]);
+	fputc(' ', f);
+	put_shell_word(f, path);
+	fputs(" --", f);
+	for (i = 0; argv[i]; i++) {
+		fputc(' ', f);
+		put_shell_word(f, argv[i]);
+	}
 	/* the standard input every run read (engine/input.c), kept beside */
-	if (engine_input_kept())
-		fprintf(f, " < %.*s.stdin", (int)(strlen(path) - strlen(".sched")), path);
+	if (engine_input_kept()) {
+		char *input = NULL;
+
+		fputs(" < ", f);
+		if (asprintf(&input, "%.*s.stdin", (int)(strlen(path) - strlen(".sched")), path) >
+		    0)
+			put_shell_word(f, input);
+		free(input);
+	}
 	fprintf(f, "\n# found by cctrace %s --strategy %s --seed %lu%s, run %ld, choices [%s]\n",
 		command_of(eo), strategy, (unsigned long)eo->seed, shard_of(eo), run, o->choices);
 	if (fclose(f) != 0) {

@@ -206,6 +206,66 @@ Test(cli, dash_is_stdout)
 	remove_tree(dir);
 }
 
+/* -o, --trace-json and --trace-chrome never write over the command's own
+ * schedule or program: `run -o s.sched s.sched` replaced the schedule
+ * with the trace, and naming the program truncated it to nothing. */
+Test(cli, an_output_that_is_an_input_is_refused)
+{
+	char *dir = temp_dir(), *sched = h_fmt("%s/s.sched", dir), *prog = h_fmt("%s/bank", dir);
+	char *before = h_read_file(BANK_SCHED, NULL), *after;
+	struct h_result r;
+	struct stat st;
+
+	cr_assert_not_null(before);
+	cr_assert_eq(system(h_fmt("cp %s %s && cp %s %s", BANK_SCHED, sched, BANK, prog)), 0);
+	r = H_RUN(h_cctrace(), "run", "-o", sched, sched, "--", prog);
+	cr_expect_eq(r.code, 3, "%s", r.err);
+	cr_expect(strstr(r.err, "is an input of this command"), "%s", r.err);
+	h_result_free(&r);
+	after = h_read_file(sched, NULL);
+	cr_expect(after && strcmp(after, before) == 0, "the schedule was changed");
+	r = H_RUN(h_cctrace(), "run", "--trace-json", prog, sched, "--", prog);
+	cr_expect_eq(r.code, 3, "%s", r.err);
+	h_result_free(&r);
+	cr_expect(stat(prog, &st) == 0 && st.st_size > 1000, "the program was truncated");
+	h_free(before);
+	h_free(after);
+	remove_tree(dir);
+}
+
+/* The trace reaches its file event by event, not at the end: it can be
+ * followed (tail -f), and a kill -9 of cctrace keeps what came before.
+ * The first event is in the file while cctrace still waits for the
+ * second (which never comes). */
+Test(cli, the_trace_file_is_written_as_the_events_come)
+{
+	char *dir = temp_dir(), *trace = h_fmt("%s/trace.txt", dir);
+	char *sched = h_temp_sched("live.sched", "timeout 20s\n"
+						  "thread A = wait any enter(tick)\n"
+						  "run A until enter(never_called_function)\n");
+	struct h_proc c = h_spawn((const char *const[]){h_cctrace(), "run", "-o", trace, sched, "--",
+						       "tests/fixtures/shellfix", NULL},
+				  false, false, true);
+	int64_t deadline = h_now_ms() + 15000;
+	char *text = NULL;
+	bool seen = false;
+	int status = 0;
+
+	while (!seen && h_now_ms() < deadline && waitpid(c.pid, &status, WNOHANG) == 0) {
+		h_free(text);
+		text = h_read_file(trace, NULL);
+		seen = text && strstr(text, "enter(tick)");
+		if (!seen)
+			h_pace();
+	}
+	cr_expect(seen, "the first event was not in %s while cctrace ran:\n%s", trace,
+		  text ? text : "(no file)");
+	kill(c.pid, SIGTERM);
+	h_wait(c.pid, 20, NULL);
+	h_free(text);
+	remove_tree(dir);
+}
+
 /* explore takes its options anywhere before `--`, -q silences it, and
  * --trace-json, --expect and -o are honoured. */
 Test(cli, explore_options)

@@ -883,6 +883,24 @@ Test(serial, a_wait_for_a_timers_signal_is_no_deadlock)
 	expect_no_bug("tests/fixtures/outwait", 3);
 }
 
+/* The `# run:` line is what a user pastes into a shell: an argument with
+ * a space (serargs' bug needs its one argument to be "a b") is quoted,
+ * and the line, run by the shell, replays the bug 10 of 10. */
+Test(serial, the_run_line_quotes_what_the_shell_would_split)
+{
+	char *dir, *line;
+	struct h_result r;
+
+	g_arg = "a b";
+	r = search("tests/fixtures/serargs", 30, &dir);
+	cr_assert_eq(r.code, 1, "exit %d:\n%s", r.code, r.err);
+	line = h_run_line(h_fmt("%s/bug-1.sched", dir));
+	cr_expect(strstr(line, " -- tests/fixtures/serargs 'a b'"), "%s", line);
+	cr_expect_eq(h_bug_replays(line, 10), 10, "%s did not replay the bug", line);
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
+
 /* A search without a bug says why it ended: its --runs budget (schedules
  * left untried), or every schedule of a systematic strategy run, which a
  * reader could not tell apart when both said "N runs, 0 bugs". */
