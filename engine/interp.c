@@ -906,6 +906,14 @@ static enum flow exec_assert(struct run *r, const struct stmt *s)
 		return FLOW_NEXT;
 	expr_format(s->cond, text, sizeof(text));
 	run_where(r, s, where, sizeof(where));
+	if (r->interactive) {
+		/* the shell's check of a condition now: a failed command, and
+		 * the session goes on (it is no bug of the program's, and
+		 * nothing of the program's ended) */
+		fprintf(r->opt->report, "the assertion is false: %s\n", text);
+		print_variables(r, s->cond);
+		return FLOW_STOP;
+	}
 	report_outcome(r, OUTCOME_BUG, "assertion failed at %s: assert %s", where, text);
 	print_variables(r, s->cond);
 	return FLOW_STOP;

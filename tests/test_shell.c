@@ -445,6 +445,24 @@ Test(shell, a_thread_named_twice_shows_both_names)
 	cr_expect(strstr(r->out, "\np1.t1  A,B  "), "%s", r->out);
 }
 
+/* A false `assert` is a failed command, not the end of the session: it
+ * said "the program is gone" (it was not), and every later command
+ * failed. */
+Test(shell, a_false_assert_fails_the_command_and_the_session_goes_on)
+{
+	struct result *r;
+
+	check_built();
+	r = shell(BANK, NULL, "assert balance < 0\nprint balance\nthread A = p1.t1\n");
+	cr_assert_eq(r->code, 0, "exit %d\n%s", r->code, r->err);
+	cr_expect(strstr(r->err, "the assertion is false: balance < 0") &&
+		      strstr(r->err, "balance = 100"),
+		  "%s", r->err);
+	cr_expect(!strstr(r->err, "gone") && !strstr(r->out, "gone"), "%s%s", r->out, r->err);
+	cr_expect(strstr(r->out, "balance = 100 (0x64)") && strstr(r->out, "A (p1.t1) held"),
+		  "%s", r->out);
+}
+
 Test(shell, exit_on_error)
 {
 	struct result *r;
