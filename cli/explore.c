@@ -210,7 +210,8 @@ int explore_exit_code(const struct cli_args *a, const struct explore_summary *su
 {
 	int sig = engine_stop_signal();
 
-	if (sum->interrupted && sig) {
+	/* a signal during the search's runs, or after them (minimising) */
+	if (sig) {
 		report(a->command, sum, a->eo.out_dir);
 		fprintf(stderr, "cctrace %s: error: interrupted by %s\n", a->command,
 			sigabbrev_np(sig));

@@ -6,9 +6,11 @@
  */
 #include "cli/typestate.h"
 #include "cli/options.h"
+#include "engine/engine.h"
 #include "search/search.h"
 
 #include <stdio.h>
+#include <string.h>
 
 int typestate_main(struct cli_args *a)
 {
@@ -33,6 +35,11 @@ int typestate_main(struct cli_args *a)
 		return cli_usage_error("typestate",
 				       "no program: cctrace typestate -- PROGRAM [ARGS...]");
 	bugs = typestate_run(a->program, &o, err, sizeof(err));
+	if (engine_stop_signal()) { /* Ctrl-C, SIGTERM: 128 + the signal, as elsewhere */
+		fprintf(stderr, "cctrace typestate: error: interrupted by %s\n",
+			sigabbrev_np(engine_stop_signal()));
+		return 128 + engine_stop_signal();
+	}
 	if (bugs < 0) {
 		fprintf(stderr, "cctrace typestate: %s\n", err);
 		return EXIT_ERROR;

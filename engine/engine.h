@@ -487,6 +487,8 @@ void engine_symbol_cache_free(struct symbol_cache *c);
 int engine_watched_count(const struct policy *pol);
 /* The signal (Ctrl-C, SIGTERM...) that asked cctrace to stop, 0 if none. */
 int engine_stop_signal(void);
+/* Catch them from now on, before the first run (tracer_catch_stop_signals). */
+void engine_catch_stop_signals(void);
 /* A monotonic clock, in ms. */
 int64_t engine_now_ms(void);
 

@@ -404,6 +404,11 @@ int engine_stop_signal(void)
 	return tracer_stop_signal(false);
 }
 
+void engine_catch_stop_signals(void)
+{
+	tracer_catch_stop_signals();
+}
+
 int64_t engine_now_ms(void)
 {
 	return tracer_now_ms();

@@ -747,10 +747,10 @@ static void minimize_bug(struct explore_progress *shown, const struct explore_op
 		clear_live_line(shown);
 		fprintf(stderr,
 			"cctrace %s: bug-%ld.sched minimised %s: %d steps dropped, %d lines "
-			"left, not every line tried (--minimize-time)\n",
+			"left, not every line tried%s\n",
 			command_of(eo), n,
 			engine_stop_signal() ? "until interrupted" : "for its time", res.removed,
-			res.lines);
+			res.lines, engine_stop_signal() ? "" : " (--minimize-time)");
 	} else if (eo->progress) {
 		clear_live_line(shown);
 		fprintf(stderr, "cctrace %s: bug-%ld.sched minimised: %d steps dropped\n",

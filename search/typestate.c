@@ -86,21 +86,20 @@
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-extern char **environ;
-
 #define DEFAULT_ATTEMPT_MS 5000
 #define REPLAY_MS	   20000
 #define DEFAULT_INSTANCES  3 /* re-executions of one candidate */
 #define PLAIN_LIMIT_MS	   60000
+#define PLAIN_SLICE_MS	   100 /* how often the plain run looks for Ctrl-C */
 #define PROFILE_MARGIN_MS  10000
 /* Before the verdict: how long the program may take to end after it (a
  * violation may leave it hung on a lock in freed memory). */
@@ -839,13 +838,29 @@ static double plain_run_ms(char *const argv[], int64_t limit_ms)
 	int64_t t0 = engine_now_ms();
 	struct pollfd pfd = {.events = POLLIN};
 	double ms = -1;
-	pid_t pid;
-	int status;
+	pid_t pid, parent = getpid();
+	int status, ready = 0;
 
-	if (posix_spawnp(&pid, argv[0], NULL, NULL, argv, environ) != 0)
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
 		return -1;
+	if (pid == 0) {
+		/* it goes with cctrace: a Ctrl-C before cctrace's handlers
+		 * exist (no tracer yet) ends cctrace at once */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(127);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
 	pfd.fd = (int)syscall(SYS_pidfd_open, pid, 0);
-	if (pfd.fd < 0 || poll(&pfd, 1, (int)limit_ms) == 1)
+	/* in slices: a Ctrl-C that came just before the poll would not end
+	 * it, and the program would be left running when cctrace exits */
+	while (pfd.fd >= 0 && !engine_stop_signal() && engine_now_ms() - t0 < limit_ms &&
+	       (ready = poll(&pfd, 1, PLAIN_SLICE_MS)) == 0)
+		;
+	if (pfd.fd < 0 || ready == 1)
 		ms = (double)(engine_now_ms() - t0);
 	else
 		kill(pid, SIGKILL);
@@ -1140,9 +1155,14 @@ static int profile(struct ts *ts, char *const argv[])
 	 * what was seen is analysed as it is. */
 	int64_t limit = plain < 0 ? PLAIN_LIMIT_MS : (int64_t)plain * 20 + PROFILE_MARGIN_MS;
 	bool ended;
-	int outcome =
-	    profile_run(ts, argv, "profile", profile_schedule(ts, false), limit, &calls_ms, &ended);
+	int outcome;
 
+	if (engine_stop_signal()) {
+		snprintf(ts->err, sizeof(ts->err), "interrupted");
+		return -1;
+	}
+	outcome =
+	    profile_run(ts, argv, "profile", profile_schedule(ts, false), limit, &calls_ms, &ended);
 	if (outcome < 0)
 		return -1;
 	report_profile(ts, calls_ms, plain, plain_limit);
@@ -2556,6 +2576,8 @@ int typestate_run(char *const argv[], const struct typestate_options *o, char *e
 	struct ts ts = {.o = o, .t0 = engine_now_ms(), .deref_fn = -1};
 	int rc = -1;
 
+	/* a Ctrl-C during the plain run, before any tracer, is told too */
+	engine_catch_stop_signals();
 	if (ts_models_load(&ts.models, o->models ? o->models : "file,lock,memory", ts.err,
 			   sizeof(ts.err)) < 0)
 		goto fail;

@@ -586,3 +586,38 @@ Test(typestate, time_that_ends_the_profile_is_an_error_not_0_bugs)
 	h_result_free(&r);
 	h_remove_tree(dir);
 }
+
+/* Ctrl-C ends typestate as it ends every command: 130 and "interrupted by
+ * INT" (it said "interrupted" and exited 3).  shellfix never ends, so the
+ * profile is still running when the signal comes. */
+Test(typestate, ctrl_c_exits_130)
+{
+	char *dir = h_temp_dir();
+	const char *argv[] = {h_cctrace(), "typestate", "-o", dir, "--",
+			      "tests/fixtures/shellfix", NULL};
+	struct h_proc c = h_spawn(argv, false, false, true);
+	int64_t deadline = h_now_ms() + 20000;
+	char path[64], kids[64] = "";
+	char *err;
+	int code;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)c.pid, (int)c.pid);
+	while (!kids[0] && h_now_ms() < deadline) {
+		FILE *f = fopen(path, "r");
+
+		if (f && !fgets(kids, sizeof(kids), f))
+			kids[0] = 0;
+		if (f)
+			fclose(f);
+		if (!kids[0])
+			h_pace();
+	}
+	cr_assert(kids[0], "typestate never launched its program");
+	cr_assert_eq(kill(c.pid, SIGINT), 0);
+	err = h_read_all(c.err, 30);
+	code = h_wait(c.pid, 30, NULL);
+	cr_expect_eq(code, 130, "exit %d:\n%s", code, err);
+	cr_expect(strstr(err, "interrupted by INT"), "%s", err);
+	free(err);
+	h_remove_tree(dir);
+}

@@ -114,6 +114,11 @@ void tr_signals_install(void)
 	sigprocmask(SIG_UNBLOCK, &handled, NULL);
 }
 
+void tracer_catch_stop_signals(void)
+{
+	tr_signals_install();
+}
+
 int tracer_stop_signal(bool take)
 {
 	int sig = stop_signal;

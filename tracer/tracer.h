@@ -179,6 +179,10 @@ void tracer_terminal_take(struct tracer *t);
  * and resumed when the prompt is done, to ask again then. */
 void tracer_terminal_prompt(struct tracer *t, bool reading);
 
+/* Catch the stop signals (Ctrl-C, SIGTERM...: tracer_stop_signal) from
+ * now on, before any tracer exists (every tracer_new does it too). */
+void tracer_catch_stop_signals(void);
+
 /*
  * PTRACE_SEIZE every thread of pid, until no new thread appears, then hold
  * them all (PTRACE_INTERRUPT).  The processes descending from pid (a
