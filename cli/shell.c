@@ -55,7 +55,6 @@
 #include <histedit.h>
 #include <limits.h>
 #include <poll.h>
-#include <wchar.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -66,6 +65,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <wchar.h>
 
 #define ERRLEN	     4096
 #define MAX_NAMES    16	 /* thread names shown after a moving command */
@@ -400,9 +400,9 @@ static void show_named(struct shell *sh, const char *line)
 			format_where(&t[j], where, sizeof(where));
 			printf("%s%s%s (%s) %s%s%s in %s at %s\n", color(sh, COLOR_BOLD),
 			       among_vars(t[j].var, names[i]) || !t[j].var[0] ? names[i] : t[j].var,
-			       color(sh, COLOR_RESET),
-			       t[j].name, state_color(sh, t[j].state), t[j].state,
-			       color(sh, COLOR_RESET), t[j].func[0] ? t[j].func : "?", where);
+			       color(sh, COLOR_RESET), t[j].name, state_color(sh, t[j].state),
+			       t[j].state, color(sh, COLOR_RESET), t[j].func[0] ? t[j].func : "?",
+			       where);
 			break;
 		}
 	free(t);
@@ -1381,7 +1381,7 @@ static int read_key(EditLine *el, wchar_t *wc)
 			return (int)got;
 		k = mbrtowc(wc, &byte, 1, &state);
 		if (k == (size_t)-2)
-			continue; /* more of a multibyte character */
+			continue;      /* more of a multibyte character */
 		if (k == (size_t)-1) { /* not one: the byte itself */
 			memset(&state, 0, sizeof(state));
 			*wc = (wchar_t)(unsigned char)byte;

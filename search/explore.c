@@ -312,8 +312,7 @@ static int save_bug(const struct explore_options *eo, const struct engine_option
 			       "outcome: bug\nfound by cctrace %s\nstrategy: %s\nseed: %lu\n%srun: "
 			       "%ld\nchoices: %s\n%s\n--- report\n",
 			       command_of(eo), strategy, (unsigned long)eo->seed, shard_line, run,
-			       o->choices,
-			       eo->serial ? serial_counts(o) : "") < 0)
+			       o->choices, eo->serial ? serial_counts(o) : "") < 0)
 		return -1;
 	rc = write_file(eo->out_dir, "bug", n, "txt", head, o->report, err, errlen);
 	free(head);
@@ -837,8 +836,8 @@ int search_explore(struct policy *pol, char *const argv[], const struct engine_o
 			fprintf(eo->schedules, "%s %s\n",
 				o.choices && o.choices[0] ? o.choices : "-",
 				engine_outcome_name(o.outcome));
-		if (new_bug(&o) && save_bug(eo, opt, argv, eo->bug_offset + sum->bugs, &o,
-					    strategy, sum->runs, err, errlen) < 0)
+		if (new_bug(&o) && save_bug(eo, opt, argv, eo->bug_offset + sum->bugs, &o, strategy,
+					    sum->runs, err, errlen) < 0)
 			rc = -1;
 		else if (new_bug(&o))
 			announce_bug(shown, eo, eo->bug_offset + sum->bugs, sum->runs);

@@ -374,8 +374,8 @@ static int fan_out(struct policy *pol, char *const argv[], const struct engine_o
 		for (j = 0; j < eo->jobs; j++)
 			if (w[j].pid == pid) {
 				running--;
-				reap(eo, &w[j], j, status, stopping, total, &next, kinds, &rc,
-				     err, errlen);
+				reap(eo, &w[j], j, status, stopping, total, &next, kinds, &rc, err,
+				     errlen);
 			}
 		if (total->bugs && !eo->all)
 			for (j = 0; j < eo->jobs; j++)

@@ -1098,8 +1098,9 @@ static void learn_shared(struct ts *ts)
 
 static void report_profile(struct ts *ts, double calls_ms, double plain, int64_t plain_limit)
 {
-	fprintf(ts->o->report, "typestate: profile: %d calls of %d functions in %d threads; %.0f ms (",
-		ts->nraws, ts->nfns, ts->nthreads, calls_ms);
+	fprintf(ts->o->report,
+		"typestate: profile: %d calls of %d functions in %d threads; %.0f ms (", ts->nraws,
+		ts->nfns, ts->nthreads, calls_ms);
 	if (ts->o->driver)
 		fprintf(ts->o->report, "until the driver ended)\n");
 	else if (plain < 0)
@@ -2447,10 +2448,11 @@ static int reexecute(struct ts *ts, char *const argv[])
 		if (ts->o->runs && tried >= ts->o->runs)
 			break;
 		if (out_of_time(ts) && !tried) {
-			snprintf(ts->err, sizeof(ts->err),
-				 "--time ran out before the first of %d candidates was re-executed: "
-				 "nothing was tested; give more time",
-				 ts->ncands - pruned);
+			snprintf(
+			    ts->err, sizeof(ts->err),
+			    "--time ran out before the first of %d candidates was re-executed: "
+			    "nothing was tested; give more time",
+			    ts->ncands - pruned);
 			return -1;
 		}
 		if (out_of_time(ts)) {

@@ -490,8 +490,8 @@ Test(attach_faults, threads_let_go_in_the_shell_run_while_the_prompt_waits)
 		h_pace();
 		now = shell_ticks(&sh);
 	} while (now >= 0 && now < first + 50 && h_now_ms() < deadline);
-	cr_expect_geq(now, first + 50, "ticks went from %ld to %ld only: the threads were held", first,
-		      now);
+	cr_expect_geq(now, first + 50, "ticks went from %ld to %ld only: the threads were held",
+		      first, now);
 	cr_assert(write(sh.in, "quit\n", 5) == 5);
 	close(sh.in);
 	cr_expect_eq(h_wait(sh.pid, 20, NULL), 0);

@@ -241,10 +241,10 @@ Test(cli, the_trace_file_is_written_as_the_events_come)
 {
 	char *dir = temp_dir(), *trace = h_fmt("%s/trace.txt", dir);
 	char *sched = h_temp_sched("live.sched", "timeout 20s\n"
-						  "thread A = wait any enter(tick)\n"
-						  "run A until enter(never_called_function)\n");
-	struct h_proc c = h_spawn((const char *const[]){h_cctrace(), "run", "-o", trace, sched, "--",
-						       "tests/fixtures/shellfix", NULL},
+						 "thread A = wait any enter(tick)\n"
+						 "run A until enter(never_called_function)\n");
+	struct h_proc c = h_spawn((const char *const[]){h_cctrace(), "run", "-o", trace, sched,
+							"--", "tests/fixtures/shellfix", NULL},
 				  false, false, true);
 	int64_t deadline = h_now_ms() + 15000;
 	char *text = NULL;

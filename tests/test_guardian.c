@@ -774,8 +774,9 @@ static bool wait_stopped_for_tracer(pid_t pid, int timeout_ms)
 Test(guardian, a_child_forked_as_cctrace_dies_is_restored_too)
 {
 	const char *argv[] = {"tests/fixtures/forker", "server", NULL};
-	char *sched = h_temp_sched("fork.sched", "timeout 60s\n"
-						 "thread A = wait any enter(child_work) && arg1 == 999\n");
+	char *sched =
+	    h_temp_sched("fork.sched", "timeout 60s\n"
+				       "thread A = wait any enter(child_work) && arg1 == 999\n");
 	struct h_text before[MAX_TEXT];
 	struct h_proc srv, c;
 	char line[128] = "";
@@ -787,9 +788,9 @@ Test(guardian, a_child_forked_as_cctrace_dies_is_restored_too)
 		      sscanf(line, "ready %d", &pid) == 1 && pid == srv.pid,
 		  "forker's first line: %s", line);
 	nbefore = h_snapshot_text(srv.pid, before, MAX_TEXT);
-	c = h_spawn((const char *const[]){h_cctrace(), "attach", h_fmt("%d", (int)srv.pid), sched,
-					  NULL},
-		    false, false, true);
+	c = h_spawn(
+	    (const char *const[]){h_cctrace(), "attach", h_fmt("%d", (int)srv.pid), sched, NULL},
+	    false, false, true);
 	cr_assert(h_wait_text_changed(srv.pid, before, nbefore, 20000), "no breakpoint planted");
 	h_free_text(before, nbefore);
 	/* cctrace holds the fork's news unread: the child is not journaled */

@@ -907,9 +907,9 @@ Test(serial, the_run_line_quotes_what_the_shell_would_split)
 static void expect_end_reason(const char *runs, const char *why)
 {
 	char *dir = h_temp_dir();
-	struct h_result r = H_RUN(h_cctrace(), "test", "-q", "--points", "sync", "--strategy",
-				  "dfs", "--runs", runs, "--out", dir, "--",
-				  "tests/fixtures/serpiexit");
+	struct h_result r =
+	    H_RUN(h_cctrace(), "test", "-q", "--points", "sync", "--strategy", "dfs", "--runs",
+		  runs, "--out", dir, "--", "tests/fixtures/serpiexit");
 
 	cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
 	cr_expect(strstr(r.err, why), "no '%s':\n%s", why, r.err);
@@ -934,9 +934,9 @@ Test(serial, a_search_without_a_bug_says_why_it_ended)
 static void expect_each_bug_once(const char *jobs)
 {
 	char *dir = h_temp_dir();
-	struct h_result r = H_RUN(h_cctrace(), "test", "-q", "--all", "--no-minimize", "--seed", "1",
-				  "--jobs", jobs, "--runs", "60", "--out", dir, "--",
-				  "tests/fixtures/sertwobugs");
+	struct h_result r =
+	    H_RUN(h_cctrace(), "test", "-q", "--all", "--no-minimize", "--seed", "1", "--jobs",
+		  jobs, "--runs", "60", "--out", dir, "--", "tests/fixtures/sertwobugs");
 	char *one, *two;
 
 	cr_expect_eq(r.code, 1, "exit %d:\n%s", r.code, r.err);

@@ -459,8 +459,8 @@ Test(shell, a_false_assert_fails_the_command_and_the_session_goes_on)
 		      strstr(r->err, "balance = 100"),
 		  "%s", r->err);
 	cr_expect(!strstr(r->err, "gone") && !strstr(r->out, "gone"), "%s%s", r->out, r->err);
-	cr_expect(strstr(r->out, "balance = 100 (0x64)") && strstr(r->out, "A (p1.t1) held"),
-		  "%s", r->out);
+	cr_expect(strstr(r->out, "balance = 100 (0x64)") && strstr(r->out, "A (p1.t1) held"), "%s",
+		  r->out);
 }
 
 Test(shell, exit_on_error)

@@ -203,8 +203,9 @@ Test(snapshot, output_stays_per_run)
 	cr_assert(summary && sscanf(summary, "cctrace test: 20 runs, %d bugs", &bugs) == 1, "%s",
 		  r.err);
 	if (strstr(summary, "repeated a bug"))
-		cr_assert_eq(sscanf(strstr(summary, "diverged, "), "diverged, %d repeated", &repeats),
-			     1, "%s", r.err);
+		cr_assert_eq(
+		    sscanf(strstr(summary, "diverged, "), "diverged, %d repeated", &repeats), 1,
+		    "%s", r.err);
 	cr_expect(bugs == 1 && repeats < 19, "%d bugs, %d repeats in 20 runs:\n%s", bugs, repeats,
 		  r.err);
 	/* The profiling runs and the replay that counts a bug's statistics

@@ -560,8 +560,9 @@ Test(typestate, a_server_is_profiled_with_its_driver)
 	int calls = 0, threads = 0;
 
 	cr_expect_eq(r.code, 0, "exit %d\n%s", r.code, r.err);
-	cr_assert(line && sscanf(line, "typestate: profile: %d calls of %*d functions in %d threads",
-				 &calls, &threads) == 2,
+	cr_assert(line &&
+		      sscanf(line, "typestate: profile: %d calls of %*d functions in %d threads",
+			     &calls, &threads) == 2,
 		  "%s", r.err);
 	cr_expect_geq(threads, 3, "the connections' threads were not profiled:\n%s", r.err);
 	cr_expect(strstr(line, "until the driver ended"), "%s", r.err);
@@ -593,8 +594,8 @@ Test(typestate, time_that_ends_the_profile_is_an_error_not_0_bugs)
 Test(typestate, ctrl_c_exits_130)
 {
 	char *dir = h_temp_dir();
-	const char *argv[] = {h_cctrace(), "typestate", "-o", dir, "--",
-			      "tests/fixtures/shellfix", NULL};
+	const char *argv[] = {h_cctrace(), "typestate", "-o", dir, "--", "tests/fixtures/shellfix",
+			      NULL};
 	struct h_proc c = h_spawn(argv, false, false, true);
 	int64_t deadline = h_now_ms() + 20000;
 	char path[64], kids[64] = "";

@@ -1266,8 +1266,7 @@ static bool touched(const struct g_proc *gp)
 	const struct gj_rec *r;
 
 	if (gp->rec->watch || gp->rec->rescue_state == TR_RESCUE_INSTALLING ||
-	    gp->rec->rescue_state == TR_RESCUE_INSTALLED ||
-	    (h->inject && h->inject_pid == gp->pid))
+	    gp->rec->rescue_state == TR_RESCUE_INSTALLED || (h->inject && h->inject_pid == gp->pid))
 		return true;
 	while ((r = next_rec(gp, &off)))
 		if (r->proc == gp->off && r->kind != GJ_PROC &&
@@ -1351,8 +1350,7 @@ static int restore_process(struct g_proc *gp, pid_t cctrace)
 	uint64_t gadget;
 	int i;
 
-	if (!touched(gp) ||
-	    (!gp->inherited_from && start_time(gp->pid) != gp->rec->start_time))
+	if (!touched(gp) || (!gp->inherited_from && start_time(gp->pid) != gp->rec->start_time))
 		return 0; /* untouched, gone, or the pid is another process's now */
 	/* A process that is ending runs none of our code again, and seizing
 	 * its last threads would only keep its parent from reaping it. */

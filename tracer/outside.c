@@ -8,11 +8,10 @@
  * idle in epoll_wait until a client writes, a thread in accept, a read on a
  * socket, a terminal or a pipe from outside, a write to a full pipe that a
  * process outside reads (`prog | less`), a wait for a signal (a timer's,
- * another process's), or a sleep that ends by itself.  Those wait for something outside the program (a client, a
- * person, the clock), which no held thread can give, and calling them a
- * deadlock would end a schedule just because the next request has not
- * arrived yet.  So a thread asleep in one of them is waiting, not
- * blocked: the statement waits for its event or its timeout.
+ * another process's), or a sleep that ends by itself.  Those wait for something outside the program
+ * (a client, a person, the clock), which no held thread can give, and calling them a deadlock would
+ * end a schedule just because the next request has not arrived yet.  So a thread asleep in one of
+ * them is waiting, not blocked: the statement waits for its event or its timeout.
  *
  * Readiness waits (epoll, poll, select) may also watch a pipe a held
  * thread would write, and a socket read may be on a socketpair between two
