@@ -621,6 +621,34 @@ Test(attach_faults, a_piped_shell_ends_on_sigterm_or_ctrl_c_and_detaches)
 	}
 }
 
+/* A SIGALRM sent to cctrace (kill -ALRM) ends it as any signal that would
+ * end it: 142, "interrupted by ALRM", the process detached.  Its own
+ * deadlines come by SIGALRM too (an interval timer's, SI_KERNEL), and a
+ * sent one was taken for the wait's timeout, reported 20 s later. */
+Test(attach_faults, a_sigalrm_sent_to_cctrace_interrupts_it)
+{
+	const char *fix_argv[] = {"tests/fixtures/shellfix", NULL};
+	char *sched =
+	    h_temp_sched("alrm.sched", "timeout 20s\n"
+				       "thread A = wait any enter(never_called_function)\n");
+	struct h_proc fix, c;
+	struct h_result r;
+
+	need(fix_argv[0]);
+	fix = h_spawn(fix_argv, false, false, false);
+	c = h_spawn((const char *const[]){h_cctrace(), "attach", pid_arg(fix.pid), sched, NULL},
+		    false, true, true);
+	cr_assert(h_wait_traced_by(fix.pid, c.pid, 20000), "cctrace never attached");
+	cr_assert_eq(kill(c.pid, SIGALRM), 0);
+	r = h_collect(&c, 30);
+	cr_expect_eq(r.code, 128 + SIGALRM, "exit %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, "interrupted by ALRM; detached"), "%s", r.err);
+	h_result_free(&r);
+	cr_expect(h_wait_traced_by(fix.pid, 0, 5000), "still traced");
+	kill(fix.pid, SIGKILL);
+	h_wait(fix.pid, 10, NULL);
+}
+
 /* ------------------------------------------------------ --no-children */
 
 Test(attach_faults, no_children_attaches_the_pid_alone)

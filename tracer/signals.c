@@ -56,9 +56,13 @@ static int64_t alarm_at = -1;
 static siginfo_t reaped; /* written by waitid, read after a jump: static */
 static sigset_t handled; /* every signal on_signal handles */
 
-static void on_signal(int sig)
+/* The deadline's SIGALRM is the kernel's (an interval timer: SI_KERNEL);
+ * one sent by a person or a program (kill -ALRM: SI_USER) ends cctrace,
+ * as the signal would have, and is not taken for a wait's timeout. */
+static void on_signal(int sig, siginfo_t *si, void *uc)
 {
-	if (sig == SIGALRM)
+	(void)uc;
+	if (sig == SIGALRM && si && si->si_code == SI_KERNEL)
 		alarm_fired = 1;
 	else if (!stop_signal)
 		stop_signal = sig; /* the first one is the reason */
@@ -105,8 +109,8 @@ void tr_signals_install(void)
 	pthread_atfork(NULL, NULL, forget_alarm_in_child);
 	fill_handled(&handled);
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sa.sa_flags = SA_RESTART;
+	sa.sa_sigaction = on_signal;
+	sa.sa_flags = SA_RESTART | SA_SIGINFO;
 	sa.sa_mask = handled;
 	for (sig = 1; sig < NSIG; sig++)
 		if (sigismember(&handled, sig) == 1)
