@@ -81,14 +81,24 @@ static bool nothing_explored(const char *cmd, const struct explore_summary *sum,
 	/* Without a schedule an infeasible run is one ended at --max-steps:
 	 * none that reached its end has tested nothing. */
 	if (serial && !sum->interrupted && sum->runs > 0 && sum->completed == 0 &&
-	    sum->infeasible + sum->unrealizable + sum->errors == sum->runs) {
+	    sum->infeasible == sum->runs) {
 		report(cmd, sum, dir);
 		fprintf(stderr,
 			"cctrace %s: error: no run reached the program's end (each was ended at "
-			"--max-steps, or could not go on), so nothing was tested; a program that "
-			"does not end by itself needs --driver to end each run, or give a higher "
-			"--max-steps\n",
+			"--max-steps), so nothing was tested; a program that does not end by "
+			"itself needs --driver to end each run, or give a higher --max-steps\n",
 			cmd);
+		return true;
+	}
+	/* ...or could not go on: why, in the last one's words (the program
+	 * killed by SIGPIPE under `| head`) */
+	if (serial && !sum->interrupted && sum->runs > 0 && sum->completed == 0 &&
+	    sum->infeasible + sum->unrealizable + sum->errors == sum->runs) {
+		report(cmd, sum, dir);
+		fprintf(stderr,
+			"cctrace %s: error: no run reached the program's end, so nothing was "
+			"tested; the last: %s\n",
+			cmd, sum->last_failure[0] ? sum->last_failure : "(no report)");
 		return true;
 	}
 	if (sum->interrupted || sum->runs == 0 || sum->unrealizable + sum->errors < sum->runs)

@@ -780,6 +780,31 @@ Test(errors, a_test_whose_runs_never_end_is_an_error_not_0_bugs)
 	h_remove_tree(dir);
 }
 
+/* A program that every run ends the same way before its end (killed by
+ * SIGPIPE: its stdout, cctrace's, is a pipe nobody reads any more, as
+ * under `| head -1`) is an error that says why, in the last run's words;
+ * it read "each was ended at --max-steps", which none was. */
+Test(errors, runs_that_all_die_of_a_closed_pipe_say_so)
+{
+	char *dir = h_temp_dir();
+	struct h_proc c =
+	    h_spawn((const char *const[]){h_cctrace(), "test", "-q", "--runs", "3", "-o", dir, "--",
+					  "tests/fixtures/serprint", NULL},
+		    false, true, true);
+	struct h_result r;
+
+	close(c.out); /* as `| head` does once it has its lines */
+	c.out = -1;
+	r = h_collect(&c, 60);
+	cr_expect_eq(r.code, 3, "exit %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, "no run reached the program's end") &&
+		      strstr(r.err, "the program was killed by PIPE") &&
+		      !strstr(r.err, "--max-steps"),
+		  "%s", r.err);
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
+
 /* {job} in the program's arguments is the first job's number in the
  * profiling runs too: a server given "-p 1131{job}" was profiled on a
  * port nobody talked to, and its race was never a point. */
