@@ -111,7 +111,7 @@ static bool nothing_explored(const char *cmd, const struct explore_summary *sum,
 	return true;
 }
 
-static int open_outputs(struct cli_args *a)
+int explore_open_outputs(struct cli_args *a)
 {
 	if (a->json)
 		a->eo.json = stdout;
@@ -119,16 +119,17 @@ static int open_outputs(struct cli_args *a)
 		return -1;
 	if (a->out_path)
 		a->eo.out_dir = a->out_path;
-	a->eo.schedule = a->operands[0];
-	if (a->schedules_path && !(a->eo.schedules = cli_open_output("explore", a->schedules_path)))
+	a->eo.schedule = a->noperands ? a->operands[0] : "(serial)";
+	if (a->schedules_path &&
+	    !(a->eo.schedules = cli_open_output(a->command, a->schedules_path)))
 		return -1;
 	if (a->trace_json_path &&
-	    !(a->eo.trace_json = cli_open_output("explore", a->trace_json_path)))
+	    !(a->eo.trace_json = cli_open_output(a->command, a->trace_json_path)))
 		return -1;
 	return 0;
 }
 
-static void close_outputs(struct cli_args *a)
+void explore_close_outputs(struct cli_args *a)
 {
 	cli_close_output(a->eo.schedules);
 	cli_close_output(a->eo.trace_json);
@@ -161,7 +162,7 @@ static char *bug_file(const char *dir, long n, const char *ext)
 
 /* One test case per bug found, failed (passed with --expect bug), or one
  * for the whole search when there is none. */
-static int write_junit(const struct cli_args *a, const struct explore_summary *sum)
+int explore_write_junit(const struct cli_args *a, const struct explore_summary *sum)
 {
 	long n, ncases = sum->bugs ? sum->bugs : 1;
 	struct junit_case *cases = calloc((size_t)ncases, sizeof(*cases));
@@ -169,7 +170,11 @@ static int write_junit(const struct cli_args *a, const struct explore_summary *s
 	bool want_bug = a->expect == OUTCOME_BUG;
 	int rc = -1;
 
-	if (!cases || !texts || asprintf(&suite, "cctrace explore %s", a->operands[0]) < 0)
+	/* explore's suite is its schedule's; test's (explore without one)
+	 * its program's */
+	if (!cases || !texts ||
+	    asprintf(&suite, "cctrace %s %s", a->noperands ? "explore" : "test",
+		     a->noperands ? a->operands[0] : a->program[0]) < 0)
 		goto out;
 	for (n = 0; n < sum->bugs; n++) {
 		char *report = bug_file(a->eo.out_dir, n + 1, "txt"), *at, **t = &texts[4 * n];
@@ -196,7 +201,7 @@ static int write_junit(const struct cli_args *a, const struct explore_summary *s
 	}
 	if (!sum->bugs)
 		cases[0] = (struct junit_case){
-		    .name = a->operands[0],
+		    .name = a->noperands ? a->operands[0] : a->program[0],
 		    .classname = "explore",
 		    .seconds = sum->ms / 1000.0,
 		    .failure = want_bug ? "no bug found, and --expect bug" : NULL,
@@ -206,7 +211,7 @@ static int write_junit(const struct cli_args *a, const struct explore_summary *s
 	rc = junit_write("explore", a->junit_path, suite, cases, (size_t)ncases);
 out:
 	if (rc < 0 && (!cases || !texts || !suite))
-		fprintf(stderr, "cctrace explore: out of memory\n");
+		fprintf(stderr, "cctrace %s: out of memory\n", a->command);
 	for (n = 0; texts && n < 4 * ncases; n++)
 		free(texts[n]);
 	free(texts);
@@ -258,7 +263,7 @@ int explore_main(struct cli_args *a)
 	    (strncmp(a->eo.strategy, "random", 6) == 0 || strncmp(a->eo.strategy, "pct", 3) == 0))
 		a->eo.max_runs = 100;
 	a->eo.progress = !a->quiet;
-	if (open_outputs(a) < 0)
+	if (explore_open_outputs(a) < 0)
 		goto out;
 	pol = engine_load(a->operands[0], a->program[0], 0, err, sizeof(err));
 	if (!pol) {
@@ -272,10 +277,10 @@ int explore_main(struct cli_args *a)
 		fprintf(stderr, "cctrace explore: error: %s\n", err);
 	else
 		rc = explore_exit_code(a, &sum);
-	if (a->junit_path && rc != EXIT_ERROR && write_junit(a, &sum) < 0 && rc < 128)
+	if (a->junit_path && rc != EXIT_ERROR && explore_write_junit(a, &sum) < 0 && rc < 128)
 		rc = EXIT_ERROR;
 out:
 	engine_free(pol);
-	close_outputs(a);
+	explore_close_outputs(a);
 	return rc;
 }

@@ -12,6 +12,13 @@ int explore_main(struct cli_args *a);
  * line on stderr. */
 struct explore_summary;
 int explore_exit_code(const struct cli_args *a, const struct explore_summary *sum);
+/* The outputs a search writes besides its bug files (--json, --json-file,
+ * --schedules, --trace-json), explore's and test's alike: -1 when one
+ * cannot be opened (said); closed by explore_close_outputs. */
+int explore_open_outputs(struct cli_args *a);
+void explore_close_outputs(struct cli_args *a);
+/* --junit's report of a search that ran: -1 when it cannot be written. */
+int explore_write_junit(const struct cli_args *a, const struct explore_summary *sum);
 /* `cctrace test -- PROG` (cli/test.c). */
 int test_main(struct cli_args *a);
 

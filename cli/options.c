@@ -232,7 +232,7 @@ static const struct cli_option table[] = {
      "also write the trace as JSON lines to FILE (- for stdout): a header,\n"
      "the events and the outcome (docs/json.md)",
      STORE_STRING, FIELD(trace_json_path)},
-    {"trace-json", 0, "FILE", CLI_EXPLORE,
+    {"trace-json", 0, "FILE", CLI_EXPLORE | CLI_TEST,
      "write every run's trace as JSON lines to FILE (- for stdout), each a\n"
      "header, the events and an outcome record with the run's number and\n"
      "choices (docs/json.md)",
@@ -248,7 +248,7 @@ static const struct cli_option table[] = {
      "if the outcome is --expect's (completed without it), else failed with\n"
      "the outcome's message",
      STORE_STRING, FIELD(junit_path)},
-    {"junit", 0, "FILE", CLI_EXPLORE,
+    {"junit", 0, "FILE", CLI_EXPLORE | CLI_TEST,
      "write a JUnit XML report to FILE (- for stdout): a failed test case per\n"
      "bug found, with its report and bug-N.sched, or one passed test case\n"
      "when none (--expect bug: the other way round)",
@@ -306,7 +306,7 @@ static const struct cli_option table[] = {
      "write the JSON summary to FILE instead (- for stdout): apart from what\n"
      "the program prints on stdout",
      STORE_STRING, FIELD(json_path)},
-    {"schedules", 0, "FILE", CLI_EXPLORE,
+    {"schedules", 0, "FILE", CLI_EXPLORE | CLI_TEST,
      "write each run's choices and outcome, one line per run (- for stdout)", STORE_STRING,
      FIELD(schedules_path)},
     {"jobs", 'j', "J", CLI_EXPLORE | CLI_TEST,

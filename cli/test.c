@@ -23,28 +23,26 @@ int test_main(struct cli_args *a)
 {
 	struct explore_summary sum = {0};
 	char err[4096];
+	int rc;
 
 	if (a->noperands != 0 || !a->program || !a->program[0])
 		return cli_usage_error(a->command, "expected -- PROGRAM [ARGS...]");
 	if (!a->eo.max_runs && !a->eo.max_ms)
 		a->eo.max_runs = 100;
 	a->eo.progress = !a->quiet;
-	if (a->json)
-		a->eo.json = stdout;
-	if (a->json_path && !(a->eo.json = cli_open_output(a->command, a->json_path)))
+	if (explore_open_outputs(a) < 0) {
+		explore_close_outputs(a);
 		return EXIT_ERROR;
-	if (a->out_path)
-		a->eo.out_dir = a->out_path;
-	a->eo.schedule = "(serial)";
+	}
 	if (search_test(a->program, &a->opt, &a->eo, &a->to, &sum, err, sizeof(err)) < 0) {
 		fprintf(stderr, "cctrace %s: error: %s\n", a->command, err);
-		if (a->json_path)
-			cli_close_output(a->eo.json);
+		explore_close_outputs(a);
 		/* a Ctrl-C during the profile: 130, as anywhere else */
 		return engine_stop_signal() ? 128 + engine_stop_signal() : EXIT_ERROR;
 	}
-	if (a->json_path)
-		cli_close_output(a->eo.json);
-	fflush(stdout);
-	return explore_exit_code(a, &sum);
+	rc = explore_exit_code(a, &sum);
+	if (a->junit_path && rc != EXIT_ERROR && explore_write_junit(a, &sum) < 0 && rc < 128)
+		rc = EXIT_ERROR;
+	explore_close_outputs(a);
+	return rc;
 }

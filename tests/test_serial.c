@@ -901,6 +901,35 @@ Test(serial, the_run_line_quotes_what_the_shell_would_split)
 	h_remove_tree(dir);
 }
 
+/* cctrace test writes what explore writes for CI: --junit (a failed test
+ * case per bug), --schedules (a line per run) and --trace-json (every
+ * run's events); `explore -- PROG`, its alias, took them and wrote
+ * nothing, and `test` refused them. */
+Test(serial, test_writes_junit_schedules_and_json_traces)
+{
+	char *dir = h_temp_dir(), *junit = h_fmt("%s/junit.xml", dir);
+	char *runs = h_fmt("%s/runs.txt", dir), *json = h_fmt("%s/trace.json", dir), *text;
+	struct h_result r =
+	    H_RUN(h_cctrace(), "test", "-q", "--seed", "1", "--runs", "30", "--no-minimize",
+		  "--junit", junit, "--schedules", runs, "--trace-json", json, "--out",
+		  h_fmt("%s/bugs", dir), "--", "tests/fixtures/sercounter");
+
+	cr_assert_eq(r.code, 1, "exit %d:\n%s", r.code, r.err);
+	text = h_read_file(junit, NULL);
+	cr_expect(text && strstr(text, "<testcase name=\"bug-1\"") && strstr(text, "<failure"),
+		  "%s", text ? text : "(no JUnit report)");
+	h_free(text);
+	text = h_read_file(runs, NULL);
+	cr_expect(text && strstr(text, " bug\n"), "%s", text ? text : "(no --schedules file)");
+	h_free(text);
+	text = h_read_file(json, NULL);
+	cr_expect(text && strstr(text, "\"type\":\"event\""), "%s",
+		  text ? text : "(no JSON trace)");
+	h_free(text);
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
+
 /* A search without a bug says why it ended: its --runs budget (schedules
  * left untried), or every schedule of a systematic strategy run, which a
  * reader could not tell apart when both said "N runs, 0 bugs". */
