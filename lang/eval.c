@@ -72,7 +72,7 @@ static int load(struct eval_ctx *c, const struct expr *e, const struct value *v,
 		*out = 0;
 		return 0;
 	}
-	if (c->read_memory(c->target, v->addr, &raw, size) < 0)
+	if (c->read_memory(v->target ? v->target : c->target, v->addr, &raw, size) < 0)
 		return fail(c, e, "cannot read %lu bytes at %#lx in the target",
 			    (unsigned long)size, (unsigned long)v->addr);
 	if (sym_type_kind(v->type) == SYM_T_SIGNED && size < 8) {
@@ -108,7 +108,8 @@ static int variable_in(struct eval_ctx *c, const struct expr *e, const char *nam
 
 	if (sym_variable_at(c->syms, name, view, &var, why, sizeof(why)) < 0)
 		return fail(c, e, "%s (in %s)", why, thread_name);
-	*out = (struct value){.lvalue = true, .addr = var.addr, .type = var.type};
+	*out =
+	    (struct value){.lvalue = true, .addr = var.addr, .type = var.type, .target = view->ctx};
 	return 0;
 }
 
@@ -223,8 +224,10 @@ static int eval_member(struct eval_ctx *c, const struct expr *e, struct value *o
 			return fail(c, e, "'->' needs a pointer to a struct; use '.' on a struct");
 		if (rvalue(c, e->lhs, &base) < 0)
 			return -1;
-		base = (struct value){
-		    .lvalue = true, .addr = (uint64_t)base.i, .type = sym_type_target(base.type)};
+		base = (struct value){.lvalue = true,
+				      .addr = (uint64_t)base.i,
+				      .type = sym_type_target(base.type),
+				      .target = base.target};
 		if (!base.type)
 			return fail(c, e, "cannot follow a void pointer");
 	} else if (!base.lvalue) {
@@ -235,7 +238,8 @@ static int eval_member(struct eval_ctx *c, const struct expr *e, struct value *o
 	member = sym_type_member(base.type, e->name, &offset);
 	if (!member)
 		return fail(c, e, "%s has no member '%s'", sym_type_name(base.type), e->name);
-	*out = (struct value){.lvalue = true, .addr = base.addr + offset, .type = member};
+	*out = (struct value){
+	    .lvalue = true, .addr = base.addr + offset, .type = member, .target = base.target};
 	return 0;
 }
 
@@ -267,7 +271,8 @@ static int eval_index(struct eval_ctx *c, const struct expr *e, struct value *ou
 		return fail(c, e, "cannot index through void");
 	*out = (struct value){.lvalue = true,
 			      .addr = base.addr + (uint64_t)index * sym_type_size(elem),
-			      .type = elem};
+			      .type = elem,
+			      .target = base.target};
 	return 0;
 }
 
@@ -288,8 +293,10 @@ static int eval_unary(struct eval_ctx *c, const struct expr *e, struct value *ou
 			return fail(c, e, "'*' needs a typed pointer");
 		if (rvalue(c, e->lhs, &v) < 0)
 			return -1;
-		*out = (struct value){
-		    .lvalue = true, .addr = (uint64_t)v.i, .type = sym_type_target(v.type)};
+		*out = (struct value){.lvalue = true,
+				      .addr = (uint64_t)v.i,
+				      .type = sym_type_target(v.type),
+				      .target = v.target};
 		return 0;
 	}
 	if (rvalue(c, e->lhs, &v) < 0)

@@ -165,6 +165,9 @@ struct value {
 	int64_t i;   /* rvalue */
 	uint64_t addr;
 	const struct sym_type *type; /* NULL: a plain integer */
+	/* lvalue: the target whose memory it is in, NULL: the eval_ctx's.
+	 * T.var is in T's process, which a forked child makes another. */
+	void *target;
 };
 
 struct eval_ctx {

@@ -420,3 +420,18 @@ Test(procs, a_library_function_is_found_in_a_program_executed_later)
 	cr_expect_str_eq(ev[1].thread, ev[0].thread);
 	h_result_free(&r);
 }
+
+/* T.var is T's process's variable: a forked child's global is read from
+ * the child.  Child 1 of `forker fork 3` adds 1 to sink in its copy; the
+ * parent's copy holds 0 or 3, never 1.  It was read from process 1. */
+Test(procs, a_variable_of_a_childs_thread_is_read_in_the_child)
+{
+	struct h_result r = run_forker("timeout 10s\n"
+				       "thread C = wait any enter(child_work) && arg1 == 1\n"
+				       "run C until return(child_work)\n"
+				       "assert C.sink == 1\n",
+				       "fork", "3", 0);
+
+	cr_expect(!strstr(r.err, "assertion failed"), "%s", r.err);
+	h_result_free(&r);
+}
