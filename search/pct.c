@@ -142,6 +142,7 @@ const struct strategy_ops search_pct = {
     .nparams = 2,
     .nrequired = 1,
     .min = {1, 0},
+    .max = {0, 1}, /* C is a flag */
     .usage = "needs a depth from 1 to 16, e.g. pct:3 (pct:3:1: children below their creator)",
     .init = pct_init,
     .fini = pct_fini,

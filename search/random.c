@@ -171,6 +171,7 @@ const struct strategy_ops search_random = {
     .nparams = 1,
     .nrequired = 0,
     .min = {0},
+    .max = {3}, /* C is two flags */
     .usage = "takes no parameter, or 1 (children wait for their creator), 2 (a draw by "
 	     "kind) or 3 (both)",
     .init = random_init,

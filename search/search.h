@@ -92,7 +92,8 @@ struct search_point {
 /*
  * A strategy: one row of the table.  Parameters are whole numbers after
  * the name, separated by ':' ("pct:3", "vb:1:2"), each from its minimum to
- * SEARCH_PARAM_MAX; the first nrequired must be given, the rest may be
+ * its maximum (0: SEARCH_PARAM_MAX; a flag's is 1, pct:3:9 is refused);
+ * the first nrequired must be given, the rest may be
  * (absent ones take their default).  The hooks get the whole search; the
  * strategy keeps its own state in it (search/internal.h).
  *
@@ -108,7 +109,7 @@ struct search_point {
 struct strategy_ops {
 	const char *name;
 	int nparams, nrequired;
-	int min[SEARCH_MAX_PARAMS], dflt[SEARCH_MAX_PARAMS];
+	int min[SEARCH_MAX_PARAMS], max[SEARCH_MAX_PARAMS], dflt[SEARCH_MAX_PARAMS];
 	const char *synopsis; /* "vb:V[:T]" */
 	const char *usage;    /* completes "strategy 'TEXT' ...", e.g. "needs ..." */
 	/* Allocate the state (the number of watched variables is known);

@@ -41,7 +41,8 @@ static int parse_params(const char *text, const struct strategy_ops *ops,
 	for (i = 0; i < ops->nparams; i++) {
 		long v = strtol(at, &end, 10);
 
-		if (end == at || v < ops->min[i] || v > SEARCH_PARAM_MAX)
+		if (end == at || v < ops->min[i] ||
+		    v > (ops->max[i] ? ops->max[i] : SEARCH_PARAM_MAX))
 			return -1;
 		param[i] = (int)v;
 		if (*end != ':' || i + 1 == ops->nparams)

@@ -1044,6 +1044,10 @@ Test(strategies, names_parameters_and_errors)
 		    "below their creator)"},
 	    {"pct:3:1:1", "strategy 'pct:3:1:1' needs a depth from 1 to 16, e.g. pct:3 (pct:3:1: "
 			  "children below their creator)"},
+	    {"pct:3:9", "strategy 'pct:3:9' needs a depth from 1 to 16, e.g. pct:3 (pct:3:1: "
+			"children below their creator)"},
+	    {"random:7", "strategy 'random:7' takes no parameter, or 1 (children wait for their "
+			 "creator), 2 (a draw by kind) or 3 (both)"},
 	    {"dfs:1", "strategy 'dfs:1' takes no parameter"},
 	    {"vb:1:1", "strategy 'vb:1:1' needs V from 1 to 16 and an optional thread bound T "
 		       "from 2 to 16, e.g. vb:1 or vb:1:2"},
