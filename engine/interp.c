@@ -1366,8 +1366,10 @@ void run_finish(struct run *r)
 		if (r->exit_status)
 			report_outcome(r, OUTCOME_COMPLETED,
 				       "the schedule ran to its end and the program exited with "
-				       "status %d (--fail-on-exit makes that a bug)",
-				       r->exit_status);
+				       "status %d%s",
+				       r->exit_status,
+				       r->opt->fail_on_exit ? " (allowed by --ok-exit)"
+							    : " (--fail-on-exit makes that a bug)");
 		else
 			report_outcome(
 			    r, OUTCOME_COMPLETED,

@@ -375,6 +375,13 @@ Test(threads, a_completed_schedule_tells_a_failed_exit_status)
 	cr_expect_eq(r.code, 1, "exit %d:\n%s", r.code, r.err);
 	cr_expect(strstr(r.err, "cctrace: bug: the program exited with status 2"), "%s", r.err);
 	h_result_free(&r);
+	/* allowed: said so, and --fail-on-exit is not offered again */
+	r = h_run((const char *const[]){h_cctrace(), "run", "--fail-on-exit", "--ok-exit", "2",
+					sched, "--", "tests/fixtures/countruns", NULL},
+		  QUICK_S);
+	cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, "exited with status 2 (allowed by --ok-exit)"), "%s", r.err);
+	h_result_free(&r);
 }
 
 /* A variable whose thread a `release` let go names no thread: running it
