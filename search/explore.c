@@ -818,6 +818,13 @@ int search_explore(struct policy *pol, char *const argv[], const struct engine_o
 			free_run(&o);
 			break;
 		}
+		/* A run Ctrl-C cut short is no run of the search: it has no
+		 * verdict, and counted as an error it read "1 errors". */
+		if (o.outcome == OUTCOME_ERROR && stop_requested()) {
+			sum->interrupted = true; /* no point in restarting */
+			free_run(&o);
+			break;
+		}
 		/* test's runs meet one bug again and again; each of explore's
 		 * is a schedule of the user's space, written whatever it shows */
 		if (eo->serial && !o.abandoned && o.outcome == OUTCOME_BUG) {
@@ -848,11 +855,6 @@ int search_explore(struct policy *pol, char *const argv[], const struct engine_o
 		if (!o.abandoned) {
 			seen_add(&seen, o.choices ? o.choices : "");
 			sum->distinct = (long)seen.n;
-		}
-		if (o.outcome == OUTCOME_ERROR && stop_requested()) {
-			sum->interrupted = true; /* no point in restarting */
-			free_run(&o);
-			break;
 		}
 		if (cannot_start(sum, &o, err, errlen)) {
 			fputs(o.report ? o.report : "", stderr);

@@ -827,7 +827,8 @@ Test(errors, job_in_the_arguments_is_replaced_in_the_profile_too)
 }
 
 /* Ctrl-C ends a search with its summary and the reason, exit 130: it used
- * to end after the last progress line, and said nothing with -q. */
+ * to end after the last progress line, and said nothing with -q; and the
+ * run it cut short was counted as "1 errors". */
 Test(errors, an_interrupted_test_says_so_with_its_summary)
 {
 	char *dir = h_temp_dir();
@@ -847,6 +848,8 @@ Test(errors, an_interrupted_test_says_so_with_its_summary)
 	cr_expect(strstr(r.err, " runs, ") &&
 		      strstr(r.err, "cctrace test: error: interrupted by INT"),
 		  "%s", r.err);
+	/* the run the signal cut short is no error of the program's */
+	cr_expect(!strstr(r.err, " errors"), "the cut run was counted:\n%s", r.err);
 	h_result_free(&r);
 	h_remove_tree(dir);
 }
