@@ -81,16 +81,19 @@ static bool opens_pipe(pid_t pid, const char *pipe, int end)
 
 /*
  * Is fd of p a socket, a terminal or another character device, or a pipe
- * (a FIFO) that no process cctrace traces could write to?  A read there
- * waits for a client, a person at the keyboard, a device or a producer
- * outside (`cmd | prog`); a thread the schedule holds gives it nothing.
- * A pipe between two threads of the program, or a process and its traced
- * child, has its write end in a traced process, and a read of it is a
- * sleep on the program.  (An interactive program attached to while it
- * read its terminal, or a filter while it read its pipe, was reported
- * deadlocked as soon as a statement held another of its threads.)
+ * (a FIFO) whose other end (O_WRONLY: its writer's, for a read of fd;
+ * O_RDONLY: its reader's, for a write) no process cctrace traces holds?
+ * A read there waits for a client, a person at the keyboard, a device or a
+ * producer outside (`cmd | prog`), and a write blocked on a full one for a
+ * reader outside (`prog | less`); a thread the schedule holds gives it
+ * nothing.  A pipe between two threads of the program, or a process and
+ * its traced child, has its other end in a traced process, and a wait on
+ * it is a sleep on the program.  (An interactive program attached to
+ * while it read its terminal, or a filter while it read its pipe, was
+ * reported deadlocked as soon as a statement held another of its
+ * threads.)
  */
-static bool reads_from_outside(const struct tr_process *p, unsigned long long fd)
+static bool other_end_outside(const struct tr_process *p, unsigned long long fd, int other_end)
 {
 	const struct tr_process *q;
 	char name[24], path[64], target[64];
@@ -108,33 +111,7 @@ static bool reads_from_outside(const struct tr_process *p, unsigned long long fd
 	if (!S_ISFIFO(st.st_mode))
 		return false;
 	for (q = p->tracer->processes; q; q = q->next)
-		if (q->alive && opens_pipe(q->pid, target, O_WRONLY))
-			return false;
-	return true;
-}
-
-/* The other way: a write that blocks on fd (a pipe or socket whose buffer
- * is full) waits for a reader outside the program (`prog | slow`), unless
- * a process cctrace traces holds the pipe's read end. */
-static bool writes_to_outside(const struct tr_process *p, unsigned long long fd)
-{
-	const struct tr_process *q;
-	char name[24], path[64], target[64];
-	struct stat st;
-
-	snprintf(name, sizeof(name), "%llu", fd);
-	fd_target(p->pid, name, target, sizeof(target));
-	if (strncmp(target, "socket:", 7) == 0)
-		return true;
-	snprintf(path, sizeof(path), "/proc/%d/fd/%llu", (int)p->pid, fd);
-	if (stat(path, &st) < 0)
-		return false;
-	if (S_ISCHR(st.st_mode))
-		return true;
-	if (!S_ISFIFO(st.st_mode))
-		return false;
-	for (q = p->tracer->processes; q; q = q->next)
-		if (q->alive && opens_pipe(q->pid, target, O_RDONLY))
+		if (q->alive && opens_pipe(q->pid, target, other_end))
 			return false;
 	return true;
 }
@@ -163,13 +140,13 @@ bool tr_syscall_awaits_outside(const struct tr_process *p, long nr, unsigned lon
 	case TR_SYS_sendto:
 	case TR_SYS_sendmsg:
 	case TR_SYS_sendmmsg:
-		return writes_to_outside(p, arg0);
+		return other_end_outside(p, arg0, O_RDONLY);
 	case TR_SYS_read:
 	case TR_SYS_readv:
 	case TR_SYS_recvfrom:
 	case TR_SYS_recvmsg:
 	case TR_SYS_recvmmsg:
-		return reads_from_outside(p, arg0);
+		return other_end_outside(p, arg0, O_WRONLY);
 	default:
 		return false;
 	}
