@@ -85,6 +85,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -169,6 +170,7 @@ struct raw {
 	bool via_syscall; /* made through libc's syscall(nr, ...): args shifted by one */
 	bool via_insn;	  /* a syscall instruction outside the tapped functions (a system-call
 			   * stop): caller is its function's start, context its name */
+	bool recursive;	  /* on a recursive mutex (is_recursive_mutex): no model's */
 	int entry;	  /* a return: the raw index of its entry, -1 if unseen */
 	uint64_t args[6]; /* a return: its entry's */
 	uint64_t retval, caller, tls, created_tls;
@@ -615,6 +617,25 @@ static void on_syscall(struct ts *ts, const struct engine_tap_event *ev, int thr
 
 /* Every event of the profiles; the answer: decode this thread's accesses
  * from here on (the stepping profile's threads). */
+/*
+ * A recursive mutex (PTHREAD_MUTEX_RECURSIVE, std::recursive_mutex) is
+ * locked again by its owner and unlocked as often: a model of states
+ * without a count saw an unlock "in state READY" and reported a bug in a
+ * correct program.  Its calls are left out of every model.  glibc keeps
+ * the type in __data.__kind (offset 16), its low two bits.
+ */
+#define MUTEX_KIND_OFFSET 16
+#define MUTEX_KIND_MASK	  3
+
+static bool is_recursive_mutex(const struct engine_tap_event *ev)
+{
+	int32_t kind;
+
+	return ev->func && strncmp(ev->func, "pthread_mutex_", 14) == 0 && ev->args[0] &&
+	       ev->read(ev, ev->args[0] + MUTEX_KIND_OFFSET, &kind, sizeof(kind)) == 0 &&
+	       (kind & MUTEX_KIND_MASK) == PTHREAD_MUTEX_RECURSIVE;
+}
+
 static bool on_tap(void *ctx, const struct engine_tap_event *ev)
 {
 	struct ts *ts = ctx;
@@ -661,6 +682,7 @@ static bool on_tap(void *ctx, const struct engine_tap_event *ev)
 			r->where = strdup(ts->raws[r->entry].where);
 			r->stack = strdup(ts->raws[r->entry].stack ? ts->raws[r->entry].stack : "");
 		}
+		r->recursive = r->entry >= 0 && ts->raws[r->entry].recursive;
 		read_elements(ts, r, ev);
 		/* syscall() answers -1 when the system call failed */
 		r->failed = via_syscall ? (int64_t)ev->retval == -1
@@ -668,6 +690,7 @@ static bool on_tap(void *ctx, const struct engine_tap_event *ev)
 		if (ts->fns[fn].sync == SYNC_CREATE)
 			ev->read(ev, r->args[0], &r->created_tls, sizeof(r->created_tls));
 	} else {
+		r->recursive = !via_syscall && is_recursive_mutex(ev);
 		r->stack = format_stack(ev, &r->where);
 		r->context = context_of(ev);
 		p->raw = grow_array(p->raw, &p->cap, p->n + 1, sizeof(*p->raw));
@@ -1467,6 +1490,8 @@ static void apply_ops(struct ts *ts, struct clocks *c, int i, struct objects *os
 	const struct fn *f = &ts->fns[r->fn];
 	int k;
 
+	if (r->recursive)
+		return; /* is_recursive_mutex says why */
 	for (k = 0; k < f->nops; k++) {
 		const struct ts_op *op = ts->flat[f->ops[k]].op;
 		bool at_return =

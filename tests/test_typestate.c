@@ -622,3 +622,17 @@ Test(typestate, ctrl_c_exits_130)
 	free(err);
 	h_remove_tree(dir);
 }
+
+/* A recursive mutex is locked again by its owner: no model's object (a
+ * count-less lock model reported its inner unlocks as bugs). */
+Test(typestate, a_recursive_mutex_is_no_false_bug)
+{
+	char *dir = h_temp_dir();
+	const char *prog[] = {"tests/fixtures/tsrecursive", NULL};
+	struct h_result r = typestate(dir, NULL, 0, prog);
+
+	cr_expect_eq(r.code, 0, "exit %d\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, " 0 bugs"), "%s", r.err);
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
