@@ -853,3 +853,38 @@ Test(errors, an_interrupted_test_says_so_with_its_summary)
 	h_result_free(&r);
 	h_remove_tree(dir);
 }
+
+/* A bad --points is refused before anything runs (it printed the error
+ * and went on with 100 runs). */
+Test(errors, a_bad_points_mode_is_refused)
+{
+	char *dir = h_temp_dir();
+	struct h_result r = H_RUN(h_cctrace(), "test", "--points", "bogus", "-o", dir, "--",
+				  "tests/fixtures/sercontrol");
+
+	cr_expect_eq(r.code, 3, "exit %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, "bad --points 'bogus'") && !strstr(r.err, " runs, "), "%s", r.err);
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
+
+/* The progress line's estimate of the schedules is a whole number below
+ * a million ("~531.906" read as thousands), a magnitude above: serpiexit's
+ * five random runs estimate 35.2. */
+Test(errors, the_schedule_estimate_is_a_whole_number)
+{
+	char *dir = h_temp_dir();
+	struct h_result r = H_RUN(h_cctrace(), "test", "--strategy", "random", "--runs", "5", "-o",
+				  dir, "--", "tests/fixtures/serpiexit");
+	const char *at = strstr(r.err, " schedules in all");
+	const char *tilde = at ? at : r.err;
+
+	while (tilde > r.err && *tilde != '~')
+		tilde--;
+	cr_assert(at && *tilde == '~', "no estimate:\n%s", r.err);
+	cr_expect(!memchr(tilde, '.', (size_t)(at - tilde)) ||
+		      memchr(tilde, 'e', (size_t)(at - tilde)),
+		  "%.*s", (int)(at - tilde), tilde);
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
