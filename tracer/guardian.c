@@ -863,17 +863,13 @@ static bool faults(int sig)
  * is kept for later; a fault of the stepped instruction is a failure. */
 static int step(struct g_proc *gp, struct g_thread *t)
 {
-	const uint64_t trap = 1ull << (SIGTRAP - 1);
-	uint64_t mask = 0, unblocked;
+	uint64_t mask = 0;
 	int status, sig, tries, rc = -1;
+	bool unblocked;
 
 	/* SIGTRAP blocked (the program's own handler runs), the step's trap
 	 * would reset its action to SIG_DFL (task.c, tr_unblock_trap) */
-	if (ptrace(PTRACE_GETSIGMASK, t->tid, sizeof(mask), &mask) == 0 && (mask & trap)) {
-		unblocked = mask & ~trap;
-		if (ptrace(PTRACE_SETSIGMASK, t->tid, sizeof(unblocked), &unblocked) < 0)
-			mask &= ~trap; /* not changed: nothing to put back */
-	}
+	unblocked = tr_unblock_trap(t->tid, &mask);
 	for (tries = 0; tries < 64; tries++) {
 		if (ptrace(PTRACE_SINGLESTEP, t->tid, 0, 0) < 0 ||
 		    wait_thread(gp, t, &status) < 0 || !WIFSTOPPED(status)) {
@@ -890,8 +886,8 @@ static int step(struct g_proc *gp, struct g_thread *t)
 		if ((status >> 16) == 0)
 			t->sig = sig;
 	}
-	if (mask & trap)
-		ptrace(PTRACE_SETSIGMASK, t->tid, sizeof(mask), &mask);
+	if (unblocked)
+		tr_put_back_mask(t->tid, mask);
 	if (ptrace(PTRACE_GETREGS, t->tid, 0, &t->regs) < 0)
 		return -1;
 	return rc;

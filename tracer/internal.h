@@ -336,11 +336,12 @@ uint64_t tr_scratch_alloc(struct tr_process *p, uint64_t near, size_t len, char 
 void tr_scratch_release_all(struct tr_process *p, struct tr_thread *held);
 /* A single step with SIGTRAP blocked (the thread runs the program's own
  * SIGTRAP handler) makes the kernel reset the program's SIGTRAP action to
- * SIG_DFL (task.c says why).  tr_unblock_trap unblocks it for the step,
- * keeping the thread's mask in *mask, and says whether it did;
- * tr_put_back_mask puts the mask back once the thread has stopped. */
-bool tr_unblock_trap(struct tr_thread *th, uint64_t *mask);
-void tr_put_back_mask(struct tr_thread *th, uint64_t mask);
+ * SIG_DFL (task.c says why).  tr_unblock_trap unblocks it in stopped
+ * thread tid for the step, keeping its mask in *mask, and says whether it
+ * did; tr_put_back_mask puts the mask back once the thread has stopped.
+ * By tid: the guardian steps threads it has no struct tr_thread for. */
+bool tr_unblock_trap(pid_t tid, uint64_t *mask);
+void tr_put_back_mask(pid_t tid, uint64_t mask);
 long tr_inject_syscall(struct tr_thread *th, long nr, const long args[6], bool *ok);
 struct tr_thread *tr_any_held_thread(struct tr_process *p);
 

@@ -174,7 +174,7 @@ long tr_inject_syscall(struct tr_thread *th, long nr, const long args[6], bool *
 	tr_guard_inject(th, &saved);
 	if (ptrace(PTRACE_SETREGS, th->tid, 0, &regs) < 0)
 		goto restore;
-	unblocked = tr_unblock_trap(th, &mask); /* tr_unblock_trap says why */
+	unblocked = tr_unblock_trap(th->tid, &mask); /* tr_unblock_trap says why */
 	for (done = 0; !done;) {
 		if (ptrace(PTRACE_SINGLESTEP, th->tid, 0, 0) < 0)
 			goto restore;
@@ -199,7 +199,7 @@ long tr_inject_syscall(struct tr_thread *th, long nr, const long args[6], bool *
 		done = injected_step_done(th, status, gadget, &saved, &regs);
 		if (done < 0) {
 			if (unblocked && th->state == TR_HELD)
-				tr_put_back_mask(th, mask);
+				tr_put_back_mask(th->tid, mask);
 			tr_guard_inject(th, NULL);
 			return ret;
 		}
@@ -210,7 +210,7 @@ long tr_inject_syscall(struct tr_thread *th, long nr, const long args[6], bool *
 	}
 restore:
 	if (unblocked)
-		tr_put_back_mask(th, mask);
+		tr_put_back_mask(th->tid, mask);
 	ptrace(PTRACE_SETREGS, th->tid, 0, &saved);
 	tr_guard_inject(th, NULL);
 	th->regs = saved;

@@ -491,19 +491,19 @@ static int listen_in_group_stop(struct tr_thread *th)
  */
 #define TRAP_BIT (1ull << (SIGTRAP - 1))
 
-bool tr_unblock_trap(struct tr_thread *th, uint64_t *mask)
+bool tr_unblock_trap(pid_t tid, uint64_t *mask)
 {
 	uint64_t unblocked;
 
-	if (ptrace(PTRACE_GETSIGMASK, th->tid, sizeof(*mask), mask) < 0 || !(*mask & TRAP_BIT))
+	if (ptrace(PTRACE_GETSIGMASK, tid, sizeof(*mask), mask) < 0 || !(*mask & TRAP_BIT))
 		return false;
 	unblocked = *mask & ~TRAP_BIT;
-	return ptrace(PTRACE_SETSIGMASK, th->tid, sizeof(unblocked), &unblocked) == 0;
+	return ptrace(PTRACE_SETSIGMASK, tid, sizeof(unblocked), &unblocked) == 0;
 }
 
-void tr_put_back_mask(struct tr_thread *th, uint64_t mask)
+void tr_put_back_mask(pid_t tid, uint64_t mask)
 {
-	ptrace(PTRACE_SETSIGMASK, th->tid, sizeof(mask), &mask);
+	ptrace(PTRACE_SETSIGMASK, tid, sizeof(mask), &mask);
 }
 
 int tr_continue(struct tr_thread *th, int request)
@@ -537,7 +537,7 @@ int tr_continue(struct tr_thread *th, int request)
 	if (sig == SIGTRAP || sig == SIGILL)
 		tr_guard_before_signal(th);
 	if (request == PTRACE_SINGLESTEP && !tr_has(th, TF_MASK_SAVED) &&
-	    tr_unblock_trap(th, &th->step_mask))
+	    tr_unblock_trap(th->tid, &th->step_mask))
 		tr_set(th, TF_MASK_SAVED);
 	if (ptrace(request, th->tid, 0, (void *)(long)sig) < 0) {
 		if (errno == ESRCH)

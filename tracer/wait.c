@@ -633,7 +633,7 @@ static enum decoded decode(struct tracer *t, pid_t tid, int status, struct tr_ev
 		return task_ended(t, th, status, ev);
 	tr_mark_held(th);
 	if (tr_has(th, TF_MASK_SAVED)) { /* stepped with SIGTRAP unblocked: its own mask */
-		tr_put_back_mask(th, th->step_mask);
+		tr_put_back_mask(th->tid, th->step_mask);
 		tr_clear(th, TF_MASK_SAVED);
 	}
 	if (tr_fetch_regs(th) < 0 && errno == ESRCH)
