@@ -174,7 +174,6 @@ static const char *var_name(struct run *r, struct tr_thread *th)
 	return r->pol->threads[tc->primary >= 0 ? tc->primary : tc->bound];
 }
 
-/* ", waiting for B (p1.t3), which the schedule holds", or "". */
 /* Is o free, asleep in a wait for the outside (its call in *nr)? */
 static bool free_and_waiting_outside(struct run *r, struct tr_thread *o, long *nr)
 {
@@ -187,6 +186,7 @@ static bool free_and_waiting_outside(struct run *r, struct tr_thread *o, long *n
 	return true;
 }
 
+/* ", waiting for B (p1.t3), which the schedule holds", or "". */
 static void describe_wait(struct run *r, struct tr_thread *th, char *buf, size_t len)
 {
 	struct tr_thread *o = tracer_thread_exited(th) ? NULL : awaited(r, th);

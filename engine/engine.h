@@ -174,9 +174,10 @@ enum session_result engine_session_exec(struct engine_session *s, const char *te
 					size_t errlen);
 
 /* Serve the free threads' stops for ms (at least 1: a wait whose time
- * has passed reaps nothing) while the prompt waits for a line: they run on between commands (a
- * thread meeting a breakpoint a finished command left would wait for the next one otherwise).  A
- * stop signal is left for the prompt.  SESSION_OVER (the report in err) when the program ended or
+ * has passed reaps nothing) while the prompt waits for a line: they run
+ * on between commands (a thread meeting a breakpoint a finished command
+ * left would wait for the next one otherwise).  A stop signal is left for
+ * the prompt.  SESSION_OVER (the report in err) when the program ended or
  * crashed meanwhile. */
 enum session_result engine_session_idle(struct engine_session *s, int ms, char *err, size_t errlen);
 

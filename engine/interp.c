@@ -157,8 +157,6 @@ static void free_loc_addrs(struct proc_ctx *pc)
 		free(pc->locs[i].addrs);
 }
 
-/* A new program in p: its symbols are read again on first use, and the
- * old image's breakpoints (gone with it) are forgotten. */
 /* p's symbols and what was resolved with them, to be read again on first
  * use. */
 static void forget_symbols(struct run *r, struct tr_process *p)
@@ -180,6 +178,8 @@ static void forget_symbols(struct run *r, struct tr_process *p)
 	}
 }
 
+/* A new program in p: its symbols are read again on first use, and the
+ * old image's breakpoints (gone with it) are forgotten. */
 static void exec_happened(struct run *r, struct tr_process *p)
 {
 	forget_armed(r->armed, &r->narmed, p);
@@ -240,7 +240,6 @@ static void fork_happened(struct run *r, const struct tr_event *ev)
 static void await_libraries(struct run *r, struct tr_process *p)
 {
 	uint64_t entry = tracer_process_entry(p);
-
 	char err[256];
 
 	/* Not one of a wait's points: it stays until the process gets there,

@@ -196,7 +196,6 @@ static void move_schedule(const char *from, const char *to, const char *old_pref
 	unlink(from);
 }
 
-/* Move a worker's bug-N files to OUT/bug-K, K counting across workers. */
 /* Worker bug n's kind (bugkind.c), from the report in its bug-N.txt. */
 static void kind_of_bug(const struct worker *w, long n, char *kind, size_t len)
 {
@@ -233,9 +232,9 @@ static void drop_bug(const struct worker *w, long n)
 	}
 }
 
-/* The worker's bugs into out, numbered from *next on; one of a kind
- * already written is dropped, and counted in *repeats.  Returns how many
- * were kept. */
+/* Move a worker's bug-N files to OUT/bug-K, K counting across workers
+ * from *next on; one of a kind already written is dropped, and counted in
+ * *repeats.  Returns how many were kept. */
 static long collect_bugs(const struct explore_options *eo, const struct worker *w, long nbugs,
 			 long *next, struct bug_kinds *kinds, long *repeats)
 {

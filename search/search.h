@@ -93,8 +93,8 @@ struct search_point {
  * A strategy: one row of the table.  Parameters are whole numbers after
  * the name, separated by ':' ("pct:3", "vb:1:2"), each from its minimum to
  * its maximum (0: SEARCH_PARAM_MAX; a flag's is 1, pct:3:9 is refused);
- * the first nrequired must be given, the rest may be
- * (absent ones take their default).  The hooks get the whole search; the
+ * the first nrequired must be given, the rest may be (absent ones take
+ * their default).  The hooks get the whole search; the
  * strategy keeps its own state in it (search/internal.h).
  *
  * Sharding is a hook: `shard`, called once after init, sets up how this

@@ -615,8 +615,6 @@ static void on_syscall(struct ts *ts, const struct engine_tap_event *ev, int thr
 	ts->nraws += 2;
 }
 
-/* Every event of the profiles; the answer: decode this thread's accesses
- * from here on (the stepping profile's threads). */
 /*
  * A recursive mutex (PTHREAD_MUTEX_RECURSIVE, std::recursive_mutex) is
  * locked again by its owner and unlocked as often: a model of states
@@ -636,6 +634,8 @@ static bool is_recursive_mutex(const struct engine_tap_event *ev)
 	       (kind & MUTEX_KIND_MASK) == PTHREAD_MUTEX_RECURSIVE;
 }
 
+/* Every event of the profiles; the answer: decode this thread's accesses
+ * from here on (the stepping profile's threads). */
 static bool on_tap(void *ctx, const struct engine_tap_event *ev)
 {
 	struct ts *ts = ctx;

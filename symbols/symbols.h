@@ -142,8 +142,8 @@ int sym_static_own_code(struct sym_space *space, const struct sym_range **ranges
  * order: where a linear decode may start, as each begins with an
  * instruction and the gaps between them hold none (symbols/code.c).
  * Offline, each module's are at its link-time addresses, so two modules'
- * may overlap.  Sets *ranges (owned by the space, valid until its next refresh) and
- * *n; 0, or -1 when memory is exhausted. */
+ * may overlap.  Sets *ranges (owned by the space, valid until its next
+ * refresh) and *n; 0, or -1 when memory is exhausted. */
 int sym_code_sections(struct sym_space *space, const struct sym_range **ranges, size_t *n);
 
 /* --- variables and types (DWARF) --- */

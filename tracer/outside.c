@@ -8,10 +8,12 @@
  * idle in epoll_wait until a client writes, a thread in accept, a read on a
  * socket, a terminal or a pipe from outside, a write to a full pipe that a
  * process outside reads (`prog | less`), a wait for a signal (a timer's,
- * another process's), or a sleep that ends by itself.  Those wait for something outside the program
- * (a client, a person, the clock), which no held thread can give, and calling them a deadlock would
- * end a schedule just because the next request has not arrived yet.  So a thread asleep in one of
- * them is waiting, not blocked: the statement waits for its event or its timeout.
+ * another process's), or a sleep that ends by itself.  Those wait for
+ * something outside the program (a client, a person, the clock), which no
+ * held thread can give, and calling them a deadlock would end a schedule
+ * just because the next request has not arrived yet.  So a thread asleep
+ * in one of them is waiting, not blocked: the statement waits for its
+ * event or its timeout.
  *
  * Readiness waits (epoll, poll, select) may also watch a pipe a held
  * thread would write, and a socket read may be on a socketpair between two
@@ -51,13 +53,13 @@ void tracer_fd_kind(const struct tr_process *p, int fd, char *kind, size_t len)
 static bool opens_pipe(pid_t pid, const char *pipe, int end)
 {
 	char path[320], target[64], line[64];
-	bool writes = false;
+	bool opens = false;
 	struct dirent *d;
 	DIR *dir;
 
 	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
 	dir = opendir(path);
-	while (dir && !writes && (d = readdir(dir)) != NULL) {
+	while (dir && !opens && (d = readdir(dir)) != NULL) {
 		FILE *info;
 		unsigned flags = 0;
 
@@ -71,12 +73,12 @@ static bool opens_pipe(pid_t pid, const char *pipe, int end)
 				break;
 		if (info)
 			fclose(info);
-		writes = end == O_WRONLY ? (flags & O_ACCMODE) != O_RDONLY
-					 : (flags & O_ACCMODE) != O_WRONLY;
+		opens = end == O_WRONLY ? (flags & O_ACCMODE) != O_RDONLY
+					: (flags & O_ACCMODE) != O_WRONLY;
 	}
 	if (dir)
 		closedir(dir);
-	return writes;
+	return opens;
 }
 
 /*
