@@ -262,32 +262,42 @@ static void drop_stale_interrupt(void)
 	tracer_stop_signal(true);
 }
 
-/* Run fn with the run's report going into err instead of stderr. */
-static enum session_result execute(struct engine_session *s, struct schedule *sched, char *err,
-				   size_t errlen)
+/* Run fn (false: it failed) with the run's report going into err instead
+ * of stderr, where a failure's report stays.  The session is over once
+ * the program is gone, or a failure was a bug of the program's. */
+static enum session_result captured(struct engine_session *s,
+				    bool (*fn)(struct engine_session *s, void *ctx), void *ctx,
+				    char *err, size_t errlen)
 {
 	FILE *saved = s->opt.report;
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *mem = open_memstream(&buf, &len);
-	int rc;
+	bool ok;
 
 	s->opt.report = mem;
 	s->run->finished = false;
-	rc = run_statements(s->run, sched);
-	tracer_terminal_take(s->tracer); /* the prompt reads it next */
+	ok = fn(s, ctx);
 	s->opt.report = saved;
 	if (mem)
 		fclose(mem);
-	snprintf(err, errlen, "%s", buf && rc < 0 ? buf : "");
+	snprintf(err, errlen, "%s", buf && !ok ? buf : "");
 	free(buf);
 	if (err[0] && err[strlen(err) - 1] == '\n')
 		err[strlen(err) - 1] = 0;
-	if (program_gone(s) || (rc < 0 && s->run->outcome == OUTCOME_BUG)) {
+	if (program_gone(s) || (!ok && s->run->outcome == OUTCOME_BUG)) {
 		s->over = true;
 		return SESSION_OVER;
 	}
-	return rc < 0 ? SESSION_FAILED : SESSION_OK;
+	return ok ? SESSION_OK : SESSION_FAILED;
+}
+
+static bool run_schedule(struct engine_session *s, void *sched)
+{
+	int rc = run_statements(s->run, sched);
+
+	tracer_terminal_take(s->tracer); /* the prompt reads it next */
+	return rc >= 0;
 }
 
 static bool anyone_running(struct engine_session *s)
@@ -300,6 +310,11 @@ static bool anyone_running(struct engine_session *s)
 	return false;
 }
 
+static bool serve_free_stops(struct engine_session *s, void *req)
+{
+	return loop_run(s->run, req) != FLOW_STOP;
+}
+
 /*
  * Between commands the free threads run on, as the statements that let
  * them go said: their stops (a breakpoint a finished wait left planted, a
@@ -310,11 +325,6 @@ static bool anyone_running(struct engine_session *s)
 enum session_result engine_session_idle(struct engine_session *s, int ms, char *err, size_t errlen)
 {
 	struct loop_request req = {.deadline_ms = tracer_now_ms() + ms, .idle = true};
-	FILE *saved = s->opt.report;
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *mem;
-	enum flow flow;
 
 	err[0] = 0;
 	if (s->over)
@@ -326,22 +336,7 @@ enum session_result engine_session_idle(struct engine_session *s, int ms, char *
 		return SESSION_OK;
 	points_flush(s->run);
 	tracer_terminal_prompt(s->tracer, true);
-	mem = open_memstream(&buf, &len);
-	s->opt.report = mem;
-	s->run->finished = false;
-	flow = loop_run(s->run, &req);
-	s->opt.report = saved;
-	if (mem)
-		fclose(mem);
-	snprintf(err, errlen, "%s", buf && flow == FLOW_STOP ? buf : "");
-	free(buf);
-	if (err[0] && err[strlen(err) - 1] == '\n')
-		err[strlen(err) - 1] = 0;
-	if (program_gone(s) || (flow == FLOW_STOP && s->run->outcome == OUTCOME_BUG)) {
-		s->over = true;
-		return SESSION_OVER;
-	}
-	return flow == FLOW_STOP ? SESSION_FAILED : SESSION_OK;
+	return captured(s, serve_free_stops, &req, err, errlen);
 }
 
 static void record(struct engine_session *s, const char *fmt, const char *text)
@@ -370,7 +365,7 @@ enum session_result engine_session_exec(struct engine_session *s, const char *te
 		return SESSION_FAILED;
 	drop_stale_interrupt();
 	tracer_terminal_prompt(s->tracer, false); /* threads that asked for it ask again */
-	r = execute(s, sched, err, errlen);
+	r = captured(s, run_schedule, sched, err, errlen);
 	s->let_run = true;
 	record(s, r == SESSION_OK ? "%s" : "# failed: %s", text);
 	return r;
