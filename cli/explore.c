@@ -78,27 +78,26 @@ static bool nothing_explored(const char *cmd, const struct explore_summary *sum,
 			cmd);
 		return true;
 	}
-	/* Without a schedule an infeasible run is one ended at --max-steps:
-	 * none that reached its end has tested nothing. */
-	if (serial && !sum->interrupted && sum->runs > 0 && sum->completed == 0 &&
-	    sum->infeasible == sum->runs) {
-		report(cmd, sum, dir);
-		fprintf(stderr,
-			"cctrace %s: error: no run reached the program's end (each was ended at "
-			"--max-steps), so nothing was tested; a program that does not end by "
-			"itself needs --driver to end each run, or give a higher --max-steps\n",
-			cmd);
-		return true;
-	}
-	/* ...or could not go on: why, in the last one's words (the program
-	 * killed by SIGPIPE under `| head`) */
+	/* Without a schedule no run that reached the program's end has tested
+	 * nothing: each was ended at --max-steps (an infeasible run, then), or
+	 * could not go on, for the reason the last one gives (the program
+	 * killed by SIGPIPE under `| head`). */
 	if (serial && !sum->interrupted && sum->runs > 0 && sum->completed == 0 &&
 	    sum->infeasible + sum->unrealizable + sum->errors == sum->runs) {
 		report(cmd, sum, dir);
-		fprintf(stderr,
-			"cctrace %s: error: no run reached the program's end, so nothing was "
-			"tested; the last: %s\n",
-			cmd, sum->last_failure[0] ? sum->last_failure : "(no report)");
+		if (sum->infeasible == sum->runs)
+			fprintf(
+			    stderr,
+			    "cctrace %s: error: no run reached the program's end (each was "
+			    "ended at --max-steps), so nothing was tested; a program that does "
+			    "not end by itself needs --driver to end each run, or give a higher "
+			    "--max-steps\n",
+			    cmd);
+		else
+			fprintf(stderr,
+				"cctrace %s: error: no run reached the program's end, so nothing "
+				"was tested; the last: %s\n",
+				cmd, sum->last_failure[0] ? sum->last_failure : "(no report)");
 		return true;
 	}
 	if (sum->interrupted || sum->runs == 0 || sum->unrealizable + sum->errors < sum->runs)
@@ -162,7 +161,7 @@ static char *bug_file(const char *dir, long n, const char *ext)
 
 /* One test case per bug found, failed (passed with --expect bug), or one
  * for the whole search when there is none. */
-int explore_write_junit(const struct cli_args *a, const struct explore_summary *sum)
+static int write_junit(const struct cli_args *a, const struct explore_summary *sum)
 {
 	long n, ncases = sum->bugs ? sum->bugs : 1;
 	struct junit_case *cases = calloc((size_t)ncases, sizeof(*cases));
@@ -221,7 +220,7 @@ out:
 }
 
 /* The exit code of a search that ran. */
-int explore_exit_code(const struct cli_args *a, const struct explore_summary *sum)
+static int exit_code(const struct cli_args *a, const struct explore_summary *sum)
 {
 	int sig = engine_stop_signal();
 
@@ -232,9 +231,8 @@ int explore_exit_code(const struct cli_args *a, const struct explore_summary *su
 			sigabbrev_np(sig));
 		return 128 + sig;
 	}
-	if (!sum->bugs &&
-	    nothing_explored(a->command, sum, a->eo.out_dir,
-			     a->eo.schedule && strcmp(a->eo.schedule, "(serial)") == 0))
+	/* no schedule: test's search (explore without one) */
+	if (!sum->bugs && nothing_explored(a->command, sum, a->eo.out_dir, a->noperands == 0))
 		return EXIT_ERROR;
 	report(a->command, sum, a->eo.out_dir);
 	say_why_it_ended(a, sum);
@@ -242,6 +240,15 @@ int explore_exit_code(const struct cli_args *a, const struct explore_summary *su
 		return a->expect == (sum->bugs ? OUTCOME_BUG : OUTCOME_COMPLETED) ? 0
 										  : EXIT_UNEXPECTED;
 	return sum->bugs ? 1 : 0;
+}
+
+int explore_exit_code(const struct cli_args *a, const struct explore_summary *sum)
+{
+	int rc = exit_code(a, sum);
+
+	if (a->junit_path && rc != EXIT_ERROR && write_junit(a, sum) < 0 && rc < 128)
+		rc = EXIT_ERROR;
+	return rc;
 }
 
 int explore_main(struct cli_args *a)
@@ -277,8 +284,6 @@ int explore_main(struct cli_args *a)
 		fprintf(stderr, "cctrace explore: error: %s\n", err);
 	else
 		rc = explore_exit_code(a, &sum);
-	if (a->junit_path && rc != EXIT_ERROR && explore_write_junit(a, &sum) < 0 && rc < 128)
-		rc = EXIT_ERROR;
 out:
 	engine_free(pol);
 	explore_close_outputs(a);

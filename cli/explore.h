@@ -9,7 +9,7 @@ struct cli_args;
 /* The options are parsed (cli_parse); returns the process exit code. */
 int explore_main(struct cli_args *a);
 /* The exit code of a search that ran (explore, test), after its summary
- * line on stderr. */
+ * line on stderr and its --junit report. */
 struct explore_summary;
 int explore_exit_code(const struct cli_args *a, const struct explore_summary *sum);
 /* The outputs a search writes besides its bug files (--json, --json-file,
@@ -17,8 +17,6 @@ int explore_exit_code(const struct cli_args *a, const struct explore_summary *su
  * cannot be opened (said); closed by explore_close_outputs. */
 int explore_open_outputs(struct cli_args *a);
 void explore_close_outputs(struct cli_args *a);
-/* --junit's report of a search that ran: -1 when it cannot be written. */
-int explore_write_junit(const struct cli_args *a, const struct explore_summary *sum);
 /* `cctrace test -- PROG` (cli/test.c). */
 int test_main(struct cli_args *a);
 

@@ -41,8 +41,6 @@ int test_main(struct cli_args *a)
 		return engine_stop_signal() ? 128 + engine_stop_signal() : EXIT_ERROR;
 	}
 	rc = explore_exit_code(a, &sum);
-	if (a->junit_path && rc != EXIT_ERROR && explore_write_junit(a, &sum) < 0 && rc < 128)
-		rc = EXIT_ERROR;
 	explore_close_outputs(a);
 	return rc;
 }
