@@ -19,6 +19,8 @@
  *   interfere.c  the last writer of each address: reads of another
  *              thread's write (ib, bugstats.c)
  *   bugstats.c bug-N.txt's numbers, on a replay of the written schedule
+ *   bugkind.c  a bug's kind, and the kinds a search wrote
+ *   text.c     a file's whole text
  */
 #ifndef CCTRACE_SEARCH_INTERNAL_H
 #define CCTRACE_SEARCH_INTERNAL_H
@@ -26,6 +28,12 @@
 #include "search/search.h"
 
 #include <assert.h>
+
+/* --- text.c --- */
+
+/* The whole text of the file at path (to free): "" if it cannot be read
+ * through, NULL if it cannot be opened (errno says why). */
+char *search_read_text(const char *path);
 
 /* --- jobs.c --- */
 

@@ -199,21 +199,10 @@ static void move_schedule(const char *from, const char *to, const char *old_pref
 /* Worker bug n's kind (bugkind.c), from the report in its bug-N.txt. */
 static void kind_of_bug(const struct worker *w, long n, char *kind, size_t len)
 {
-	char path[8192], *text = NULL;
-	size_t cap = 0;
-	FILE *f;
+	char path[8192], *text;
 
 	snprintf(path, sizeof(path), "%s/bug-%ld.txt", w->dir, n);
-	f = fopen(path, "r");
-	if (f) {
-		ssize_t got = getdelim(&text, &cap, '\0', f);
-
-		if (got < 0) {
-			free(text);
-			text = NULL;
-		}
-		fclose(f);
-	}
+	text = search_read_text(path);
 	search_bug_kind(text, kind, len);
 	free(text);
 }

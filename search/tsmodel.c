@@ -43,7 +43,7 @@
  * `#` starts a comment.  A function may appear in several lines (close is
  * both a transit and a limit).
  */
-#include "search/search.h"
+#include "search/internal.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -638,19 +638,10 @@ int ts_models_builtin(struct ts_models *ms, const char *name, char *err, size_t 
 
 static char *read_text(const char *path, char *err, size_t errlen)
 {
-	FILE *f = fopen(path, "r");
-	char *text = NULL;
-	size_t len = 0;
+	char *text = search_read_text(path);
 
-	if (!f) {
+	if (!text)
 		snprintf(err, errlen, "cannot open model file '%s': %s", path, strerror(errno));
-		return NULL;
-	}
-	if (getdelim(&text, &len, '\0', f) < 0) {
-		free(text);
-		text = strdup("");
-	}
-	fclose(f);
 	return text;
 }
 

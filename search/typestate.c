@@ -79,7 +79,7 @@
  *    schedule reached the point where the limited call is made on the
  *    object in a state that forbids it.
  */
-#include "search/search.h"
+#include "search/internal.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -703,20 +703,12 @@ static bool on_tap(void *ctx, const struct engine_tap_event *ev)
 	return step && !p->n; /* inside a tapped call, the call is the use */
 }
 
+/* A log's text, "" if there is none. */
 static char *read_all(const char *path)
 {
-	FILE *f = fopen(path, "r");
-	char *text = NULL;
-	size_t len = 0;
+	char *text = search_read_text(path);
 
-	if (!f)
-		return strdup("");
-	if (getdelim(&text, &len, '\0', f) < 0) {
-		free(text);
-		text = strdup("");
-	}
-	fclose(f);
-	return text;
+	return text ? text : strdup("");
 }
 
 static int write_text(const char *path, const char *text, char *err, size_t errlen)
