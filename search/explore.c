@@ -51,8 +51,7 @@ static const char *shard_of(const struct explore_options *eo)
 	return text;
 }
 
-/* The command a search is, in its messages and bug files. */
-static const char *command_of(const struct explore_options *eo)
+const char *search_command_of(const struct explore_options *eo)
 {
 	return eo->serial ? "test" : "explore";
 }
@@ -119,7 +118,7 @@ static int execute_once(struct policy *pol, char *const argv[], const struct eng
 	}
 	if (eo->trace_json)
 		engine_trace_json_header(eo->trace_json, &(struct engine_trace_header){
-							     .command = command_of(eo),
+							     .command = search_command_of(eo),
 							     .schedule = eo->schedule,
 							     .argv = argv,
 							     .strategy = sum->strategy,
@@ -236,7 +235,8 @@ static char *bug_head(const struct explore_options *eo, const struct engine_opti
 		free(input);
 	}
 	fprintf(f, "\n# found by cctrace %s --strategy %s --seed %lu%s, run %ld, choices [%s]\n",
-		command_of(eo), strategy, (unsigned long)eo->seed, shard_of(eo), run, o->choices);
+		search_command_of(eo), strategy, (unsigned long)eo->seed, shard_of(eo), run,
+		o->choices);
 	if (fclose(f) != 0) {
 		free(head);
 		return NULL;
@@ -261,7 +261,7 @@ static int save_picture(const struct explore_options *eo, char *const argv[], lo
 	if (asprintf(&about,
 		     "found by cctrace %s --strategy %s --seed %lu%s in run %ld, choices [%s]; "
 		     "replay with cctrace run %s/bug-%ld.sched",
-		     command_of(eo), strategy, (unsigned long)eo->seed, shard_of(eo), run,
+		     search_command_of(eo), strategy, (unsigned long)eo->seed, shard_of(eo), run,
 		     o->choices ? o->choices : "", eo->out_dir, n) < 0) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
@@ -311,8 +311,8 @@ static int save_bug(const struct explore_options *eo, const struct engine_option
 	if (rc < 0 || asprintf(&head,
 			       "outcome: bug\nfound by cctrace %s\nstrategy: %s\nseed: %lu\n%srun: "
 			       "%ld\nchoices: %s\n%s\n--- report\n",
-			       command_of(eo), strategy, (unsigned long)eo->seed, shard_line, run,
-			       o->choices, eo->serial ? serial_counts(o) : "") < 0)
+			       search_command_of(eo), strategy, (unsigned long)eo->seed, shard_line,
+			       run, o->choices, eo->serial ? serial_counts(o) : "") < 0)
 		return -1;
 	rc = write_file(eo->out_dir, "bug", n, "txt", head, o->report, err, errlen);
 	free(head);
@@ -596,7 +596,7 @@ static void progress_init(struct explore_progress *p, const struct explore_optio
 				       .tty = isatty(STDERR_FILENO),
 				       .t0 = now,
 				       .last_plain = now,
-				       .command = command_of(eo)};
+				       .command = search_command_of(eo)};
 }
 
 struct explore_progress *explore_progress_new(const struct explore_options *eo)
@@ -635,10 +635,11 @@ static void announce_bug(struct explore_progress *p, const struct explore_option
 		fprintf(
 		    stderr,
 		    "cctrace %s: bug %ld in run %ld (run %ld of its %s round): %s/bug-%ld.sched\n",
-		    command_of(eo), n, eo->run_offset + run, run, eo->strategy, eo->out_dir, n);
+		    search_command_of(eo), n, eo->run_offset + run, run, eo->strategy, eo->out_dir,
+		    n);
 	else
 		fprintf(stderr, "cctrace %s: bug %ld in run %ld: %s/bug-%ld.sched\n",
-			command_of(eo), n, run, eo->out_dir, n);
+			search_command_of(eo), n, run, eo->out_dir, n);
 }
 
 /* ms to a tenth, without binary noise in the printed number. */
@@ -722,7 +723,7 @@ void search_note_snapshot(const struct explore_options *eo, const struct engine_
 {
 	if (eo->verbose && engine_snapshot_fallback(s))
 		fprintf(stderr, "cctrace %s: note: runs were launched afresh, not forked: %s\n",
-			command_of(eo), engine_snapshot_fallback(s));
+			search_command_of(eo), engine_snapshot_fallback(s));
 }
 
 /* Ctrl-C, SIGTERM or another stop signal reached cctrace (the flag
@@ -747,13 +748,13 @@ static void minimize_bug(struct explore_progress *shown, const struct explore_op
 		fprintf(stderr,
 			"cctrace %s: bug-%ld.sched minimised %s: %d steps dropped, %d lines "
 			"left, not every line tried%s\n",
-			command_of(eo), n,
+			search_command_of(eo), n,
 			engine_stop_signal() ? "until interrupted" : "for its time", res.removed,
 			res.lines, engine_stop_signal() ? "" : " (--minimize-time)");
 	} else if (eo->progress) {
 		clear_live_line(shown);
 		fprintf(stderr, "cctrace %s: bug-%ld.sched minimised: %d steps dropped\n",
-			command_of(eo), n, res.removed);
+			search_command_of(eo), n, res.removed);
 	}
 }
 

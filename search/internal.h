@@ -67,6 +67,11 @@ void search_bug_kind(const char *report, char *buf, size_t len);
 bool search_bug_kinds_add(struct bug_kinds *set, const char *kind);
 void search_bug_kinds_free(struct bug_kinds *set);
 
+/* --- explore.c --- */
+
+/* The command a search is, in its messages and bug files: test or explore. */
+const char *search_command_of(const struct explore_options *eo);
+
 /* --- explore.c: one progress line over a portfolio's rounds --- */
 
 /* A progress line for a search of several rounds (eo: the search's

@@ -227,7 +227,7 @@ static void drop_bug(const struct worker *w, long n)
 static long collect_bugs(const struct explore_options *eo, const struct worker *w, long nbugs,
 			 long *next, struct bug_kinds *kinds, long *repeats)
 {
-	const char *cmd = eo->serial ? "test" : "explore";
+	const char *cmd = search_command_of(eo);
 	static const char *const moved[] = {"txt", "html", "stdin"};
 	static const char *const schedules[] = {"full.sched", "sched"}; /* the one said last */
 	char from[8192], to[8192], old_prefix[8192], new_prefix[8192], kind[4096];
