@@ -679,30 +679,9 @@ static inline void h_pace(void)
 	poll(NULL, 0, 1);
 }
 
-/* A numeric field of /proc/PID/task/TID/status ("TracerPid"), -1 if absent. */
-static inline long h_status_field(pid_t pid, pid_t tid, const char *field)
-{
-	char path[64], line[256];
-	size_t flen = strlen(field);
-	long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (strncmp(line, field, flen) == 0 && line[flen] == ':') {
-			v = strtol(line + flen + 1, NULL, 10);
-			break;
-		}
-	fclose(f);
-	return v;
-}
-
-/* A hexadecimal field of a thread's status (SigCgt, SigBlk...) into *v;
- * false if the thread or the field is gone. */
-static inline bool h_status_hex(pid_t pid, pid_t tid, const char *field, unsigned long long *v)
+/* The text of a field of /proc/PID/task/TID/status, after its colon, into
+ * value; false if the thread or the field is gone. */
+static inline bool h_status_text(pid_t pid, pid_t tid, const char *field, char *value, size_t len)
 {
 	char path[64], line[256];
 	size_t flen = strlen(field);
@@ -714,10 +693,30 @@ static inline bool h_status_hex(pid_t pid, pid_t tid, const char *field, unsigne
 	if (!f)
 		return false;
 	while (!found && fgets(line, sizeof(line), f))
-		if (strncmp(line, field, flen) == 0 && line[flen] == ':')
-			found = sscanf(line + flen + 1, "%llx", v) == 1;
+		if (strncmp(line, field, flen) == 0 && line[flen] == ':') {
+			snprintf(value, len, "%s", line + flen + 1);
+			found = true;
+		}
 	fclose(f);
 	return found;
+}
+
+/* A numeric field of /proc/PID/task/TID/status ("TracerPid"), -1 if absent. */
+static inline long h_status_field(pid_t pid, pid_t tid, const char *field)
+{
+	char value[256];
+
+	return h_status_text(pid, tid, field, value, sizeof(value)) ? strtol(value, NULL, 10) : -1;
+}
+
+/* A hexadecimal field of a thread's status (SigCgt, SigBlk...) into *v;
+ * false if the thread or the field is gone. */
+static inline bool h_status_hex(pid_t pid, pid_t tid, const char *field, unsigned long long *v)
+{
+	char value[256];
+
+	return h_status_text(pid, tid, field, value, sizeof(value)) &&
+	       sscanf(value, "%llx", v) == 1;
 }
 
 /* The State letter of a thread ('R', 'S', 't', ...), 0 if it is gone. */
