@@ -62,6 +62,10 @@ static int load(struct eval_ctx *c, const struct expr *e, const struct value *v,
 {
 	uint64_t size = sym_type_size(v->type), raw = 0;
 
+	if (v->unknown) {
+		*out = 0;
+		return 0;
+	}
 	if (!is_scalar(v->type))
 		return fail(c, e, "'%s' is a %s, not a number", e->name ? e->name : "expression",
 			    sym_type_name(v->type));
@@ -72,7 +76,9 @@ static int load(struct eval_ctx *c, const struct expr *e, const struct value *v,
 		*out = 0;
 		return 0;
 	}
-	if (c->read_memory(v->target ? v->target : c->target, v->addr, &raw, size) < 0)
+	if (v->preread)
+		raw = size < 8 ? (uint64_t)v->i & ((1ull << (size * 8)) - 1) : (uint64_t)v->i;
+	else if (c->read_memory(v->target ? v->target : c->target, v->addr, &raw, size) < 0)
 		return fail(c, e, "cannot read %lu bytes at %#lx in the target",
 			    (unsigned long)size, (unsigned long)v->addr);
 	if (sym_type_kind(v->type) == SYM_T_SIGNED && size < 8) {
@@ -108,8 +114,17 @@ static int variable_in(struct eval_ctx *c, const struct expr *e, const char *nam
 
 	if (sym_variable_at(c->syms, name, view, &var, why, sizeof(why)) < 0)
 		return fail(c, e, "%s (in %s)", why, thread_name);
-	*out =
-	    (struct value){.lvalue = true, .addr = var.addr, .type = var.type, .target = view->ctx};
+	/* A register holds a scalar whole; an aggregate's members it cannot
+	 * be asked for by address. */
+	if (var.no_address && !is_scalar(var.type))
+		return fail(c, e, "%s (in %s)", why, thread_name);
+	*out = (struct value){.lvalue = true,
+			      .addr = var.addr,
+			      .type = var.type,
+			      .target = view->ctx,
+			      .preread = var.value_known,
+			      .no_address = var.no_address,
+			      .i = (int64_t)var.value};
 	return 0;
 }
 
@@ -120,6 +135,10 @@ static int variable_type(struct eval_ctx *c, const struct expr *e, const char *n
 	const struct sym_type *type = NULL;
 	struct sym_var var;
 
+	if (sym_variable_varies(c->syms, name)) {
+		*out = (struct value){.lvalue = true, .unknown = true};
+		return 0;
+	}
 	if (sym_variable_scope(c->syms, name, &type) == SYM_SCOPE_NONE) {
 		if (sym_variable(c->syms, name, &var) < 0)
 			return fail(c, e, "no variable '%s' in the program", name);
@@ -219,6 +238,10 @@ static int eval_member(struct eval_ctx *c, const struct expr *e, struct value *o
 		return eval_thread_member(c, e, out);
 	if (eval_value(c, e->lhs, &base) < 0)
 		return -1;
+	if (base.unknown) {
+		*out = base;
+		return 0;
+	}
 	if (e->kind == E_ARROW) {
 		if (!base.type || sym_type_kind(base.type) != SYM_T_POINTER)
 			return fail(c, e, "'->' needs a pointer to a struct; use '.' on a struct");
@@ -251,6 +274,10 @@ static int eval_index(struct eval_ctx *c, const struct expr *e, struct value *ou
 
 	if (eval_value(c, e->lhs, &base) < 0 || eval_int(c, e->rhs, &index) < 0)
 		return -1;
+	if (base.unknown) {
+		*out = base;
+		return 0;
+	}
 	if (!base.type)
 		return fail(c, e, "cannot index a plain number");
 	if (sym_type_kind(base.type) == SYM_T_ARRAY) {
@@ -285,10 +312,16 @@ static int eval_unary(struct eval_ctx *c, const struct expr *e, struct value *ou
 	if (e->op == '&') {
 		if (!v.lvalue)
 			return fail(c, e, "'&' needs a variable");
+		if (v.no_address)
+			return fail(c, e, "'&': it lives in a register here, not in memory");
 		*out = (struct value){.i = (int64_t)v.addr};
 		return 0;
 	}
 	if (e->op == '*') {
+		if (v.unknown) {
+			*out = v;
+			return 0;
+		}
 		if (!v.type || sym_type_kind(v.type) != SYM_T_POINTER || !sym_type_target(v.type))
 			return fail(c, e, "'*' needs a typed pointer");
 		if (rvalue(c, e->lhs, &v) < 0)
@@ -515,6 +548,8 @@ int eval_lvalue(struct eval_ctx *c, const struct expr *e, uint64_t *addr, uint64
 		return -1;
 	if (!v.lvalue)
 		return fail(c, e, "a watchpoint needs a variable, a member or an element");
+	if (v.no_address)
+		return fail(c, e, "cannot watch it: it lives in a register here, not in memory");
 	*addr = v.addr;
 	*size = sym_type_size(v.type);
 	return 0;

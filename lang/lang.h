@@ -168,6 +168,15 @@ struct value {
 	/* lvalue: the target whose memory it is in, NULL: the eval_ctx's.
 	 * T.var is in T's process, which a forked child makes another. */
 	void *target;
+	/* While checking: typed only where the thread stops (a local declared
+	 * with different types, sym_variable_varies); what is made of it is
+	 * unknown too, and checked at run time alone. */
+	bool unknown;
+	/* lvalue whose memory does not hold its value here, i does: a variable
+	 * in a register (no_address too), a parameter its prologue has not
+	 * stored yet (sym_var.value_known) */
+	bool preread;
+	bool no_address;
 };
 
 struct eval_ctx {

@@ -219,6 +219,15 @@ struct symi_eval {
 
 /* Run-time address of variable DIE VAR; -1 with "'name' <why>" in c->err. */
 int symi_variable_address(struct symi_eval *c, Dwarf_Die *var, uint64_t *addr);
+/* ...or, where a register holds it or it is computed, its value
+ * (out->no_address and value_known, the reason it has no address in
+ * c->err): -1 only when it has neither. */
+int symi_variable_location(struct symi_eval *c, Dwarf_Die *var, struct sym_var *out);
+/* entry.c: 1 with *value when VAR is a parameter of c->func that the pc is
+ * before the prologue's store of (its value is in its argument register);
+ * 0 when memory holds it; -1 when it is not stored yet and its register
+ * is not worked out (the reason in c->err). */
+int symi_entry_parameter(struct symi_eval *c, Dwarf_Die *var, uint64_t *value);
 /* Start of module M's TLS block in the thread; the reason names the variable. */
 int symi_eval_tls_base(struct symi_eval *c, struct sym_mod *m, uint64_t *base);
 /* Sets c->err to "'name' " followed by FMT; returns -1. */

@@ -370,7 +370,30 @@ static int eval_expr(struct symi_eval *c, Dwarf_Attribute *attr, const Dwarf_Op 
 
 /* --- one variable DIE --- */
 
-int symi_variable_address(struct symi_eval *c, Dwarf_Die *var, uint64_t *addr)
+/* A location that is a register of the thread's alone, or a value computed
+ * from them (DW_OP_stack_value): 1 with *value, the reason it has no
+ * address left in c->err; 0: it is some other location. */
+static int value_location(struct symi_eval *c, Dwarf_Attribute *at, const Dwarf_Op *ops, size_t n,
+			  uint64_t *value)
+{
+	unsigned reg;
+
+	if (ops[n - 1].atom == DW_OP_stack_value) {
+		if (eval_expr(c, at, ops, n - 1, 0, value) < 0)
+			return -1;
+		symi_eval_fail(c, "has no address at this point (%s)",
+			       "its value is computed, not stored");
+		return 1;
+	}
+	if (n != 1 || !((ops[0].atom >= DW_OP_reg0 && ops[0].atom <= DW_OP_reg31) ||
+			ops[0].atom == DW_OP_regx))
+		return 0;
+	reg = ops[0].atom == DW_OP_regx ? (unsigned)ops[0].number : (unsigned)(ops[0].atom - DW_OP_reg0);
+	register_location(c, reg);
+	return reg_value(c->view->regs, reg, value) ? 1 : -1;
+}
+
+int symi_variable_location(struct symi_eval *c, Dwarf_Die *var, struct sym_var *out)
 {
 	Dwarf_Attribute at;
 	Dwarf_Op *ops;
@@ -387,5 +410,20 @@ int symi_variable_address(struct symi_eval *c, Dwarf_Die *var, uint64_t *addr)
 		return symi_eval_fail(c, "has no address: %s", dwarf_errmsg(-1));
 	if (k == 0 || n == 0)
 		return symi_eval_fail(c, "is optimized out at this point");
-	return eval_expr(c, &at, ops, n, 0, addr);
+	k = value_location(c, &at, ops, n, &out->value);
+	if (k != 0) {
+		out->no_address = out->value_known = k > 0;
+		return k > 0 ? 0 : -1;
+	}
+	return eval_expr(c, &at, ops, n, 0, &out->addr);
+}
+
+int symi_variable_address(struct symi_eval *c, Dwarf_Die *var, uint64_t *addr)
+{
+	struct sym_var v = {0};
+
+	if (symi_variable_location(c, var, &v) < 0 || v.no_address)
+		return -1;
+	*addr = v.addr;
+	return 0;
 }

@@ -86,7 +86,14 @@ static int from_scopes(struct symi_eval *c, struct sym_var *out)
 	if (idx < 0 || is_declaration(&var))
 		goto out;
 	c->func = enclosing_function(scopes, n, cu, pc - c->bias, &func) ? &func : NULL;
-	rc = symi_variable_address(c, &var, &out->addr) < 0 ? -1 : 1;
+	*out = (struct sym_var){0};
+	rc = symi_variable_location(c, &var, out) < 0 ? -1 : 1;
+	if (rc == 1 && !out->no_address) {
+		int entry = symi_entry_parameter(c, &var, &out->value);
+
+		rc = entry < 0 ? -1 : 1;
+		out->value_known = entry > 0;
+	}
 	if (rc == 1)
 		out->type = symi_type_of(c->s, &var);
 	if (rc == 1 && !out->type)
@@ -192,6 +199,7 @@ int sym_variable_at(struct sym_space *s, const char *name, const struct sym_thre
 		c.err = scratch;
 		c.errlen = sizeof(scratch);
 	}
+	*out = (struct sym_var){0};
 	if (!s->pid) {
 		snprintf(c.err, c.errlen, "'%s': locals and TLS need a live process", name);
 		return -1;

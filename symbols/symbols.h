@@ -162,8 +162,15 @@ enum sym_type_kind {
 };
 
 struct sym_var {
-	uint64_t addr;
+	uint64_t addr; /* none when no_address */
 	const struct sym_type *type;
+	/* Where memory does not hold the value, value does: a variable that
+	 * lives in a register here (no_address), or a parameter on its
+	 * function's first instructions, whose slot at addr the prologue has
+	 * not stored yet (sym_variable_at only). */
+	bool value_known;
+	bool no_address;
+	uint64_t value;
 };
 
 /* A global or file-static variable with a static address (DW_OP_addr). */
@@ -189,10 +196,11 @@ struct sym_thread_view {
  * a library loaded at startup (DWARF, or the ELF STT_TLS symbol when there
  * is no DWARF).  Only the innermost frame is understood: regs must be the
  * thread's current registers.  On success *out gets the run-time address
- * and type.  Returns 0; -1 when the name is not visible at that pc or has
- * no memory address there, with a one-line reason in err, e.g.
- * "'count' lives in register rbx at this point" or
- * "no variable 'x' in scope at worker (fixture.c:12)". */
+ * and type, or where a register holds the variable, its value with
+ * no_address, the reason left in err (e.g. "'count' lives in register rbx
+ * at this point").  Returns 0; -1 when the name is not visible at that pc
+ * or has neither address nor value there, with a one-line reason in err,
+ * e.g. "no variable 'x' in scope at worker (fixture.c:12)". */
 int sym_variable_at(struct sym_space *space, const char *name, const struct sym_thread_view *view,
 		    struct sym_var *out, char *err, size_t errlen);
 
@@ -205,6 +213,12 @@ int sym_variable_at(struct sym_space *space, const char *name, const struct sym_
 enum sym_var_scope { SYM_SCOPE_NONE, SYM_SCOPE_GLOBAL, SYM_SCOPE_TLS, SYM_SCOPE_LOCAL };
 enum sym_var_scope sym_variable_scope(struct sym_space *space, const char *name,
 				      const struct sym_type **type);
+/* Is NAME's type known only where a thread stops?  True when it is a local
+ * or parameter of functions that declare it with types of different shapes
+ * (p a struct P * here, a struct Q * there), or a local whose type differs
+ * from a global's or TLS variable's of that name.  Such a name is typed at
+ * run time alone. */
+bool sym_variable_varies(struct sym_space *space, const char *name);
 
 /* The value of an enumerator constant declared anywhere in the program. */
 int sym_enumerator(struct sym_space *space, const char *name, int64_t *value);

@@ -42,6 +42,9 @@ struct var_ent {
 	uint64_t addr;
 	size_t modrank;
 	bool external;
+	/* locals: another local of this name has a type of another shape
+	 * (same_shape), so a check before launch cannot know its type */
+	bool varies;
 };
 
 /* --- small DIE helpers --- */
@@ -119,14 +122,47 @@ static bool tls_location(Dwarf_Die *var)
 	       ops[n - 1].atom == DW_OP_GNU_push_tls_address;
 }
 
-/* First wins: the executable's entries are indexed before the libraries'. */
+/* Do the types of variables A and B read alike: the same tags, names and
+ * sizes along their DW_AT_type chains?  Two compilation units declare one
+ * "struct P *" with two DIEs, which compare equal here. */
+static bool same_shape(Dwarf_Die *a, Dwarf_Die *b)
+{
+	Dwarf_Die ta = *a, tb = *b;
+	int i;
+
+	for (i = 0; i < MAX_DEPTH; i++) {
+		bool more_a = die_type(&ta, &ta), more_b = die_type(&tb, &tb);
+		const char *na, *nb;
+
+		if (more_a != more_b)
+			return false;
+		if (!more_a)
+			return true;
+		na = die_name(&ta);
+		nb = die_name(&tb);
+		if (dwarf_tag(&ta) != dwarf_tag(&tb) || (!na != !nb) || (na && strcmp(na, nb)) ||
+		    dwarf_bytesize(&ta) != dwarf_bytesize(&tb))
+			return false;
+	}
+	return true;
+}
+
+/* First wins: the executable's entries are indexed before the libraries'.
+ * A later local of the same name only tells whether the name's type
+ * varies from scope to scope. */
 static void index_first(struct sym_space *s, struct strmap *map, size_t rank, Dwarf_Die *die)
 {
 	const char *name = die_name(die);
 	struct var_ent *e;
 
-	if (!name || symi_strmap_get(map, name))
+	if (!name)
 		return;
+	e = symi_strmap_get(map, name);
+	if (e) {
+		if (map == &s->locals && !e->varies && !same_shape(&e->die, die))
+			e->varies = true;
+		return;
+	}
 	e = symi_arena_alloc(&s->arena, sizeof(*e));
 	if (!e)
 		return;
@@ -847,6 +883,7 @@ int sym_variable(struct sym_space *s, const char *name, struct sym_var *out)
 {
 	struct var_ent *e;
 
+	*out = (struct sym_var){0};
 	symi_ensure_index(s, false);
 	e = symi_strmap_get(&s->vars, name);
 	if (!e) {
@@ -933,4 +970,20 @@ bool symi_local_variable(struct sym_space *s, const char *name, bool all, Dwarf_
 			 size_t *mod)
 {
 	return indexed_lookup(s, &s->locals, name, all, die, mod);
+}
+
+bool sym_variable_varies(struct sym_space *s, const char *name)
+{
+	struct var_ent *local, *other;
+
+	symi_ensure_index(s, false);
+	local = symi_strmap_get(&s->locals, name);
+	if (!local)
+		return false;
+	if (local->varies)
+		return true;
+	other = symi_strmap_get(&s->tls, name);
+	if (!other)
+		other = symi_strmap_get(&s->vars, name);
+	return other && !same_shape(&local->die, &other->die);
 }

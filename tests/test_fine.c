@@ -422,6 +422,55 @@ Test(fine, locals_parameters_and_thread_locals)
 	h_result_free(&r);
 }
 
+/* p is a struct P * in one function and a struct Q * in another, slot an
+ * int local and a global array: the check before launch cannot type them,
+ * so each is typed where the thread stops.  It had refused A.p->b by the
+ * first declaration the DWARF index met ("struct P has no member 'b'"). */
+Test(fine, a_name_declared_with_two_types_is_typed_where_the_thread_stops_and_read_on_entry)
+{
+	const char *prog = "tests/fixtures/localtypes";
+	struct h_result r = run_sched("q.sched",
+				      "thread A = wait any enter(move_q)\n"
+				      "run A until write(sink)\n"
+				      "assert A.p->b == 6 && A.slot[3] == 4\n"
+				      "run A until enter(move_p)\n"
+				      "run A until write(sink)\n"
+				      "assert A.p->x == 42 && A.slot == 42\n",
+				      NULL, prog, NULL);
+
+	cr_assert_eq(r.code, 0, "%s", r.err);
+	h_result_free(&r);
+	/* On the first instruction, before the prologue stores them: read
+	 * from their argument registers, not from their empty slots. */
+	r = run_sched("entry.sched",
+		      "thread A = wait any enter(move_q)\n"
+		      "assert A.p->a == 5 && A.p->b == 0\n"
+		      "run A until enter(mix)\n"
+		      "assert A.k == -3 && A.out == &mixed && A.b.c == 30\n",
+		      NULL, prog, NULL);
+	cr_assert_eq(r.code, 0, "%s", r.err);
+	h_result_free(&r);
+	r = run_sched("qtypo.sched",
+		      "thread A = wait any enter(move_q)\n"
+		      "run A until write(sink)\n"
+		      "assert A.p->x == 6\n",
+		      NULL, prog, NULL);
+	cr_expect_eq(r.code, 3, "%s", r.err);
+	cr_expect(strstr(r.err, "qtypo.sched:3:8: struct Q has no member 'x'"), "%s", r.err);
+	cr_expect(strstr(r.err, "write(sink)"), "refused only where A stopped:\n%s", r.err);
+	h_result_free(&r);
+	/* A local of one type is still checked before launch. */
+	r = run_sched("qcheck.sched",
+		      "thread A = wait any enter(worker)\n"
+		      "run A until write(sink)\n"
+		      "assert A.qv.c == 6\n",
+		      NULL, prog, NULL);
+	cr_expect_eq(r.code, 3, "%s", r.err);
+	cr_expect(strstr(r.err, "struct Q has no member 'c'") && !strstr(r.err, "enter(worker)"),
+		  "%s", r.err);
+	h_result_free(&r);
+}
+
 /* ChooseThread at every load and store: explore finds the lost hit
  * without being told the interleaving, and its schedule replays it. */
 Test(fine, explore_finds_the_lost_hit_at_instruction_level, .timeout = 240)
