@@ -68,6 +68,79 @@ static bool enclosing_function(Dwarf_Die *scopes, int n, Dwarf_Die *cu, Dwarf_Ad
 	return false;
 }
 
+/* A function defined in a class that is itself inside a function (a C++
+ * lambda's operator()): dwarf_getscopes follows pc ranges down from the CU,
+ * and the outer function's range does not hold the pc, so it stops at the
+ * CU.  Such a definition is searched for in every DIE that may hold one. */
+static bool nested_function(Dwarf_Die *parent, Dwarf_Addr pc, int depth, Dwarf_Die *out)
+{
+	Dwarf_Die c;
+
+	if (depth > 16 || dwarf_child(parent, &c) != 0)
+		return false;
+	do {
+		switch (dwarf_tag(&c)) {
+		case DW_TAG_subprogram:
+			if (is_concrete_function(&c) && dwarf_haspc(&c, pc) > 0) {
+				*out = c;
+				return true;
+			}
+			/* fallthrough */
+		case DW_TAG_lexical_block:
+		case DW_TAG_class_type:
+		case DW_TAG_structure_type:
+		case DW_TAG_union_type:
+		case DW_TAG_namespace:
+			if (nested_function(&c, pc, depth + 1, out))
+				return true;
+			break;
+		default:
+			break;
+		}
+	} while (dwarf_siblingof(&c, &c) == 0);
+	return false;
+}
+
+/* The scopes of pc in such a function: its blocks that hold the pc,
+ * innermost first, then the function and what encloses it. */
+static int nested_scopes(Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die **scopes)
+{
+	Dwarf_Die func, blocks[16], c, *outer = NULL, *all;
+	int nblocks = 0, nouter, i;
+	bool deeper = true;
+
+	if (!nested_function(cu, pc, 0, &func))
+		return 0;
+	for (c = func; deeper && nblocks < 16;) {
+		Dwarf_Die kid;
+
+		deeper = false;
+		if (dwarf_child(&c, &kid) != 0)
+			break;
+		do
+			if (dwarf_tag(&kid) == DW_TAG_lexical_block && dwarf_haspc(&kid, pc) > 0) {
+				c = blocks[nblocks++] = kid;
+				deeper = true;
+				break;
+			}
+		while (dwarf_siblingof(&kid, &kid) == 0);
+	}
+	nouter = dwarf_getscopes_die(&func, &outer);
+	if (nouter <= 0)
+		return 0;
+	all = calloc((size_t)(nblocks + nouter), sizeof(*all));
+	if (!all) {
+		free(outer);
+		return 0;
+	}
+	for (i = 0; i < nblocks; i++)
+		all[i] = blocks[nblocks - 1 - i];
+	memcpy(all + nblocks, outer, (size_t)nouter * sizeof(*all));
+	free(outer);
+	*scopes = all;
+	return nblocks + nouter;
+}
+
 /* 1: found in the pc's scopes (*out filled), 0: not there, -1: found, no address. */
 static int from_scopes(struct symi_eval *c, struct sym_var *out)
 {
@@ -80,6 +153,11 @@ static int from_scopes(struct symi_eval *c, struct sym_var *out)
 	    !(cu = dwfl_module_addrdie(mod, pc, &c->bias)))
 		return 0;
 	n = dwarf_getscopes(cu, pc - c->bias, &scopes);
+	if (n <= 0 || (n == 1 && dwarf_tag(&scopes[0]) == DW_TAG_compile_unit)) {
+		free(scopes);
+		scopes = NULL;
+		n = nested_scopes(cu, pc - c->bias, &scopes);
+	}
 	if (n <= 0)
 		return 0;
 	idx = dwarf_getscopevar(scopes, n, c->name, 0, NULL, 0, 0, &var);
@@ -175,14 +253,17 @@ static int from_tls(struct symi_eval *c, struct sym_var *out, bool libs)
 
 static void not_in_scope(struct symi_eval *c)
 {
-	struct sym_loc loc;
+	struct sym_loc loc = {0};
 	uint64_t pc = c->view->regs->rip;
+	const char *func = NULL;
 
-	if (sym_describe(c->s, pc, &loc) == 0 && loc.func && loc.file)
+	if (sym_describe(c->s, pc, &loc) == 0)
+		func = loc.pretty ? loc.pretty : loc.func;
+	if (func && loc.file)
 		snprintf(c->err, c->errlen, "no variable '%s' in scope at %s (%s:%d)", c->name,
-			 loc.func, loc.file, loc.line);
-	else if (loc.func)
-		snprintf(c->err, c->errlen, "no variable '%s' in scope at %s", c->name, loc.func);
+			 func, loc.file, loc.line);
+	else if (func)
+		snprintf(c->err, c->errlen, "no variable '%s' in scope at %s", c->name, func);
 	else
 		snprintf(c->err, c->errlen, "no variable '%s' in scope at %#llx", c->name,
 			 (unsigned long long)pc);

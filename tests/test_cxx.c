@@ -185,3 +185,29 @@ Test(cxx, a_call_shows_its_callee_demangled)
 	cr_expect(!strstr(r.err, "_ZN"), "a mangled name in the trace:\n%s", r.err);
 	h_result_free(&r);
 }
+
+/* A lambda's locals, and each method's 'this' on its first instruction:
+ * the lambda's body had no scope ("no variable 'counter' in scope"), the
+ * check typed 'this' by the first method it met, and enter(F) read
+ * 'this' from a slot its prologue had not stored yet. */
+Test(cxx, lambda_locals_and_this_on_entry)
+{
+	const char *prog = "tests/fixtures/lambdas";
+	char *sched = h_temp_sched("lambdas.sched", "thread T = wait any enter(Gauge::raise)\n"
+						    "assert T.this->level == 7 && T.by == 2\n"
+						    "run T until enter(Counter::bump)\n"
+						    "assert T.this->hits == 1\n"
+						    "run T until return(Counter::bump)\n"
+						    "assert T.counter.hits == 2 && T.gauge.level == 9\n");
+	struct h_result r = H_RUN(h_cctrace(), "run", sched, "--", prog);
+
+	cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+	h_result_free(&r);
+	sched = h_temp_sched("lambdas2.sched", "thread T = wait any enter(Counter::bump)\n"
+					       "run T until return(Counter::bump)\n"
+					       "assert T.nothing == 2\n");
+	r = H_RUN(h_cctrace(), "run", sched, "--", prog);
+	cr_expect_eq(r.code, 3, "exit %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, "no variable 'nothing'"), "%s", r.err);
+	h_result_free(&r);
+}
