@@ -45,7 +45,7 @@ FIXTURE_SRCS := $(filter-out tests/fixtures/lib%.c,$(wildcard tests/fixtures/*.c
 FIXTURE_CXX_SRCS := $(wildcard tests/fixtures/*.cpp)
 FIXTURE_BINS := $(FIXTURE_SRCS:%.c=%) $(FIXTURE_CXX_SRCS:%.cpp=%) $(FIXTURE_LIBS) \
 		tests/fixtures/serstatic tests/fixtures/serstatic-nodebug \
-		tests/fixtures/serstatic-stripped
+		tests/fixtures/serstatic-stripped tests/fixtures/fine-static
 
 .PHONY: all deps system-deps samples fixtures test check-asan bench sctbench fuzz clean format lint \
 	install uninstall lint-man
@@ -89,6 +89,9 @@ tests/fixtures/sertsan: SAMPLE_CFLAGS += -fsanitize=thread
 # sercounter, static: no _Fork to fork runs from, so test's runs are
 # launched afresh.
 tests/fixtures/serstatic: tests/fixtures/sercounter.c
+	$(CC) $(SAMPLE_CFLAGS) -static -o $@ $<
+# fine, static: no .eh_frame_hdr, so its stacks come from libdw's unwinder.
+tests/fixtures/fine-static: tests/fixtures/fine.c
 	$(CC) $(SAMPLE_CFLAGS) -static -o $@ $<
 # ...and without debugging information: its symbol table alone tells its
 # own code from libc's.

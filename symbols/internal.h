@@ -143,6 +143,11 @@ struct sym_space {
 	bool code_known;
 
 	void *unw_as;		     /* unw_addr_space_t, created on first backtrace */
+	/* unwind.c: the executable has no .eh_frame_hdr (0: not looked yet,
+	 * 1: it has, -1: it has not), and the Dwfl libdw's unwinder was
+	 * attached to for it */
+	int exe_eh_hdr;
+	Dwfl *unwind_dwfl;
 	struct thread_db *thread_db; /* libthread_db agent, created on first library TLS */
 };
 

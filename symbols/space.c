@@ -707,6 +707,7 @@ void symi_space_reset_caches(struct sym_space *s)
 	s->funcs_indexed = false;
 	s->exe_indexed = s->all_indexed = false;
 	s->own_code_known = 0; /* an exec may have changed the executable */
+	s->exe_eh_hdr = 0;
 	s->code_known = false;
 	symi_tls_free(s);
 	for (i = 0; i < DESC_CACHE_SIZE; i++)

@@ -15,6 +15,14 @@
  * but describe pc - 1, the call instruction, so that a call at the end of a
  * function or of a line is attributed to the right one; the exception is a
  * frame interrupted by a signal, whose pc is exact.
+ *
+ * libunwind finds a module's CFI through its .eh_frame_hdr, and a static
+ * link on Debian has none: libunwind then guesses frames by the frame
+ * pointer, with the right return addresses but wrong stack pointers, which
+ * return(F) matches frames by.  Such an executable is unwound by libdw's
+ * unwinder instead, which reads .eh_frame itself; it is attached to the
+ * live Dwfl once, on the assumption (true here) that the thread is in a
+ * ptrace stop of ours, so it never attaches or detaches either.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -63,6 +71,63 @@ static int read_frame(struct sym_space *s, unw_cursor_t *c, bool exact, struct s
 	return 0;
 }
 
+/* Does the executable lack .eh_frame_hdr (PT_GNU_EH_FRAME)? */
+static bool exe_lacks_eh_hdr(struct sym_space *s)
+{
+	GElf_Addr bias;
+	GElf_Phdr ph;
+	size_t i, n;
+	Elf *elf;
+
+	if (s->exe_eh_hdr)
+		return s->exe_eh_hdr < 0;
+	s->exe_eh_hdr = 1;
+	elf = s->nmods ? dwfl_module_getelf(s->mods[0].mod, &bias) : NULL;
+	if (!elf || elf_getphdrnum(elf, &n) != 0)
+		return false;
+	s->exe_eh_hdr = -1;
+	for (i = 0; i < n; i++)
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_GNU_EH_FRAME)
+			s->exe_eh_hdr = 1;
+	return s->exe_eh_hdr < 0;
+}
+
+struct dw_walk {
+	struct sym_space *s;
+	struct sym_frame *frames;
+	int n, max;
+};
+
+static int dw_frame(Dwfl_Frame *frame, void *arg)
+{
+	struct dw_walk *w = arg;
+	Dwarf_Addr pc;
+	Dwarf_Word sp = 0;
+	bool exact;
+
+	if (w->n >= w->max || !dwfl_frame_pc(frame, &pc, &exact) ||
+	    dwfl_frame_reg(frame, 7 /* DWARF's rsp */, &sp) != 0)
+		return DWARF_CB_ABORT;
+	w->frames[w->n] = (struct sym_frame){.pc = pc, .sp = sp};
+	sym_describe_function(w->s, exact || pc == 0 ? pc : pc - 1, &w->frames[w->n].loc);
+	return ++w->n < w->max && pc ? DWARF_CB_OK : DWARF_CB_ABORT;
+}
+
+static int dw_backtrace(struct sym_space *s, pid_t tid, struct sym_frame *frames, int max)
+{
+	struct dw_walk w = {.s = s, .frames = frames, .max = max};
+
+	if (s->unwind_dwfl != s->dwfl) {
+		if (dwfl_linux_proc_attach(s->dwfl, s->pid, true) != 0)
+			return -1;
+		s->unwind_dwfl = s->dwfl;
+	}
+	if (max <= 0)
+		return 0;
+	dwfl_getthread_frames(s->dwfl, tid, dw_frame, &w);
+	return w.n ? w.n : -1;
+}
+
 int sym_backtrace(struct sym_space *s, pid_t tid, struct sym_frame *frames, int max)
 {
 	unw_addr_space_t as = addr_space(s);
@@ -71,6 +136,8 @@ int sym_backtrace(struct sym_space *s, pid_t tid, struct sym_frame *frames, int 
 	bool exact = true;
 	int n = 0;
 
+	if (s->pid && exe_lacks_eh_hdr(s))
+		return dw_backtrace(s, tid, frames, max);
 	if (!as || max < 0)
 		return -1;
 	upt = _UPT_create(tid);
