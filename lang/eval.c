@@ -57,18 +57,23 @@ static bool is_scalar(const struct sym_type *t)
 }
 
 /* Load an lvalue of scalar type as a 64-bit integer, sign-extending where
- * the type is signed. */
+ * the type is signed; a bitfield is its bits of the bytes it spans. */
 static int load(struct eval_ctx *c, const struct expr *e, const struct value *v, int64_t *out)
 {
 	uint64_t size = sym_type_size(v->type), raw = 0;
+	unsigned bits = v->bit_size ? v->bit_size : (unsigned)size * 8;
+	char what[96];
 
 	if (v->unknown) {
 		*out = 0;
 		return 0;
 	}
-	if (!is_scalar(v->type))
-		return fail(c, e, "'%s' is a %s, not a number", e->name ? e->name : "expression",
-			    sym_type_name(v->type));
+	if (!is_scalar(v->type)) {
+		expr_format(e, what, sizeof(what));
+		return fail(c, e, "'%s' is a %s, not an integer", what, sym_type_name(v->type));
+	}
+	if (v->bit_size)
+		size = (v->bit_offset + v->bit_size + 7) / 8;
 	if (size == 0 || size > 8)
 		return fail(c, e, "cannot read a %lu-byte %s as a number", (unsigned long)size,
 			    sym_type_name(v->type));
@@ -77,12 +82,15 @@ static int load(struct eval_ctx *c, const struct expr *e, const struct value *v,
 		return 0;
 	}
 	if (v->preread)
-		raw = size < 8 ? (uint64_t)v->i & ((1ull << (size * 8)) - 1) : (uint64_t)v->i;
+		raw = (uint64_t)v->i;
 	else if (c->read_memory(v->target ? v->target : c->target, v->addr, &raw, size) < 0)
 		return fail(c, e, "cannot read %lu bytes at %#lx in the target",
 			    (unsigned long)size, (unsigned long)v->addr);
-	if (sym_type_kind(v->type) == SYM_T_SIGNED && size < 8) {
-		uint64_t sign = 1ull << (size * 8 - 1);
+	raw >>= v->bit_offset;
+	if (bits < 64)
+		raw &= (1ull << bits) - 1;
+	if (sym_type_is_signed(v->type) && bits < 64) {
+		uint64_t sign = 1ull << (bits - 1);
 
 		raw = (raw ^ sign) - sign;
 	}
@@ -231,6 +239,7 @@ static int eval_name(struct eval_ctx *c, const struct expr *e, struct value *out
 static int eval_member(struct eval_ctx *c, const struct expr *e, struct value *out)
 {
 	const struct sym_type *member;
+	unsigned bit_offset, bit_size;
 	struct value base;
 	uint64_t offset;
 
@@ -258,11 +267,15 @@ static int eval_member(struct eval_ctx *c, const struct expr *e, struct value *o
 	}
 	if (sym_type_kind(base.type) != SYM_T_STRUCT)
 		return fail(c, e, "'%s' is not a struct or union", sym_type_name(base.type));
-	member = sym_type_member(base.type, e->name, &offset);
+	member = sym_type_member_bits(base.type, e->name, &offset, &bit_offset, &bit_size);
 	if (!member)
 		return fail(c, e, "%s has no member '%s'", sym_type_name(base.type), e->name);
-	*out = (struct value){
-	    .lvalue = true, .addr = base.addr + offset, .type = member, .target = base.target};
+	*out = (struct value){.lvalue = true,
+			      .addr = base.addr + offset,
+			      .type = member,
+			      .target = base.target,
+			      .bit_offset = (uint8_t)bit_offset,
+			      .bit_size = (uint8_t)bit_size};
 	return 0;
 }
 
@@ -502,6 +515,41 @@ static int eval_choose(struct eval_ctx *c, const struct expr *e, struct value *o
 	return 0;
 }
 
+/* A C++ reference names the object it refers to: its pointer is loaded
+ * and followed wherever a name, member or element has a reference type. */
+static int through_reference(struct eval_ctx *c, const struct expr *e, struct value *v)
+{
+	const struct sym_type *target;
+
+	if (!v->lvalue || v->unknown || !sym_type_is_reference(v->type))
+		return 0;
+	target = sym_type_target(v->type);
+	if (!target || rvalue(c, e, v) < 0)
+		return target ? -1 : 0;
+	*v = (struct value){
+	    .lvalue = true, .addr = (uint64_t)v->i, .type = target, .target = v->target};
+	return 0;
+}
+
+static int eval_place(struct eval_ctx *c, const struct expr *e, struct value *out)
+{
+	int rc;
+
+	switch (e->kind) {
+	case E_NAME:
+		rc = eval_name(c, e, out);
+		break;
+	case E_MEMBER:
+	case E_ARROW:
+		rc = eval_member(c, e, out);
+		break;
+	default:
+		rc = eval_index(c, e, out);
+		break;
+	}
+	return rc < 0 ? -1 : through_reference(c, e, out);
+}
+
 int eval_value(struct eval_ctx *c, const struct expr *e, struct value *out)
 {
 	switch (e->kind) {
@@ -511,16 +559,14 @@ int eval_value(struct eval_ctx *c, const struct expr *e, struct value *out)
 		*out = (struct value){.i = e->ival};
 		return 0;
 	case E_NAME:
-		return eval_name(c, e, out);
+	case E_MEMBER:
+	case E_ARROW:
+	case E_INDEX:
+		return eval_place(c, e, out);
 	case E_UNARY:
 		return eval_unary(c, e, out);
 	case E_BINARY:
 		return eval_binary(c, e, out);
-	case E_MEMBER:
-	case E_ARROW:
-		return eval_member(c, e, out);
-	case E_INDEX:
-		return eval_index(c, e, out);
 	case E_ENDED:
 	case E_IN:
 	case E_PROC:

@@ -177,6 +177,8 @@ struct value {
 	 * stored yet (sym_var.value_known) */
 	bool preread;
 	bool no_address;
+	/* a bitfield: bit_size bits from bit bit_offset of the byte at addr */
+	uint8_t bit_offset, bit_size;
 };
 
 struct eval_ctx {

@@ -295,7 +295,7 @@ int sym_qualified(struct sym_space *s, const char *qualified, const char **symbo
 	const struct qual_ent *head, *e, *before;
 	int n = 0;
 
-	if (!strstr(qualified, "::") || index_qualified(s) < 0)
+	if (index_qualified(s) < 0)
 		return 0;
 	head = symi_strmap_get(&s->qualified, qualified);
 	for (e = head; e; e = e->next) {

@@ -57,11 +57,11 @@ unsigned sym_edit_distance(const char *a, size_t la, const char *b, size_t lb);
 int sym_function(struct sym_space *space, const char *name, uint64_t *addr);
 
 /* The functions a C++ name as shown (sym_loc.pretty: qualified, without
- * parameters, "bank::Account::deposit") stands for: every overload, each
- * function once however many symbols alias it.  Up to max of their
- * symbols go into symbols[], and their whole demangled names, parameters
- * and all, into signatures[] (if not NULL); returns how many there are,
- * 0 for a name without "::" or that names none. */
+ * parameters, "bank::Account::deposit", or a global function's "adjust")
+ * stands for: every overload, each function once however many symbols
+ * alias it.  Up to max of their symbols go into symbols[], and their whole
+ * demangled names, parameters and all, into signatures[] (if not NULL);
+ * returns how many there are, 0 for a name that names none. */
 int sym_qualified(struct sym_space *space, const char *qualified, const char **symbols,
 		  const char **signatures, size_t max);
 
@@ -231,9 +231,19 @@ const char *sym_type_name(const struct sym_type *type); /* "struct account", "in
 const struct sym_type *sym_type_target(const struct sym_type *type);
 /* Elements of an array, 0 if unknown. */
 uint64_t sym_type_count(const struct sym_type *type);
-/* Member of a struct/union by name; sets *offset (bytes from its start). */
+/* Member of a struct/union by name, a base class's included; sets *offset
+ * (bytes from its start). */
 const struct sym_type *sym_type_member(const struct sym_type *type, const char *name,
 				       uint64_t *offset);
+/* ...and where it is a bitfield, *bit_size bits from bit *bit_offset (0-7)
+ * of the byte at *offset; *bit_size 0 for a whole member. */
+const struct sym_type *sym_type_member_bits(const struct sym_type *type, const char *name,
+					    uint64_t *offset, unsigned *bit_offset,
+					    unsigned *bit_size);
+/* A signed integer, or an enum whose underlying type is signed. */
+bool sym_type_is_signed(const struct sym_type *type);
+/* A C++ reference (& or &&): a pointer that the language follows itself. */
+bool sym_type_is_reference(const struct sym_type *type);
 
 /* --- stacks (libunwind-ptrace) --- */
 

@@ -420,14 +420,39 @@ static uint64_t subrange_count(Dwarf_Die *sr)
 
 static const struct sym_type *type_get(struct sym_space *s, Dwarf_Die *die, unsigned dim);
 
+/* Is enumeration ENUM's value signed: its underlying type's encoding, or
+ * where none is given (older DWARF), a negative enumerator? */
+static bool enum_is_signed(Dwarf_Die *enumeration)
+{
+	Dwarf_Die under, real, c;
+	Dwarf_Attribute at;
+	Dwarf_Sword v;
+
+	if (die_type(enumeration, &under) && strip(&under, &real))
+		return die_kind(&real) == SYM_T_SIGNED;
+	if (dwarf_child(enumeration, &c) != 0)
+		return false;
+	do
+		if (dwarf_tag(&c) == DW_TAG_enumerator && dwarf_attr(&c, DW_AT_const_value, &at) &&
+		    dwarf_whatform(&at) == DW_FORM_sdata && dwarf_formsdata(&at, &v) == 0 && v < 0)
+			return true;
+	while (dwarf_siblingof(&c, &c) == 0);
+	return false;
+}
+
 static void type_fill(struct sym_type *t)
 {
 	Dwarf_Die sr;
 	Dwarf_Word size = 0;
 	const struct sym_type *elem;
+	int tag;
 
 	t->is_void = !strip(&t->die, &t->real);
 	t->kind = t->is_void ? SYM_T_VOID : die_kind(&t->real);
+	tag = t->is_void ? 0 : dwarf_tag(&t->real);
+	t->is_reference = tag == DW_TAG_reference_type || tag == DW_TAG_rvalue_reference_type;
+	t->is_signed =
+	    t->kind == SYM_T_SIGNED || (t->kind == SYM_T_ENUM && enum_is_signed(&t->real));
 	if (t->kind == SYM_T_ARRAY) {
 		t->count = subrange(&t->real, t->dim, &sr) ? subrange_count(&sr) : 0;
 		elem = sym_type_target(t);
@@ -490,6 +515,16 @@ uint64_t sym_type_size(const struct sym_type *t)
 	return t ? t->size : 0;
 }
 
+bool sym_type_is_signed(const struct sym_type *t)
+{
+	return t && (t->has_die ? t->is_signed : t->kind == SYM_T_SIGNED);
+}
+
+bool sym_type_is_reference(const struct sym_type *t)
+{
+	return t && t->is_reference;
+}
+
 uint64_t sym_type_count(const struct sym_type *t)
 {
 	return t && t->kind == SYM_T_ARRAY ? t->count : 0;
@@ -511,74 +546,106 @@ const struct sym_type *sym_type_target(const struct sym_type *t)
 	return type_get(t->space, &target, 0);
 }
 
-static bool member_offset(Dwarf_Die *m, uint64_t *off)
+/* Where member M starts, in bits from the start of its aggregate; *bits is
+ * its width when it is a bitfield, else 0.  DWARF 5 gives a bitfield's
+ * DW_AT_data_bit_offset; DWARF 4 its storage unit's byte offset and
+ * DW_AT_bit_offset counted from that unit's most significant bit. */
+static bool member_bit_offset(Dwarf_Die *m, uint64_t *at_bit, unsigned *bits)
 {
 	Dwarf_Attribute at;
-	Dwarf_Word v;
+	Dwarf_Word v, size = 0, unit, from_msb;
 	Dwarf_Op *ops;
 	size_t n;
 
-	*off = 0;
-	if (dwarf_attr(m, DW_AT_data_member_location, &at)) {
-		if (dwarf_formudata(&at, &v) == 0) {
-			*off = v;
-			return true;
-		}
-		if (dwarf_getlocation(&at, &ops, &n) == 0 && n == 1 &&
-		    ops[0].atom == DW_OP_plus_uconst) {
-			*off = ops[0].number;
-			return true;
-		}
-		return false;
+	*at_bit = 0;
+	*bits = die_udata(m, DW_AT_bit_size, &size) ? (unsigned)size : 0;
+	if (die_udata(m, DW_AT_data_bit_offset, &v)) {
+		*at_bit = v;
+		return true;
 	}
-	if (die_udata(m, DW_AT_data_bit_offset, &v))
-		*off = v / 8;
+	if (dwarf_attr(m, DW_AT_data_member_location, &at)) {
+		if (dwarf_formudata(&at, &v) == 0)
+			*at_bit = v * 8;
+		else if (dwarf_getlocation(&at, &ops, &n) == 0 && n == 1 &&
+			 ops[0].atom == DW_OP_plus_uconst)
+			*at_bit = ops[0].number * 8;
+		else
+			return false;
+	}
+	if (*bits && die_udata(m, DW_AT_bit_offset, &from_msb)) {
+		if (!die_udata(m, DW_AT_byte_size, &unit)) {
+			Dwarf_Die t;
+
+			if (!die_type(m, &t) || dwarf_aggregate_size(&t, &unit) != 0)
+				return false;
+		}
+		*at_bit += unit * 8 - from_msb - size;
+	}
 	return true; /* union members have no location */
 }
 
+/* A named member, or one inside an anonymous member or a base class
+ * (DW_TAG_inheritance), at *at_bit. */
 static const struct sym_type *find_member(struct sym_space *s, Dwarf_Die *agg, const char *name,
-					  uint64_t *offset, int depth)
+					  uint64_t *at_bit, unsigned *bits, int depth)
 {
 	Dwarf_Die c, t, real;
 	const struct sym_type *found;
 	const char *cname;
 	uint64_t off, inner;
+	int tag;
 
 	if (depth > MAX_DEPTH || dwarf_child(agg, &c) != 0)
 		return NULL;
 	do {
-		if (dwarf_tag(&c) != DW_TAG_member || !member_offset(&c, &off))
+		tag = dwarf_tag(&c);
+		if ((tag != DW_TAG_member && tag != DW_TAG_inheritance) ||
+		    !member_bit_offset(&c, &off, bits))
 			continue;
-		cname = die_name(&c);
+		cname = tag == DW_TAG_member ? die_name(&c) : NULL;
 		if (cname && !strcmp(cname, name)) {
-			*offset = off;
+			*at_bit = off;
 			return type_of(s, &c);
 		}
 		if (cname || !die_type(&c, &t) || !strip(&t, &real) ||
 		    die_kind(&real) != SYM_T_STRUCT)
 			continue;
-		found = find_member(s, &real, name, &inner, depth + 1);
+		found = find_member(s, &real, name, &inner, bits, depth + 1);
 		if (found) {
-			*offset = off + inner;
+			*at_bit = off + inner;
 			return found;
 		}
 	} while (dwarf_siblingof(&c, &c) == 0);
 	return NULL;
 }
 
-const struct sym_type *sym_type_member(const struct sym_type *t, const char *name, uint64_t *offset)
+const struct sym_type *sym_type_member_bits(const struct sym_type *t, const char *name,
+					    uint64_t *offset, unsigned *bit_offset,
+					    unsigned *bit_size)
 {
 	Dwarf_Die real;
-	uint64_t off = 0;
+	uint64_t at_bit = 0;
+	unsigned bits = 0;
 	const struct sym_type *m;
 
 	if (!t || !t->has_die || t->kind != SYM_T_STRUCT)
 		return NULL;
 	real = t->real;
-	m = find_member(t->space, &real, name, &off, 0);
-	if (m && offset)
-		*offset = off;
+	m = find_member(t->space, &real, name, &at_bit, &bits, 0);
+	if (!m)
+		return NULL;
+	if (offset)
+		*offset = at_bit / 8;
+	if (bit_offset)
+		*bit_offset = bits ? (unsigned)(at_bit % 8) : 0;
+	if (bit_size)
+		*bit_size = bits;
 	return m;
+}
+
+const struct sym_type *sym_type_member(const struct sym_type *t, const char *name, uint64_t *offset)
+{
+	return sym_type_member_bits(t, name, offset, NULL, NULL);
 }
 
 /* --- names --- */

@@ -211,3 +211,23 @@ Test(cxx, lambda_locals_and_this_on_entry)
 	cr_expect(strstr(r.err, "no variable 'nothing'"), "%s", r.err);
 	h_result_free(&r);
 }
+
+/* A reference names its object (it read as the pointer: "M.total =
+ * 140737488348700"), a derived object has its bases' members (single and
+ * multiple inheritance), and a global C++ function is named as shown
+ * (adjust, not _Z6adjustRiRK4ItemR7Derived). */
+Test(cxx, references_base_members_and_global_functions)
+{
+	char *sched = h_temp_sched(
+	    "cxxtypes.sched",
+	    "thread M = wait any enter(adjust)\n"
+	    "assert M.total == 5 && M.item.id == 7 && M.obj.d == 6\n"
+	    "run M until write(sink)\n"
+	    "assert M.total == 12 && M.obj.b1 == 3 && M.obj.b2 == 4 && M.obj.m == 5\n"
+	    "assert M.obj.o == 8 && derived.d == 9 && &M.obj == &derived\n");
+	struct h_result r = H_RUN(h_cctrace(), "run", sched, "--", "tests/fixtures/cxxtypes");
+
+	cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.out, "12 9"), "%s", r.out);
+	h_result_free(&r);
+}

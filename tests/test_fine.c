@@ -482,6 +482,26 @@ Test(fine, a_name_declared_with_two_types_is_typed_where_the_thread_stops_and_re
 	h_result_free(&r);
 }
 
+/* Bitfields are their bits (DWARF 5's data_bit_offset), an enum with a
+ * negative enumerator is signed, and write(X)'s value is read as X is:
+ * each was read as the raw bytes before ("bits.b = 1585613"). */
+Test(fine, bitfields_signed_enums_and_narrow_values_read_as_c_does)
+{
+	const char *text = "thread A = wait any enter(writer)\n"
+			   "assert bits.a == 5 && bits.b == -7 && bits.c == 1 && bits.d == -1000\n"
+			   "assert bits.wide == 0x12345678AB && bits.tail == 77\n"
+			   "assert tint == COOL && tint < 0\n"
+			   "run A until write(narrow_int) && value == -1\n"
+			   "run A until write(narrow_short) && value == -1\n"
+			   "run A until write(narrow_char) && value == -2\n"
+			   "run A until write(bits)\n"
+			   "assert bits.b == -16 && bits.a == 5 && bits.d == -1000\n";
+	struct h_result r = run_sched("ctypes.sched", text, NULL, "tests/fixtures/ctypes", NULL);
+
+	cr_expect_eq(r.code, 0, "%s", r.err);
+	h_result_free(&r);
+}
+
 /* ChooseThread at every load and store: explore finds the lost hit
  * without being told the interleaving, and its schedule replays it. */
 Test(fine, explore_finds_the_lost_hit_at_instruction_level, .timeout = 240)
