@@ -45,7 +45,8 @@ FIXTURE_SRCS := $(filter-out tests/fixtures/lib%.c,$(wildcard tests/fixtures/*.c
 FIXTURE_CXX_SRCS := $(wildcard tests/fixtures/*.cpp)
 FIXTURE_BINS := $(FIXTURE_SRCS:%.c=%) $(FIXTURE_CXX_SRCS:%.cpp=%) $(FIXTURE_LIBS) \
 		tests/fixtures/serstatic tests/fixtures/serstatic-nodebug \
-		tests/fixtures/serstatic-stripped tests/fixtures/fine-static
+		tests/fixtures/serstatic-stripped tests/fixtures/fine-static \
+		tests/fixtures/localtypes-clang
 
 .PHONY: all deps system-deps samples fixtures test check-asan bench sctbench fuzz clean format lint \
 	install uninstall lint-man
@@ -90,6 +91,9 @@ tests/fixtures/sertsan: SAMPLE_CFLAGS += -fsanitize=thread
 # launched afresh.
 tests/fixtures/serstatic: tests/fixtures/sercounter.c
 	$(CC) $(SAMPLE_CFLAGS) -static -o $@ $<
+# localtypes by clang: no .debug_aranges, which libdw finds CUs by.
+tests/fixtures/localtypes-clang: tests/fixtures/localtypes.c
+	clang $(SAMPLE_CFLAGS) -o $@ $<
 # fine, static: no .eh_frame_hdr, so its stacks come from libdw's unwinder.
 tests/fixtures/fine-static: tests/fixtures/fine.c
 	$(CC) $(SAMPLE_CFLAGS) -static -o $@ $<

@@ -11,6 +11,10 @@
  * prologue; cctrace stops at the entry, where [rsp] is the return address
  * that return(F) needs.
  *
+ * clang's frame base is rbp, which the prologue sets too: before then
+ * locexpr.c takes it as the CFA less the offset the CFI gives from rbp
+ * once the prologue is over, so that every slot is where it will be.
+ *
  * The prologue ends at the first line-table row after the function's entry
  * (as gdb's skip_prologue_using_sal finds it).  Parameters are classified
  * in order as the psABI does, only as far as needed: an INTEGER-class
@@ -62,17 +66,16 @@ static bool returns_in_memory(struct sym_space *s, Dwarf_Die *func)
 	return t && sym_type_kind(t) == SYM_T_STRUCT && sym_type_size(t) > 16;
 }
 
-/* Is the pc before the end of FUNC's prologue: at or past its entry, and
- * before the first line-table row after it? */
-static bool before_prologue_end(Dwarf_Die *func, Dwarf_Addr pc)
+bool symi_prologue_end(Dwarf_Die *func, Dwarf_Addr pc, Dwarf_Addr *end)
 {
 	Dwarf_Addr entry, high, next = 0, a;
 	Dwarf_Die cu;
 	Dwarf_Lines *lines;
 	size_t n, i;
 
-	if (dwarf_entrypc(func, &entry) != 0 || dwarf_highpc(func, &high) != 0 || pc < entry ||
-	    !dwarf_diecu(func, &cu, NULL, NULL) || dwarf_getsrclines(&cu, &lines, &n) != 0)
+	if (!func || dwarf_entrypc(func, &entry) != 0 || dwarf_highpc(func, &high) != 0 ||
+	    pc < entry || !dwarf_diecu(func, &cu, NULL, NULL) ||
+	    dwarf_getsrclines(&cu, &lines, &n) != 0)
 		return false;
 	for (i = 0; i < n; i++) {
 		Dwarf_Line *line = dwarf_onesrcline(lines, i);
@@ -80,7 +83,10 @@ static bool before_prologue_end(Dwarf_Die *func, Dwarf_Addr pc)
 		if (line && dwarf_lineaddr(line, &a) == 0 && a > entry && (!next || a < next))
 			next = a;
 	}
-	return next && next < high && pc < next;
+	if (!next || next >= high || pc >= next)
+		return false;
+	*end = next;
+	return true;
 }
 
 static uint64_t arg_register(const struct user_regs_struct *r, int i)
@@ -106,11 +112,12 @@ static bool parameter_of(Dwarf_Die *func, Dwarf_Die *var)
 
 int symi_entry_parameter(struct symi_eval *c, Dwarf_Die *var, uint64_t *value)
 {
+	Dwarf_Addr end;
 	int next_reg;
 	Dwarf_Die p;
 
 	if (!c->func || !parameter_of(c->func, var) ||
-	    !before_prologue_end(c->func, c->view->regs->rip - c->bias))
+	    !symi_prologue_end(c->func, c->view->regs->rip - c->bias, &end))
 		return 0;
 	next_reg = returns_in_memory(c->s, c->func) ? 1 : 0;
 	dwarf_child(c->func, &p);

@@ -224,12 +224,18 @@ struct symi_eval {
 	size_t errlen;
 };
 
+/* lookup.c: the CU of ADDR in MOD, found by .debug_aranges or else by
+ * each CU's ranges (clang writes no aranges); *bias as dwfl's. */
+Dwarf_Die *symi_addrdie(Dwfl_Module *mod, Dwarf_Addr addr, Dwarf_Addr *bias);
 /* Run-time address of variable DIE VAR; -1 with "'name' <why>" in c->err. */
 int symi_variable_address(struct symi_eval *c, Dwarf_Die *var, uint64_t *addr);
 /* ...or, where a register holds it or it is computed, its value
  * (out->no_address and value_known, the reason it has no address in
  * c->err): -1 only when it has neither. */
 int symi_variable_location(struct symi_eval *c, Dwarf_Die *var, struct sym_var *out);
+/* entry.c: is the DWARF address PC in FUNC before the end of its prologue
+ * (the first line-table row after its entry)?  *end is that row's. */
+bool symi_prologue_end(Dwarf_Die *func, Dwarf_Addr pc, Dwarf_Addr *end);
 /* entry.c: 1 with *value when VAR is a parameter of c->func that the pc is
  * before the prologue's store of (its value is in its argument register);
  * 0 when memory holds it; -1 when it is not stored yet and its register

@@ -90,32 +90,75 @@ static int register_location(struct symi_eval *c, unsigned reg)
 	return symi_eval_fail(c, "lives in register %s at this point", name);
 }
 
-/* Canonical frame address of frame 0, from the module's CFI at the pc. */
-static int frame_cfa(struct symi_eval *c, int nest, uint64_t *cfa)
+/* The CFI row for run-time address PC (.eh_frame, else .debug_frame), to
+ * free; NULL when there is none. */
+static Dwarf_Frame *frame_at(struct symi_eval *c, uint64_t pc)
 {
-	uint64_t pc = c->view->regs->rip;
 	Dwfl_Module *mod = dwfl_addrmodule(c->s->dwfl, pc);
 	Dwarf_CFI *cfis[2] = {NULL, NULL};
 	Dwarf_Addr biases[2] = {0, 0};
 	Dwarf_Frame *frame;
-	Dwarf_Op *ops;
-	size_t nops;
-	int i, rc;
+	int i;
 
 	if (mod) {
 		cfis[0] = dwfl_module_eh_cfi(mod, &biases[0]);
 		cfis[1] = dwfl_module_dwarf_cfi(mod, &biases[1]);
 	}
-	for (i = 0; i < 2; i++) {
-		if (!cfis[i] || dwarf_cfi_addrframe(cfis[i], pc - biases[i], &frame) != 0)
-			continue;
-		rc = dwarf_frame_cfa(frame, &ops, &nops) == 0
-			 ? eval_expr(c, NULL, ops, nops, nest + 1, cfa)
-			 : symi_eval_fail(c, "has no address: %s", "no CFA rule at this pc");
-		free(frame);
-		return rc;
+	for (i = 0; i < 2; i++)
+		if (cfis[i] && dwarf_cfi_addrframe(cfis[i], pc - biases[i], &frame) == 0)
+			return frame;
+	return NULL;
+}
+
+/* Canonical frame address of frame 0, from the module's CFI at the pc. */
+static int frame_cfa(struct symi_eval *c, int nest, uint64_t *cfa)
+{
+	Dwarf_Frame *frame = frame_at(c, c->view->regs->rip);
+	Dwarf_Op *ops;
+	size_t nops;
+	int rc;
+
+	if (!frame)
+		return symi_eval_fail(c, "has no address: %s",
+				      "no call frame information for this pc");
+	rc = dwarf_frame_cfa(frame, &ops, &nops) == 0
+		 ? eval_expr(c, NULL, ops, nops, nest + 1, cfa)
+		 : symi_eval_fail(c, "has no address: %s", "no CFA rule at this pc");
+	free(frame);
+	return rc;
+}
+
+/* A frame base in register REG (clang's rbp) before the prologue has set
+ * it: the value the prologue gives it, the CFA less the offset by which
+ * the CFI finds the CFA from REG once the prologue is over.  1 with *base;
+ * 0 when the pc is past the prologue, or the CFI says no such thing. */
+static int base_before_prologue(struct symi_eval *c, unsigned reg, int nest, uint64_t *base)
+{
+	Dwarf_Addr end;
+	Dwarf_Frame *frame;
+	Dwarf_Op *ops;
+	size_t nops;
+	int64_t offset = 0;
+	bool from_reg = false;
+	uint64_t cfa;
+
+	if (!symi_prologue_end(c->func, c->view->regs->rip - c->bias, &end))
+		return 0;
+	frame = frame_at(c, end + c->bias);
+	if (frame && dwarf_frame_cfa(frame, &ops, &nops) == 0 && nops == 1) {
+		if (ops[0].atom == DW_OP_bregx && ops[0].number == reg) {
+			from_reg = true;
+			offset = (int64_t)ops[0].number2;
+		} else if (ops[0].atom == DW_OP_breg0 + reg) {
+			from_reg = true;
+			offset = (int64_t)ops[0].number;
+		}
 	}
-	return symi_eval_fail(c, "has no address: %s", "no call frame information for this pc");
+	free(frame);
+	if (!from_reg || frame_cfa(c, nest, &cfa) < 0)
+		return 0;
+	*base = cfa - (uint64_t)offset;
+	return 1;
 }
 
 /* DW_AT_frame_base of the function: a location whose address is the base. */
@@ -132,8 +175,12 @@ static int frame_base(struct symi_eval *c, int nest, uint64_t *base)
 	if (k <= 0)
 		return symi_eval_fail(c, "has no address: %s", "no frame base at this pc");
 	if (n == 1 && ops[0].atom >= DW_OP_reg0 && ops[0].atom <= DW_OP_reg31) {
-		if (!reg_value(c->view->regs, ops[0].atom - DW_OP_reg0, base))
-			return register_location(c, ops[0].atom - DW_OP_reg0);
+		unsigned reg = ops[0].atom - DW_OP_reg0;
+
+		if (base_before_prologue(c, reg, nest, base) > 0)
+			return 0;
+		if (!reg_value(c->view->regs, reg, base))
+			return register_location(c, reg);
 		return 0;
 	}
 	return eval_expr(c, &at, ops, n, nest + 1, base);
@@ -388,7 +435,8 @@ static int value_location(struct symi_eval *c, Dwarf_Attribute *at, const Dwarf_
 	if (n != 1 || !((ops[0].atom >= DW_OP_reg0 && ops[0].atom <= DW_OP_reg31) ||
 			ops[0].atom == DW_OP_regx))
 		return 0;
-	reg = ops[0].atom == DW_OP_regx ? (unsigned)ops[0].number : (unsigned)(ops[0].atom - DW_OP_reg0);
+	reg = ops[0].atom == DW_OP_regx ? (unsigned)ops[0].number
+					: (unsigned)(ops[0].atom - DW_OP_reg0);
 	register_location(c, reg);
 	return reg_value(c->view->regs, reg, value) ? 1 : -1;
 }

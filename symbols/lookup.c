@@ -679,6 +679,34 @@ int sym_describe_function(struct sym_space *s, uint64_t addr, struct sym_loc *ou
 	return describe_function(s, addr, out, &a) ? 0 : -1;
 }
 
+/* dwfl_module_getsrc finds the CU by .debug_aranges, which clang does
+ * not write by default: the line is then found in the CU symi_addrdie
+ * finds. */
+static const char *line_by_cu_ranges(Dwfl_Module *mod, Dwarf_Addr a, int *line)
+{
+	Dwarf_Addr bias;
+	Dwarf_Die *cu = symi_addrdie(mod, a, &bias);
+	Dwarf_Line *l = cu ? dwarf_getsrc_die(cu, a - bias) : NULL;
+
+	if (!l || dwarf_lineno(l, line) != 0)
+		return NULL;
+	return dwarf_linesrc(l, NULL, NULL);
+}
+
+Dwarf_Die *symi_addrdie(Dwfl_Module *mod, Dwarf_Addr addr, Dwarf_Addr *bias)
+{
+	Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, bias);
+
+	if (cu)
+		return cu;
+	/* Without .debug_aranges libdw (before 0.191) finds no CU for any
+	 * address: each CU's own ranges are asked. */
+	while ((cu = dwfl_module_nextcu(mod, cu, bias)))
+		if (dwarf_haspc(cu, addr - *bias) > 0)
+			return cu;
+	return NULL;
+}
+
 static int describe_uncached(struct sym_space *s, uint64_t addr, struct sym_loc *out)
 {
 	Dwarf_Addr a, symbias;
@@ -705,6 +733,8 @@ static int describe_uncached(struct sym_space *s, uint64_t addr, struct sym_loc 
 	}
 	l = dwfl_module_getsrc(mod, a);
 	src = l ? dwfl_lineinfo(l, NULL, &out->line, NULL, NULL, NULL) : NULL;
+	if (!src)
+		src = line_by_cu_ranges(mod, a, &out->line);
 	if (src) {
 		out->file = base_of(src);
 		out->path = src;

@@ -150,7 +150,7 @@ static int from_scopes(struct symi_eval *c, struct sym_var *out)
 	int n, idx, rc = 0;
 
 	if (!mod || !(c->m = mod_of(c->s, mod)) || symi_mod_is_system(c->m) ||
-	    !(cu = dwfl_module_addrdie(mod, pc, &c->bias)))
+	    !(cu = symi_addrdie(mod, pc, &c->bias)))
 		return 0;
 	n = dwarf_getscopes(cu, pc - c->bias, &scopes);
 	if (n <= 0 || (n == 1 && dwarf_tag(&scopes[0]) == DW_TAG_compile_unit)) {
