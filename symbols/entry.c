@@ -17,14 +17,15 @@
  *
  * The prologue ends at the first line-table row after the function's entry
  * (as gdb's skip_prologue_using_sal finds it).  Parameters are classified
- * in order as the psABI does, only as far as needed: an INTEGER-class
- * scalar (integer, enum, pointer, reference) takes the next of rdi, rsi,
- * rdx, rcx, r8, r9; a float takes an SSE register and no integer one; an
- * aggregate over 16 bytes is the caller's copy in memory, where its DWARF
- * location is right from the start.  A small aggregate before the one
- * asked for, or a parameter that is not an INTEGER scalar, or one past the
- * sixth register, is not worked out: its value is refused with the reason,
- * never read from a slot that holds something else.
+ * in order as the psABI does: an integer, enum, pointer or reference takes
+ * the next of rdi, rsi, rdx, rcx, r8, r9; a float an SSE register; an
+ * aggregate of up to 16 bytes one register per eightbyte, an integer one
+ * where an integer lies in it; an aggregate over 16 bytes, and whatever
+ * does not fit in the registers left, is the caller's copy in memory,
+ * where its DWARF location is right from the start.  A parameter in a
+ * register that is not a scalar (a small struct), or one of a type not
+ * worked out, is refused with the reason, never read from a slot that
+ * holds something else.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -34,27 +35,88 @@
 
 #include "symbols/internal.h"
 
-enum arg_class { ARG_INTEGER, ARG_SSE, ARG_MEMORY, ARG_UNKNOWN };
+/* How the psABI passes one parameter: in memory, or in int_regs integer
+ * registers (and perhaps SSE ones); unknown for what is not worked out. */
+struct arg_pass {
+	bool memory, unknown;
+	int int_regs;
+};
 
-static enum arg_class classify(struct sym_space *s, Dwarf_Die *var)
+/* Marks in ints[] the eightbytes of an aggregate where an integer scalar
+ * of type T, at byte OFFSET, lies: those eightbytes go in integer
+ * registers, the others in SSE ones.  False for what is not worked out. */
+static bool mark_integers(struct sym_space *s, const struct sym_type *t, uint64_t offset,
+			  bool ints[2], int depth)
 {
-	const struct sym_type *t = symi_type_of(s, var);
-	uint64_t size = sym_type_size(t);
+	const struct sym_type *elem;
+	Dwarf_Die real, m;
+	Dwarf_Word at;
+	uint64_t i;
 
+	if (depth > 8 || offset >= 16)
+		return false;
 	switch (sym_type_kind(t)) {
 	case SYM_T_BOOL:
 	case SYM_T_SIGNED:
 	case SYM_T_UNSIGNED:
 	case SYM_T_POINTER:
 	case SYM_T_ENUM:
-		return size && size <= 8 ? ARG_INTEGER : ARG_UNKNOWN;
+		ints[offset / 8] = true;
+		return true;
 	case SYM_T_FLOAT:
-		return size == 4 || size == 8 ? ARG_SSE : ARG_MEMORY;
+		return sym_type_size(t) == 4 || sym_type_size(t) == 8;
+	case SYM_T_ARRAY:
+		elem = sym_type_target(t);
+		for (i = 0; elem && i < sym_type_count(t); i++)
+			if (!mark_integers(s, elem, offset + i * sym_type_size(elem), ints,
+					   depth + 1))
+				return false;
+		return elem != NULL;
+	case SYM_T_STRUCT:
+		real = t->real;
+		if (dwarf_child(&real, &m) != 0)
+			return true;
+		do {
+			Dwarf_Attribute a;
+
+			if (dwarf_tag(&m) != DW_TAG_member && dwarf_tag(&m) != DW_TAG_inheritance)
+				continue;
+			at = 0;
+			if (dwarf_attr(&m, DW_AT_data_member_location, &a) &&
+			    dwarf_formudata(&a, &at) != 0)
+				return false;
+			if (dwarf_attr(&m, DW_AT_data_bit_offset, &a) &&
+			    dwarf_formudata(&a, &at) == 0)
+				at /= 8;
+			if (!mark_integers(s, symi_type_of(s, &m), offset + at, ints, depth + 1))
+				return false;
+		} while (dwarf_siblingof(&m, &m) == 0);
+		return true;
+	default:
+		return false;
+	}
+}
+
+static struct arg_pass how_passed(struct sym_space *s, Dwarf_Die *param)
+{
+	const struct sym_type *t = symi_type_of(s, param);
+	uint64_t size = sym_type_size(t);
+	bool ints[2] = {false, false};
+
+	switch (sym_type_kind(t)) {
+	case SYM_T_FLOAT:
+		return (struct arg_pass){.memory = size != 4 && size != 8};
 	case SYM_T_STRUCT:
 	case SYM_T_ARRAY:
-		return size > 16 ? ARG_MEMORY : ARG_UNKNOWN;
+		if (size > 16)
+			return (struct arg_pass){.memory = true};
+		if (!mark_integers(s, t, 0, ints, 0))
+			return (struct arg_pass){.unknown = true};
+		return (struct arg_pass){.int_regs = ints[0] + (size > 8 && ints[1])};
 	default:
-		return ARG_UNKNOWN;
+		if (!mark_integers(s, t, 0, ints, 0) || size > 8)
+			return (struct arg_pass){.unknown = true};
+		return (struct arg_pass){.int_regs = 1};
 	}
 }
 
@@ -122,27 +184,32 @@ int symi_entry_parameter(struct symi_eval *c, Dwarf_Die *var, uint64_t *value)
 	next_reg = returns_in_memory(c->s, c->func) ? 1 : 0;
 	dwarf_child(c->func, &p);
 	for (;;) {
-		enum arg_class class = ARG_UNKNOWN;
+		struct arg_pass pass = {.unknown = true};
+		bool fits;
 
 		if (dwarf_tag(&p) == DW_TAG_formal_parameter)
-			class = classify(c->s, &p);
+			pass = how_passed(c->s, &p);
+		/* what does not fit in the registers left goes in memory */
+		fits = !pass.memory && next_reg + pass.int_regs <= 6;
 		if (dwarf_dieoffset(&p) == dwarf_dieoffset(var)) {
-			if (class == ARG_MEMORY)
+			if (!pass.unknown && !fits)
 				return 0; /* the caller's copy: its slot is valid already */
-			if (class != ARG_INTEGER || next_reg >= 6)
+			if (pass.unknown || pass.int_regs != 1 ||
+			    sym_type_kind(symi_type_of(c->s, var)) == SYM_T_STRUCT ||
+			    sym_type_kind(symi_type_of(c->s, var)) == SYM_T_ARRAY)
 				break;
 			*value = arg_register(c->view->regs, next_reg);
 			return 1;
 		}
-		if (dwarf_tag(&p) == DW_TAG_formal_parameter && class == ARG_UNKNOWN)
+		if (dwarf_tag(&p) == DW_TAG_formal_parameter && pass.unknown)
 			break;
-		if (class == ARG_INTEGER)
-			next_reg++;
+		if (fits)
+			next_reg += pass.int_regs;
 		if (dwarf_siblingof(&p, &p) != 0)
 			break;
 	}
 	return symi_eval_fail(c,
-			      "is a parameter that %s's prologue has not stored yet, passed in "
-			      "a way cctrace does not work out; read it past the prologue",
+			      "is a parameter that %s's prologue has not stored yet, and not "
+			      "one integer register; read it past the prologue",
 			      dwarf_diename(c->func) ? dwarf_diename(c->func) : "its function");
 }
