@@ -150,9 +150,9 @@ static bool same_shape(Dwarf_Die *a, Dwarf_Die *b)
 /* First wins: the executable's entries are indexed before the libraries'.
  * A later local of the same name only tells whether the name's type
  * varies from scope to scope. */
-static void index_first(struct sym_space *s, struct strmap *map, size_t rank, Dwarf_Die *die)
+static void index_first(struct sym_space *s, struct strmap *map, size_t rank, Dwarf_Die *die,
+			const char *name)
 {
-	const char *name = die_name(die);
 	struct var_ent *e;
 
 	if (!name)
@@ -171,17 +171,75 @@ static void index_first(struct sym_space *s, struct strmap *map, size_t rank, Dw
 	symi_strmap_put(map, name, e);
 }
 
-static void index_variable(struct sym_space *s, struct sym_mod *m, size_t rank, Dwarf_Die *die,
-			   Dwarf_Addr bias)
+static bool is_named_scope(int tag)
 {
-	const char *name = die_name(die);
+	return tag == DW_TAG_namespace || tag == DW_TAG_class_type ||
+	       tag == DW_TAG_structure_type || tag == DW_TAG_union_type;
+}
+
+/* SCOPE's name as a qualifier: "a::", "(anonymous namespace)::". */
+static char *qualifier(const char *outer, Dwarf_Die *scope)
+{
+	const char *name = die_name(scope);
+	char *q = NULL;
+
+	if (asprintf(&q, "%s%s::", outer,
+		     name				    ? name
+		     : dwarf_tag(scope) == DW_TAG_namespace ? "(anonymous namespace)"
+							    : "(anonymous)") < 0)
+		return NULL;
+	return q;
+}
+
+/* The qualified name of C++ variable DIE: one defined outside its
+ * namespace or class names its declaration there (DW_AT_specification),
+ * whose enclosing scopes qualify it (a::count, Acc::instances); one
+ * defined inside has PREFIX.  To free; NULL when out of memory. */
+static char *qualified_name(Dwarf_Die *die, const char *prefix, const char *name)
+{
+	Dwarf_Die spec, *scopes = NULL;
+	Dwarf_Attribute at;
+	char *q = strdup(prefix), *next;
+	int n, i;
+
+	if (q && dwarf_attr(die, DW_AT_specification, &at) && dwarf_formref_die(&at, &spec)) {
+		n = dwarf_getscopes_die(&spec, &scopes);
+		for (i = n - 1; i >= 1 && q; i--) {
+			if (!is_named_scope(dwarf_tag(&scopes[i])))
+				continue;
+			next = qualifier(q, &scopes[i]);
+			free(q);
+			q = next;
+		}
+		free(scopes);
+	}
+	if (q && asprintf(&next, "%s%s", q, name) >= 0) {
+		free(q);
+		return next;
+	}
+	free(q);
+	return NULL;
+}
+
+static void index_variable(struct sym_space *s, struct sym_mod *m, size_t rank, Dwarf_Die *die,
+			   Dwarf_Addr bias, const char *prefix)
+{
+	const char *plain = die_name(die), *name;
 	struct var_ent *old, *e;
 	Dwarf_Addr a;
 	bool ext;
+	char *full;
 
-	if (name && tls_location(die))
-		index_first(s, &s->tls, rank, die);
-	if (!name || !static_address(die, &a))
+	if (!plain)
+		return;
+	full = qualified_name(die, prefix, plain);
+	name = full ? symi_arena_strdup(&s->arena, full) : NULL;
+	free(full);
+	if (!name)
+		return;
+	if (tls_location(die))
+		index_first(s, &s->tls, rank, die, name);
+	if (!static_address(die, &a))
 		return;
 	ext = dwarf_hasattr_integrate(die, DW_AT_external);
 	old = symi_strmap_get(&s->vars, name);
@@ -222,27 +280,37 @@ static void index_enumerators(struct sym_space *s, Dwarf_Die *type)
 	} while (dwarf_siblingof(&c, &c) == 0);
 }
 
-/* Enumerators anywhere below DIE; globals and TLS at CU level (DEPTH 0),
- * locals and parameters below it (not those of a mere declaration). */
+/* Enumerators anywhere below DIE; globals and TLS outside functions (at CU
+ * level, or in a namespace or class, qualified by PREFIX), locals and
+ * parameters inside them (not those of a mere declaration). */
 static void index_children(struct sym_space *s, struct sym_mod *m, size_t rank, Dwarf_Die *die,
-			   Dwarf_Addr bias, int depth)
+			   Dwarf_Addr bias, int depth, const char *prefix, bool in_function)
 {
 	Dwarf_Die c;
+	char *inner;
 
 	if (depth > MAX_DEPTH || dwarf_child(die, &c) != 0)
 		return;
 	do {
 		int tag = dwarf_tag(&c);
 
-		if (tag == DW_TAG_variable && depth == 0)
-			index_variable(s, m, rank, &c, bias);
+		if (tag == DW_TAG_variable && !in_function)
+			index_variable(s, m, rank, &c, bias, prefix);
 		else if (tag == DW_TAG_variable || tag == DW_TAG_formal_parameter) {
-			if (!symi_mod_is_system(m))
-				index_first(s, &s->locals, rank, &c);
+			if (in_function && !symi_mod_is_system(m))
+				index_first(s, &s->locals, rank, &c, die_name(&c));
 		} else if (tag == DW_TAG_enumeration_type)
 			index_enumerators(s, &c);
-		else if (dwarf_haschildren(&c) > 0 && !dwarf_hasattr(&c, DW_AT_declaration))
-			index_children(s, m, rank, &c, bias, depth + 1);
+		else if (dwarf_haschildren(&c) > 0 && !dwarf_hasattr(&c, DW_AT_declaration)) {
+			bool function = in_function || tag == DW_TAG_subprogram ||
+					tag == DW_TAG_lexical_block ||
+					tag == DW_TAG_inlined_subroutine;
+
+			inner = is_named_scope(tag) && !in_function ? qualifier(prefix, &c) : NULL;
+			index_children(s, m, rank, &c, bias, depth + 1, inner ? inner : prefix,
+				       function);
+			free(inner);
+		}
 	} while (dwarf_siblingof(&c, &c) == 0);
 }
 
@@ -264,7 +332,7 @@ static void index_module(struct sym_space *s, size_t rank)
 		return;
 	while (dwarf_get_units(dw, cu, &cu, &version, &unit_type, &cudie, NULL) == 0)
 		if (dwarf_tag(&cudie) == DW_TAG_compile_unit)
-			index_children(s, m, rank, &cudie, bias, 0);
+			index_children(s, m, rank, &cudie, bias, 0, "", false);
 }
 
 void symi_ensure_index(struct sym_space *s, bool all)

@@ -214,8 +214,9 @@ Test(cxx, lambda_locals_and_this_on_entry)
 
 /* A reference names its object (it read as the pointer: "M.total =
  * 140737488348700"), a derived object has its bases' members (single and
- * multiple inheritance), and a global C++ function is named as shown
- * (adjust, not _Z6adjustRiRK4ItemR7Derived). */
+ * multiple inheritance), a global C++ function is named as shown (adjust,
+ * not _Z6adjustRiRK4ItemR7Derived), and a variable by its qualified name
+ * (count was ledger::count, and ledger::count no variable at all). */
 Test(cxx, references_base_members_and_global_functions)
 {
 	char *sched = h_temp_sched(
@@ -224,10 +225,11 @@ Test(cxx, references_base_members_and_global_functions)
 	    "assert M.total == 5 && M.item.id == 7 && M.obj.d == 6\n"
 	    "run M until write(sink)\n"
 	    "assert M.total == 12 && M.obj.b1 == 3 && M.obj.b2 == 4 && M.obj.m == 5\n"
-	    "assert M.obj.o == 8 && derived.d == 9 && &M.obj == &derived\n");
+	    "assert M.obj.o == 8 && derived.d == 9 && &M.obj == &derived\n"
+	    "assert count == 33 && ledger::count == 11 && Registry::instances == 44\n");
 	struct h_result r = H_RUN(h_cctrace(), "run", sched, "--", "tests/fixtures/cxxtypes");
 
 	cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
-	cr_expect(strstr(r.out, "12 9"), "%s", r.out);
+	cr_expect(strstr(r.out, "12 9 88"), "%s", r.out);
 	h_result_free(&r);
 }
