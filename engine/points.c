@@ -516,11 +516,14 @@ int points_arm_access(struct run *r, struct tr_process *p, const struct expr *e)
 	if (!expr_is_thread_relative(e->lhs))
 		return arm_lvalue(r, p, NULL, e);
 	if (!r->targets) {
+		char msg[1024];
+
 		expr_format(e->lhs, text, sizeof(text));
-		report_outcome(r, OUTCOME_ERROR,
-			       "'%s' names a local or thread-local variable, which has an address "
-			       "only in a given thread: use it in 'run T until ...', not in 'wait'",
-			       text);
+		schedule_diag(r->sched, e->lhs->loc, msg, sizeof(msg),
+			      "'%s' names a local or thread-local variable, which has an address "
+			      "only in a given thread: use it in 'run T until ...', not in 'wait'",
+			      text);
+		report_outcome(r, OUTCOME_ERROR, "%s", msg);
 		return -1;
 	}
 	for (i = 0; i < r->ntargets; i++)

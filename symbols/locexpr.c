@@ -298,8 +298,8 @@ static int no_address(struct symi_eval *c, const Dwarf_Op *ops, size_t i)
 	if (atom == DW_OP_piece || atom == DW_OP_bit_piece)
 		return symi_eval_fail(c, "is split into pieces at this point");
 	if (atom == DW_OP_entry_value || atom == DW_OP_GNU_entry_value)
-		return symi_eval_fail(c, "has no address at this point (%s)",
-				      "its value is its value on entry");
+		return symi_eval_fail(c, "is optimized out at this point (%s)",
+				      "DWARF keeps only its value on entry to its function");
 	return symi_eval_fail(c, "has no address at this point (%s)",
 			      "its value is computed, not stored");
 }
