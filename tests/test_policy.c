@@ -149,7 +149,7 @@ Test(check, member_errors)
 		     "    assert counter.x == 0\n"
 		     "           ^\n");
 	expect_error("assert bank == 0\n",
-		     "t.sched:1:8: error: 'bank' is a struct account, not a number\n"
+		     "t.sched:1:8: error: 'bank' is a struct account, not an integer\n"
 		     "    assert bank == 0\n"
 		     "           ^\n");
 }
