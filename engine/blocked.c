@@ -84,6 +84,33 @@ static bool held_at_exit(struct tr_thread *th)
 	return tracer_thread_held(th) && tracer_thread_last_event(th) == TR_EV_EXIT;
 }
 
+bool spinlock_taken(struct tr_process *p, uint64_t entry, uint64_t lock_addr)
+{
+	static const uint8_t lock_decl_rdi[3] = {0xf0, 0xff, 0x0f};
+	uint8_t code[3];
+	uint32_t lock;
+
+	if (tracer_read(p, lock_addr, &lock, sizeof(lock)) < 0 ||
+	    tracer_read_code(p, entry, code, sizeof(code)) < 0)
+		return false;
+	if (memcmp(code, lock_decl_rdi, sizeof(code)) == 0)
+		return (int32_t)lock <= 0;
+	return lock != 0;
+}
+
+/* Held at the entry of pthread_spin_lock on a spinlock that is taken: let
+ * go, it would spin, never sleep, so it counts as blocked (a search's
+ * spinlock deadlock replays so). */
+static bool held_at_taken_spinlock(struct run *r, struct tr_thread *th)
+{
+	struct proc_ctx *pc = run_proc(r, tracer_thread_process(th));
+	uint64_t entry;
+
+	return pc && pc->syms && sym_function(pc->syms, "pthread_spin_lock", &entry) == 0 &&
+	       tracer_thread_pc(th) == entry &&
+	       spinlock_taken(tracer_thread_process(th), entry, tracer_regs(th)->rdi);
+}
+
 /* Another thread of th's process that has not exited? */
 static bool others_alive(struct run *r, struct tr_thread *th)
 {
@@ -402,7 +429,7 @@ static enum verdict verdict_of(struct run *r, struct tr_thread *th)
 	if (tracer_thread_held(th)) {
 		if (tc->blocked && wait_would_end(r, th))
 			tc->blocked = false;
-		return tc->blocked ? V_BLOCKED : V_MOVING;
+		return tc->blocked || held_at_taken_spinlock(r, th) ? V_BLOCKED : V_MOVING;
 	}
 	return free_sample(th, &tc->sample) ? V_FREE : V_MOVING;
 }

@@ -295,6 +295,10 @@ void fine_unplant(struct run *r);
 void fine_forget_process(struct run *r, struct tr_process *p);
 
 /* blocked.c */
+/* Is the spinlock at lock_addr taken, for the pthread_spin_lock at entry?
+ * (glibc's x86-64 assembly, `lock decl (%rdi)` first, takes a positive
+ * int as free, as its unlock stores 1; its generic C code a zero one.) */
+bool spinlock_taken(struct tr_process *p, uint64_t entry, uint64_t lock_addr);
 /* When to sample the targets of a wait that began at started (ms) next. */
 int64_t blocked_poll_deadline(struct run *r, bool has_targets, int64_t started, int64_t deadline);
 bool blocked_targets(struct run *r, struct tr_thread **targets, int n);

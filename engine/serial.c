@@ -22,7 +22,8 @@
  *   - A thread is enabled when it is held at a point or at its start, but
  *     not when it stands at the entry of pthread_mutex_lock on a locked
  *     mutex of another thread (the mutex's word is read: no need to let it
- *     sleep and detect that), nor when it sleeps in a futex whose word has
+ *     sleep and detect that), or of pthread_spin_lock on a taken spinlock
+ *     (it would spin in libc with no point to end its step), nor when it sleeps in a futex whose word has
  *     not changed since (blocked.c's two-sample test finds the sleep; the
  *     thread is then stopped and its futex word watched).  No enabled
  *     thread while some are left is a deadlock: a bug, with every stack;
@@ -1044,6 +1045,17 @@ static bool waits_for_mutex(struct serial *s, struct sthread *st)
 	return lock[0] != 0 && lock[2] != (uint32_t)tracer_thread_tid(st->th);
 }
 
+/* Held at the entry of pthread_spin_lock on a taken spinlock?  Let go, it
+ * would spin in libc while the owner is held, and no point would ever end
+ * its step. */
+static bool waits_for_spinlock(struct serial *s, struct sthread *st)
+{
+	uint64_t pc = tracer_thread_pc(st->th);
+
+	return sync_is(s, pc, "pthread_spin_lock") &&
+	       spinlock_taken(tracer_thread_process(st->th), pc, tracer_regs(st->th)->rdi);
+}
+
 /* Held at the entry of pthread_join on a thread that is not gone?  (A
  * pthread_t is the thread's TCB, its fs_base.)  Then it would only sleep:
  * not enabled, no need to let it and wait for the sleep to be seen.  A
@@ -1136,7 +1148,51 @@ static bool enabled(struct serial *s, struct sthread *st)
 			return false;
 		st->state = SS_READY;
 	}
-	return !waits_for_mutex(s, st) && !waits_for_join(s, st);
+	return !waits_for_mutex(s, st) && !waits_for_spinlock(s, st) && !waits_for_join(s, st);
+}
+
+/* What a deadlocked thread waits for, as its report says it: the lock or
+ * thread at whose entry it is held, the synchronisation function whose
+ * futex it sleeps in (found on its stack), else the kernel's state. */
+static void describe_wait(struct serial *s, struct sthread *st, char *buf, size_t len)
+{
+	struct sym_frame frames[MAX_FRAMES];
+	int n, i;
+
+	if (waits_for_mutex(s, st)) {
+		snprintf(buf, len, "waits for a mutex in pthread_mutex_lock");
+		return;
+	}
+	if (waits_for_spinlock(s, st)) {
+		snprintf(buf, len, "waits for a spinlock in pthread_spin_lock");
+		return;
+	}
+	if (waits_for_join(s, st)) {
+		snprintf(buf, len, "waits for a thread in pthread_join");
+		return;
+	}
+	if (st->state == SS_BLOCKED && st->in_futex) {
+		n = run_backtrace(s->r, st->th, frames, MAX_FRAMES);
+		/* by name, else inside a name (__new_sem_wait_slow64, which
+		 * sem_wait tail-calls, leaves no frame of sem_wait) */
+		for (int pass = 0; pass < 2; pass++)
+			for (i = 0; i < n; i++) {
+				const char *f = frames[i].loc.func;
+				size_t k;
+
+				for (k = 0; k < NSYNC && f; k++)
+					if (sync_fns[k].waits &&
+					    (pass ? strstr(f, sync_fns[k].name) != NULL
+						  : strcmp(f, sync_fns[k].name) == 0)) {
+						snprintf(buf, len, "sleeps in %s",
+							 sync_fns[k].name);
+						return;
+					}
+			}
+		snprintf(buf, len, "sleeps in a futex wait");
+		return;
+	}
+	tracer_describe_kernel_state(st->th, buf, len);
 }
 
 /* Keep a spin's point (or a locked instruction) for the rest of the
@@ -1790,15 +1846,9 @@ static void report_serial_deadlock(struct serial *s)
 
 		if (tracer_thread_exited(th) || !tracer_thread_held(th))
 			continue;
-		tracer_describe_kernel_state(th, state, sizeof(state));
+		describe_wait(s, &s->threads[i], state, sizeof(state));
 		if (r->opt->report)
-			fprintf(r->opt->report, "  %s: %s%s\n", tracer_thread_name(th),
-				waits_for_mutex(s, &s->threads[i])  ? "waits for a mutex in "
-				: waits_for_join(s, &s->threads[i]) ? "waits for a thread in "
-								    : "",
-				waits_for_mutex(s, &s->threads[i])  ? "pthread_mutex_lock"
-				: waits_for_join(s, &s->threads[i]) ? "pthread_join"
-								    : state);
+			fprintf(r->opt->report, "  %s: %s\n", tracer_thread_name(th), state);
 		report_stack(r, th);
 	}
 	/* the replay ends the same way: every live thread run until blocked */
@@ -1815,15 +1865,18 @@ static void report_serial_deadlock(struct serial *s)
 					tracer_thread_name(s->threads[i].th));
 				s->bound_var[i] = true;
 			}
-		fprintf(r->record, "run ");
+		/* one held at a taken spinlock would spin: it stays held,
+		 * which the replay counts as blocked */
 		for (i = 0; i < s->nthreads; i++)
 			if (!tracer_thread_exited(s->threads[i].th) &&
-			    tracer_thread_held(s->threads[i].th)) {
-				fprintf(r->record, "%s%s", first ? "" : ", ",
+			    tracer_thread_held(s->threads[i].th) &&
+			    !waits_for_spinlock(s, &s->threads[i])) {
+				fprintf(r->record, "%s%s", first ? "run " : ", ",
 					var_of(s, i, var, sizeof(var)));
 				first = false;
 			}
-		fprintf(r->record, " until blocked\n");
+		if (!first)
+			fprintf(r->record, " until blocked\n");
 	}
 }
 

@@ -1482,3 +1482,30 @@ Test(sctbench, reorder_10_bad)
 {
 	expect_found(sctbench("reorder_10_bad"), 1000, "ABRT");
 }
+
+/* A thread at pthread_spin_lock on a taken spinlock is not enabled, as one
+ * at pthread_mutex_lock on a locked mutex: let go, it spun in libc while
+ * the owner was held, and no run of a correct program ever ended ("--time
+ * ran out before any run ended").  A spinlock deadlock is a bug that says
+ * so, and its schedule replays: the spinners stay held, counted blocked. */
+Test(serial, spinlocks_are_waited_for_as_locks)
+{
+	char *dir;
+	struct h_result r;
+	char *text;
+
+	r = search("tests/fixtures/serspinlock", 40, &dir);
+	cr_expect_eq(r.code, 0, "a correct spinlock program (exit %d):\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, "40 runs, 0 bugs, 40 completed"), "%s", r.err);
+	h_result_free(&r);
+	g_arg = "deadlock";
+	r = search("tests/fixtures/serspinlock", 40, &dir);
+	g_arg = NULL;
+	cr_assert_eq(r.code, 1, "no deadlock in 40 runs (exit %d):\n%s", r.code, r.err);
+	text = h_read_file(h_fmt("%s/bug-1.txt", dir), NULL);
+	cr_expect(text && strstr(text, "deadlock") &&
+		      h_count_lines(text, "waits for a spinlock in pthread_spin_lock") == 2,
+		  "%s", text);
+	cr_expect_eq(h_bug_replays(h_run_line(h_fmt("%s/bug-1.sched", dir)), 5), 5);
+	h_result_free(&r);
+}
