@@ -50,7 +50,13 @@ static void say_why_it_ended(const struct cli_args *a, const struct explore_summ
 {
 	if (sum->bugs || sum->interrupted)
 		return;
-	if (!sum->space_left)
+	if (!sum->space_left && a->noperands == 0 && a->to.points == TEST_POINTS_SHARED)
+		fprintf(stderr,
+			"cctrace %s: every schedule of %s over the points the profile found was "
+			"run (an access no profiling run made is no point: --points all takes "
+			"every access)\n",
+			a->command, sum->strategy[0] ? sum->strategy : "the strategy");
+	else if (!sum->space_left)
 		fprintf(stderr, "cctrace %s: every schedule of %s was run\n", a->command,
 			sum->strategy[0] ? sum->strategy : "the strategy");
 	else if (a->eo.max_runs && sum->runs >= a->eo.max_runs)
@@ -68,7 +74,7 @@ static void say_why_it_ended(const struct cli_args *a, const struct explore_summ
 /* Every run failed to follow the schedule, or --time ran out before the
  * first ended: nothing was explored. */
 static bool nothing_explored(const char *cmd, const struct explore_summary *sum, const char *dir,
-			     bool serial)
+			     bool serial, long max_steps)
 {
 	if (!sum->interrupted && sum->runs == 0 && sum->out_of_time) {
 		fprintf(stderr,
@@ -86,13 +92,13 @@ static bool nothing_explored(const char *cmd, const struct explore_summary *sum,
 	    sum->infeasible + sum->unrealizable + sum->errors == sum->runs) {
 		report(cmd, sum, dir);
 		if (sum->infeasible == sum->runs)
-			fprintf(
-			    stderr,
-			    "cctrace %s: error: no run reached the program's end (each was "
-			    "ended at --max-steps), so nothing was tested; a program that does "
-			    "not end by itself needs --driver to end each run, or give a higher "
-			    "--max-steps\n",
-			    cmd);
+			fprintf(stderr,
+				"cctrace %s: error: no run reached the program's end (each was "
+				"ended at --max-steps, %ld scheduling points), so nothing was "
+				"tested; a program that runs long between synchronisations needs "
+				"a higher --max-steps, one that does not end by itself --driver "
+				"to end each run\n",
+				cmd, max_steps ? max_steps : ENGINE_SERIAL_MAX_STEPS);
 		else
 			fprintf(stderr,
 				"cctrace %s: error: no run reached the program's end, so nothing "
@@ -232,7 +238,8 @@ static int exit_code(const struct cli_args *a, const struct explore_summary *sum
 		return 128 + sig;
 	}
 	/* no schedule: test's search (explore without one) */
-	if (!sum->bugs && nothing_explored(a->command, sum, a->eo.out_dir, a->noperands == 0))
+	if (!sum->bugs &&
+	    nothing_explored(a->command, sum, a->eo.out_dir, a->noperands == 0, a->to.max_steps))
 		return EXIT_ERROR;
 	report(a->command, sum, a->eo.out_dir);
 	say_why_it_ended(a, sum);

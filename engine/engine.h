@@ -328,7 +328,8 @@ struct engine_serial {
 	size_t npoints;
 	bool all_points; /* also every non-stack access in the executable's text */
 	bool profile;	 /* record which points touch memory two threads share */
-	long max_steps;	 /* a run taking more is a livelock candidate; 0: default */
+	long max_steps;	 /* a run taking more is a livelock candidate; 0: the default, */
+#define ENGINE_SERIAL_MAX_STEPS 100000 /* ...this */
 	/* out: the points found shared (profile; malloc'd, grows over runs) */
 	uint64_t *shared;
 	size_t nshared;

@@ -69,7 +69,6 @@
 #define POLL_YOUNG_MS	  1   /* ... in the first POLL_YOUNG_FOR_MS of its step */
 #define POLL_YOUNG_FOR_MS 10
 #define SETTLE_TRIES	  40 /* polls to wait for dying threads before a deadlock */
-#define DEFAULT_MAX_STEPS 100000
 /* A profile's access point hit this often in one run (a loop over a
  * buffer of the thread's own) stops being one for the rest of the run:
  * each hit is a step, and --max-steps would otherwise end the profile's
@@ -2163,7 +2162,7 @@ static enum flow serial_search(struct run *r, struct engine_serial *cfg)
 {
 	struct serial s = {
 	    .r = r, .cfg = cfg, .cur = -1, .last_ran = -1, .running = -1, .seg = {.thread = -1}};
-	long max_steps = cfg->max_steps > 0 ? cfg->max_steps : DEFAULT_MAX_STEPS;
+	long max_steps = cfg->max_steps > 0 ? cfg->max_steps : ENGINE_SERIAL_MAX_STEPS;
 	enum flow flow = FLOW_STOP;
 	int i;
 

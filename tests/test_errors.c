@@ -774,7 +774,8 @@ Test(errors, a_test_whose_runs_never_end_is_an_error_not_0_bugs)
 
 	cr_expect_eq(r.code, 3, "exit %d:\n%s", r.code, r.err);
 	cr_expect(strstr(r.err, "cctrace test: error: no run reached the program's end") &&
-		      strstr(r.err, "0 completed, 3 infeasible"),
+		      strstr(r.err, "0 completed, 3 infeasible") &&
+		      strstr(r.err, "--max-steps, 300 scheduling points"),
 		  "%s", r.err);
 	h_result_free(&r);
 	h_remove_tree(dir);

@@ -933,11 +933,11 @@ Test(serial, test_writes_junit_schedules_and_json_traces)
 /* A search without a bug says why it ended: its --runs budget (schedules
  * left untried), or every schedule of a systematic strategy run, which a
  * reader could not tell apart when both said "N runs, 0 bugs". */
-static void expect_end_reason(const char *runs, const char *why)
+static void expect_end_reason(const char *points, const char *runs, const char *why)
 {
 	char *dir = h_temp_dir();
 	struct h_result r =
-	    H_RUN(h_cctrace(), "test", "-q", "--points", "sync", "--strategy", "dfs", "--runs",
+	    H_RUN(h_cctrace(), "test", "-q", "--points", points, "--strategy", "dfs", "--runs",
 		  runs, "--out", dir, "--", "tests/fixtures/serpiexit");
 
 	cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
@@ -948,9 +948,15 @@ static void expect_end_reason(const char *runs, const char *why)
 
 Test(serial, a_search_without_a_bug_says_why_it_ended)
 {
-	expect_end_reason("3", "cctrace test: the search ended at its budget of 3 runs (--runs), "
-			       "with schedules left untried");
-	expect_end_reason("1000", "cctrace test: every schedule of dfs was run");
+	expect_end_reason("sync", "3",
+			  "cctrace test: the search ended at its budget of 3 runs (--runs), "
+			  "with schedules left untried");
+	expect_end_reason("sync", "1000", "cctrace test: every schedule of dfs was run");
+	/* ...of the points it has: the profile's are no proof for accesses
+	 * it never saw, which "every schedule was run" had claimed */
+	expect_end_reason("shared", "1000",
+			  "cctrace test: every schedule of dfs over the points the profile "
+			  "found was run");
 }
 
 /* With --all, each bug is written once, however often the runs meet it:
