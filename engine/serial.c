@@ -23,12 +23,11 @@
  *     not when it stands at the entry of pthread_mutex_lock on a locked
  *     mutex of another thread (the mutex's word is read: no need to let it
  *     sleep and detect that), or of pthread_spin_lock on a taken spinlock
- *     (it would spin in libc with no point to end its step), nor when it sleeps in a futex whose word has
- *     not changed since (blocked.c's two-sample test finds the sleep; the
- *     thread is then stopped and its futex word watched).  No enabled
- *     thread while some are left is a deadlock: a bug, with every stack;
- *     unless some sleep in a futex wait with a timeout, which then times
- *     out (blocked_options).
+ *     (it would spin in libc with no point to end its step), nor when it sleeps in a futex whose
+ * word has not changed since (blocked.c's two-sample test finds the sleep; the thread is then
+ * stopped and its futex word watched).  No enabled thread while some are left is a deadlock: a bug,
+ * with every stack; unless some sleep in a futex wait with a timeout, which then times out
+ * (blocked_options).
  *   - Liveness: at most max_steps steps a run ("livelock candidate", an
  *     infeasible run, when exceeded); a thread that calls sched_yield,
  *     nanosleep, usleep or pause, or stops at the same point several times
@@ -189,6 +188,7 @@ struct segment {
 
 struct profile_hit {
 	uint64_t addr;
+	uint64_t end; /* past its last byte: accesses that overlap conflict */
 	uint64_t pc;
 	int thread;
 	bool write;
@@ -866,7 +866,11 @@ static void profile_hit(struct serial *s, struct tr_thread *th, uint64_t pc)
 	for (k = 0; k < n; k++) {
 		if (acc[k].stack)
 			continue;
-		add_hit(s, (struct profile_hit){acc[k].addr, pc, thread_index(s, th),
+		uint64_t span =
+		    (uint64_t)(acc[k].size ? acc[k].size : 1) * (acc[k].count ? acc[k].count : 1);
+		uint64_t start = acc[k].descending ? acc[k].addr + acc[k].size - span : acc[k].addr;
+
+		add_hit(s, (struct profile_hit){start, start + span, pc, thread_index(s, th),
 						(acc[k].rw & DIS_WRITE) != 0, false,
 						svars_key(s->vars, acc[k].addr)});
 	}
@@ -911,7 +915,7 @@ static void profile_sync_hit(struct serial *s, struct tr_thread *th, uint64_t pc
 		svars_exit(s->vars, true);
 	if (!sync_has_object(sync) || !obj)
 		return;
-	add_hit(s, (struct profile_hit){obj, pc, thread_index(s, th), true, true,
+	add_hit(s, (struct profile_hit){obj, obj + 1, pc, thread_index(s, th), true, true,
 					svars_key(s->vars, obj)});
 }
 
@@ -937,7 +941,9 @@ static int add_shared(struct engine_serial *cfg, uint64_t pc)
 	return 0;
 }
 
-/* The points whose addresses two threads touched, one writing. */
+/* The points whose bytes two threads touched, one writing.  Accesses are
+ * grouped by overlap, not by their first byte: a struct copied in one
+ * 8-byte store conflicts with a read of its second int. */
 static void profile_finish(struct serial *s)
 {
 	size_t i = 0, j, k;
@@ -946,10 +952,13 @@ static void profile_finish(struct serial *s)
 		qsort(s->hits, s->nhits, sizeof(*s->hits), by_addr);
 	while (i < s->nhits) {
 		bool two = false, write = false;
+		uint64_t end = s->hits[i].end;
 
-		for (j = i; j < s->nhits && s->hits[j].addr == s->hits[i].addr; j++) {
+		for (j = i; j < s->nhits && s->hits[j].addr < end; j++) {
 			two |= s->hits[j].thread != s->hits[i].thread;
 			write |= s->hits[j].write;
+			if (s->hits[j].end > end)
+				end = s->hits[j].end;
 		}
 		for (k = i; two && write && k < j; k++) {
 			if (!s->hits[k].sync)

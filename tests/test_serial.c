@@ -139,6 +139,13 @@ Test(serial, lost_update)
 	expect_found("tests/fixtures/sercounter", 30, "ABRT");
 }
 
+/* A read of a struct's second int, torn by a copy of the whole struct in
+ * one store: accesses conflict by their bytes, not by their first one. */
+Test(serial, a_store_conflicts_with_a_load_inside_it)
+{
+	expect_found("tests/fixtures/sercopy", 30, "ABRT");
+}
+
 /* The program's own locked instructions are points in every mode: with
  * --points sync (no profiled accesses) a check-then-act made of a plain
  * load and a locked subtraction is found (run 3); without them each
