@@ -118,8 +118,10 @@ static bool nothing_explored(const char *cmd, const struct explore_summary *sum,
 
 int explore_open_outputs(struct cli_args *a)
 {
-	if (a->json)
+	if (a->json) {
 		a->eo.json = stdout;
+		a->opt.program_stdout_to_stderr = true; /* stdout is the JSON alone */
+	}
 	if (a->json_path && !(a->eo.json = cli_open_output(a->command, a->json_path)))
 		return -1;
 	if (a->out_path)

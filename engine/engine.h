@@ -73,6 +73,9 @@ struct engine_options {
 	bool quiet_program;  /* launched: nothing of the program's stdout and stderr is
 			      * shown (a search's own replays); a sanitizer's report is
 			      * still read */
+	/* launched: the program's stdout is cctrace's stderr, so that stdout
+	 * carries --json's summary alone */
+	bool program_stdout_to_stderr;
 	/* A search's runs and replays of one program: its symbol tables are
 	 * kept from one run to the next, as it restarts in the same layout
 	 * (engine_symbol_cache_new; opaque, owned by the caller); NULL: each

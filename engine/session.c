@@ -227,12 +227,14 @@ struct policy *engine_load_cached(const char *path, const char *program, struct 
 }
 
 /* A quiet program (the search's own replays) writes to /dev/null: its
- * stdout, and its stderr unless it is captured for a sanitizer's report. */
+ * stdout, and its stderr unless it is captured for a sanitizer's report.
+ * Under --json its stdout goes to stderr. */
 static const struct tracer_options *quiet_output(struct tracer_options *topt,
 						 const struct engine_options *opt)
 {
 	topt->null_stdout = opt->quiet_program;
 	topt->null_stderr = opt->quiet_program && !opt->sanitizer_bugs;
+	topt->stdout_to_stderr = opt->program_stdout_to_stderr;
 	return topt;
 }
 

@@ -119,7 +119,8 @@ static int find_fork_fn(struct engine_snapshot *s)
 static void make_template(struct engine_snapshot *s, char *const argv[],
 			  const struct engine_options *opt)
 {
-	struct tracer_options topt = {.pin_cpu = opt->pin_cpu};
+	struct tracer_options topt = {.pin_cpu = opt->pin_cpu,
+				      .stdout_to_stderr = opt->program_stdout_to_stderr};
 	char err[400];
 	int saved = -1, rc;
 

@@ -287,3 +287,25 @@ Test(json, explore_summary_to_a_file_is_apart_from_the_program)
 	h_result_free(&r);
 	h_remove_tree(dir);
 }
+
+/* --json: stdout is the summary alone, to pipe into a JSON reader; the
+ * program's own stdout (serprint's lines) goes to stderr.  They were
+ * mixed on stdout, which no JSON reader took. */
+Test(json, test_summary_on_stdout_is_json_alone)
+{
+	char *dir = h_temp_dir();
+	struct h_result r = H_RUN(h_cctrace(), "test", "-q", "--seed", "1", "--runs", "3", "-o",
+				  h_fmt("%s/bugs", dir), "--json", "--", "tests/fixtures/serprint");
+	json_error_t e;
+	json_t *s;
+
+	cr_assert_eq(r.code, 0, "%s", r.err);
+	s = json_loads(r.out, 0, &e);
+	cr_assert_not_null(s, "stdout is not JSON (%s):\n%s", e.text, r.out);
+	cr_expect_str_eq(str(s, "type"), "summary");
+	cr_expect_eq(integer(s, "runs"), 3);
+	cr_expect(strstr(r.err, "thread 0 line 0"), "the program's output is gone:\n%s", r.err);
+	json_decref(s);
+	h_result_free(&r);
+	h_remove_tree(dir);
+}

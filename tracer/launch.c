@@ -111,6 +111,8 @@ static void child_exec(struct tracer *t, char *const argv[], int errfd)
 		if (null > STDERR_FILENO)
 			close(null);
 	}
+	if (t->opt.stdout_to_stderr && !t->opt.null_stdout)
+		dup2(STDERR_FILENO, STDOUT_FILENO);
 	/* Same addresses on every run, as under gdb: a schedule replays in the
 	 * same layout, and a search can keep its symbol tables across runs.
 	 * Where the kernel refuses, the program simply runs randomised. */

@@ -123,6 +123,9 @@ struct tracer_options {
 	/* launch: the program's stdout, its stderr, on /dev/null (a search's
 	 * own replays, which must not print the program's output again) */
 	bool null_stdout, null_stderr;
+	/* launch: the program's stdout on cctrace's stderr (stdout is for a
+	 * machine-readable summary) */
+	bool stdout_to_stderr;
 };
 
 struct tracer *tracer_new(const struct tracer_options *opt);
