@@ -42,20 +42,6 @@ static int fail(struct eval_ctx *c, const struct expr *e, const char *fmt, ...)
 	return -1;
 }
 
-static bool is_scalar(const struct sym_type *t)
-{
-	switch (sym_type_kind(t)) {
-	case SYM_T_BOOL:
-	case SYM_T_SIGNED:
-	case SYM_T_UNSIGNED:
-	case SYM_T_POINTER:
-	case SYM_T_ENUM:
-		return true;
-	default:
-		return false;
-	}
-}
-
 /* Load an lvalue of scalar type as a 64-bit integer, sign-extending where
  * the type is signed; a bitfield is its bits of the bytes it spans. */
 static int load(struct eval_ctx *c, const struct expr *e, const struct value *v, int64_t *out)
@@ -68,7 +54,7 @@ static int load(struct eval_ctx *c, const struct expr *e, const struct value *v,
 		*out = 0;
 		return 0;
 	}
-	if (!is_scalar(v->type)) {
+	if (!sym_type_is_integer(v->type)) {
 		expr_format(e, what, sizeof(what));
 		return fail(c, e, "'%s' is a %s, not an integer", what, sym_type_name(v->type));
 	}
@@ -124,7 +110,7 @@ static int variable_in(struct eval_ctx *c, const struct expr *e, const char *nam
 		return fail(c, e, "%s (in %s)", why, thread_name);
 	/* A register holds a scalar whole; an aggregate's members it cannot
 	 * be asked for by address. */
-	if (var.no_address && !is_scalar(var.type))
+	if (var.no_address && !sym_type_is_integer(var.type))
 		return fail(c, e, "%s (in %s)", why, thread_name);
 	*out = (struct value){.lvalue = true,
 			      .addr = var.addr,

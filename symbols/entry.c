@@ -55,14 +55,11 @@ static bool mark_integers(struct sym_space *s, const struct sym_type *t, uint64_
 
 	if (depth > 8 || offset >= 16)
 		return false;
-	switch (sym_type_kind(t)) {
-	case SYM_T_BOOL:
-	case SYM_T_SIGNED:
-	case SYM_T_UNSIGNED:
-	case SYM_T_POINTER:
-	case SYM_T_ENUM:
+	if (sym_type_is_integer(t)) {
 		ints[offset / 8] = true;
 		return true;
+	}
+	switch (sym_type_kind(t)) {
 	case SYM_T_FLOAT:
 		return sym_type_size(t) == 4 || sym_type_size(t) == 8;
 	case SYM_T_ARRAY:

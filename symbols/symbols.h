@@ -240,6 +240,8 @@ const struct sym_type *sym_type_member(const struct sym_type *type, const char *
 const struct sym_type *sym_type_member_bits(const struct sym_type *type, const char *name,
 					    uint64_t *offset, unsigned *bit_offset,
 					    unsigned *bit_size);
+/* A bool, integer, enum or pointer: what reads as one integer. */
+bool sym_type_is_integer(const struct sym_type *type);
 /* A signed integer, or an enum whose underlying type is signed. */
 bool sym_type_is_signed(const struct sym_type *type);
 /* A C++ reference (& or &&): a pointer that the language follows itself. */

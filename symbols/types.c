@@ -583,6 +583,20 @@ uint64_t sym_type_size(const struct sym_type *t)
 	return t ? t->size : 0;
 }
 
+bool sym_type_is_integer(const struct sym_type *t)
+{
+	switch (sym_type_kind(t)) {
+	case SYM_T_BOOL:
+	case SYM_T_SIGNED:
+	case SYM_T_UNSIGNED:
+	case SYM_T_POINTER:
+	case SYM_T_ENUM:
+		return true;
+	default:
+		return false;
+	}
+}
+
 bool sym_type_is_signed(const struct sym_type *t)
 {
 	return t && (t->has_die ? t->is_signed : t->kind == SYM_T_SIGNED);
