@@ -169,8 +169,28 @@ static bool parameter_of(Dwarf_Die *func, Dwarf_Die *var)
 	return false;
 }
 
+/* The eightbyte at OFFSET in the caller's argument area, which starts at
+ * the CFA: a parameter passed on the stack.  gcc copies a char or short
+ * one into its own frame in the prologue, where DWARF places it. */
+static int stack_argument(struct symi_eval *c, uint64_t offset, uint64_t *value)
+{
+	uint64_t cfa;
+
+	if (symi_frame_cfa(c, &cfa) < 0)
+		return -1;
+	if (c->view->peek(c->view->ctx, cfa + offset, value) < 0)
+		return symi_eval_fail(c, "has no address: %s", "its stack slot is unreadable");
+	return 1;
+}
+
+static bool is_aggregate(const struct sym_type *t)
+{
+	return sym_type_kind(t) == SYM_T_STRUCT || sym_type_kind(t) == SYM_T_ARRAY;
+}
+
 int symi_entry_parameter(struct symi_eval *c, Dwarf_Die *var, uint64_t *value)
 {
+	uint64_t stack_offset = 0;
 	Dwarf_Addr end;
 	int next_reg;
 	Dwarf_Die p;
@@ -189,11 +209,12 @@ int symi_entry_parameter(struct symi_eval *c, Dwarf_Die *var, uint64_t *value)
 		/* what does not fit in the registers left goes in memory */
 		fits = !pass.memory && next_reg + pass.int_regs <= 6;
 		if (dwarf_dieoffset(&p) == dwarf_dieoffset(var)) {
-			if (!pass.unknown && !fits)
+			if (!pass.unknown && !fits && is_aggregate(symi_type_of(c->s, var)))
 				return 0; /* the caller's copy: its slot is valid already */
+			if (!pass.unknown && !fits)
+				return stack_argument(c, stack_offset, value);
 			if (pass.unknown || pass.int_regs != 1 ||
-			    sym_type_kind(symi_type_of(c->s, var)) == SYM_T_STRUCT ||
-			    sym_type_kind(symi_type_of(c->s, var)) == SYM_T_ARRAY)
+			    is_aggregate(symi_type_of(c->s, var)))
 				break;
 			*value = arg_register(c->view->regs, next_reg);
 			return 1;
@@ -202,6 +223,8 @@ int symi_entry_parameter(struct symi_eval *c, Dwarf_Die *var, uint64_t *value)
 			break;
 		if (fits)
 			next_reg += pass.int_regs;
+		else if (!pass.unknown)
+			stack_offset += (sym_type_size(symi_type_of(c->s, &p)) + 7) & ~7ull;
 		if (dwarf_siblingof(&p, &p) != 0)
 			break;
 	}

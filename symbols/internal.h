@@ -233,6 +233,8 @@ int symi_variable_address(struct symi_eval *c, Dwarf_Die *var, uint64_t *addr);
  * (out->no_address and value_known, the reason it has no address in
  * c->err): -1 only when it has neither. */
 int symi_variable_location(struct symi_eval *c, Dwarf_Die *var, struct sym_var *out);
+/* locexpr.c: frame 0's canonical frame address, from the CFI at its pc. */
+int symi_frame_cfa(struct symi_eval *c, uint64_t *cfa);
 /* entry.c: is the DWARF address PC in FUNC before the end of its prologue
  * (the first line-table row after its entry)?  *end is that row's. */
 bool symi_prologue_end(Dwarf_Die *func, Dwarf_Addr pc, Dwarf_Addr *end);

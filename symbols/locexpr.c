@@ -128,6 +128,11 @@ static int frame_cfa(struct symi_eval *c, int nest, uint64_t *cfa)
 	return rc;
 }
 
+int symi_frame_cfa(struct symi_eval *c, uint64_t *cfa)
+{
+	return frame_cfa(c, 0, cfa);
+}
+
 /* A frame base in register REG (clang's rbp) before the prologue has set
  * it: the value the prologue gives it, the CFA less the offset by which
  * the CFI finds the CFA from REG once the prologue is over.  1 with *base;

@@ -102,7 +102,9 @@ static bool nested_function(Dwarf_Die *parent, Dwarf_Addr pc, int depth, Dwarf_D
 }
 
 /* The scopes of pc in such a function: its blocks that hold the pc,
- * innermost first, then the function and what encloses it. */
+ * innermost first, then the function and its CU.  Not the function it is
+ * defined in: main's locals are not the lambda's, and read through the
+ * lambda's frame they were garbage. */
 static int nested_scopes(Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die **scopes)
 {
 	Dwarf_Die func, blocks[16], c, *outer = NULL, *all;
@@ -128,17 +130,18 @@ static int nested_scopes(Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die **scopes)
 	nouter = dwarf_getscopes_die(&func, &outer);
 	if (nouter <= 0)
 		return 0;
-	all = calloc((size_t)(nblocks + nouter), sizeof(*all));
+	all = calloc((size_t)nblocks + 2, sizeof(*all));
 	if (!all) {
 		free(outer);
 		return 0;
 	}
 	for (i = 0; i < nblocks; i++)
 		all[i] = blocks[nblocks - 1 - i];
-	memcpy(all + nblocks, outer, (size_t)nouter * sizeof(*all));
+	all[nblocks] = func;
+	all[nblocks + 1] = outer[nouter - 1]; /* the CU */
 	free(outer);
 	*scopes = all;
-	return nblocks + nouter;
+	return nblocks + 2;
 }
 
 /* 1: found in the pc's scopes (*out filled), 0: not there, -1: found, no address. */

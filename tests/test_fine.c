@@ -470,7 +470,7 @@ static void expect_typed_where_stopped(const char *prog)
 		      "run A until enter(mix)\n"
 		      "assert A.k == -3 && A.out == &mixed && A.b.c == 30\n"
 		      "run A until enter(spill)\n"
-		      "assert A.a == 1 && A.e == 5 && A.g7 == 7\n",
+		      "assert A.a == 1 && A.e == 5 && A.g7 == 7 && A.g8 == 113 && A.g9 == -10\n",
 		      NULL, prog, NULL);
 	cr_assert_eq(r.code, 0, "%s", r.err);
 	h_result_free(&r);
