@@ -596,10 +596,13 @@ void report_deadlock(struct run *r, const struct stmt *s)
 		if (th && run_thread(r, th)->primary == var && tracer_thread_held(th) &&
 		    tracer_thread_last_event(th) != TR_EV_EXIT) {
 			if (r->opt->report) {
+				const char *state = run_thread(r, th)->kernel_state;
+
 				describe_wait(r, th, waits, sizeof(waits));
+				if (!state[0] && held_at_taken_spinlock(r, th))
+					state = "waits for a spinlock in pthread_spin_lock";
 				fprintf(r->opt->report, "  %s = %s: %s%s\n", r->pol->threads[var],
-					tracer_thread_name(th), run_thread(r, th)->kernel_state,
-					waits);
+					tracer_thread_name(th), state, waits);
 			}
 			report_stack(r, th);
 		}

@@ -900,22 +900,32 @@ static int call_field(struct run *r, const struct tr_event *ev, enum event_field
 /* An access's value as the variable its read(X)/write(X) names is read:
  * signed at the access's size where X's type is signed, so that
  * write(s) && value == -1 holds for a short s written -1. */
-static int64_t access_value(struct run *r, const struct current_event *cur, uint64_t value,
-			    uint64_t size)
+static int64_t access_value(struct run *r, const struct current_event *cur, uint64_t addr,
+			    uint64_t value, uint64_t size)
 {
 	const struct expr *atom = cur ? cur->matched : NULL;
+	unsigned bits = (unsigned)size * 8;
 	char err[256];
 	struct eval_ctx c;
 	struct value v;
 	uint64_t sign;
 
-	if (!atom || !atom->lhs || !atom_of(atom)->access || size == 0 || size >= 8)
+	if (!atom || !atom->lhs || !atom_of(atom)->access || size == 0 || size > 8)
 		return (int64_t)value;
 	c = points_event_ctx(r, (struct current_event *)cur, err, sizeof(err));
-	if (eval_value(&c, atom->lhs, &v) < 0 || !sym_type_is_signed(v.type))
+	if (eval_value(&c, atom->lhs, &v) < 0)
 		return (int64_t)value;
-	sign = 1ull << (size * 8 - 1);
-	value &= (sign << 1) - 1;
+	/* a bitfield's value is its bits of the bytes stored */
+	if (v.bit_size && v.addr >= addr &&
+	    (v.addr - addr) * 8 + v.bit_offset + v.bit_size <= bits) {
+		value >>= (v.addr - addr) * 8 + v.bit_offset;
+		bits = v.bit_size;
+	}
+	if (bits < 64)
+		value &= (1ull << bits) - 1;
+	if (!sym_type_is_signed(v.type) || bits >= 64)
+		return (int64_t)value;
+	sign = 1ull << (bits - 1);
 	return (int64_t)((value ^ sign) - sign);
 }
 
@@ -950,7 +960,7 @@ static int event_field(void *hook, void *event, enum event_field field, int64_t 
 		*out = (int64_t)size;
 		return 0;
 	case FIELD_VALUE:
-		*out = access_value(r, cur, value, size);
+		*out = access_value(r, cur, addr, value, size);
 		return 0;
 	case FIELD_FUNC:
 	case FIELD_LINE:

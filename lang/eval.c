@@ -313,6 +313,8 @@ static int eval_unary(struct eval_ctx *c, const struct expr *e, struct value *ou
 			return fail(c, e, "'&' needs a variable");
 		if (v.no_address)
 			return fail(c, e, "'&': it lives in a register here, not in memory");
+		if (v.bit_size)
+			return fail(c, e, "'&' of a bitfield, which has no address of its own");
 		*out = (struct value){.i = (int64_t)v.addr};
 		return 0;
 	}
@@ -572,6 +574,23 @@ int eval_int(struct eval_ctx *c, const struct expr *e, int64_t *out)
 	return 0;
 }
 
+/* A bitfield is watched through the smallest aligned 1, 2, 4 or 8 bytes
+ * that hold its bits (a debug register takes no other); bits that span
+ * more are watched as their bytes, by decoding. */
+static void bitfield_window(const struct value *v, uint64_t *addr, uint64_t *size)
+{
+	uint64_t bytes = (v->bit_offset + v->bit_size + 7u) / 8, s;
+
+	for (s = 1; s <= 8; s *= 2)
+		if (v->addr % s + bytes <= s) {
+			*addr = v->addr - v->addr % s;
+			*size = s;
+			return;
+		}
+	*addr = v->addr;
+	*size = bytes;
+}
+
 int eval_lvalue(struct eval_ctx *c, const struct expr *e, uint64_t *addr, uint64_t *size)
 {
 	struct value v;
@@ -584,6 +603,8 @@ int eval_lvalue(struct eval_ctx *c, const struct expr *e, uint64_t *addr, uint64
 		return fail(c, e, "cannot watch it: it lives in a register here, not in memory");
 	*addr = v.addr;
 	*size = sym_type_size(v.type);
+	if (v.bit_size)
+		bitfield_window(&v, addr, size);
 	return 0;
 }
 

@@ -71,9 +71,11 @@ static bool is_ident_start(int c)
 	return isalpha(c) || c == '_';
 }
 
+/* '$' as GNU C allows it after the first character: clang names a lambda
+ * _ZZ4mainENK3$_1clEi. */
 static bool is_ident_char(int c)
 {
-	return isalnum(c) || c == '_';
+	return isalnum(c) || c == '_' || c == '$';
 }
 
 /* How many characters of a C++ qualifier's "::" (or a destructor's "::~")

@@ -234,12 +234,44 @@ struct qual_ent {
 	struct qual_ent *next;
 };
 
+/* SYMBOL is one of the functions shown as KEY. */
+static int add_qualified(struct sym_space *s, const char *key, const char *symbol)
+{
+	struct qual_ent *head = symi_strmap_get(&s->qualified, key), *e;
+
+	for (e = head; e; e = e->next)
+		if (strcmp(e->symbol, symbol) == 0)
+			return 0;
+	e = symi_arena_alloc(&s->arena, sizeof(*e));
+	if (!e || !(e->symbol = symi_arena_strdup(&s->arena, symbol)))
+		return -1;
+	e->next = head;
+	return symi_strmap_put(&s->qualified, key, e);
+}
+
+#define ANONYMOUS "(anonymous namespace)::"
+
+/* A function of an anonymous namespace is named as its own file names it:
+ * without the namespace, which a schedule cannot write. */
+static int add_unqualified_anonymous(struct sym_space *s, const char *pretty, const char *symbol)
+{
+	char *key = strdup(pretty), *at;
+	const char *kept;
+
+	if (!key)
+		return -1;
+	while ((at = strstr(key, ANONYMOUS)))
+		memmove(at, at + strlen(ANONYMOUS), strlen(at + strlen(ANONYMOUS)) + 1);
+	kept = symi_arena_strdup(&s->arena, key);
+	free(key);
+	return kept ? add_qualified(s, kept, symbol) : -1;
+}
+
 static int index_qualified_cb(struct sym_mod *m, const char *name, const GElf_Sym *sym,
 			      GElf_Addr addr, void *arg)
 {
 	struct sym_space *s = arg;
 	const char *at = strchr(name, '@'), *pretty;
-	struct qual_ent *head, *e;
 
 	(void)m;
 	(void)addr;
@@ -251,15 +283,9 @@ static int index_qualified_cb(struct sym_mod *m, const char *name, const GElf_Sy
 	pretty = symi_pretty_name(s, name);
 	if (pretty == name)
 		return 0;
-	head = symi_strmap_get(&s->qualified, pretty);
-	for (e = head; e; e = e->next)
-		if (strcmp(e->symbol, name) == 0)
-			return 0;
-	e = symi_arena_alloc(&s->arena, sizeof(*e));
-	if (!e || !(e->symbol = symi_arena_strdup(&s->arena, name)))
+	if (add_qualified(s, pretty, name) < 0)
 		return -1;
-	e->next = head;
-	return symi_strmap_put(&s->qualified, pretty, e);
+	return strstr(pretty, ANONYMOUS) ? add_unqualified_anonymous(s, pretty, name) : 0;
 }
 
 static int index_qualified(struct sym_space *s)

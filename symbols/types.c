@@ -255,28 +255,56 @@ static void index_variable(struct sym_space *s, struct sym_mod *m, size_t rank, 
 	symi_strmap_put(&s->vars, name, e);
 }
 
-static void index_enumerators(struct sym_space *s, Dwarf_Die *type)
+static bool enum_is_signed(Dwarf_Die *enumeration);
+
+static void put_enumerator(struct sym_space *s, const char *name, int64_t v)
 {
-	Dwarf_Die c;
-	Dwarf_Attribute at;
-	Dwarf_Sword v;
-	const char *name;
 	int64_t *slot;
 
+	if (symi_strmap_get(&s->enums, name))
+		return;
+	slot = symi_arena_alloc(&s->arena, sizeof(*slot));
+	name = slot ? symi_arena_strdup(&s->arena, name) : NULL;
+	if (!name)
+		return;
+	*slot = v;
+	symi_strmap_put(&s->enums, name, slot);
+}
+
+/* TYPE's enumerators, under their plain names and their qualified ones
+ * (ns::Light, and E8::HI for an enum class), read as the enum's underlying
+ * type reads: gcc gives 0xF0000000u of an unsigned enum as a DW_FORM_data4
+ * that a signed read takes for negative. */
+static void index_enumerators(struct sym_space *s, Dwarf_Die *type, const char *prefix)
+{
+	bool is_signed = enum_is_signed(type), is_class = dwarf_hasattr(type, DW_AT_enum_class);
+	const char *ename = die_name(type);
+	Dwarf_Word size = 8, u;
+	Dwarf_Attribute at;
+	Dwarf_Sword v;
+	Dwarf_Die c;
+	char *q;
+
+	die_udata(type, DW_AT_byte_size, &size);
 	if (dwarf_child(type, &c) != 0)
 		return;
 	do {
-		if (dwarf_tag(&c) != DW_TAG_enumerator || !(name = die_name(&c)))
+		const char *name = die_name(&c);
+
+		if (dwarf_tag(&c) != DW_TAG_enumerator || !name ||
+		    !dwarf_attr(&c, DW_AT_const_value, &at))
 			continue;
-		if (symi_strmap_get(&s->enums, name))
+		if (is_signed ? dwarf_formsdata(&at, &v) != 0 : dwarf_formudata(&at, &u) != 0)
 			continue;
-		if (!dwarf_attr(&c, DW_AT_const_value, &at) || dwarf_formsdata(&at, &v) != 0)
-			continue;
-		slot = symi_arena_alloc(&s->arena, sizeof(*slot));
-		if (!slot)
-			return;
-		*slot = v;
-		symi_strmap_put(&s->enums, name, slot);
+		if (!is_signed)
+			v = (Dwarf_Sword)(size < 8 ? u & ((1ull << (size * 8)) - 1) : u);
+		put_enumerator(s, name, v);
+		if ((*prefix || (is_class && ename)) &&
+		    asprintf(&q, "%s%s%s%s", prefix, is_class && ename ? ename : "",
+			     is_class && ename ? "::" : "", name) >= 0) {
+			put_enumerator(s, q, v);
+			free(q);
+		}
 	} while (dwarf_siblingof(&c, &c) == 0);
 }
 
@@ -300,7 +328,7 @@ static void index_children(struct sym_space *s, struct sym_mod *m, size_t rank, 
 			if (in_function && !symi_mod_is_system(m))
 				index_first(s, &s->locals, rank, &c, die_name(&c));
 		} else if (tag == DW_TAG_enumeration_type)
-			index_enumerators(s, &c);
+			index_enumerators(s, &c, in_function ? "" : prefix);
 		else if (dwarf_haschildren(&c) > 0 && !dwarf_hasattr(&c, DW_AT_declaration)) {
 			bool function = in_function || tag == DW_TAG_subprogram ||
 					tag == DW_TAG_lexical_block ||

@@ -228,10 +228,13 @@ Test(cxx, references_base_members_and_global_functions)
 	    "run M until write(sink)\n"
 	    "assert M.total == 12 && M.obj.b1 == 3 && M.obj.b2 == 4 && M.obj.m == 5\n"
 	    "assert M.obj.o == 8 && derived.d == 9 && &M.obj == &derived\n"
-	    "assert count == 33 && ledger::count == 11 && Registry::instances == 44\n");
+	    "assert count == 33 && ledger::count == 11 && Registry::instances == 44\n"
+	    "assert level == Level::High && Level::High == 200\n"
+	    "run M until enter(doubled)\n"
+	    "assert M.x == 1\n");
 	struct h_result r = H_RUN(h_cctrace(), "run", sched, "--", "tests/fixtures/cxxtypes");
 
 	cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
-	cr_expect(strstr(r.out, "12 9 88"), "%s", r.out);
+	cr_expect(strstr(r.out, "14 9 88"), "%s", r.out);
 	h_result_free(&r);
 }

@@ -496,22 +496,29 @@ static void expect_typed_where_stopped(const char *prog)
 }
 
 /* Bitfields are their bits (DWARF 5's data_bit_offset), an enum with a
- * negative enumerator is signed, and write(X)'s value is read as X is:
- * each was read as the raw bytes before ("bits.b = 1585613"). */
+ * negative enumerator is signed and an unsigned one's enumerator past
+ * INT_MAX is not, and write(X)'s value is read as X is, a bitfield's as its
+ * bits: each was read as raw or sign-extended bytes ("bits.b = 1585613"). */
 Test(fine, bitfields_signed_enums_and_narrow_values_read_as_c_does)
 {
 	const char *text = "thread A = wait any enter(writer)\n"
 			   "assert bits.a == 5 && bits.b == -7 && bits.c == 1 && bits.d == -1000\n"
 			   "assert bits.wide == 0x12345678AB && bits.tail == 77\n"
-			   "assert tint == COOL && tint < 0\n"
+			   "assert tint == COOL && tint < 0 && flag == HIGH_FLAG && HIGH_FLAG > 0\n"
 			   "run A until write(narrow_int) && value == -1\n"
 			   "run A until write(narrow_short) && value == -1\n"
 			   "run A until write(narrow_char) && value == -2\n"
-			   "run A until write(bits)\n"
+			   "run A until write(bits.b) && value == -16\n"
 			   "assert bits.b == -16 && bits.a == 5 && bits.d == -1000\n";
 	struct h_result r = run_sched("ctypes.sched", text, NULL, "tests/fixtures/ctypes", NULL);
 
 	cr_expect_eq(r.code, 0, "%s", r.err);
+	h_result_free(&r);
+	/* a bitfield has no address of its own */
+	r = run_sched("ctypes2.sched", "assert &bits.b != 0\n", NULL, "tests/fixtures/ctypes",
+		      NULL);
+	cr_expect_eq(r.code, 3, "%s", r.err);
+	cr_expect(strstr(r.err, "'&' of a bitfield"), "%s", r.err);
 	h_result_free(&r);
 }
 

@@ -1417,6 +1417,9 @@ Test(parser_errors, lexical)
 	      "t.sched:1:14: error: unknown escape '\\q' in character literal");
 	fails("run A until @x\n", "t.sched:1:13: error: unexpected character '@'");
 	fails("run A until $\n", "t.sched:1:13: error: unexpected character '$'");
+	/* ...but inside a name, as GNU C and clang's lambdas have it */
+	dumps_as("run A until enter(_ZZ4mainENK3$_1clEi)\n",
+		 "run A until enter(_ZZ4mainENK3$_1clEi)\n");
 	fails("run A until \x01\n", "t.sched:1:13: error: unexpected byte 0x01");
 	fails("run A\xc3\xa9 until exit\n", "t.sched:1:6: error: unexpected byte 0xc3");
 }

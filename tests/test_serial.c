@@ -1521,4 +1521,11 @@ Test(serial, spinlocks_are_waited_for_as_locks)
 		  "%s", text);
 	cr_expect_eq(h_bug_replays(h_run_line(h_fmt("%s/bug-1.sched", dir)), 5), 5);
 	h_result_free(&r);
+	/* the replay's report says what the spinners wait for, as the search's */
+	r = H_RUN(h_cctrace(), "run", h_fmt("%s/bug-1.sched", dir), "--",
+		  "tests/fixtures/serspinlock", "deadlock");
+	cr_expect_eq(r.code, 1, "%s", r.err);
+	cr_expect_eq(h_count_lines(r.err, ": waits for a spinlock in pthread_spin_lock"), 2, "%s",
+		     r.err);
+	h_result_free(&r);
 }
