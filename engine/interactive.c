@@ -460,6 +460,33 @@ int engine_session_backtrace(struct engine_session *s, const char *thread, FILE 
 	return 0;
 }
 
+/* An error in `print X`, which is checked and evaluated as `assert X`,
+ * said of what the user typed: "print X", its column one less. */
+static void as_typed(char *err)
+{
+	char *line = strstr(err, "\n    assert "), *colon, *caret, rest[1024];
+	int col;
+
+	if (!line)
+		return;
+	memmove(line + 10, line + 11, strlen(line + 11) + 1); /* "assert " -> "print " */
+	memcpy(line + 5, "print", 5);
+	caret = strstr(line + 1, "\n ");
+	if (caret)
+		memmove(caret + 1, caret + 2, strlen(caret + 2) + 1);
+	colon = strchr(err, ':');
+	colon = colon ? strchr(colon + 1, ':') : NULL;
+	if (colon && sscanf(colon + 1, "%d", &col) == 1 && col > 1) {
+		char *end = strchr(colon + 1, ':');
+
+		if (end) {
+			snprintf(rest, sizeof(rest), "%s", end);
+			/* no longer than before: col - 1 has no more digits */
+			snprintf(colon + 1, strlen(colon + 1) + 1, "%d%s", col - 1, rest);
+		}
+	}
+}
+
 int engine_session_print(struct engine_session *s, const char *expr, FILE *out, char *err,
 			 size_t errlen)
 {
@@ -470,12 +497,16 @@ int engine_session_print(struct engine_session *s, const char *expr, FILE *out, 
 
 	snprintf(text, sizeof(text), "assert %s\n", expr);
 	sched = prepare(s, text, err, errlen);
-	if (!sched)
+	if (!sched) {
+		as_typed(err);
 		return -1;
+	}
 	s->run->sched = sched;
 	c = points_eval_ctx(s->run, run_main_process(s->run), err, errlen);
-	if (eval_int(&c, sched->body->cond, &v) < 0)
+	if (eval_int(&c, sched->body->cond, &v) < 0) {
+		as_typed(err);
 		return -1;
+	}
 	fprintf(out, "%s = %ld", expr, (long)v);
 	if (v < 0 || v > 9)
 		fprintf(out, " (%#lx)", (unsigned long)v);

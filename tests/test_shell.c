@@ -425,6 +425,10 @@ Test(shell, errors_carry_on)
 	cr_assert_eq(r->code, 0, "exit %d\n%s", r->code, r->err);
 	cr_assert(strstr(r->err, "error: unknown command 'bogus'"), "%s", r->err);
 	cr_assert(strstr(r->err, "no_such_variable"), "%s", r->err);
+	/* said of what was typed: print, not the assert it is checked as */
+	cr_expect(strstr(r->err, "shell:1:7: error: no variable") &&
+		      strstr(r->err, "\n    print no_such_variable\n          ^"),
+		  "%s", r->err);
 	cr_assert(strstr(r->err, "usage: bt THREAD"), "%s", r->err);
 	cr_assert(strstr(r->err, "did you mean 'run'"), "%s", r->err);
 	cr_assert(strstr(r->out, "balance = 100"), "%s", r->out);
