@@ -145,7 +145,7 @@ static int base_before_prologue(struct symi_eval *c, unsigned reg, int nest, uin
 	size_t nops;
 	int64_t offset = 0;
 	bool from_reg = false;
-	uint64_t cfa;
+	uint64_t cfa = 0;
 
 	if (!symi_prologue_end(c->func, c->view->regs->rip - c->bias, &end))
 		return 0;
