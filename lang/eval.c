@@ -323,6 +323,14 @@ static int eval_unary(struct eval_ctx *c, const struct expr *e, struct value *ou
 			*out = v;
 			return 0;
 		}
+		/* an array is its first element, as in C */
+		if (v.lvalue && sym_type_kind(v.type) == SYM_T_ARRAY && sym_type_target(v.type)) {
+			*out = (struct value){.lvalue = true,
+					      .addr = v.addr,
+					      .type = sym_type_target(v.type),
+					      .target = v.target};
+			return 0;
+		}
 		if (!v.type || sym_type_kind(v.type) != SYM_T_POINTER || !sym_type_target(v.type))
 			return fail(c, e, "'*' needs a typed pointer");
 		if (rvalue(c, e->lhs, &v) < 0)

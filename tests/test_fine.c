@@ -452,7 +452,7 @@ static void expect_typed_where_stopped(const char *prog)
 	struct h_result r = run_sched("q.sched",
 				      "thread A = wait any enter(move_q)\n"
 				      "run A until write(sink)\n"
-				      "assert A.p->b == 6 && A.slot[3] == 4\n"
+				      "assert A.p->b == 6 && A.slot[3] == 4 && *slot == 1\n"
 				      "run A until enter(move_p)\n"
 				      "run A until write(sink)\n"
 				      "assert A.p->x == 42 && A.slot == 42\n",
