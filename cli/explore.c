@@ -37,10 +37,10 @@ static void report(const char *cmd, const struct explore_summary *sum, const cha
 		snprintf(errors + strlen(errors), sizeof(errors) - strlen(errors),
 			 ", %ld repeated a bug", sum->repeats);
 	fprintf(stderr,
-		"cctrace %s: %ld runs, %ld bugs, %ld completed, %ld infeasible, "
+		"cctrace %s: %ld run%s, %ld bug%s, %ld completed, %ld infeasible, "
 		"%ld unrealizable, %ld diverged%s; %s %s\n",
-		cmd, sum->runs, sum->bugs, sum->completed, sum->infeasible, sum->unrealizable,
-		sum->diverged, errors,
+		cmd, sum->runs, sum->runs == 1 ? "" : "s", sum->bugs, sum->bugs == 1 ? "" : "s",
+		sum->completed, sum->infeasible, sum->unrealizable, sum->diverged, errors,
 		sum->bugs ? "bug-N.sched, .txt and .html in" : "output directory", dir);
 }
 

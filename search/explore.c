@@ -550,10 +550,11 @@ static void progress_line(struct explore_progress *p, const struct explore_summa
 	else
 		snprintf(estimate, sizeof(estimate), "more than 1e308");
 	fprintf(stderr,
-		"%scctrace %s: %ld runs, %.1f runs/s, %.1f s elapsed, %ld bugs (%ld distinct, "
+		"%scctrace %s: %ld run%s, %.1f runs/s, %.1f s elapsed, %ld bug%s (%ld distinct, "
 		"%ld infeasible, %ld diverged, %s schedules in all)%s",
-		p->tty ? "\r" : "", p->command, all.runs, s > 0 ? all.runs / s : 0.0, s, all.bugs,
-		all.distinct, all.infeasible, all.diverged, estimate, p->tty ? "\033[K" : "\n");
+		p->tty ? "\r" : "", p->command, all.runs, all.runs == 1 ? "" : "s",
+		s > 0 ? all.runs / s : 0.0, s, all.bugs, all.bugs == 1 ? "" : "s", all.distinct,
+		all.infeasible, all.diverged, estimate, p->tty ? "\033[K" : "\n");
 	p->line_shown = p->tty;
 }
 

@@ -1446,7 +1446,7 @@ Test(sctbench, a_bug_in_a_later_round_is_announced_by_the_searchs_run)
 	cr_assert(at && sscanf(at, "cctrace test: bug 1 in run %ld (run %ld of its %31s round)",
 			       &run, &round_run, strategy) == 3,
 		  "%s", r.err);
-	cr_assert(strstr(r.err, h_fmt("cctrace test: %ld runs, 1 bugs", run)), "%s", r.err);
+	cr_assert(strstr(r.err, h_fmt("cctrace test: %ld run%s, 1 bug,", run, run == 1 ? "" : "s")), "%s", r.err);
 	at = strstr(r.err, "cctrace test: ");
 	while (at && strstr(at + 1, "cctrace test: "))
 		at = strstr(at + 1, "cctrace test: ");
