@@ -450,6 +450,53 @@ Test(attach_faults, the_programs_own_trap_handlers_outlive_the_attach)
 	free(out);
 }
 
+/* The count of the next "trapped N" line of traphandler tell; -1: none. */
+static long next_trapped(struct h_proc *p)
+{
+	char line[128];
+	long n = -1;
+
+	if (h_read_line(p->out, line, sizeof(line), 10000))
+		sscanf(line, "trapped %ld", &n);
+	return n;
+}
+
+/*
+ * kill -9 of cctrace while the program raises SIGTRAP of its own: the
+ * rescue handler was taken off for the first of them for good, so the
+ * worker then met a breakpoint of ours with the program's own SIGILL
+ * action, and the program died of it (or its handler skipped two bytes of
+ * a one-byte breakpoint).  It goes back as soon as the kernel has chosen
+ * the program's action, and the guardian restores the program.
+ */
+Test(attach_faults, kill_9_while_the_program_raises_its_own_traps_harms_nothing)
+{
+	const char *argv[] = {"tests/fixtures/traphandler", "tell", NULL};
+	char *sched = h_temp_sched("trapkill.sched", "timeout 60s\n"
+						     "wait any enter(step) && work < 0\n");
+	struct h_proc p = start_ready(argv), c;
+	struct h_text before[64];
+	int nbefore = h_snapshot_text(p.pid, before, 64), i;
+	long seen;
+	char *out;
+
+	c = h_spawn((const char *const[]){h_cctrace(), "attach", pid_arg(p.pid), sched, NULL},
+		    false, true, true);
+	cr_assert(h_wait_text_changed(p.pid, before, nbefore, 20000),
+		  "cctrace never planted its breakpoint");
+	h_free_text(before, nbefore);
+	for (i = 0; i < 5; i++) /* traps of its own, taken while cctrace lives */
+		cr_assert_geq(next_trapped(&p), 0, "traphandler stopped trapping");
+	cr_assert_eq(kill(c.pid, SIGKILL), 0);
+	h_wait(c.pid, 20, NULL);
+	cr_assert(h_wait_traced_by(p.pid, 0, 20000), "still traced after the guardian");
+	seen = next_trapped(&p);
+	for (i = 0; i < 5; i++)
+		cr_assert_gt(next_trapped(&p), seen, "traphandler stopped trapping after the kill");
+	cr_expect_eq(finish(&p, &out), 0, "traphandler died or lost a trap:\n%s", out);
+	free(out);
+}
+
 /* ticks as the shell prints it ("ticks = N"), after sending it the
  * command: -1 if no such line came. */
 static long shell_ticks(struct h_proc *sh)

@@ -27,8 +27,9 @@
  * its pc and siginfo in its signal frame.  The old actions are read with
  * injected rt_sigaction calls and journaled before the new one is set,
  * and set back at detach.  A SIGILL or SIGTRAP of the program's own gets
- * the program's own actions back before it is delivered, and the process
- * goes on without a rescue handler (not covered any more).
+ * the program's own actions back before it is delivered; once its thread
+ * has stopped again (the action was chosen as it was delivered), the
+ * rescue handler goes back (tr_guard_after_stop).
  *
  * The guardian.  tracer_attach() starts it before anything is changed: a
  * child of cctrace, untraced, in a session of its own (a Ctrl-C for
@@ -581,7 +582,29 @@ int tr_guard_unprepare(struct tr_process *p, struct tr_thread *held)
 
 int tr_guard_before_signal(struct tr_thread *th)
 {
-	return uninstall(th->proc, th, TR_RESCUE_OFF);
+	bool was = installed(th->proc);
+	int rc = uninstall(th->proc, th, TR_RESCUE_OFF);
+
+	if (was && rc == 0 && !th->proc->vforked)
+		th->proc->rescue_again_tid = th->tid;
+	return rc;
+}
+
+/* The kernel chooses a signal's action as it delivers it, when its thread
+ * resumes: only once that thread has stopped again may ours come back,
+ * or the program's own SIGTRAP would park in our handler for good. */
+void tr_guard_after_stop(struct tr_thread *th)
+{
+	struct tr_process *p = th->proc;
+	char err[256];
+
+	if (!p->rescue_again_tid || p->rescue_again_tid != th->tid ||
+	    p->rescue_state != TR_RESCUE_OFF || !p->alive)
+		return;
+	p->rescue_again_tid = 0;
+	set_rescue_state(p, TR_RESCUE_NONE);
+	if (install_rescue(p, th, err, sizeof(err)) < 0)
+		set_rescue_state(p, TR_RESCUE_OFF);
 }
 
 bool tr_guard_signal_action(const struct tr_process *p, int sig, bool *caught)

@@ -54,6 +54,8 @@ enum tr_thread_flag {
 					* own signal mask, put back at its next stop */
 	TF_TTY_WAIT = 1u << 14,	       /* asked for the terminal while the prompt read it:
 					* held until the prompt is done (terminal.c) */
+	TF_OWN_SIGNAL = 1u << 15,      /* stepped into the program's own SIGILL or SIGTRAP
+					* handler: its stop puts the rescue handler back */
 };
 #define TF_HELD_ONLY (TF_AT_BREAK | TF_IN_SYSCALL_STOP | TF_GROUP_STOP | TF_REGS_DIRTY)
 #define TF_LIVE_ONLY                                                                               \
@@ -203,6 +205,9 @@ struct tr_process {
 	int rescue_state;		/* enum tr_rescue: SIGILL's and SIGTRAP's (guardian.c) */
 	uint64_t rescue;		/* the rescue handler's code */
 	uint64_t rescue_old[2][4];	/* SIGILL's and SIGTRAP's actions before ours */
+	pid_t rescue_again_tid;		/* the thread a signal of the program's went to with
+					 * the rescue handler off: at its next stop it goes
+					 * back (guardian.c) */
 	struct tr_fork_stub *fork_stub; /* a template's fork server (fork.c), or NULL */
 	bool pristine;			/* forked from a template, no thread resumed since */
 	void *user;
@@ -384,8 +389,11 @@ int tr_guard_prepare(struct tr_process *p, char *err, size_t errlen);
 /* At detach, through a held thread: SIGILL's and SIGTRAP's own actions back. */
 int tr_guard_unprepare(struct tr_process *p, struct tr_thread *held);
 /* th is about to get a SIGILL or SIGTRAP of the program's own: the
- * program's actions back, for good. */
+ * program's actions back, until th stops again. */
 int tr_guard_before_signal(struct tr_thread *th);
+/* th stopped after running: a signal of the program's that went to it
+ * has been delivered, and the rescue handler goes back. */
+void tr_guard_after_stop(struct tr_thread *th);
 /* The `syscall` of the rescue handler, 0 if it is not in place.  System
  * calls injected through it are safe should cctrace die meanwhile: the
  * thread then parks in the handler instead of running on with the

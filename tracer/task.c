@@ -533,9 +533,17 @@ int tr_continue(struct tr_thread *th, int request)
 	}
 	if (request == PTRACE_CONT && tr_has(th, TF_TRACE_SYSCALLS))
 		request = PTRACE_SYSCALL;
-	/* The program's own SIGILL or SIGTRAP goes to the program's own action. */
-	if (sig == SIGTRAP || sig == SIGILL)
+	/* The program's own SIGILL or SIGTRAP goes to the program's own action;
+	 * a single step makes the kernel choose it now and stop in the
+	 * handler, where ours goes back (wait.c): its SIGILL and SIGTRAP
+	 * would otherwise be the program's until the thread stops again. */
+	if (sig == SIGTRAP || sig == SIGILL) {
 		tr_guard_before_signal(th);
+		if (request == PTRACE_CONT && th->proc->rescue_again_tid == th->tid) {
+			request = PTRACE_SINGLESTEP;
+			tr_set(th, TF_OWN_SIGNAL);
+		}
+	}
 	if (request == PTRACE_SINGLESTEP && !tr_has(th, TF_MASK_SAVED) &&
 	    tr_unblock_trap(th->tid, &th->step_mask))
 		tr_set(th, TF_MASK_SAVED);

@@ -604,6 +604,21 @@ static enum decoded task_ended(struct tracer *t, struct tr_thread *th, int statu
 	return REPORT;
 }
 
+/* The step into the handler of a signal of the program's own (task.c): the
+ * kernel has chosen its action, so ours goes back, and the thread runs on
+ * as its continue asked.  Any other stop is decoded as it comes. */
+static bool own_signal_delivered(struct tr_thread *th, int status)
+{
+	if (!tr_has(th, TF_OWN_SIGNAL))
+		return false;
+	tr_clear(th, TF_OWN_SIGNAL);
+	if (WSTOPSIG(status) != SIGTRAP || (status >> 16) != 0 || !tr_has(th, TF_STEPPING))
+		return false;
+	tr_clear(th, TF_STEPPING);
+	tr_guard_after_stop(th);
+	return tr_continue(th, PTRACE_CONT) == 0;
+}
+
 static enum decoded decode(struct tracer *t, pid_t tid, int status, struct tr_event *ev)
 {
 	struct tr_thread *th = tracer_thread_by_tid(t, tid);
@@ -638,6 +653,8 @@ static enum decoded decode(struct tracer *t, pid_t tid, int status, struct tr_ev
 	}
 	if (tr_fetch_regs(th) < 0 && errno == ESRCH)
 		return ALREADY_HANDLED; /* killed while stopping; its exit follows */
+	if (own_signal_delivered(th, status))
+		return ALREADY_HANDLED;
 	d = decode_stop(t, th, status, ev);
 	/* A thread stopped inside a displaced instruction's slot is shown,
 	 * and resumes, at the original address. */
@@ -650,6 +667,10 @@ static enum decoded decode(struct tracer *t, pid_t tid, int status, struct tr_ev
 		th->last_pc = ev->pc;
 		tr_thread_check(th);
 	}
+	/* at a stop in its own code, where a system call can be injected */
+	if (d == REPORT && (ev->kind == TR_EV_BREAK || ev->kind == TR_EV_WATCH ||
+			    ev->kind == TR_EV_STEP || ev->kind == TR_EV_INTERRUPT))
+		tr_guard_after_stop(th);
 	return d;
 }
 
