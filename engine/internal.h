@@ -80,8 +80,8 @@ struct thread_ctx {
 	const struct expr *judged_atom;
 	/* in(F): the functions on its stack, unwound once per stop */
 	uint64_t stack_stop, stack_pc, stack_sp;
-	int nstack;
-	const char *stack_funcs[MAX_FRAMES];
+	int nstack, stack_cap;
+	const char **stack_funcs; /* malloc'd */
 };
 
 struct armed_bp {
@@ -529,6 +529,9 @@ int points_thread_cond(void *hook, void *event, const struct expr *e, bool *out)
 int points_thread_value(void *hook, const struct expr *e, int64_t *out);
 /* Unwind a held thread (its cached registers written back first). */
 int run_backtrace(struct run *r, struct tr_thread *th, struct sym_frame *frames, int max);
+/* Every frame of th's stack, however deep, in *frames (malloc'd, the
+ * caller's to free); how many, or -1. */
+int run_backtrace_all(struct run *r, struct tr_thread *th, struct sym_frame **frames);
 struct eval_ctx points_eval_ctx(struct run *r, struct tr_process *p, char *err, size_t errlen);
 struct tr_process *run_main_process(struct run *r);
 

@@ -1212,8 +1212,10 @@ static void free_contexts(struct run *r)
 	struct tr_process *p;
 
 	tr_for_each_thread(th, r->t) {
-		if (tracer_thread_user(th))
+		if (tracer_thread_user(th)) {
 			free(run_thread(r, th)->frames);
+			free(run_thread(r, th)->stack_funcs);
+		}
 		free(tracer_thread_user(th));
 		tracer_thread_set_user(th, NULL);
 	}

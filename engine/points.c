@@ -691,7 +691,7 @@ void points_seed_frames(struct run *r, struct tr_thread *th)
 {
 	struct thread_ctx *tc = run_thread(r, th);
 	struct proc_ctx *pc = run_proc(r, tracer_thread_process(th));
-	struct sym_frame frames[MAX_FRAMES];
+	struct sym_frame *frames = NULL;
 	uint64_t ret;
 	int n, i, f;
 
@@ -708,13 +708,14 @@ void points_seed_frames(struct run *r, struct tr_thread *th)
 			return;
 		}
 	}
-	n = run_backtrace(r, th, frames, MAX_FRAMES);
+	n = run_backtrace_all(r, th, &frames);
 	for (i = n - 2; i >= 0; i--) {
 		for (f = 0; f < r->pol->nfuncs; f++)
 			if (wants_return(r, f) && frames[i].loc.func &&
 			    strcmp(frames[i].loc.func, r->pol->funcs[f]) == 0)
 				push_frame(r, th, f, frames[i + 1].pc, frames[i + 1].sp);
 	}
+	free(frames);
 }
 
 void points_note_break(struct run *r, struct tr_thread *th, const struct tr_event *ev)
@@ -757,10 +758,9 @@ int points_event_atom(void *hook, void *event, const struct expr *e, bool *out)
  * conditions ask. */
 static void unwind_once(struct run *r, struct tr_thread *th, struct thread_ctx *tc)
 {
-	struct sym_frame frames[MAX_FRAMES];
-	int n, i;
-
 	const struct user_regs_struct *regs = tracer_regs(th);
+	struct sym_frame *frames = NULL;
+	int n, i;
 
 	if (tc->stack_stop == r->stops + 1 && tc->stack_pc == regs->rip &&
 	    tc->stack_sp == regs->rsp)
@@ -769,9 +769,12 @@ static void unwind_once(struct run *r, struct tr_thread *th, struct thread_ctx *
 	tc->stack_pc = regs->rip;
 	tc->stack_sp = regs->rsp;
 	tc->nstack = 0;
-	n = run_backtrace(r, th, frames, MAX_FRAMES);
-	for (i = 0; i < n; i++)
-		tc->stack_funcs[tc->nstack++] = frames[i].loc.func;
+	n = run_backtrace_all(r, th, &frames);
+	if (n > 0 &&
+	    vec_reserve(&tc->stack_funcs, &tc->stack_cap, n - 1, sizeof(*tc->stack_funcs)) == 0)
+		for (i = 0; i < n; i++)
+			tc->stack_funcs[tc->nstack++] = frames[i].loc.func;
+	free(frames);
 }
 
 static bool thread_in(struct run *r, struct tr_thread *th, const char *func)
@@ -1072,6 +1075,33 @@ int points_judge(struct run *r, struct current_event *cur, bool *holds)
 	}
 	*holds = v != 0;
 	return 0;
+}
+
+/* Deeper than this is no stack: a frame takes 16 bytes at least, and a
+ * thread's stack is a few megabytes. */
+#define MAX_STACK_DEPTH (1 << 20)
+
+int run_backtrace_all(struct run *r, struct tr_thread *th, struct sym_frame **frames)
+{
+	struct sym_frame *f = NULL, *grown;
+	int cap = MAX_FRAMES, n;
+
+	for (;;) {
+		grown = realloc(f, sizeof(*f) * (size_t)cap);
+		if (!grown) {
+			free(f);
+			*frames = NULL;
+			return -1;
+		}
+		f = grown;
+		n = run_backtrace(r, th, f, cap);
+		/* full: unwound again with room for more (deep stacks only) */
+		if (n < cap || cap >= MAX_STACK_DEPTH)
+			break;
+		cap *= 8;
+	}
+	*frames = f;
+	return n;
 }
 
 int run_backtrace(struct run *r, struct tr_thread *th, struct sym_frame *frames, int max)

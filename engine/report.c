@@ -393,32 +393,42 @@ void report_stack(struct run *r, struct tr_thread *th)
 	report_stack_to(r, th, r->opt->report);
 }
 
+/* A report shows this many frames of a stack, and says how many more
+ * there are (a recursion thousands deep). */
+#define FRAMES_SHOWN 256
+
 void report_stack_to(struct run *r, struct tr_thread *th, FILE *f)
 {
 	struct proc_ctx *pc = run_proc(r, tracer_thread_process(th));
-	struct sym_frame frames[MAX_FRAMES];
+	struct sym_frame *frames = NULL;
 	int n, i;
 
 	if (!f || !pc || !pc->syms || !tracer_thread_held(th) || r->opt->brief)
 		return;
-	n = run_backtrace(r, th, frames, MAX_FRAMES);
+	n = run_backtrace_all(r, th, &frames);
 	fprintf(f, "  stack of %s (tid %d):\n", tracer_thread_name(th), tracer_thread_tid(th));
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n && i < FRAMES_SHOWN; i++) {
 		struct sym_loc line, *l = &frames[i].loc;
+		uint64_t described = frames[i].pc - (frames[i].exact ? 0 : 1);
 
-		/* Frames name functions only; the line is the call's. */
-		if (sym_describe(pc->syms, frames[i].pc - (i ? 1 : 0), &line) == 0 && line.file) {
+		/* Frames name functions only; the line is the call's.  The
+		 * offset is the pc's shown, the return address's. */
+		if (sym_describe(pc->syms, described, &line) == 0 && line.file) {
 			l->file = line.file;
 			l->line = line.line;
 		}
 		fprintf(f, "    #%-2d %#014lx %s+%lu", i, (unsigned long)frames[i].pc,
-			l->pretty ? l->pretty : "??", (unsigned long)l->func_offset);
+			l->pretty ? l->pretty : "??",
+			(unsigned long)(l->func_offset + (frames[i].pc - described)));
 		if (l->file)
 			fprintf(f, " (%s:%d)", l->file, l->line);
 		else if (l->module)
 			fprintf(f, " [%s]", l->module);
 		fputc('\n', f);
 	}
+	if (n > FRAMES_SHOWN)
+		fprintf(f, "    ... %d more frames\n", n - FRAMES_SHOWN);
+	free(frames);
 }
 
 /* A thread that ended plainly and no schedule variable names: a server

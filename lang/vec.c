@@ -17,6 +17,8 @@ int vec_reserve(void *items, int *cap, int n, size_t size)
 	if (n < *cap)
 		return 0;
 	grown_cap = *cap ? *cap * 2 : 8;
+	while (grown_cap <= n) /* room for index n, however far past cap */
+		grown_cap *= 2;
 	grown = realloc(*p, size * (size_t)grown_cap);
 	if (!grown)
 		return -1;

@@ -254,6 +254,7 @@ struct sym_frame {
 	uint64_t sp;	    /* the stack pointer in that frame */
 	struct sym_loc loc; /* function and module of pc (outer frames: of pc - 1, the
 			     * call); file and line are left to sym_describe */
+	bool exact;	    /* loc is pc's own (frame 0, a frame a signal interrupted) */
 };
 
 /* Unwind thread tid, which must be in a ptrace stop.  Returns the number of

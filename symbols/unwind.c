@@ -67,7 +67,8 @@ static int read_frame(struct sym_space *s, unw_cursor_t *c, bool exact, struct s
 		return -1;
 	f->pc = ip;
 	f->sp = sp;
-	sym_describe_function(s, exact || ip == 0 ? ip : ip - 1, &f->loc);
+	f->exact = exact || ip == 0;
+	sym_describe_function(s, f->exact ? ip : ip - 1, &f->loc);
 	return 0;
 }
 
@@ -108,7 +109,7 @@ static int dw_frame(Dwfl_Frame *frame, void *arg)
 	if (w->n >= w->max || !dwfl_frame_pc(frame, &pc, &exact) ||
 	    dwfl_frame_reg(frame, 7 /* DWARF's rsp */, &sp) != 0)
 		return DWARF_CB_ABORT;
-	w->frames[w->n] = (struct sym_frame){.pc = pc, .sp = sp};
+	w->frames[w->n] = (struct sym_frame){.pc = pc, .sp = sp, .exact = exact || pc == 0};
 	sym_describe_function(w->s, exact || pc == 0 ? pc : pc - 1, &w->frames[w->n].loc);
 	return ++w->n < w->max && pc ? DWARF_CB_OK : DWARF_CB_ABORT;
 }

@@ -92,6 +92,33 @@ Test(limits, return_of_a_recursion_100_deep_is_the_deepest_one)
 	h_result_free(&r);
 }
 
+/* A thread 100 frames deep: in(A, main) looks at every frame (only the
+ * first 64 were unwound, and main was not on the stack, and a table of
+ * them grown once by doubling overflowed), and return(main) finds main's
+ * frame from there. */
+Test(limits, a_stack_100_deep_is_unwound_whole)
+{
+	struct h_result r = run_schedule("deepstack.sched",
+					 "timeout 20s\n"
+					 "thread A = wait any enter(rec) && n == 99\n"
+					 "assert in(A, main)\n"
+					 "assert !in(A, main)\n",
+					 "tests/fixtures/deep", NULL);
+
+	cr_assert(!r.timed_out, "%s", r.err);
+	cr_expect_eq(r.code, 1, "the first assert held, the second is the bug:\n%s", r.err);
+	cr_expect(strstr(r.err, "assertion failed") && strstr(r.err, ":4:1:"), "%s", r.err);
+	h_result_free(&r);
+	r = run_schedule("deepreturn.sched",
+			 "timeout 20s\n"
+			 "thread A = wait any enter(rec) && n == 99\n"
+			 "run A until return(main)\n",
+			 "tests/fixtures/deep", NULL);
+	cr_expect_eq(r.code, 0, "%s", r.err);
+	cr_expect(strstr(r.err, "return(main)"), "%s", r.err);
+	h_result_free(&r);
+}
+
 /* How many trace lines show event, each by a different thread. */
 static int distinct_threads_with(const char *text, const char *event)
 {

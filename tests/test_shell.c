@@ -435,6 +435,36 @@ Test(shell, errors_carry_on)
 	cr_assert(strstr(r->out, "--- still here"), "%s", r->out);
 }
 
+/* bt shows a stack 100 deep whole (it stopped at frame #63 with no word
+ * of more), each frame's offset that of the address it shows (an outer
+ * frame's was its call's, one less). */
+Test(shell, bt_shows_a_deep_stack_whole)
+{
+	struct result *r;
+	const char *main_frame;
+
+	check_built();
+	r = shell("tests/fixtures/deep", NULL,
+		  "thread A = wait any enter(rec) && n == 99\nbt A\nfinish A\nbt A\n");
+	cr_assert_eq(r->code, 0, "exit %d\n%s", r->code, r->err);
+	main_frame = strstr(r->out, "    #100 ");
+	cr_expect(main_frame && strncmp(strstr(main_frame, " main+"), " main+", 6) == 0 &&
+		      strstr(r->out, "    #101 "),
+		  "%s", r->out);
+	/* rec's return address shown as frame #1, then as frame #0 after
+	 * finish: one offset */
+	{
+		const char *one = strstr(r->out, "    #1  ");
+		char where[96] = "";
+
+		cr_assert(one, "%s", r->out);
+		snprintf(where, sizeof(where), "    #0  %.*s", (int)strcspn(one + 8, "("),
+			 one + 8);
+		cr_expect(strstr(r->out, where), "frame #1 as '%s', not so as #0 after finish:\n%s",
+			  one + 8, r->out);
+	}
+}
+
 /* A thread named twice shows both names: the VAR column has "A,B" (it
  * showed the last alone), and each statement's line the name it used. */
 Test(shell, a_thread_named_twice_shows_both_names)
