@@ -464,27 +464,26 @@ int engine_session_backtrace(struct engine_session *s, const char *thread, FILE 
  * said of what the user typed: "print X", its column one less. */
 static void as_typed(char *err)
 {
-	char *line = strstr(err, "\n    assert "), *colon, *caret, rest[1024];
+	static const char checked[] = "\n    assert ", typed[] = "\n    print ";
+	char *line = strstr(err, checked), *caret, *colon, *end, rest[1024];
 	int col;
 
 	if (!line)
 		return;
-	memmove(line + 10, line + 11, strlen(line + 11) + 1); /* "assert " -> "print " */
-	memcpy(line + 5, "print", 5);
+	/* the source line, one character shorter, and its caret with it */
+	memcpy(line, typed, strlen(typed));
+	memmove(line + strlen(typed), line + strlen(checked), strlen(line + strlen(checked)) + 1);
 	caret = strstr(line + 1, "\n ");
 	if (caret)
 		memmove(caret + 1, caret + 2, strlen(caret + 2) + 1);
+	/* "shell:1:COL: error: ..." says COL - 1, which has no more digits */
 	colon = strchr(err, ':');
 	colon = colon ? strchr(colon + 1, ':') : NULL;
-	if (colon && sscanf(colon + 1, "%d", &col) == 1 && col > 1) {
-		char *end = strchr(colon + 1, ':');
-
-		if (end) {
-			snprintf(rest, sizeof(rest), "%s", end);
-			/* no longer than before: col - 1 has no more digits */
-			snprintf(colon + 1, strlen(colon + 1) + 1, "%d%s", col - 1, rest);
-		}
-	}
+	end = colon ? strchr(colon + 1, ':') : NULL;
+	if (!end || sscanf(colon + 1, "%d", &col) != 1 || col <= 1)
+		return;
+	snprintf(rest, sizeof(rest), "%s", end);
+	snprintf(colon + 1, strlen(colon + 1) + 1, "%d%s", col - 1, rest);
 }
 
 int engine_session_print(struct engine_session *s, const char *expr, FILE *out, char *err,
