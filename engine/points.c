@@ -901,8 +901,9 @@ static int call_field(struct run *r, const struct tr_event *ev, enum event_field
 }
 
 /* An access's value as the variable its read(X)/write(X) names is read:
- * signed at the access's size where X's type is signed, so that
- * write(s) && value == -1 holds for a short s written -1. */
+ * X's bytes of the access, signed where X's type is signed, so that
+ * write(s) && value == -1 holds for a short s written -1, and
+ * write(cur.b) && value == 1 for cur.b copied with cur in one store. */
 static int64_t access_value(struct run *r, const struct current_event *cur, uint64_t addr,
 			    uint64_t value, uint64_t size)
 {
@@ -918,11 +919,17 @@ static int64_t access_value(struct run *r, const struct current_event *cur, uint
 	c = points_event_ctx(r, (struct current_event *)cur, err, sizeof(err));
 	if (eval_value(&c, atom->lhs, &v) < 0)
 		return (int64_t)value;
-	/* a bitfield's value is its bits of the bytes stored */
+	/* a bitfield's value is its bits of the bytes stored; a variable's,
+	 * its bytes of a wider store (a struct copied in one) */
 	if (v.bit_size && v.addr >= addr &&
 	    (v.addr - addr) * 8 + v.bit_offset + v.bit_size <= bits) {
 		value >>= (v.addr - addr) * 8 + v.bit_offset;
 		bits = v.bit_size;
+	} else if (!v.bit_size && v.lvalue && sym_type_size(v.type) &&
+		   sym_type_size(v.type) < size && v.addr >= addr &&
+		   v.addr + sym_type_size(v.type) <= addr + size) {
+		value >>= (v.addr - addr) * 8;
+		bits = (unsigned)sym_type_size(v.type) * 8;
 	}
 	if (bits < 64)
 		value &= (1ull << bits) - 1;

@@ -514,6 +514,14 @@ Test(fine, bitfields_signed_enums_and_narrow_values_read_as_c_does)
 
 	cr_expect_eq(r.code, 0, "%s", r.err);
 	h_result_free(&r);
+	/* cur.b's value, of the 8-byte store that copies cur whole: its bytes
+	 * (the decoding stepper gave the whole store's 0x100000001) */
+	r = run_sched("copy.sched",
+		      "thread W = wait any enter(writer)\n"
+		      "run W until write(cur.b) && value == 1\n",
+		      NULL, "tests/fixtures/sercopy", NULL);
+	cr_expect_eq(r.code, 0, "%s", r.err);
+	h_result_free(&r);
 	/* a bitfield has no address of its own */
 	r = run_sched("ctypes2.sched", "assert &bits.b != 0\n", NULL, "tests/fixtures/ctypes",
 		      NULL);
