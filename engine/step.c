@@ -7,8 +7,9 @@
  * reported).  `step` single-steps; `next` single-steps within the current
  * source line but runs over calls at full speed, with a breakpoint at the
  * return address and a check of the stack pointer so that recursion does
- * not stop it early; `finish` runs to the caller's return address the same
- * way.  `hold` and `thread T = p1.t3` stop a running thread where it is.
+ * not stop it early, and over a signal handler a step enters; `finish`
+ * runs to the caller's return address the same way.  `hold` and `thread T = p1.t3` stop a running
+ * thread where it is.
  */
 #include "disasm/disasm.h"
 #include "engine/internal.h"
@@ -18,6 +19,10 @@
 #include <string.h>
 
 #define NEXT_MAX_STEPS 1000000
+/* A signal frame is far bigger (siginfo, ucontext and the FPU state): a
+ * step that moves the stack down this much into another function entered
+ * a handler. */
+#define SIGNAL_FRAME_MIN 256
 
 enum drive_mode { DRIVE_STEP, DRIVE_RUN, DRIVE_ALREADY_MOVING };
 
@@ -267,6 +272,10 @@ enum flow exec_next(struct run *r, const struct stmt *s)
 		return FLOW_STOP;
 	where_is(r, th, &from);
 	for (n = 0; n < NEXT_MAX_STEPS; n++) {
+		struct return_point back = {tracer_regs(th)->rip, tracer_regs(th)->rsp};
+		struct line_pos before;
+
+		where_is(r, th, &before);
 		if (is_call(th, &insn)) {
 			struct return_point rp = {insn.addr + insn.len, tracer_regs(th)->rsp};
 
@@ -277,6 +286,15 @@ enum flow exec_next(struct run *r, const struct stmt *s)
 		if (flow == FLOW_STOP)
 			return FLOW_STOP;
 		where_is(r, th, &now);
+		/* The step entered a signal handler (another function, its
+		 * frame below the signal frame): run over it, to where the
+		 * handler's rt_sigreturn gives the thread back. */
+		if (now.func_start != before.func_start && now.sp + SIGNAL_FRAME_MIN < before.sp) {
+			flow = run_to_return(r, s, th, &back);
+			if (flow == FLOW_STOP)
+				return FLOW_STOP;
+			where_is(r, th, &now);
+		}
 		if (left_line(&from, &now))
 			break;
 	}

@@ -465,6 +465,30 @@ Test(shell, bt_shows_a_deep_stack_whole)
 	}
 }
 
+/* `next` runs over a signal handler that a step entered (sigstep's
+ * syscall instruction sends the signal to its own thread): it stopped in
+ * the handler, where gdb goes on to the line after. */
+Test(shell, next_runs_over_a_signal_handler)
+{
+	FILE *src = fopen("tests/fixtures/sigstep.c", "r");
+	char text[256], want[64] = "";
+	struct result *r;
+	int line = 0;
+
+	check_built();
+	cr_assert_not_null(src);
+	while (fgets(text, sizeof(text), src) && !want[0])
+		if (++line && strstr(text, "LINE:after"))
+			snprintf(want, sizeof(want), "held in poke at sigstep.c:%d", line);
+	fclose(src);
+	cr_assert(want[0], "sigstep.c has no LINE:after");
+	r = shell("tests/fixtures/sigstep", NULL,
+		  "thread A = wait any enter(poke)\nnext A\nnext A\n");
+	cr_assert_eq(r->code, 0, "exit %d\n%s", r->code, r->err);
+	cr_expect(strstr(r->out, want) && !strstr(r->out, "on_usr1"), "no '%s':\n%s", want,
+		  r->out);
+}
+
 /* A thread named twice shows both names: the VAR column has "A,B" (it
  * showed the last alone), and each statement's line the name it used. */
 Test(shell, a_thread_named_twice_shows_both_names)
