@@ -20,6 +20,7 @@
 #include "cli/explore.h"
 #include "cli/junit.h"
 #include "cli/options.h"
+#include "lang/lang.h"
 #include "search/search.h"
 
 #include <stdio.h>
@@ -39,8 +40,8 @@ static void report(const char *cmd, const struct explore_summary *sum, const cha
 	fprintf(stderr,
 		"cctrace %s: %ld run%s, %ld bug%s, %ld completed, %ld infeasible, "
 		"%ld unrealizable, %ld diverged%s; %s %s\n",
-		cmd, sum->runs, sum->runs == 1 ? "" : "s", sum->bugs, sum->bugs == 1 ? "" : "s",
-		sum->completed, sum->infeasible, sum->unrealizable, sum->diverged, errors,
+		cmd, sum->runs, plural_s(sum->runs), sum->bugs, plural_s(sum->bugs), sum->completed,
+		sum->infeasible, sum->unrealizable, sum->diverged, errors,
 		sum->bugs ? "bug-N.sched, .txt and .html in" : "output directory", dir);
 }
 
@@ -61,9 +62,9 @@ static void say_why_it_ended(const struct cli_args *a, const struct explore_summ
 			sum->strategy[0] ? sum->strategy : "the strategy");
 	else if (a->eo.max_runs && sum->runs >= a->eo.max_runs)
 		fprintf(stderr,
-			"cctrace %s: the search ended at its budget of %ld runs (--runs), with "
+			"cctrace %s: the search ended at its budget of %ld run%s (--runs), with "
 			"schedules left untried\n",
-			a->command, a->eo.max_runs);
+			a->command, a->eo.max_runs, plural_s(a->eo.max_runs));
 	else if (a->eo.max_ms)
 		fprintf(stderr,
 			"cctrace %s: the search ended at its time limit (--time), with schedules "

@@ -99,8 +99,12 @@ static int set_instances(struct cli_args *a, const char *v)
 
 static int set_time(struct cli_args *a, const char *v)
 {
+	/* 0 would mean no limit, as when --time is not given: refused as
+	 * --runs 0 is */
 	if (lang_parse_duration(v, strlen(v), "s", &a->eo.max_ms, NULL, 0) < 0)
 		return bad_value(a, "time", v, NULL);
+	if (a->eo.max_ms <= 0)
+		return bad_value(a, "time", v, "give a duration above 0, e.g. 30s or 5m");
 	return 0;
 }
 

@@ -227,7 +227,8 @@ static void describe_wait(struct run *r, struct tr_thread *th, char *buf, size_t
 		return;
 	if (held_at_exit(o))
 		how = "which the schedule holds at its exit";
-	else if (tracer_thread_held(o) && run_thread(r, o)->blocked)
+	else if (tracer_thread_held(o) &&
+		 (run_thread(r, o)->blocked || held_at_taken_spinlock(r, o)))
 		how = "which is blocked too";
 	else if (tracer_thread_held(o))
 		how = "which the schedule holds";

@@ -145,6 +145,12 @@ size_t expr_format(const struct expr *e, char *buf, size_t len);
  * and debugging. */
 void schedule_dump(const struct schedule *s, FILE *out);
 
+/* "s" after a count other than 1: "1 run", "2 runs". */
+static inline const char *plural_s(long n)
+{
+	return n == 1 ? "" : "s";
+}
+
 /* --- vec.c --- */
 /* Room for element n of the array *items (a T **) of capacity *cap:
  * 0, or -1 when memory is exhausted. */

@@ -10,6 +10,7 @@
  * DIR/bug-N.sched (the exact schedule of that run, which `cctrace run`
  * replays) and DIR/bug-N.txt (outcome, stack, trace, strategy and seed).
  */
+#include "lang/lang.h"
 #include "search/internal.h"
 
 #include <dirent.h>
@@ -550,11 +551,12 @@ static void progress_line(struct explore_progress *p, const struct explore_summa
 	else
 		snprintf(estimate, sizeof(estimate), "more than 1e308");
 	fprintf(stderr,
-		"%scctrace %s: %ld run%s, %.1f runs/s, %.1f s elapsed, %ld bug%s (%ld distinct, "
-		"%ld infeasible, %ld diverged, %s schedules in all)%s",
-		p->tty ? "\r" : "", p->command, all.runs, all.runs == 1 ? "" : "s",
-		s > 0 ? all.runs / s : 0.0, s, all.bugs, all.bugs == 1 ? "" : "s", all.distinct,
-		all.infeasible, all.diverged, estimate, p->tty ? "\033[K" : "\n");
+		"%scctrace %s: %ld run%s, %.1f runs/s, %.1f s elapsed, %ld bug%s; %ld distinct "
+		"schedule%s run, %ld infeasible, %ld diverged, %s schedule%s in all%s",
+		p->tty ? "\r" : "", p->command, all.runs, plural_s(all.runs),
+		s > 0 ? all.runs / s : 0.0, s, all.bugs, plural_s(all.bugs), all.distinct,
+		plural_s(all.distinct), all.infeasible, all.diverged, estimate,
+		isfinite(space) && space < 1.5 ? "" : "s", p->tty ? "\033[K" : "\n");
 	p->line_shown = p->tty;
 }
 
@@ -747,15 +749,16 @@ static void minimize_bug(struct explore_progress *shown, const struct explore_op
 	if (res.cut_short) { /* said even with -q: the schedule is longer than it could be */
 		clear_live_line(shown);
 		fprintf(stderr,
-			"cctrace %s: bug-%ld.sched minimised %s: %d steps dropped, %d lines "
+			"cctrace %s: bug-%ld.sched minimised %s: %d step%s dropped, %d line%s "
 			"left, not every line tried%s\n",
 			search_command_of(eo), n,
 			engine_stop_signal() ? "until interrupted" : "for its time", res.removed,
-			res.lines, engine_stop_signal() ? "" : " (--minimize-time)");
+			plural_s(res.removed), res.lines, plural_s(res.lines),
+			engine_stop_signal() ? "" : " (--minimize-time)");
 	} else if (eo->progress) {
 		clear_live_line(shown);
-		fprintf(stderr, "cctrace %s: bug-%ld.sched minimised: %d steps dropped\n",
-			search_command_of(eo), n, res.removed);
+		fprintf(stderr, "cctrace %s: bug-%ld.sched minimised: %d step%s dropped\n",
+			search_command_of(eo), n, res.removed, plural_s(res.removed));
 	}
 }
 

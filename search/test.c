@@ -18,6 +18,7 @@
  * for PCT.  The executable's accesses only: libc's internal state is
  * covered by its synchronisation functions.
  */
+#include "lang/lang.h"
 #include "search/internal.h"
 
 #include <errno.h>
@@ -40,8 +41,8 @@ static void print_profile(const struct engine_serial *cfg)
 {
 	size_t i;
 
-	fprintf(stderr, "cctrace test: profiling: %zu shared access points, %zu variables",
-		cfg->npoints, cfg->nvars);
+	fprintf(stderr, "cctrace test: profiling: %zu shared access point%s, %zu variable%s",
+		cfg->npoints, plural_s((long)cfg->npoints), cfg->nvars, plural_s((long)cfg->nvars));
 	for (i = 0; i < cfg->nvars; i++)
 		fprintf(stderr, "%s%s", i ? ", " : ": ", cfg->vars[i].name);
 	fputc('\n', stderr);

@@ -866,6 +866,12 @@ Test(errors, a_bad_points_mode_is_refused)
 	cr_expect_eq(r.code, 3, "exit %d:\n%s", r.code, r.err);
 	cr_expect(strstr(r.err, "bad --points 'bogus'") && !strstr(r.err, " runs, "), "%s", r.err);
 	h_result_free(&r);
+	/* --time 0s is refused as --runs 0 is (it meant no limit: 100 runs) */
+	r = H_RUN(h_cctrace(), "test", "--time", "0s", "-o", dir, "--",
+		  "tests/fixtures/sercontrol");
+	cr_expect_eq(r.code, 3, "exit %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, "bad --time '0s'") && !strstr(r.err, " runs, "), "%s", r.err);
+	h_result_free(&r);
 	h_remove_tree(dir);
 }
 
