@@ -69,6 +69,11 @@ static int read_frame(struct sym_space *s, unw_cursor_t *c, bool exact, struct s
 	f->sp = sp;
 	f->exact = exact || ip == 0;
 	sym_describe_function(s, f->exact ? ip : ip - 1, &f->loc);
+	/* a return address at a function's first byte (a handler's, which is
+	 * __restore_rt: the kernel makes it the return address) names that
+	 * function, not whatever lies before it */
+	if (!f->exact && !f->loc.func && sym_describe_function(s, ip, &f->loc) == 0 && f->loc.func)
+		f->exact = true;
 	return 0;
 }
 

@@ -487,6 +487,12 @@ Test(shell, next_runs_over_a_signal_handler)
 	cr_assert_eq(r->code, 0, "exit %d\n%s", r->code, r->err);
 	cr_expect(strstr(r->out, want) && !strstr(r->out, "on_usr1"), "no '%s':\n%s", want,
 		  r->out);
+	/* in the handler, the frame the kernel made returns to __restore_rt's
+	 * first byte: named so, not as "??+1" (the byte before it) */
+	r = shell("tests/fixtures/sigstep", NULL, "thread A = wait any enter(on_usr1)\nbt A\n");
+	cr_assert_eq(r->code, 0, "exit %d\n%s", r->code, r->err);
+	cr_expect(strstr(r->out, "    #1  ") && strstr(strstr(r->out, "    #1  "), " __restore_rt+0 "),
+		  "%s", r->out);
 }
 
 /* A thread named twice shows both names: the VAR column has "A,B" (it
