@@ -476,9 +476,9 @@ Test(attach_faults, kill_9_while_the_program_raises_its_own_traps_harms_nothing)
 						     "wait any enter(step) && work < 0\n");
 	struct h_proc p = start_ready(argv), c;
 	struct h_text before[64];
-	int nbefore = h_snapshot_text(p.pid, before, 64), i;
-	long seen;
-	char *out;
+	int nbefore = h_snapshot_text(p.pid, before, 64), i, code;
+	long seen, traps, raised, faults;
+	char *out, *at;
 
 	c = h_spawn((const char *const[]){h_cctrace(), "attach", pid_arg(p.pid), sched, NULL},
 		    false, true, true);
@@ -493,7 +493,14 @@ Test(attach_faults, kill_9_while_the_program_raises_its_own_traps_harms_nothing)
 	seen = next_trapped(&p);
 	for (i = 0; i < 5; i++)
 		cr_assert_gt(next_trapped(&p), seen, "traphandler stopped trapping after the kill");
-	cr_expect_eq(finish(&p, &out), 0, "traphandler died or lost a trap:\n%s", out);
+	/* Alive, and every ud2 met its own handler, never one of our bytes.
+	 * A SIGTRAP whose delivery stop cctrace was in as it died may be
+	 * dropped by the kernel with the stop (guardian.c): one, at most. */
+	code = finish(&p, &out);
+	cr_assert(out && (at = strstr(out, "traps ")) &&
+		      sscanf(at, "traps %ld of %ld, faults %ld", &traps, &raised, &faults) == 3,
+		  "traphandler died (exit %d):\n%s", code, out ? out : "");
+	cr_expect(faults == raised && traps >= raised - 1, "%s", out);
 	free(out);
 }
 
@@ -681,9 +688,9 @@ Test(attach_faults, a_sigalrm_sent_to_cctrace_interrupts_it)
 	struct h_proc server = start_ready(argv);
 	struct h_text before[64];
 	int nbefore = h_snapshot_text(server.pid, before, 64);
-	struct h_proc c = h_spawn(
-	    (const char *const[]){h_cctrace(), "attach", pid_arg(server.pid), sched, NULL}, false,
-	    true, true);
+	struct h_proc c =
+	    h_spawn((const char *const[]){h_cctrace(), "attach", pid_arg(server.pid), sched, NULL},
+		    false, true, true);
 	struct h_result r;
 
 	/* Its breakpoint is planted once the attach is over: the signal comes
