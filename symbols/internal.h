@@ -77,8 +77,8 @@ struct sym_type {
 	enum sym_type_kind kind;
 	uint64_t size;
 	uint64_t count;
-	bool is_signed;	   /* a signed integer, or an enum over one */
-	bool is_reference; /* C++ & or && (kind SYM_T_POINTER) */
+	bool is_signed;		     /* a signed integer, or an enum over one */
+	bool is_reference;	     /* C++ & or && (kind SYM_T_POINTER) */
 	const struct sym_type *elem; /* synthetic arrays only */
 	char *name;		     /* built on first sym_type_name */
 	struct sym_space *space;
@@ -144,7 +144,7 @@ struct sym_space {
 	size_t ncode;
 	bool code_known;
 
-	void *unw_as;		     /* unw_addr_space_t, created on first backtrace */
+	void *unw_as; /* unw_addr_space_t, created on first backtrace */
 	/* unwind.c: the executable has no .eh_frame_hdr (0: not looked yet,
 	 * 1: it has, -1: it has not), and the Dwfl libdw's unwinder was
 	 * attached to for it */

@@ -193,12 +193,13 @@ Test(cxx, a_call_shows_its_callee_demangled)
 Test(cxx, lambda_locals_and_this_on_entry)
 {
 	const char *prog = "tests/fixtures/lambdas";
-	char *sched = h_temp_sched("lambdas.sched", "thread T = wait any enter(Gauge::raise)\n"
-						    "assert T.this->level == 7 && T.by == 2\n"
-						    "run T until enter(Counter::bump)\n"
-						    "assert T.this->hits == 1\n"
-						    "run T until return(Counter::bump)\n"
-						    "assert T.counter.hits == 2 && T.gauge.level == 9\n");
+	char *sched =
+	    h_temp_sched("lambdas.sched", "thread T = wait any enter(Gauge::raise)\n"
+					  "assert T.this->level == 7 && T.by == 2\n"
+					  "run T until enter(Counter::bump)\n"
+					  "assert T.this->hits == 1\n"
+					  "run T until return(Counter::bump)\n"
+					  "assert T.counter.hits == 2 && T.gauge.level == 9\n");
 	struct h_result r = H_RUN(h_cctrace(), "run", sched, "--", prog);
 
 	cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
@@ -221,17 +222,17 @@ Test(cxx, lambda_locals_and_this_on_entry)
  * (count was ledger::count, and ledger::count no variable at all). */
 Test(cxx, references_base_members_and_global_functions)
 {
-	char *sched = h_temp_sched(
-	    "cxxtypes.sched",
-	    "thread M = wait any enter(adjust)\n"
-	    "assert M.total == 5 && M.item.id == 7 && M.obj.d == 6\n"
-	    "run M until write(sink)\n"
-	    "assert M.total == 12 && M.obj.b1 == 3 && M.obj.b2 == 4 && M.obj.m == 5\n"
-	    "assert M.obj.o == 8 && derived.d == 9 && &M.obj == &derived\n"
-	    "assert count == 33 && ledger::count == 11 && Registry::instances == 44\n"
-	    "assert level == Level::High && Level::High == 200\n"
-	    "run M until enter(doubled)\n"
-	    "assert M.x == 1\n");
+	char *sched =
+	    h_temp_sched("cxxtypes.sched",
+			 "thread M = wait any enter(adjust)\n"
+			 "assert M.total == 5 && M.item.id == 7 && M.obj.d == 6\n"
+			 "run M until write(sink)\n"
+			 "assert M.total == 12 && M.obj.b1 == 3 && M.obj.b2 == 4 && M.obj.m == 5\n"
+			 "assert M.obj.o == 8 && derived.d == 9 && &M.obj == &derived\n"
+			 "assert count == 33 && ledger::count == 11 && Registry::instances == 44\n"
+			 "assert level == Level::High && Level::High == 200\n"
+			 "run M until enter(doubled)\n"
+			 "assert M.x == 1\n");
 	struct h_result r = H_RUN(h_cctrace(), "run", sched, "--", "tests/fixtures/cxxtypes");
 
 	cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);

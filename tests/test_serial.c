@@ -1446,7 +1446,8 @@ Test(sctbench, a_bug_in_a_later_round_is_announced_by_the_searchs_run)
 	cr_assert(at && sscanf(at, "cctrace test: bug 1 in run %ld (run %ld of its %31s round)",
 			       &run, &round_run, strategy) == 3,
 		  "%s", r.err);
-	cr_assert(strstr(r.err, h_fmt("cctrace test: %ld run%s, 1 bug,", run, run == 1 ? "" : "s")), "%s", r.err);
+	cr_assert(strstr(r.err, h_fmt("cctrace test: %ld run%s, 1 bug,", run, run == 1 ? "" : "s")),
+		  "%s", r.err);
 	at = strstr(r.err, "cctrace test: ");
 	while (at && strstr(at + 1, "cctrace test: "))
 		at = strstr(at + 1, "cctrace test: ");
@@ -1527,7 +1528,8 @@ Test(serial, spinlocks_are_waited_for_as_locks)
 	cr_expect_eq(r.code, 1, "%s", r.err);
 	cr_expect_eq(h_count_lines(r.err, ": waits for a spinlock in pthread_spin_lock"), 2, "%s",
 		     r.err);
-	cr_expect(strstr(r.err, "which is blocked too") && !strstr(r.err, "which the schedule holds"),
+	cr_expect(strstr(r.err, "which is blocked too") &&
+		      !strstr(r.err, "which the schedule holds"),
 		  "%s", r.err);
 	h_result_free(&r);
 }

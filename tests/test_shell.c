@@ -458,8 +458,7 @@ Test(shell, bt_shows_a_deep_stack_whole)
 		char where[96] = "";
 
 		cr_assert(one, "%s", r->out);
-		snprintf(where, sizeof(where), "    #0  %.*s", (int)strcspn(one + 8, "("),
-			 one + 8);
+		snprintf(where, sizeof(where), "    #0  %.*s", (int)strcspn(one + 8, "("), one + 8);
 		cr_expect(strstr(r->out, where), "frame #1 as '%s', not so as #0 after finish:\n%s",
 			  one + 8, r->out);
 	}
@@ -485,13 +484,13 @@ Test(shell, next_runs_over_a_signal_handler)
 	r = shell("tests/fixtures/sigstep", NULL,
 		  "thread A = wait any enter(poke)\nnext A\nnext A\n");
 	cr_assert_eq(r->code, 0, "exit %d\n%s", r->code, r->err);
-	cr_expect(strstr(r->out, want) && !strstr(r->out, "on_usr1"), "no '%s':\n%s", want,
-		  r->out);
+	cr_expect(strstr(r->out, want) && !strstr(r->out, "on_usr1"), "no '%s':\n%s", want, r->out);
 	/* in the handler, the frame the kernel made returns to __restore_rt's
 	 * first byte: named so, not as "??+1" (the byte before it) */
 	r = shell("tests/fixtures/sigstep", NULL, "thread A = wait any enter(on_usr1)\nbt A\n");
 	cr_assert_eq(r->code, 0, "exit %d\n%s", r->code, r->err);
-	cr_expect(strstr(r->out, "    #1  ") && strstr(strstr(r->out, "    #1  "), " __restore_rt+0 "),
+	cr_expect(strstr(r->out, "    #1  ") &&
+		      strstr(strstr(r->out, "    #1  "), " __restore_rt+0 "),
 		  "%s", r->out);
 }
 
