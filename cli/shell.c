@@ -1357,8 +1357,20 @@ static int await_input(struct shell *sh, int fd)
 	/* once before the line too: commands that keep coming (a script)
 	 * leave no idle time between them */
 	serve_free_threads(sh);
-	while ((n = poll(&in, 1, sh->over ? -1 : IDLE_POLL_MS)) == 0)
+	for (;;) {
+		/* a signal that came while the free threads were served, not
+		 * in poll, interrupts nothing: the session ended all the same
+		 * (and the poll is finite, so one between this check and the
+		 * poll is seen at the next turn) */
+		if (ends_session(sh)) {
+			errno = EINTR;
+			return -1;
+		}
+		n = poll(&in, 1, IDLE_POLL_MS);
+		if (n != 0)
+			break;
 		serve_free_threads(sh);
+	}
 	return n > 0 ? 1 : -1;
 }
 
