@@ -908,11 +908,9 @@ static int64_t access_value(struct run *r, const struct current_event *cur, uint
 			    uint64_t value, uint64_t size)
 {
 	const struct expr *atom = cur ? cur->matched : NULL;
-	unsigned bits = (unsigned)size * 8;
 	char err[256];
 	struct eval_ctx c;
 	struct value v;
-	uint64_t sign;
 
 	if (!atom || !atom->lhs || !atom_of(atom)->access || size == 0 || size > 8)
 		return (int64_t)value;
@@ -922,21 +920,14 @@ static int64_t access_value(struct run *r, const struct current_event *cur, uint
 	/* a bitfield's value is its bits of the bytes stored; a variable's,
 	 * its bytes of a wider store (a struct copied in one) */
 	if (v.bit_size && v.addr >= addr &&
-	    (v.addr - addr) * 8 + v.bit_offset + v.bit_size <= bits) {
-		value >>= (v.addr - addr) * 8 + v.bit_offset;
-		bits = v.bit_size;
-	} else if (!v.bit_size && v.lvalue && sym_type_size(v.type) &&
-		   sym_type_size(v.type) < size && v.addr >= addr &&
-		   v.addr + sym_type_size(v.type) <= addr + size) {
-		value >>= (v.addr - addr) * 8;
-		bits = (unsigned)sym_type_size(v.type) * 8;
-	}
-	if (bits < 64)
-		value &= (1ull << bits) - 1;
-	if (!sym_type_is_signed(v.type) || bits >= 64)
-		return (int64_t)value;
-	sign = 1ull << (bits - 1);
-	return (int64_t)((value ^ sign) - sign);
+	    (v.addr - addr) * 8 + v.bit_offset + v.bit_size <= size * 8)
+		return eval_bits(value, (unsigned)(v.addr - addr) * 8 + v.bit_offset, v.bit_size,
+				 v.type);
+	if (!v.bit_size && v.lvalue && sym_type_size(v.type) && sym_type_size(v.type) < size &&
+	    v.addr >= addr && v.addr + sym_type_size(v.type) <= addr + size)
+		return eval_bits(value, (unsigned)(v.addr - addr) * 8,
+				 (unsigned)sym_type_size(v.type) * 8, v.type);
+	return eval_bits(value, 0, (unsigned)size * 8, v.type);
 }
 
 static int event_field(void *hook, void *event, enum event_field field, int64_t *out)

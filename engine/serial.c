@@ -1159,13 +1159,30 @@ static bool enabled(struct serial *s, struct sthread *st)
 	return !waits_for_mutex(s, st) && !waits_for_spinlock(s, st) && !waits_for_join(s, st);
 }
 
+/* The synchronisation function that waits and is on a stack of n frames:
+ * a frame of that name, or with INSIDE, one whose name holds it. */
+static const char *waiting_function(const struct sym_frame *frames, int n, bool inside)
+{
+	size_t k;
+	int i;
+
+	for (i = 0; i < n; i++)
+		for (k = 0; k < NSYNC && frames[i].loc.func; k++)
+			if (sync_fns[k].waits &&
+			    (inside ? strstr(frames[i].loc.func, sync_fns[k].name) != NULL
+				    : strcmp(frames[i].loc.func, sync_fns[k].name) == 0))
+				return sync_fns[k].name;
+	return NULL;
+}
+
 /* What a deadlocked thread waits for, as its report says it: the lock or
  * thread at whose entry it is held, the synchronisation function whose
  * futex it sleeps in (found on its stack), else the kernel's state. */
 static void describe_wait(struct serial *s, struct sthread *st, char *buf, size_t len)
 {
 	struct sym_frame frames[MAX_FRAMES];
-	int n, i;
+	const char *name;
+	int n;
 
 	if (waits_for_mutex(s, st)) {
 		snprintf(buf, len, "waits for a mutex in pthread_mutex_lock");
@@ -1183,20 +1200,13 @@ static void describe_wait(struct serial *s, struct sthread *st, char *buf, size_
 		n = run_backtrace(s->r, st->th, frames, MAX_FRAMES);
 		/* by name, else inside a name (__new_sem_wait_slow64, which
 		 * sem_wait tail-calls, leaves no frame of sem_wait) */
-		for (int pass = 0; pass < 2; pass++)
-			for (i = 0; i < n; i++) {
-				const char *f = frames[i].loc.func;
-				size_t k;
-
-				for (k = 0; k < NSYNC && f; k++)
-					if (sync_fns[k].waits &&
-					    (pass ? strstr(f, sync_fns[k].name) != NULL
-						  : strcmp(f, sync_fns[k].name) == 0)) {
-						snprintf(buf, len, "sleeps in %s",
-							 sync_fns[k].name);
-						return;
-					}
-			}
+		name = waiting_function(frames, n, false);
+		if (!name)
+			name = waiting_function(frames, n, true);
+		if (name) {
+			snprintf(buf, len, "sleeps in %s", name);
+			return;
+		}
 		snprintf(buf, len, "sleeps in a futex wait");
 		return;
 	}

@@ -263,7 +263,7 @@ static bool left_line(const struct line_pos *from, const struct line_pos *now)
 enum flow exec_next(struct run *r, const struct stmt *s)
 {
 	struct tr_thread *th = held_bound(r, s, 0);
-	struct line_pos from, now;
+	struct line_pos from, before, now;
 	struct dis_insn insn;
 	enum flow flow;
 	long n;
@@ -271,11 +271,10 @@ enum flow exec_next(struct run *r, const struct stmt *s)
 	if (!th)
 		return FLOW_STOP;
 	where_is(r, th, &from);
-	for (n = 0; n < NEXT_MAX_STEPS; n++) {
+	/* before: where each step starts, which is where the last one ended */
+	for (n = 0, before = from; n < NEXT_MAX_STEPS; n++, before = now) {
 		struct return_point back = {tracer_regs(th)->rip, tracer_regs(th)->rsp};
-		struct line_pos before;
 
-		where_is(r, th, &before);
 		if (is_call(th, &insn)) {
 			struct return_point rp = {insn.addr + insn.len, tracer_regs(th)->rsp};
 

@@ -42,6 +42,20 @@ static int fail(struct eval_ctx *c, const struct expr *e, const char *fmt, ...)
 	return -1;
 }
 
+int64_t eval_bits(uint64_t raw, unsigned shift, unsigned bits, const struct sym_type *type)
+{
+	uint64_t sign;
+
+	raw >>= shift;
+	if (bits >= 64)
+		return (int64_t)raw;
+	raw &= (1ull << bits) - 1;
+	if (!sym_type_is_signed(type))
+		return (int64_t)raw;
+	sign = 1ull << (bits - 1);
+	return (int64_t)((raw ^ sign) - sign);
+}
+
 /* Load an lvalue of scalar type as a 64-bit integer, sign-extending where
  * the type is signed; a bitfield is its bits of the bytes it spans. */
 static int load(struct eval_ctx *c, const struct expr *e, const struct value *v, int64_t *out)
@@ -72,15 +86,7 @@ static int load(struct eval_ctx *c, const struct expr *e, const struct value *v,
 	else if (c->read_memory(v->target ? v->target : c->target, v->addr, &raw, size) < 0)
 		return fail(c, e, "cannot read %lu bytes at %#lx in the target",
 			    (unsigned long)size, (unsigned long)v->addr);
-	raw >>= v->bit_offset;
-	if (bits < 64)
-		raw &= (1ull << bits) - 1;
-	if (sym_type_is_signed(v->type) && bits < 64) {
-		uint64_t sign = 1ull << (bits - 1);
-
-		raw = (raw ^ sign) - sign;
-	}
-	*out = (int64_t)raw;
+	*out = eval_bits(raw, v->bit_offset, bits, v->type);
 	return 0;
 }
 

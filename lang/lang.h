@@ -229,6 +229,10 @@ int eval_value(struct eval_ctx *c, const struct expr *e, struct value *out);
 int eval_int(struct eval_ctx *c, const struct expr *e, int64_t *out);
 /* Address and size of an lvalue expression (for watchpoints). */
 int eval_lvalue(struct eval_ctx *c, const struct expr *e, uint64_t *addr, uint64_t *size);
+/* BITS bits of RAW from bit SHIFT on, read as TYPE reads them: sign
+ * extended where it is signed (how a variable, a bitfield, or its part of
+ * a wider store is an integer). */
+int64_t eval_bits(uint64_t raw, unsigned shift, unsigned bits, const struct sym_type *type);
 bool expr_has_event(const struct expr *e);
 /* Calls fn on the operands of e in source order (stopping at, and returning,
  * the first negative result): for a chain of binary operations, those of the

@@ -50,8 +50,7 @@ static bool mark_integers(struct sym_space *s, const struct sym_type *t, uint64_
 {
 	const struct sym_type *elem;
 	Dwarf_Die real, m;
-	Dwarf_Word at;
-	uint64_t i;
+	uint64_t i, at_bit;
 
 	if (depth > 8 || offset >= 16)
 		return false;
@@ -74,18 +73,13 @@ static bool mark_integers(struct sym_space *s, const struct sym_type *t, uint64_
 		if (dwarf_child(&real, &m) != 0)
 			return true;
 		do {
-			Dwarf_Attribute a;
+			unsigned bits;
 
 			if (dwarf_tag(&m) != DW_TAG_member && dwarf_tag(&m) != DW_TAG_inheritance)
 				continue;
-			at = 0;
-			if (dwarf_attr(&m, DW_AT_data_member_location, &a) &&
-			    dwarf_formudata(&a, &at) != 0)
-				return false;
-			if (dwarf_attr(&m, DW_AT_data_bit_offset, &a) &&
-			    dwarf_formudata(&a, &at) == 0)
-				at /= 8;
-			if (!mark_integers(s, symi_type_of(s, &m), offset + at, ints, depth + 1))
+			if (!symi_member_bit_offset(&m, &at_bit, &bits) ||
+			    !mark_integers(s, symi_type_of(s, &m), offset + at_bit / 8, ints,
+					   depth + 1))
 				return false;
 		} while (dwarf_siblingof(&m, &m) == 0);
 		return true;

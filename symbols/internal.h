@@ -224,6 +224,10 @@ struct symi_eval {
 	size_t errlen;
 };
 
+/* types.c: where member (or base class) M of an aggregate starts, in bits
+ * from the aggregate's start; *bits its width if it is a bitfield, else 0.
+ * False when its place is an expression not worked out. */
+bool symi_member_bit_offset(Dwarf_Die *m, uint64_t *at_bit, unsigned *bits);
 /* lookup.c: the CU of ADDR in MOD, found by .debug_aranges or else by
  * each CU's ranges (clang writes no aranges); *bias as dwfl's. */
 Dwarf_Die *symi_addrdie(Dwfl_Module *mod, Dwarf_Addr addr, Dwarf_Addr *bias);

@@ -107,41 +107,34 @@ static bool nested_function(Dwarf_Die *parent, Dwarf_Addr pc, int depth, Dwarf_D
  * lambda's frame they were garbage. */
 static int nested_scopes(Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die **scopes)
 {
-	Dwarf_Die func, blocks[16], c, *outer = NULL, *all;
-	int nblocks = 0, nouter, i;
+	Dwarf_Die func, inner, kid, *chain = NULL;
 	bool deeper = true;
+	int n, i;
 
 	if (!nested_function(cu, pc, 0, &func))
 		return 0;
-	for (c = func; deeper && nblocks < 16;) {
-		Dwarf_Die kid;
-
+	/* the innermost of its blocks that holds the pc */
+	for (inner = func; deeper && dwarf_child(&inner, &kid) == 0;) {
 		deeper = false;
-		if (dwarf_child(&c, &kid) != 0)
-			break;
 		do
 			if (dwarf_tag(&kid) == DW_TAG_lexical_block && dwarf_haspc(&kid, pc) > 0) {
-				c = blocks[nblocks++] = kid;
+				inner = kid;
 				deeper = true;
 				break;
 			}
 		while (dwarf_siblingof(&kid, &kid) == 0);
 	}
-	nouter = dwarf_getscopes_die(&func, &outer);
-	if (nouter <= 0)
-		return 0;
-	all = calloc((size_t)nblocks + 2, sizeof(*all));
-	if (!all) {
-		free(outer);
+	/* inner ... func, then what encloses func, the CU last */
+	n = dwarf_getscopes_die(&inner, &chain);
+	for (i = 0; i < n && dwarf_dieoffset(&chain[i]) != dwarf_dieoffset(&func); i++)
+		;
+	if (i + 1 >= n) {
+		free(chain);
 		return 0;
 	}
-	for (i = 0; i < nblocks; i++)
-		all[i] = blocks[nblocks - 1 - i];
-	all[nblocks] = func;
-	all[nblocks + 1] = outer[nouter - 1]; /* the CU */
-	free(outer);
-	*scopes = all;
-	return nblocks + 2;
+	chain[i + 1] = chain[n - 1];
+	*scopes = chain;
+	return i + 2;
 }
 
 /* 1: found in the pc's scopes (*out filled), 0: not there, -1: found, no address. */
@@ -167,7 +160,6 @@ static int from_scopes(struct symi_eval *c, struct sym_var *out)
 	if (idx < 0 || is_declaration(&var))
 		goto out;
 	c->func = enclosing_function(scopes, n, cu, pc - c->bias, &func) ? &func : NULL;
-	*out = (struct sym_var){0};
 	rc = symi_variable_location(c, &var, out) < 0 ? -1 : 1;
 	if (rc == 1 && !out->no_address) {
 		int entry = symi_entry_parameter(c, &var, &out->value);

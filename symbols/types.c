@@ -660,7 +660,7 @@ const struct sym_type *sym_type_target(const struct sym_type *t)
  * its width when it is a bitfield, else 0.  DWARF 5 gives a bitfield's
  * DW_AT_data_bit_offset; DWARF 4 its storage unit's byte offset and
  * DW_AT_bit_offset counted from that unit's most significant bit. */
-static bool member_bit_offset(Dwarf_Die *m, uint64_t *at_bit, unsigned *bits)
+bool symi_member_bit_offset(Dwarf_Die *m, uint64_t *at_bit, unsigned *bits)
 {
 	Dwarf_Attribute at;
 	Dwarf_Word v, size = 0, unit, from_msb;
@@ -710,7 +710,7 @@ static const struct sym_type *find_member(struct sym_space *s, Dwarf_Die *agg, c
 	do {
 		tag = dwarf_tag(&c);
 		if ((tag != DW_TAG_member && tag != DW_TAG_inheritance) ||
-		    !member_bit_offset(&c, &off, bits))
+		    !symi_member_bit_offset(&c, &off, bits))
 			continue;
 		cname = tag == DW_TAG_member ? die_name(&c) : NULL;
 		if (cname && !strcmp(cname, name)) {

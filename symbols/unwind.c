@@ -58,22 +58,26 @@ void symi_unwind_free(struct sym_space *s)
 	s->unw_as = NULL;
 }
 
-/* Fill one frame from the cursor; EXACT: pc is not a return address. */
+/* One frame, from either unwinder; EXACT: pc is not a return address. */
+static void fill_frame(struct sym_space *s, uint64_t pc, uint64_t sp, bool exact,
+		       struct sym_frame *f)
+{
+	*f = (struct sym_frame){.pc = pc, .sp = sp, .exact = exact || pc == 0};
+	sym_describe_function(s, f->exact ? pc : pc - 1, &f->loc);
+	/* a return address at a function's first byte (a handler's, which is
+	 * __restore_rt: the kernel makes it the return address) names that
+	 * function, not whatever lies before it */
+	if (!f->exact && !f->loc.func && sym_describe_function(s, pc, &f->loc) == 0 && f->loc.func)
+		f->exact = true;
+}
+
 static int read_frame(struct sym_space *s, unw_cursor_t *c, bool exact, struct sym_frame *f)
 {
 	unw_word_t ip, sp;
 
 	if (unw_get_reg(c, UNW_REG_IP, &ip) < 0 || unw_get_reg(c, UNW_REG_SP, &sp) < 0)
 		return -1;
-	f->pc = ip;
-	f->sp = sp;
-	f->exact = exact || ip == 0;
-	sym_describe_function(s, f->exact ? ip : ip - 1, &f->loc);
-	/* a return address at a function's first byte (a handler's, which is
-	 * __restore_rt: the kernel makes it the return address) names that
-	 * function, not whatever lies before it */
-	if (!f->exact && !f->loc.func && sym_describe_function(s, ip, &f->loc) == 0 && f->loc.func)
-		f->exact = true;
+	fill_frame(s, ip, sp, exact, f);
 	return 0;
 }
 
@@ -114,8 +118,7 @@ static int dw_frame(Dwfl_Frame *frame, void *arg)
 	if (w->n >= w->max || !dwfl_frame_pc(frame, &pc, &exact) ||
 	    dwfl_frame_reg(frame, 7 /* DWARF's rsp */, &sp) != 0)
 		return DWARF_CB_ABORT;
-	w->frames[w->n] = (struct sym_frame){.pc = pc, .sp = sp, .exact = exact || pc == 0};
-	sym_describe_function(w->s, exact || pc == 0 ? pc : pc - 1, &w->frames[w->n].loc);
+	fill_frame(w->s, pc, sp, exact, &w->frames[w->n]);
 	return ++w->n < w->max && pc ? DWARF_CB_OK : DWARF_CB_ABORT;
 }
 
