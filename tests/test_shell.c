@@ -41,6 +41,7 @@
 #define TTYREAD	  "tests/fixtures/ttyread"
 
 static char tmux_socket[64]; /* "" when no tmux server was started */
+static int tmux_sessions;	     /* started by this process, for socket names */
 
 /* What the helpers allocate belongs to the test and is freed by teardown,
  * which also runs when an assertion fails half way (a free() after the
@@ -711,13 +712,18 @@ static void start_tmux_cmd(const char *env, const char *args, const char *ready)
 	check_built();
 	cr_assert(getcwd(cwd, sizeof(cwd)));
 	cr_assert(realpath(cctrace(), bin), "%s: %s", cctrace(), strerror(errno));
-	snprintf(tmux_socket, sizeof(tmux_socket), "cctrace-test-%d", (int)getpid());
+	/* A socket of its own per session: a server that kill-server has
+	 * told to go may still hold the last one's name when the next
+	 * new-session connects, and that session then never starts. */
+	snprintf(tmux_socket, sizeof(tmux_socket), "cctrace-test-%d-%d", (int)getpid(),
+		 ++tmux_sessions);
 	snprintf(cmd, sizeof(cmd),
 		 "env %s %s %s; echo SHELL-EXITED $?; read line; echo READ-BACK \"$line\"; "
 		 "sleep 60",
 		 env, bin, args);
 	TMUX("new-session", "-d", "-s", "shell", "-x", "200", "-y", "50", "-c", cwd, cmd);
-	cr_assert(WAIT_SCREEN(30000, ready), "never showed '%s'", ready);
+	cr_assert(WAIT_SCREEN(30000, ready), "never showed '%s'; the screen:\n%s", ready,
+		  screen(false));
 }
 
 static void start_tmux(const char *env, const char *opts, const char *prog)
