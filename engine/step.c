@@ -10,15 +10,30 @@
  * not stop it early, and over a signal handler a step enters; `finish`
  * runs to the caller's return address the same way.  `hold` and `thread T = p1.t3` stop a running
  * thread where it is.
+ *
+ * A frame can also be left without returning: longjmp lands at a setjmp's
+ * return point above it, and a C++ exception in a catch block above it.  A
+ * run to a return address therefore breaks at the longjmp functions too,
+ * and steps the thread through the jump to where it lands, and at
+ * __cxa_begin_catch, which every catch block calls first, from the frame
+ * that catches.  When that frame is the one the run waits to return to,
+ * or above it, the frame the run waited on is gone: the thread is held
+ * where it landed, or in the catch block.  (gdb uses glibc's and libgcc's
+ * SystemTap probes for this; these are dynamic symbols, which every libc
+ * and libstdc++ exports.)
  */
 #include "disasm/disasm.h"
 #include "engine/internal.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define NEXT_MAX_STEPS 1000000
+/* A longjmp runs some dozens of instructions; past this many steps the
+ * thread is let run instead (it is somewhere a jump does not explain). */
+#define LONGJMP_MAX_STEPS 100000
 /* A signal frame is far bigger (siginfo, ucontext and the FPU state): a
  * step that moves the stack down this much into another function entered
  * a handler. */
@@ -26,7 +41,8 @@
 
 enum drive_mode { DRIVE_STEP, DRIVE_RUN, DRIVE_ALREADY_MOVING };
 
-/* Decides at each stop of the driven thread: 1 hold it here, 0 go on. */
+/* What a stop_test decides at each stop of the driven thread. */
+enum { STOP_FAILED = -1, STOP_GO_ON = 0, STOP_HOLD = 1, STOP_STEP_ONCE = 2 };
 typedef int (*stop_test)(struct run *r, struct tr_thread *th, const struct tr_event *ev, void *ctx);
 
 static void move(struct run *r, struct tr_thread *th, enum drive_mode mode)
@@ -82,11 +98,14 @@ static enum loop_verdict driven_stop(struct run *r, const struct tr_event *ev,
 		return LOOP_STOP;
 	}
 	rc = ds->test(r, ds->th, ev, ds->ctx);
-	if (rc < 0)
+	if (rc == STOP_FAILED)
 		return LOOP_STOP;
-	if (rc)
+	if (rc == STOP_HOLD)
 		return LOOP_DONE;
-	move(r, ds->th, ds->mode == DRIVE_ALREADY_MOVING ? DRIVE_RUN : ds->mode);
+	if (rc == STOP_STEP_ONCE)
+		move(r, ds->th, DRIVE_STEP);
+	else
+		move(r, ds->th, ds->mode == DRIVE_ALREADY_MOVING ? DRIVE_RUN : ds->mode);
 	return LOOP_AGAIN;
 }
 
@@ -164,27 +183,150 @@ struct return_point {
 	uint64_t sp; /* rsp once returned */
 };
 
-static int returned(struct run *r, struct tr_thread *th, const struct tr_event *ev, void *ctx)
-{
-	struct return_point *rp = ctx;
+enum left_by { LEFT_BY_RETURN, LEFT_BY_LONGJMP, LEFT_BY_THROW };
 
-	(void)r;
-	return ev->kind == TR_EV_BREAK && ev->addr == rp->addr && tracer_regs(th)->rsp == rp->sp;
+static const char *const longjmp_names[] = {"longjmp", "_longjmp", "siglongjmp", "__longjmp_chk"};
+
+struct return_run {
+	struct return_point want; /* the return the run waits for */
+	struct return_point at;	  /* where it holds the thread: want, or a catch block */
+	enum left_by left_by;
+	uint64_t longjmps[sizeof(longjmp_names) / sizeof(longjmp_names[0])];
+	uint64_t begin_catch;
+	uint64_t planted[8]; /* breakpoints to take out: at most want, catch, longjmps */
+	int n_planted;
+	/* stepping through a longjmp */
+	bool jumping, landing;
+	uint64_t jump_sp;
+	long jump_steps;
+};
+
+static bool is_longjmp(const struct return_run *rr, uint64_t addr)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(rr->longjmps) / sizeof(rr->longjmps[0]); i++)
+		if (rr->longjmps[i] && rr->longjmps[i] == addr)
+			return true;
+	return false;
 }
 
-static enum flow run_to_return(struct run *r, const struct stmt *s, struct tr_thread *th,
-			       struct return_point *rp)
+static int plant(struct run *r, struct tr_thread *th, struct return_run *rr, uint64_t addr)
 {
 	char err[256];
-	enum flow flow;
+	int i;
 
-	if (tracer_break_insert(tracer_thread_process(th), rp->addr, err, sizeof(err)) < 0) {
+	for (i = 0; i < rr->n_planted; i++)
+		if (rr->planted[i] == addr)
+			return 0;
+	assert(rr->n_planted < (int)(sizeof(rr->planted) / sizeof(rr->planted[0])));
+	if (tracer_break_insert(tracer_thread_process(th), addr, err, sizeof(err)) < 0) {
 		report_outcome(r, OUTCOME_ERROR, "cannot plant a breakpoint: %s", err);
-		return FLOW_STOP;
+		return -1;
 	}
-	flow = drive(r, s, th, DRIVE_RUN, returned, rp);
+	rr->planted[rr->n_planted++] = addr;
+	return 0;
+}
+
+/* One step of the thread through a longjmp: when the instruction it is at
+ * is the indirect jmp that follows the stack pointer's move above the
+ * longjmp's own frame, the next step lands. */
+static int follow_jump(struct return_run *rr, struct tr_thread *th)
+{
+	const struct user_regs_struct *regs = tracer_regs(th);
+	uint8_t code[DIS_MAX_INSN];
+	struct dis_insn insn;
+
+	if (rr->landing) {
+		rr->jumping = rr->landing = false;
+		if (regs->rsp < rr->want.sp)
+			return STOP_GO_ON; /* landed below the frame waited for */
+		rr->left_by = LEFT_BY_LONGJMP;
+		return STOP_HOLD;
+	}
+	if (++rr->jump_steps > LONGJMP_MAX_STEPS) {
+		rr->jumping = false;
+		return STOP_GO_ON;
+	}
+	if (tracer_decode_at(tracer_thread_process(th), regs->rip, code, &insn) == 0 &&
+	    insn.kind == DIS_INDIRECT && !(insn.flags & DIS_F_CALL) && regs->rsp > rr->jump_sp)
+		rr->landing = true;
+	return STOP_STEP_ONCE;
+}
+
+/* A catch block at or above the frame waited for: on to it, past
+ * __cxa_begin_catch's return. */
+static int caught_above(struct run *r, struct tr_thread *th, struct return_run *rr)
+{
+	uint64_t sp = tracer_regs(th)->rsp, ret;
+
+	if (tracer_read(tracer_thread_process(th), sp, &ret, sizeof(ret)) < 0)
+		return STOP_GO_ON;
+	if (plant(r, th, rr, ret) < 0)
+		return STOP_FAILED;
+	rr->at = (struct return_point){ret, sp + 8};
+	rr->left_by = LEFT_BY_THROW;
+	return STOP_GO_ON;
+}
+
+static int returned(struct run *r, struct tr_thread *th, const struct tr_event *ev, void *ctx)
+{
+	struct return_run *rr = ctx;
+	uint64_t sp = tracer_regs(th)->rsp;
+
+	if (rr->jumping)
+		return follow_jump(rr, th);
+	if (ev->kind != TR_EV_BREAK)
+		return STOP_GO_ON;
+	if (ev->addr == rr->at.addr && sp == rr->at.sp)
+		return STOP_HOLD;
+	if (is_longjmp(rr, ev->addr)) {
+		rr->jumping = true;
+		rr->landing = false;
+		rr->jump_sp = sp;
+		rr->jump_steps = 0;
+		return follow_jump(rr, th);
+	}
+	/* the return address is pushed: the catching frame's sp is 8 above */
+	if (ev->addr == rr->begin_catch && rr->left_by == LEFT_BY_RETURN && sp + 8 >= rr->want.sp)
+		return caught_above(r, th, rr);
+	return STOP_GO_ON;
+}
+
+/* The longjmp functions and __cxa_begin_catch, where they are linked. */
+static int plant_escapes(struct run *r, struct tr_thread *th, struct return_run *rr)
+{
+	struct proc_ctx *pc = run_proc(r, tracer_thread_process(th));
+	size_t i;
+
+	if (!pc || !pc->syms)
+		return 0;
+	for (i = 0; i < sizeof(longjmp_names) / sizeof(longjmp_names[0]); i++)
+		if (sym_function(pc->syms, longjmp_names[i], &rr->longjmps[i]) == 0 &&
+		    plant(r, th, rr, rr->longjmps[i]) < 0)
+			return -1;
+	if (sym_function(pc->syms, "__cxa_begin_catch", &rr->begin_catch) == 0 &&
+	    plant(r, th, rr, rr->begin_catch) < 0)
+		return -1;
+	return 0;
+}
+
+/* Runs th until it returns to want, or leaves that frame by a longjmp or a
+ * throw; *left_by says which. */
+static enum flow run_to_return(struct run *r, const struct stmt *s, struct tr_thread *th,
+			       struct return_point want, enum left_by *left_by)
+{
+	struct return_run rr = {.want = want, .at = want};
+	enum flow flow = FLOW_STOP;
+	int i;
+
+	if (plant(r, th, &rr, want.addr) == 0 && plant_escapes(r, th, &rr) == 0)
+		flow = drive(r, s, th, DRIVE_RUN, returned, &rr);
 	if (tracer_process_alive(tracer_thread_process(th)))
-		tracer_break_remove(tracer_thread_process(th), rp->addr);
+		for (i = 0; i < rr.n_planted; i++)
+			tracer_break_remove(tracer_thread_process(th), rr.planted[i]);
+	if (left_by)
+		*left_by = rr.left_by;
 	return flow;
 }
 
@@ -192,8 +334,11 @@ enum flow exec_finish(struct run *r, const struct stmt *s)
 {
 	struct tr_thread *th = held_bound(r, s, 0);
 	struct proc_ctx *pc = th ? run_proc(r, tracer_thread_process(th)) : NULL;
+	static const char *const how[] = {[LEFT_BY_RETURN] = "return(%s)",
+					  [LEFT_BY_LONGJMP] = "longjmp out of %s",
+					  [LEFT_BY_THROW] = "throw out of %s"};
 	struct sym_frame frames[2];
-	struct return_point rp;
+	enum left_by left_by;
 	char label[96], where[256];
 
 	if (!th)
@@ -204,10 +349,10 @@ enum flow exec_finish(struct run *r, const struct stmt *s)
 			       tracer_thread_name(th), where);
 		return FLOW_STOP;
 	}
-	rp = (struct return_point){frames[1].pc, frames[1].sp};
-	if (run_to_return(r, s, th, &rp) == FLOW_STOP)
+	if (run_to_return(r, s, th, (struct return_point){frames[1].pc, frames[1].sp}, &left_by) ==
+	    FLOW_STOP)
 		return FLOW_STOP;
-	snprintf(label, sizeof(label), "return(%s)",
+	snprintf(label, sizeof(label), how[left_by],
 		 frames[0].loc.pretty ? frames[0].loc.pretty : "??");
 	report_here(r, th, label);
 	return FLOW_NEXT;
@@ -278,7 +423,7 @@ enum flow exec_next(struct run *r, const struct stmt *s)
 		if (is_call(th, &insn)) {
 			struct return_point rp = {insn.addr + insn.len, tracer_regs(th)->rsp};
 
-			flow = run_to_return(r, s, th, &rp);
+			flow = run_to_return(r, s, th, rp, NULL);
 		} else {
 			flow = drive(r, s, th, DRIVE_STEP, one_step, NULL);
 		}
@@ -289,7 +434,7 @@ enum flow exec_next(struct run *r, const struct stmt *s)
 		 * frame below the signal frame): run over it, to where the
 		 * handler's rt_sigreturn gives the thread back. */
 		if (now.func_start != before.func_start && now.sp + SIGNAL_FRAME_MIN < before.sp) {
-			flow = run_to_return(r, s, th, &back);
+			flow = run_to_return(r, s, th, back, NULL);
 			if (flow == FLOW_STOP)
 				return FLOW_STOP;
 			where_is(r, th, &now);

@@ -196,6 +196,25 @@ static inline void h_remove_tree(const char *dir)
 	cr_expect_eq(system(h_fmt("rm -rf '%s'", dir)), 0, "rm -rf %s", dir);
 }
 
+/* The line of source file PATH that carries the marker "LINE:name" in a
+ * comment, for tests that expect a line number. */
+static inline int h_marker_line(const char *path, const char *name)
+{
+	char buf[512], tag[128];
+	FILE *f = fopen(path, "r");
+	int line = 0, found = 0;
+
+	cr_assert(f, "cannot read %s: %s", path, strerror(errno));
+	snprintf(tag, sizeof(tag), "/* LINE:%s */", name);
+	while (!found && fgets(buf, sizeof(buf), f)) {
+		line++;
+		found = strstr(buf, tag) != NULL;
+	}
+	fclose(f);
+	cr_assert(found, "%s has no marker LINE:%s", path, name);
+	return line;
+}
+
 /* Number of lines of text that contain needle. */
 static inline int h_count_lines(const char *text, const char *needle)
 {

@@ -18,6 +18,8 @@
  * root and need `make samples fixtures`.  Nothing synchronises by sleeping:
  * pipes are read with poll() and every loop has a deadline.
  */
+#include "harness.h"
+
 #include <criterion/criterion.h>
 
 #include <errno.h>
@@ -41,7 +43,7 @@
 #define TTYREAD	  "tests/fixtures/ttyread"
 
 static char tmux_socket[64]; /* "" when no tmux server was started */
-static int tmux_sessions;	     /* started by this process, for socket names */
+static int tmux_sessions;    /* started by this process, for socket names */
 
 /* What the helpers allocate belongs to the test and is freed by teardown,
  * which also runs when an assertion fails half way (a free() after the
@@ -470,18 +472,12 @@ Test(shell, bt_shows_a_deep_stack_whole)
  * the handler, where gdb goes on to the line after. */
 Test(shell, next_runs_over_a_signal_handler)
 {
-	FILE *src = fopen("tests/fixtures/sigstep.c", "r");
-	char text[256], want[64] = "";
+	char want[64];
 	struct result *r;
-	int line = 0;
 
 	check_built();
-	cr_assert_not_null(src);
-	while (fgets(text, sizeof(text), src) && !want[0])
-		if (++line && strstr(text, "LINE:after"))
-			snprintf(want, sizeof(want), "held in poke at sigstep.c:%d", line);
-	fclose(src);
-	cr_assert(want[0], "sigstep.c has no LINE:after");
+	snprintf(want, sizeof(want), "held in poke at sigstep.c:%d",
+		 h_marker_line("tests/fixtures/sigstep.c", "after"));
 	r = shell("tests/fixtures/sigstep", NULL,
 		  "thread A = wait any enter(poke)\nnext A\nnext A\n");
 	cr_assert_eq(r->code, 0, "exit %d\n%s", r->code, r->err);
@@ -493,6 +489,67 @@ Test(shell, next_runs_over_a_signal_handler)
 	cr_expect(strstr(r->out, "    #1  ") &&
 		      strstr(strstr(r->out, "    #1  "), " __restore_rt+0 "),
 		  "%s", r->out);
+}
+
+/* A frame left by longjmp: finish and next hold the thread where the jump
+ * lands, above the frame (they lost it, and it ran to the program's end);
+ * a jump that lands below the frame waited on does not stop them. */
+Test(shell, next_and_finish_follow_a_longjmp)
+{
+	const char *src = "tests/fixtures/jumps.c";
+	char want[64], sched[256];
+	struct result *r;
+
+	check_built();
+	snprintf(want, sizeof(want), "held in run_once at jumps.c:%d",
+		 h_marker_line(src, "setjmp"));
+	r = shell("tests/fixtures/jumps", NULL, "thread A = wait any enter(middle)\nfinish A\n");
+	cr_assert_eq(r->code, 0, "exit %d\n%s", r->code, r->err);
+	cr_expect(strstr(r->out, "longjmp out of middle") && strstr(r->out, want), "no '%s':\n%s",
+		  want, r->out);
+	snprintf(sched, sizeof(sched), "thread A = wait any at(jumps.c:%d)\nnext A\n",
+		 h_marker_line(src, "call"));
+	r = shell("tests/fixtures/jumps", NULL, sched);
+	cr_assert_eq(r->code, 0, "exit %d\n%s", r->code, r->err);
+	cr_expect(strstr(r->out, want), "no '%s':\n%s", want, r->out);
+	/* deep_jump lands in inner_jump, below main's frame */
+	snprintf(sched, sizeof(sched), "thread A = wait any at(jumps.c:%d)\nfinish A\n",
+		 h_marker_line(src, "inner"));
+	r = shell("tests/fixtures/jumps", NULL, sched);
+	cr_assert_eq(r->code, 0, "exit %d\n%s", r->code, r->err);
+	cr_expect(strstr(r->out, "return(inner_jump)") &&
+		      strstr(r->out, "held in main at jumps.c:"),
+		  "%s", r->out);
+}
+
+/* A frame left by a C++ exception: next and finish hold the thread in the
+ * catch block above it; a throw caught below does not stop them. */
+Test(shell, next_and_finish_follow_a_throw)
+{
+	const char *src = "tests/fixtures/throws.cpp";
+	char want[64], sched[256];
+	struct result *r;
+
+	check_built();
+	snprintf(want, sizeof(want), "held in attempt at throws.cpp:%d",
+		 h_marker_line(src, "catch"));
+	snprintf(sched, sizeof(sched), "thread A = wait any at(throws.cpp:%d)\nnext A\n",
+		 h_marker_line(src, "call"));
+	r = shell("tests/fixtures/throws", NULL, sched);
+	cr_assert_eq(r->code, 0, "exit %d\n%s", r->code, r->err);
+	cr_expect(strstr(r->out, want), "no '%s':\n%s", want, r->out);
+	snprintf(want, sizeof(want), "held in handled_inside at throws.cpp:%d",
+		 h_marker_line(src, "inside"));
+	r = shell("tests/fixtures/throws", NULL, "thread A = wait any enter(fail)\nfinish A\n");
+	cr_assert_eq(r->code, 0, "exit %d\n%s", r->code, r->err);
+	cr_expect(strstr(r->out, "throw out of fail") && strstr(r->out, want), "no '%s':\n%s", want,
+		  r->out);
+	/* handled_inside catches its own throw: its finish is a return */
+	r = shell("tests/fixtures/throws", NULL,
+		  "thread A = wait any enter(handled_inside)\nfinish A\n");
+	cr_assert_eq(r->code, 0, "exit %d\n%s", r->code, r->err);
+	cr_expect(strstr(r->out, "return(handled_inside)") && strstr(r->out, "held in main"), "%s",
+		  r->out);
 }
 
 /* A thread named twice shows both names: the VAR column has "A,B" (it

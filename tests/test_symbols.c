@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "harness.h"
 #include "symbols/symbols.h"
 #include "tracer/tracer.h"
 
@@ -63,21 +64,10 @@ static const char *fixture(void)
 /* The line of fixture SRC carrying the marker LINE:name. */
 static int marker_line_in(const char *src, const char *name)
 {
-	char path[PATH_MAX + 32], buf[512], tag[128];
-	FILE *f;
-	int line = 0, found = 0;
+	char path[PATH_MAX + 32];
 
 	snprintf(path, sizeof(path), "%s/tests/fixtures/%s", repo_root(), src);
-	snprintf(tag, sizeof(tag), "/* LINE:%s */", name);
-	f = fopen(path, "r");
-	cr_assert_not_null(f);
-	while (!found && fgets(buf, sizeof(buf), f)) {
-		line++;
-		found = strstr(buf, tag) != NULL;
-	}
-	fclose(f);
-	cr_assert(found, "marker %s not found", name);
-	return line;
+	return h_marker_line(path, name);
 }
 
 static int marker_line(const char *name)
