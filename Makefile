@@ -110,6 +110,9 @@ tests/fixtures/seralign: tests/fixtures/seralign.c
 # serlib's race is in a library of its own, found through its rpath.
 tests/fixtures/serlib: tests/fixtures/serlib.c tests/fixtures/libsercount.so
 	$(CC) $(SAMPLE_CFLAGS) -o $@ $< -Ltests/fixtures -lsercount -Wl,-rpath,'$$ORIGIN'
+# cxxstatic's library has a static function named as one of its own.
+tests/fixtures/cxxstatic: tests/fixtures/cxxstatic.cpp tests/fixtures/libstatics.so
+	$(CXX) $(filter-out -std=gnu11,$(SAMPLE_CFLAGS)) -std=gnu++17 -o $@ $< -Ltests/fixtures -lstatics -Wl,-rpath,'$$ORIGIN'
 tests/fixtures/lib%.so: tests/fixtures/lib%.c
 	$(CC) $(SAMPLE_CFLAGS) -shared -fPIC -o $@ $<
 

@@ -116,13 +116,16 @@ static int function_symbol(struct checker *k, const struct expr *e, const char *
 	int n;
 
 	*symbol = name;
-	if (sym_function(k->syms, name, &addr) == 0)
+	/* as sym_function_named: a library's static function yields to the
+	 * program's C++ function shown by the same name */
+	if (sym_function(k->syms, name, &addr) == 0 &&
+	    !sym_function_is_library_static(k->syms, name))
 		return 0;
 	n = sym_qualified(k->syms, name, symbols, signatures, OVERLOADS_SHOWN);
 	if (n > 1)
 		return overloaded(k, e, name, n, symbols, signatures);
 	if (n == 0)
-		return 1;
+		return sym_function(k->syms, name, &addr) == 0 ? 0 : 1;
 	*symbol = symbols[0];
 	return 0;
 }

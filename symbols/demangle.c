@@ -350,11 +350,14 @@ int sym_function_named(struct sym_space *s, const char *name, uint64_t *addr)
 {
 	const char *symbol;
 
-	if (sym_function(s, name, addr) == 0)
+	/* A library's static function (libc's debug symbols have an `init`
+	 * and an `insert`) is not what a name the program's own C++ function
+	 * is shown by means. */
+	if (sym_function(s, name, addr) == 0 && !sym_function_is_library_static(s, name))
 		return 0;
-	if (sym_qualified(s, name, &symbol, NULL, 1) != 1)
-		return -1;
-	return sym_function(s, symbol, addr);
+	if (sym_qualified(s, name, &symbol, NULL, 1) == 1)
+		return sym_function(s, symbol, addr);
+	return sym_function(s, name, addr);
 }
 
 const char *sym_schedule_name(struct sym_space *s, const struct sym_loc *loc)

@@ -189,6 +189,7 @@ void symi_space_reset_caches(struct sym_space *s);
 
 /* lookup.c */
 const char *symi_plain_name(struct sym_space *s, const char *name);
+
 bool symi_suggest_consider(const char *query, const char *cand, unsigned *best_d,
 			   const char **best);
 typedef int (*symtab_cb)(struct sym_mod *m, const char *name, const GElf_Sym *sym, GElf_Addr addr,

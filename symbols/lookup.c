@@ -183,16 +183,19 @@ int symi_space_each_symbol(struct sym_space *s, struct sym_mod *m, symtab_cb cb,
 	return 0;
 }
 
+/* Which of a module's definitions of a name wins: the lowest. */
+enum bind_rank { RANK_GLOBAL, RANK_WEAK, RANK_LOCAL };
+
 static int bind_rank(const GElf_Sym *sym)
 {
 	switch (GELF_ST_BIND(sym->st_info)) {
 	case STB_GLOBAL:
 	case STB_GNU_UNIQUE:
-		return 0;
+		return RANK_GLOBAL;
 	case STB_WEAK:
-		return 1;
+		return RANK_WEAK;
 	default:
-		return 2;
+		return RANK_LOCAL;
 	}
 }
 
@@ -276,6 +279,15 @@ int sym_function(struct sym_space *s, const char *name, uint64_t *addr)
 		return -1;
 	*addr = symi_space_out_addr(s, &s->mods[e->mod], e->addr);
 	return 0;
+}
+
+bool sym_function_is_library_static(struct sym_space *s, const char *name)
+{
+	const struct func_ent *e;
+
+	if (index_functions(s) < 0 || !(e = symi_strmap_get(&s->funcs, name)))
+		return false;
+	return !s->mods[e->mod].is_exe && e->rank == RANK_LOCAL;
 }
 
 /* NAME without its "@@VERSION", as a string that lives as long as S. */

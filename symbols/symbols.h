@@ -56,6 +56,11 @@ unsigned sym_edit_distance(const char *a, size_t la, const char *b, size_t lb);
  * definition wins over a library's; defined symbols only. */
 int sym_function(struct sym_space *space, const char *name, uint64_t *addr);
 
+/* Is the definition sym_function finds for name a library's static
+ * (local) function?  A C++ function of the program that is shown by that
+ * name wins over it. */
+bool sym_function_is_library_static(struct sym_space *space, const char *name);
+
 /* The functions a C++ name as shown (sym_loc.pretty: qualified, without
  * parameters, "bank::Account::deposit", or a global function's "adjust")
  * stands for: every overload, each function once however many symbols

@@ -668,6 +668,20 @@ Test(shell, a_cxx_method_by_its_shown_name)
 	cr_assert(strstr(r->out, "held   bank::Account::balance  sercxx.cpp:"), "%s", r->out);
 }
 
+/* A library's static function of the same name (libc's debug symbols
+ * have an `insert` and an `init`) does not take a C++ function's shown
+ * name: it did, and the breakpoint never fired. */
+Test(shell, a_cxx_function_wins_over_a_library_static_of_its_name)
+{
+	struct result *r;
+
+	check_built();
+	r = shell("tests/fixtures/cxxstatic", "--exit-on-error",
+		  "break insert\ncontinue\nthreads\n");
+	cr_assert_eq(r->code, 0, "exit %d\n%s\n%s", r->code, r->out, r->err);
+	cr_assert(strstr(r->out, "held   insert    cxxstatic.cpp:"), "%s", r->out);
+}
+
 Test(shell, program_gone)
 {
 	struct result *r;
