@@ -141,6 +141,86 @@ static void xlat_access(const cs_insn *ci, const struct user_regs_struct *regs, 
 	put(s, addr, 1, DIS_READ, false);
 }
 
+/* maskmovdqu and vmaskmovdqu store through [rdi] (ds: or an override), an
+ * operand capstone does not list. */
+static void maskmov_access(const cs_insn *ci, const struct user_regs_struct *regs, struct sink *s)
+{
+	const cs_x86 *x = &ci->detail->x86;
+	uint64_t addr = 0;
+
+	if (regs)
+		addr = segment_override_base(x, regs) + addr_reg(x, regs->rdi);
+	put(s, addr, 16, DIS_WRITE, false);
+}
+
+/* The bytes an xsave area takes with the features enabled here (CPUID leaf
+ * 0xd), the most any xsave variant writes or xrstor reads; once. */
+static unsigned xsave_area_size(void)
+{
+	static _Atomic unsigned size;
+	unsigned eax = 0xd, ebx = 0, ecx = 0, edx = 0, got = size;
+
+	if (got)
+		return got;
+	__asm__("cpuid" : "+a"(eax), "=b"(ebx), "+c"(ecx), "=d"(edx));
+	got = ebx >= 576 ? ebx : 4096; /* legacy area and header at least */
+	size = got;
+	return got;
+}
+
+/* Capstone sizes the save areas of fxsave, xsave and their restores as 8
+ * bytes. */
+static unsigned save_area_size(const cs_insn *ci, unsigned size)
+{
+	switch (ci->id) {
+	case X86_INS_FXSAVE:
+	case X86_INS_FXSAVE64:
+	case X86_INS_FXRSTOR:
+	case X86_INS_FXRSTOR64:
+		return 512;
+	case X86_INS_XSAVE:
+	case X86_INS_XSAVE64:
+	case X86_INS_XSAVEC:
+	case X86_INS_XSAVEC64:
+	case X86_INS_XSAVEOPT:
+	case X86_INS_XSAVEOPT64:
+	case X86_INS_XSAVES:
+	case X86_INS_XSAVES64:
+	case X86_INS_XRSTOR:
+	case X86_INS_XRSTOR64:
+	case X86_INS_XRSTORS:
+	case X86_INS_XRSTORS64:
+		return xsave_area_size();
+	default:
+		return size;
+	}
+}
+
+/* bt, bts, btr and btc with a register bit offset address a bit string:
+ * the offset, signed, may reach any element before or after the operand. */
+static uint64_t bit_string_element(const cs_insn *ci, const struct user_regs_struct *regs,
+				   uint64_t ea, unsigned size)
+{
+	const cs_x86 *x = &ci->detail->x86;
+	uint64_t offset;
+	int64_t bits;
+
+	if (ci->id != X86_INS_BT && ci->id != X86_INS_BTS && ci->id != X86_INS_BTR &&
+	    ci->id != X86_INS_BTC)
+		return ea;
+	if (x->op_count < 2 || x->operands[1].type != X86_OP_REG || size == 0 ||
+	    dis_reg_value(regs, x->operands[1].reg, &offset))
+		return ea;
+	if (size == 2)
+		bits = (int16_t)offset;
+	else if (size == 4)
+		bits = (int32_t)offset;
+	else
+		bits = (int64_t)offset;
+	/* floor division: bit -1 is in the element before */
+	return ea + (uint64_t)((bits >> 3) & ~(int64_t)(size - 1));
+}
+
 /* The explicit memory operands, with rw forced where the id decides it. */
 static int explicit_accesses(const cs_insn *ci, const struct user_regs_struct *regs, struct sink *s)
 {
@@ -168,7 +248,9 @@ static int explicit_accesses(const cs_insn *ci, const struct user_regs_struct *r
 		}
 		if (r && dis_cs_op_address(ci, op, r, &ea))
 			return -1;
-		put(s, ea, op->size, rw, op_is_stack(op));
+		if (r)
+			ea = bit_string_element(ci, r, ea, op->size);
+		put(s, ea, save_area_size(ci, op->size), rw, op_is_stack(op));
 	}
 	return 0;
 }
@@ -224,6 +306,10 @@ int dis_cs_accesses(const cs_insn *ci, const struct user_regs_struct *regs, stru
 	}
 	if (ci->id == X86_INS_XLATB) {
 		xlat_access(ci, regs, &s);
+		return s.n;
+	}
+	if (ci->id == X86_INS_MASKMOVDQU || ci->id == X86_INS_VMASKMOVDQU) {
+		maskmov_access(ci, regs, &s);
 		return s.n;
 	}
 	if (explicit_first(ci) && explicit_accesses(ci, regs, &s))

@@ -17,11 +17,16 @@
  * instruction, and variable-length encoding means the bytes before pc can
  * be split into an instruction in several ways.  dis_access_before() tries
  * every start in the window whose decode ends exactly at pc, longest first,
- * and ranks them: an operand whose address is the watched one beats one
- * whose operand merely covers it, which beats any other candidate that
- * touches memory.  Registers are those after the access, so an instruction
+ * and ranks them: an access (explicit or implicit: a push's slot, a string
+ * op's element, a bit string's element) whose address is the watched one
+ * beats one that merely overlaps it, which beats any other candidate that
+ * touches memory.  Registers are those after the access, turned back where
+ * the instruction's own moves of rsp, rsi and rdi are known; an instruction
  * that overwrites its own base register (mov rax, [rax]) may not match and
- * still be found as the longest memory-touching candidate.
+ * still be found as the longest memory-touching candidate.  A rep string op
+ * is reported in the middle of its run, with rip still at it: no
+ * instruction before pc explains the access then, and
+ * dis_string_in_progress() tells.
  */
 #include <stddef.h>
 #include <string.h>
@@ -135,50 +140,98 @@ int dis_effective_address(const struct dis_insn *insn, const uint8_t *code,
 	return dis_cs_op_address(ci, op, regs, ea);
 }
 
-enum match {
-	MATCH_NONE = -1, /* no operand that touches memory */
-	MATCH_OTHER,	 /* touches memory elsewhere, or the address is unknown */
-	MATCH_COVERS,	 /* an operand's bytes include watch_addr */
-	MATCH_EXACT,	 /* an operand starts at watch_addr */
-};
-
-/* How well candidate ci explains an access to watch; *access gets the flags
- * of the best operand, or of the whole instruction if none matched. */
-static enum match rank(const cs_insn *ci, const struct user_regs_struct *regs, uint64_t watch,
-		       unsigned *access)
+/* The registers before ci ran, as far as its accesses need them, from
+ * those after: a push or a call moved rsp down, a pop or a ret up, leave
+ * set rsp from rbp, and one iteration of a string op moved rsi and rdi past
+ * the element it touched (which is as true in the middle of a rep as at
+ * its end).  Other registers an instruction changes (mov rax, [rax]) are
+ * not undone. */
+static void registers_before(const cs_insn *ci, const struct user_regs_struct *after,
+			     struct user_regs_struct *before)
 {
-	const cs_x86 *x = &ci->detail->x86;
-	enum match best = MATCH_NONE;
+	struct dis_access acc[DIS_MAX_ACCESSES];
+	int n = dis_cs_accesses(ci, NULL, acc, DIS_MAX_ACCESSES);
+	unsigned size = n > 0 ? acc[0].size : 8;
+
+	*before = *after;
+	if (dis_cs_is_string(ci)) {
+		uint64_t step = (after->eflags & 0x400) ? -(uint64_t)size : size;
+
+		before->rsi -= step;
+		before->rdi -= step;
+		before->rcx = 1;
+		return;
+	}
+	switch (ci->id) {
+	case X86_INS_PUSH:
+	case X86_INS_PUSHF:
+	case X86_INS_PUSHFQ:
+	case X86_INS_CALL:
+		before->rsp += ci->id == X86_INS_CALL ? 8 : acc[n - 1].size;
+		break;
+	case X86_INS_POP:
+	case X86_INS_POPF:
+	case X86_INS_POPFQ:
+		before->rsp -= acc[0].size; /* the slot is read first */
+		break;
+	case X86_INS_RET:
+		before->rsp -= 8;
+		break;
+	case X86_INS_LEAVE:
+		before->rbp = after->rsp - 8;
+		break;
+	default:
+		break;
+	}
+}
+
+/* How well candidate ci, run with the registers before it, explains an
+ * access to [watch, watch + len): *access gets the flags of the accesses
+ * that match best, or of all of them if none touches the watch. */
+static int rank(const cs_insn *ci, const struct user_regs_struct *regs, uint64_t watch,
+		unsigned len, unsigned *access)
+{
+	struct dis_access acc[DIS_MAX_ACCESSES];
+	struct user_regs_struct before;
+	int best = -1, n, i;
 	unsigned all = 0;
 
-	for (int i = 0; i < x->op_count; i++) {
-		const cs_x86_op *op = &x->operands[i];
-		unsigned ac;
-		uint64_t ea;
-		enum match m = MATCH_OTHER;
-
-		if (op->type != X86_OP_MEM || !(ac = dis_cs_op_access(ci, i)))
-			continue;
-		all |= ac;
-		if (!dis_cs_op_address(ci, op, regs, &ea) && watch - ea < op->size)
-			m = ea == watch ? MATCH_EXACT : MATCH_COVERS;
-		if (m > best) {
-			best = m;
-			if (m > MATCH_OTHER)
-				*access = ac;
-		}
+	if (dis_cs_accesses(ci, NULL, acc, DIS_MAX_ACCESSES) <= 0)
+		return -1;
+	registers_before(ci, regs, &before);
+	n = dis_cs_accesses(ci, &before, acc, DIS_MAX_ACCESSES);
+	if (n < 0) { /* a register an operand needs is unknown: somewhere */
+		n = dis_cs_accesses(ci, NULL, acc, DIS_MAX_ACCESSES);
+		for (i = 0; i < n; i++)
+			all |= acc[i].rw;
+		*access = all;
+		return DIS_MATCH_OTHER;
 	}
-	if (best == MATCH_OTHER)
+	for (i = 0; i < n; i++) {
+		int m = DIS_MATCH_OTHER;
+
+		all |= acc[i].rw;
+		if (acc[i].addr == watch)
+			m = DIS_MATCH_EXACT;
+		else if (dis_access_overlaps(&acc[i], watch, len ? len : 1))
+			m = DIS_MATCH_COVERS;
+		if (m > best)
+			*access = acc[i].rw;
+		else if (m == best)
+			*access |= acc[i].rw;
+		best = m > best ? m : best;
+	}
+	if (best == DIS_MATCH_OTHER)
 		*access = all;
 	return best;
 }
 
 int dis_access_before(const uint8_t *window, size_t window_len, uint64_t pc,
-		      const struct user_regs_struct *regs, uint64_t watch_addr,
+		      const struct user_regs_struct *regs, uint64_t watch_addr, unsigned watch_len,
 		      struct dis_insn *out, unsigned *access)
 {
 	size_t off = window_len > DIS_MAX_INSN ? window_len - DIS_MAX_INSN : 0;
-	enum match best = MATCH_NONE;
+	int best = -1;
 	size_t best_off = 0;
 	unsigned best_access = 0;
 
@@ -186,20 +239,41 @@ int dis_access_before(const uint8_t *window, size_t window_len, uint64_t pc,
 		size_t n = window_len - off;
 		const cs_insn *ci = dis_cs_decode(window + off, n, pc - n);
 		unsigned ac = 0;
-		enum match m;
+		int m;
 
 		if (!ci || ci->size != n)
 			continue;
-		m = rank(ci, regs, watch_addr, &ac);
+		m = rank(ci, regs, watch_addr, watch_len, &ac);
 		if (m > best) {
 			best = m;
 			best_off = off;
 			best_access = ac;
 		}
 	}
-	if (best == MATCH_NONE)
+	if (best < 0)
 		return -1;
 	*access = best_access;
-	return dis_decode(window + best_off, window_len - best_off, pc - (window_len - best_off),
-			  out);
+	if (dis_decode(window + best_off, window_len - best_off, pc - (window_len - best_off),
+		       out) < 0)
+		return -1;
+	return best;
+}
+
+int dis_string_in_progress(const uint8_t *code, size_t n, uint64_t pc,
+			   const struct user_regs_struct *regs, uint64_t watch_addr,
+			   unsigned watch_len, struct dis_insn *out, unsigned *access)
+{
+	const cs_insn *ci = dis_cs_decode(code, n, pc);
+	const cs_x86 *x;
+	int m;
+
+	if (!ci || !dis_cs_is_string(ci))
+		return -1;
+	x = &ci->detail->x86;
+	if (x->prefix[0] != X86_PREFIX_REP && x->prefix[0] != X86_PREFIX_REPNE)
+		return -1;
+	m = rank(ci, regs, watch_addr, watch_len, access);
+	if (m < DIS_MATCH_COVERS || dis_decode(code, ci->size, pc, out) < 0)
+		return -1;
+	return m;
 }

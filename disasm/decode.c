@@ -8,10 +8,10 @@
  *
  * Capstone 4's per-operand access flags are wrong for a number of common
  * instructions (cmpxchg reads only, test/bt "write", SSE and AVX stores
- * "read", setae reads, rotates of memory and stmxcsr only read, frstor
- * writes, lea and nop "read" an operand they never touch).
- * dis_cs_op_access() corrects those by instruction family before trusting
- * what capstone says; everything not listed keeps capstone's flags.
+ * "read", masked stores (vpmaskmov, vmaskmovps) "read", setae reads,
+ * rotates of memory and stmxcsr only read, frstor writes, lea and nop "read" an operand they never
+ * touch). dis_cs_op_access() corrects those by instruction family before trusting what capstone
+ * says; everything not listed keeps capstone's flags.
  *
  * The flags (memory, stack, string, locked, call) are derived from the same
  * list of accesses that dis_accesses() computes addresses for (access.c),
@@ -62,8 +62,8 @@ static const char *const x87_store[] = {"fst",	  "fstp",     "fist",	 "fistp",  
 					"fxsave", "fxsave64", "stmxcsr", "vstmxcsr", NULL};
 /* "mov*"/"vmov*"/"pextr*"... with memory first and a register source are
  * stores, which never read their destination. */
-static const char *const store_prefixes[] = {"mov",	  "vmov",     "pextr", "vpextr",
-					     "extractps", "vextract", NULL};
+static const char *const store_prefixes[] = {
+    "mov", "vmov", "pextr", "vpextr", "extractps", "vextract", "vpmaskmov", "vmaskmov", NULL};
 
 /* How an instruction family's memory operands are accessed, whatever
  * capstone says; FAM_CAPSTONE trusts capstone. */

@@ -114,16 +114,29 @@ int dis_effective_address(const struct dis_insn *insn, const uint8_t *code,
 			  const struct user_regs_struct *regs, uint64_t *ea);
 
 /*
- * A data watchpoint fired with the thread at pc.  window holds the bytes
- * [pc - window_len, pc).  Find the instruction that ends exactly at pc and
- * has a memory operand; report its access flags (DIS_READ/DIS_WRITE) in
- * *access and its decoded form in *out.  Candidates are tried from the
- * longest; one whose operand, computed from regs, equals watch_addr wins.
- * Returns 0, or -1 if no candidate decodes to an instruction ending at pc.
+ * A data watchpoint on [watch_addr, +watch_len) fired with the thread at
+ * pc.  window holds the bytes [pc - window_len, pc).  Find the instruction
+ * that ends exactly at pc and touches memory; report its access flags
+ * (DIS_READ/DIS_WRITE) in *access and its decoded form in *out.  Returns
+ * how well it explains the access (DIS_MATCH_*), or -1 if no candidate
+ * decodes to an instruction ending at pc.
  */
+enum {
+	DIS_MATCH_OTHER,  /* it touches memory, not known to be the watched bytes */
+	DIS_MATCH_COVERS, /* an access overlaps the watched bytes */
+	DIS_MATCH_EXACT,  /* an access starts at watch_addr */
+};
 int dis_access_before(const uint8_t *window, size_t window_len, uint64_t pc,
-		      const struct user_regs_struct *regs, uint64_t watch_addr,
+		      const struct user_regs_struct *regs, uint64_t watch_addr, unsigned watch_len,
 		      struct dis_insn *out, unsigned *access);
+
+/* The same for a rep string op at pc, code[0..n) its bytes, that the
+ * watchpoint stopped in the middle of its run: the element its last
+ * iteration touched overlaps the watched bytes.  DIS_MATCH_COVERS or
+ * DIS_MATCH_EXACT, or -1 if pc holds no such instruction. */
+int dis_string_in_progress(const uint8_t *code, size_t n, uint64_t pc,
+			   const struct user_regs_struct *regs, uint64_t watch_addr,
+			   unsigned watch_len, struct dis_insn *out, unsigned *access);
 
 /* --- memory accesses --- */
 

@@ -520,10 +520,10 @@ int points_judge(struct run *r, struct current_event *cur, bool *holds);
 struct eval_ctx points_event_ctx(struct run *r, struct current_event *cur, char *err,
 				 size_t errlen);
 int points_event_atom(void *hook, void *event, const struct expr *e, bool *out);
-/* The access an event made, whether a debug register (ev) or the stepper
- * (fe) found it: false if it was no memory access. */
-bool points_event_access(struct run *r, const struct tr_event *ev, const struct tr_step_event *fe,
-			 struct tr_step_event *out);
+/* The access an event made, whether a debug register (cur->ev) or the
+ * stepper (cur->fine) found it, as X's part of it for the read(X)/write(X)
+ * it matched: false if it was no memory access. */
+bool points_event_access(struct run *r, const struct current_event *cur, struct tr_step_event *out);
 int points_thread_cond(void *hook, void *event, const struct expr *e, bool *out);
 /* proc(T): the pid of bound thread T's process; -1 if T is not bound. */
 int points_thread_value(void *hook, const struct expr *e, int64_t *out);

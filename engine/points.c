@@ -831,14 +831,48 @@ void points_watch_fired(struct run *r, const struct tr_event *ev)
 			r->watches[i].fired = true;
 }
 
-/* addr, size, value, func and line of the event at hand. */
-bool points_event_access(struct run *r, const struct tr_event *ev, const struct tr_step_event *fe,
-			 struct tr_step_event *out)
+/* A decoded access wider than the variable its read(X)/write(X) names (a
+ * 16-byte store, a rep stos, memset's vector stores) is X's part of it, as
+ * a debug register reports it: X's first byte, X's size, X's bytes. */
+static void clip_to_atom(struct run *r, const struct current_event *cur, struct tr_step_event *a)
 {
+	const struct expr *atom = cur->matched;
+	struct tr_process *p = tracer_thread_process(cur->ev->thread);
+	uint64_t end = a->addr + (a->span ? a->span : a->size), lo, hi;
 	int i;
 
-	if (fe && fe->kind == TR_STEP_ACCESS) {
-		*out = *fe;
+	if (!atom || !atom->lhs)
+		return;
+	for (i = 0; i < r->ndecoded; i++) {
+		const struct decoded_lvalue *d = &r->decoded[i];
+
+		if (d->atom != atom || d->proc != p || (d->thread && d->thread != cur->ev->thread))
+			continue;
+		lo = a->addr > d->addr ? a->addr : d->addr;
+		hi = end < d->addr + d->size ? end : d->addr + d->size;
+		if (lo >= hi)
+			continue;
+		if (!a->span && hi - a->addr <= 8) /* the bytes as accessed */
+			a->value = eval_bits(a->value, (unsigned)(lo - a->addr) * 8,
+					     (unsigned)(hi - lo) * 8, NULL);
+		else if ((a->value = 0),
+			 tracer_read(p, lo, &a->value, hi - lo < 8 ? hi - lo : 8) < 0)
+			a->value = 0;
+		a->addr = lo;
+		a->size = (unsigned)(hi - lo);
+		a->span = 0;
+		return;
+	}
+}
+
+bool points_event_access(struct run *r, const struct current_event *cur, struct tr_step_event *out)
+{
+	const struct tr_event *ev = cur ? cur->ev : NULL;
+	int i;
+
+	if (cur && cur->fine && cur->fine->kind == TR_STEP_ACCESS) {
+		*out = *cur->fine;
+		clip_to_atom(r, cur, out);
 		return true;
 	}
 	if (!ev || ev->kind != TR_EV_WATCH)
@@ -948,7 +982,7 @@ static int event_field(void *hook, void *event, enum event_field field, int64_t 
 		return 0;
 	if (field >= FIELD_ARG1)
 		return call_field(r, ev, field, out);
-	if (points_event_access(r, ev, fe, &access)) {
+	if (points_event_access(r, cur, &access)) {
 		addr = access.addr;
 		size = access.size;
 		value = access.value;

@@ -153,7 +153,7 @@ static void event_record(struct run *r, const struct current_event *cur, const c
 	json_object_set_new(rec, "func", string_or_null(loc->func));
 	json_object_set_new(rec, "file", string_or_null(loc->file));
 	json_object_set_new(rec, "line", loc->file ? json_integer(loc->line) : json_null());
-	if (points_event_access(r, ev, cur->fine, &access)) {
+	if (points_event_access(r, cur, &access)) {
 		json_object_set_new(rec, "addr", hex(access.addr));
 		json_object_set_new(rec, "size", json_integer(access.size));
 		json_object_set_new(rec, "value", hex(access.value));

@@ -619,8 +619,8 @@ Test(access_before, rip_relative_load)
 	struct dis_insn insn;
 	unsigned access = 0;
 
-	cr_assert_eq(dis_access_before(win, sizeof(win), PC, &regs, PC + 0x1000, &insn, &access),
-		     0);
+	cr_assert_eq(dis_access_before(win, sizeof(win), PC, &regs, PC + 0x1000, 1, &insn, &access),
+		     DIS_MATCH_EXACT);
 	cr_expect_eq(insn.len, 7);
 	cr_expect_eq(insn.addr, PC - 7);
 	cr_expect_eq(access, DIS_READ);
@@ -635,7 +635,8 @@ Test(access_before, read_modify_write)
 	struct dis_insn insn;
 	unsigned access = 0;
 
-	cr_assert_eq(dis_access_before(win, sizeof(win), PC, &regs, regs.rdi, &insn, &access), 0);
+	cr_assert_geq(dis_access_before(win, sizeof(win), PC, &regs, regs.rdi, 1, &insn, &access),
+		      0);
 	cr_expect_eq(insn.len, 2);
 	cr_expect_eq(access, DIS_READ | DIS_WRITE);
 }
@@ -649,14 +650,17 @@ Test(access_before, address_decides_between_candidates)
 	struct dis_insn insn;
 	unsigned access = 0;
 
-	cr_assert_eq(dis_access_before(win, sizeof(win), PC, &regs, regs.rdi, &insn, &access), 0);
+	cr_assert_geq(dis_access_before(win, sizeof(win), PC, &regs, regs.rdi, 1, &insn, &access),
+		      0);
 	cr_expect_eq(insn.len, 6);
 	cr_expect_eq(access, DIS_READ);
-	cr_assert_eq(dis_access_before(win, sizeof(win), PC, &regs, regs.rax, &insn, &access), 0);
+	cr_assert_geq(dis_access_before(win, sizeof(win), PC, &regs, regs.rax, 1, &insn, &access),
+		      0);
 	cr_expect_eq(insn.len, 2);
 	cr_expect_eq(access, DIS_READ | DIS_WRITE);
 	/* neither operand matches: the longest candidate */
-	cr_assert_eq(dis_access_before(win, sizeof(win), PC, &regs, 0x1234, &insn, &access), 0);
+	cr_assert_eq(dis_access_before(win, sizeof(win), PC, &regs, 0x1234, 1, &insn, &access),
+		     DIS_MATCH_OTHER);
 	cr_expect_eq(insn.len, 6);
 }
 
@@ -668,7 +672,8 @@ Test(access_before, store_inside_watched_word)
 	struct dis_insn insn;
 	unsigned access = 0;
 
-	cr_assert_eq(dis_access_before(win, sizeof(win), PC, &regs, regs.rdi, &insn, &access), 0);
+	cr_assert_eq(dis_access_before(win, sizeof(win), PC, &regs, regs.rdi, 8, &insn, &access),
+		     DIS_MATCH_COVERS);
 	cr_expect_eq(insn.len, 3);
 	cr_expect_eq(access, DIS_WRITE);
 }
@@ -683,7 +688,8 @@ Test(access_before, long_window)
 
 	memset(win, 0x90, sizeof(win));
 	memcpy(win + sizeof(win) - sizeof(store), store, sizeof(store));
-	cr_assert_eq(dis_access_before(win, sizeof(win), PC, &regs, PC + 0x100, &insn, &access), 0);
+	cr_assert_geq(dis_access_before(win, sizeof(win), PC, &regs, PC + 0x100, 1, &insn, &access),
+		      0);
 	cr_expect_eq(insn.len, 6);
 	cr_expect_eq(access, DIS_WRITE);
 }
@@ -695,8 +701,72 @@ Test(access_before, no_memory_instruction)
 	struct dis_insn insn;
 	unsigned access = 0;
 
-	cr_expect_eq(dis_access_before(win, sizeof(win), PC, &regs, regs.rdi, &insn, &access), -1);
-	cr_expect_eq(dis_access_before(win, 0, PC, &regs, regs.rdi, &insn, &access), -1);
+	cr_expect_eq(dis_access_before(win, sizeof(win), PC, &regs, regs.rdi, 1, &insn, &access),
+		     -1);
+	cr_expect_eq(dis_access_before(win, 0, PC, &regs, regs.rdi, 1, &insn, &access), -1);
+}
+
+/* Accesses no operand names, with the registers after the instruction:
+ * push's slot is at rsp; a rep stos's last element behind rdi, at its end
+ * or in the middle of its run; bts's bit string element; maskmovdqu's
+ * store through rdi; fxsave's 512 bytes. */
+Test(access_before, implicit_and_odd_accesses)
+{
+	const uint8_t push[] = {0x50}, stos[] = {0xf3, 0xaa}, bts[] = {0x48, 0x0f, 0xab, 0x07};
+	const uint8_t maskmov[] = {0x66, 0x0f, 0xf7, 0xc1}, fxsave[] = {0x0f, 0xae, 0x07};
+	struct user_regs_struct regs = test_regs();
+	struct dis_insn insn;
+	unsigned access = 0;
+
+	cr_expect_eq(dis_access_before(push, sizeof(push), PC, &regs, regs.rsp, 8, &insn, &access),
+		     DIS_MATCH_EXACT);
+	cr_expect_eq(access, DIS_WRITE);
+	cr_expect_eq(
+	    dis_access_before(stos, sizeof(stos), PC, &regs, regs.rdi - 1, 1, &insn, &access),
+	    DIS_MATCH_EXACT);
+	cr_expect_eq(access, DIS_WRITE);
+	cr_expect_eq(
+	    dis_string_in_progress(stos, sizeof(stos), PC, &regs, regs.rdi - 1, 1, &insn, &access),
+	    DIS_MATCH_EXACT);
+	cr_expect_eq(insn.addr, PC);
+	cr_expect_eq(
+	    dis_string_in_progress(stos, sizeof(stos), PC, &regs, regs.rdi + 8, 1, &insn, &access),
+	    -1);
+	cr_expect_eq(
+	    dis_string_in_progress(fxsave, sizeof(fxsave), PC, &regs, regs.rdi, 1, &insn, &access),
+	    -1);
+	regs.rax = 70; /* bit 70 of [rdi] is bit 6 of [rdi + 8] */
+	cr_expect_eq(
+	    dis_access_before(bts, sizeof(bts), PC, &regs, regs.rdi + 8, 8, &insn, &access),
+	    DIS_MATCH_EXACT);
+	cr_expect_eq(dis_access_before(bts, sizeof(bts), PC, &regs, regs.rdi, 8, &insn, &access),
+		     DIS_MATCH_OTHER);
+	regs.rax = (uint64_t)-1; /* bit -1: the word before */
+	cr_expect_eq(
+	    dis_access_before(bts, sizeof(bts), PC, &regs, regs.rdi - 8, 8, &insn, &access),
+	    DIS_MATCH_EXACT);
+	cr_expect_eq(
+	    dis_access_before(maskmov, sizeof(maskmov), PC, &regs, regs.rdi + 4, 4, &insn, &access),
+	    DIS_MATCH_COVERS);
+	cr_expect_eq(access, DIS_WRITE);
+	cr_expect_eq(
+	    dis_access_before(fxsave, sizeof(fxsave), PC, &regs, regs.rdi + 500, 1, &insn, &access),
+	    DIS_MATCH_COVERS);
+	cr_expect_eq(access, DIS_WRITE);
+}
+
+/* Masked stores write their memory operand (capstone says they read it);
+ * the masked loads read it. */
+Test(decode, masked_stores_write)
+{
+	const uint8_t store[] = {0xc4, 0xe2, 0x75, 0x8e, 0x07}; /* vpmaskmovd [rdi], ymm1, ymm0 */
+	const uint8_t load[] = {0xc4, 0xe2, 0x75, 0x8c, 0x07};	/* vpmaskmovd ymm0, ymm1, [rdi] */
+	struct dis_insn insn;
+
+	cr_assert_eq(dis_decode(store, sizeof(store), PC, &insn), 0);
+	cr_expect_eq(insn.mem_access, DIS_WRITE, "%s", insn.text);
+	cr_assert_eq(dis_decode(load, sizeof(load), PC, &insn), 0);
+	cr_expect_eq(insn.mem_access, DIS_READ, "%s", insn.text);
 }
 
 /* --- executing relocated slots in this process --- */

@@ -530,6 +530,38 @@ Test(fine, bitfields_signed_enums_and_narrow_values_read_as_c_does)
 	h_result_free(&r);
 }
 
+/* Stores of unusual shapes, under debug registers and the stepper alike
+ * (the sw pass runs this too): each is reported as the watched variable's
+ * part of it.  The registers missed a rep stos in the middle of its run,
+ * and named a slot's address for an instruction resumed from a
+ * breakpoint; the stepper gave the whole store's address, size and
+ * bytes, missed maskmovdqu's store through rdi and fxsave's past its
+ * first 8 bytes, and took bts's write to bits[1] for one to bits[0]. */
+Test(fine, unusual_stores_are_the_watched_variables_part)
+{
+	const char *text =
+	    "thread A = wait any enter(stores)\n"
+	    "run A until write(buf[20]) && addr == &buf[20] && size == 1 && value == 0x43\n"
+	    "run A until write(d4[1]) && addr == &d4[1] && size == 4 && value == 0x21212121\n"
+	    "run A until write(area[100]) && addr == &area[100] && size == 1\n"
+	    "run A until write(bits[1]) && addr == &bits[1] && value == 0x40\n"
+	    "run A until write(quad.d) && addr == &quad.d && size == 4 && value == 4\n"
+	    "run A until return(stores)\n";
+	struct h_result r = run_sched("stores.sched", text, NULL, "tests/fixtures/stores", NULL);
+
+	cr_expect_eq(r.code, 0, "%s", r.err);
+	cr_expect(strstr(r.err, "write(buf[20])") && strstr(r.err, "stores.c:"), "%s", r.err);
+	h_result_free(&r);
+	/* the bts writes bits[1] alone: the first write of the two is quad's */
+	r = run_sched("bts.sched",
+		      "thread A = wait any enter(stores)\n"
+		      "run A until write(bits[0]) || write(quad.d)\n"
+		      "assert quad.d == 4\n",
+		      NULL, "tests/fixtures/stores", NULL);
+	cr_expect_eq(r.code, 0, "%s", r.err);
+	h_result_free(&r);
+}
+
 /* ChooseThread at every load and store: explore finds the lost hit
  * without being told the interleaving, and its schedule replays it. */
 Test(fine, explore_finds_the_lost_hit_at_instruction_level, .timeout = 240)

@@ -320,6 +320,34 @@ static bool decode_int3(struct tr_thread *th, struct tr_event *ev, enum decoded 
 	return true;
 }
 
+/* Which instruction made the access a debug register caught, and how: the
+ * one that ends at rip, or else a rep string op at rip that the trap
+ * stopped in the middle of its run.  Unknown (0) if neither explains it. */
+static void locate_watched_access(struct tr_thread *th, struct tr_event *ev, unsigned len)
+{
+	struct tr_process *p = th->proc;
+	uint8_t before[DIS_MAX_INSN], at[DIS_MAX_INSN];
+	uint64_t rip = th->regs.rip;
+	unsigned access = 0, string_access = 0;
+	struct dis_insn insn, string;
+	int match = -1;
+
+	if (tracer_read_code(p, rip - sizeof(before), before, sizeof(before)) == 0)
+		match = dis_access_before(before, sizeof(before), rip, &th->regs, ev->addr, len,
+					  &insn, &access);
+	if (match < DIS_MATCH_COVERS && tracer_read_code(p, rip, at, sizeof(at)) == 0 &&
+	    dis_string_in_progress(at, sizeof(at), rip, &th->regs, ev->addr, len, &string,
+				   &string_access) >= 0) {
+		insn = string;
+		access = string_access;
+		match = DIS_MATCH_COVERS;
+	}
+	if (match < 0)
+		return;
+	ev->insn_pc = insn.addr;
+	ev->access = access;
+}
+
 static enum decoded decode_trap(struct tr_thread *th, struct tr_event *ev)
 {
 	struct tr_process *p = th->proc;
@@ -336,19 +364,14 @@ static enum decoded decode_trap(struct tr_thread *th, struct tr_event *ev)
 	if (decode_int3(th, ev, &d))
 		return d;
 	if (tr_watch_hit(th, &slot)) {
-		uint8_t window[DIS_MAX_INSN];
-		struct dis_insn insn;
-
 		if (!p->watch[slot].used)
 			return SILENT_RESUME;
 		ev->kind = TR_EV_WATCH;
 		ev->watch = slot;
 		ev->addr = p->watch[slot].addr;
-		if (tracer_read_code(p, th->regs.rip - sizeof(window), window, sizeof(window)) ==
-			0 &&
-		    dis_access_before(window, sizeof(window), th->regs.rip, &th->regs, ev->addr,
-				      &insn, &ev->access) == 0)
-			ev->insn_pc = insn.addr;
+		/* an instruction resumed from a breakpoint ran from its slot */
+		tr_break_fix_pc_in_slot(th);
+		locate_watched_access(th, ev, (unsigned)p->watch[slot].len);
 		return REPORT;
 	}
 	/* A SIGTRAP the program raised or an int3 of its own: it is the
