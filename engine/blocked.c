@@ -707,7 +707,7 @@ static int accepts_blocked(struct run *r, struct tr_thread **targets, int n, boo
 	*accepts = false;
 	for (i = 0; i < n && !run_thread(r, targets[i])->blocked; i++)
 		;
-	if (i == n)
+	if (i == n || !r->pred) /* no predicate: a step, next or finish */
 		return 0;
 	ev.thread = targets[i];
 	return points_judge(r, &cur, accepts);

@@ -60,6 +60,7 @@ struct drive_state {
 	enum drive_mode mode;
 	stop_test test;
 	void *ctx;
+	int64_t started, deadline; /* ms */
 };
 
 static const char *drive_during(struct run *r, struct loop_request *req, char *buf, size_t len)
@@ -70,12 +71,29 @@ static const char *drive_during(struct run *r, struct loop_request *req, char *b
 	return buf;
 }
 
-static enum loop_verdict drive_timed_out(struct run *r, struct loop_request *req)
+/* The statement's timeout, or a tick to see whether the thread sleeps in
+ * the kernel for good, as a `run` does (blocked.c): on a lock a held
+ * thread owns, the step ends at once with why, not at the timeout. */
+static enum loop_verdict drive_deadline(struct run *r, struct loop_request *req)
 {
 	struct drive_state *ds = req->ctx;
+	bool again = false;
+	enum flow flow;
 
-	run_timed_out(r, ds->s, 0, 0);
-	return LOOP_STOP;
+	if (req->deadline_ms >= ds->deadline) {
+		run_timed_out(r, ds->s, 0, 0);
+		return LOOP_STOP;
+	}
+	if (blocked_targets(r, &ds->th, 1)) {
+		flow = blocked_end(r, ds->s, &ds->th, 1, &again);
+		if (!again)
+			return flow == FLOW_STOP ? LOOP_STOP : LOOP_DONE;
+		/* woken meanwhile: on, unless it woke into an event of its own */
+		if (tracer_thread_held(ds->th) && !tracer_event_pending(ds->th))
+			move(r, ds->th, ds->mode == DRIVE_ALREADY_MOVING ? DRIVE_RUN : ds->mode);
+	}
+	req->deadline_ms = blocked_poll_deadline(r, true, ds->started, ds->deadline);
+	return LOOP_AGAIN;
 }
 
 static enum loop_verdict driven_stop(struct run *r, const struct tr_event *ev,
@@ -112,10 +130,11 @@ static enum loop_verdict driven_stop(struct run *r, const struct tr_event *ev,
 static enum flow drive(struct run *r, const struct stmt *s, struct tr_thread *th,
 		       enum drive_mode mode, stop_test test, void *ctx)
 {
-	struct drive_state ds = {s, th, mode, test, ctx};
-	struct loop_request req = {.deadline_ms = tracer_now_ms() + r->timeout_ms,
+	int64_t now = tracer_now_ms();
+	struct drive_state ds = {s, th, mode, test, ctx, now, now + r->timeout_ms};
+	struct loop_request req = {.deadline_ms = blocked_poll_deadline(r, true, now, ds.deadline),
 				   .on_event = driven_stop,
-				   .on_deadline = drive_timed_out,
+				   .on_deadline = drive_deadline,
 				   .during = drive_during,
 				   .ctx = &ds};
 

@@ -140,6 +140,37 @@ Test(deadlock, choice_of_threads_blocked_on_a_held_one_is_unrealizable)
 	h_result_free(&r);
 }
 
+/* step, next and finish into a lock a held thread owns end at once, as a
+ * run does, saying why (they waited out the statement's timeout and said
+ * nobody reached the statement's end). */
+Test(deadlock, next_finish_and_step_into_a_held_lock_end_at_once)
+{
+	/* from take_second's first line, the next is its call of the lock */
+	static const char *const moves[] = {"next A\nnext B\nnext A\n", "finish A\n",
+					    "step A 10000\n"};
+	size_t i;
+
+	for (i = 0; i < sizeof(moves) / sizeof(moves[0]); i++) {
+		char *text = h_fmt("timeout 30s\n"
+				   "thread A, B = wait 2 distinct enter(take_second)\n"
+				   "%s",
+				   moves[i]);
+		const char *argv[] = {
+		    h_cctrace(),	   "run", h_temp_sched("abba.sched", text), "--",
+		    "tests/fixtures/abba", NULL};
+		struct h_result r = h_run(argv, 100);
+
+		cr_assert(!r.timed_out, "%s", r.err);
+		cr_expect_eq(r.code, 2, "%s: %s", moves[i], r.err);
+		cr_expect(
+		    strstr(r.err, "cctrace: unrealizable: p1.t") &&
+			strstr(r.err, " is blocked in futex (") &&
+			strstr(r.err, "which the schedule holds; a held thread must go first"),
+		    "%s: %s", moves[i], r.err);
+		h_result_free(&r);
+	}
+}
+
 Test(deadlock, lock_order_deadlock_is_still_one_every_time)
 {
 	int i;
