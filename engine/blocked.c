@@ -522,8 +522,6 @@ static bool is_deadlock(struct run *r)
 	return true;
 }
 
-#define STUCK_MS 50 /* how long every thread must sleep for a hang */
-
 /* One thread's part of blocked_program_stuck: asleep for the program,
  * and (when resampling) in the same call with no switch since. */
 static bool sleeps_still(struct run *r, struct tr_thread *th, bool resample)
@@ -532,7 +530,7 @@ static bool sleeps_still(struct run *r, struct tr_thread *th, bool resample)
 	struct tr_kernel_sample now;
 
 	if (tracer_thread_held(th) || tracer_thread_last_event(th) == TR_EV_EXIT ||
-	    !free_sample(th, &now) || now.awaits_outside)
+	    !free_sample(th, &now) || now.awaits_outside || now.timed)
 		return false;
 	if (resample) {
 		tc->sample = now;
@@ -544,7 +542,7 @@ static bool sleeps_still(struct run *r, struct tr_thread *th, bool resample)
 /* A replay whose end leaves the program hung for real (a minimiser's
  * dropped step may make a deadlock nobody holds): seen at once, not at the
  * timeout. */
-bool blocked_program_stuck(struct run *r, int64_t *since)
+bool blocked_program_stuck(struct run *r, int64_t *since, int64_t for_ms)
 {
 	struct tr_thread *th;
 	bool resample = *since < 0, any = false;
@@ -564,7 +562,7 @@ bool blocked_program_stuck(struct run *r, int64_t *since)
 		*since = tracer_now_ms();
 		return false;
 	}
-	return tracer_now_ms() - *since >= STUCK_MS;
+	return tracer_now_ms() - *since >= for_ms;
 }
 
 /* The free threads that sleep too, and what they wait for. */
@@ -580,6 +578,16 @@ static void report_free_sleepers(struct run *r)
 		describe_wait(r, th, waits, sizeof(waits));
 		fprintf(r->opt->report, "  %s (free): %s%s\n", tracer_thread_name(th), what, waits);
 	}
+}
+
+void report_hang_after_schedule(struct run *r)
+{
+	r->no_drain = true;
+	report_outcome(r, OUTCOME_BUG,
+		       "deadlock after the schedule's end: every thread sleeps, and none can wake "
+		       "the others");
+	if (r->opt->report)
+		report_free_sleepers(r);
 }
 
 void report_deadlock(struct run *r, const struct stmt *s)

@@ -310,8 +310,10 @@ void blocked_forget(struct run *r, struct tr_thread *except);
 void report_deadlock(struct run *r, const struct stmt *s);
 /* After the schedule, every thread let go: true once every live thread has
  * slept in the same call, for the program (not the outside), with no
- * context switch, for a while; *since (-1 to start) keeps when that began. */
-bool blocked_program_stuck(struct run *r, int64_t *since);
+ * context switch, for for_ms; *since (-1 to start) keeps when that began. */
+bool blocked_program_stuck(struct run *r, int64_t *since, int64_t for_ms);
+/* The bug such a program is once the schedule has let every thread go. */
+void report_hang_after_schedule(struct run *r);
 /* choose found every thread it may choose blocked: true if one can go on
  * now (choose again), false if the run is over (outcome reported). */
 bool blocked_choose_again(struct run *r, const struct stmt *s, struct tr_thread **choices, int n);

@@ -1149,6 +1149,11 @@ static enum loop_verdict resume_any(struct run *r, const struct tr_event *ev,
 }
 
 #define DRAIN_POLL_MS 10 /* how often a drain looks for a hung program */
+/* How long every thread must sleep, unchanged, for the program to hang: a
+ * minimiser's replay is judged at once; a plain run allows for a thread
+ * that is between two calls of a long wait. */
+#define STUCK_REPLAY_MS 50
+#define STUCK_RUN_MS	1000
 
 struct drain_state {
 	int64_t until; /* the drain's deadline, -1: none */
@@ -1168,13 +1173,21 @@ static enum loop_verdict drain_too_long(struct run *r, struct loop_request *req)
 			       r->opt->drain_ms);
 		return LOOP_STOP;
 	}
-	/* only where the drain is bounded (a minimiser's replays): a plain
-	 * `cctrace run` may wait for a driver that writes to a pipe */
-	if (r->opt->drain_ms > 0 && blocked_program_stuck(r, &d->stuck_since)) {
-		r->no_drain = true;
-		report_outcome(r, OUTCOME_UNREALIZABLE,
-			       "the program hangs after the schedule's end: every thread sleeps "
-			       "and none can wake the others");
+	/* A minimiser's replay (a bounded drain) that hangs dropped a step
+	 * it needed.  A plain run that hangs is a deadlock the schedule led
+	 * to; one whose threads wait for the outside (a driver that writes
+	 * to a pipe) is not stuck, and is waited for. */
+	if (r->outcome != OUTCOME_BUG &&
+	    blocked_program_stuck(r, &d->stuck_since,
+				  r->opt->drain_ms > 0 ? STUCK_REPLAY_MS : STUCK_RUN_MS)) {
+		if (r->opt->drain_ms > 0) {
+			r->no_drain = true;
+			report_outcome(r, OUTCOME_UNREALIZABLE,
+				       "the program hangs after the schedule's end: every thread "
+				       "sleeps and none can wake the others");
+		} else {
+			report_hang_after_schedule(r);
+		}
 		return LOOP_STOP;
 	}
 	req->deadline_ms =

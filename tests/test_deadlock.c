@@ -171,6 +171,42 @@ Test(deadlock, next_finish_and_step_into_a_held_lock_end_at_once)
 	}
 }
 
+/* A schedule that lets its threads go into a deadlock has found it: every
+ * thread sleeps, and none can wake the others (cctrace waited for the
+ * program's end for ever).  A wait with a timeout is no such sleep. */
+Test(deadlock, a_deadlock_after_the_schedules_end_is_a_bug)
+{
+	const char *argv[] = {
+	    h_cctrace(),
+	    "run",
+	    h_temp_sched("abba-end.sched", "thread A, B = wait 2 distinct enter(take_second)\n"),
+	    "--",
+	    "tests/fixtures/abba",
+	    NULL};
+	const char *nap[] = {
+	    h_cctrace(),
+	    "run",
+	    h_temp_sched("nap.sched", "thread A = wait any enter(about_to_wait)\n"),
+	    "--",
+	    "tests/fixtures/napwait",
+	    NULL};
+	struct h_result r = h_run(argv, 60);
+
+	cr_assert(!r.timed_out, "%s", r.err);
+	cr_expect_eq(r.code, 1, "%s", r.err);
+	cr_expect(strstr(r.err, "cctrace: bug: deadlock after the schedule's end: every thread "
+				"sleeps, and none can wake the others"),
+		  "%s", r.err);
+	cr_expect(
+	    strstr(r.err, "(free): blocked in futex (__GI___lll_lock_wait), waiting for p1.t"),
+	    "%s", r.err);
+	h_result_free(&r);
+	r = h_run(nap, 60);
+	cr_expect_eq(r.code, 0, "%s", r.err);
+	cr_expect(strstr(r.out, "woke: 110"), "%s", r.out);
+	h_result_free(&r);
+}
+
 Test(deadlock, lock_order_deadlock_is_still_one_every_time)
 {
 	int i;

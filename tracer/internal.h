@@ -295,6 +295,9 @@ void tr_unpin_inherited(struct tr_thread *child, pid_t parent_pid);
 /* Does system call nr (first argument arg0) of a thread of pid sleep until
  * something outside the program happens (input, a timer)?  outside.c. */
 bool tr_syscall_awaits_outside(const struct tr_process *p, long nr, unsigned long long arg0);
+/* A futex wait (futex or futex_waitv, op its operation) with a timeout:
+ * it ends by itself. */
+bool tr_futex_wait_is_timed(long nr, unsigned long long op, unsigned long long timeout);
 int tr_fetch_regs(struct tr_thread *th);
 int tr_flush_regs(struct tr_thread *th);
 /* Resume with PTRACE_CONT (or SINGLESTEP), flushing regs and signals. */

@@ -24,6 +24,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -116,6 +117,24 @@ static bool other_end_outside(const struct tr_process *p, unsigned long long fd,
 		if (q->alive && opens_pipe(q->pid, target, other_end))
 			return false;
 	return true;
+}
+
+bool tr_futex_wait_is_timed(long nr, unsigned long long op, unsigned long long timeout)
+{
+	if (nr == TR_SYS_futex_waitv)
+		return timeout != 0;
+	if (nr != TR_SYS_futex)
+		return false;
+	switch (op & FUTEX_CMD_MASK) {
+	case FUTEX_WAIT:
+	case FUTEX_WAIT_BITSET:
+	case FUTEX_LOCK_PI:
+	case FUTEX_LOCK_PI2:
+	case FUTEX_WAIT_REQUEUE_PI:
+		return timeout != 0;
+	default:
+		return false;
+	}
 }
 
 bool tr_syscall_awaits_outside(const struct tr_process *p, long nr, unsigned long long arg0)

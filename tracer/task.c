@@ -839,12 +839,14 @@ int tracer_kernel_sample(struct tr_thread *th, struct tr_kernel_sample *s)
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", th->proc->pid, th->tid);
 	f = fopen(path, "r");
 	if (f) {
-		unsigned long long arg0 = 0;
+		unsigned long long arg0 = 0, arg1 = 0, arg2 = 0, arg3 = 0;
 
 		if (fgets(buf, sizeof(buf), f) && strncmp(buf, "running", 7) != 0 &&
-		    sscanf(buf, "%ld %llx", &s->syscall, &arg0) >= 1) {
+		    sscanf(buf, "%ld %llx %llx %llx %llx", &s->syscall, &arg0, &arg1, &arg2,
+			   &arg3) >= 1) {
 			s->syscall = call_of(th, s->syscall);
 			s->awaits_outside = tr_syscall_awaits_outside(th->proc, s->syscall, arg0);
+			s->timed = tr_futex_wait_is_timed(s->syscall, arg1, arg3);
 		}
 		fclose(f);
 	}

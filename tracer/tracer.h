@@ -304,6 +304,7 @@ struct tr_kernel_sample {
 	bool awaits_outside;	/* the call waits for input or time, not for
 				 * another thread: epoll_wait, accept, a read
 				 * on a socket, nanosleep (see outside.c) */
+	bool timed;		/* a futex wait with a timeout: it ends by itself */
 };
 int tracer_kernel_sample(struct tr_thread *th, struct tr_kernel_sample *s);
 
