@@ -222,7 +222,7 @@ static void record_pred(struct run *r, const struct expr *e)
 {
 	char text[1024];
 
-	expr_format(e, text, sizeof(text));
+	expr_format_bound(e, r->locals, text, sizeof(text));
 	fprintf(r->record, "%s", text);
 }
 

@@ -24,7 +24,8 @@ struct outbuf {
 	char *buf;
 	size_t len, used;
 	FILE *file;
-	bool minimal; /* expressions with only the parentheses they need */
+	bool minimal;	       /* expressions with only the parentheses they need */
+	const int64_t *locals; /* let/for variables' values, printed for their names */
 };
 
 static void out_printf(struct outbuf *o, const char *fmt, ...)
@@ -249,7 +250,11 @@ static void fmt_expr(struct outbuf *o, const struct expr *e, bool top)
 		out_printf(o, e->ival < 0 ? "0x%llx" : "%lld", (long long)e->ival);
 		break;
 	case E_NAME:
-		out_printf(o, "%s", e->name);
+		if (o->locals && e->ref == REF_LOCAL)
+			out_printf(o, o->locals[e->slot] < 0 ? "0x%llx" : "%lld",
+				   (long long)o->locals[e->slot]);
+		else
+			out_printf(o, "%s", e->name);
 		break;
 	case E_UNARY:
 		out_printf(o, "%c", e->op);
@@ -300,14 +305,19 @@ static void fmt_expr(struct outbuf *o, const struct expr *e, bool top)
 	}
 }
 
-size_t expr_format(const struct expr *e, char *buf, size_t len)
+size_t expr_format_bound(const struct expr *e, const int64_t *locals, char *buf, size_t len)
 {
-	struct outbuf o = {buf, len, 0, NULL};
+	struct outbuf o = {buf, len, 0, NULL, false, locals};
 	if (!buf || !len)
 		return 0;
 	buf[0] = '\0';
 	fmt_expr(&o, e, true);
 	return o.used < len ? o.used : len - 1;
+}
+
+size_t expr_format(const struct expr *e, char *buf, size_t len)
+{
+	return expr_format_bound(e, NULL, buf, len);
 }
 
 static void dump_stmts(FILE *out, const struct stmt *s, int depth);

@@ -221,11 +221,33 @@ static void merge_repeats(struct lines *l)
 	}
 }
 
+/* A failed assert's values ("  balance = 80"), after its line: the same
+ * assert failing with other values (before any step of the race) is
+ * another bug. */
+static size_t assert_values(const char *from, char *sig, size_t n, size_t len)
+{
+	const char *line = from, *end;
+
+	while (strncmp(line, "\n  ", 3) == 0 && (end = strchr(line + 1, '\n')) &&
+	       memmem(line, (size_t)(end - line), " = ", 3)) {
+		size_t take = (size_t)(end - line);
+
+		if (n + take + 1 > len)
+			break;
+		memcpy(sig + n, line, take);
+		n += take;
+		line = end;
+	}
+	sig[n] = 0;
+	return n;
+}
+
 /*
  * What kind of bug a report describes, so that a shorter schedule counts
  * only if it shows the same one (an assert that fails earlier for another
- * reason does not): the "cctrace: bug:" line without thread ids and
- * without the schedule position of an assert.
+ * reason, or with other values, does not): the "cctrace: bug:" line
+ * without thread ids and without the schedule position of an assert, and
+ * an assert's values.
  */
 static void signature(const char *report, char *sig, size_t len)
 {
@@ -253,6 +275,8 @@ static void signature(const char *report, char *sig, size_t len)
 		sig[n++] = *p;
 	}
 	sig[n] = 0;
+	if (memmem(line, (size_t)(end - line), ": assert ", 9) && *end)
+		assert_values(end, sig, n, len);
 }
 
 /* No replay starts after the deadline or Ctrl-C: a trial cut short does

@@ -639,6 +639,65 @@ Test(explore_t, a_schedule_without_choices_is_one_run)
 	h_result_free(&r);
 }
 
+/* A bug schedule has no let or for to bind their variables: their values
+ * are written in their place (the asserts that read them named variables
+ * the replay did not have, and it failed with exit 3). */
+Test(explore_t, let_and_for_values_are_written_into_the_bug_schedule)
+{
+	const char *dir = workdir();
+	const char *sched =
+	    h_temp_sched("letfor.sched", "timeout 5s\n"
+					 "let expected = 70\n"
+					 "thread A, B = wait 2 distinct enter(withdraw)\n"
+					 "for i in 1..2 {\n"
+					 "\tthread T = choose(A, B)\n"
+					 "\trun T until read(balance) || return(withdraw)\n"
+					 "\tassert balance >= i\n"
+					 "}\n"
+					 "run A until return(withdraw)\n"
+					 "run B until return(withdraw)\n"
+					 "assert balance == expected\n");
+	const char *bug = h_fmt("%s/bug-1.sched", dir);
+	struct h_result r =
+	    CCTRACE("explore", sched, "--no-minimize", "--out", dir, "--", BANK_PROG);
+	char *text;
+
+	cr_assert_eq(r.code, 1, "exit %d\n%s", r.code, r.err);
+	h_result_free(&r);
+	text = h_read_file(bug, NULL);
+	cr_assert(text && strstr(text, "\nassert balance >= 1\n") &&
+		      strstr(text, "\nassert balance >= 2\n") &&
+		      strstr(text, "\nassert balance == 70\n"),
+		  "%s", text);
+	free(text);
+	r = CCTRACE("run", "--expect", "bug", bug, "--", BANK_PROG);
+	cr_expect_eq(r.code, 0, "exit %d\n%s", r.code, r.err);
+	h_result_free(&r);
+}
+
+/* The minimiser keeps a failed assert's values: dropping every step made
+ * `assert balance == 70` fail with balance = 100, before any withdrawal,
+ * which is another bug than the lost update's balance = 80. */
+Test(explore_t, minimising_keeps_the_failed_asserts_values)
+{
+	const char *dir = workdir();
+	const char *sched =
+	    h_temp_sched("lost.sched", "timeout 5s\n"
+				       "thread A, B = wait 2 distinct enter(withdraw)\n"
+				       "run A until read(balance)\n"
+				       "run B until return(withdraw)\n"
+				       "run A until return(withdraw)\n"
+				       "assert balance == 70\n");
+	struct h_result r = CCTRACE("explore", sched, "--out", dir, "--", BANK_PROG);
+
+	cr_assert_eq(r.code, 1, "exit %d\n%s", r.code, r.err);
+	h_result_free(&r);
+	r = CCTRACE("run", h_fmt("%s/bug-1.sched", dir), "--", BANK_PROG);
+	cr_expect_eq(r.code, 1, "exit %d\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, "  balance = 80\n"), "%s", r.err);
+	h_result_free(&r);
+}
+
 /* ------------------------------------------------------------- errors */
 
 Test(explore_t, unknown_strategy_is_an_error)
