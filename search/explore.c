@@ -29,6 +29,7 @@
 struct one_run {
 	enum engine_outcome outcome;
 	bool abandoned, diverged;
+	bool no_choice;			 /* it met no choice: the search's only schedule */
 	bool out_of_time;		 /* cut short by --time: no verdict, not counted */
 	char *schedule, *report, *trace; /* memstream buffers */
 	size_t schedule_len, report_len, trace_len;
@@ -134,6 +135,11 @@ static int execute_once(struct policy *pol, char *const argv[], const struct eng
 	sum->finish_ms += res.finish_ms;
 	out->outcome = res.outcome;
 	out->abandoned = res.abandoned;
+	/* A schedule without a choice is one run, the first shard's: the
+	 * others (a job's too) do not count it again */
+	out->no_choice = search_made_no_choice(oracle);
+	if (out->no_choice && eo->nshards > 1 && eo->shard != 1)
+		out->abandoned = true;
 	out->out_of_time = res.out_of_time;
 	out->steps = eo->serial ? eo->serial->steps_out : 0;
 	out->diverged = search_diverged(oracle);
@@ -344,6 +350,16 @@ static void outcome_line(const struct one_run *o, char *buf, size_t len)
 	at += strlen("cctrace: ");
 	n = strcspn(at, "\n");
 	snprintf(buf, len, "%.*s", (int)n, at);
+}
+
+/* A job's bug, told to the parent at once (the pid says whose): the
+ * other jobs stop before this one has minimised it. */
+static void tell_found(int fd)
+{
+	pid_t me = getpid();
+
+	if (write(fd, &me, sizeof(me)) != (ssize_t)sizeof(me))
+		return; /* the parent then learns at the job's end */
 }
 
 /* A bug to write: not one of a kind already written (bugkind.c). */
@@ -773,7 +789,7 @@ int search_explore(struct policy *pol, char *const argv[], const struct engine_o
 	struct engine_snapshot *own_snapshot = NULL;
 	struct symbol_cache *own_symbols = NULL;
 	struct bug_kinds own_kinds = {0}, *kinds = eo->kinds ? eo->kinds : &own_kinds;
-	bool exhausted = false;
+	bool exhausted = false, only_schedule;
 	int64_t t0 = engine_now_ms();
 	struct explore_progress own_progress, *shown = eo->shared_progress;
 	const char *strategy = sum->strategy;
@@ -853,6 +869,8 @@ int search_explore(struct policy *pol, char *const argv[], const struct engine_o
 			rc = -1;
 		else if (new_bug(&o))
 			announce_bug(shown, eo, eo->bug_offset + sum->bugs, sum->runs);
+		if (rc == 0 && new_bug(&o) && eo->found_fd > 0)
+			tell_found(eo->found_fd);
 		if (rc == 0 && new_bug(&o) && eo->minimize_replays)
 			minimize_bug(shown, eo, argv, opt, eo->bug_offset + sum->bugs);
 		if (rc == 0 && new_bug(&o) && eo->serial)
@@ -867,10 +885,15 @@ int search_explore(struct policy *pol, char *const argv[], const struct engine_o
 			free_run(&o);
 			break;
 		}
+		only_schedule = o.no_choice;
 		free_run(&o);
 		progress(shown, sum, search_space_estimate(oracle), false);
-		exhausted = !search_next_run(oracle);
-		more = rc == 0 && !exhausted && (eo->all || sum->bugs == 0) &&
+		exhausted = !search_next_run(oracle) || only_schedule;
+		/* a stop signal between two runs (a job stopped at another's
+		 * bug) ends the search as one inside a run does */
+		if (!exhausted && stop_requested())
+			sum->interrupted = true;
+		more = rc == 0 && !exhausted && !sum->interrupted && (eo->all || sum->bugs == 0) &&
 		       (!eo->max_runs || sum->runs < eo->max_runs) &&
 		       (!eo->max_ms || engine_now_ms() - t0 < eo->max_ms);
 	}

@@ -122,6 +122,7 @@ struct search {
 	long run;  /* runs ended so far */
 	bool diverged;
 	bool abandoned;
+	bool met_choice;     /* the run met a choose with more than one option */
 	double estimate_sum; /* sum over runs of the product of options */
 	long estimate_runs;
 };

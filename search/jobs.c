@@ -16,6 +16,7 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -34,7 +35,8 @@ struct worker_report {
 
 struct worker {
 	pid_t pid;
-	int fd; /* the worker's report comes back through it */
+	int fd;		    /* the worker's report comes back through it */
+	bool stopped_by_us; /* sent SIGTERM at another's bug (once) */
 	char dir[4096];
 };
 
@@ -117,7 +119,8 @@ static void spread_over_cpus(int j)
 
 /* Worker j of eo->jobs: never returns. */
 static void work(struct policy *pol, char *const argv[], const struct engine_options *opt,
-		 const struct explore_options *eo, const struct worker *w, int j, int fd)
+		 const struct explore_options *eo, const struct worker *w, int j, int fd,
+		 int found_fd)
 {
 	struct explore_options mine = *eo;
 	struct worker_report rep = {0};
@@ -133,6 +136,7 @@ static void work(struct policy *pol, char *const argv[], const struct engine_opt
 	mine.nshards = n * eo->jobs;
 	mine.out_dir = w->dir;
 	mine.out_dir_ready = false;
+	mine.found_fd = eo->all ? 0 : found_fd;
 	mine.bug_offset = 0; /* numbered into the search's sequence as reaped */
 	mine.json = NULL;
 	mine.progress = false;
@@ -149,7 +153,8 @@ static void work(struct policy *pol, char *const argv[], const struct engine_opt
 }
 
 static void start_worker(struct policy *pol, char *const argv[], const struct engine_options *opt,
-			 const struct explore_options *eo, struct worker *w, int j)
+			 const struct explore_options *eo, struct worker *w, int j,
+			 const int found[2])
 {
 	int fds[2];
 
@@ -161,7 +166,8 @@ static void start_worker(struct policy *pol, char *const argv[], const struct en
 	w->pid = fork();
 	if (w->pid == 0) {
 		close(fds[0]);
-		work(pol, argv, opt, eo, w, j, fds[1]);
+		close(found[0]);
+		work(pol, argv, opt, eo, w, j, fds[1], found[1]);
 	}
 	close(fds[1]);
 	w->fd = fds[0];
@@ -329,12 +335,40 @@ static void reap(const struct explore_options *eo, struct worker *w, int j, int 
 	total->bugs -= rep.sum.bugs - kept;
 }
 
+/* Up to FOUND_POLL_MS for a worker's news of a bug (search.h's found_fd):
+ * the finder's pid, 0 if none came.  A worker's end is seen by the
+ * caller's waitpid after each wait. */
+#define FOUND_POLL_MS 20
+static pid_t await_worker(int found_fd)
+{
+	struct pollfd pfd = {.fd = found_fd, .events = POLLIN};
+	pid_t finder = 0;
+
+	if (poll(&pfd, 1, FOUND_POLL_MS) == 1 && (pfd.revents & POLLIN) &&
+	    read(found_fd, &finder, sizeof(finder)) != (ssize_t)sizeof(finder))
+		finder = 0;
+	return finder;
+}
+
+/* SIGTERM to every worker still running but `except`: true if any got it. */
+static bool stop_workers(struct worker *w, int n, pid_t except)
+{
+	bool any = false;
+	int j;
+
+	for (j = 0; j < n; j++)
+		if (w[j].pid > 0 && w[j].pid != except && !w[j].stopped_by_us &&
+		    kill(w[j].pid, SIGTERM) == 0)
+			any = w[j].stopped_by_us = true;
+	return any;
+}
+
 static int fan_out(struct policy *pol, char *const argv[], const struct engine_options *opt,
 		   const struct explore_options *eo, struct explore_summary *total, char *err,
 		   size_t errlen)
 {
 	struct worker *w = calloc((size_t)eo->jobs, sizeof(*w));
-	int j, status, running = 0, rc = 0;
+	int j, status, running = 0, rc = 0, found[2];
 	bool stopping = false;
 	long next = eo->bug_offset + 1;
 	struct bug_kinds own_kinds = {0}, *kinds = eo->kinds ? eo->kinds : &own_kinds;
@@ -349,27 +383,40 @@ static int fan_out(struct policy *pol, char *const argv[], const struct engine_o
 		free(w);
 		return -1;
 	}
+	if (pipe(found) < 0) {
+		snprintf(err, errlen, "cannot make a pipe: %s", strerror(errno));
+		free(w);
+		return -1;
+	}
 	fflush(NULL);
 	for (j = 0; j < eo->jobs; j++) {
-		start_worker(pol, argv, opt, eo, &w[j], j);
+		start_worker(pol, argv, opt, eo, &w[j], j, found);
 		running += w[j].pid > 0;
 		if (w[j].pid < 0 && rc == 0) {
 			snprintf(err, errlen, "cannot start job %d: %s", j + 1, strerror(errno));
 			rc = -1;
 		}
 	}
-	while (running > 0 && (pid = wait(&status)) > 0) {
-		for (j = 0; j < eo->jobs; j++)
-			if (w[j].pid == pid) {
-				running--;
-				reap(eo, &w[j], j, status, stopping, total, &next, kinds, &rc, err,
-				     errlen);
-			}
-		if (total->bugs && !eo->all)
+	close(found[1]);
+	while (running > 0) {
+		pid_t finder = await_worker(found[0]);
+
+		if (finder > 0 && !eo->all) /* the others stop; it minimises */
+			stopping |= stop_workers(w, eo->jobs, finder);
+		while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
 			for (j = 0; j < eo->jobs; j++)
-				if (w[j].pid > 0 && kill(w[j].pid, SIGTERM) == 0)
-					stopping = true;
+				if (w[j].pid == pid) {
+					running--;
+					reap(eo, &w[j], j, status, stopping, total, &next, kinds,
+					     &rc, err, errlen);
+				}
+		}
+		if (pid < 0 && errno == ECHILD)
+			break;
+		if (total->bugs && !eo->all)
+			stopping |= stop_workers(w, eo->jobs, 0);
 	}
+	close(found[0]);
 	search_bug_kinds_free(&own_kinds);
 	free(w);
 	return rc;

@@ -21,6 +21,7 @@ static void start_run(struct search *s)
 	s->trace.index = 0;
 	s->diverged = false;
 	s->abandoned = false;
+	s->met_choice = false;
 	if (s->cfg.ops->plan)
 		s->cfg.ops->plan(s);
 	s->trace.replay_len = s->trace.len;
@@ -65,6 +66,7 @@ int search_choose(struct search *s, const struct search_point *p)
 	assert(p->n > 0 && p->current >= -1 && p->current_var >= -1);
 	if (s->abandoned)
 		return SEARCH_ABANDON;
+	s->met_choice |= p->n > 1;
 	k = s->cfg.ops->choose(s, p);
 	assert(k == SEARCH_ABANDON || (k >= 0 && k < p->n));
 	assert(s->trace.index <= s->trace.len);
@@ -122,6 +124,11 @@ size_t search_trace(const struct search *s, char *buf, size_t len)
 		}
 	}
 	return need;
+}
+
+bool search_made_no_choice(const struct search *s)
+{
+	return !s->abandoned && !s->met_choice;
 }
 
 bool search_diverged(const struct search *s)

@@ -157,6 +157,9 @@ size_t search_trace(const struct search *s, char *buf, size_t len);
 /* Did the run stop asking before replaying its whole prefix, or ask with a
  * different number of options (uncontrolled nondeterminism)? */
 bool search_diverged(const struct search *s);
+/* The run just ended met no choice with more than one option: it is the
+ * search's only schedule, which belongs to the first shard alone. */
+bool search_made_no_choice(const struct search *s);
 /* The number of distinct traces the search space holds, estimated from the
  * runs so far (Knuth's estimator: the mean over runs of the product of the
  * numbers of options along the run).  A search that ran out of traces
@@ -216,6 +219,9 @@ struct explore_options {
 	long bug_offset;
 	struct bug_kinds *kinds;
 	bool out_dir_ready; /* out_dir was found fresh (search_fresh_out_dir) */
+	/* a job's: told each bug as soon as it is found, before it is
+	 * minimised, so that the others stop at once (jobs.c); 0: none */
+	int found_fd;
 };
 
 struct explore_summary {

@@ -637,6 +637,19 @@ Test(explore_t, a_schedule_without_choices_is_one_run)
 	cr_assert_eq(json_num(r.out, "runs"), 1, "json: %s", r.out);
 	cr_assert_eq(json_num(r.out, "bugs"), 1, "json: %s", r.out);
 	h_result_free(&r);
+	/* ...and with jobs, or in shards, the first shard's alone (each job
+	 * ran it, and two bugs were written) */
+	r = CCTRACE("explore", "samples/bank/lost-update.sched", "--out", h_fmt("%s/j", dir),
+		    "--jobs", "2", "--no-minimize", "--json", "--", BANK_PROG);
+	cr_assert_eq(r.code, 1, "exit %d\n%s", r.code, r.err);
+	cr_expect_eq(json_num(r.out, "runs"), 1, "json: %s", r.out);
+	cr_expect_eq(json_num(r.out, "bugs"), 1, "json: %s", r.out);
+	h_result_free(&r);
+	r = CCTRACE("explore", "samples/bank/lost-update.sched", "--out", h_fmt("%s/s", dir),
+		    "--shard", "2/2", "--json", "--", BANK_PROG);
+	cr_assert_eq(r.code, 0, "exit %d\n%s", r.code, r.err);
+	cr_expect_eq(json_num(r.out, "runs"), 0, "json: %s", r.out);
+	h_result_free(&r);
 }
 
 /* A bug schedule has no let or for to bind their variables: their values
