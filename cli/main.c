@@ -256,7 +256,10 @@ static const struct command {
 /* `cctrace help [COMMAND]` */
 static int help(int argc, char **argv)
 {
-	if (argc < 3) {
+	/* `help help` and `help --help` are what `help` is: the list */
+	if (argc < 3 ||
+	    (argc == 3 && (strcmp(argv[2], "help") == 0 || strcmp(argv[2], "--help") == 0 ||
+			   strcmp(argv[2], "-h") == 0))) {
 		cli_global_help(stdout);
 		return 0;
 	}

@@ -13,6 +13,7 @@
 #include "lang/lang.h"
 
 #include <assert.h>
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
@@ -53,6 +54,9 @@ static int set_timeout(struct cli_args *a, const char *v)
 {
 	if (lang_parse_duration(v, strlen(v), "s", &a->opt.timeout_ms, NULL, 0) < 0)
 		return bad_value(a, "timeout", v, "use e.g. 500ms or 2s");
+	/* 0 would mean the default, 10s, not "no time at all" */
+	if (a->opt.timeout_ms <= 0)
+		return bad_value(a, "timeout", v, "give a duration above 0, e.g. 500ms or 2s");
 	return 0;
 }
 
@@ -60,7 +64,8 @@ static int set_expect(struct cli_args *a, const char *v)
 {
 	a->expect = engine_outcome_parse(v);
 	if (a->expect < 0)
-		return bad_value(a, "expect", v, "use bug, completed, unrealizable or error");
+		return bad_value(a, "expect", v,
+				 "use bug, completed, unrealizable, infeasible or error");
 	return 0;
 }
 
@@ -115,14 +120,30 @@ static int set_minimize_time(struct cli_args *a, const char *v)
 	return 0;
 }
 
+/* Checked with the other options, before anything runs: a misspelt
+ * strategy is a usage error, said before an old --out would be. */
+static int set_strategy(struct cli_args *a, const char *v)
+{
+	struct search_config cfg = {0};
+	char err[512];
+
+	if (search_parse(v, &cfg, err, sizeof(err)) < 0) {
+		cli_usage_error(a->command, "%s", err);
+		return -1;
+	}
+	a->eo.strategy = v;
+	return 0;
+}
+
 static int set_seed(struct cli_args *a, const char *v)
 {
 	char *end;
 
 	errno = 0;
 	a->eo.seed = strtoull(v, &end, 10);
-	if (errno || !*v || *end)
-		return bad_value(a, "seed", v, NULL);
+	/* strtoull takes "-1" for 2^64 - 1 */
+	if (errno || !*v || *end || !isdigit((unsigned char)*v))
+		return bad_value(a, "seed", v, "give a whole number from 0 on");
 	return 0;
 }
 
@@ -213,7 +234,8 @@ static const struct cli_option table[] = {
     {"timeout", 0, "DURATION", TRACING,
      "default limit of every wait (e.g. 500ms, 2s, 1.5m; default 10s)", CHECK(set_timeout)},
     {"expect", 0, "OUTCOME", CLI_RUN | CLI_ATTACH,
-     "exit 0 if the outcome is OUTCOME (bug, completed, unrealizable, error) and 4 otherwise",
+     "exit 0 if the outcome is OUTCOME (bug, completed, unrealizable, infeasible, error) and 4 "
+     "otherwise",
      CHECK(set_expect)},
     {"expect", 0, "OUTCOME", CLI_EXPLORE | CLI_TEST,
      "exit 0 if the search's outcome is OUTCOME (bug if it found one, else completed) and 4 "
@@ -277,7 +299,7 @@ static const struct cli_option table[] = {
     {"strategy", 0, "S", CLI_EXPLORE | CLI_TEST,
      "dfs (explore's default), bfs, random[:C], pct:D[:C], cb:N, vb:V[:T], pctvb:D:V, ipb, "
      "idb or ib:K; test's default is a portfolio of pct and random (docs/test.md)",
-     STORE_STRING, FIELD(eo.strategy)},
+     CHECK(set_strategy)},
     {"runs", 0, "N", CLI_EXPLORE | CLI_TEST,
      "stop after N runs (test's default: 100; explore's random and pct: 100)", CHECK(set_runs)},
     {"time", 0, "DURATION", CLI_EXPLORE | CLI_TEST | CLI_TYPESTATE,

@@ -141,6 +141,35 @@ Test(cli, mistakes_say_try_help)
 			   BANK_SEARCH);
 	EXPECT_USAGE_ERROR("help", "no command 'frob'", "help", "frob");
 	EXPECT_USAGE_ERROR(NULL, "unknown command 'frob'", "frob");
+	/* 0 is no time at all, not the default; a seed is not negative */
+	EXPECT_USAGE_ERROR("run", "bad --timeout '0': give a duration above 0, e.g. 500ms or 2s",
+			   "run", "--timeout", "0", BANK_SCHED, "--", BANK);
+	EXPECT_USAGE_ERROR("explore", "bad --seed '-1': give a whole number from 0 on", "explore",
+			   "--seed", "-1", BANK_SEARCH, "--", BANK);
+	/* a misspelt strategy is a usage error, said before anything else */
+	EXPECT_USAGE_ERROR("explore",
+			   "unknown strategy 'frob': use dfs, bfs, random[:C], pct:D[:C], cb:N, "
+			   "vb:V[:T], pctvb:D:V, ipb, idb or ib:K",
+			   "explore", "--strategy", "frob", BANK_SEARCH, "--", BANK);
+	EXPECT_USAGE_ERROR("test",
+			   "strategy 'pct:x' needs a depth from 1 to 16, e.g. pct:3 (pct:3:1: "
+			   "children below their creator)",
+			   "test", "--strategy", "pct:x", "--", BANK);
+}
+
+/* The Try line's advice works: `help --help` and `help help` are `help`. */
+Test(cli, help_of_help_is_the_list)
+{
+	const char *const how[] = {"--help", "help", "-h"};
+	size_t i;
+
+	for (i = 0; i < sizeof(how) / sizeof(how[0]); i++) {
+		struct h_result r = H_RUN(h_cctrace(), "help", how[i]);
+
+		cr_expect_eq(r.code, 0, "help %s: %s", how[i], r.err);
+		cr_expect(strstr(r.out, "cctrace explore "), "help %s: %s", how[i], r.out);
+		h_result_free(&r);
+	}
 }
 
 /* `run S -q -- P` as `run -q S -- P`: options before or after the

@@ -720,7 +720,9 @@ Test(explore_t, unknown_strategy_is_an_error)
 				    "--", INTERLEAVE_PROG);
 
 	cr_assert_eq(r.code, 3, "exit %d\n%s", r.code, r.err);
-	cr_assert(strstr(r.err, "unknown strategy"), "%s", r.err);
+	cr_assert(strstr(r.err, "unknown strategy") &&
+		      strstr(r.err, "Try 'cctrace explore --help' for more information."),
+		  "%s", r.err);
 	h_result_free(&r);
 }
 
