@@ -717,8 +717,8 @@ void search_summary_json(FILE *f, const struct explore_options *eo,
 
 /* After a run's JSON trace: its outcome record, with the run's number and
  * choices (an abandoned run, outside this shard, is not counted). */
-static void trace_json_end(const struct explore_options *eo, const struct explore_summary *sum,
-			   const struct one_run *o)
+/* The outcome record of run number `run` (0: abandoned). */
+static void trace_json_end(const struct explore_options *eo, long run, const struct one_run *o)
 {
 	const char *at = o->report ? strstr(o->report, "cctrace: ") : NULL;
 	char *message = NULL;
@@ -731,7 +731,7 @@ static void trace_json_end(const struct explore_options *eo, const struct explor
 	engine_trace_json_outcome(eo->trace_json, &(struct engine_trace_outcome){
 						      .outcome = o->outcome,
 						      .message = message,
-						      .run = o->abandoned ? 0 : sum->runs,
+						      .run = run,
 						      .choices = o->choices,
 						      .abandoned = o->abandoned,
 						  });
@@ -843,6 +843,9 @@ int search_explore(struct policy *pol, char *const argv[], const struct engine_o
 		 * verdict, and counted as an error it read "1 errors". */
 		if (o.outcome == OUTCOME_ERROR && stop_requested()) {
 			sum->interrupted = true; /* no point in restarting */
+			/* its trace ends with its error, as `cctrace run`'s does;
+			 * it is not counted, but it was run */
+			trace_json_end(eo, sum->runs + 1, &o);
 			free_run(&o);
 			break;
 		}
@@ -855,7 +858,7 @@ int search_explore(struct policy *pol, char *const argv[], const struct engine_o
 			o.repeat = !search_bug_kinds_add(kinds, kind);
 		}
 		count(sum, &o);
-		trace_json_end(eo, sum, &o);
+		trace_json_end(eo, o.abandoned ? 0 : sum->runs, &o);
 		if (eo->verbose && o.outcome != OUTCOME_COMPLETED && !o.abandoned)
 			fprintf(stderr, "--- run %ld [%s]: %s\n%s%s", sum->runs,
 				o.choices ? o.choices : "", engine_outcome_name(o.outcome),

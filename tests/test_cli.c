@@ -343,9 +343,10 @@ static void interrupted(const char *cmd)
 	char *sched = h_temp_sched("never.sched", "timeout 60s\n"
 						  "let x = choose(1, 2)\n"
 						  "wait any enter(never_called)\n");
-	struct h_proc p = h_spawn(
-	    (const char *const[]){h_cctrace(), cmd, "-q", sched, "--", ERRFIX, "wait", NULL}, false,
-	    true, true);
+	char *trace = h_fmt("%s.jsonl", sched), *text, *last;
+	struct h_proc p = h_spawn((const char *const[]){h_cctrace(), cmd, "-q", "--trace-json",
+							trace, sched, "--", ERRFIX, "wait", NULL},
+				  false, true, true);
 	char line[256];
 	struct h_result r;
 
@@ -355,6 +356,16 @@ static void interrupted(const char *cmd)
 	r = h_collect(&p, QUICK_S);
 	cr_expect_eq(r.code, 128 + SIGINT, "%s: exit %d:\n%s", cmd, r.code, r.err);
 	h_result_free(&r);
+	/* the run cut short ends its trace with an error outcome (explore's
+	 * had none) */
+	text = h_read_file(trace, NULL);
+	cr_assert(text && *text, "%s: no trace", cmd);
+	text[strlen(text) - 1] = 0;
+	last = strrchr(text, '\n') ? strrchr(text, '\n') + 1 : text;
+	cr_expect(strstr(last, "\"type\":\"outcome\",\"outcome\":\"error\"") &&
+		      strstr(last, "interrupted by INT"),
+		  "%s: the trace ends with %s", cmd, last);
+	free(text);
 }
 
 Test(cli, sigint_exits_130)
