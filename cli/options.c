@@ -534,7 +534,8 @@ void cli_help(const char *cmd, FILE *f)
 
 	if (!c)
 		return;
-	fprintf(f, "usage: cctrace %s %s\n\n%s\n\noptions:\n", c->name, c->synopsis, c->about);
+	fprintf(f, "usage: cctrace %s%s%s\n\n%s\n\noptions:\n", c->name, c->synopsis[0] ? " " : "",
+		c->synopsis, c->about);
 	for (i = 0; i < NOPTIONS; i++)
 		if (table[i].commands & c->bit)
 			print_option(f, &table[i]);
@@ -553,7 +554,8 @@ void cli_global_help(FILE *f)
 	      "commands:\n",
 	      f);
 	for (i = 0; i < NCOMMANDS; i++)
-		fprintf(f, "  cctrace %s %s\n", commands[i].name, commands[i].synopsis);
+		fprintf(f, "  cctrace %s%s%s\n", commands[i].name,
+			commands[i].synopsis[0] ? " " : "", commands[i].synopsis);
 	fputs("  cctrace help [COMMAND]   this text, or a command's options\n"
 	      "  cctrace --version\n"
 	      "\n"

@@ -979,7 +979,7 @@ static int event_field(void *hook, void *event, enum event_field field, int64_t 
 
 	*out = 0;
 	if (!ev || !ev->thread)
-		return 0;
+		return 1; /* no event to read */
 	if (field >= FIELD_ARG1)
 		return call_field(r, ev, field, out);
 	if (points_event_access(r, cur, &access)) {

@@ -196,6 +196,7 @@ bool expr_is_thread_relative(const struct expr *e)
 static int eval_name(struct eval_ctx *c, const struct expr *e, struct value *out)
 {
 	struct sym_var var;
+	int rc;
 
 	switch (e->ref) {
 	case REF_ENUM:
@@ -209,9 +210,15 @@ static int eval_name(struct eval_ctx *c, const struct expr *e, struct value *out
 			    e->name, e->name, e->name);
 	case REF_FIELD:
 		*out = (struct value){0};
-		return c->event_field
-			   ? c->event_field(c->hook, c->event, (enum event_field)e->slot, &out->i)
-			   : 0;
+		if (!c->event_field)
+			return 0;
+		rc = c->event_field(c->hook, c->event, (enum event_field)e->slot, &out->i);
+		if (rc > 0)
+			return fail(c, e,
+				    "'%s' is a field of the event at hand: outside a predicate, of "
+				    "the event that ended the last wait or run, and none has yet",
+				    e->name);
+		return rc;
 	case REF_FUNC:
 		*out = (struct value){0};
 		if (c->syms && sym_function(c->syms, e->name, &var.addr) == 0)

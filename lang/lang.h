@@ -216,7 +216,8 @@ struct eval_ctx {
 	int (*thread_cond)(void *hook, void *event, const struct expr *e, bool *out);
 	/* The thread a thread variable is bound to, for T.var (NULL if none). */
 	void *(*thread_of)(void *hook, const char *name);
-	/* A field of the event at hand (NULL while checking: typed as 0). */
+	/* A field of the event at hand (NULL while checking: typed as 0): 0,
+	 * 1 when there is no event to read, -1 on an error. */
 	int (*event_field)(void *hook, void *event, enum event_field field, int64_t *out);
 	/* proc(T): -1 if T is not bound */
 	int (*thread_value)(void *hook, const struct expr *e, int64_t *out);

@@ -1144,6 +1144,16 @@ static bool else_follows(struct parser *p)
 	return true;
 }
 
+/* Is the token after the current one `wait` (x = wait ...: a binding
+ * that lacks its `thread`)? */
+static bool next_is_wait(struct parser *p)
+{
+	struct lexer copy = p->lx;
+	struct token t = lexer_next(&copy);
+
+	return tok_is(&t, "wait");
+}
+
 static struct stmt *parse_stmt(struct parser *p);
 
 static bool parse_if(struct parser *p, struct stmt *s)
@@ -1437,7 +1447,11 @@ static void unknown_stmt(struct parser *p)
 		return;
 	}
 	advance(p);
-	if (p->tok.kind == '=' || p->tok.kind == ',')
+	if (p->tok.kind == '=' && !next_is_wait(p))
+		perr(p, word.loc,
+		     "unknown statement '%.*s'; to give it a value write 'let %.*s = ...'",
+		     (int)word.len, word.text, (int)word.len, word.text);
+	else if (p->tok.kind == '=' || p->tok.kind == ',')
 		perr(p, word.loc,
 		     "unknown statement '%.*s'; to bind threads write 'thread %.*s = wait ...'",
 		     (int)word.len, word.text, (int)word.len, word.text);

@@ -537,7 +537,7 @@ Test(errors, command_line_mistakes)
 	r = H_RUN(h_cctrace(), "run", "--expect", "bogus", sched, "--", ERRFIX, "wait");
 	cr_expect_eq(r.code, 3);
 	cr_expect_str_eq(r.err, "cctrace run: bad --expect 'bogus': use bug, completed, "
-				"unrealizable or error\n"
+				"unrealizable, infeasible or error\n"
 				"Try 'cctrace run --help' for more information.\n");
 	cr_expect_str_eq(r.out, "");
 	h_result_free(&r);
@@ -894,4 +894,20 @@ Test(errors, the_schedule_estimate_is_a_whole_number)
 		  "%.*s", (int)(at - tilde), tilde);
 	h_result_free(&r);
 	h_remove_tree(dir);
+}
+
+/* An event's field read where no event has happened is an error, not a
+ * silent 0 (the assert failed "with no values shown"). */
+Test(errors, an_event_field_before_any_event_is_an_error)
+{
+	const char *sched = h_temp_sched("arg1.sched", "assert arg1 == 1\n");
+	struct h_result r =
+	    h_run((const char *const[]){h_cctrace(), "run", sched, "--", BANK, NULL}, QUICK_S);
+
+	cr_expect_eq(r.code, 3, "exit %d\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, "arg1.sched:1:8: 'arg1' is a field of the event at hand: outside a "
+				"predicate, of the event that ended the last wait or run, and none "
+				"has yet"),
+		  "%s", r.err);
+	h_result_free(&r);
 }

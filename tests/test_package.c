@@ -189,7 +189,7 @@ static char *roff_option(const char *opt)
 
 Test(package, man_page_documents_every_command_and_option)
 {
-	static const char *const cmds[] = {"run",  "attach",	"explore",  "test",
+	static const char *const cmds[] = {"run",   "attach",	 "explore",    "test",
 					   "shell", "typestate", "watchpoints"};
 	char *page = h_read_file("man/cctrace.1", NULL);
 	struct h_result usage = H_RUN(h_cctrace(), "--help");

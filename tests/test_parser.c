@@ -1366,8 +1366,8 @@ Test(parser_errors, assume_let_for)
 	fails("let x =\n", "t.sched:1:8: error: expected a value after '=', found end of line");
 	fails("let x = y = 2\n", "t.sched:1:11: error: '=' is assignment; use '==' to compare");
 	fails("let x = 1 2\n", "t.sched:1:11: error: expected end of 'let' statement, found '2'");
-	fails("x = 1\n", "t.sched:1:1: error: unknown statement 'x'; to bind threads write "
-			 "'thread x = wait ...'");
+	fails("x = 1\n", "t.sched:1:1: error: unknown statement 'x'; to give it a value write "
+			 "'let x = ...'");
 	fails("lett x = 1\n", "t.sched:1:1: error: unknown statement 'lett'; did you mean 'let'?");
 	fails("asume x\n", "t.sched:1:1: error: unknown statement 'asume'; did you mean 'assume'?");
 	fails("for 3 in 1..2 { }\n", "t.sched:1:5: error: 'for' needs a variable name: 'for i in "
