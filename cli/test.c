@@ -30,6 +30,7 @@ int test_main(struct cli_args *a)
 	if (!a->eo.max_runs && !a->eo.max_ms)
 		a->eo.max_runs = 100;
 	a->eo.progress = !a->quiet;
+	a->eo.command = a->command; /* "explore" too, for `cctrace explore -- PROG` */
 	if (explore_open_outputs(a) < 0) {
 		explore_close_outputs(a);
 		return EXIT_ERROR;

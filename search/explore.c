@@ -55,6 +55,8 @@ static const char *shard_of(const struct explore_options *eo)
 
 const char *search_command_of(const struct explore_options *eo)
 {
+	if (eo->command)
+		return eo->command;
 	return eo->serial ? "test" : "explore";
 }
 

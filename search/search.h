@@ -219,6 +219,9 @@ struct explore_options {
 	long bug_offset;
 	struct bug_kinds *kinds;
 	bool out_dir_ready; /* out_dir was found fresh (search_fresh_out_dir) */
+	/* the command its messages name ("explore" for `cctrace explore --
+	 * PROG`, which is test); NULL: "test" when serial, else "explore" */
+	const char *command;
 	/* a job's: told each bug as soon as it is found, before it is
 	 * minimised, so that the others stop at once (jobs.c); 0: none */
 	int found_fd;

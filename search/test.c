@@ -37,19 +37,22 @@ static int choose_randomly(void *ctx, const struct engine_choice *c)
 }
 
 /* What profiling found, for the user (vb and pctvb bound these). */
-static void print_profile(const struct engine_serial *cfg)
+static void print_profile(const struct explore_options *eo, const struct engine_serial *cfg)
 {
 	size_t i;
 
-	fprintf(stderr, "cctrace test: profiling: %zu shared access point%s, %zu variable%s",
-		cfg->npoints, plural_s((long)cfg->npoints), cfg->nvars, plural_s((long)cfg->nvars));
+	fprintf(stderr, "cctrace %s: profiling: %zu shared access point%s, %zu variable%s",
+		search_command_of(eo), cfg->npoints, plural_s((long)cfg->npoints), cfg->nvars,
+		plural_s((long)cfg->nvars));
 	for (i = 0; i < cfg->nvars; i++)
 		fprintf(stderr, "%s%s", i ? ", " : ": ", cfg->vars[i].name);
 	fputc('\n', stderr);
 	if (cfg->npoints == 0) /* so that "0 bugs" is read for what it covers */
-		fprintf(stderr, "cctrace test: note: no instruction of the program touched memory "
-				"that another thread touched; the search switches threads at "
-				"synchronisation only (--points all: at every access)\n");
+		fprintf(stderr,
+			"cctrace %s: note: no instruction of the program touched memory "
+			"that another thread touched; the search switches threads at "
+			"synchronisation only (--points all: at every access)\n",
+			search_command_of(eo));
 }
 
 static void free_job_args(struct engine_options *quiet, const struct engine_options *opt,
@@ -94,7 +97,8 @@ static int profile(struct policy *pol, char *const argv[], const struct engine_o
 	quiet.quiet_program = true;
 	quiet.end_by_ms = eo->max_ms ? t0 + eo->max_ms : 0;
 	if (eo->progress) /* a big program's profile takes a while: say what it is doing */
-		fprintf(stderr, "cctrace test: profiling the shared accesses (%d runs)...\n", n);
+		fprintf(stderr, "cctrace %s: profiling the shared accesses (%d runs)...\n",
+			search_command_of(eo), n);
 	/* --time counts the profile too, and ends a run it finds going */
 	for (i = 0; i < n && !(i > 0 && eo->max_ms && engine_now_ms() - t0 >= eo->max_ms); i++) {
 		if (engine_run_once(pol, run_argv, &quiet, &hooks, &res, err, errlen) < 0) {
@@ -113,9 +117,10 @@ static int profile(struct policy *pol, char *const argv[], const struct engine_o
 	free_job_args(&quiet, opt, job_argv, argv);
 	if (cut) /* its "0 bugs" may be a search that never saw the race */
 		fprintf(stderr,
-			"cctrace test: warning: a profiling run reached --max-steps and was ended "
+			"cctrace %s: warning: a profiling run reached --max-steps and was ended "
 			"before the program: what its threads share after that is no point of the "
-			"search (give a higher --max-steps, or --points all)\n");
+			"search (give a higher --max-steps, or --points all)\n",
+			search_command_of(eo));
 	fclose(null);
 	cfg->shared = prof.shared; /* the search plants these, and adds to them */
 	cfg->nshared = prof.nshared;
@@ -128,7 +133,7 @@ static int profile(struct policy *pol, char *const argv[], const struct engine_o
 	cfg->not_spins = prof.not_spins; /* loops that compute: probed once */
 	cfg->nnot_spins = prof.nnot_spins;
 	if (eo->progress)
-		print_profile(cfg);
+		print_profile(eo, cfg);
 	return 0;
 }
 
@@ -221,7 +226,7 @@ static struct policy *serial_policy(const char *program, char *err, size_t errle
  * its synchronisation functions is a point, and libc's code is profiled
  * as its own.  Said before the search, so that its "0 bugs" is not taken
  * for a search that saw the program. */
-static void warn_if_nameless(const char *program)
+static void warn_if_nameless(const struct explore_options *eo, const char *program)
 {
 	static const char *const libc_exit[] = {"exit"};
 	bool present = true;
@@ -230,11 +235,11 @@ static void warn_if_nameless(const char *program)
 	if (engine_functions_present(program, libc_exit, 1, &present, err, sizeof(err)) == 0 &&
 	    !present)
 		fprintf(stderr,
-			"cctrace test: warning: %s has no symbol table (a stripped static "
+			"cctrace %s: warning: %s has no symbol table (a stripped static "
 			"executable?): its locks and threads have no names, so they are no "
 			"scheduling points, and libc's code is searched as its own; test a build "
 			"that is not stripped\n",
-			program);
+			search_command_of(eo), program);
 }
 
 int search_test(char *const argv[], const struct engine_options *opt,
@@ -256,7 +261,7 @@ int search_test(char *const argv[], const struct engine_options *opt,
 		goto out;
 	if (search_fresh_out_dir(eo, err, errlen) < 0 || engine_input_prepare(err, errlen) < 0)
 		goto out;
-	warn_if_nameless(argv[0]);
+	warn_if_nameless(eo, argv[0]);
 	if (to->points == TEST_POINTS_SHARED &&
 	    profile(pol, argv, opt, eo, to, &cfg, err, errlen) < 0)
 		goto out;

@@ -936,6 +936,24 @@ Test(serial, test_writes_junit_schedules_and_json_traces)
 	h_remove_tree(dir);
 }
 
+/* `explore -- PROG` is test under its own name: every line says
+ * "cctrace explore:" (the profile's and the progress's said "cctrace
+ * test:", the summary's "cctrace explore:"). */
+Test(serial, the_explore_alias_speaks_as_explore)
+{
+	char *dir = h_temp_dir();
+	struct h_result r = H_RUN(h_cctrace(), "explore", "--seed", "1", "--runs", "3", "--out",
+				  dir, "--", "tests/fixtures/sercounter");
+	const char *line;
+
+	cr_expect(r.code == 0 || r.code == 1, "exit %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, "cctrace explore: profiling"), "%s", r.err);
+	for (line = r.err; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
+		cr_expect(strncmp(line, "cctrace test", 12) != 0, "%s", r.err);
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
+
 /* A search without a bug says why it ended: its --runs budget (schedules
  * left untried), or every schedule of a systematic strategy run, which a
  * reader could not tell apart when both said "N runs, 0 bugs". */
