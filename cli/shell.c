@@ -563,6 +563,92 @@ static int cmd_statement(struct shell *sh, const char *args, const char *line)
 	return exec_text(sh, line);
 }
 
+/* Is text[0..len) a stable thread name, pN.tM? */
+static bool is_stable_name(const char *text, size_t len)
+{
+	size_t i = 1;
+
+	if (len < 4 || text[0] != 'p' || !isdigit((unsigned char)text[1]))
+		return false;
+	while (i < len && isdigit((unsigned char)text[i]))
+		i++;
+	if (i + 2 > len || text[i] != '.' || text[i + 1] != 't')
+		return false;
+	for (i += 2; i < len && isdigit((unsigned char)text[i]); i++)
+		;
+	return i == len && isdigit((unsigned char)text[len - 1]);
+}
+
+/* The schedule variable of the thread named `stable`: its first one, or a
+ * new one bound to it (`thread p1_t3 = p1.t3` holds it where it is, and
+ * is recorded, so that `save` writes a schedule the language reads). */
+static int variable_of(struct shell *sh, const char *stable, char *var, size_t len)
+{
+	struct session_thread *t;
+	char text[128];
+	int n, i;
+
+	t = all_threads(sh, &n);
+	for (i = 0; i < n && strcmp(t[i].name, stable) != 0; i++)
+		;
+	if (i < n && t[i].var[0]) {
+		snprintf(var, len, "%.*s", (int)strcspn(t[i].var, ","), t[i].var);
+		free(t);
+		return 0;
+	}
+	free(t);
+	if (i == n)
+		return fail(sh, "no thread %s; threads lists them", stable);
+	snprintf(var, len, "%s", stable);
+	var[strcspn(var, ".")] = '_';
+	snprintf(text, sizeof(text), "thread %s = %s", var, stable);
+	return exec_text(sh, text);
+}
+
+/* run, step, next, finish, release, hold of a stable thread name (p1.t3):
+ * the language takes variables, so the thread is named by its variable
+ * (bound first if it has none).  The names are those before `until`. */
+static int cmd_move(struct shell *sh, const char *args, const char *line)
+{
+	const char *until = strstr(line, " until "), *end = until ? until : line + strlen(line);
+	const char *at = line + strcspn(line, " \t");
+	char text[ERRLEN], var[64];
+	size_t used = (size_t)(at - line);
+
+	(void)args;
+	if (used >= sizeof(text))
+		return exec_text(sh, line);
+	memcpy(text, line, used);
+	while (at < end) {
+		size_t gap = strspn(at, " \t,"), word;
+
+		word = strcspn(at + gap, " \t,");
+		if (at + gap + word > end)
+			word = (size_t)(end - at - gap);
+		if (used + gap >= sizeof(text))
+			return exec_text(sh, line);
+		memcpy(text + used, at, gap);
+		used += gap;
+		at += gap;
+		if (is_stable_name(at, word)) {
+			char stable[32];
+
+			snprintf(stable, sizeof(stable), "%.*s", (int)word, at);
+			if (variable_of(sh, stable, var, sizeof(var)) < 0)
+				return -1;
+			used += (size_t)snprintf(text + used, sizeof(text) - used, "%s", var);
+		} else {
+			used += (size_t)snprintf(text + used, sizeof(text) - used, "%.*s",
+						 (int)word, at);
+		}
+		if (used >= sizeof(text))
+			return exec_text(sh, line);
+		at += word;
+	}
+	snprintf(text + used, sizeof(text) - used, "%s", end);
+	return exec_text(sh, text);
+}
+
 /* bind T = p1.t3  ->  thread T = p1.t3 */
 static int cmd_bind(struct shell *sh, const char *args, const char *line)
 {
@@ -709,31 +795,31 @@ static const struct command commands[] = {
      "  bind NAME = p1.t3\n"
      "  e.g. bind M = p1.t1\n"
      "Holds the thread where it is.  Recorded as `thread NAME = p1.t3`.\n"},
-    {"run", "Moving", ARG_THREAD, false, cmd_statement, "run threads until PRED",
+    {"run", "Moving", ARG_THREAD, false, cmd_move, "run threads until PRED",
      "  run T[, U...] until PRED\n"
      "  e.g. run A until read(balance)    run B until return(withdraw) || exit\n"
      "       run A until write && addr == &counter    run B until syscall(futex)\n"
      "Each named thread runs until its own first event matching PRED, then is held.\n"
      "The statement itself is recorded.\n"},
-    {"step", NULL, ARG_THREAD, false, cmd_statement, "execute N machine instructions",
+    {"step", NULL, ARG_THREAD, false, cmd_move, "execute N machine instructions",
      "  step T [N]\n"
      "  e.g. step B 3\n"
      "T executes N instructions (default 1) and is held.  Recorded as `step T N`.\n"},
-    {"next", NULL, ARG_THREAD, false, cmd_statement, "run to the next source line",
+    {"next", NULL, ARG_THREAD, false, cmd_move, "run to the next source line",
      "  next T\n"
      "  e.g. next A\n"
      "T runs until it is on another line of the same function, or has returned.\n"
      "Recorded as `next T`.\n"},
-    {"finish", NULL, ARG_THREAD, false, cmd_statement, "run until the function returns",
+    {"finish", NULL, ARG_THREAD, false, cmd_move, "run until the function returns",
      "  finish T\n"
      "  e.g. finish A\n"
      "T runs until the function it is in returns to its caller.  Recorded as\n"
      "`finish T`.\n"},
-    {"release", NULL, ARG_THREAD, false, cmd_statement, "unbind threads and let them run",
+    {"release", NULL, ARG_THREAD, false, cmd_move, "unbind threads and let them run",
      "  release T[, U...]\n"
      "  release all\n"
      "The threads run freely from now on.  The statement itself is recorded.\n"},
-    {"hold", NULL, ARG_THREAD, false, cmd_statement, "stop bound threads where they are",
+    {"hold", NULL, ARG_THREAD, false, cmd_move, "stop bound threads where they are",
      "  hold T[, U...]\n"
      "  e.g. hold A\n"
      "Interrupts bound threads that run freely.  Recorded as `hold T`.\n"},

@@ -682,6 +682,31 @@ Test(shell, a_cxx_function_wins_over_a_library_static_of_its_name)
 	cr_assert(strstr(r->out, "held   insert    cxxstatic.cpp:"), "%s", r->out);
 }
 
+/* Moving commands take a stable thread name, as docs/shell.md says every
+ * T may be (step p1.t2 was a parse error): its variable, or one bound to
+ * it then, which is what `save` writes. */
+Test(shell, moving_commands_take_stable_thread_names)
+{
+	char saved[] = "/tmp/cctrace-moves-XXXXXX.sched", *text;
+	struct result *r;
+
+	check_built();
+	close(mkstemps(saved, 6));
+	r = shell(SHELLFIX, "--exit-on-error",
+		  h_fmt("thread A = wait any enter(tick)\nhold p1.t1\nhold p1.t2\nstep p1.t1\n"
+			"step p1.t2 2\nsave %s\n",
+			saved));
+	cr_assert_eq(r->code, 0, "exit %d\n%s\n%s", r->code, r->out, r->err);
+	text = h_read_file(saved, NULL);
+	cr_assert(text);
+	cr_expect_eq(h_count_lines(text, "thread p1_t"), 1, "%s", text);
+	cr_expect(strstr(text, "\nhold A\n") && h_count_lines(text, "step ") == 2 &&
+		      !strstr(text, "failed"),
+		  "%s", text);
+	free(text);
+	unlink(saved);
+}
+
 Test(shell, program_gone)
 {
 	struct result *r;
