@@ -707,6 +707,27 @@ Test(shell, moving_commands_take_stable_thread_names)
 	unlink(saved);
 }
 
+/* A thread that a second continue held again where it ran to has its
+ * function and line in `threads`: one held in a breakpoint's slot (the
+ * instruction run out of line) showed "-" for both, and list had no line. */
+Test(shell, a_thread_held_in_a_slot_is_where_its_instruction_lives)
+{
+	struct result *r;
+	const char *line;
+
+	check_built();
+	r = shell(BANK, "--exit-on-error", "break withdraw\ncontinue\ncontinue\nthreads\n");
+	cr_assert_eq(r->code, 0, "exit %d\n%s\n%s", r->code, r->out, r->err);
+	for (line = r->out; line && *line;
+	     line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+		const char *held = strstr(line, " held ");
+
+		if (strncmp(line, "p1.", 3) != 0 || !held || held > strchr(line, '\n'))
+			continue;
+		cr_expect(held[strspn(held, " held")] != '-', "no function in:\n%s", r->out);
+	}
+}
+
 Test(shell, program_gone)
 {
 	struct result *r;

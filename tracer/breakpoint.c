@@ -390,7 +390,7 @@ int tr_break_step_over(struct tr_thread *th)
 
 /* pc as the program's code has it: inside a displaced instruction's slot,
  * the instruction's own address (the slot's start) or the one after it. */
-static uint64_t home_of(struct tr_process *p, uint64_t pc)
+uint64_t tr_break_home(struct tr_process *p, uint64_t pc)
 {
 	const struct tr_breakpoint *bp;
 
@@ -402,7 +402,7 @@ static uint64_t home_of(struct tr_process *p, uint64_t pc)
 
 void tr_break_fix_pc_in_slot(struct tr_thread *th)
 {
-	uint64_t home = home_of(th->proc, th->regs.rip);
+	uint64_t home = tr_break_home(th->proc, th->regs.rip);
 
 	assert(th->state == TR_HELD);
 	if (home == th->regs.rip)
@@ -414,7 +414,7 @@ void tr_break_fix_pc_in_slot(struct tr_thread *th)
 uint64_t tracer_code_pc(struct tr_thread *th)
 {
 	assert(th->state == TR_HELD);
-	return home_of(th->proc, th->regs.rip);
+	return tr_break_home(th->proc, th->regs.rip);
 }
 
 /*

@@ -325,6 +325,9 @@ int tr_break_step_over(struct tr_thread *th);
 void tr_break_remove_all(struct tr_process *p, bool restore_bytes);
 /* If th's pc lies in a scratch slot, move it to the equivalent original pc. */
 void tr_break_fix_pc_in_slot(struct tr_thread *th);
+/* pc, or where the instruction lives that a breakpoint's slot at pc runs
+ * out of line (after it: the instruction after it). */
+uint64_t tr_break_home(struct tr_process *p, uint64_t pc);
 /* Copy the parent's breakpoints and scratch pages to a forked child, whose
  * code bytes are made to agree with the copy. */
 void tr_break_inherit(struct tr_process *parent, struct tr_process *child);

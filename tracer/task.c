@@ -724,8 +724,10 @@ uint64_t tracer_thread_pc(struct tr_thread *th)
 	unsigned long long pc = 0;
 	FILE *f;
 
+	/* a thread stopped in a breakpoint's slot is where the instruction
+	 * it runs out of line lives */
 	if (th->state == TR_HELD)
-		return th->regs.rip;
+		return tr_break_home(th->proc, th->regs.rip);
 	if (th->state == TR_EXITED)
 		return 0;
 	/* "nr arg1 ... arg6 sp pc" while blocked in a system call */
@@ -736,7 +738,7 @@ uint64_t tracer_thread_pc(struct tr_thread *th)
 	if (fgets(line, sizeof(line), f) && (last = strrchr(line, ' ')))
 		pc = strtoull(last + 1, NULL, 16);
 	fclose(f);
-	return pc;
+	return pc ? tr_break_home(th->proc, pc) : 0;
 }
 
 int tracer_sync_regs(struct tr_thread *th)

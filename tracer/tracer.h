@@ -284,7 +284,8 @@ int tracer_fpregs(struct tr_thread *th, struct user_fpregs_struct *out);
 char tracer_process_state(pid_t pid);
 
 /* The pc of a thread: its registers if held, else the user pc the kernel
- * reports for a thread blocked in a system call; 0 if unknown. */
+ * reports for a thread blocked in a system call; 0 if unknown.  In a
+ * breakpoint's slot, where the instruction it runs out of line lives. */
 uint64_t tracer_thread_pc(struct tr_thread *th);
 
 /* Pin a thread to cctrace's CPU while it is driven, or restore its mask. */
