@@ -193,7 +193,7 @@ struct session_thread {
 	char var[32];  /* schedule variable bound to it, "" if none */
 	pid_t tid, pid;
 	char state[48]; /* held, running, blocked in futex, exited */
-	char func[64];	/* "" if unknown */
+	char func[512]; /* "" if unknown; a longer name ends in "..." */
 	char file[64];	/* basename, "" if unknown */
 	int line;
 	char last_event[64]; /* "enter(withdraw)", "start", ... */

@@ -427,7 +427,9 @@ static void fill_thread(struct engine_session *s, struct tr_thread *th, struct s
 	tracer_describe_kernel_state(th, t->state, sizeof(t->state));
 	if (pcaddr && pc && pc->syms && !tracer_thread_exited(th))
 		sym_describe(pc->syms, pcaddr, &loc);
-	snprintf(t->func, sizeof(t->func), "%s", loc.pretty ? loc.pretty : "");
+	if (snprintf(t->func, sizeof(t->func), "%s", loc.pretty ? loc.pretty : "") >=
+	    (int)sizeof(t->func))
+		memcpy(t->func + sizeof(t->func) - 4, "...", 4); /* not cut silently */
 	snprintf(t->file, sizeof(t->file), "%s", loc.file ? loc.file : "");
 	t->line = loc.line;
 	snprintf(t->last_event, sizeof(t->last_event), "%.63s", run_thread(s->run, th)->last_event);
@@ -491,26 +493,42 @@ int engine_session_print(struct engine_session *s, const char *expr, FILE *out, 
 {
 	struct schedule *sched;
 	struct eval_ctx c;
-	char text[1024];
-	int64_t v;
+	char text[1024], *text_out = NULL;
+	const struct expr *whole = NULL;
+	size_t len = 0;
+	FILE *shown;
+	int rc;
 
 	snprintf(text, sizeof(text), "assert %s\n", expr);
 	sched = prepare(s, text, err, errlen);
+	/* an aggregate is checked as the object it is, &(X), and shown
+	 * whole (the assert takes integers alone) */
+	if (!sched && strstr(err, ", not an integer")) {
+		snprintf(text, sizeof(text), "assert &(%s) != 0\n", expr);
+		sched = prepare(s, text, err, errlen);
+		if (sched)
+			whole = sched->body->cond->lhs->lhs;
+	}
 	if (!sched) {
 		as_typed(err);
 		return -1;
 	}
 	s->run->sched = sched;
 	c = points_eval_ctx(s->run, run_main_process(s->run), err, errlen);
-	if (eval_int(&c, sched->body->cond, &v) < 0) {
-		as_typed(err);
+	/* shown whole first, then written: an error leaves no half line */
+	shown = open_memstream(&text_out, &len);
+	if (!shown) {
+		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	fprintf(out, "%s = %ld", expr, (long)v);
-	if (v < 0 || v > 9)
-		fprintf(out, " (%#lx)", (unsigned long)v);
-	fputc('\n', out);
-	return 0;
+	rc = eval_show(&c, whole ? whole : sched->body->cond, shown);
+	fclose(shown);
+	if (rc < 0)
+		as_typed(err);
+	else
+		fprintf(out, "%s = %s\n", expr, text_out);
+	free(text_out);
+	return rc;
 }
 
 int engine_session_where(struct engine_session *s, const char *thread, char *path, size_t pathlen,

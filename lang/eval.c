@@ -69,8 +69,11 @@ static int load(struct eval_ctx *c, const struct expr *e, const struct value *v,
 		return 0;
 	}
 	if (!sym_type_is_integer(v->type)) {
+		const char *type = sym_type_name(v->type);
+
 		expr_format(e, what, sizeof(what));
-		return fail(c, e, "'%s' is a %s, not an integer", what, sym_type_name(v->type));
+		return fail(c, e, "'%s' is %s %s, not an integer", what,
+			    strchr("aeiouAEIOU", type[0]) && type[0] ? "an" : "a", type);
 	}
 	if (v->bit_size)
 		size = (v->bit_offset + v->bit_size + 7) / 8;

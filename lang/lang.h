@@ -232,6 +232,9 @@ struct eval_ctx {
 
 int eval_value(struct eval_ctx *c, const struct expr *e, struct value *out);
 int eval_int(struct eval_ctx *c, const struct expr *e, int64_t *out);
+/* e's value written to out for a person (the shell's print): an integer
+ * as eval_int gives it, a struct, union or array whole (show.c). */
+int eval_show(struct eval_ctx *c, const struct expr *e, FILE *out);
 /* Address and size of an lvalue expression (for watchpoints). */
 int eval_lvalue(struct eval_ctx *c, const struct expr *e, uint64_t *addr, uint64_t *size);
 /* BITS bits of RAW from bit SHIFT on, read as TYPE reads them: sign

@@ -245,6 +245,20 @@ const struct sym_type *sym_type_member(const struct sym_type *type, const char *
 const struct sym_type *sym_type_member_bits(const struct sym_type *type, const char *name,
 					    uint64_t *offset, unsigned *bit_offset,
 					    unsigned *bit_size);
+/* The parts of a struct, union or class in declaration order: its base
+ * classes (base, no name) and its members (not the static ones). */
+struct sym_member {
+	const char *name; /* NULL for a base class */
+	const struct sym_type *type;
+	uint64_t offset;	       /* bytes from the start */
+	unsigned bit_offset, bit_size; /* a bitfield's bits; bit_size 0 for a whole one */
+	bool base;
+};
+typedef int (*sym_member_fn)(void *ctx, const struct sym_member *m);
+/* fn for each part until one returns non-zero, which is returned; 0. */
+int sym_type_each_member(const struct sym_type *type, sym_member_fn fn, void *ctx);
+/* The name of the enumerator of an enum type with this value; NULL. */
+const char *sym_type_enumerator_name(const struct sym_type *type, int64_t value);
 /* A bool, integer, enum or pointer: what reads as one integer. */
 bool sym_type_is_integer(const struct sym_type *type);
 /* A signed integer, or an enum whose underlying type is signed. */

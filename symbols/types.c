@@ -758,6 +758,57 @@ const struct sym_type *sym_type_member(const struct sym_type *t, const char *nam
 	return sym_type_member_bits(t, name, offset, NULL, NULL);
 }
 
+int sym_type_each_member(const struct sym_type *t, sym_member_fn fn, void *ctx)
+{
+	Dwarf_Die c, real;
+	int tag, rc;
+
+	if (!t || !t->has_die || t->kind != SYM_T_STRUCT)
+		return 0;
+	real = t->real;
+	if (dwarf_child(&real, &c) != 0)
+		return 0;
+	do {
+		struct sym_member m = {0};
+		uint64_t at_bit;
+
+		tag = dwarf_tag(&c);
+		if ((tag != DW_TAG_member && tag != DW_TAG_inheritance) ||
+		    !symi_member_bit_offset(&c, &at_bit, &m.bit_size) ||
+		    !(m.type = type_of(t->space, &c)))
+			continue; /* a static member has no offset: it is no part */
+		m.name = tag == DW_TAG_member ? die_name(&c) : NULL;
+		m.base = tag == DW_TAG_inheritance;
+		m.offset = at_bit / 8;
+		m.bit_offset = m.bit_size ? (unsigned)(at_bit % 8) : 0;
+		if ((rc = fn(ctx, &m)) != 0)
+			return rc;
+	} while (dwarf_siblingof(&c, &c) == 0);
+	return 0;
+}
+
+const char *sym_type_enumerator_name(const struct sym_type *t, int64_t value)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Die c, real;
+	Dwarf_Sword sv;
+	Dwarf_Word uv;
+
+	if (!t || !t->has_die || t->kind != SYM_T_ENUM)
+		return NULL;
+	real = t->real;
+	if (dwarf_child(&real, &c) != 0)
+		return NULL;
+	do {
+		if (dwarf_tag(&c) != DW_TAG_enumerator || !dwarf_attr(&c, DW_AT_const_value, &attr))
+			continue;
+		if (t->is_signed ? dwarf_formsdata(&attr, &sv) == 0 && sv == value
+				 : dwarf_formudata(&attr, &uv) == 0 && (int64_t)uv == value)
+			return die_name(&c);
+	} while (dwarf_siblingof(&c, &c) == 0);
+	return NULL;
+}
+
 /* --- names --- */
 
 static char *decl_name(Dwarf_Die *die, bool has, unsigned dim, const char *inner, int depth);

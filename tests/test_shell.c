@@ -728,6 +728,29 @@ Test(shell, a_thread_held_in_a_slot_is_where_its_instruction_lives)
 	}
 }
 
+/* print shows a struct, a class with its bases, and an enum's name, as
+ * gdb does ("'bits' is a struct bits, not an integer" before). */
+Test(shell, print_shows_aggregates_whole)
+{
+	struct result *r;
+
+	check_built();
+	r = shell("tests/fixtures/ctypes", "--exit-on-error",
+		  "thread A = wait any enter(writer)\nprint bits\nprint tint\n");
+	cr_assert_eq(r->code, 0, "exit %d\n%s\n%s", r->code, r->out, r->err);
+	cr_expect(strstr(r->out, "bits = {a = 5, b = -7, c = 1, d = -1000, wide = 78187493547, "
+				 "tail = 77}\n"),
+		  "%s", r->out);
+	cr_expect(strstr(r->out, "tint = -3 (0xfffffffffffffffd) COOL\n"), "%s", r->out);
+	r = shell("tests/fixtures/cxxtypes", "--exit-on-error",
+		  "thread A = wait any enter(adjust)\nprint derived\n");
+	cr_assert_eq(r->code, 0, "exit %d\n%s\n%s", r->code, r->out, r->err);
+	cr_expect(
+	    strstr(r->out, "derived = {<struct Mid> = {<struct Base> = {_vptr.Base = 0x") &&
+		strstr(r->out, ", b1 = 3, b2 = 4}, m = 5}, <struct Other> = {o = 8}, d = 6}\n"),
+	    "%s", r->out);
+}
+
 Test(shell, program_gone)
 {
 	struct result *r;
