@@ -652,13 +652,17 @@ static int cmd_move(struct shell *sh, const char *args, const char *line)
 /* bind T = p1.t3  ->  thread T = p1.t3 */
 static int cmd_bind(struct shell *sh, const char *args, const char *line)
 {
-	char text[1024];
+	char *text = NULL;
+	int rc;
 
 	(void)line;
 	if (!strchr(args, '='))
 		return fail(sh, "usage: bind NAME = p1.t3");
-	snprintf(text, sizeof(text), "thread %s", args);
-	return exec_text(sh, text);
+	if (asprintf(&text, "thread %s", args) < 0)
+		return fail(sh, "out of memory");
+	rc = exec_text(sh, text);
+	free(text);
+	return rc;
 }
 
 static int cmd_continue(struct shell *sh, const char *args, const char *line)

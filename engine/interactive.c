@@ -467,7 +467,7 @@ int engine_session_backtrace(struct engine_session *s, const char *thread, FILE 
 static void as_typed(char *err)
 {
 	static const char checked[] = "\n    assert ", typed[] = "\n    print ";
-	char *line = strstr(err, checked), *caret, *colon, *end, rest[1024];
+	char *line = strstr(err, checked), *caret, *colon, *end, *rest;
 	int col;
 
 	if (!line)
@@ -484,8 +484,10 @@ static void as_typed(char *err)
 	end = colon ? strchr(colon + 1, ':') : NULL;
 	if (!end || sscanf(colon + 1, "%d", &col) != 1 || col <= 1)
 		return;
-	snprintf(rest, sizeof(rest), "%s", end);
-	snprintf(colon + 1, strlen(colon + 1) + 1, "%d%s", col - 1, rest);
+	rest = strdup(end);
+	if (rest)
+		snprintf(colon + 1, strlen(colon + 1) + 1, "%d%s", col - 1, rest);
+	free(rest);
 }
 
 int engine_session_print(struct engine_session *s, const char *expr, FILE *out, char *err,
@@ -493,19 +495,23 @@ int engine_session_print(struct engine_session *s, const char *expr, FILE *out, 
 {
 	struct schedule *sched;
 	struct eval_ctx c;
-	char text[1024], *text_out = NULL;
+	char *text = NULL, *text_out = NULL;
 	const struct expr *whole = NULL;
 	size_t len = 0;
 	FILE *shown;
 	int rc;
 
-	snprintf(text, sizeof(text), "assert %s\n", expr);
+	if (asprintf(&text, "assert %s\n", expr) < 0)
+		return -1;
 	sched = prepare(s, text, err, errlen);
+	free(text);
 	/* an aggregate is checked as the object it is, &(X), and shown
 	 * whole (the assert takes integers alone) */
 	if (!sched && strstr(err, ", not an integer")) {
-		snprintf(text, sizeof(text), "assert &(%s) != 0\n", expr);
+		if (asprintf(&text, "assert &(%s) != 0\n", expr) < 0)
+			return -1;
 		sched = prepare(s, text, err, errlen);
+		free(text);
 		if (sched)
 			whole = sched->body->cond->lhs->lhs;
 	}
@@ -571,18 +577,25 @@ static int add_point(struct engine_session *s, bool watch, const char *spec, cha
 		     size_t errlen)
 {
 	struct user_point *p, **tail;
-	char *atom = NULL;
-	char text[1024];
+	char *atom = NULL, *text = NULL;
+	bool ok;
 
+	/* a name no identifier spells (worker<long>) is written quoted */
 	if (asprintf(&atom,
-		     watch		  ? "write(%s)"
-		     : is_line_spec(spec) ? "at(%s)"
-					  : "enter(%s)",
+		     watch					   ? "write(%s)"
+		     : is_line_spec(spec)			   ? "at(%s)"
+		     : spec[0] != '"' && !lang_is_plain_name(spec) ? "enter(\"%s\")"
+								   : "enter(%s)",
 		     spec) < 0)
 		return -1;
 	/* Check it the way `continue` will use it. */
-	snprintf(text, sizeof(text), "wait any %s\n", atom);
-	if (!prepare(s, text, err, errlen)) {
+	if (asprintf(&text, "wait any %s\n", atom) < 0) {
+		free(atom);
+		return -1;
+	}
+	ok = prepare(s, text, err, errlen) != NULL;
+	free(text);
+	if (!ok) {
 		free(atom);
 		return -1;
 	}

@@ -149,6 +149,9 @@ static int resolve_function(struct checker *k, const struct expr *e, const char 
 		return fail(k, e->loc, "no function '%s' in the program or its libraries: %s", name,
 			    why);
 	near = sym_suggest_function(k->syms, name);
+	if (near && !lang_is_plain_name(near))
+		return fail(k, e->loc, "no function '%s'; did you mean \"%s\" (quoted)?", name,
+			    near);
 	if (near)
 		return fail(k, e->loc, "no function '%s'; did you mean '%s'?", name, near);
 	return fail(k, e->loc, "no function '%s' in the program or its libraries", name);

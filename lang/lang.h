@@ -138,6 +138,10 @@ void schedule_diag(const struct schedule *s, struct src_loc loc, char *buf, size
  * events print as written ("enter(f)", "at(bank.c:41)").  Returns the length
  * written (truncated to len - 1).  For traces, messages and tests. */
 size_t expr_format(const struct expr *e, char *buf, size_t len);
+/* Does name read as one identifier ("withdraw", "bank::Account::get")?
+ * Other names (C++ templates, lambdas, operators: "worker<long>") are
+ * written in double quotes: enter("worker<long>"). */
+bool lang_is_plain_name(const char *name);
 /* The same, with the values of the schedule's let and for variables
  * (locals[], as the evaluator has them) written in place of their names:
  * an exact schedule has no let or for left to bind them. */

@@ -242,6 +242,42 @@ static int char_escape(const char *s, size_t *i)
 	return -1;
 }
 
+bool lang_is_plain_name(const char *name)
+{
+	struct lexer lx;
+	struct token t;
+
+	lexer_init(&lx, name);
+	t = lexer_next(&lx);
+	return t.kind == T_IDENT && t.text == name && t.len == strlen(name) && t.len > 0;
+}
+
+/* "worker<long>", "main::{lambda()#1}::operator()": a name as a trace
+ * shows it, which no identifier spells (C++ templates, lambdas,
+ * operators): an identifier token of the text between the quotes. */
+static struct token lex_quoted_name(struct lexer *lx, size_t start)
+{
+	const char *s = lx->src;
+	size_t end = start + 1;
+	struct token t;
+
+	while (s[end] && s[end] != '"' && s[end] != '\n')
+		end++;
+	if (s[end] != '"') {
+		lx->pos = end;
+		return lex_error(lx, start, "unterminated quoted name");
+	}
+	if (end == start + 1) {
+		lx->pos = end + 1;
+		return lex_error(lx, start, "empty quoted name");
+	}
+	lx->pos = end + 1;
+	t = make(lx, T_IDENT, start);
+	t.text = s + start + 1;
+	t.len = end - start - 1;
+	return t;
+}
+
 static struct token lex_char(struct lexer *lx, size_t start)
 {
 	const char *s = lx->src;
@@ -339,6 +375,8 @@ struct token lexer_next(struct lexer *lx)
 		return lex_number(lx, start);
 	if (c == '\'')
 		return lex_char(lx, start);
+	if (c == '"')
+		return lex_quoted_name(lx, start);
 	return lex_punct(lx, start);
 }
 

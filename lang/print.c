@@ -168,6 +168,12 @@ static void fmt_operand(struct outbuf *o, const struct expr *e, const struct exp
 		out_printf(o, ")");
 }
 
+/* A function's name, quoted when no identifier spells it. */
+static void fmt_function(struct outbuf *o, const char *name)
+{
+	out_printf(o, lang_is_plain_name(name) ? "%s" : "\"%s\"", name);
+}
+
 /* An atom prints as written; bare, when its argument is optional and absent. */
 static void fmt_atom(struct outbuf *o, const struct expr *e)
 {
@@ -176,6 +182,12 @@ static void fmt_atom(struct outbuf *o, const struct expr *e)
 	case ATOM_ARG_NONE:
 		break;
 	case ATOM_ARG_FUNCTION:
+		if (e->name) {
+			out_printf(o, "(");
+			fmt_function(o, e->name);
+			out_printf(o, ")");
+		}
+		break;
 	case ATOM_ARG_NAME:
 		if (e->name)
 			out_printf(o, "(%s)", e->name);
@@ -291,10 +303,11 @@ static void fmt_expr(struct outbuf *o, const struct expr *e, bool top)
 		out_printf(o, "ended(%s)", e->name);
 		break;
 	case E_IN:
+		out_printf(o, "in(");
 		if (e->name)
-			out_printf(o, "in(%s, %s)", e->name, e->func);
-		else
-			out_printf(o, "in(%s)", e->func);
+			out_printf(o, "%s, ", e->name);
+		fmt_function(o, e->func);
+		out_printf(o, ")");
 		break;
 	case E_PROC:
 		out_printf(o, "proc(%s)", e->name);

@@ -220,6 +220,13 @@ static bool writable_name(const char *name)
 	}
 }
 
+const char *symi_shown_name_of(struct sym_space *s, const char *name)
+{
+	if (!is_mangled(name) || strchr(name, '@'))
+		return name;
+	return symi_pretty_name(s, name);
+}
+
 const char *symi_writable_name_of(struct sym_space *s, const char *name)
 {
 	if (!is_mangled(name) || strchr(name, '@'))

@@ -168,6 +168,8 @@ const char *symi_pretty_name(struct sym_space *s, const char *name);
 /* The name a schedule would give symbol name: a mangled one (not of
  * another version: no '@') as shown, NULL when a schedule cannot hold
  * that (a template's, an operator's); any other name itself. */
+/* The name a symbol is shown by: demangled, parameters left out. */
+const char *symi_shown_name_of(struct sym_space *s, const char *name);
 const char *symi_writable_name_of(struct sym_space *s, const char *name);
 /* name without its directory and last extension, in the arena */
 char *symi_file_stem(struct symi_arena *a, const char *name);

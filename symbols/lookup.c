@@ -65,6 +65,23 @@ unsigned sym_edit_distance(const char *a, size_t la, const char *b, size_t lb)
 }
 
 /* Is CAND a better suggestion for QUERY than *BEST?  Updates *BEST if so. */
+/* Is cand[0..lc), its template arguments (<...>, nested) left out, query? */
+static bool without_template_args(const char *cand, size_t lc, const char *query)
+{
+	size_t i, q = 0;
+	int depth = 0;
+
+	for (i = 0; i < lc; i++) {
+		if (cand[i] == '<')
+			depth++;
+		else if (cand[i] == '>' && depth > 0)
+			depth--;
+		else if (depth == 0 && query[q++] != cand[i])
+			return false;
+	}
+	return query[q] == '\0';
+}
+
 bool symi_suggest_consider(const char *query, const char *cand, unsigned *best_d, const char **best)
 {
 	size_t lq = strlen(query);
@@ -77,6 +94,12 @@ bool symi_suggest_consider(const char *query, const char *cand, unsigned *best_d
 	if (cand[0] == '_' && query[0] != '_')
 		return false;
 	lc = strcspn(cand, "@");
+	/* a template's name given without its arguments (Acc::add for
+	 * Acc<long>::add) is the nearest there is too */
+	if (strchr(cand, '<') && without_template_args(cand, lc, query)) {
+		d = 1;
+		goto consider;
+	}
 	/* a C++ name given without its outer scopes (Account::withdraw for
 	 * bank::Account::withdraw) is the nearest there is, after a typo */
 	if (lc > lq + 2 && strncmp(cand + lc - lq - 2, "::", 2) == 0 &&
@@ -325,9 +348,9 @@ static int suggest_cb(struct sym_mod *m, const char *name, const GElf_Sym *sym, 
 	(void)addr;
 	if (GELF_ST_TYPE(sym->st_info) == STT_OBJECT)
 		return 0;
-	/* a C++ name misspelt as shown is compared with the names shown */
-	if (strstr(c->query, "::") && !(name = symi_writable_name_of(c->s, name)))
-		return 0;
+	/* a C++ name misspelt is compared with the names shown, templates'
+	 * and lambdas' too (written quoted) */
+	name = symi_shown_name_of(c->s, name);
 	symi_suggest_consider(c->query, name, &c->best_d, &c->best);
 	return 0;
 }

@@ -215,6 +215,31 @@ Test(cxx, lambda_locals_and_this_on_entry)
 	h_result_free(&r);
 }
 
+/* A name no identifier spells (a lambda's operator(), a template) is
+ * written quoted, as the trace writes it back; one given without its
+ * template arguments is suggested with them. */
+Test(cxx, names_as_shown_are_written_quoted)
+{
+	const char *prog = "tests/fixtures/lambdas";
+	char *sched = h_temp_sched("quoted.sched",
+				   "thread T = wait any enter(\"main::{lambda()#1}::operator()\")\n"
+				   "run T until enter(\"twice<int>\")\n"
+				   "assert in(T, \"main::{lambda()#1}::operator()\")\n");
+	struct h_result r = H_RUN(h_cctrace(), "run", sched, "--", prog);
+
+	cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, "enter(\"main::{lambda()#1}::operator()\")") &&
+		      strstr(r.err, "enter(\"twice<int>\")"),
+		  "%s", r.err);
+	h_result_free(&r);
+	sched = h_temp_sched("unquoted.sched", "thread T = wait any enter(twice)\n");
+	r = H_RUN(h_cctrace(), "run", sched, "--", prog);
+	cr_expect_eq(r.code, 3, "exit %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, "no function 'twice'; did you mean \"twice<int>\" (quoted)?"), "%s",
+		  r.err);
+	h_result_free(&r);
+}
+
 /* A reference names its object (it read as the pointer: "M.total =
  * 140737488348700"), a derived object has its bases' members (single and
  * multiple inheritance), a global C++ function is named as shown (adjust,

@@ -2378,3 +2378,16 @@ Test(size, cctrace_runs_the_deepest_schedule, .fini = h_cleanup, .timeout = 120)
 	cr_assert_eq(h_count_lines(r.err, "enter(withdraw)"), 2, "%.2000s", r.err);
 	h_result_free(&r);
 }
+
+/* A function name no identifier spells is written in double quotes, and
+ * printed back so; a plain one is printed bare even when quoted. */
+Test(names, quoted_function_names)
+{
+	expr_is("enter(\"worker<long>\")", "enter(\"worker<long>\")");
+	expr_is("in(A, \"main::{lambda()#1}::operator()\")",
+		"in(A, \"main::{lambda()#1}::operator()\")");
+	expr_is("return(\"withdraw\")", "return(withdraw)");
+	expr_is("enter(\"operator==\") || exit", "enter(\"operator==\") || exit");
+	fails("wait any enter(\"worker<long>)\n", "t.sched:1:16: error: unterminated quoted name");
+	fails("wait any enter(\"\")\n", "t.sched:1:16: error: empty quoted name");
+}
