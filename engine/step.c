@@ -127,11 +127,14 @@ static enum loop_verdict driven_stop(struct run *r, const struct tr_event *ev,
 	return LOOP_AGAIN;
 }
 
-static enum flow drive(struct run *r, const struct stmt *s, struct tr_thread *th,
-		       enum drive_mode mode, stop_test test, void *ctx)
+/* Moves th until test holds it, or until deadline (0: the statement's
+ * timeout from now). */
+static enum flow drive_until(struct run *r, const struct stmt *s, struct tr_thread *th,
+			     enum drive_mode mode, stop_test test, void *ctx, int64_t deadline)
 {
 	int64_t now = tracer_now_ms();
-	struct drive_state ds = {s, th, mode, test, ctx, now, now + r->timeout_ms};
+	struct drive_state ds = {
+	    s, th, mode, test, ctx, now, deadline ? deadline : now + r->timeout_ms};
 	struct loop_request req = {.deadline_ms = blocked_poll_deadline(r, true, now, ds.deadline),
 				   .on_event = driven_stop,
 				   .on_deadline = drive_deadline,
@@ -141,6 +144,12 @@ static enum flow drive(struct run *r, const struct stmt *s, struct tr_thread *th
 	move(r, th, mode);
 	run_release_free(r);
 	return loop_run(r, &req);
+}
+
+static enum flow drive(struct run *r, const struct stmt *s, struct tr_thread *th,
+		       enum drive_mode mode, stop_test test, void *ctx)
+{
+	return drive_until(r, s, th, mode, test, ctx, 0);
 }
 
 static struct tr_thread *held_bound(struct run *r, const struct stmt *s, int i)
@@ -333,14 +342,14 @@ static int plant_escapes(struct run *r, struct tr_thread *th, struct return_run 
 /* Runs th until it returns to want, or leaves that frame by a longjmp or a
  * throw; *left_by says which. */
 static enum flow run_to_return(struct run *r, const struct stmt *s, struct tr_thread *th,
-			       struct return_point want, enum left_by *left_by)
+			       struct return_point want, enum left_by *left_by, int64_t deadline)
 {
 	struct return_run rr = {.want = want, .at = want};
 	enum flow flow = FLOW_STOP;
 	int i;
 
 	if (plant(r, th, &rr, want.addr) == 0 && plant_escapes(r, th, &rr) == 0)
-		flow = drive(r, s, th, DRIVE_RUN, returned, &rr);
+		flow = drive_until(r, s, th, DRIVE_RUN, returned, &rr, deadline);
 	if (tracer_process_alive(tracer_thread_process(th)))
 		for (i = 0; i < rr.n_planted; i++)
 			tracer_break_remove(tracer_thread_process(th), rr.planted[i]);
@@ -368,8 +377,8 @@ enum flow exec_finish(struct run *r, const struct stmt *s)
 			       tracer_thread_name(th), where);
 		return FLOW_STOP;
 	}
-	if (run_to_return(r, s, th, (struct return_point){frames[1].pc, frames[1].sp}, &left_by) ==
-	    FLOW_STOP)
+	if (run_to_return(r, s, th, (struct return_point){frames[1].pc, frames[1].sp}, &left_by,
+			  0) == FLOW_STOP)
 		return FLOW_STOP;
 	snprintf(label, sizeof(label), how[left_by],
 		 frames[0].loc.pretty ? frames[0].loc.pretty : "??");
@@ -427,8 +436,12 @@ static bool left_line(const struct line_pos *from, const struct line_pos *now)
 enum flow exec_next(struct run *r, const struct stmt *s)
 {
 	struct tr_thread *th = held_bound(r, s, 0);
+	/* the whole statement's, not each step's: a line that loops (over
+	 * a sleep, or on itself) ends at the timeout */
+	int64_t deadline = tracer_now_ms() + r->timeout_ms;
 	struct line_pos from, before, now;
 	struct dis_insn insn;
+	char where[256];
 	enum flow flow;
 	long n;
 
@@ -442,9 +455,9 @@ enum flow exec_next(struct run *r, const struct stmt *s)
 		if (is_call(th, &insn)) {
 			struct return_point rp = {insn.addr + insn.len, tracer_regs(th)->rsp};
 
-			flow = run_to_return(r, s, th, rp, NULL);
+			flow = run_to_return(r, s, th, rp, NULL, deadline);
 		} else {
-			flow = drive(r, s, th, DRIVE_STEP, one_step, NULL);
+			flow = drive_until(r, s, th, DRIVE_STEP, one_step, NULL, deadline);
 		}
 		if (flow == FLOW_STOP)
 			return FLOW_STOP;
@@ -453,13 +466,21 @@ enum flow exec_next(struct run *r, const struct stmt *s)
 		 * frame below the signal frame): run over it, to where the
 		 * handler's rt_sigreturn gives the thread back. */
 		if (now.func_start != before.func_start && now.sp + SIGNAL_FRAME_MIN < before.sp) {
-			flow = run_to_return(r, s, th, back, NULL);
+			flow = run_to_return(r, s, th, back, NULL, deadline);
 			if (flow == FLOW_STOP)
 				return FLOW_STOP;
 			where_is(r, th, &now);
 		}
 		if (left_line(&from, &now))
 			break;
+	}
+	if (n == NEXT_MAX_STEPS) {
+		run_where(r, s, where, sizeof(where));
+		report_outcome(r, OUTCOME_UNREALIZABLE,
+			       "%s stayed on its line for %d steps, calls run over counted as "
+			       "one (%s)",
+			       tracer_thread_name(th), NEXT_MAX_STEPS, where);
+		return FLOW_STOP;
 	}
 	report_here(r, th, "next");
 	return FLOW_NEXT;

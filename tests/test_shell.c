@@ -751,6 +751,26 @@ Test(shell, print_shows_aggregates_whole)
 	    "%s", r->out);
 }
 
+/* next on a line that never ends (a loop on one line, over a call of a
+ * sleep or on itself) ends at the statement's timeout: it hung for ever
+ * over the sleep, and after a million steps of the loop said it had
+ * arrived on the same line. */
+Test(shell, next_on_a_line_that_never_ends_times_out)
+{
+	struct result *r;
+
+	check_built();
+	r = shell("tests/fixtures/oneline", "--timeout=1s",
+		  "thread A = wait any enter(spin)\nnext A\nnext A\n");
+	cr_expect(strstr(r->err, "no thread reached 'the end of this statement' within 1000 ms"),
+		  "%s", r->err);
+	cr_expect_eq(h_count_lines(r->out, "  next  "), 1, "%s", r->out);
+	r = shell("tests/fixtures/oneline", "--timeout=1s",
+		  "thread B = wait any return(nap)\nnext B\n");
+	cr_expect(strstr(r->err, "no thread reached 'the end of this statement' within 1000 ms"),
+		  "%s", r->err);
+}
+
 Test(shell, program_gone)
 {
 	struct result *r;
