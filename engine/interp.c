@@ -651,8 +651,11 @@ static int start_wait(struct run *r, struct wait_state *ws)
 		    start_candidate(r, ws->targets[i], ws->matched, &ws->nmatched) < 0)
 			return -1;
 	}
+	/* `continue` lets every thread go: under the stepper when it
+	 * decodes (below), for a plain resume would let the accesses right
+	 * after the last stop go unseen */
 	for (th = tracer_threads(r->t); r->all_candidates && th; th = tracer_thread_next(th))
-		if (!tracer_event_pending(th))
+		if (!tracer_event_pending(th) && !(r->fine_want && !ws->targets))
 			run_resume(r, th);
 	run_release_free(r);
 	for (th = tracer_threads(r->t); r->fine_want && !ws->targets && th;

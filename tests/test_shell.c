@@ -771,6 +771,24 @@ Test(shell, next_on_a_line_that_never_ends_times_out)
 		  "%s", r->err);
 }
 
+/* A struct wider than a debug register is watched by the stepper: a
+ * continue from its first store stops at the next one, a few
+ * instructions on (continue let the held thread go with a plain resume
+ * first, and the store slipped by before the stepper took it). */
+Test(shell, continue_from_a_watched_store_sees_the_next)
+{
+	char want[64];
+	struct result *r;
+
+	check_built();
+	snprintf(want, sizeof(want), "twostores.c:%d",
+		 h_marker_line("tests/fixtures/twostores.c", "second"));
+	r = shell("tests/fixtures/twostores", "--exit-on-error",
+		  "watch tally\ncontinue\ncontinue\ncontinue\ncontinue\n");
+	cr_assert_eq(r->code, 0, "exit %d\n%s\n%s", r->code, r->out, r->err);
+	cr_expect(h_count_lines(r->out, want) >= 1, "no stop at %s:\n%s", want, r->out);
+}
+
 Test(shell, program_gone)
 {
 	struct result *r;
