@@ -468,9 +468,11 @@ int engine_run_once(struct policy *pol, char *const argv[], const struct engine_
 		    size_t errlen);
 
 /* Which of names[0..n-1] are functions of program or of the libraries it
- * loads (present[i]); 0, or -1 with err if its symbols cannot be read. */
+ * loads (present[i]), and where (addrs[i], if addrs: two names of one
+ * function have one address); 0, or -1 with err if its symbols cannot be
+ * read. */
 int engine_functions_present(const char *program, const char *const *names, int n, bool *present,
-			     char *err, size_t errlen);
+			     uint64_t *addrs, char *err, size_t errlen);
 
 /* Standard input for a search's many runs (engine/input.c): each run reads
  * it from the same start.  engine_input_prepare, once before any run: a

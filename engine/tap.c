@@ -210,7 +210,7 @@ const char *engine_syscall_name(long nr)
 }
 
 int engine_functions_present(const char *program, const char *const *names, int n, bool *present,
-			     char *err, size_t errlen)
+			     uint64_t *addrs, char *err, size_t errlen)
 {
 	struct sym_space *syms = sym_open_program(program, err, errlen);
 	uint64_t addr;
@@ -218,8 +218,11 @@ int engine_functions_present(const char *program, const char *const *names, int 
 
 	if (!syms)
 		return -1;
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		present[i] = sym_function(syms, names[i], &addr) == 0;
+		if (addrs)
+			addrs[i] = present[i] ? addr : 0;
+	}
 	sym_close(syms);
 	return 0;
 }

@@ -232,7 +232,8 @@ static void warn_if_nameless(const struct explore_options *eo, const char *progr
 	bool present = true;
 	char err[256];
 
-	if (engine_functions_present(program, libc_exit, 1, &present, err, sizeof(err)) == 0 &&
+	if (engine_functions_present(program, libc_exit, 1, &present, NULL, err, sizeof(err)) ==
+		0 &&
 	    !present)
 		fprintf(stderr,
 			"cctrace %s: warning: %s has no symbol table (a stripped static "

@@ -361,23 +361,62 @@ static int collect_functions(struct ts *ts)
 	return 0;
 }
 
+/* An earlier function at addr (another name of the same function, glibc's
+ * open and open64), or -1. */
+static int same_function(const uint64_t *addrs, const bool *present, int i)
+{
+	int j;
+
+	for (j = 0; j < i; j++)
+		if (present[j] && addrs[j] && addrs[j] == addrs[i])
+			return j;
+	return -1;
+}
+
+/* fns[from]'s model operations become fns[to]'s too. */
+static int merge_ops(struct fn *to, const struct fn *from)
+{
+	int *grown = realloc(to->ops, sizeof(int) * (size_t)(to->nops + from->nops));
+
+	if (!grown && to->nops + from->nops > 0)
+		return -1;
+	to->ops = grown;
+	memcpy(to->ops + to->nops, from->ops, sizeof(int) * (size_t)from->nops);
+	to->nops += from->nops;
+	if (!to->ok)
+		to->ok = from->ok;
+	return 0;
+}
+
 /* Drop the functions the program and its libraries do not have (a C
- * program has no operator new). */
+ * program has no operator new), and fold each other name of a function
+ * into its first: a call entered as open may return as open64, which
+ * paired nothing, and the descriptor's creation was lost. */
 static int keep_present(struct ts *ts, const char *program)
 {
 	const char **names = calloc((size_t)ts->nfns, sizeof(*names));
 	bool *present = calloc((size_t)ts->nfns, sizeof(*present));
-	int i, n = 0, rc = -1;
+	uint64_t *addrs = calloc((size_t)ts->nfns, sizeof(*addrs));
+	int i, j, n = 0, rc = -1, *moved = calloc((size_t)ts->nfns, sizeof(*moved));
 
-	if (!names || !present)
+	if (!names || !present || !addrs || !moved)
 		goto out;
 	for (i = 0; i < ts->nfns; i++) /* the deref op is no function: asked for as "" */
 		names[i] = strcmp(ts->fns[i].name, TS_DEREF_FUNC) == 0 ? "" : ts->fns[i].name;
-	if (engine_functions_present(program, names, ts->nfns, present, ts->err, sizeof(ts->err)) <
-	    0)
+	if (engine_functions_present(program, names, ts->nfns, present, addrs, ts->err,
+				     sizeof(ts->err)) < 0)
 		goto out;
 	for (i = 0; i < ts->nfns; i++) {
-		if (present[i] || strcmp(ts->fns[i].name, TS_DEREF_FUNC) == 0) {
+		bool deref = strcmp(ts->fns[i].name, TS_DEREF_FUNC) == 0;
+
+		j = present[i] && !deref ? same_function(addrs, present, i) : -1;
+		if (j >= 0 && !ts->fns[i].sync && !ts->fns[j].sync) {
+			if (merge_ops(&ts->fns[moved[j]], &ts->fns[i]) < 0)
+				goto out;
+			present[i] = false;
+		}
+		moved[i] = n;
+		if (present[i] || deref) {
 			ts->fns[n++] = ts->fns[i];
 		} else {
 			free(ts->fns[i].name);
@@ -390,6 +429,8 @@ static int keep_present(struct ts *ts, const char *program)
 out:
 	free(names);
 	free(present);
+	free(addrs);
+	free(moved);
 	return rc;
 }
 
@@ -2050,9 +2091,10 @@ static void run_through(const struct ts *ts, const struct opev *e, const char *v
 }
 
 /* What the two threads do once both are held at their calls: a is the
- * preceding event's thread, b the subsequent's. */
+ * preceding event's thread, b the subsequent's; moved: b's transit has
+ * run already. */
 static void schedule_body(struct ts *ts, const struct candidate *c, const char *a, const char *b,
-			  FILE *f)
+			  bool moved, FILE *f)
 {
 	const struct opev *pre = &ts->evs[c->pre], *sub = &ts->evs[c->sub];
 	bool limit_first = !ts->flat[pre->flat].op->transit;
@@ -2067,7 +2109,7 @@ static void schedule_body(struct ts *ts, const struct candidate *c, const char *
 	 * unlock of a mutex another thread holds succeeds) */
 	bool by_owner = allowed(lop, state) && owner >= 0 && owner != limit->thread;
 
-	if (limit_first)
+	if (limit_first && !moved)
 		run_through(ts, sub, b, "the object changes state", f);
 	/* a syscall instruction's result is the kernel's (-errno), not the
 	 * libc function's the ok condition speaks of */
@@ -2257,13 +2299,20 @@ static char *attempt_schedule(struct ts *ts, const struct candidate *c, char *co
 			ts->raws[sub->entry_raw].caller);
 	/* The limited call came before the transit's thread reached its
 	 * call: the order wanted, with nothing to wait for. */
-	if (ts->flat[pre->flat].op->transit)
+	/* The transit wanted first came first: it runs now, for the limited
+	 * call may come only after it (a flag its thread sets after it),
+	 * and holding it there would wait for ever. */
+	if (ts->flat[pre->flat].op->transit) {
 		fputs("\t# the preceding call is not reached yet: the object is as before it\n", f);
-	else
+	} else {
+		run_through(ts, sub, "X", "the object changes state, in the order wanted", f);
+		fputs("\trelease X   # what it does next may be what lets the limited call come\n",
+		      f);
 		fprintf(f, "\tthread Y = wait any %s\n", pa);
-	schedule_body(ts, c, "Y", "X", f);
+	}
+	schedule_body(ts, c, "Y", "X", !ts->flat[pre->flat].op->transit, f);
 	fprintf(f, "} else {\n\tthread Y = wait any %s\n", pb);
-	schedule_body(ts, c, "X", "Y", f);
+	schedule_body(ts, c, "X", "Y", false, f);
 	fputs("}\nrelease all\n", f);
 done:
 	fclose(f);

@@ -82,6 +82,21 @@ Test(typestate, fdclose_read_after_close)
 	h_remove_tree(dir);
 }
 
+/* A violation the profile itself saw, with an order no model knows (an
+ * atomic flag), on a descriptor from open(): found, and replayed (it was
+ * "0 candidates", then "not manifested"). */
+Test(typestate, a_violation_the_profile_saw_in_a_flagged_order)
+{
+	char *dir = h_temp_dir();
+	const char *args[] = {"--model", "file", "--timeout", "2s"};
+	struct h_result r =
+	    typestate(dir, args, 4, (const char *const[]){"tests/fixtures/tsafter", NULL});
+
+	expect_bug(dir, &r, "write", "close", "CLOSED");
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
+
 Test(typestate, lock_destroyed_while_locked)
 {
 	char *dir = h_temp_dir();
