@@ -82,6 +82,7 @@
 #include "search/internal.h"
 
 #include <assert.h>
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -220,6 +221,9 @@ struct candidate {
 
 struct ts {
 	const struct typestate_options *o;
+	/* the log of a profile run that itself ended in a bug, NULL if none:
+	 * with no candidate that manifests, the result is that bug, not 0 */
+	char *profile_bug_log;
 	struct ts_models models;
 	struct flat_op *flat;
 	int nflat;
@@ -955,9 +959,12 @@ static int profile_run(struct ts *ts, char *const argv[], const char *name, char
 			"typestate: the %s run did not end in time (hung?); what it saw is "
 			"analysed\n",
 			name);
-	if (outcome == OUTCOME_BUG)
+	if (outcome == OUTCOME_BUG) {
 		fprintf(ts->o->report, "typestate: the %s run itself ended in a bug (see %s)\n",
 			name, logpath);
+		if (!ts->profile_bug_log)
+			ts->profile_bug_log = strdup(logpath);
+	}
 out:
 	free(text);
 	free(path);
@@ -1990,7 +1997,12 @@ static void ok_condition(const char *ok, const char *var, FILE *f)
 			return;
 		}
 		fwrite(p, 1, (size_t)(q - p), f);
-		fprintf(f, "%s.errno", var);
+		/* the word errno, not a part of another name (last_errno_seen) */
+		if ((q > ok && (isalnum((unsigned char)q[-1]) || q[-1] == '_' || q[-1] == '.')) ||
+		    isalnum((unsigned char)q[5]) || q[5] == '_')
+			fputs("errno", f);
+		else
+			fprintf(f, "%s.errno", var);
 		p = q + 5;
 	}
 }
@@ -2566,6 +2578,7 @@ static void ts_free(struct ts *ts)
 {
 	int i;
 
+	free(ts->profile_bug_log);
 	forget_profile(ts);
 	for (i = 0; i < ts->nstepped; i++)
 		free(ts->stepped[i]);
@@ -2676,6 +2689,14 @@ int typestate_run(char *const argv[], const struct typestate_options *o, char *e
 	}
 	load_history(&ts);
 	rc = reexecute(&ts, argv);
+	if (rc == 0 && ts.profile_bug_log) {
+		fprintf(o->report,
+			"typestate: no candidate manifested, but the program ended in a bug in the "
+			"profile run itself (%s): that is the result, not 0 bugs; it has no "
+			"schedule to replay it (cctrace test may find one)\n",
+			ts.profile_bug_log);
+		rc = 1;
+	}
 	if (rc >= 0)
 		goto out;
 fail:

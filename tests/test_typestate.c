@@ -97,6 +97,22 @@ Test(typestate, a_violation_the_profile_saw_in_a_flagged_order)
 	h_remove_tree(dir);
 }
 
+/* A program that ends in a bug in the profile run itself, with no
+ * candidate, has a bug: exit 1, said so (it was "0 bugs", exit 0). */
+Test(typestate, a_bug_in_the_profile_run_is_no_clean_result)
+{
+	char *dir = h_temp_dir();
+	const char *args[] = {"--model", "lock", "--timeout", "2s"};
+	struct h_result r =
+	    typestate(dir, args, 4, (const char *const[]){"tests/fixtures/tsforeign", NULL});
+
+	cr_expect_eq(r.code, 1, "exit %d\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, "but the program ended in a bug in the profile run itself"), "%s",
+		  r.err);
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
+
 Test(typestate, lock_destroyed_while_locked)
 {
 	char *dir = h_temp_dir();
