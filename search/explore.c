@@ -184,7 +184,7 @@ static int write_file(const char *dir, const char *name, long n, const char *ext
  * shell would take apart, else in single quotes ('\'' for a quote).  The
  * `# run:` line is pasted into a shell: an argument "a b" written bare
  * replayed as two, and the bug with it never. */
-static void put_shell_word(FILE *f, const char *word)
+void search_put_shell_word(FILE *f, const char *word)
 {
 	const char *p;
 
@@ -221,17 +221,17 @@ static char *bug_head(const struct explore_options *eo, const struct engine_opti
 		opt->include_stack ? " --include-stack" : "");
 	if (opt->driver) {
 		fputs(" --driver ", f);
-		put_shell_word(f, opt->driver);
+		search_put_shell_word(f, opt->driver);
 	}
 	for (i = 1; i < 256; i++)
 		if (opt->ok_exit[i / 64] & (1ull << (i % 64)))
 			fprintf(f, " --ok-exit %d", i);
 	fputc(' ', f);
-	put_shell_word(f, path);
+	search_put_shell_word(f, path);
 	fputs(" --", f);
 	for (i = 0; argv[i]; i++) {
 		fputc(' ', f);
-		put_shell_word(f, argv[i]);
+		search_put_shell_word(f, argv[i]);
 	}
 	/* the standard input every run read (engine/input.c), kept beside */
 	if (engine_input_kept()) {
@@ -240,7 +240,7 @@ static char *bug_head(const struct explore_options *eo, const struct engine_opti
 		fputs(" < ", f);
 		if (asprintf(&input, "%.*s.stdin", (int)(strlen(path) - strlen(".sched")), path) >
 		    0)
-			put_shell_word(f, input);
+			search_put_shell_word(f, input);
 		free(input);
 	}
 	fprintf(f, "\n# found by cctrace %s --strategy %s --seed %lu%s, run %ld, choices [%s]\n",

@@ -309,4 +309,8 @@ void picture_free(struct picture *p);
 int picture_write(const char *path, const struct picture *p, const struct picture_text *text,
 		  char *err, size_t errlen);
 
+/* word as a POSIX shell reads it back (explore.c): bare, or in single
+ * quotes; for the `# run:` lines pasted into a shell. */
+void search_put_shell_word(FILE *f, const char *word);
+
 #endif

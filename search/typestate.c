@@ -2253,23 +2253,29 @@ static char *attempt_schedule(struct ts *ts, const struct candidate *c, char *co
 	char pre_obj[96], sub_obj[96], *pa, *pb, *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
+	char *path_of_bug = path_in(ts, "%s", name);
 	int i, n;
 
 	object_condition(ts, pre, pre_obj, sizeof(pre_obj));
 	object_condition(ts, sub, sub_obj, sizeof(sub_obj));
 	pa = call_predicate(ts, pre, pre_obj);
 	pb = call_predicate(ts, sub, sub_obj);
-	if (!f || !pa || !pb) {
+	if (!f || !pa || !pb || !path_of_bug) {
 		if (f)
 			fclose(f);
 		free(buf);
 		free(pa);
 		free(pb);
+		free(path_of_bug);
 		return NULL;
 	}
-	fprintf(f, "# run: cctrace run --expect bug %s/%s --", ts->dir, name);
-	for (i = 0; argv[i]; i++)
-		fprintf(f, " %s", argv[i]);
+	fputs("# run: cctrace run --expect bug ", f);
+	search_put_shell_word(f, path_of_bug);
+	fputs(" --", f);
+	for (i = 0; argv[i]; i++) {
+		fputc(' ', f);
+		search_put_shell_word(f, argv[i]);
+	}
 	fprintf(f, "\n# typestate (%s): in the profile, ", ts->flat[pre->flat].m->name);
 	describe_event(ts, pre, f);
 	fputs("\n#   and ", f);
@@ -2330,6 +2336,7 @@ done:
 	fclose(f);
 	free(pa);
 	free(pb);
+	free(path_of_bug);
 	return buf;
 }
 
@@ -2429,9 +2436,10 @@ static int attempt(struct ts *ts, const struct candidate *cand, char *const argv
 		 * longer to reach the second call than the search's limit. */
 		char *replay = attempt_schedule(ts, c, argv, name, replay_ms(ts));
 
+		/* attempt-K.sched stays: the report in bug-N.txt cites it */
 		log = read_all(logpath);
-		if (bug && replay && write_text(bug, replay, ts->err, sizeof(ts->err)) == 0)
-			unlink(path);
+		if (bug && replay)
+			write_text(bug, replay, ts->err, sizeof(ts->err));
 		free(replay);
 		write_bug(ts, c, bugs + 1, log);
 		free(log);

@@ -90,9 +90,14 @@ Test(typestate, a_violation_the_profile_saw_in_a_flagged_order)
 	char *dir = h_temp_dir();
 	const char *args[] = {"--model", "file", "--timeout", "2s"};
 	struct h_result r =
-	    typestate(dir, args, 4, (const char *const[]){"tests/fixtures/tsafter", NULL});
+	    typestate(dir, args, 4, (const char *const[]){"tests/fixtures/tsafter", "a b", NULL});
 
 	expect_bug(dir, &r, "write", "close", "CLOSED");
+	/* the attempt its report cites is kept */
+	cr_expect(exists(h_fmt("%s/attempt-1.sched", dir)));
+	/* the replay line is for a shell: an argument with a space quoted */
+	cr_expect(strstr(h_run_line(h_fmt("%s/bug-1.sched", dir)), "tsafter 'a b'"), "%s",
+		  h_run_line(h_fmt("%s/bug-1.sched", dir)));
 	h_result_free(&r);
 	h_remove_tree(dir);
 }
