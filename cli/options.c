@@ -135,6 +135,24 @@ static int set_strategy(struct cli_args *a, const char *v)
 	return 0;
 }
 
+/* --model given again adds its models to the others' */
+static int add_models(struct cli_args *a, const char *v)
+{
+	char *joined = NULL;
+
+	if (!a->models) {
+		a->models = v;
+		return 0;
+	}
+	if (asprintf(&joined, "%s,%s", a->models, v) < 0) {
+		cli_usage_error(a->command, "out of memory");
+		return -1;
+	}
+	free(a->models_joined);
+	a->models = a->models_joined = joined; /* typestate_main frees it */
+	return 0;
+}
+
 static int set_seed(struct cli_args *a, const char *v)
 {
 	char *end;
@@ -347,9 +365,10 @@ static const struct cli_option table[] = {
      "profiling phase found shared), sync (none), all (every non-stack access)",
      CHECK(set_points)},
     {"model", 0, "MODELS", CLI_TYPESTATE,
-     "the typestate models: built-in names separated by commas (file, lock,\n"
-     "memory; the default is all three) or a model FILE.ts (docs/typestate.md)",
-     STORE_STRING, FIELD(models)},
+     "the typestate models, separated by commas: built-in ones (file, lock,\n"
+     "memory; the default is all three) and model files FILE.ts\n"
+     "(docs/typestate.md); given again, the models add up",
+     CHECK(add_models)},
     {"runs", 0, "N", CLI_TYPESTATE, "re-execute at most N candidates (default: all)",
      CHECK(set_runs)},
     {"instances", 0, "N", CLI_TYPESTATE,

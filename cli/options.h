@@ -59,6 +59,7 @@ struct cli_args {
 	bool help;		    /* -h: printed by cli_parse */
 	/* typestate */
 	const char *models;    /* --model: built-in names or a FILE.ts */
+	char *models_joined;   /* models, when --model came more than once */
 	bool ignore_history;   /* --ignore-history */
 	bool lock_order;       /* --lock-order */
 	long instances;	       /* --instances; 0: the default */

@@ -10,6 +10,7 @@
 #include "search/search.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int typestate_main(struct cli_args *a)
@@ -35,6 +36,8 @@ int typestate_main(struct cli_args *a)
 		return cli_usage_error("typestate",
 				       "no program: cctrace typestate -- PROGRAM [ARGS...]");
 	bugs = typestate_run(a->program, &o, err, sizeof(err));
+	free(a->models_joined);
+	a->models_joined = NULL;
 	if (engine_stop_signal()) { /* Ctrl-C, SIGTERM: 128 + the signal, as elsewhere */
 		fprintf(stderr, "cctrace typestate: error: interrupted by %s\n",
 			sigabbrev_np(engine_stop_signal()));

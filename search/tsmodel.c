@@ -645,23 +645,50 @@ static char *read_text(const char *path, char *err, size_t errlen)
 	return text;
 }
 
+/* A model file (a path, or a name ending in .ts), or a built-in model. */
+static int load_one(struct ts_models *ms, const char *name, char *err, size_t errlen)
+{
+	size_t len = strlen(name);
+	char *text;
+	int rc;
+
+	if (!strchr(name, '/') && !(len > 3 && strcmp(name + len - 3, ".ts") == 0))
+		return ts_models_builtin(ms, name, err, errlen);
+	text = read_text(name, err, errlen);
+	if (!text)
+		return -1;
+	rc = ts_models_parse(ms, text, name, err, errlen);
+	free(text);
+	return rc;
+}
+
 int ts_models_load(struct ts_models *ms, const char *spec, char *err, size_t errlen)
 {
-	char *copy, *name, *save = NULL;
+	char *copy = strdup(spec), *name, *at;
 	int rc = 0;
 
-	if (strchr(spec, '/') || strstr(spec, ".ts")) {
-		char *text = read_text(spec, err, errlen);
-
-		if (!text)
-			return -1;
-		rc = ts_models_parse(ms, text, spec, err, errlen);
-		free(text);
-		return rc;
+	if (!copy) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
 	}
-	copy = strdup(spec);
-	for (name = strtok_r(copy, ",", &save); name && rc == 0; name = strtok_r(NULL, ",", &save))
-		rc = ts_models_builtin(ms, name, err, errlen);
+	/* comma-separated, each a built-in model or a file; none empty */
+	for (name = copy; rc == 0; name = at + 1) {
+		at = strchrnul(name, ',');
+		if (at == name) {
+			snprintf(err, errlen,
+				 "--model '%s' names no model%s: give file, lock, memory or a "
+				 "FILE.ts, separated by commas",
+				 spec, *spec ? " between two commas" : "");
+			rc = -1;
+			break;
+		}
+		if (*at == '\0') {
+			rc = load_one(ms, name, err, errlen);
+			break;
+		}
+		*at = '\0';
+		rc = load_one(ms, name, err, errlen);
+	}
 	free(copy);
 	return rc;
 }

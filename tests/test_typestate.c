@@ -577,6 +577,31 @@ Test(typestate, model_parse_builtins_and_objects)
 	cr_assert_eq(ts_models_load(&ms, "file,nosuch", err, sizeof(err)), -1);
 	cr_assert(strstr(err, "no built-in model 'nosuch'"), "%s", err);
 	ts_models_free(&ms);
+	/* no model at all is an error, not a run that can find nothing */
+	cr_assert_eq(ts_models_load(&ms, "", err, sizeof(err)), -1);
+	cr_assert(strstr(err, "names no model"), "%s", err);
+	ts_models_free(&ms);
+	cr_assert_eq(ts_models_load(&ms, "lock,,file", err, sizeof(err)), -1);
+	cr_assert(strstr(err, "names no model between two commas"), "%s", err);
+	ts_models_free(&ms);
+}
+
+/* A built-in model and a model file together, by a comma or two --model
+ * options (the second replaced the first; the comma made one file name). */
+Test(typestate, built_in_models_and_files_add_up)
+{
+	char *dir = h_temp_dir(), *model = h_fmt("%s/mine.ts", dir);
+	struct ts_models ms = {0};
+	char err[512];
+
+	h_write_file(model, "model mine\nstates A B\ninitial A\nobject int\n"
+			    "transit close(arg1) -> B\nlimit read(arg1) in A\n");
+	cr_assert_eq(ts_models_load(&ms, h_fmt("lock,%s", model), err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(ms.n, 2);
+	cr_assert_str_eq(ms.m[0].name, "lock");
+	cr_assert_str_eq(ms.m[1].name, "mine");
+	ts_models_free(&ms);
+	h_remove_tree(dir);
 }
 
 /* --- pbzip2 0.9.4, 2ndStrike's pbzip2-lck --- */
