@@ -298,6 +298,8 @@ void fine_forget_process(struct run *r, struct tr_process *p);
 /* Is the spinlock at lock_addr taken, for the pthread_spin_lock at entry?
  * (glibc's x86-64 assembly, `lock decl (%rdi)` first, takes a positive
  * int as free, as its unlock stores 1; its generic C code a zero one.) */
+/* A statement named a thread variable bound to nothing: why, reported. */
+void run_report_unbound(struct run *r, const struct stmt *s, const char *name);
 bool spinlock_taken(struct tr_process *p, uint64_t entry, uint64_t lock_addr);
 /* When to sample the targets of a wait that began at started (ms) next. */
 int64_t blocked_poll_deadline(struct run *r, bool has_targets, int64_t started, int64_t deadline);

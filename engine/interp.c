@@ -803,6 +803,21 @@ static const struct stmt *released_var(const struct run *r, const char *name)
 	return NULL;
 }
 
+void run_report_unbound(struct run *r, const struct stmt *s, const char *name)
+{
+	char where[256];
+
+	run_where(r, s, where, sizeof(where));
+	if (released_var(r, name))
+		report_outcome(r, OUTCOME_ERROR,
+			       "thread %s names no thread: 'release' at line %d let its thread go; "
+			       "bind it again by its stable name, thread %s = pN.tM (%s)",
+			       name, released_var(r, name)->loc.line, name, where);
+	else
+		report_outcome(r, OUTCOME_UNREALIZABLE, "thread %s was never bound (%s)", name,
+			       where);
+}
+
 /* Every thread s names, bound and not ended; NULL (outcome reported) if
  * one is not. */
 static enum flow run_targets(struct run *r, const struct stmt *s, struct tr_thread **targets)
@@ -815,19 +830,13 @@ static enum flow run_targets(struct run *r, const struct stmt *s, struct tr_thre
 		if (targets[i] && !tracer_thread_exited(targets[i]) &&
 		    tracer_thread_last_event(targets[i]) != TR_EV_EXIT)
 			continue;
+		if (!targets[i]) {
+			run_report_unbound(r, s, s->names[i]);
+			return FLOW_STOP;
+		}
 		run_where(r, s, where, sizeof(where));
-		if (!targets[i] && released_var(r, s->names[i]))
-			report_outcome(r, OUTCOME_ERROR,
-				       "thread %s names no thread: 'release' at line %d let its "
-				       "thread go (%s)",
-				       s->names[i], released_var(r, s->names[i])->loc.line, where);
-		else if (!targets[i])
-			report_outcome(r, OUTCOME_UNREALIZABLE, "thread %s was never bound (%s)",
-				       s->names[i], where);
-		else
-			report_outcome(r, OUTCOME_UNREALIZABLE,
-				       "thread %s (%s) has already ended (%s)", s->names[i],
-				       tracer_thread_name(targets[i]), where);
+		report_outcome(r, OUTCOME_UNREALIZABLE, "thread %s (%s) has already ended (%s)",
+			       s->names[i], tracer_thread_name(targets[i]), where);
 		return FLOW_STOP;
 	}
 	return FLOW_NEXT;

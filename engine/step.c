@@ -515,7 +515,11 @@ enum flow exec_hold(struct run *r, const struct stmt *s)
 	for (i = 0; i < s->n_names; i++) {
 		struct tr_thread *th = run_binding(r, s->names[i]);
 
-		if (th && hold_running(r, s, th) == FLOW_STOP)
+		if (!th) { /* it did nothing, and said nothing */
+			run_report_unbound(r, s, s->names[i]);
+			return FLOW_STOP;
+		}
+		if (hold_running(r, s, th) == FLOW_STOP)
 			return FLOW_STOP;
 	}
 	return FLOW_NEXT;

@@ -396,12 +396,22 @@ Test(threads, running_a_released_thread_is_an_error_that_names_the_release)
 	struct h_result r =
 	    h_run((const char *const[]){h_cctrace(), "run", sched, "--", WAVES, NULL}, QUICK_S);
 	char *want = h_fmt("cctrace: error: thread A names no thread: 'release' at line 3 let "
-			   "its thread go (%s:4:1)\n",
+			   "its thread go; bind it again by its stable name, thread A = pN.tM "
+			   "(%s:4:1)\n",
 			   sched);
 
 	cr_expect_eq(r.code, 3, "exit %d:\n%s", r.code, r.err);
 	cr_expect(strstr(r.err, want), "expected\n%s\nin:\n%s", want, r.err);
 	free(want);
+	h_result_free(&r);
+	/* hold too: it did nothing, and said nothing */
+	sched = h_temp_sched("held.sched", "timeout 5s\n"
+					   "thread A = wait any enter(job)\n"
+					   "release A\n"
+					   "hold A\n");
+	r = h_run((const char *const[]){h_cctrace(), "run", sched, "--", WAVES, NULL}, QUICK_S);
+	cr_expect_eq(r.code, 3, "exit %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, "thread A names no thread: 'release' at line 3"), "%s", r.err);
 	h_result_free(&r);
 }
 
