@@ -325,8 +325,9 @@ static int cmd_threads(struct shell *sh, const char *args, const char *line)
 	struct widths w;
 	int n, i;
 
-	(void)args;
 	(void)line;
+	if (*args)
+		return fail(sh, "threads takes no argument (bt T or list T for one)");
 	t = all_threads(sh, &n);
 	if (!t)
 		return fail(sh, "out of memory");
@@ -780,10 +781,12 @@ static const struct command commands[] = {
      "Shows the lines around where THREAD is held, => marking it.  The file is\n"
      "looked for as DWARF names it, then next to the program and in the current\n"
      "directory.  Not recorded.\n"},
-    {"info", NULL, ARG_INFO, false, cmd_info, "info breakpoints | info watchpoints",
+    {"info", NULL, ARG_INFO, false, cmd_info, "info breakpoints | watchpoints | threads",
      "  info breakpoints\n"
      "  info watchpoints\n"
-     "Lists the numbered points `continue` stops at.  Not recorded.\n"},
+     "  info threads\n"
+     "Lists the numbered points `continue` stops at, or the threads (as\n"
+     "`threads`).  Not recorded.\n"},
     {"wait", "Binding", ARG_PRED, false, cmd_statement, "let free threads run until PRED",
      "  wait any PRED\n"
      "  wait N distinct PRED\n"
@@ -808,7 +811,8 @@ static const struct command commands[] = {
     {"step", NULL, ARG_THREAD, false, cmd_move, "execute N machine instructions",
      "  step T [N]\n"
      "  e.g. step B 3\n"
-     "T executes N instructions (default 1) and is held.  Recorded as `step T N`.\n"},
+     "T executes N instructions (default 1, at most 1000000) and is held.\n"
+     "Recorded as `step T N`.\n"},
     {"next", NULL, ARG_THREAD, false, cmd_move, "run to the next source line",
      "  next T\n"
      "  e.g. next A\n"
@@ -839,7 +843,9 @@ static const struct command commands[] = {
     {"assert", NULL, ARG_PRED, false, cmd_statement, "check a condition now",
      "  assert EXPR\n"
      "  e.g. assert balance == 70\n"
-     "A false assertion is a bug.  The statement itself is recorded.\n"},
+     "A false assertion fails the command (the session goes on) and shows the\n"
+     "values read; it is recorded as a failed statement (`# failed: assert ...`).\n"
+     "A true one is recorded as itself.\n"},
     {"break", "Watching", ARG_FUNC, false, cmd_break, "breakpoint for continue",
      "  break FUNCTION\n"
      "  break FILE:LINE\n"
@@ -936,6 +942,9 @@ static int cmd_help(struct shell *sh, const char *args, const char *line)
 		return 0;
 	}
 	c = find_command(word);
+	if (!c && closest_command(word))
+		return fail(sh, "no command '%s'; did you mean '%s'? ('help' lists them)", word,
+			    closest_command(word));
 	if (!c)
 		return fail(sh, "no command '%s'; 'help' lists them", word);
 	printf("%s%s%s: %s\n%s", color(sh, COLOR_BOLD), c->name, color(sh, COLOR_RESET), c->summary,

@@ -789,6 +789,23 @@ Test(shell, continue_from_a_watched_store_sees_the_next)
 	cr_expect(h_count_lines(r->out, want) >= 1, "no stop at %s:\n%s", want, r->out);
 }
 
+/* Help says what the commands do (assert "is a bug", info without its
+ * threads), a misspelt help topic gets a did-you-mean as a misspelt
+ * command does, and threads refuses an argument it would ignore. */
+Test(shell, help_matches_the_commands)
+{
+	struct result *r;
+
+	check_built();
+	r = shell(BANK, NULL, "help brek\nthreads extra\nhelp info\nhelp assert\n");
+	cr_expect(strstr(r->err, "no command 'brek'; did you mean 'break'?"), "%s", r->err);
+	cr_expect(strstr(r->err, "threads takes no argument"), "%s", r->err);
+	cr_expect(strstr(r->out, "  info threads\n"), "%s", r->out);
+	cr_expect(strstr(r->out, "A false assertion fails the command (the session goes on)") &&
+		      !strstr(r->out, "A false assertion is a bug"),
+		  "%s", r->out);
+}
+
 Test(shell, program_gone)
 {
 	struct result *r;
