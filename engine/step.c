@@ -113,6 +113,9 @@ static enum loop_verdict driven_stop(struct run *r, const struct tr_event *ev,
 		run_where(r, ds->s, where, sizeof(where));
 		report_outcome(r, OUTCOME_UNREALIZABLE, "%s exited while being moved (%s)",
 			       tracer_thread_name(ds->th), where);
+		/* it ends: held at its exit, a process's last thread kept its
+		 * parent waiting for it in the shell's next commands */
+		run_resume(r, ds->th);
 		return LOOP_STOP;
 	}
 	rc = ds->test(r, ds->th, ev, ds->ctx);

@@ -806,6 +806,18 @@ Test(shell, help_matches_the_commands)
 		  "%s", r->out);
 }
 
+/* A thread that exits while finish moves it is let go: it stayed held at
+ * its exit, and main, joining it, waited for ever. */
+Test(shell, a_thread_that_exits_while_moved_is_let_go)
+{
+	struct result *r;
+
+	check_built();
+	r = shell(BANK, NULL, "thread A = wait any enter(customer)\nfinish A\nfinish A\nthreads\n");
+	cr_expect(strstr(r->err, "exited while being moved"), "%s", r->err);
+	cr_expect(strstr(r->out, "ok: balance = 70"), "the program did not end:\n%s", r->out);
+}
+
 Test(shell, program_gone)
 {
 	struct result *r;
