@@ -91,7 +91,8 @@ struct shell {
 	bool color;		 /* colour on stdout */
 	bool err_color;		 /* colour on stderr */
 	bool exit_on_error;	 /* --exit-on-error */
-	bool over;		 /* the program is gone */
+	bool over;		 /* the program is gone, or stopped at a bug */
+	bool can_look;		 /* ...alive, held where the bug left it */
 	bool done;		 /* quit, detach */
 	bool detach;		 /* detach: let a launched program run on */
 	bool cancel_line;	 /* ^C at the prompt: drop the line */
@@ -174,9 +175,28 @@ static void program_gone(struct shell *sh, const char *why)
 {
 	if (why && *why)
 		printf("%s\n", why);
-	printf("%sthe program is gone:%s only save, help and quit remain useful\n",
-	       color(sh, COLOR_YELLOW), color(sh, COLOR_RESET));
 	sh->over = true;
+	/* a deadlock leaves it alive, held as it stands: worth a look */
+	sh->can_look = engine_session_program_alive(sh->s);
+	if (sh->can_look)
+		printf("%sthe program stopped at the bug:%s threads, bt, list and print still "
+		       "look at it; save, help and quit remain\n",
+		       color(sh, COLOR_YELLOW), color(sh, COLOR_RESET));
+	else
+		printf("%sthe program is gone:%s only save, help and quit remain useful\n",
+		       color(sh, COLOR_YELLOW), color(sh, COLOR_RESET));
+}
+
+/* What may still be done with a program held at its bug. */
+static bool looks_only(const char *command)
+{
+	static const char *const looking[] = {"threads", "bt", "list", "print", "info"};
+	size_t i;
+
+	for (i = 0; i < sizeof(looking) / sizeof(looking[0]); i++)
+		if (strcmp(command, looking[i]) == 0)
+			return true;
+	return false;
 }
 
 /* Turn a session result into a command result. */
@@ -970,8 +990,12 @@ static int dispatch(struct shell *sh, const char *line)
 				    word, hint);
 		return fail(sh, "unknown command '%s' ('help' lists them)", word[0] ? word : line);
 	}
-	if (sh->over && !c->after_over)
-		return fail(sh, "the program is gone: only save, help and quit remain useful");
+	if (sh->over && !c->after_over && !(sh->can_look && looks_only(c->name)))
+		return fail(sh, sh->can_look
+				    ? "the program stopped at the bug: only threads, bt, "
+				      "list, print, save, help and quit remain useful"
+				    : "the program is gone: only save, help and quit remain "
+				      "useful");
 	return c->fn(sh, skip_space(rest), line);
 }
 

@@ -201,6 +201,9 @@ struct session_thread {
 
 /* Fill up to max entries, in creation order; returns how many threads. */
 int engine_session_threads(struct engine_session *s, struct session_thread *out, int max);
+/* Does the program still run, or stand held at a bug (a deadlock), where
+ * its threads can be looked at? */
+bool engine_session_program_alive(struct engine_session *s);
 /* T may be a schedule variable or a stable name (p1.t3). */
 int engine_session_backtrace(struct engine_session *s, const char *thread, FILE *out, char *err,
 			     size_t errlen);

@@ -435,6 +435,11 @@ static void fill_thread(struct engine_session *s, struct tr_thread *th, struct s
 	snprintf(t->last_event, sizeof(t->last_event), "%.63s", run_thread(s->run, th)->last_event);
 }
 
+bool engine_session_program_alive(struct engine_session *s)
+{
+	return !program_gone(s);
+}
+
 int engine_session_threads(struct engine_session *s, struct session_thread *out, int max)
 {
 	struct tr_thread *th;

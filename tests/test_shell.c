@@ -818,6 +818,23 @@ Test(shell, a_thread_that_exits_while_moved_is_let_go)
 	cr_expect(strstr(r->out, "ok: balance = 70"), "the program did not end:\n%s", r->out);
 }
 
+/* A deadlock leaves the program alive, held where it stuck: its threads
+ * can still be looked at (every command said "the program is gone"), and
+ * a command that moves them is refused as such. */
+Test(shell, a_deadlocked_program_can_still_be_looked_at)
+{
+	struct result *r;
+
+	check_built();
+	r = shell("tests/fixtures/abba", NULL,
+		  "thread A, B = wait 2 distinct enter(take_second)\nfinish A\nfinish B\n"
+		  "threads\nbt A\nstep A\n");
+	cr_expect(strstr(r->out, "bug: deadlock"), "%s", r->out);
+	cr_expect(strstr(r->out, "the program stopped at the bug"), "%s", r->out);
+	cr_expect(strstr(r->out, "NAME ") && strstr(r->out, "stack of p1.t"), "%s", r->out);
+	cr_expect(strstr(r->err, "the program stopped at the bug: only threads, bt"), "%s", r->err);
+}
+
 Test(shell, program_gone)
 {
 	struct result *r;
