@@ -43,6 +43,8 @@
  * `#` starts a comment.  A function may appear in several lines (close is
  * both a transit and a limit).
  */
+#include "engine/engine.h"
+#include "lang/lang.h"
 #include "search/internal.h"
 
 #include <ctype.h>
@@ -211,6 +213,49 @@ static int fail_at(struct tsp *t, const char *at, const char *fmt, ...)
 	return -1;
 }
 
+/* "... '(' at 1:9 ..." in a message of the parser, of the text it was
+ * given, as the model file's line:column. */
+static void mention_in_model(const struct tsp *t, const char *at, char *msg, size_t len,
+			     int prefix_len)
+{
+	char *mention = strstr(msg, " at 1:"), *end, rest[512];
+	long col;
+
+	if (!mention)
+		return;
+	col = strtol(mention + 6, &end, 10) - prefix_len;
+	snprintf(rest, sizeof(rest), "%s", end);
+	snprintf(mention, len - (size_t)(mention - msg), " at %d:%d%s", t->line,
+		 (int)(at - t->line_start) + (int)col, rest);
+}
+
+/* An ok condition is read as the schedule language reads it, here, where
+ * its error can point into the model file: it was met only after the
+ * profile, and said of a generated schedule.  (Names are the program's,
+ * checked once its symbols are read.) */
+static int check_ok_syntax(struct tsp *t, const char *at, const char *ok)
+{
+	static const char prefix[] = "assert ";
+	char *text = NULL, err[1024], msg[512];
+	struct schedule *sched;
+	int col = 0;
+
+	if (asprintf(&text, "%s%s\n", prefix, ok) < 0)
+		return fail_at(t, at, "out of memory");
+	sched = schedule_parse("ok", text, engine_atoms(), err, sizeof(err));
+	free(text);
+	if (sched) {
+		schedule_free(sched);
+		return 0;
+	}
+	/* "ok:1:COL: error: MSG\n..." */
+	if (sscanf(err, "ok:%*d:%d: error: %511[^\n]", &col, msg) != 2)
+		return fail_at(t, at, "%s", err);
+	col -= (int)sizeof(prefix) - 1;
+	mention_in_model(t, at, msg, sizeof(msg), (int)sizeof(prefix) - 1);
+	return fail_at(t, at + (col > 1 ? col - 1 : 0), "%s", msg);
+}
+
 static void skip_blanks(struct tsp *t)
 {
 	while (*t->p == ' ' || *t->p == '\t')
@@ -372,7 +417,9 @@ static int parse_ok(struct tsp *t, struct ts_op *op)
 	if (t->p == e)
 		return fail_at(t, e, "expected an expression after 'ok'");
 	op->ok = strndup(e, (size_t)(t->p - e));
-	return 0;
+	if (!op->ok)
+		return fail_at(t, e, "out of memory");
+	return check_ok_syntax(t, e, op->ok);
 }
 
 static int parse_op(struct tsp *t, bool transit)

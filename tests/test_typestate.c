@@ -513,6 +513,12 @@ Test(typestate, model_parse_errors_have_positions)
 	expect_parse_error("model m\nstates A\nderef\n", "m.ts:3:", "expected state names");
 	expect_parse_error("model m\nstates A\nderef A\nderef A\n",
 			   "m.ts:4:7:", "deref given twice");
+	/* an ok's syntax is the language's, said here, not of a generated
+	 * schedule after the profile */
+	expect_parse_error("model m\nstates A\nlimit f(arg1) in A ok retval ==\n",
+			   "m.ts:3:32:", "expected an expression, found end of line");
+	expect_parse_error("model m\nstates A\ntransit f(arg1) -> A ok ((retval\n",
+			   "m.ts:3:33:", "expected ')' to close '(' at 3:26");
 }
 
 /* The lock model's words: owned states, limits that wait for the owner,
