@@ -79,6 +79,7 @@
  *    schedule reached the point where the limited call is made on the
  *    object in a state that forbids it.
  */
+#include "lang/lang.h"
 #include "search/internal.h"
 
 #include <assert.h>
@@ -2686,8 +2687,8 @@ int typestate_run(char *const argv[], const struct typestate_options *o, char *e
 	analyse(&ts);
 	find_candidates(&ts);
 	list_candidates(&ts);
-	fprintf(o->report, "typestate: %d model events, %d candidates (%s/candidates.txt)\n",
-		ts.nevs, ts.ncands, ts.dir);
+	fprintf(o->report, "typestate: %d model event%s, %d candidate%s (%s/candidates.txt)\n",
+		ts.nevs, plural_s(ts.nevs), ts.ncands, plural_s(ts.ncands), ts.dir);
 	if (!ts.ncands && out_of_time(&ts)) { /* never "0 bugs" for what was not tested */
 		snprintf(ts.err, sizeof(ts.err),
 			 "--time ran out during the profile, which found no candidate: nothing was "
