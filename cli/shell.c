@@ -208,6 +208,8 @@ static int session_result(struct shell *sh, enum session_result r, const char *e
 		program_gone(sh, err);
 		return 0;
 	}
+	if (!err[0]) /* its report said why already */
+		return -1;
 	return fail(sh, "%s", err);
 }
 

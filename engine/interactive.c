@@ -704,15 +704,14 @@ enum session_result engine_session_continue(struct engine_session *s, char *err,
 	tracer_stop_all(s->tracer);
 	tracer_terminal_take(s->tracer);
 	record(s, "%s", "# continue (not replayable: where threads stopped is up to the OS)");
+	/* the report said why (the bug, the end, Ctrl-C): said once */
 	if (program_gone(s) || (s->run->finished && s->run->outcome == OUTCOME_BUG)) {
 		s->over = true;
-		snprintf(err, errlen, "%s",
-			 program_gone(s) ? "the program has ended"
-					 : "the program crashed (see above)");
 		return SESSION_OVER;
 	}
 	if (flow == FLOW_STOP) {
-		snprintf(err, errlen, "interrupted; every thread is held");
+		if (!s->run->finished)
+			snprintf(err, errlen, "interrupted; every thread is held");
 		return SESSION_FAILED;
 	}
 	return SESSION_OK;
