@@ -467,17 +467,39 @@ Test(shell, bt_shows_a_deep_stack_whole)
 	}
 }
 
+/* The shell on tests/fixtures/NAME, its thread A bound by `wait any
+ * FIRST`, then cmds; the session must end well. */
+static struct result *shell_ok(const char *name, const char *first, const char *cmds)
+{
+	struct result *r = shell(h_fmt("tests/fixtures/%s", name), NULL,
+				 h_fmt("thread A = wait any %s\n%s", first, cmds));
+
+	cr_assert_eq(r->code, 0, "exit %d\n%s", r->code, r->err);
+	return r;
+}
+
+/* "at(SRC:N)" for the line of src's marker (tests/fixtures/SRC). */
+static const char *at_marker(const char *src, const char *marker)
+{
+	return h_fmt("at(%s:%d)", src, h_marker_line(h_fmt("tests/fixtures/%s", src), marker));
+}
+
+/* "held in FUNC at SRC:N", N the line of src's marker. */
+static const char *held_at_marker(const char *func, const char *src, const char *marker)
+{
+	return h_fmt("held in %s at %s:%d", func, src,
+		     h_marker_line(h_fmt("tests/fixtures/%s", src), marker));
+}
+
 /* `next` runs over a signal handler that a step entered (sigstep's
  * syscall instruction sends the signal to its own thread): it stopped in
  * the handler, where gdb goes on to the line after. */
 Test(shell, next_runs_over_a_signal_handler)
 {
-	char want[64];
+	const char *want = held_at_marker("poke", "sigstep.c", "after");
 	struct result *r;
 
 	check_built();
-	snprintf(want, sizeof(want), "held in poke at sigstep.c:%d",
-		 h_marker_line("tests/fixtures/sigstep.c", "after"));
 	r = shell("tests/fixtures/sigstep", NULL,
 		  "thread A = wait any enter(poke)\nnext A\nnext A\n");
 	cr_assert_eq(r->code, 0, "exit %d\n%s", r->code, r->err);
@@ -496,27 +518,17 @@ Test(shell, next_runs_over_a_signal_handler)
  * a jump that lands below the frame waited on does not stop them. */
 Test(shell, next_and_finish_follow_a_longjmp)
 {
-	const char *src = "tests/fixtures/jumps.c";
-	char want[64], sched[256];
+	const char *want = held_at_marker("run_once", "jumps.c", "setjmp");
 	struct result *r;
 
 	check_built();
-	snprintf(want, sizeof(want), "held in run_once at jumps.c:%d",
-		 h_marker_line(src, "setjmp"));
-	r = shell("tests/fixtures/jumps", NULL, "thread A = wait any enter(middle)\nfinish A\n");
-	cr_assert_eq(r->code, 0, "exit %d\n%s", r->code, r->err);
+	r = shell_ok("jumps", "enter(middle)", "finish A\n");
 	cr_expect(strstr(r->out, "longjmp out of middle") && strstr(r->out, want), "no '%s':\n%s",
 		  want, r->out);
-	snprintf(sched, sizeof(sched), "thread A = wait any at(jumps.c:%d)\nnext A\n",
-		 h_marker_line(src, "call"));
-	r = shell("tests/fixtures/jumps", NULL, sched);
-	cr_assert_eq(r->code, 0, "exit %d\n%s", r->code, r->err);
+	r = shell_ok("jumps", at_marker("jumps.c", "call"), "next A\n");
 	cr_expect(strstr(r->out, want), "no '%s':\n%s", want, r->out);
 	/* deep_jump lands in inner_jump, below main's frame */
-	snprintf(sched, sizeof(sched), "thread A = wait any at(jumps.c:%d)\nfinish A\n",
-		 h_marker_line(src, "inner"));
-	r = shell("tests/fixtures/jumps", NULL, sched);
-	cr_assert_eq(r->code, 0, "exit %d\n%s", r->code, r->err);
+	r = shell_ok("jumps", at_marker("jumps.c", "inner"), "finish A\n");
 	cr_expect(strstr(r->out, "return(inner_jump)") &&
 		      strstr(r->out, "held in main at jumps.c:"),
 		  "%s", r->out);
@@ -526,28 +538,18 @@ Test(shell, next_and_finish_follow_a_longjmp)
  * catch block above it; a throw caught below does not stop them. */
 Test(shell, next_and_finish_follow_a_throw)
 {
-	const char *src = "tests/fixtures/throws.cpp";
-	char want[64], sched[256];
+	const char *want = held_at_marker("attempt", "throws.cpp", "catch");
 	struct result *r;
 
 	check_built();
-	snprintf(want, sizeof(want), "held in attempt at throws.cpp:%d",
-		 h_marker_line(src, "catch"));
-	snprintf(sched, sizeof(sched), "thread A = wait any at(throws.cpp:%d)\nnext A\n",
-		 h_marker_line(src, "call"));
-	r = shell("tests/fixtures/throws", NULL, sched);
-	cr_assert_eq(r->code, 0, "exit %d\n%s", r->code, r->err);
+	r = shell_ok("throws", at_marker("throws.cpp", "call"), "next A\n");
 	cr_expect(strstr(r->out, want), "no '%s':\n%s", want, r->out);
-	snprintf(want, sizeof(want), "held in handled_inside at throws.cpp:%d",
-		 h_marker_line(src, "inside"));
-	r = shell("tests/fixtures/throws", NULL, "thread A = wait any enter(fail)\nfinish A\n");
-	cr_assert_eq(r->code, 0, "exit %d\n%s", r->code, r->err);
+	want = held_at_marker("handled_inside", "throws.cpp", "inside");
+	r = shell_ok("throws", "enter(fail)", "finish A\n");
 	cr_expect(strstr(r->out, "throw out of fail") && strstr(r->out, want), "no '%s':\n%s", want,
 		  r->out);
 	/* handled_inside catches its own throw: its finish is a return */
-	r = shell("tests/fixtures/throws", NULL,
-		  "thread A = wait any enter(handled_inside)\nfinish A\n");
-	cr_assert_eq(r->code, 0, "exit %d\n%s", r->code, r->err);
+	r = shell_ok("throws", "enter(handled_inside)", "finish A\n");
 	cr_expect(strstr(r->out, "return(handled_inside)") && strstr(r->out, "held in main"), "%s",
 		  r->out);
 }
