@@ -482,6 +482,10 @@ static bool free_ones_still_asleep(struct run *r)
 		if (!free_sample(th, &now) || now.switches != tc->sample.switches ||
 		    now.syscall != tc->sample.syscall)
 			return false;
+		/* a sleep for a time ends by itself, and the thread may then
+		 * release what the blocked ones wait for (sleep, then post) */
+		if (syscall_sleeps_for_time(now.syscall) || now.timed)
+			return false;
 	}
 	return true;
 }
@@ -529,8 +533,12 @@ static bool sleeps_still(struct run *r, struct tr_thread *th, bool resample)
 	struct thread_ctx *tc = run_thread(r, th);
 	struct tr_kernel_sample now;
 
+	/* a futex wait with no end (a lock, a condition variable, a join):
+	 * nothing else is taken for a hang (an open of a FIFO waits for a
+	 * writer from outside) */
 	if (tracer_thread_held(th) || tracer_thread_last_event(th) == TR_EV_EXIT ||
-	    !free_sample(th, &now) || now.awaits_outside || now.timed)
+	    !free_sample(th, &now) || now.awaits_outside || now.timed ||
+	    now.syscall != TR_SYS_futex)
 		return false;
 	if (resample) {
 		tc->sample = now;
@@ -551,7 +559,10 @@ bool blocked_program_stuck(struct run *r, int64_t *since, int64_t for_ms)
 		if (tracer_thread_exited(th))
 			continue;
 		any = true;
-		if (!sleeps_still(r, th, resample)) {
+		/* a handler of the program's may yet run (a timer's SIGALRM
+		 * that posts a semaphore) */
+		if (!sleeps_still(r, th, resample) ||
+		    tracer_program_handles_signals(tracer_thread_process(th))) {
 			*since = -1;
 			return false;
 		}

@@ -207,6 +207,37 @@ Test(deadlock, a_deadlock_after_the_schedules_end_is_a_bug)
 	h_result_free(&r);
 }
 
+/* What sleeps for a time, or waits for a signal the program handles, may
+ * yet post what a blocked thread waits for: no deadlock (a run held the
+ * worker in sem_wait while main slept, then posted, and called it one; a
+ * schedule's end with a timer pending was taken for a hang). */
+Test(deadlock, a_sleeper_or_a_pending_timer_may_yet_wake_the_blocked)
+{
+	const char *held[] = {h_cctrace(),
+			      "run",
+			      h_temp_sched("held.sched", "thread C = wait any enter(waiter)\n"
+							 "run C until return(sem_wait)\n"),
+			      "--",
+			      "tests/fixtures/sleeppost",
+			      NULL};
+	const char *ended[] = {h_cctrace(),
+			       "run",
+			       h_temp_sched("ended.sched", "thread C = wait any enter(waiter)\n"),
+			       "--",
+			       "tests/fixtures/sleeppost",
+			       "alarm",
+			       NULL};
+	struct h_result r = h_run(held, 60);
+
+	cr_expect_eq(r.code, 0, "exit %d\n%s", r.code, r.err);
+	cr_expect(strstr(r.out, "posted"), "%s", r.out);
+	h_result_free(&r);
+	r = h_run(ended, 60);
+	cr_expect_eq(r.code, 0, "exit %d\n%s", r.code, r.err);
+	cr_expect(strstr(r.out, "posted"), "%s", r.out);
+	h_result_free(&r);
+}
+
 Test(deadlock, lock_order_deadlock_is_still_one_every_time)
 {
 	int i;

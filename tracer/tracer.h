@@ -283,6 +283,10 @@ int tracer_fpregs(struct tr_thread *th, struct user_fpregs_struct *out);
  * or not: a traced program's child it waits for, say. */
 char tracer_process_state(pid_t pid);
 
+/* Has the program a handler of its own for a signal that may come to
+ * wake a sleeper (a timer's SIGALRM, SIGUSR1, SIGCHLD, SIGTERM...)? */
+bool tracer_program_handles_signals(struct tr_process *p);
+
 /* The pc of a thread: its registers if held, else the user pc the kernel
  * reports for a thread blocked in a system call; 0 if unknown.  In a
  * breakpoint's slot, where the instruction it runs out of line lives. */

@@ -91,6 +91,21 @@ static bool signal_is_caught(pid_t pid, int sig)
 	return (masks[0] | masks[1]) & (1ull << (sig - 1));
 }
 
+bool tracer_program_handles_signals(struct tr_process *p)
+{
+	static const struct tr_status_key keys[] = {{"SigCgt", 16}};
+	/* glibc's own (SIGCANCEL, SIGSETXID: 32, 33), the guardian's and a
+	 * crash's wake no sleeper */
+	static const int quiet[] = {32, 33, SIGILL, SIGTRAP, SIGSEGV, SIGBUS, SIGFPE, SIGABRT};
+	unsigned long long caught = 0;
+	size_t i;
+
+	tr_status_fields(p->pid, 0, keys, 1, &caught);
+	for (i = 0; i < sizeof(quiet) / sizeof(quiet[0]); i++)
+		caught &= ~(1ull << (quiet[i] - 1));
+	return caught != 0;
+}
+
 /* While the guardian's rescue handler holds SIGILL and SIGTRAP, the
  * program's own action is the one it had before. */
 static bool program_catches(struct tr_process *p, int sig)
