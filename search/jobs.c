@@ -132,7 +132,10 @@ static void work(struct policy *pol, char *const argv[], const struct engine_opt
 	/* --runs is the total, shared out among the workers. */
 	if (eo->max_runs)
 		mine.max_runs = (eo->max_runs + eo->jobs - 1 - j) / eo->jobs;
-	mine.shard = base * eo->jobs + j + 1;
+	/* Sub-shard j of shard base: every part the split by n puts in
+	 * base, split again by the jobs (option, seed or permutation k goes
+	 * to part k mod n*J: base + n*j is the j-th with k mod n == base). */
+	mine.shard = base + n * j + 1;
 	mine.nshards = n * eo->jobs;
 	mine.out_dir = w->dir;
 	mine.out_dir_ready = false;

@@ -344,6 +344,37 @@ Test(explore_t, two_bfs_shards_cover_bfs_exactly)
 	check_shards("bfs", 2);
 }
 
+/* --jobs splits the shard it is given, not another part of the search:
+ * with --shard 2/3 the jobs ran other shards' schedules, or none. */
+Test(explore_t, jobs_split_their_shard)
+{
+	const char *dir = workdir(), *lines = h_fmt("%s/jobs.lines", dir);
+	char *alone[MAX_LINES], *jobs[MAX_LINES];
+	struct sline sl[MAX_LINES];
+	struct h_result r;
+	int na, nj, i;
+
+	na = interleave(dir, "alone", "dfs", "2/3", alone, NULL);
+	r = CCTRACE("explore", INTERLEAVE_SCHED, "--strategy", "dfs", "--shard", "2/3", "--jobs",
+		    "2", "--out", h_fmt("%s/out-jobs", dir), "--schedules", lines, "--",
+		    INTERLEAVE_PROG);
+	cr_assert_eq(r.code, 0, "exit %d\n%s", r.code, r.err);
+	h_result_free(&r);
+	nj = read_schedules(lines, sl, MAX_LINES);
+	for (i = 0; i < nj; i++) {
+		char seq[8];
+
+		to_sequence(sl[i].trace, seq, sizeof(seq));
+		jobs[i] = h_fmt("%s", seq);
+	}
+	cr_assert(na > 0);
+	cr_assert_eq(nj, na, "--jobs 2 --shard 2/3 made %d runs, --shard 2/3 %d", nj, na);
+	sort_set(alone, na, true, "--shard 2/3");
+	sort_set(jobs, nj, true, "--jobs 2 --shard 2/3");
+	for (i = 0; i < na; i++)
+		cr_assert_str_eq(jobs[i], alone[i], "the jobs' schedules differ at %d", i);
+}
+
 /* ---------------------------------------------------- context bounding */
 
 Test(explore_t, cb0_runs_each_thread_to_its_end)
