@@ -365,12 +365,13 @@ enum flow exec_finish(struct run *r, const struct stmt *s)
 {
 	struct tr_thread *th = held_bound(r, s, 0);
 	struct proc_ctx *pc = th ? run_proc(r, tracer_thread_process(th)) : NULL;
-	static const char *const how[] = {[LEFT_BY_RETURN] = "return(%s)",
-					  [LEFT_BY_LONGJMP] = "longjmp out of %s",
-					  [LEFT_BY_THROW] = "throw out of %s"};
+	static const char *const how[] = {[LEFT_BY_RETURN] = "return(%s%s%s)",
+					  [LEFT_BY_LONGJMP] = "longjmp out of %s%s%s",
+					  [LEFT_BY_THROW] = "throw out of %s%s%s"};
 	struct sym_frame frames[2];
 	enum left_by left_by;
-	char label[96], where[256];
+	const char *name, *quote;
+	char label[600], where[256];
 
 	if (!th)
 		return FLOW_STOP;
@@ -383,8 +384,10 @@ enum flow exec_finish(struct run *r, const struct stmt *s)
 	if (run_to_return(r, s, th, (struct return_point){frames[1].pc, frames[1].sp}, &left_by,
 			  0) == FLOW_STOP)
 		return FLOW_STOP;
-	snprintf(label, sizeof(label), how[left_by],
-		 frames[0].loc.pretty ? frames[0].loc.pretty : "??");
+	name = frames[0].loc.pretty ? frames[0].loc.pretty : "??";
+	/* as the language writes it: quoted when no identifier spells it */
+	quote = lang_is_plain_name(name) || !frames[0].loc.pretty ? "" : "\"";
+	snprintf(label, sizeof(label), how[left_by], quote, name, quote);
 	report_here(r, th, label);
 	return FLOW_NEXT;
 }
@@ -442,6 +445,10 @@ enum flow exec_next(struct run *r, const struct stmt *s)
 	/* the whole statement's, not each step's: a line that loops (over
 	 * a sleep, or on itself) ends at the timeout */
 	int64_t deadline = tracer_now_ms() + r->timeout_ms;
+	static const char *const label[] = {[LEFT_BY_RETURN] = "next",
+					    [LEFT_BY_LONGJMP] = "next (longjmp)",
+					    [LEFT_BY_THROW] = "next (throw)"};
+	enum left_by left_by = LEFT_BY_RETURN;
 	struct line_pos from, before, now;
 	struct dis_insn insn;
 	char where[256];
@@ -458,7 +465,7 @@ enum flow exec_next(struct run *r, const struct stmt *s)
 		if (is_call(th, &insn)) {
 			struct return_point rp = {insn.addr + insn.len, tracer_regs(th)->rsp};
 
-			flow = run_to_return(r, s, th, rp, NULL, deadline);
+			flow = run_to_return(r, s, th, rp, &left_by, deadline);
 		} else {
 			flow = drive_until(r, s, th, DRIVE_STEP, one_step, NULL, deadline);
 		}
@@ -485,7 +492,7 @@ enum flow exec_next(struct run *r, const struct stmt *s)
 			       tracer_thread_name(th), NEXT_MAX_STEPS, where);
 		return FLOW_STOP;
 	}
-	report_here(r, th, "next");
+	report_here(r, th, label[left_by]);
 	return FLOW_NEXT;
 }
 

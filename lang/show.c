@@ -153,6 +153,18 @@ static void show_array(struct show *sh, const struct sym_type *t, uint64_t addr)
 	fputc('}', sh->out);
 }
 
+/* "struct Base" as C++ names a base class: "Base". */
+static const char *without_keyword(const char *name)
+{
+	static const char *const keywords[] = {"struct ", "class ", "union "};
+	size_t i;
+
+	for (i = 0; i < sizeof(keywords) / sizeof(keywords[0]); i++)
+		if (strncmp(name, keywords[i], strlen(keywords[i])) == 0)
+			return name + strlen(keywords[i]);
+	return name;
+}
+
 struct member_walk {
 	struct show *sh;
 	uint64_t addr;
@@ -166,7 +178,7 @@ static int show_member(void *ctx, const struct sym_member *m)
 
 	fputs(w->n++ ? ", " : "", sh->out);
 	if (m->base)
-		fprintf(sh->out, "<%s> = ", sym_type_name(m->type));
+		fprintf(sh->out, "<%s> = ", without_keyword(sym_type_name(m->type)));
 	else
 		fprintf(sh->out, "%s = ", m->name ? m->name : "<anonymous>");
 	if (m->bit_size)
@@ -229,12 +241,15 @@ int eval_show(struct eval_ctx *c, const struct expr *e, FILE *out)
 	    sym_type_is_integer(v.type)) {
 		if (eval_int(c, e, &i) < 0)
 			return -1;
+		/* an enum by its enumerator, as gdb shows it */
+		if (v.type && sym_type_kind(v.type) == SYM_T_ENUM &&
+		    sym_type_enumerator_name(v.type, i)) {
+			fputs(sym_type_enumerator_name(v.type, i), out);
+			return 0;
+		}
 		fprintf(out, "%ld", (long)i);
 		if (i < 0 || i > 9)
 			fprintf(out, " (%#lx)", (unsigned long)i);
-		if (v.type && sym_type_kind(v.type) == SYM_T_ENUM &&
-		    sym_type_enumerator_name(v.type, i))
-			fprintf(out, " %s", sym_type_enumerator_name(v.type, i));
 		return 0;
 	}
 	sh.target = v.target ? v.target : c->target;

@@ -526,7 +526,8 @@ Test(shell, next_and_finish_follow_a_longjmp)
 	cr_expect(strstr(r->out, "longjmp out of middle") && strstr(r->out, want), "no '%s':\n%s",
 		  want, r->out);
 	r = shell_ok("jumps", at_marker("jumps.c", "call"), "next A\n");
-	cr_expect(strstr(r->out, want), "no '%s':\n%s", want, r->out);
+	cr_expect(strstr(r->out, want) && strstr(r->out, "next (longjmp)"), "no '%s':\n%s", want,
+		  r->out);
 	/* deep_jump lands in inner_jump, below main's frame */
 	r = shell_ok("jumps", at_marker("jumps.c", "inner"), "finish A\n");
 	cr_expect(strstr(r->out, "return(inner_jump)") &&
@@ -543,7 +544,8 @@ Test(shell, next_and_finish_follow_a_throw)
 
 	check_built();
 	r = shell_ok("throws", at_marker("throws.cpp", "call"), "next A\n");
-	cr_expect(strstr(r->out, want), "no '%s':\n%s", want, r->out);
+	cr_expect(strstr(r->out, want) && strstr(r->out, "next (throw)"), "no '%s':\n%s", want,
+		  r->out);
 	want = held_at_marker("handled_inside", "throws.cpp", "inside");
 	r = shell_ok("throws", "enter(fail)", "finish A\n");
 	cr_expect(strstr(r->out, "throw out of fail") && strstr(r->out, want), "no '%s':\n%s", want,
@@ -743,14 +745,13 @@ Test(shell, print_shows_aggregates_whole)
 	cr_expect(strstr(r->out, "bits = {a = 5, b = -7, c = 1, d = -1000, wide = 78187493547, "
 				 "tail = 77}\n"),
 		  "%s", r->out);
-	cr_expect(strstr(r->out, "tint = -3 (0xfffffffffffffffd) COOL\n"), "%s", r->out);
+	cr_expect(strstr(r->out, "tint = COOL\n"), "%s", r->out);
 	r = shell("tests/fixtures/cxxtypes", "--exit-on-error",
 		  "thread A = wait any enter(adjust)\nprint derived\n");
 	cr_assert_eq(r->code, 0, "exit %d\n%s\n%s", r->code, r->out, r->err);
-	cr_expect(
-	    strstr(r->out, "derived = {<struct Mid> = {<struct Base> = {_vptr.Base = 0x") &&
-		strstr(r->out, ", b1 = 3, b2 = 4}, m = 5}, <struct Other> = {o = 8}, d = 6}\n"),
-	    "%s", r->out);
+	cr_expect(strstr(r->out, "derived = {<Mid> = {<Base> = {_vptr.Base = 0x") &&
+		      strstr(r->out, ", b1 = 3, b2 = 4}, m = 5}, <Other> = {o = 8}, d = 6}\n"),
+		  "%s", r->out);
 }
 
 /* next on a line that never ends (a loop on one line, over a call of a
