@@ -2664,6 +2664,7 @@ static void list_candidates(struct ts *ts)
 int typestate_run(char *const argv[], const struct typestate_options *o, char *err, size_t errlen)
 {
 	struct ts ts = {.o = o, .t0 = engine_now_ms(), .deref_fn = -1};
+	struct stat st;
 	int rc = -1;
 
 	/* a Ctrl-C during the plain run, before any tracer, is told too */
@@ -2675,6 +2676,17 @@ int typestate_run(char *const argv[], const struct typestate_options *o, char *e
 	if (!ts.dir || (mkdir(ts.dir, 0777) < 0 && errno != EEXIST)) {
 		snprintf(err, errlen, "cannot make the output directory '%s': %s",
 			 o->out_dir ? o->out_dir : "typestate-out", strerror(errno));
+		goto out;
+	}
+	/* before anything runs: a file of that name is no directory */
+	if (stat(ts.dir, &st) < 0) {
+		snprintf(err, errlen, "cannot use the output directory '%s': %s", ts.dir,
+			 strerror(errno));
+		goto out;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "the output directory '%s' is a file, not a directory",
+			 ts.dir);
 		goto out;
 	}
 	if (collect_functions(&ts) < 0 || keep_present(&ts, argv[0]) < 0)

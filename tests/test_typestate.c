@@ -592,6 +592,23 @@ Test(typestate, model_parse_builtins_and_objects)
 	ts_models_free(&ms);
 }
 
+/* An output "directory" that is a file is refused before the program
+ * runs (it ran the plain run and the profile first). */
+Test(typestate, an_output_file_is_no_directory)
+{
+	char *dir = h_temp_dir(), *file = h_fmt("%s/afile", dir);
+	const char *args[] = {"--model", "file"};
+	struct h_result r;
+
+	h_write_file(file, "");
+	r = typestate(file, args, 2, (const char *const[]){"samples/fdclose/fdclose", NULL});
+	cr_expect_eq(r.code, 3, "exit %d\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, "is a file, not a directory") && !strstr(r.err, "profile"), "%s",
+		  r.err);
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
+
 /* A built-in model and a model file together, by a comma or two --model
  * options (the second replaced the first; the comma made one file name). */
 Test(typestate, built_in_models_and_files_add_up)
