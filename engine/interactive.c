@@ -425,10 +425,19 @@ static void fill_thread(struct engine_session *s, struct tr_thread *th, struct s
 	t->tid = tracer_thread_tid(th);
 	t->pid = tracer_process_pid(tracer_thread_process(th));
 	tracer_describe_kernel_state(th, t->state, sizeof(t->state));
+	const char *plt = NULL;
+
 	if (pcaddr && pc && pc->syms && !tracer_thread_exited(th))
 		sym_describe(pc->syms, pcaddr, &loc);
-	if (snprintf(t->func, sizeof(t->func), "%s", loc.pretty ? loc.pretty : "") >=
-	    (int)sizeof(t->func))
+	/* a PLT stub has no symbol of its own: named by what it calls */
+	if (!loc.pretty && pcaddr && pc && pc->syms && !tracer_thread_exited(th) &&
+	    sym_plt_function(pc->syms, pcaddr, &plt) < 0)
+		plt = NULL;
+	if (snprintf(t->func, sizeof(t->func), "%s%s",
+		     loc.pretty ? loc.pretty
+		     : plt	? plt
+				: "",
+		     !loc.pretty && plt ? "@plt" : "") >= (int)sizeof(t->func))
 		memcpy(t->func + sizeof(t->func) - 4, "...", 4); /* not cut silently */
 	snprintf(t->file, sizeof(t->file), "%s", loc.file ? loc.file : "");
 	t->line = loc.line;

@@ -838,6 +838,19 @@ Test(shell, a_deadlocked_program_can_still_be_looked_at)
 	cr_expect(strstr(r->err, "the program stopped at the bug: only threads, bt"), "%s", r->err);
 }
 
+/* A thread in a PLT stub is in the function the stub calls, through it
+ * ("held in ? at -"): customer's 9th instruction is the first of
+ * pthread_barrier_wait's stub. */
+Test(shell, a_thread_in_a_plt_stub_is_named_by_it)
+{
+	struct result *r;
+
+	check_built();
+	r = shell(BANK, "--exit-on-error", "thread A = wait any enter(customer)\nstep A 9\n");
+	cr_assert_eq(r->code, 0, "exit %d\n%s", r->code, r->err);
+	cr_expect(strstr(r->out, "held in pthread_barrier_wait@plt"), "%s", r->out);
+}
+
 Test(shell, program_gone)
 {
 	struct result *r;
