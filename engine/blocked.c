@@ -533,12 +533,14 @@ static bool sleeps_still(struct run *r, struct tr_thread *th, bool resample)
 	struct thread_ctx *tc = run_thread(r, th);
 	struct tr_kernel_sample now;
 
-	/* a futex wait with no end (a lock, a condition variable, a join):
-	 * nothing else is taken for a hang (an open of a FIFO waits for a
-	 * writer from outside) */
+	/* a futex wait with no end (a lock, a condition variable, a join),
+	 * private to the process: nothing else is taken for a hang (an open
+	 * of a FIFO waits for a writer from outside; a process-shared lock
+	 * may be another process's to release) */
 	if (tracer_thread_held(th) || tracer_thread_last_event(th) == TR_EV_EXIT ||
 	    !free_sample(th, &now) || now.awaits_outside || now.timed ||
-	    now.syscall != TR_SYS_futex)
+	    now.syscall != TR_SYS_futex ||
+	    (now.shared && tracer_address_is_shared(tracer_thread_process(th), now.futex_addr)))
 		return false;
 	if (resample) {
 		tc->sample = now;

@@ -822,6 +822,27 @@ static unsigned long context_switches(pid_t pid, pid_t tid)
 	return (unsigned long)(counts[0] + counts[1]);
 }
 
+bool tracer_address_is_shared(struct tr_process *p, uint64_t addr)
+{
+	char path[64], line[512], perms[8];
+	unsigned long long lo, hi;
+	bool shared = true; /* unknown: it may be */
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", p->pid);
+	f = fopen(path, "r");
+	if (!f)
+		return true;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx-%llx %7s", &lo, &hi, perms) == 3 && addr >= lo &&
+		    addr < hi) {
+			shared = perms[3] == 's';
+			break;
+		}
+	fclose(f);
+	return shared;
+}
+
 int tracer_kernel_sample(struct tr_thread *th, struct tr_kernel_sample *s)
 {
 	char path[64], buf[512], *close_paren, state = 0;
@@ -849,6 +870,9 @@ int tracer_kernel_sample(struct tr_thread *th, struct tr_kernel_sample *s)
 			s->syscall = call_of(th, s->syscall);
 			s->awaits_outside = tr_syscall_awaits_outside(th->proc, s->syscall, arg0);
 			s->timed = tr_futex_wait_is_timed(s->syscall, arg1, arg3);
+			s->shared =
+			    s->syscall == TR_SYS_futex && !(arg1 & 128); /* FUTEX_PRIVATE_FLAG */
+			s->futex_addr = arg0;
 		}
 		fclose(f);
 	}

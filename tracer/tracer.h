@@ -283,6 +283,11 @@ int tracer_fpregs(struct tr_thread *th, struct user_fpregs_struct *out);
  * or not: a traced program's child it waits for, say. */
 char tracer_process_state(pid_t pid);
 
+/* Is addr in memory another process may share (a MAP_SHARED mapping,
+ * System V or POSIX shared memory), where a process cctrace does not
+ * trace may wake a futex?  Reads the process's maps. */
+bool tracer_address_is_shared(struct tr_process *p, uint64_t addr);
+
 /* Has the program a handler of its own for a signal that may come to
  * wake a sleeper (a timer's SIGALRM, SIGUSR1, SIGCHLD, SIGTERM...)? */
 bool tracer_program_handles_signals(struct tr_process *p);
@@ -310,6 +315,9 @@ struct tr_kernel_sample {
 				 * another thread: epoll_wait, accept, a read
 				 * on a socket, nanosleep (see outside.c) */
 	bool timed;		/* a futex wait with a timeout: it ends by itself */
+	bool shared;		/* a futex wait not private to the process (a join's
+				 * is one; see tracer_address_is_shared) */
+	uint64_t futex_addr;	/* its word */
 };
 int tracer_kernel_sample(struct tr_thread *th, struct tr_kernel_sample *s);
 
