@@ -202,6 +202,19 @@ void search_put_shell_word(FILE *f, const char *word)
 	fputc('\'', f);
 }
 
+void search_put_replay_tail(FILE *f, const char *path, char *const argv[])
+{
+	int i;
+
+	fputc(' ', f);
+	search_put_shell_word(f, path);
+	fputs(" --", f);
+	for (i = 0; argv[i]; i++) {
+		fputc(' ', f);
+		search_put_shell_word(f, argv[i]);
+	}
+}
+
 /* The first lines of DIR/bug-N.sched: how to replay it, and how it was
  * found.  Built in memory: argv and the choice trace have no length limit. */
 static char *bug_head(const struct explore_options *eo, const struct engine_options *opt,
@@ -226,13 +239,7 @@ static char *bug_head(const struct explore_options *eo, const struct engine_opti
 	for (i = 1; i < 256; i++)
 		if (opt->ok_exit[i / 64] & (1ull << (i % 64)))
 			fprintf(f, " --ok-exit %d", i);
-	fputc(' ', f);
-	search_put_shell_word(f, path);
-	fputs(" --", f);
-	for (i = 0; argv[i]; i++) {
-		fputc(' ', f);
-		search_put_shell_word(f, argv[i]);
-	}
+	search_put_replay_tail(f, path, argv);
 	/* the standard input every run read (engine/input.c), kept beside */
 	if (engine_input_kept()) {
 		char *input = NULL;

@@ -312,5 +312,7 @@ int picture_write(const char *path, const struct picture *p, const struct pictur
 /* word as a POSIX shell reads it back (explore.c): bare, or in single
  * quotes; for the `# run:` lines pasted into a shell. */
 void search_put_shell_word(FILE *f, const char *word);
+/* " PATH -- ARGV..." of a `# run:` line, each word so. */
+void search_put_replay_tail(FILE *f, const char *path, char *const argv[]);
 
 #endif

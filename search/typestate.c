@@ -2255,7 +2255,7 @@ static char *attempt_schedule(struct ts *ts, const struct candidate *c, char *co
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 	char *path_of_bug = path_in(ts, "%s", name);
-	int i, n;
+	int n;
 
 	object_condition(ts, pre, pre_obj, sizeof(pre_obj));
 	object_condition(ts, sub, sub_obj, sizeof(sub_obj));
@@ -2270,13 +2270,8 @@ static char *attempt_schedule(struct ts *ts, const struct candidate *c, char *co
 		free(path_of_bug);
 		return NULL;
 	}
-	fputs("# run: cctrace run --expect bug ", f);
-	search_put_shell_word(f, path_of_bug);
-	fputs(" --", f);
-	for (i = 0; argv[i]; i++) {
-		fputc(' ', f);
-		search_put_shell_word(f, argv[i]);
-	}
+	fputs("# run: cctrace run --expect bug", f);
+	search_put_replay_tail(f, path_of_bug, argv);
 	fprintf(f, "\n# typestate (%s): in the profile, ", ts->flat[pre->flat].m->name);
 	describe_event(ts, pre, f);
 	fputs("\n#   and ", f);
