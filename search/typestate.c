@@ -84,6 +84,7 @@
 
 #include <assert.h>
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -98,12 +99,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define DEFAULT_ATTEMPT_MS 5000
-#define REPLAY_MS	   20000
-#define DEFAULT_INSTANCES  3 /* re-executions of one candidate */
-#define PLAIN_LIMIT_MS	   60000
-#define PLAIN_SLICE_MS	   100 /* how often the plain run looks for Ctrl-C */
-#define PROFILE_MARGIN_MS  10000
+#define DEFAULT_ATTEMPT_MS     5000
+#define REPLAY_MS	       20000
+#define DEFAULT_INSTANCES      3 /* re-executions of one candidate */
+#define PLAIN_LIMIT_MS	       60000
+#define PLAIN_SLICE_MS	       100 /* how often the plain run looks for Ctrl-C */
+#define PROFILE_MARGIN_MS      10000
+#define PROFILE_HUNG_MARGIN_MS 3000
 /* Before the verdict: how long the program may take to end after it (a
  * violation may leave it hung on a lock in freed memory). */
 #define AFTER_BUG    "\ttimeout 2s   # for the program to end after the bug\n"
@@ -894,9 +896,86 @@ static bool tracer_ended(const char *logpath)
  * time in ms, or -1 if it could not run or did not end within limit_ms (a
  * bug of the kind looked for may hang it: a lock in freed memory), in
  * which case it is killed. */
-static double plain_run_ms(char *const argv[], int64_t limit_ms)
+/* One thread of an untraced process: asleep in a futex wait with no
+ * timeout (a lock, a condition variable, a join)?  Adds its context
+ * switches to *switches. */
+static bool task_waits_for_good(pid_t pid, int tid, unsigned long long *switches)
 {
-	int64_t t0 = engine_now_ms();
+	char path[96], line[512], state = 0, *paren;
+	unsigned long long nr = 0, addr = 0, op = 0, val = 0, timeout = 0, n;
+	bool in_call;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, tid);
+	if (!(f = fopen(path, "r")))
+		return false;
+	if (fgets(line, sizeof(line), f) && (paren = strrchr(line, ')')))
+		state = paren[2];
+	fclose(f);
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)pid, tid);
+	if (!(f = fopen(path, "r")))
+		return false;
+	in_call = fgets(line, sizeof(line), f) &&
+		  sscanf(line, "%llu %llx %llx %llx %llx", &nr, &addr, &op, &val, &timeout) == 5;
+	fclose(f);
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, tid);
+	if ((f = fopen(path, "r"))) {
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "voluntary_ctxt_switches: %llu", &n) == 1 ||
+			    sscanf(line, "nonvoluntary_ctxt_switches: %llu", &n) == 1)
+				*switches += n;
+		fclose(f);
+	}
+	/* futex (202), FUTEX_WAIT or FUTEX_WAIT_BITSET (private or not), no
+	 * timeout */
+	return state == 'S' && in_call && nr == 202 && ((op & 127) == 0 || (op & 127) == 9) &&
+	       timeout == 0;
+}
+
+/* Is the untraced program hung: every thread asleep for good, no switch
+ * since the last look, and no handler of its own for a signal that could
+ * wake one (a timer's)?  *last keeps the switches seen. */
+static bool plain_hung(pid_t pid, unsigned long long *last)
+{
+	char path[64], line[256];
+	unsigned long long switches = 0, caught = 0;
+	struct dirent *d;
+	bool all = true, any = false;
+	DIR *dir;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if ((f = fopen(path, "r"))) {
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "SigCgt: %llx", &caught) == 1)
+				break;
+		fclose(f);
+	}
+	/* glibc's own handlers (signals 32 and 33) wake nobody */
+	if (caught & ~(3ull << 31))
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	if (!(dir = opendir(path)))
+		return false;
+	while (all && (d = readdir(dir)))
+		if (d->d_name[0] != '.') {
+			any = true;
+			all = task_waits_for_good(pid, atoi(d->d_name), &switches);
+		}
+	closedir(dir);
+	all = all && any && switches == *last;
+	*last = switches;
+	return all;
+}
+
+/* The program run alone, for its time: ms, -1 when it did not end within
+ * limit_ms, or -2 when it hung (*hung_at_ms, when all its threads were
+ * first seen asleep for good; PLAIN_HUNG_MS later is the verdict). */
+#define PLAIN_HUNG_MS 1000
+static double plain_run_ms(char *const argv[], int64_t limit_ms, int64_t *hung_at_ms)
+{
+	int64_t t0 = engine_now_ms(), asleep_since = -1;
+	unsigned long long switches = ~0ull;
 	struct pollfd pfd = {.events = POLLIN};
 	double ms = -1;
 	pid_t pid, parent = getpid();
@@ -919,12 +998,24 @@ static double plain_run_ms(char *const argv[], int64_t limit_ms)
 	/* in slices: a Ctrl-C that came just before the poll would not end
 	 * it, and the program would be left running when cctrace exits */
 	while (pfd.fd >= 0 && !engine_stop_signal() && engine_now_ms() - t0 < limit_ms &&
-	       (ready = poll(&pfd, 1, PLAIN_SLICE_MS)) == 0)
-		;
-	if (pfd.fd < 0 || ready == 1)
+	       (ready = poll(&pfd, 1, PLAIN_SLICE_MS)) == 0) {
+		/* a hang is seen, not waited out to the limit */
+		if (!plain_hung(pid, &switches))
+			asleep_since = -1;
+		else if (asleep_since < 0)
+			asleep_since = engine_now_ms();
+		else if (engine_now_ms() - asleep_since >= PLAIN_HUNG_MS)
+			break;
+	}
+	if (pfd.fd < 0 || ready == 1) {
 		ms = (double)(engine_now_ms() - t0);
-	else
+	} else {
 		kill(pid, SIGKILL);
+		if (asleep_since >= 0 && engine_now_ms() - asleep_since >= PLAIN_HUNG_MS) {
+			ms = -2;
+			*hung_at_ms = asleep_since - t0;
+		}
+	}
 	waitpid(pid, &status, 0);
 	if (pfd.fd >= 0)
 		close(pfd.fd);
@@ -1167,6 +1258,9 @@ static void report_profile(struct ts *ts, double calls_ms, double plain, int64_t
 		ts->nfns, ts->nthreads, calls_ms);
 	if (ts->o->driver)
 		fprintf(ts->o->report, "until the driver ended)\n");
+	else if (plain == -2)
+		fprintf(ts->o->report,
+			"the program alone hung: every thread slept in a lock wait for good)\n");
 	else if (plain < 0)
 		fprintf(ts->o->report, "the program alone did not end within %.1f s)\n",
 			(double)plain_limit / 1000.0);
@@ -1215,10 +1309,15 @@ static int profile(struct ts *ts, char *const argv[])
 	 * one: no plain run then, and the driver ends the profile's. */
 	int64_t left = ts->o->max_ms ? end_by(ts) - engine_now_ms() : PLAIN_LIMIT_MS;
 	int64_t plain_limit = left < PLAIN_LIMIT_MS ? (left > 0 ? left : 1) : PLAIN_LIMIT_MS;
-	double plain = ts->o->driver ? -1 : plain_run_ms(argv, plain_limit), calls_ms = 0;
+	int64_t hung_at = 0;
+	double plain = ts->o->driver ? -1 : plain_run_ms(argv, plain_limit, &hung_at), calls_ms = 0;
 	/* The profile is slower, and a bug may hang it: a limit, after which
-	 * what was seen is analysed as it is. */
-	int64_t limit = plain < 0 ? PLAIN_LIMIT_MS : (int64_t)plain * 20 + PROFILE_MARGIN_MS;
+	 * what was seen is analysed as it is.  A program that hung alone
+	 * hangs in the profile too, once it has done (slower) what it did
+	 * before. */
+	int64_t limit = plain == -2 ? hung_at * 20 + PROFILE_HUNG_MARGIN_MS
+			: plain < 0 ? PLAIN_LIMIT_MS
+				    : (int64_t)plain * 20 + PROFILE_MARGIN_MS;
 	bool ended;
 	int outcome;
 

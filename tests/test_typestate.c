@@ -592,6 +592,22 @@ Test(typestate, model_parse_builtins_and_objects)
 	ts_models_free(&ms);
 }
 
+/* A program that hangs is seen to hang by the plain run, which waited a
+ * minute for its end (and the profile another): the double lock is
+ * found all the same. */
+Test(typestate, a_hung_program_is_seen_to_hang)
+{
+	char *dir = h_temp_dir();
+	const char *args[] = {"--model", "lock", "--timeout", "2s"};
+	struct h_result r =
+	    typestate(dir, args, 4, (const char *const[]){"tests/fixtures/tsrelock", NULL});
+
+	cr_expect_eq(r.code, 1, "exit %d\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, "the program alone hung"), "%s", r.err);
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
+
 /* An output "directory" that is a file is refused before the program
  * runs (it ran the plain run and the profile first). */
 Test(typestate, an_output_file_is_no_directory)
