@@ -538,9 +538,8 @@ static bool sleeps_still(struct run *r, struct tr_thread *th, bool resample)
 	 * of a FIFO waits for a writer from outside; a process-shared lock
 	 * may be another process's to release) */
 	if (tracer_thread_held(th) || tracer_thread_last_event(th) == TR_EV_EXIT ||
-	    !free_sample(th, &now) || now.awaits_outside || now.timed ||
-	    now.syscall != TR_SYS_futex ||
-	    (now.shared && tracer_address_is_shared(tracer_thread_process(th), now.futex_addr)))
+	    !free_sample(th, &now) ||
+	    !tracer_sleeps_for_good(tracer_process_pid(tracer_thread_process(th)), &now))
 		return false;
 	if (resample) {
 		tc->sample = now;

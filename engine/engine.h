@@ -477,6 +477,12 @@ int engine_run_once(struct policy *pol, char *const argv[], const struct engine_
 int engine_functions_present(const char *program, const char *const *names, int n, bool *present,
 			     uint64_t *addrs, char *err, size_t errlen);
 
+/* Is pid, a process cctrace does not trace, hung: every thread asleep in
+ * a futex wait only another of its threads could end, and no signal
+ * handler of its own?  *switches gets their context switches, to tell
+ * that nothing moved between two looks (tracer_untraced_sleeps_for_good). */
+bool engine_untraced_sleeps_for_good(pid_t pid, unsigned long long *switches);
+
 /* Standard input for a search's many runs (engine/input.c): each run reads
  * it from the same start.  engine_input_prepare, once before any run: a
  * regular file is rewound before each run, other input (a pipe) is read

@@ -401,6 +401,11 @@ int engine_watched_count(const struct policy *pol)
 	return pol->nwatched;
 }
 
+bool engine_untraced_sleeps_for_good(pid_t pid, unsigned long long *switches)
+{
+	return tracer_untraced_sleeps_for_good(pid, switches);
+}
+
 int engine_stop_signal(void)
 {
 	return tracer_stop_signal(false);

@@ -84,7 +84,6 @@
 
 #include <assert.h>
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -896,76 +895,16 @@ static bool tracer_ended(const char *logpath)
  * time in ms, or -1 if it could not run or did not end within limit_ms (a
  * bug of the kind looked for may hang it: a lock in freed memory), in
  * which case it is killed. */
-/* One thread of an untraced process: asleep in a futex wait with no
- * timeout (a lock, a condition variable, a join)?  Adds its context
- * switches to *switches. */
-static bool task_waits_for_good(pid_t pid, int tid, unsigned long long *switches)
-{
-	char path[96], line[512], state = 0, *paren;
-	unsigned long long nr = 0, addr = 0, op = 0, val = 0, timeout = 0, n;
-	bool in_call;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, tid);
-	if (!(f = fopen(path, "r")))
-		return false;
-	if (fgets(line, sizeof(line), f) && (paren = strrchr(line, ')')))
-		state = paren[2];
-	fclose(f);
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)pid, tid);
-	if (!(f = fopen(path, "r")))
-		return false;
-	in_call = fgets(line, sizeof(line), f) &&
-		  sscanf(line, "%llu %llx %llx %llx %llx", &nr, &addr, &op, &val, &timeout) == 5;
-	fclose(f);
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, tid);
-	if ((f = fopen(path, "r"))) {
-		while (fgets(line, sizeof(line), f))
-			if (sscanf(line, "voluntary_ctxt_switches: %llu", &n) == 1 ||
-			    sscanf(line, "nonvoluntary_ctxt_switches: %llu", &n) == 1)
-				*switches += n;
-		fclose(f);
-	}
-	/* futex (202), FUTEX_WAIT or FUTEX_WAIT_BITSET (private or not), no
-	 * timeout */
-	return state == 'S' && in_call && nr == 202 && ((op & 127) == 0 || (op & 127) == 9) &&
-	       timeout == 0;
-}
-
-/* Is the untraced program hung: every thread asleep for good, no switch
- * since the last look, and no handler of its own for a signal that could
- * wake one (a timer's)?  *last keeps the switches seen. */
+/* Is the untraced program hung: every thread asleep for good, and no
+ * switch since the last look?  *last keeps the switches seen. */
 static bool plain_hung(pid_t pid, unsigned long long *last)
 {
-	char path[64], line[256];
-	unsigned long long switches = 0, caught = 0;
-	struct dirent *d;
-	bool all = true, any = false;
-	DIR *dir;
-	FILE *f;
+	unsigned long long switches = 0;
+	bool asleep = engine_untraced_sleeps_for_good(pid, &switches);
+	bool still = asleep && switches == *last;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	if ((f = fopen(path, "r"))) {
-		while (fgets(line, sizeof(line), f))
-			if (sscanf(line, "SigCgt: %llx", &caught) == 1)
-				break;
-		fclose(f);
-	}
-	/* glibc's own handlers (signals 32 and 33) wake nobody */
-	if (caught & ~(3ull << 31))
-		return false;
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	if (!(dir = opendir(path)))
-		return false;
-	while (all && (d = readdir(dir)))
-		if (d->d_name[0] != '.') {
-			any = true;
-			all = task_waits_for_good(pid, atoi(d->d_name), &switches);
-		}
-	closedir(dir);
-	all = all && any && switches == *last;
 	*last = switches;
-	return all;
+	return still;
 }
 
 /* The program run alone, for its time: ms, -1 when it did not end within

@@ -295,6 +295,8 @@ void tr_unpin_inherited(struct tr_thread *child, pid_t parent_pid);
 /* Does system call nr (first argument arg0) of a thread of pid sleep until
  * something outside the program happens (input, a timer)?  outside.c. */
 bool tr_syscall_awaits_outside(const struct tr_process *p, long nr, unsigned long long arg0);
+/* tracer_program_handles_signals of any process, traced or not (wait.c). */
+bool tr_pid_handles_signals(pid_t pid);
 /* A futex wait (futex or futex_waitv, op its operation) with a timeout:
  * it ends by itself. */
 bool tr_futex_wait_is_timed(long nr, unsigned long long op, unsigned long long timeout);

@@ -822,14 +822,17 @@ static unsigned long context_switches(pid_t pid, pid_t tid)
 	return (unsigned long)(counts[0] + counts[1]);
 }
 
-bool tracer_address_is_shared(struct tr_process *p, uint64_t addr)
+/* Is addr in memory another process may share (a MAP_SHARED mapping,
+ * System V or POSIX shared memory), where a process cctrace does not
+ * trace may wake a futex?  Reads pid's maps; unknown is yes. */
+static bool address_is_shared(pid_t pid, uint64_t addr)
 {
 	char path[64], line[512], perms[8];
 	unsigned long long lo, hi;
-	bool shared = true; /* unknown: it may be */
+	bool shared = true;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", p->pid);
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	f = fopen(path, "r");
 	if (!f)
 		return true;
@@ -843,42 +846,98 @@ bool tracer_address_is_shared(struct tr_process *p, uint64_t addr)
 	return shared;
 }
 
-int tracer_kernel_sample(struct tr_thread *th, struct tr_kernel_sample *s)
+/* What /proc says of task tid of pid: its state, its call (raw: a
+ * restart_syscall as such) with its first four arguments, its context
+ * switches.  -1 if it cannot be read. */
+static int read_task(pid_t pid, pid_t tid, struct tr_kernel_sample *s, unsigned long long args[4])
 {
 	char path[64], buf[512], *close_paren, state = 0;
 	FILE *f;
 
 	memset(s, 0, sizeof(*s));
 	s->syscall = -1;
-	if (th->state != TR_RUNNING || tr_has(th, TF_LISTENING))
-		return -1;
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", th->proc->pid, th->tid);
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
 	f = fopen(path, "r");
 	if (!f)
 		return -1;
 	if (fgets(buf, sizeof(buf), f) && (close_paren = strrchr(buf, ')')))
 		state = close_paren[2];
 	fclose(f);
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", th->proc->pid, th->tid);
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)pid, (int)tid);
 	f = fopen(path, "r");
 	if (f) {
-		unsigned long long arg0 = 0, arg1 = 0, arg2 = 0, arg3 = 0;
-
-		if (fgets(buf, sizeof(buf), f) && strncmp(buf, "running", 7) != 0 &&
-		    sscanf(buf, "%ld %llx %llx %llx %llx", &s->syscall, &arg0, &arg1, &arg2,
-			   &arg3) >= 1) {
-			s->syscall = call_of(th, s->syscall);
-			s->awaits_outside = tr_syscall_awaits_outside(th->proc, s->syscall, arg0);
-			s->timed = tr_futex_wait_is_timed(s->syscall, arg1, arg3);
-			s->shared =
-			    s->syscall == TR_SYS_futex && !(arg1 & 128); /* FUTEX_PRIVATE_FLAG */
-			s->futex_addr = arg0;
-		}
+		if (!fgets(buf, sizeof(buf), f) || strncmp(buf, "running", 7) == 0 ||
+		    sscanf(buf, "%ld %llx %llx %llx %llx", &s->syscall, &args[0], &args[1],
+			   &args[2], &args[3]) < 1)
+			s->syscall = -1;
 		fclose(f);
 	}
 	s->asleep = (state == 'S' || state == 'D') && s->syscall >= 0;
-	s->switches = context_switches(th->proc->pid, th->tid);
+	s->switches = context_switches(pid, tid);
 	return 0;
+}
+
+/* The sample's call is nr (its arguments args): what it waits for. */
+static void note_call(struct tr_kernel_sample *s, long nr, const unsigned long long args[4])
+{
+	s->syscall = nr;
+	s->timed = tr_futex_wait_is_timed(nr, args[1], args[3]);
+	s->shared = nr == TR_SYS_futex && !(args[1] & 128); /* FUTEX_PRIVATE_FLAG */
+	s->futex_addr = args[0];
+}
+
+int tracer_kernel_sample(struct tr_thread *th, struct tr_kernel_sample *s)
+{
+	unsigned long long args[4] = {0, 0, 0, 0};
+
+	if (th->state != TR_RUNNING || tr_has(th, TF_LISTENING)) {
+		memset(s, 0, sizeof(*s));
+		s->syscall = -1;
+		return -1;
+	}
+	if (read_task(th->proc->pid, th->tid, s, args) < 0)
+		return -1;
+	if (s->syscall >= 0) {
+		note_call(s, call_of(th, s->syscall), args);
+		s->awaits_outside = tr_syscall_awaits_outside(th->proc, s->syscall, args[0]);
+	}
+	return 0;
+}
+
+bool tracer_sleeps_for_good(pid_t pid, const struct tr_kernel_sample *s)
+{
+	return s->asleep && s->syscall == TR_SYS_futex && !s->timed &&
+	       !(s->shared && address_is_shared(pid, s->futex_addr));
+}
+
+bool tracer_untraced_sleeps_for_good(pid_t pid, unsigned long long *switches)
+{
+	char path[64];
+	struct dirent *d;
+	bool all = true, any = false;
+	DIR *dir;
+
+	*switches = 0;
+	if (tr_pid_handles_signals(pid))
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	if (!(dir = opendir(path)))
+		return false;
+	while (all && (d = readdir(dir))) {
+		unsigned long long args[4] = {0, 0, 0, 0};
+		struct tr_kernel_sample s;
+
+		if (d->d_name[0] == '.')
+			continue;
+		any = true;
+		all = read_task(pid, (pid_t)atoi(d->d_name), &s, args) == 0;
+		if (all && s.syscall >= 0)
+			note_call(&s, s.syscall, args);
+		all = all && tracer_sleeps_for_good(pid, &s);
+		*switches += s.switches;
+	}
+	closedir(dir);
+	return all && any;
 }
 
 long tracer_syscall_args(struct tr_thread *th, uint64_t args[TRACER_SYSCALL_ARGS])

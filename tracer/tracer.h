@@ -283,11 +283,6 @@ int tracer_fpregs(struct tr_thread *th, struct user_fpregs_struct *out);
  * or not: a traced program's child it waits for, say. */
 char tracer_process_state(pid_t pid);
 
-/* Is addr in memory another process may share (a MAP_SHARED mapping,
- * System V or POSIX shared memory), where a process cctrace does not
- * trace may wake a futex?  Reads the process's maps. */
-bool tracer_address_is_shared(struct tr_process *p, uint64_t addr);
-
 /* Has the program a handler of its own for a signal that may come to
  * wake a sleeper (a timer's SIGALRM, SIGUSR1, SIGCHLD, SIGTERM...)? */
 bool tracer_program_handles_signals(struct tr_process *p);
@@ -316,10 +311,19 @@ struct tr_kernel_sample {
 				 * on a socket, nanosleep (see outside.c) */
 	bool timed;		/* a futex wait with a timeout: it ends by itself */
 	bool shared;		/* a futex wait not private to the process (a join's
-				 * is one; see tracer_address_is_shared) */
+				 * is one; see tracer_sleeps_for_good) */
 	uint64_t futex_addr;	/* its word */
 };
 int tracer_kernel_sample(struct tr_thread *th, struct tr_kernel_sample *s);
+/* Is s, a sample of a thread of process pid, a sleep only another thread
+ * of pid can end: a futex wait with no timeout, on memory no other
+ * process shares (MAP_SHARED, shm: one cctrace does not trace may wake
+ * it; pid's maps are read then)? */
+bool tracer_sleeps_for_good(pid_t pid, const struct tr_kernel_sample *s);
+/* The same of every thread of pid, a process cctrace does not trace, which
+ * has no signal handler of its own (tracer_program_handles_signals);
+ * *switches gets their context switches, to tell that none moved since. */
+bool tracer_untraced_sleeps_for_good(pid_t pid, unsigned long long *switches);
 
 /* The system call th is asleep in (running) or was stopped in and redoes
  * when resumed (held), with its arguments; -1 if none. */

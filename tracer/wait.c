@@ -91,7 +91,7 @@ static bool signal_is_caught(pid_t pid, int sig)
 	return (masks[0] | masks[1]) & (1ull << (sig - 1));
 }
 
-bool tracer_program_handles_signals(struct tr_process *p)
+bool tr_pid_handles_signals(pid_t pid)
 {
 	static const struct tr_status_key keys[] = {{"SigCgt", 16}};
 	/* glibc's own (SIGCANCEL, SIGSETXID: 32, 33), the guardian's and a
@@ -100,10 +100,15 @@ bool tracer_program_handles_signals(struct tr_process *p)
 	unsigned long long caught = 0;
 	size_t i;
 
-	tr_status_fields(p->pid, 0, keys, 1, &caught);
+	tr_status_fields(pid, 0, keys, 1, &caught);
 	for (i = 0; i < sizeof(quiet) / sizeof(quiet[0]); i++)
 		caught &= ~(1ull << (quiet[i] - 1));
 	return caught != 0;
+}
+
+bool tracer_program_handles_signals(struct tr_process *p)
+{
+	return tr_pid_handles_signals(p->pid);
 }
 
 /* While the guardian's rescue handler holds SIGILL and SIGTRAP, the
