@@ -218,6 +218,9 @@ struct candidate {
 	/* a violation the profile saw within one thread (lock pairing): pre is
 	 * the thread's own transit, sub its limit that the state forbids */
 	bool own;
+	/* the profile saw the limit after the transit, in the state it left:
+	 * the limit may need the transit's thread to go on (a flag it sets) */
+	bool seen_after;
 	char *key;
 };
 
@@ -1757,7 +1760,7 @@ static void add_instance(struct candidate *c, int pre, int sub)
 	c->inst[c->count++] = (struct instance){pre, sub};
 }
 
-static void add_candidate(struct ts *ts, int pre, int sub, bool own)
+static void add_candidate(struct ts *ts, int pre, int sub, bool own, bool seen_after)
 {
 	char *key = candidate_key(ts, &ts->evs[pre], &ts->evs[sub], own);
 	long distance = labs((long)ts->evs[sub].raw - (long)ts->evs[pre].raw);
@@ -1776,6 +1779,7 @@ static void add_candidate(struct ts *ts, int pre, int sub, bool own)
 			if (distance > ts->cands[i].distance)
 				ts->cands[i].distance = distance;
 			ts->cands[i].lock_ordered &= ordered;
+			ts->cands[i].seen_after |= seen_after;
 			free(key);
 			return;
 		}
@@ -1786,6 +1790,7 @@ static void add_candidate(struct ts *ts, int pre, int sub, bool own)
 						   .distance = distance,
 						   .lock_ordered = ordered,
 						   .own = own,
+						   .seen_after = seen_after,
 						   .key = key};
 	add_instance(&ts->cands[ts->ncands++], pre, sub);
 }
@@ -1807,15 +1812,15 @@ static void pair(struct ts *ts, int a, int b)
 		return;
 	case 1:
 		if (l->raw < x->raw)
-			add_candidate(ts, b, a, false);
+			add_candidate(ts, b, a, false, false);
 		else
-			add_candidate(ts, a, b, false);
+			add_candidate(ts, a, b, false, false);
 		return;
 	case 2:
-		add_candidate(ts, b, a, false); /* as it happened: l waits for x */
+		add_candidate(ts, b, a, false, true); /* as it happened: l waits for x */
 		return;
 	default:
-		add_candidate(ts, a, b, false); /* as it happened: x waits for l */
+		add_candidate(ts, a, b, false, false); /* as it happened: x waits for l */
 	}
 }
 
@@ -1906,7 +1911,7 @@ static void find_own_violations(struct ts *ts)
 		if (x < 0 || ts->evs[x].thread != l->thread || (owner >= 0 && owner != l->thread) ||
 		    allowed_to(ts, l, state, owner))
 			continue;
-		add_candidate(ts, x, i, true);
+		add_candidate(ts, x, i, true, false);
 	}
 }
 
@@ -2350,19 +2355,23 @@ static char *attempt_schedule(struct ts *ts, const struct candidate *c, char *co
 		fprintf(f, "if (caller == 0x%" PRIx64 ") {   # X made the subsequent call\n",
 			ts->raws[sub->entry_raw].caller);
 	/* The limited call came before the transit's thread reached its
-	 * call: the order wanted, with nothing to wait for. */
-	/* The transit wanted first came first: it runs now, for the limited
-	 * call may come only after it (a flag its thread sets after it),
-	 * and holding it there would wait for ever. */
+	 * call: the order wanted, with nothing to wait for.  Or the transit
+	 * wanted first came first.  Where the profile saw the
+	 * limit after it, the transit runs now and its thread goes on, for
+	 * the limit may come only after something it does next (a flag it
+	 * sets): held at its call, it waited for ever.  Otherwise it is held
+	 * at its call until the limited call comes. */
 	if (ts->flat[pre->flat].op->transit) {
 		fputs("\t# the preceding call is not reached yet: the object is as before it\n", f);
-	} else {
+	} else if (c->seen_after) {
 		run_through(ts, sub, "X", "the object changes state, in the order wanted", f);
 		fputs("\trelease X   # what it does next may be what lets the limited call come\n",
 		      f);
 		fprintf(f, "\tthread Y = wait any %s\n", pa);
+	} else {
+		fprintf(f, "\tthread Y = wait any %s\n", pa);
 	}
-	schedule_body(ts, c, "Y", "X", !ts->flat[pre->flat].op->transit, f);
+	schedule_body(ts, c, "Y", "X", !ts->flat[pre->flat].op->transit && c->seen_after, f);
 	fprintf(f, "} else {\n\tthread Y = wait any %s\n", pb);
 	schedule_body(ts, c, "X", "Y", false, f);
 	fputs("}\nrelease all\n", f);
