@@ -46,6 +46,7 @@ FIXTURE_CXX_SRCS := $(wildcard tests/fixtures/*.cpp)
 FIXTURE_BINS := $(FIXTURE_SRCS:%.c=%) $(FIXTURE_CXX_SRCS:%.cpp=%) $(FIXTURE_LIBS) \
 		tests/fixtures/serstatic tests/fixtures/serstatic-nodebug \
 		tests/fixtures/serstatic-stripped tests/fixtures/fine-static \
+		tests/fixtures/sercounter-stripped tests/fixtures/serspinlocal-stripped \
 		tests/fixtures/localtypes-clang
 
 .PHONY: all deps system-deps samples fixtures test check-asan bench sctbench fuzz clean format lint \
@@ -104,6 +105,10 @@ tests/fixtures/serstatic-nodebug: tests/fixtures/sercounter.c
 # ...and stripped: nothing tells, and cctrace test says so.
 tests/fixtures/serstatic-stripped: tests/fixtures/sercounter.c
 	$(CC) $(filter-out -g,$(SAMPLE_CFLAGS)) -static -s -o $@ $<
+# Stripped, linked dynamically: the program's own code has no names, so
+# its points are written at(MODULE+0xOFFSET).
+tests/fixtures/%-stripped: tests/fixtures/%.c
+	$(CC) $(filter-out -g,$(SAMPLE_CFLAGS)) -s -o $@ $<
 # seralign calls C++'s operator new by its mangled name: libstdc++.
 tests/fixtures/seralign: tests/fixtures/seralign.c
 	$(CC) $(SAMPLE_CFLAGS) -o $@ $< -lstdc++

@@ -703,8 +703,18 @@ static void point_text(struct serial *s, char *buf, size_t len, char *note, size
 		snprintf(buf, len, "enter(%s)", sync_fns[g->sync].name);
 		return;
 	}
-	if (!pc || !pc->syms || sym_describe(pc->syms, g->pc, &loc) < 0 || !loc.func) {
-		snprintf(buf, len, "exit"); /* no symbol: cannot be named */
+	if (pc && pc->syms && sym_describe(pc->syms, g->pc, &loc) == 0 && !loc.func) {
+		const char *module; /* a stripped program, a PLT stub */
+		uint64_t offset;
+
+		if (sym_module_offset(pc->syms, g->pc, &module, &offset) == 0) {
+			snprintf(buf, len, "at(%s+0x%" PRIx64 ")", module, offset);
+			return;
+		}
+	}
+	if (!loc.func) {
+		/* no module either: the replay will say it cannot follow */
+		snprintf(buf, len, "at(0x%" PRIx64 ")", g->pc);
 		return;
 	}
 	name = sym_schedule_name(pc->syms, &loc);
@@ -1362,6 +1372,19 @@ static enum loop_verdict spin_candidate_hit(struct serial *s, struct tr_thread *
 	return stop_at_spin(s, th, pc);
 }
 
+/* Has the stack a frame in a function of the executable?  The spin point
+ * goes there, not in a PLT stub the thread was interrupted in (memcmp@plt):
+ * a point in a function reads as a line in the bug's schedule. */
+static bool has_function_frame(const struct serial *s, const struct sym_frame *frames, int n)
+{
+	int k;
+
+	for (k = 0; k < n; k++)
+		if (frames[k].loc.func && in_ranges(s->exe_text, s->nexe_text, frames[k].pc))
+			return true;
+	return false;
+}
+
 /*
  * The running thread made no point for SPIN_MS: it spins in a loop with no
  * point in it (a local, or memory read inside libc), which fair scheduling
@@ -1386,7 +1409,8 @@ static enum loop_verdict spin_found(struct serial *s, struct tr_thread *th)
 	s->step_t0 = tracer_now_ms();
 	n = (long)tracer_regs(th)->orig_rax >= 0 ? 0 : run_backtrace(s->r, th, frames, SPIN_FRAMES);
 	for (k = 0; k < n && !pc; k++)
-		if (in_ranges(s->exe_text, s->nexe_text, frames[k].pc))
+		if (in_ranges(s->exe_text, s->nexe_text, frames[k].pc) &&
+		    (frames[k].loc.func || !has_function_frame(s, frames, n)))
 			pc = frames[k].pc;
 	if (pc && tracer_now_ms() - s->step_began < SPIN_PROOF_MS && !tracer_break_at(p, pc)) {
 		/* not a point yet: watched, unless it computes or is watched

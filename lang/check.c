@@ -166,10 +166,12 @@ int lang_func_offset(struct sym_space *syms, const char *text, uint64_t *addr)
 		return -1;
 	memcpy(func, text, n);
 	func[n] = '\0';
-	if (sym_function_named(syms, func, addr) < 0 || !*addr)
-		return -1;
-	*addr += strtoull(text + n + 1, NULL, 16);
-	return 0;
+	if (sym_function_named(syms, func, addr) == 0 && *addr) {
+		*addr += strtoull(text + n + 1, NULL, 16);
+		return 0;
+	}
+	/* at(MODULE+0xOFFSET): code no function covers */
+	return sym_module_named(syms, func, strtoull(text + n + 1, NULL, 16), addr);
 }
 
 /* at(FILE:LINE) with no code: is FILE unknown, or which lines near LINE
@@ -209,8 +211,10 @@ static int resolve_location(struct checker *k, struct expr *e)
 		free(func);
 		if (found < 0)
 			return -1;
-		if (found > 0 || lang_func_offset(k->syms, e->name, &addr) < 0)
-			return fail(k, e->loc, "no function '%.*s' in the program or its libraries",
+		if (lang_func_offset(k->syms, e->name, &addr) < 0)
+			return fail(k, e->loc,
+				    "no function or module '%.*s' in the program or its libraries "
+				    "(or the offset is outside it)",
 				    (int)strcspn(e->name, "+"), e->name);
 	} else if (sym_line(k->syms, e->name, (int)e->ival, &addr, 1, &n) < 0 || n == 0) {
 		return no_code_at(k, e);

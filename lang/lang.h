@@ -165,7 +165,8 @@ static inline const char *plural_s(long n)
 int vec_reserve(void *items, int *cap, int n, size_t size);
 
 /* --- check.c --- */
-/* at(FUNC+0xOFFSET): the address in syms; -1 if FUNC is unknown. */
+/* at(FUNC+0xOFFSET), or at(MODULE+0xOFFSET) for code no function covers
+ * (sym_module_offset): the address in syms; -1 if neither is known. */
 int lang_func_offset(struct sym_space *syms, const char *text, uint64_t *addr);
 int lang_check(struct policy *pol, struct sym_space *syms, char *err, size_t errlen);
 /* Check another schedule (a fragment typed in the shell) against pol's

@@ -714,6 +714,40 @@ int sym_describe_function(struct sym_space *s, uint64_t addr, struct sym_loc *ou
 	return describe_function(s, addr, out, &a) ? 0 : -1;
 }
 
+/* Offsets are the ELF file's own addresses (objdump's), the same for a
+ * program offline, live, and in every run whatever its load address. */
+int sym_module_offset(struct sym_space *s, uint64_t addr, const char **module, uint64_t *offset)
+{
+	Dwarf_Addr a, bias = 0;
+	Dwfl_Module *mod = find_module(s, addr, &a);
+	const char *name =
+	    mod ? dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL) : NULL;
+
+	if (!name || !dwfl_module_getelf(mod, &bias))
+		return -1;
+	*module = base_of(name);
+	*offset = a - bias;
+	return 0;
+}
+
+int sym_module_named(struct sym_space *s, const char *module, uint64_t offset, uint64_t *addr)
+{
+	size_t i;
+
+	for (i = 0; i < s->nmods; i++) {
+		const struct sym_mod *m = &s->mods[i];
+		Dwarf_Addr a = offset + symi_mod_elf_bias(m);
+
+		if (strcmp(m->base, module) != 0)
+			continue;
+		if (a < m->low || a >= m->high)
+			return -1;
+		*addr = symi_space_out_addr(s, m, a);
+		return 0;
+	}
+	return -1;
+}
+
 /* dwfl_module_getsrc finds the CU by .debug_aranges, which clang does
  * not write by default: the line is then found in the CU symi_addrdie
  * finds. */

@@ -129,6 +129,16 @@ const char *sym_schedule_name(struct sym_space *space, const struct sym_loc *loc
  * is owned by the space.  -1 if addr is not a PLT stub. */
 int sym_plt_function(struct sym_space *space, uint64_t addr, const char **name);
 
+/* An address no function covers (a stripped program's code, a PLT stub)
+ * as a schedule names it, at(MODULE+0xOFFSET): the basename of the ELF
+ * file it is in (owned by the space) and its offset there, the file's own
+ * address, which no load address changes.  -1 if no module covers addr. */
+int sym_module_offset(struct sym_space *space, uint64_t addr, const char **module,
+		      uint64_t *offset);
+/* ...and back: the address of offset in the module whose file's basename
+ * is module; -1 if there is none, or offset is outside it. */
+int sym_module_named(struct sym_space *space, const char *module, uint64_t offset, uint64_t *addr);
+
 /* A statically linked executable's own code (symbols/static.c): the
  * address ranges its compile units cover, apart from the libc linked into
  * it, whose archive carries no debugging information; without debugging

@@ -155,6 +155,39 @@ Test(errors, unknown_function_did_you_mean)
 	h_result_free(&r);
 }
 
+/* at(NAME+0xOFF) names a function, else a module (an ELF file's
+ * basename): neither, or an offset past the module's end, is an error
+ * before the program runs. */
+Test(errors, at_of_an_unknown_module_or_past_its_end)
+{
+	char *none = h_temp_sched("nomod.sched", "wait any at(bnak+0x10)\n"),
+	     *past = h_temp_sched("past.sched", "wait any at(bank+0x7fffffff)\n"), *good;
+	struct h_result r = H_RUN("sh", "-c", "nm " BANK " | awk '$3 == \"withdraw\" {print $1}'");
+	unsigned long long withdraw = strtoull(r.out, NULL, 16);
+
+	cr_assert(withdraw != 0, "nm: %s%s", r.out, r.err);
+	good = h_temp_sched("mod.sched",
+			    h_fmt("thread A = wait any at(bank+0x%llx)\nrelease all\n", withdraw));
+	h_result_free(&r);
+	r = H_RUN(h_cctrace(), "run", none, "--", BANK);
+
+	cr_expect_eq(r.code, 3, "exit %d:\n%s", r.code, r.err);
+	expect_diag(r.err, none, 1, 10,
+		    "no function or module 'bnak' in the program or its libraries (or the "
+		    "offset is outside it)",
+		    "wait any at(bnak+0x10)");
+	cr_expect_str_eq(r.out, "", "bank ran:\n%s", r.out);
+	h_result_free(&r);
+	r = H_RUN(h_cctrace(), "run", past, "--", BANK);
+	cr_expect_eq(r.code, 3, "exit %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, "no function or module 'bank'"), "%s", r.err);
+	h_result_free(&r);
+	r = H_RUN(h_cctrace(), "run", good, "--", BANK);
+	cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, "at(bank+0x") && strstr(r.err, "withdraw "), "%s", r.err);
+	h_result_free(&r);
+}
+
 Test(errors, unknown_variable)
 {
 	char *s1 = h_temp_sched("balanse.sched", "thread A = wait any write(balanse)\n");

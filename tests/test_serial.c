@@ -1318,6 +1318,29 @@ Test(serial, spin_without_a_point_ends)
 	expect_found("tests/fixtures/serspinlocal", 30, "ABRT");
 }
 
+/* A stripped program's code has no function to name a point by: its bug
+ * schedule names them at(MODULE+0xOFFSET) and replays 10 of 10.  Before,
+ * every such step was written "until exit", and no replay followed it. */
+Test(serial, a_stripped_program_s_points_are_named_by_module)
+{
+	char *dir;
+	struct h_result r = search("tests/fixtures/sercounter-stripped", 30, &dir);
+	char *sched = h_fmt("%s/bug-1.sched", dir);
+
+	cr_assert_eq(r.code, 1, "no bug (exit %d):\n%s", r.code, r.err);
+	cr_expect(strstr(h_read_file(sched, NULL), "until at(sercounter-stripped+0x"), "%s",
+		  h_read_file(sched, NULL));
+	expect_replays(sched, "tests/fixtures/sercounter-stripped");
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
+
+/* ...and so is a spin's point found in a stripped program. */
+Test(serial, a_spin_in_a_stripped_program_replays)
+{
+	expect_found("tests/fixtures/serspinlocal-stripped", 30, "ABRT");
+}
+
 /* errfix die: main exits with 3 while a thread sleeps for ever in a pipe
  * read.  The sleeper is not run again after every step of the others (a
  * read is polled), the threads the exit kills are no steps, and the
