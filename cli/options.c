@@ -315,7 +315,7 @@ static const struct cli_option table[] = {
      "$CCTRACE_WATCHPOINTS)",
      CHECK(set_watchpoints)},
     {"strategy", 0, "S", CLI_EXPLORE | CLI_TEST,
-     "dfs (explore's default), bfs, random[:C], pct:D[:C], cb:N, vb:V[:T], pctvb:D:V, ipb, "
+     "dfs (explore's default), bfs, random[:C], pct:D[:C], cb:N, vb:V[:T], pctvb:D[:V], ipb, "
      "idb or ib:K; test's default is a portfolio of pct and random (docs/test.md)",
      CHECK(set_strategy)},
     {"runs", 0, "N", CLI_EXPLORE | CLI_TEST,
@@ -332,7 +332,8 @@ static const struct cli_option table[] = {
      "print the trace and report of every run that is not completed", STORE_TRUE,
      FIELD(eo.verbose)},
     {"minimize", 0, "R", CLI_EXPLORE | CLI_TEST,
-     "cut each bug schedule down while it reproduces in R of R replays\n(default 10)",
+     "cut each bug schedule down while it reproduces in R of R replays\n(default 10; 0: as "
+     "--no-minimize)",
      CHECK(set_minimize)},
     {"minimize-time", 0, "DURATION", CLI_EXPLORE | CLI_TEST,
      "minimise each bug for at most this long (default 2m, 0: no limit);\n"

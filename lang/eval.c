@@ -331,7 +331,8 @@ static int eval_unary(struct eval_ctx *c, const struct expr *e, struct value *ou
 			return fail(c, e, "'&': it lives in a register here, not in memory");
 		if (v.bit_size)
 			return fail(c, e, "'&' of a bitfield, which has no address of its own");
-		*out = (struct value){.i = (int64_t)v.addr};
+		*out = (struct value){
+		    .i = (int64_t)v.addr, .type = sym_type_pointer_to(v.type), .target = v.target};
 		return 0;
 	}
 	if (e->op == '*') {

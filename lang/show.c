@@ -247,6 +247,11 @@ int eval_show(struct eval_ctx *c, const struct expr *e, FILE *out)
 			fputs(sym_type_enumerator_name(v.type, i), out);
 			return 0;
 		}
+		/* a pointer with its type, as gdb shows it */
+		if (v.type && sym_type_kind(v.type) == SYM_T_POINTER) {
+			fprintf(out, "(%s) %#lx", sym_type_name(v.type), (unsigned long)i);
+			return 0;
+		}
 		fprintf(out, "%ld", (long)i);
 		if (i < 0 || i > 9)
 			fprintf(out, " (%#lx)", (unsigned long)i);

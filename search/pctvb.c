@@ -166,12 +166,13 @@ static bool pctvb_next_run(struct search *s)
 
 const struct strategy_ops search_pctvb = {
     .name = "pctvb",
-    .synopsis = "pctvb:D:V",
+    .synopsis = "pctvb:D[:V]",
     .nparams = 2,
     .nrequired = 1,
     .min = {1, 1},
     .dflt = {0, 1},
-    .usage = "needs a depth D and a number of variables V, each from 1 to 16, e.g. pctvb:2:1",
+    .usage = "needs a depth D and a number of variables V (default 1), each from 1 to 16, e.g. "
+	     "pctvb:2:1",
     .init = pctvb_init,
     .fini = pctvb_fini,
     .shard = rng_shard_by_run_seed,

@@ -31,7 +31,7 @@
  *   cb:N       depth-first with at most N preemptions               cb.c
  *   vb:V[:T]   variable bounding (004, section 2), with thread
  *              bounding when T is given (004, section 4)            vb.c
- *   pctvb:D:V  PCT with variable bounding (004, section 3)          pctvb.c
+ *   pctvb:D[:V] PCT with variable bounding (004, section 3)          pctvb.c
  *   ipb        iterative preemption bounding: cb:0, then cb:1, ...   ipb.c
  *   idb        iterative delay bounding over round robin            idb.c
  *   ib:K       interference bounding (003): round robin plus exactly

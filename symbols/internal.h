@@ -77,10 +77,11 @@ struct sym_type {
 	enum sym_type_kind kind;
 	uint64_t size;
 	uint64_t count;
-	bool is_signed;		     /* a signed integer, or an enum over one */
-	bool is_reference;	     /* C++ & or && (kind SYM_T_POINTER) */
-	const struct sym_type *elem; /* synthetic arrays only */
-	char *name;		     /* built on first sym_type_name */
+	bool is_signed;			/* a signed integer, or an enum over one */
+	bool is_reference;		/* C++ & or && (kind SYM_T_POINTER) */
+	const struct sym_type *elem;	/* synthetic arrays and pointers only */
+	const struct sym_type *pointer; /* sym_type_pointer_to's, made once */
+	char *name;			/* built on first sym_type_name */
 	struct sym_space *space;
 };
 

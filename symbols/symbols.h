@@ -244,6 +244,9 @@ uint64_t sym_type_size(const struct sym_type *type);
 const char *sym_type_name(const struct sym_type *type); /* "struct account", "int *" */
 /* Pointee of a pointer, element of an array; NULL otherwise (or void *). */
 const struct sym_type *sym_type_target(const struct sym_type *type);
+/* The type "pointer to target", as '&' makes it (made once, owned by the
+ * space); NULL for NULL. */
+const struct sym_type *sym_type_pointer_to(const struct sym_type *target);
 /* Elements of an array, 0 if unknown. */
 uint64_t sym_type_count(const struct sym_type *type);
 /* Member of a struct/union by name, a base class's included; sets *offset

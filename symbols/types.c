@@ -1006,6 +1006,21 @@ static char *decl_name(Dwarf_Die *die, bool has, unsigned dim, const char *inner
 	}
 }
 
+/* "int *"; "int (*)[4]" for an array's, as C spells it. */
+static char *pointer_name(const char *target)
+{
+	const char *bracket = strchr(target, '[');
+	char *out = NULL;
+	int len = bracket ? (int)(bracket - target) : (int)strlen(target);
+
+	while (len > 0 && target[len - 1] == ' ')
+		len--;
+	if (asprintf(&out, bracket ? "%.*s (*)%s" : "%.*s *", len, target, bracket ? bracket : "") <
+	    0)
+		return NULL;
+	return out;
+}
+
 static char *synthetic_name(const struct sym_type *t)
 {
 	char *out = NULL;
@@ -1017,6 +1032,8 @@ static char *synthetic_name(const struct sym_type *t)
 		if (asprintf(&out, "unsigned char [%llu]", (unsigned long long)t->count) < 0)
 			return NULL;
 		return out;
+	case SYM_T_POINTER:
+		return pointer_name(sym_type_name(t->elem));
 	default:
 		break;
 	}
@@ -1049,6 +1066,21 @@ const char *sym_type_name(const struct sym_type *type)
 	t->name = symi_arena_strdup(&t->space->arena, name);
 	free(name);
 	return t->name ? t->name : "?";
+}
+
+const struct sym_type *sym_type_pointer_to(const struct sym_type *target)
+{
+	struct sym_type *t = (struct sym_type *)target, *p;
+
+	if (!t)
+		return NULL;
+	if (t->pointer)
+		return t->pointer;
+	p = synthetic(t->space, SYM_T_POINTER, sizeof(void *));
+	if (p)
+		p->elem = target;
+	t->pointer = p;
+	return p;
 }
 
 /* --- variables and enumerators --- */

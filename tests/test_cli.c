@@ -153,7 +153,7 @@ Test(cli, mistakes_say_try_help)
 	/* a misspelt strategy is a usage error, said before anything else */
 	EXPECT_USAGE_ERROR("explore",
 			   "unknown strategy 'frob': use dfs, bfs, random[:C], pct:D[:C], cb:N, "
-			   "vb:V[:T], pctvb:D:V, ipb, idb or ib:K",
+			   "vb:V[:T], pctvb:D[:V], ipb, idb or ib:K",
 			   "explore", "--strategy", "frob", BANK_SEARCH, "--", BANK);
 	EXPECT_USAGE_ERROR("test",
 			   "strategy 'pct:x' needs a depth from 1 to 16, e.g. pct:3 (pct:3:1: "

@@ -746,6 +746,20 @@ Test(shell, print_shows_aggregates_whole)
 				 "tail = 77}\n"),
 		  "%s", r->out);
 	cr_expect(strstr(r->out, "tint = COOL\n"), "%s", r->out);
+	/* '&' gives a typed pointer, which '*' and '->' follow ("'*' needs a
+	 * typed pointer" before) */
+	r = shell(
+	    "tests/fixtures/ctypes", "--exit-on-error",
+	    "thread A = wait any enter(writer)\nprint &bits\nprint *&bits\nprint (&bits)->b\n");
+	cr_assert_eq(r->code, 0, "exit %d\n%s\n%s", r->code, r->out, r->err);
+	cr_expect(strstr(r->out, "&bits = (struct bits *) 0x"), "%s", r->out);
+	cr_expect(strstr(r->out, "*&bits = {a = 5, b = -7,"), "%s", r->out);
+	cr_expect(strstr(r->out, "(&bits)->b = -7"), "%s", r->out);
+	r = shell("tests/fixtures/localtypes", "--exit-on-error",
+		  "thread A = wait any enter(main)\nprint &slot\nprint (*&slot)[2]\n");
+	cr_assert_eq(r->code, 0, "exit %d\n%s\n%s", r->code, r->out, r->err);
+	cr_expect(strstr(r->out, "&slot = (int (*)[4]) 0x"), "%s", r->out);
+	cr_expect(strstr(r->out, "(*&slot)[2] = 3\n"), "%s", r->out);
 	r = shell("tests/fixtures/cxxtypes", "--exit-on-error",
 		  "thread A = wait any enter(adjust)\nprint derived\n");
 	cr_assert_eq(r->code, 0, "exit %d\n%s\n%s", r->code, r->out, r->err);

@@ -1052,10 +1052,11 @@ Test(strategies, names_parameters_and_errors)
 	    {"vb:1:1", "strategy 'vb:1:1' needs V from 1 to 16 and an optional thread bound T "
 		       "from 2 to 16, e.g. vb:1 or vb:1:2"},
 	    {"cb:-1", "strategy 'cb:-1' needs a bound from 0 to 16, e.g. cb:2"},
-	    {"pctvb:2:0", "strategy 'pctvb:2:0' needs a depth D and a number of variables V, "
-			  "each from 1 to 16, e.g. pctvb:2:1"},
+	    {"pctvb:2:0",
+	     "strategy 'pctvb:2:0' needs a depth D and a number of variables V (default 1), "
+	     "each from 1 to 16, e.g. pctvb:2:1"},
 	    {"nope", "unknown strategy 'nope': use dfs, bfs, random[:C], pct:D[:C], cb:N, "
-		     "vb:V[:T], pctvb:D:V, ipb, idb or ib:K"},
+		     "vb:V[:T], pctvb:D[:V], ipb, idb or ib:K"},
 	};
 	struct search_config cfg;
 	char err[256], name[32];
