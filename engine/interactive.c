@@ -476,78 +476,81 @@ int engine_session_backtrace(struct engine_session *s, const char *thread, FILE 
 	return 0;
 }
 
-/* An error in `print X`, which is checked and evaluated as `assert X`,
- * said of what the user typed: "print X", its column one less. */
-static void as_typed(char *err)
+/*
+ * An error in a command the session checks in another form (`print X` as
+ * `assert X`, `break F` as `wait any enter(F)`), said of what the user
+ * typed: err's "shell:1:COL: error: MSG", source line and caret are
+ * rewritten for typed, where the checked form's column checked_at is
+ * typed_at (a column in the rewritten words points at typed_at).
+ */
+static void as_typed(char *err, size_t errlen, int checked_at, const char *typed, int typed_at)
 {
-	static const char checked[] = "\n    assert ", typed[] = "\n    print ";
-	char *line = strstr(err, checked), *caret, *colon, *end, *rest;
-	int col;
+	static const char head[] = "shell:1:";
+	char *msg = strstr(err, ": error: "), *line_end, *said = NULL;
+	int col, at, width = (int)strlen(typed);
 
-	if (!line)
+	if (strncmp(err, head, strlen(head)) != 0 || !msg ||
+	    sscanf(err + strlen(head), "%d", &col) != 1)
 		return;
-	/* the source line, one character shorter, and its caret with it */
-	memcpy(line, typed, strlen(typed));
-	memmove(line + strlen(typed), line + strlen(checked), strlen(line + strlen(checked)) + 1);
-	caret = strstr(line + 1, "\n ");
-	if (caret)
-		memmove(caret + 1, caret + 2, strlen(caret + 2) + 1);
-	/* "shell:1:COL: error: ..." says COL - 1, which has no more digits */
-	colon = strchr(err, ':');
-	colon = colon ? strchr(colon + 1, ':') : NULL;
-	end = colon ? strchr(colon + 1, ':') : NULL;
-	if (!end || sscanf(colon + 1, "%d", &col) != 1 || col <= 1)
+	line_end = strchr(msg, '\n');
+	at = col < checked_at ? typed_at : typed_at + (col - checked_at);
+	if (at > width + 1)
+		at = width + 1;
+	if (asprintf(&said, "%s%d%.*s\n    %s\n    %*s^\n", head, at,
+		     line_end ? (int)(line_end - msg) : (int)strlen(msg), msg, typed, at - 1,
+		     "") < 0)
 		return;
-	rest = strdup(end);
-	if (rest)
-		snprintf(colon + 1, strlen(colon + 1) + 1, "%d%s", col - 1, rest);
-	free(rest);
+	snprintf(err, errlen, "%s", said);
+	free(said);
 }
 
 int engine_session_print(struct engine_session *s, const char *expr, FILE *out, char *err,
 			 size_t errlen)
 {
+	const int typed_at = (int)strlen("print ") + 1;
+	int rc = -1, checked_at = (int)strlen("assert ") + 1;
+	char *text = NULL, *text_out = NULL, *typed = NULL;
+	const struct expr *whole = NULL;
 	struct schedule *sched;
 	struct eval_ctx c;
-	char *text = NULL, *text_out = NULL;
-	const struct expr *whole = NULL;
 	size_t len = 0;
 	FILE *shown;
-	int rc;
 
-	if (asprintf(&text, "assert %s\n", expr) < 0)
-		return -1;
+	if (asprintf(&typed, "print %s", expr) < 0 || asprintf(&text, "assert %s\n", expr) < 0)
+		goto out;
 	sched = prepare(s, text, err, errlen);
 	free(text);
 	/* an aggregate is checked as the object it is, &(X), and shown
 	 * whole (the assert takes integers alone) */
 	if (!sched && strstr(err, ", not an integer")) {
 		if (asprintf(&text, "assert &(%s) != 0\n", expr) < 0)
-			return -1;
+			goto out;
 		sched = prepare(s, text, err, errlen);
 		free(text);
+		checked_at = (int)strlen("assert &(") + 1;
 		if (sched)
 			whole = sched->body->cond->lhs->lhs;
 	}
-	if (!sched) {
-		as_typed(err);
-		return -1;
-	}
+	if (!sched)
+		goto said;
 	s->run->sched = sched;
 	c = points_eval_ctx(s->run, run_main_process(s->run), err, errlen);
 	/* shown whole first, then written: an error leaves no half line */
 	shown = open_memstream(&text_out, &len);
 	if (!shown) {
 		snprintf(err, errlen, "out of memory");
-		return -1;
+		goto out;
 	}
 	rc = eval_show(&c, whole ? whole : sched->body->cond, shown);
 	fclose(shown);
-	if (rc < 0)
-		as_typed(err);
-	else
+	if (rc == 0)
 		fprintf(out, "%s = %s\n", expr, text_out);
+said:
+	if (rc < 0)
+		as_typed(err, errlen, checked_at, typed, typed_at);
+out:
 	free(text_out);
+	free(typed);
 	return rc;
 }
 
@@ -587,6 +590,22 @@ static bool is_line_spec(const char *spec)
 	return false;
 }
 
+/* An error in `break SPEC` or `watch SPEC`, checked as `wait any ATOM`,
+ * said of what the user typed. */
+static void said_of_point(char *err, size_t errlen, bool watch, const char *atom, const char *spec)
+{
+	const char *word = watch ? "watch " : "break ";
+	char *typed = NULL;
+	/* SPEC's column in "wait any enter(SPEC)", past a quote of its own */
+	int checked_at = (int)(strlen("wait any ") + strcspn(atom, "(") + 1 +
+			       (atom[strcspn(atom, "(") + 1] == '"' && spec[0] != '"') + 1);
+
+	if (asprintf(&typed, "%s%s", word, spec) < 0)
+		return;
+	as_typed(err, errlen, checked_at, typed, (int)strlen(word) + 1);
+	free(typed);
+}
+
 static int add_point(struct engine_session *s, bool watch, const char *spec, char *err,
 		     size_t errlen)
 {
@@ -610,6 +629,7 @@ static int add_point(struct engine_session *s, bool watch, const char *spec, cha
 	ok = prepare(s, text, err, errlen) != NULL;
 	free(text);
 	if (!ok) {
+		said_of_point(err, errlen, watch, atom, spec);
 		free(atom);
 		return -1;
 	}

@@ -424,8 +424,20 @@ Test(shell, errors_carry_on)
 		  "bt\n"
 		  "rn A until exit\n"
 		  "print balance\n"
+		  "break withdarw\n"
+		  "watch balance +\n"
+		  "print &balanse.x\n"
 		  "echo --- still here\n");
 	cr_assert_eq(r->code, 0, "exit %d\n%s", r->code, r->err);
+	/* ...and break and watch, not the wait they are checked as; an
+	 * aggregate's form, &(X), neither */
+	cr_expect(strstr(r->err, "shell:1:7: error: no function 'withdarw'; did you mean "
+				 "'withdraw'?\n    break withdarw\n          ^\n"),
+		  "%s", r->err);
+	cr_expect(strstr(r->err, "shell:1:16: error: expected an expression, found ')'\n"
+				 "    watch balance +\n                   ^\n"),
+		  "%s", r->err);
+	cr_expect(strstr(r->err, "shell:1:8: error: no variable 'balanse'"), "%s", r->err);
 	cr_assert(strstr(r->err, "error: unknown command 'bogus'"), "%s", r->err);
 	cr_assert(strstr(r->err, "no_such_variable"), "%s", r->err);
 	/* said of what was typed: print, not the assert it is checked as */
