@@ -105,6 +105,8 @@ tests/fixtures/serstatic-nodebug: tests/fixtures/sercounter.c
 # ...and stripped: nothing tells, and cctrace test says so.
 tests/fixtures/serstatic-stripped: tests/fixtures/sercounter.c
 	$(CC) $(filter-out -g,$(SAMPLE_CFLAGS)) -static -s -o $@ $<
+# Optimised: functions inlined into their callers (enter(F) at the copies).
+tests/fixtures/optinline: SAMPLE_CFLAGS += -O2
 # Stripped, linked dynamically: the program's own code has no names, so
 # its points are written at(MODULE+0xOFFSET).
 tests/fixtures/%-stripped: tests/fixtures/%.c

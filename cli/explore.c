@@ -288,6 +288,8 @@ int explore_main(struct cli_args *a)
 		goto out;
 	}
 	if (!a->quiet)
+		engine_note_warnings(pol, stderr);
+	if (!a->quiet)
 		engine_note_watchpoints(pol, &(struct engine_options){.trace = stderr},
 					a->watch_why);
 	if (search_explore_jobs(pol, a->program, &a->opt, &a->eo, &sum, err, sizeof(err)) < 0)

@@ -168,6 +168,8 @@ static int run_loaded(struct cli_args *a, struct policy *pol, const char *schedu
 								.pid = pid,
 								.watchpoints = a->opt.watchpoints,
 							    });
+	if (!a->quiet)
+		engine_note_warnings(pol, stderr);
 	engine_note_watchpoints(pol, &a->opt, a->watch_why);
 	if (a->junit_path)
 		a->opt.outcome_message = &message;

@@ -36,9 +36,28 @@
 #include <stdio.h>
 #include <string.h>
 
-static int arm_entry(struct run *r, struct tr_process *p, const struct expr *e, int pass)
+/* return(F): F's entry, where its return address is noted. */
+static int arm_function(struct run *r, struct tr_process *p, const struct expr *e, int pass)
 {
 	return pass == 0 ? points_arm_breakpoint(r, p, points_func_addr(r, p, e->slot)) : 0;
+}
+
+/* enter(F): F's entry and its inlined copies' (which no call reaches and
+ * no return leaves: enter alone stops there). */
+static int arm_entry(struct run *r, struct tr_process *p, const struct expr *e, int pass)
+{
+	struct loc_addrs *la;
+	size_t i;
+
+	if (pass != 0)
+		return 0;
+	if (arm_function(r, p, e, pass) < 0)
+		return -1;
+	la = points_func_inlined(r, p, e->slot);
+	for (i = 0; la && i < la->n; i++)
+		if (points_arm_breakpoint(r, p, la->addrs[i]) < 0)
+			return -1;
+	return 0;
 }
 
 static int arm_location(struct run *r, struct tr_process *p, const struct expr *e, int pass)
@@ -124,7 +143,7 @@ static bool match_signal(struct run *r, const struct expr *e, const struct curre
 static bool match_enter(struct run *r, const struct expr *e, const struct current_event *at)
 {
 	return at->ev->kind == TR_EV_BREAK &&
-	       at->ev->addr == points_func_addr(r, tracer_thread_process(at->ev->thread), e->slot);
+	       points_enters_func(r, tracer_thread_process(at->ev->thread), e->slot, at->ev->addr);
 }
 
 static bool match_return(struct run *r, const struct expr *e, const struct current_event *at)
@@ -275,7 +294,7 @@ static const struct atom atoms[] = {
     {.syntax = {"exit", ATOM_ARG_NONE}, .match = match_exit},
     {.syntax = {"enter", ATOM_ARG_FUNCTION}, .arm = arm_entry, .match = match_enter},
     {.syntax = {"return", ATOM_ARG_FUNCTION},
-     .arm = arm_entry,
+     .arm = arm_function,
      .match = match_return,
      .tracks_returns = true},
     {.syntax = {"at", ATOM_ARG_LOCATION}, .arm = arm_location, .match = match_location},

@@ -519,6 +519,9 @@ int engine_watchpoints_parse(const char *name);
  */
 int engine_resolve_watchpoints(struct engine_options *opt, const char **why, char *err,
 			       size_t errlen);
+/* The checker's warnings about pol's schedule (what it found doubtful but
+ * not wrong: a function inlined where return(F) cannot see it), on out. */
+void engine_note_warnings(const struct policy *pol, FILE *out);
 /* "cctrace: watchpoints: software, ...: why" on opt->trace if why is not
  * NULL and pol watches a variable (or pol is NULL: a shell, which may
  * watch one later): the trace's first line. */

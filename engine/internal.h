@@ -35,7 +35,8 @@ struct proc_ctx {
 		bool resolved;
 		size_t n;
 		uint64_t *addrs; /* [n]: every copy of the line (inlined, unrolled) */
-	} * locs;		 /* [nlocs] */
+	} * locs,		 /* [nlocs] */
+	    *inlined;		 /* [nfuncs]: the entries of each function's inlined copies */
 };
 
 /* A frame of a function whose return the current wait is waiting for. */
@@ -492,6 +493,11 @@ bool atom_matches(struct run *r, const struct expr *e, const struct current_even
 /* points.c */
 /* The mechanisms atoms.c arms and matches with. */
 uint64_t points_func_addr(struct run *r, struct tr_process *p, int func); /* 0 if unknown */
+/* The entries of func's inlined copies in p (sym_inline_sites); NULL when
+ * memory is exhausted. */
+struct loc_addrs *points_func_inlined(struct run *r, struct tr_process *p, int func);
+/* Is addr where func begins in p: its entry, or an inlined copy's? */
+bool points_enters_func(struct run *r, struct tr_process *p, int func, uint64_t addr);
 struct loc_addrs *points_loc_addrs(struct run *r, struct tr_process *p, int loc);
 int points_arm_breakpoint(struct run *r, struct tr_process *p, uint64_t addr);
 /* One that points_arm_breakpoint armed, or that p has from the process it

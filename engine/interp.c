@@ -155,6 +155,8 @@ static void free_loc_addrs(struct proc_ctx *pc)
 
 	for (i = 0; i < pc->nlocs; i++)
 		free(pc->locs[i].addrs);
+	for (i = 0; pc->inlined && i < pc->nfuncs; i++)
+		free(pc->inlined[i].addrs);
 }
 
 /* p's symbols and what was resolved with them, to be read again on first
@@ -173,6 +175,7 @@ static void forget_symbols(struct run *r, struct tr_process *p)
 		free(pc->func_addr);
 		free_loc_addrs(pc);
 		free(pc->locs);
+		free(pc->inlined);
 		free(pc);
 		tracer_process_set_user(p, NULL);
 	}

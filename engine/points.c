@@ -255,6 +255,12 @@ static int grow_tables(struct run *r, struct proc_ctx *pc)
 		pc->func_addr = grown;
 		memset(pc->func_addr + pc->nfuncs, 0,
 		       sizeof(*pc->func_addr) * (size_t)(r->pol->nfuncs - pc->nfuncs));
+		grown = realloc(pc->inlined, sizeof(*pc->inlined) * (size_t)r->pol->nfuncs);
+		if (!grown)
+			return -1;
+		pc->inlined = grown;
+		memset(pc->inlined + pc->nfuncs, 0,
+		       sizeof(*pc->inlined) * (size_t)(r->pol->nfuncs - pc->nfuncs));
 		pc->nfuncs = r->pol->nfuncs;
 	}
 	if (pc->nlocs < r->pol->nlocs) {
@@ -283,6 +289,43 @@ uint64_t points_func_addr(struct run *r, struct tr_process *p, int func)
 			pc->func_addr[func] = 1;
 	}
 	return pc->func_addr[func] == 1 ? 0 : pc->func_addr[func];
+}
+
+struct loc_addrs *points_func_inlined(struct run *r, struct tr_process *p, int func)
+{
+	struct proc_ctx *pc = run_proc(r, p);
+	struct loc_addrs *la;
+	size_t n;
+
+	if (!pc || !pc->syms || grow_tables(r, pc) < 0)
+		return NULL;
+	la = &pc->inlined[func];
+	if (la->resolved)
+		return la;
+	n = sym_inline_sites(pc->syms, r->pol->funcs[func], NULL, 0);
+	if (n) {
+		la->addrs = calloc(n, sizeof(*la->addrs));
+		if (!la->addrs)
+			return NULL;
+		la->n = sym_inline_sites(pc->syms, r->pol->funcs[func], la->addrs, n);
+		assert(la->n == n);
+	}
+	la->resolved = true;
+	return la;
+}
+
+bool points_enters_func(struct run *r, struct tr_process *p, int func, uint64_t addr)
+{
+	struct loc_addrs *la;
+	size_t i;
+
+	if (addr && addr == points_func_addr(r, p, func))
+		return true;
+	la = points_func_inlined(r, p, func);
+	for (i = 0; la && i < la->n; i++)
+		if (la->addrs[i] == addr)
+			return true;
+	return false;
 }
 
 /* Every address where the line begins: as many as there are (a line

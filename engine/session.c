@@ -73,6 +73,7 @@ void engine_free(struct policy *pol)
 	free(pol->funcs);
 	free(pol->locs);
 	free(pol->threads);
+	free(pol->warnings);
 	free(pol);
 }
 
@@ -212,6 +213,12 @@ fail:
 		sym_close(syms);
 	engine_free(pol);
 	return NULL;
+}
+
+void engine_note_warnings(const struct policy *pol, FILE *out)
+{
+	if (pol->warnings)
+		fputs(pol->warnings, out);
 }
 
 struct policy *engine_load(const char *path, const char *program, pid_t pid, char *err,

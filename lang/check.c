@@ -45,6 +45,35 @@ static int fail(struct checker *k, struct src_loc loc, const char *fmt, ...)
 	return -1;
 }
 
+static void warn(struct checker *k, struct src_loc loc, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void warn(struct checker *k, struct src_loc loc, const char *fmt, ...)
+{
+	char msg[512], diag[1024], *word, *grown;
+	size_t had = k->pol->warnings ? strlen(k->pol->warnings) : 0;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	schedule_diag(k->pol->sched, loc, diag, sizeof(diag), "%s", msg);
+	word = strstr(diag, ": error: ");
+	if (word) /* ": error:" and ": warning:" are told apart by their word alone */
+		memmove(word + strlen(": warning: "), word + strlen(": error: "),
+			strlen(word + strlen(": error: ")) + 1 <=
+				sizeof(diag) - (size_t)(word - diag) - strlen(": warning: ")
+			    ? strlen(word + strlen(": error: ")) + 1
+			    : 0);
+	if (word)
+		memcpy(word, ": warning: ", strlen(": warning: "));
+	grown = realloc(k->pol->warnings, had + strlen(diag) + 1);
+	if (!grown)
+		return; /* a warning lost to a lack of memory harms nothing */
+	memcpy(grown + had, diag, strlen(diag) + 1);
+	k->pol->warnings = grown;
+}
+
 static int intern(char ***names, int *n, const char *name)
 {
 	int i;
@@ -130,6 +159,52 @@ static int function_symbol(struct checker *k, const struct expr *e, const char *
 	return 0;
 }
 
+/* "the first in customer at atomicity.c:23" */
+static void first_copy(struct checker *k, const char *name, char *buf, size_t len)
+{
+	struct sym_loc loc = {0};
+	uint64_t first;
+
+	if (sym_inline_sites(k->syms, name, &first, 1) == 0 ||
+	    sym_describe(k->syms, first, &loc) < 0 || !loc.func)
+		snprintf(buf, len, "the first at %#lx", (unsigned long)first);
+	else if (loc.file)
+		snprintf(buf, len, "the first in %s at %s:%d", loc.func, loc.file, loc.line);
+	else
+		snprintf(buf, len, "the first in %s", loc.func);
+}
+
+/* F has a symbol, and is inlined too: only enter(F) sees the copies. */
+static void also_inlined(struct checker *k, const struct expr *e, const char *name)
+{
+	size_t n = sym_inline_sites(k->syms, name, NULL, 0);
+	char where[512];
+
+	if (!n || (e->kind == E_EVENT && strcmp(e->atom->name, "enter") == 0))
+		return;
+	first_copy(k, name, where, sizeof(where));
+	warn(k, e->loc,
+	     "'%s' is also inlined (%zu cop%s, %s), where no call or return of it is seen; "
+	     "enter(%s) stops there too",
+	     name, n, n == 1 ? "y" : "ies", where, name);
+}
+
+/* F, with no symbol of its own, is inlined wherever it is called: enter(F)
+ * stops at its copies; nothing else about F can be seen. */
+static int inlined_only(struct checker *k, const struct expr *e, const char *name)
+{
+	size_t n = sym_inline_sites(k->syms, name, NULL, 0);
+	char where[512];
+
+	if (e->kind == E_EVENT && strcmp(e->atom->name, "enter") == 0)
+		return intern(&k->pol->funcs, &k->pol->nfuncs, name);
+	first_copy(k, name, where, sizeof(where));
+	return fail(k, e->loc,
+		    "'%s' is inlined wherever it is called (%zu cop%s, %s), so no call or return "
+		    "of it is seen: enter(%s) stops at its copies, at(FILE:LINE) at a line of it",
+		    name, n, n == 1 ? "y" : "ies", where, name);
+}
+
 static int resolve_function(struct checker *k, const struct expr *e, const char *name)
 {
 	const char *near, *symbol;
@@ -138,10 +213,14 @@ static int resolve_function(struct checker *k, const struct expr *e, const char 
 
 	/* The engine gets the symbol: what it compares stacks and PLT stubs
 	 * with.  The schedule keeps the name as written. */
-	if (found == 0)
+	if (found == 0) {
+		also_inlined(k, e, name);
 		return intern(&k->pol->funcs, &k->pol->nfuncs, symbol);
+	}
 	if (found < 0)
 		return -1;
+	if (sym_inline_sites(k->syms, name, NULL, 0) > 0)
+		return inlined_only(k, e, name);
 	/* A deleted or stripped executable hides every name of its own:
 	 * that, not a spelling, is the news (and a "did you mean" from a
 	 * library would mislead). */

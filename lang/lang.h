@@ -106,6 +106,10 @@ struct policy {
 	int nwatched;
 	int nlocals;
 	int nthreads;
+	/* What the checker found doubtful but not wrong, as printable
+	 * diagnostics ("sched.txt:3:13: warning: ..."), for the command to
+	 * show before it runs; NULL if none. */
+	char *warnings;
 };
 
 /*

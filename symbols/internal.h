@@ -123,6 +123,7 @@ struct sym_space {
 	struct strmap funcs;  /* sym_function's index: plain name -> struct func_ent */
 	bool funcs_indexed;
 	struct strmap aliases; /* public_alias's answers: name -> struct alias_ent */
+	struct strmap inlined; /* inline.c: name -> struct inline_ent, once asked */
 	/* demangle.c: mangled name -> the name shown (both in the arena; the
 	 * same whatever the modules, so kept across resets) */
 	struct strmap pretty;

@@ -702,6 +702,7 @@ void symi_space_reset_caches(struct sym_space *s)
 	symi_strmap_free(&s->locals);
 	symi_strmap_free(&s->funcs);
 	symi_strmap_free(&s->aliases);
+	symi_strmap_free(&s->inlined);
 	symi_strmap_free(&s->qualified);
 	s->qualified_indexed = false;
 	s->funcs_indexed = false;
@@ -752,6 +753,7 @@ void sym_close(struct sym_space *s)
 	symi_strmap_free(&s->plain);
 	symi_strmap_free(&s->funcs);
 	symi_strmap_free(&s->aliases);
+	symi_strmap_free(&s->inlined);
 	symi_strmap_free(&s->pretty);
 	symi_strmap_free(&s->qualified);
 	if (s->dwfl)

@@ -125,6 +125,12 @@ int sym_describe_function(struct sym_space *space, uint64_t addr, struct sym_loc
  * that is writable and stands for this function alone, else its symbol. */
 const char *sym_schedule_name(struct sym_space *space, const struct sym_loc *loc);
 
+/* Where the program's own code has function name (its symbol, or its
+ * DWARF name in C) inlined: the entry of each copy, as many as fit in
+ * sites[max] (NULL, 0: counted only).  Returns how many there are.
+ * enter(F) stops there too; no return or call of F is seen there. */
+size_t sym_inline_sites(struct sym_space *space, const char *name, uint64_t *sites, size_t max);
+
 /* The function a PLT stub at addr jumps to ("foo" for foo@plt); the name
  * is owned by the space.  -1 if addr is not a PLT stub. */
 int sym_plt_function(struct sym_space *space, uint64_t addr, const char **name);

@@ -188,6 +188,44 @@ Test(errors, at_of_an_unknown_module_or_past_its_end)
 	h_result_free(&r);
 }
 
+/* An -O2 build (tests/fixtures/optinline): bump, static, has no symbol,
+ * and is inlined into worker.  enter(bump) stops at the copy, where the
+ * race is driven as at -O0 ("no function 'bump'; did you mean 'bcmp'?"
+ * before); return(bump) cannot be seen and says why; return(add), whose
+ * out-of-line copy nothing calls, is warned of before the run. */
+Test(errors, an_inlined_function_is_entered_at_its_copies)
+{
+	const char *prog = "tests/fixtures/optinline";
+	char *race = h_temp_sched("race.sched", "thread A, B = wait 2 distinct enter(bump)\n"
+						"run A until read(counter)\n"
+						"run B until exit\n"
+						"release all\n"),
+	     *ret = h_temp_sched("ret.sched", "thread A = wait any return(bump)\n"),
+	     *add = h_temp_sched("add.sched", "thread A = wait any return(add) || exit\n"
+					      "release all\n");
+	struct h_result r = H_RUN(h_cctrace(), "run", "--expect", "bug", race, "--", prog);
+
+	cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+	cr_expect_eq(h_count_lines(r.err, "enter(bump) "), 2, "%s", r.err);
+	cr_expect(strstr(r.err, "received ABRT"), "%s", r.err);
+	h_result_free(&r);
+	r = H_RUN(h_cctrace(), "run", ret, "--", prog);
+	cr_expect_eq(r.code, 3, "exit %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, ":1:21: error: 'bump' is inlined wherever it is called (1 copy, "
+				"the first in worker at optinline.c:"),
+		  "%s", r.err);
+	h_result_free(&r);
+	r = H_RUN(h_cctrace(), "run", add, "--", prog);
+	cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, ":1:21: warning: 'add' is also inlined (1 copy, the first in "
+				"worker at optinline.c:"),
+		  "%s", r.err);
+	h_result_free(&r);
+	r = H_RUN(h_cctrace(), "run", "-q", add, "--", prog);
+	cr_expect(!strstr(r.err, "warning"), "-q:\n%s", r.err);
+	h_result_free(&r);
+}
+
 Test(errors, unknown_variable)
 {
 	char *s1 = h_temp_sched("balanse.sched", "thread A = wait any write(balanse)\n");

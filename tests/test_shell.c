@@ -780,6 +780,20 @@ Test(shell, print_shows_aggregates_whole)
 		  "%s", r->out);
 }
 
+/* break on a function an -O2 build inlined everywhere stops at its copy,
+ * as gdb's does (before: "no function 'bump'"). */
+Test(shell, break_on_an_inlined_function_stops_at_its_copy)
+{
+	struct result *r;
+
+	check_built();
+	r = shell("tests/fixtures/optinline", "--exit-on-error", "break bump\ncontinue\n");
+	cr_assert_eq(r->code, 0, "exit %d\n%s\n%s", r->code, r->out, r->err);
+	cr_expect(strstr(r->out, "breakpoint 1 at bump"), "%s", r->out);
+	cr_expect(strstr(r->out, "enter(bump)") && strstr(r->out, "worker"), "%s\n%s", r->out,
+		  r->err);
+}
+
 /* next on a line that never ends (a loop on one line, over a call of a
  * sleep or on itself) ends at the statement's timeout: it hung for ever
  * over the sleep, and after a million steps of the loop said it had
