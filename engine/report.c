@@ -41,6 +41,41 @@ static void describe_pc(struct run *r, struct tr_thread *th, uint64_t pc, struct
 		sym_describe(pc_ctx->syms, pc, loc);
 }
 
+/* Where pc is, as a stack line or the thread list says it: "F+OFF" (OFF
+ * the offset loc gives, plus extra), else, in code no function covers (a
+ * stripped program), "MODULE+0xOFF" as a schedule's at() names it. */
+static void where_text(struct sym_space *syms, uint64_t pc, const struct sym_loc *loc,
+		       uint64_t extra, char *buf, size_t len)
+{
+	const char *module;
+	uint64_t offset;
+
+	if (loc->pretty)
+		snprintf(buf, len, "%s+%lu", loc->pretty,
+			 (unsigned long)(loc->func_offset + extra));
+	else if (syms && sym_module_offset(syms, pc, &module, &offset) == 0)
+		snprintf(buf, len, "%s+%#lx", module, (unsigned long)offset);
+	else
+		snprintf(buf, len, "%#lx", (unsigned long)pc);
+}
+
+/* "[  12.345 ms] p1.t2    enter(F)    F    file.c:12": one trace line. */
+static void put_trace_line(struct run *r, FILE *f, double ms, struct tr_thread *th,
+			   const char *what, uint64_t pc, const struct sym_loc *loc)
+{
+	struct proc_ctx *pc_ctx = run_proc(r, tracer_thread_process(th));
+	char func[512], where[160] = "";
+
+	if (loc->pretty)
+		snprintf(func, sizeof(func), "%s", loc->pretty);
+	else
+		where_text(pc_ctx ? pc_ctx->syms : NULL, pc, loc, 0, func, sizeof(func));
+	if (loc->file)
+		snprintf(where, sizeof(where), "%s:%d", loc->file, loc->line);
+	fprintf(f, "[%9.3f ms] %-8s %-28s %-24s %s\n", ms, tracer_thread_name(th), what, func,
+		where);
+}
+
 /* One record of the JSON trace, one line; rec is consumed.  Times are
  * rounded to the microsecond, and printed without binary noise. */
 static void put_record(FILE *f, json_t *rec)
@@ -286,20 +321,14 @@ static void defer_event(struct run *r, const struct current_event *cur, const ch
 void report_deferred_trace(struct run *r, FILE *f, const struct run_hooks *hooks)
 {
 	struct sym_loc loc;
-	char where[160];
 	int i;
 
 	for (i = 0; i < r->ndeferred; i++) {
 		struct deferred_event *d = &r->deferred[i];
 
 		describe_pc(r, d->thread, d->pc, &loc);
-		where[0] = 0;
-		if (loc.file)
-			snprintf(where, sizeof(where), "%s:%d", loc.file, loc.line);
 		if (f)
-			fprintf(f, "[%9.3f ms] %-8s %-28s %-24s %s\n", d->ms,
-				tracer_thread_name(d->thread), d->what,
-				loc.pretty ? loc.pretty : "??", where);
+			put_trace_line(r, f, d->ms, d->thread, d->what, d->pc, &loc);
 		if (hooks && hooks->trace_event)
 			hooks->trace_event(
 			    hooks->trace_ctx,
@@ -319,7 +348,7 @@ void report_deferred_trace(struct run *r, FILE *f, const struct run_hooks *hooks
 void report_event(struct run *r, const struct current_event *cur)
 {
 	const struct tr_event *ev = cur->ev;
-	char what[160], where[160] = "";
+	char what[160];
 	struct sym_loc loc;
 
 	if (!r->opt->trace && !r->opt->trace_json && !r->opt->trace_chrome && !r->interactive &&
@@ -333,12 +362,9 @@ void report_event(struct run *r, const struct current_event *cur)
 		return;
 	}
 	describe_pc(r, ev->thread, event_code_pc(cur), &loc);
-	if (loc.file)
-		snprintf(where, sizeof(where), "%s:%d", loc.file, loc.line);
 	if (r->opt->trace)
-		fprintf(r->opt->trace, "[%9.3f ms] %-8s %-28s %-24s %s\n", run_elapsed_ms(r),
-			tracer_thread_name(ev->thread), what, loc.pretty ? loc.pretty : "??",
-			where);
+		put_trace_line(r, r->opt->trace, run_elapsed_ms(r), ev->thread, what,
+			       event_code_pc(cur), &loc);
 	if (r->opt->trace_json)
 		event_record(r, cur, what, &loc);
 	if (r->opt->trace_chrome)
@@ -410,6 +436,7 @@ void report_stack_to(struct run *r, struct tr_thread *th, FILE *f)
 	for (i = 0; i < n && i < FRAMES_SHOWN; i++) {
 		struct sym_loc line, *l = &frames[i].loc;
 		uint64_t described = frames[i].pc - (frames[i].exact ? 0 : 1);
+		char where[512];
 
 		/* Frames name functions only; the line is the call's.  The
 		 * offset is the pc's shown, the return address's. */
@@ -417,12 +444,12 @@ void report_stack_to(struct run *r, struct tr_thread *th, FILE *f)
 			l->file = line.file;
 			l->line = line.line;
 		}
-		fprintf(f, "    #%-2d %#014lx %s+%lu", i, (unsigned long)frames[i].pc,
-			l->pretty ? l->pretty : "??",
-			(unsigned long)(l->func_offset + (frames[i].pc - described)));
+		where_text(pc->syms, frames[i].pc, l, frames[i].pc - described, where,
+			   sizeof(where));
+		fprintf(f, "    #%-2d %#014lx %s", i, (unsigned long)frames[i].pc, where);
 		if (l->file)
 			fprintf(f, " (%s:%d)", l->file, l->line);
-		else if (l->module)
+		else if (l->module && l->pretty)
 			fprintf(f, " [%s]", l->module);
 		fputc('\n', f);
 	}
@@ -467,8 +494,9 @@ void report_threads(struct run *r)
 {
 	FILE *f = r->opt->report;
 	struct tr_thread *th;
+	struct proc_ctx *syms;
 	struct sym_loc loc;
-	char state[160];
+	char state[160], where[512];
 
 	if (!f)
 		return;
@@ -491,8 +519,11 @@ void report_threads(struct run *r)
 			 : run_thread(r, th)->matched	    ? "matched, held"
 							    : "free");
 		describe_pc(r, th, tracer_code_pc(th), &loc);
-		fprintf(f, "    %-8s %-4s %-18s at %s+%lu", tracer_thread_name(th), var ? var : "",
-			state, loc.pretty ? loc.pretty : "??", (unsigned long)loc.func_offset);
+		syms = run_proc(r, tracer_thread_process(th));
+		where_text(syms ? syms->syms : NULL, tracer_code_pc(th), &loc, 0, where,
+			   sizeof(where));
+		fprintf(f, "    %-8s %-4s %-18s at %s", tracer_thread_name(th), var ? var : "",
+			state, where);
 		if (loc.file)
 			fprintf(f, " (%s:%d)", loc.file, loc.line);
 		fputc('\n', f);

@@ -237,6 +237,17 @@ int eval_show(struct eval_ctx *c, const struct expr *e, FILE *out)
 
 	if (eval_value(c, e, &v) < 0)
 		return -1;
+	/* a function's name is its address, said to be one: a stripped
+	 * program's variable may share a library function's name (acct) */
+	if (e->kind == E_NAME && e->ref == REF_FUNC) {
+		struct sym_loc loc = {0};
+
+		if (c->syms)
+			sym_describe_function(c->syms, (uint64_t)v.i, &loc);
+		fprintf(out, "{function} %#lx <%s>%s%s", (unsigned long)v.i, e->name,
+			loc.module ? " in " : "", loc.module ? loc.module : "");
+		return 0;
+	}
 	if (!v.lvalue || v.preread || v.no_address || v.bit_size || !v.type ||
 	    sym_type_is_integer(v.type)) {
 		if (eval_int(c, e, &i) < 0)

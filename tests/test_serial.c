@@ -1325,11 +1325,14 @@ Test(serial, a_stripped_program_s_points_are_named_by_module)
 {
 	char *dir;
 	struct h_result r = search("tests/fixtures/sercounter-stripped", 30, &dir);
-	char *sched = h_fmt("%s/bug-1.sched", dir);
+	char *sched = h_fmt("%s/bug-1.sched", dir), *txt;
 
 	cr_assert_eq(r.code, 1, "no bug (exit %d):\n%s", r.code, r.err);
 	cr_expect(strstr(h_read_file(sched, NULL), "until at(sercounter-stripped+0x"), "%s",
 		  h_read_file(sched, NULL));
+	/* ...and so do the stacks of its report ("??+1" before) */
+	txt = h_read_file(h_fmt("%s/bug-1.txt", dir), NULL);
+	cr_expect(strstr(txt, " sercounter-stripped+0x") && !strstr(txt, "??"), "%s", txt);
 	expect_replays(sched, "tests/fixtures/sercounter-stripped");
 	h_result_free(&r);
 	h_remove_tree(dir);
