@@ -760,10 +760,14 @@ Test(shell, print_shows_aggregates_whole)
 	cr_expect(strstr(r->out, "tint = COOL\n"), "%s", r->out);
 	/* '&' gives a typed pointer, which '*' and '->' follow ("'*' needs a
 	 * typed pointer" before) */
-	r = shell(
-	    "tests/fixtures/ctypes", "--exit-on-error",
-	    "thread A = wait any enter(writer)\nprint &bits\nprint *&bits\nprint (&bits)->b\n");
+	r = shell("tests/fixtures/ctypes", "--exit-on-error",
+		  "thread A = wait any enter(writer)\nprint &bits\nprint *&bits\nprint (&bits)->b\n"
+		  "print writer\n");
 	cr_assert_eq(r->code, 0, "exit %d\n%s\n%s", r->code, r->out, r->err);
+	/* a function's name is said to be one, not an integer */
+	cr_expect(strstr(r->out, "writer = {function} 0x") &&
+		      strstr(r->out, " <writer> in ctypes\n"),
+		  "%s", r->out);
 	cr_expect(strstr(r->out, "&bits = (struct bits *) 0x"), "%s", r->out);
 	cr_expect(strstr(r->out, "*&bits = {a = 5, b = -7,"), "%s", r->out);
 	cr_expect(strstr(r->out, "(&bits)->b = -7"), "%s", r->out);
