@@ -245,7 +245,7 @@ static int find_guardians(pid_t parent, pid_t *pids, int max)
 		char comm[64];
 
 		if (pid > 0 && stat_of(pid, &ppid, comm, sizeof(comm)) && ppid == parent &&
-		    strcmp(comm, "cctrace-guard") == 0)
+		    strcmp(comm, "cct-guardian") == 0)
 			pids[n++] = pid;
 	}
 	closedir(d);
@@ -465,6 +465,55 @@ Test(guardian, sigquit_of_cctrace_detaches)
 Test(guardian, closed_trace_pipe_detaches)
 {
 	tries(8, 0, BY_CLOSED_PIPE);
+}
+
+/*
+ * `pkill -9 cctrace` or `pkill -9 -f cctrace` (or a user who kills the
+ * wrong one of two processes of the same name) killed the guardian with
+ * cctrace, and the program was left with our bytes in it and a thread
+ * parked for ever.  The guardian has a name and a command line of its own,
+ * with no "cctrace" in either; one that dies all the same is replaced,
+ * and the new one restores the program when cctrace is killed.
+ */
+Test(guardian, a_killed_guardian_is_replaced_and_named_apart)
+{
+	char *sched = h_temp_sched("hot.sched", schedules[0]);
+	const char *when = "guardian killed, then cctrace";
+	char *cmdline, line[512];
+	struct target t;
+	struct h_result r;
+	struct h_proc c;
+	pid_t first, second;
+
+	become_subreaper();
+	start_target(&t);
+	c = h_spawn(
+	    (const char *const[]){h_cctrace(), "attach", h_fmt("%d", (int)t.pid), sched, NULL},
+	    false, false, true);
+	wait_first_trace_line(&c);
+	first = guardian_of(c.pid);
+	cmdline = h_read_file(h_fmt("/proc/%d/cmdline", (int)first), NULL);
+	cr_expect(strncmp(cmdline, "cct-guardian of tracer ", 23) == 0 &&
+		      !strstr(cmdline, "cctrace"),
+		  "the guardian's command line: %s", cmdline);
+	cr_assert(kill(first, SIGKILL) == 0);
+	for (;;) {
+		cr_assert(h_read_line(c.err, line, sizeof(line), 30000),
+			  "cctrace never said its guardian died");
+		if (strstr(line,
+			   h_fmt("warning: the guardian (pid %d) died (Killed); pid ", (int)first)))
+			break;
+	}
+	second = guardian_of(c.pid);
+	cr_expect_neq(second, first);
+	cr_assert(kill(c.pid, SIGKILL) == 0);
+	r = h_collect(&c, 60);
+	cr_expect_eq(reap_guardians(when), 1, "%s: the new guardian was not orphaned", when);
+	cr_expect(strstr(r.err, "cctrace: guardian: ") && strstr(r.err, " restored: "),
+		  "%s: the new guardian did not report:\n%s", when, r.err);
+	h_result_free(&r);
+	expect_restored(&t, when);
+	finish_target(&t, when);
 }
 
 /* A schedule that completes: the guardian ends quietly with cctrace. */

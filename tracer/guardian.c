@@ -98,10 +98,11 @@
 #define SA_RESTORER 0x04000000
 #endif
 
-#define GJ_MAGIC   0x6c616e72756f6a67ull
-#define GJ_INITIAL (64 * 1024)
-#define PAGE	   4096ul
-#define EFLAGS_TF  0x100ul
+#define GJ_MAGIC      0x6c616e72756f6a67ull
+#define GJ_INITIAL    (64 * 1024)
+#define GUARDIAN_NAME "cct-guardian" /* no "cctrace" in it: take_own_name */
+#define PAGE	      4096ul
+#define EFLAGS_TF     0x100ul
 
 /* ------------------------------------------------------------ journal */
 
@@ -1464,6 +1465,31 @@ static bool journal_done(int fd)
 	return pread(fd, &h, sizeof(h), 0) == sizeof(h) && h.done;
 }
 
+/*
+ * A name of its own, in /proc/PID/comm and /proc/PID/cmdline, with no
+ * "cctrace" in it: `pkill -9 cctrace`, `pkill -9 -f cctrace` and `killall
+ * cctrace` must not take the guardian with cctrace (they did, and the
+ * program was left with our bytes in it).  The command line is the
+ * memory of cctrace's own arguments, rewritten in this copy of it.
+ */
+static void take_own_name(pid_t cctrace)
+{
+	char title[64], args[4096];
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	ssize_t len = fd >= 0 ? read(fd, args, sizeof(args)) : -1;
+
+	prctl(PR_SET_NAME, GUARDIAN_NAME);
+	if (fd >= 0)
+		close(fd);
+	snprintf(title, sizeof(title), GUARDIAN_NAME " of tracer %d", (int)cctrace);
+	if (len <= 0 || (size_t)len >= sizeof(args) || !program_invocation_name ||
+	    memcmp(program_invocation_name, args, strlen(args) + 1) != 0)
+		return; /* not laid out as the kernel laid it out: left alone */
+	memset(program_invocation_name, 0, (size_t)len);
+	memcpy(program_invocation_name, title,
+	       strlen(title) < (size_t)len - 1 ? strlen(title) : (size_t)len - 1);
+}
+
 /* Until cctrace says it is done (then quietly) or is gone (then restore). */
 static void guardian_main(int fd, int pidfd, int rd, pid_t cctrace)
 {
@@ -1471,7 +1497,7 @@ static void guardian_main(int fd, int pidfd, int rd, pid_t cctrace)
 	char c;
 
 	setsid();
-	prctl(PR_SET_NAME, "cctrace-guard");
+	take_own_name(cctrace);
 	reset_signals();
 	unpin_self();
 	close_others(fd, pidfd, rd);
@@ -1594,6 +1620,37 @@ static void reap(pid_t pid)
 bool tr_guard_is(const struct tracer *t, pid_t pid)
 {
 	return t->guard && t->guard->pid == pid;
+}
+
+/*
+ * The guardian died while cctrace still drives the program (someone
+ * killed it): a new one takes the same journal, so that a SIGKILL of
+ * cctrace later is still undone.  Said on stderr, once per death.
+ */
+void tr_guard_died(struct tracer *t, int status)
+{
+	struct tr_guard *g = t->guard;
+	pid_t old = g->pid;
+
+	if (g->pipe < 0)
+		return; /* it was told to go: it went */
+	close(g->pipe);
+	g->pipe = -1;
+	if (spawn(g) < 0) {
+		fprintf(stderr,
+			"cctrace: warning: the guardian (pid %d) died (%s), and no new one could "
+			"be started (%s): if cctrace is killed now, the program keeps our "
+			"breakpoints\n",
+			(int)old, WIFSIGNALED(status) ? strsignal(WTERMSIG(status)) : "exited",
+			strerror(errno));
+		g->pid = 0;
+		return;
+	}
+	fprintf(stderr,
+		"cctrace: warning: the guardian (pid %d) died (%s); pid %d guards the program "
+		"now\n",
+		(int)old, WIFSIGNALED(status) ? strsignal(WTERMSIG(status)) : "exited",
+		(int)g->pid);
 }
 
 void tr_guard_done(struct tracer *t)

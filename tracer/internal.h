@@ -386,6 +386,8 @@ int tr_guard_start(struct tracer *t, char *err, size_t errlen);
 void tr_guard_done(struct tracer *t);
 /* Is pid the guardian (a child of cctrace, but no task of the program)? */
 bool tr_guard_is(const struct tracer *t, pid_t pid);
+/* The guardian's wait status says it is gone: start another. */
+void tr_guard_died(struct tracer *t, int status);
 void tr_guard_free(struct tracer *t);
 int tr_guard_process(struct tr_process *p);
 void tr_guard_process_gone(struct tr_process *p);

@@ -668,8 +668,11 @@ static enum decoded decode(struct tracer *t, pid_t tid, int status, struct tr_ev
 	enum decoded d;
 
 	memset(ev, 0, sizeof(*ev));
-	if (!th && tr_guard_is(t, tid))
-		return ALREADY_HANDLED; /* our guardian, stopped or killed by someone */
+	if (!th && tr_guard_is(t, tid)) { /* our guardian, stopped or killed by someone */
+		if (!WIFSTOPPED(status) && !WIFCONTINUED(status))
+			tr_guard_died(t, status);
+		return ALREADY_HANDLED;
+	}
 	if (!th && tid == t->child && t->child > 0 && !WIFSTOPPED(status)) {
 		t->child = 0;
 		ev->kind = TR_EV_CHILD_EXIT;
