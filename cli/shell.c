@@ -1646,7 +1646,8 @@ static int start_session(struct shell *sh, const struct args *a)
 	else
 		sh->s = engine_session_attach(a->pid, &sh->opt, err, sizeof(err));
 	if (!sh->s) {
-		fprintf(stderr, "%s\n", err[0] ? err : "cctrace shell: cannot start the session");
+		fprintf(stderr, "cctrace shell: error: %s\n",
+			err[0] ? err : "cannot start the session");
 		return -1;
 	}
 	sh->attached = !a->argv;
@@ -1694,6 +1695,7 @@ int shell_main(struct cli_args *c)
 {
 	struct shell sh;
 	struct args a = {NULL, 0};
+	bool alive;
 	int rc;
 
 	shell_init(&sh, c);
@@ -1707,11 +1709,17 @@ int shell_main(struct cli_args *c)
 		editor_init(&sh, "cctrace");
 	rc = command_loop(&sh);
 	fflush(stdout);
+	alive = !sh.ended_by && engine_session_program_alive(sh.s);
 	if (sh.detach)
 		engine_session_detach(sh.s);
 	else
 		engine_session_end(sh.s);
 	editor_end(&sh);
+	/* said as attach says it: what became of the program */
+	if (alive)
+		fprintf(stderr, "cctrace shell: %s\n",
+			sh.detach || sh.attached ? "detached, and the process keeps running"
+						 : "the program was killed");
 	if (sh.ended_by) {
 		fprintf(stderr, "cctrace: error: interrupted by %s; %s\n",
 			sigabbrev_np(sh.ended_by),

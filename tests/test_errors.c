@@ -455,6 +455,40 @@ Test(errors, attach_already_traced_by_the_test)
 	h_result_free(&r);
 }
 
+/* ...one thread of it (strace -p TID): the error names the thread and its
+ * tracer ("cannot attach to the threads of pid N: Operation not permitted"
+ * before), and no thread is left traced by cctrace. */
+Test(errors, attach_one_thread_already_traced)
+{
+	char *sched = h_temp_sched("never.sched", "timeout 1s\nwait any enter(never_called)\n");
+	struct waiter w;
+	struct h_result r;
+	pid_t other = 0;
+	char *want;
+	int i;
+
+	start_waiter(&w);
+	for (i = 0; i < w.ntids && !other; i++)
+		if (w.tids[i] != w.pid)
+			other = w.tids[i];
+	cr_assert(other, "errfix wait has no second thread");
+	cr_assert(ptrace(PTRACE_SEIZE, other, NULL, NULL) == 0, "seize: %s", strerror(errno));
+	r = H_RUN(h_cctrace(), "attach", h_fmt("%d", (int)w.pid), sched);
+	want = h_fmt("cannot attach to thread %d of pid %d: it is already traced by pid %d",
+		     (int)other, (int)w.pid, (int)getpid());
+	cr_expect_eq(r.code, 3, "exit %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, want), "expected '%s' in:\n%s", want, r.err);
+	for (i = 0; i < w.ntids; i++)
+		cr_expect_eq(h_status_field(w.pid, w.tids[i], "TracerPid"),
+			     w.tids[i] == other ? getpid() : 0, "thread %d", (int)w.tids[i]);
+	/* a seized thread is detached stopped */
+	cr_assert(ptrace(PTRACE_INTERRUPT, other, NULL, NULL) == 0, "%s", strerror(errno));
+	cr_assert(waitpid(other, NULL, __WALL) == other, "%s", strerror(errno));
+	cr_assert(ptrace(PTRACE_DETACH, other, NULL, NULL) == 0, "%s", strerror(errno));
+	free(want);
+	h_result_free(&r);
+}
+
 Test(errors, attach_already_traced_by_another_cctrace)
 {
 	char *never = h_temp_sched("never.sched", "timeout 60s\nwait any enter(never_called)\n");

@@ -784,6 +784,29 @@ Test(shell, print_shows_aggregates_whole)
 		  "%s", r->out);
 }
 
+/* quit and detach say what became of the program, as attach does (they
+ * said nothing); a session that cannot start says so as an error of
+ * cctrace shell's (the bare message before). */
+Test(shell, quit_and_detach_say_what_became_of_the_program)
+{
+	struct result *r;
+
+	check_built();
+	r = shell(BANK, NULL, "quit\n");
+	cr_expect_eq(r->code, 0, "exit %d\n%s", r->code, r->err);
+	cr_expect(strstr(r->err, "cctrace shell: the program was killed\n"), "%s", r->err);
+	r = shell(BANK, NULL, "detach\n");
+	cr_expect_eq(r->code, 0, "exit %d\n%s", r->code, r->err);
+	cr_expect(strstr(r->err, "cctrace shell: detached, and the process keeps running\n"), "%s",
+		  r->err);
+	r = shell(BANK, NULL, "continue\nquit\n");
+	cr_expect(!strstr(r->err, "killed") && !strstr(r->err, "detached"), "%s", r->err);
+	r = run((const char *const[]){cctrace(), "shell", "999999", NULL}, "");
+	cr_expect_eq(r->code, 3, "exit %d\n%s", r->code, r->err);
+	cr_expect(strstr(r->err, "cctrace shell: error: cannot attach to pid 999999: "), "%s",
+		  r->err);
+}
+
 /* break on a function an -O2 build inlined everywhere stops at its copy,
  * as gdb's does (before: "no function 'bump'"). */
 Test(shell, break_on_an_inlined_function_stops_at_its_copy)

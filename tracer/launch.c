@@ -589,14 +589,39 @@ static bool traced_by_us(pid_t pid, pid_t tid)
 	       (pid_t)tracer == getpid();
 }
 
-static int seize_new_tasks(struct tracer *t, struct tr_process *p, int *seized)
+/* Why thread tid of p cannot be seized: another tracer has it (strace -p
+ * of one thread), or what the kernel said. */
+static void explain_thread_refused(struct tr_process *p, pid_t tid, int err_no, char *err,
+				   size_t len)
+{
+	unsigned long long tracer = 0;
+	char comm[64];
+
+	if (err_no == EPERM && tr_status_field(p->pid, tid, "TracerPid", 10, &tracer) == 0 &&
+	    tracer > 0) {
+		read_comm((pid_t)tracer, comm, sizeof(comm));
+		snprintf(err, len,
+			 "cannot attach to thread %d of pid %d: it is already traced by pid %llu "
+			 "(%s)",
+			 (int)tid, (int)p->pid, tracer, comm[0] ? comm : "?");
+		return;
+	}
+	snprintf(err, len, "cannot attach to thread %d of pid %d: %s", (int)tid, (int)p->pid,
+		 strerror(err_no));
+}
+
+static int seize_new_tasks(struct tracer *t, struct tr_process *p, int *seized, char *err,
+			   size_t len)
 {
 	struct pid_list tids = {0};
 	int i, rc = -1;
 
 	*seized = 0;
-	if (list_tasks(p->pid, &tids) < 0)
+	if (list_tasks(p->pid, &tids) < 0) {
+		snprintf(err, len, "cannot list the threads of pid %d: %s", (int)p->pid,
+			 strerror(errno));
 		goto out;
+	}
 	for (i = 0; i < tids.n; i++) {
 		pid_t tid = tids.v[i];
 		struct tr_thread *th = tracer_thread_by_tid(t, tid);
@@ -611,12 +636,16 @@ static int seize_new_tasks(struct tracer *t, struct tr_process *p, int *seized)
 			/* Created by a thread we had seized already: it is ours
 			 * from birth (PTRACE_O_TRACECLONE), its clone event not
 			 * decoded yet. */
-			if (errno != EPERM || !traced_by_us(p->pid, tid))
+			if (errno != EPERM || !traced_by_us(p->pid, tid)) {
+				explain_thread_refused(p, tid, errno, err, len);
 				goto out;
+			}
 		}
 		th = tr_thread_new(t, p, tid);
-		if (!th)
+		if (!th) {
+			snprintf(err, len, "out of memory");
 			goto out;
+		}
 		tr_set(th, TF_STARTED);
 		tr_clear(th, TF_DR7_CLEAR); /* it ran before us: anything may be set */
 		(*seized)++;
@@ -678,12 +707,9 @@ static int attach_process(struct tracer *t, pid_t pid, char *err, size_t len)
 		tr_clear(th, TF_DR7_CLEAR);
 	}
 	do {
-		if (seize_new_tasks(t, p, &seized) < 0) {
+		if (seize_new_tasks(t, p, &seized, err, len) < 0) {
 			if (tracer_process_exiting(p))
 				vanished_message(pid, err, len);
-			else
-				snprintf(err, len, "cannot attach to the threads of pid %d: %s",
-					 pid, strerror(errno));
 			return -1;
 		}
 	} while (seized > 0);
