@@ -440,12 +440,26 @@ static int need_arg(struct shell *sh, const char *args, const char *usage)
 	return fail(sh, "usage: %s", usage);
 }
 
+/* A command's THREAD, or when none is given the current one (that of the
+ * last event, as gdb's), into buf; -1 with the usage if there is none. */
+static const char *thread_arg(struct shell *sh, const char *args, char *buf, size_t len,
+			      const char *usage)
+{
+	if (*args)
+		return args;
+	if (engine_session_current_thread(sh->s, buf, len) == 0)
+		return buf;
+	fail(sh, "usage: %s (no thread has stopped at an event yet to be the current one)", usage);
+	return NULL;
+}
+
 static int cmd_bt(struct shell *sh, const char *args, const char *line)
 {
-	char err[ERRLEN] = "";
+	char err[ERRLEN] = "", current[64];
 
 	(void)line;
-	if (need_arg(sh, args, "bt THREAD") < 0)
+	args = thread_arg(sh, args, current, sizeof(current), "bt [THREAD]");
+	if (!args)
 		return -1;
 	if (engine_session_backtrace(sh->s, args, stdout, err, sizeof(err)) < 0)
 		return fail(sh, "%s", err);
@@ -519,12 +533,13 @@ static void print_source(struct shell *sh, FILE *f, int line)
 
 static int cmd_list(struct shell *sh, const char *args, const char *line)
 {
-	char err[ERRLEN] = "", path[PATH_MAX] = "", found[2 * PATH_MAX + 2];
+	char err[ERRLEN] = "", path[PATH_MAX] = "", found[2 * PATH_MAX + 2], current[64];
 	int at = 0;
 	FILE *f;
 
 	(void)line;
-	if (need_arg(sh, args, "list THREAD") < 0)
+	args = thread_arg(sh, args, current, sizeof(current), "list [THREAD]");
+	if (!args)
 		return -1;
 	if (engine_session_where(sh->s, args, path, sizeof(path), &at, err, sizeof(err)) < 0)
 		return fail(sh, "%s", err);
@@ -628,6 +643,12 @@ static int variable_of(struct shell *sh, const char *stable, char *var, size_t l
 	return exec_text(sh, text);
 }
 
+/* step, next and finish move one thread: with none named, the current. */
+static bool is_one_thread_move(const char *word)
+{
+	return !strcmp(word, "step") || !strcmp(word, "next") || !strcmp(word, "finish");
+}
+
 /* run, step, next, finish, release, hold of a stable thread name (p1.t3):
  * the language takes variables, so the thread is named by its variable
  * (bound first if it has none).  The names are those before `until`. */
@@ -635,10 +656,26 @@ static int cmd_move(struct shell *sh, const char *args, const char *line)
 {
 	const char *until = strstr(line, " until "), *end = until ? until : line + strlen(line);
 	const char *at = line + strcspn(line, " \t");
-	char text[ERRLEN], var[64];
+	char text[ERRLEN], var[64], current[64], *whole = NULL;
 	size_t used = (size_t)(at - line);
+	int rc;
 
-	(void)args;
+	/* step, next, finish with no thread: the current one */
+	if (!*args && strcspn(line, " \t") == strlen(line) && is_one_thread_move(line)) {
+		snprintf(text, sizeof(text), "%s [THREAD]", line);
+		if (!thread_arg(sh, args, current, sizeof(current), text))
+			return -1;
+		if (asprintf(&whole, "%s %s", line, current) < 0)
+			return fail(sh, "out of memory");
+		rc = cmd_move(sh, current, whole);
+		free(whole);
+		return rc;
+	}
+	if (!*args)
+		return fail(sh, "usage: %.*s THREAD...%s", (int)strcspn(line, " \t"), line,
+			    strncmp(line, "run", 3) == 0       ? " until EVENT"
+			    : strncmp(line, "release", 7) == 0 ? " | release all"
+							       : "");
 	if (used >= sizeof(text))
 		return exec_text(sh, line);
 	memcpy(text, line, used);
@@ -789,18 +826,20 @@ static const struct command commands[] = {
      "STATE (held, running, blocked in SYSCALL, exited), FUNCTION, WHERE (file:line)\n"
      "and LAST EVENT.  Not a statement; nothing is recorded.\n"},
     {"bt", NULL, ARG_THREAD, false, cmd_bt, "backtrace of a held thread",
-     "  bt THREAD\n"
+     "  bt [THREAD]\n"
      "  e.g. bt A    or    bt p1.t2\n"
-     "Not a statement; nothing is recorded.\n"},
+     "Without THREAD, the current thread: the one the last event stopped (as\n"
+     "gdb's).  Not a statement; nothing is recorded.\n"},
     {"print", NULL, ARG_VAR, false, cmd_print, "evaluate an expression in the program",
      "  print EXPR\n"
      "  e.g. print balance    print accounts[1].balance    print ended(A)\n"
      "The schedule language's expressions (docs/schedule-language.md, section 4).\n"
      "Not recorded; `assert EXPR` is the statement that checks one.\n"},
     {"list", NULL, ARG_THREAD, false, cmd_list, "source lines around a thread's line",
-     "  list THREAD\n"
+     "  list [THREAD]\n"
      "  e.g. list A\n"
-     "Shows the lines around where THREAD is held, => marking it.  The file is\n"
+     "Shows the lines around where THREAD (default: the current thread) is\n"
+     "held, => marking it.  The file is\n"
      "looked for as DWARF names it, then next to the program and in the current\n"
      "directory.  Not recorded.\n"},
     {"info", NULL, ARG_INFO, false, cmd_info, "info breakpoints | watchpoints | threads",
@@ -831,20 +870,21 @@ static const struct command commands[] = {
      "Each named thread runs until its own first event matching PRED, then is held.\n"
      "The statement itself is recorded.\n"},
     {"step", NULL, ARG_THREAD, false, cmd_move, "execute N machine instructions",
-     "  step T [N]\n"
+     "  step [T [N]]\n"
      "  e.g. step B 3\n"
      "T executes N instructions (default 1, at most 1000000) and is held.\n"
+     "Without T, the current thread: the one the last event stopped.\n"
      "Recorded as `step T N`.\n"},
     {"next", NULL, ARG_THREAD, false, cmd_move, "run to the next source line",
-     "  next T\n"
+     "  next [T]\n"
      "  e.g. next A\n"
      "T runs until it is on another line of the same function, or has returned.\n"
-     "Recorded as `next T`.\n"},
+     "Without T, the current thread.  Recorded as `next T`.\n"},
     {"finish", NULL, ARG_THREAD, false, cmd_move, "run until the function returns",
-     "  finish T\n"
+     "  finish [T]\n"
      "  e.g. finish A\n"
-     "T runs until the function it is in returns to its caller.  Recorded as\n"
-     "`finish T`.\n"},
+     "T runs until the function it is in returns to its caller.  Without T, the\n"
+     "current thread.  Recorded as `finish T`.\n"},
     {"release", NULL, ARG_THREAD, false, cmd_move, "unbind threads and let them run",
      "  release T[, U...]\n"
      "  release all\n"

@@ -460,6 +460,16 @@ int engine_session_threads(struct engine_session *s, struct session_thread *out,
 	return n;
 }
 
+int engine_session_current_thread(struct engine_session *s, char *name, size_t len)
+{
+	struct tr_thread *th = s->run->has_last_event ? s->run->last_event.ev->thread : NULL;
+
+	if (!th || tracer_thread_exited(th))
+		return -1;
+	snprintf(name, len, "%s", tracer_thread_name(th));
+	return 0;
+}
+
 int engine_session_backtrace(struct engine_session *s, const char *thread, FILE *out, char *err,
 			     size_t errlen)
 {

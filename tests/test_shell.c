@@ -444,7 +444,7 @@ Test(shell, errors_carry_on)
 	cr_expect(strstr(r->err, "shell:1:7: error: no variable") &&
 		      strstr(r->err, "\n    print no_such_variable\n          ^"),
 		  "%s", r->err);
-	cr_assert(strstr(r->err, "usage: bt THREAD"), "%s", r->err);
+	cr_assert(strstr(r->err, "usage: bt [THREAD]"), "%s", r->err);
 	cr_assert(strstr(r->err, "did you mean 'run'"), "%s", r->err);
 	cr_assert(strstr(r->out, "balance = 100"), "%s", r->out);
 	cr_assert(strstr(r->out, "--- still here"), "%s", r->out);
@@ -805,6 +805,27 @@ Test(shell, quit_and_detach_say_what_became_of_the_program)
 	cr_expect_eq(r->code, 3, "exit %d\n%s", r->code, r->err);
 	cr_expect(strstr(r->err, "cctrace shell: error: cannot attach to pid 999999: "), "%s",
 		  r->err);
+}
+
+/* bt, list, step, next and finish without a thread take the current one,
+ * the thread the last event stopped, as gdb does; before an event there is
+ * none, and the usage says so; run without a thread is a usage error (a
+ * parser's "thread list expects a name" before). */
+Test(shell, a_missing_thread_is_the_current_one)
+{
+	struct result *r;
+
+	check_built();
+	r = shell(BANK, NULL, "bt\nrun\nbreak withdraw\ncontinue\nbt\nnext\nlist\nfinish\n");
+	cr_expect(strstr(r->err, "usage: bt [THREAD] (no thread has stopped at an event yet"), "%s",
+		  r->err);
+	cr_expect(strstr(r->err, "usage: run THREAD... until EVENT"), "%s", r->err);
+	cr_expect(strstr(r->out, "    #0  ") && strstr(r->out, " withdraw+0 (bank.c:"), "%s",
+		  r->out);
+	cr_expect(strstr(r->out, "held in withdraw at bank.c:31\n"), "%s", r->out);
+	cr_expect(strstr(r->out, "=>   31  "), "%s", r->out);
+	cr_expect(strstr(r->out, "return(withdraw)") && strstr(r->out, " held in customer "), "%s",
+		  r->out);
 }
 
 /* break on a function an -O2 build inlined everywhere stops at its copy,
