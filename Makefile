@@ -47,6 +47,7 @@ FIXTURE_BINS := $(FIXTURE_SRCS:%.c=%) $(FIXTURE_CXX_SRCS:%.cpp=%) $(FIXTURE_LIBS
 		tests/fixtures/serstatic tests/fixtures/serstatic-nodebug \
 		tests/fixtures/serstatic-stripped tests/fixtures/fine-static \
 		tests/fixtures/sercounter-stripped tests/fixtures/serspinlocal-stripped \
+		tests/fixtures/sercxx-opt \
 		tests/fixtures/localtypes-clang
 
 .PHONY: all deps system-deps samples fixtures test check-asan bench sctbench fuzz clean format lint \
@@ -107,6 +108,10 @@ tests/fixtures/serstatic-stripped: tests/fixtures/sercounter.c
 	$(CC) $(filter-out -g,$(SAMPLE_CFLAGS)) -static -s -o $@ $<
 # Optimised: functions inlined into their callers (enter(F) at the copies).
 tests/fixtures/optinline: SAMPLE_CFLAGS += -O2
+# sercxx at -O2: _start lies just past a unit's last function, and no line
+# of that unit is _start's.
+tests/fixtures/sercxx-opt: tests/fixtures/sercxx.cpp
+	$(CXX) $(filter-out -std=gnu11,$(SAMPLE_CFLAGS)) -std=gnu++17 -O2 -o $@ $<
 # Stripped, linked dynamically: the program's own code has no names, so
 # its points are written at(MODULE+0xOFFSET).
 tests/fixtures/%-stripped: tests/fixtures/%.c

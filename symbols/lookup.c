@@ -755,7 +755,8 @@ static const char *line_by_cu_ranges(Dwfl_Module *mod, Dwarf_Addr a, int *line)
 {
 	Dwarf_Addr bias;
 	Dwarf_Die *cu = symi_addrdie(mod, a, &bias);
-	Dwarf_Line *l = cu ? dwarf_getsrc_die(cu, a - bias) : NULL;
+	/* libdw may give the unit nearest below a, whose last row is not a's */
+	Dwarf_Line *l = cu && dwarf_haspc(cu, a - bias) > 0 ? dwarf_getsrc_die(cu, a - bias) : NULL;
 
 	if (!l || dwarf_lineno(l, line) != 0)
 		return NULL;
@@ -774,6 +775,17 @@ Dwarf_Die *symi_addrdie(Dwfl_Module *mod, Dwarf_Addr addr, Dwarf_Addr *bias)
 		if (dwarf_haspc(cu, addr - *bias) > 0)
 			return cu;
 	return NULL;
+}
+
+/* Is a, for which row l was found, outside the code of l's compile unit
+ * (crt1's _start, just after a unit's last function)?  libdw gives the
+ * nearest row below it, whose line (that function's last) is not a's. */
+static bool past_its_sequence(Dwfl_Line *l, Dwarf_Addr a)
+{
+	Dwarf_Addr bias = 0;
+	Dwarf_Die *cu = dwfl_linecu(l);
+
+	return cu && dwfl_dwarf_line(l, &bias) && dwarf_haspc(cu, a - bias) == 0;
 }
 
 static int describe_uncached(struct sym_space *s, uint64_t addr, struct sym_loc *out)
@@ -801,7 +813,8 @@ static int describe_uncached(struct sym_space *s, uint64_t addr, struct sym_loc 
 		out->func_size = sym.st_size;
 	}
 	l = dwfl_module_getsrc(mod, a);
-	src = l ? dwfl_lineinfo(l, NULL, &out->line, NULL, NULL, NULL) : NULL;
+	src = l && !past_its_sequence(l, a) ? dwfl_lineinfo(l, NULL, &out->line, NULL, NULL, NULL)
+					    : NULL;
 	if (!src)
 		src = line_by_cu_ranges(mod, a, &out->line);
 	if (src) {

@@ -264,3 +264,21 @@ Test(cxx, references_base_members_and_global_functions)
 	cr_expect(strstr(r.out, "14 9 88"), "%s", r.out);
 	h_result_free(&r);
 }
+
+/* At -O2 _start lies just past the last function of a unit of the
+ * program's (tests/fixtures/sercxx-opt): libdw gives that unit's last row
+ * for it, and _start was said to be at std_thread.h:150.  No line is
+ * _start's; its module is said instead. */
+Test(cxx, code_past_a_unit_has_no_line_of_the_unit)
+{
+	char *sched = h_temp_sched("start.sched", "thread A = wait any start\nassert 1\n");
+	struct h_result r =
+	    H_RUN(h_cctrace(), "run", sched, "--", "tests/fixtures/sercxx-opt", "--fixed");
+	const char *line = strstr(r.err, " start ");
+
+	cr_assert(line, "%s", r.err);
+	line = strchr(line, '\n') ? h_fmt("%.*s", (int)(strchr(line, '\n') - line), line) : line;
+	cr_expect(strstr(line, "_start") && !strstr(line, ".h:") && !strstr(line, ".cpp:"), "%s",
+		  r.err);
+	h_result_free(&r);
+}
