@@ -119,6 +119,8 @@ static bool nothing_explored(const char *cmd, const struct explore_summary *sum,
 
 int explore_open_outputs(struct cli_args *a)
 {
+	if (cli_check_outputs(a) < 0)
+		return -1;
 	if (a->json) {
 		a->eo.json = stdout;
 		a->opt.program_stdout_to_stderr = true; /* stdout is the JSON alone */

@@ -32,41 +32,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* Is path an existing file that is also one of the command's inputs (its
- * schedule, its program)?  Opening it for the trace would destroy it:
- * `run -o s.sched s.sched -- prog` replaced the schedule, and naming the
- * program truncated it to nothing. */
-static bool is_an_input(const struct cli_args *a, const char *path)
-{
-	struct stat out, in;
-	int i;
-
-	if (strcmp(path, "-") == 0 || stat(path, &out) < 0 || !S_ISREG(out.st_mode))
-		return false;
-	for (i = 0; i < a->noperands; i++)
-		if (stat(a->operands[i], &in) == 0 && in.st_dev == out.st_dev &&
-		    in.st_ino == out.st_ino)
-			return true;
-	return a->program && a->program[0] && stat(a->program[0], &in) == 0 &&
-	       in.st_dev == out.st_dev && in.st_ino == out.st_ino;
-}
-
-static int refuse_inputs(const struct cli_args *a)
-{
-	const char *const outs[] = {a->out_path, a->trace_json_path, a->chrome_path};
-	size_t i;
-
-	for (i = 0; i < sizeof(outs) / sizeof(outs[0]); i++)
-		if (outs[i] && is_an_input(a, outs[i])) {
-			fprintf(stderr,
-				"cctrace %s: error: %s is an input of this command (the schedule "
-				"or the program), not a file to write the trace to\n",
-				a->command, outs[i]);
-			return -1;
-		}
-	return 0;
-}
-
 /* Where the trace goes (-o, -q) and the JSON trace (--trace-json).  -q
  * with -o FILE still makes FILE, empty: a stale trace left in it would be
  * read as this run's. */
@@ -74,7 +39,7 @@ static int open_outputs(struct cli_args *a)
 {
 	FILE *out;
 
-	if (refuse_inputs(a) < 0)
+	if (cli_check_outputs(a) < 0)
 		return -1;
 	if (a->out_path) {
 		out = cli_open_output(a->command, a->out_path);

@@ -15,10 +15,13 @@
 #include <assert.h>
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define ALL_RUNS (CLI_RUN | CLI_ATTACH | CLI_EXPLORE)
 #define TRACING	 (CLI_RUN | CLI_ATTACH | CLI_EXPLORE | CLI_SHELL | CLI_TEST)
@@ -476,6 +479,80 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 /* A trace is read while it is written (tail -f, a pipe) and must survive
  * a kill -9 of cctrace up to its last event: whole lines, each written at
  * once, not buffer-fulls at the end. */
+/* Are a and b one file (b need not exist)? */
+static bool same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	if (strcmp(a, b) == 0)
+		return true;
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
+
+/* Is path one of the command's inputs (a schedule operand, the program)?
+ * Writing it would destroy it: `run --junit s.sched s.sched` replaced the
+ * schedule, and naming the program replaced it with XML. */
+static bool is_an_input(const struct cli_args *a, const char *path)
+{
+	struct stat out;
+	int i;
+
+	if (stat(path, &out) < 0 || !S_ISREG(out.st_mode))
+		return false;
+	for (i = 0; i < a->noperands; i++)
+		if (same_file(a->operands[i], path))
+			return true;
+	return a->program && a->program[0] && same_file(a->program[0], path);
+}
+
+int cli_check_outputs(const struct cli_args *a)
+{
+	const bool dir_out = a->bit & (CLI_EXPLORE | CLI_TEST | CLI_TYPESTATE);
+	const struct {
+		const char *option, *path;
+	} outs[] = {
+	    {"-o", dir_out ? NULL : a->out_path}, {"--trace-json", a->trace_json_path},
+	    {"--trace-chrome", a->chrome_path},	  {"--junit", a->junit_path},
+	    {"--json-file", a->json_path},	  {"--schedules", a->schedules_path},
+	};
+	size_t i, j, n = sizeof(outs) / sizeof(outs[0]);
+	int fd;
+
+	for (i = 0; i < n; i++) {
+		if (!outs[i].path || strcmp(outs[i].path, "-") == 0)
+			continue;
+		if (is_an_input(a, outs[i].path)) {
+			fprintf(
+			    stderr,
+			    "cctrace %s: error: %s %s is an input of this command (the schedule "
+			    "or the program), not a file to write\n",
+			    a->command, outs[i].option, outs[i].path);
+			return -1;
+		}
+		for (j = 0; j < i; j++)
+			if (outs[j].path && same_file(outs[i].path, outs[j].path)) {
+				fprintf(stderr,
+					"cctrace %s: error: %s and %s both name %s; each output "
+					"needs a file of its own\n",
+					a->command, outs[j].option, outs[i].option, outs[i].path);
+				return -1;
+			}
+	}
+	/* written once the run or search is over: a bad path must not wait
+	 * for it, and hide its outcome behind "cannot write" */
+	if (a->junit_path && strcmp(a->junit_path, "-") != 0) {
+		fd = open(a->junit_path, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+		if (fd < 0) {
+			fprintf(stderr, "cctrace %s: cannot write %s: %s\n", a->command,
+				a->junit_path, strerror(errno));
+			return -1;
+		}
+		close(fd);
+	}
+	return 0;
+}
+
 FILE *cli_open_output(const char *cmd, const char *path)
 {
 	FILE *f;

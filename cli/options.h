@@ -80,6 +80,12 @@ void cli_help(const char *cmd, FILE *f);
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* path for writing, "-" being stdout; NULL after saying why. */
 FILE *cli_open_output(const char *cmd, const char *path);
+/* Before anything runs, every file the command will write (-o FILE,
+ * --trace-json, --trace-chrome, --junit, --json-file, --schedules): none
+ * may be one of its inputs (the schedule, the program) or another output,
+ * and --junit's, written at the end, must be writable now.  -1 after
+ * saying why. */
+int cli_check_outputs(const struct cli_args *a);
 /* Close what cli_open_output opened (stdout is flushed, not closed). */
 void cli_close_output(FILE *f);
 /* An error before anything ran: a schedule's diagnostic (FILE:LINE:COL:

@@ -261,6 +261,33 @@ Test(cli, an_output_that_is_an_input_is_refused)
 	cr_expect_eq(r.code, 3, "%s", r.err);
 	h_result_free(&r);
 	cr_expect(stat(prog, &st) == 0 && st.st_size > 1000, "the program was truncated");
+	/* --junit too (it replaced the program with XML), and explore's
+	 * outputs (its schedule was emptied before it was read) */
+	r = H_RUN(h_cctrace(), "run", "-q", "--junit", prog, sched, "--", prog);
+	cr_expect_eq(r.code, 3, "%s", r.err);
+	cr_expect(strstr(r.err, "--junit ") && strstr(r.err, "is an input of this command"), "%s",
+		  r.err);
+	h_result_free(&r);
+	cr_expect(stat(prog, &st) == 0 && st.st_size > 1000, "the program was replaced");
+	r = H_RUN(h_cctrace(), "explore", "-q", "-o", h_fmt("%s/out", dir), "--json-file", sched,
+		  sched, "--", prog);
+	cr_expect_eq(r.code, 3, "%s", r.err);
+	h_result_free(&r);
+	after = h_read_file(sched, NULL);
+	cr_expect(after && strcmp(after, before) == 0, "explore changed the schedule");
+	/* two outputs in one file: only the last would be left */
+	r = H_RUN(h_cctrace(), "run", "-q", "--trace-json", h_fmt("%s/t", dir), "--trace-chrome",
+		  h_fmt("%s/t", dir), sched, "--", prog);
+	cr_expect_eq(r.code, 3, "%s", r.err);
+	cr_expect(strstr(r.err, "--trace-json and --trace-chrome both name "), "%s", r.err);
+	h_result_free(&r);
+	/* --junit's file is written at the end: an unwritable one is said at
+	 * once, not after the run, whose outcome it hid */
+	r = H_RUN(h_cctrace(), "run", "-q", "--junit", "/nonexistent/x.xml", sched, "--", prog);
+	cr_expect_eq(r.code, 3, "%s", r.err);
+	cr_expect(strstr(r.err, "cannot write /nonexistent/x.xml") && !strstr(r.err, "bug"), "%s",
+		  r.err);
+	h_result_free(&r);
 	h_free(before);
 	h_free(after);
 	remove_tree(dir);
