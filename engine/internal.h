@@ -212,6 +212,9 @@ struct run {
 	struct tr_event last_ev;
 	struct current_event last_event;
 	bool has_last_event;
+	/* turns of the schedule's loops so far: every 256th looks for a
+	 * Ctrl-C, which a loop that never waits would not see (loop_turn) */
+	uint64_t loop_turns;
 	/* the wait in progress */
 	const struct stmt *stmt;
 	const struct expr *pred;

@@ -1008,6 +1008,14 @@ static bool stop_requested(struct run *r)
 	return true;
 }
 
+/* One more turn of a loop.  Waits notice Ctrl-C themselves; loops that
+ * never wait (a `for` of lets, nested repeats) must too, and are counted
+ * together: nested loops of 200 turns each never reached a count of 256. */
+static bool loop_turn_stopped(struct run *r)
+{
+	return (++r->loop_turns & 255) == 0 && stop_requested(r);
+}
+
 static enum flow exec_loop(struct run *r, const struct stmt *s)
 {
 	int64_t i;
@@ -1018,10 +1026,7 @@ static enum flow exec_loop(struct run *r, const struct stmt *s)
 			return FLOW_STOP;
 		if (!go)
 			break;
-		if (exec_block(r, s->body) == FLOW_STOP)
-			return FLOW_STOP;
-		/* Waits notice Ctrl-C themselves; a loop without one must too. */
-		if ((i & 255) == 255 && stop_requested(r))
+		if (exec_block(r, s->body) == FLOW_STOP || loop_turn_stopped(r))
 			return FLOW_STOP;
 	}
 	return FLOW_NEXT;
@@ -1065,8 +1070,10 @@ static enum flow exec_for(struct run *r, const struct stmt *s)
 	}
 	for (i = lo; i <= hi; i++) {
 		r->locals[slot] = i;
-		if (exec_block(r, s->body) == FLOW_STOP)
+		if (exec_block(r, s->body) == FLOW_STOP || loop_turn_stopped(r))
 			return FLOW_STOP;
+		if (i == hi)
+			break; /* i++ would overflow at INT64_MAX, and start again */
 	}
 	return FLOW_NEXT;
 }

@@ -405,6 +405,54 @@ Test(cli, sigint_exits_130)
 	interrupted("explore");
 }
 
+/* A schedule that loops without ever waiting (nested repeats of fewer
+ * than 256 turns each, then a for of lets) still ends at Ctrl-C or
+ * SIGTERM: nothing looked for the signal, and only SIGKILL ended it.  The
+ * signal is sent once the trace shows the wait before the loops. */
+Test(cli, a_loop_that_never_waits_is_interrupted)
+{
+	char *sched =
+	    h_temp_sched("busy.sched", "wait any enter(pthread_join)\n"
+				       "let n = 0\n"
+				       "repeat 200 { repeat 200 { repeat 200 { repeat 200 {\n"
+				       "  let n = n + 1\n"
+				       "} } } }\n"
+				       "for i in 1..9000000000000000000 { let n = i }\n");
+	const int sigs[] = {SIGINT, SIGTERM};
+	size_t i;
+
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		struct h_proc p = h_spawn(
+		    (const char *const[]){h_cctrace(), "run", sched, "--", ERRFIX, "wait", NULL},
+		    false, false, true);
+		char line[512] = "";
+		struct h_result r;
+
+		while (!strstr(line, "enter(pthread_join)"))
+			cr_assert(h_read_line(p.err, line, sizeof(line), QUICK_S * 1000),
+				  "the wait never ended");
+		cr_assert(kill(p.pid, sigs[i]) == 0);
+		r = h_collect(&p, QUICK_S);
+		cr_expect(!r.timed_out, "%s did not end it", strsignal(sigs[i]));
+		cr_expect_eq(r.code, 128 + sigs[i], "exit %d:\n%s", r.code, r.err);
+		h_result_free(&r);
+	}
+}
+
+/* A for up to the largest integer ends there: i++ wrapped around, and the
+ * loop began again from the most negative. */
+Test(cli, a_for_up_to_the_largest_integer_ends)
+{
+	char *sched = h_temp_sched(
+	    "big.sched", "let n = 0\n"
+			 "for i in 9223372036854775806..9223372036854775807 { let n = n + 1 }\n"
+			 "assert n == 2\n");
+	struct h_result r = H_RUN(h_cctrace(), "run", "-q", sched, "--", BANK);
+
+	cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+	h_result_free(&r);
+}
+
 /* The --jobs fan-out is a library call: two workers, their bugs numbered
  * into one directory, one summary in the schema of a single search. */
 Test(cli, jobs_api_from_the_library)
