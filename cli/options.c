@@ -53,14 +53,36 @@ static int bad_value(struct cli_args *a, const char *option, const char *value, 
 	return -1;
 }
 
+/*
+ * --OPTION's duration, with its unit as in a schedule: a bare number was
+ * taken for seconds, and `--timeout 1500` meant as milliseconds waited
+ * 25 minutes.  0 is refused unless zero_ok (it would mean the default, or
+ * no limit, not "no time at all").
+ */
+static int duration(struct cli_args *a, const char *option, const char *v, bool zero_ok,
+		    int64_t *ms)
+{
+	int64_t bare;
+	char hint[128];
+
+	if (lang_parse_duration(v, strlen(v), NULL, ms, NULL, 0) < 0) {
+		if (lang_parse_duration(v, strlen(v), "s", &bare, NULL, 0) < 0)
+			return bad_value(a, option, v, "use e.g. 500ms, 2s or 5m");
+		if (bare || !zero_ok) { /* a bare 0 is no time whatever its unit */
+			snprintf(hint, sizeof(hint), "needs a unit, e.g. %sms or %ss", v, v);
+			return bad_value(a, option, v,
+					 bare ? hint : "give a duration above 0, e.g. 500ms or 2s");
+		}
+		*ms = 0;
+	}
+	if (*ms <= 0 && !zero_ok)
+		return bad_value(a, option, v, "give a duration above 0, e.g. 500ms or 2s");
+	return 0;
+}
+
 static int set_timeout(struct cli_args *a, const char *v)
 {
-	if (lang_parse_duration(v, strlen(v), "s", &a->opt.timeout_ms, NULL, 0) < 0)
-		return bad_value(a, "timeout", v, "use e.g. 500ms or 2s");
-	/* 0 would mean the default, 10s, not "no time at all" */
-	if (a->opt.timeout_ms <= 0)
-		return bad_value(a, "timeout", v, "give a duration above 0, e.g. 500ms or 2s");
-	return 0;
+	return duration(a, "timeout", v, false, &a->opt.timeout_ms);
 }
 
 static int set_expect(struct cli_args *a, const char *v)
@@ -109,18 +131,12 @@ static int set_time(struct cli_args *a, const char *v)
 {
 	/* 0 would mean no limit, as when --time is not given: refused as
 	 * --runs 0 is */
-	if (lang_parse_duration(v, strlen(v), "s", &a->eo.max_ms, NULL, 0) < 0)
-		return bad_value(a, "time", v, NULL);
-	if (a->eo.max_ms <= 0)
-		return bad_value(a, "time", v, "give a duration above 0, e.g. 30s or 5m");
-	return 0;
+	return duration(a, "time", v, false, &a->eo.max_ms);
 }
 
 static int set_minimize_time(struct cli_args *a, const char *v)
 {
-	if (lang_parse_duration(v, strlen(v), "s", &a->eo.minimize_ms, NULL, 0) < 0)
-		return bad_value(a, "minimize-time", v, NULL);
-	return 0;
+	return duration(a, "minimize-time", v, true, &a->eo.minimize_ms); /* 0: no limit */
 }
 
 /* Checked with the other options, before anything runs: a misspelt
@@ -771,7 +787,12 @@ static int one_option(struct cli_args *a, int ch, char **argv)
 		if (ch == ':')
 			return cli_usage_error(a->command, "option '%s' needs an argument", text),
 			       -1;
-		if (optopt)
+		/* --quiet=yes: getopt gives the option's value, ours 256 + row */
+		if (optopt >= 256 && optopt < 256 + (int)NOPTIONS)
+			return cli_usage_error(a->command, "option '--%s' takes no argument",
+					       table[optopt - 256].name),
+			       -1;
+		if (optopt > 0 && optopt < 256)
 			return cli_usage_error(a->command, "unknown option '-%c'", optopt), -1;
 		return cli_usage_error(a->command, "unknown option '%s'", text), -1;
 	}

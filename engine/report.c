@@ -94,7 +94,7 @@ static json_t *string_or_null(const char *s)
 
 static json_t *hex(uint64_t v)
 {
-	return json_sprintf("%#lx", (unsigned long)v);
+	return json_sprintf("0x%lx", (unsigned long)v);
 }
 
 static double rounded_ms(double ms)

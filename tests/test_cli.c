@@ -148,6 +148,14 @@ Test(cli, mistakes_say_try_help)
 	/* 0 is no time at all, not the default; a seed is not negative */
 	EXPECT_USAGE_ERROR("run", "bad --timeout '0': give a duration above 0, e.g. 500ms or 2s",
 			   "run", "--timeout", "0", BANK_SCHED, "--", BANK);
+	/* a duration has its unit, as in a schedule (1500 was 1500 s) */
+	EXPECT_USAGE_ERROR("run", "bad --timeout '1500': needs a unit, e.g. 1500ms or 1500s", "run",
+			   "--timeout", "1500", BANK_SCHED, "--", BANK);
+	EXPECT_USAGE_ERROR("explore", "bad --time '5': needs a unit, e.g. 5ms or 5s", "explore",
+			   "--time", "5", BANK_SEARCH, "--", BANK);
+	/* a flag given a value ("unknown option '-\\0'" before) */
+	EXPECT_USAGE_ERROR("run", "option '--quiet' takes no argument", "run", "--quiet=yes",
+			   BANK_SCHED, "--", BANK);
 	EXPECT_USAGE_ERROR("explore", "bad --seed '-1': give a whole number from 0 on", "explore",
 			   "--seed", "-1", BANK_SEARCH, "--", BANK);
 	/* a misspelt strategy is a usage error, said before anything else */
