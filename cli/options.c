@@ -63,11 +63,17 @@ static int duration(struct cli_args *a, const char *option, const char *v, bool 
 		    int64_t *ms)
 {
 	int64_t bare;
-	char hint[128];
+	char hint[128], why[256];
+	const char *reason;
 
-	if (lang_parse_duration(v, strlen(v), NULL, ms, NULL, 0) < 0) {
-		if (lang_parse_duration(v, strlen(v), "s", &bare, NULL, 0) < 0)
-			return bad_value(a, option, v, "use e.g. 500ms, 2s or 5m");
+	if (lang_parse_duration(v, strlen(v), NULL, ms, why, sizeof(why)) < 0) {
+		if (lang_parse_duration(v, strlen(v), "s", &bare, why, sizeof(why)) < 0) {
+			/* the grammar's reason, less its "bad duration 'V'" */
+			reason = strstr(why, "': ") ? strstr(why, "': ") + 3 : why;
+			if (strncmp(reason, "use ms", 6) == 0)
+				reason = "use e.g. 500ms, 2s or 5m";
+			return bad_value(a, option, v, reason);
+		}
 		if (bare || !zero_ok) { /* a bare 0 is no time whatever its unit */
 			snprintf(hint, sizeof(hint), "needs a unit, e.g. %sms or %ss", v, v);
 			return bad_value(a, option, v,
@@ -595,7 +601,11 @@ void cli_close_output(FILE *f)
 
 void cli_print_error(const char *err)
 {
-	fprintf(stderr, lang_diag_error_word(err) ? "%s\n" : "cctrace: error: %s\n", err);
+	/* a diagnostic ends with its caret line's newline: no blank line after */
+	bool ends = *err && err[strlen(err) - 1] == '\n';
+
+	fprintf(stderr, lang_diag_error_word(err) ? "%s%s" : "cctrace: error: %s%s", err,
+		ends ? "" : "\n");
 }
 
 #define HELP_COLUMN 26

@@ -1672,6 +1672,10 @@ struct schedule *schedule_load(const char *path, const struct atom_table *atoms,
 						  : strerror(errno));
 		return NULL;
 	}
+	/* a UTF-8 byte order mark, which some Windows editors write first */
+	static const char bom[] = "\xef\xbb\xbf";
+	if (strncmp(text, bom, strlen(bom)) == 0)
+		memmove(text, text + strlen(bom), strlen(text + strlen(bom)) + 1);
 	struct schedule *s = schedule_parse(path, text, atoms, err, errlen);
 	free(text);
 	return s;

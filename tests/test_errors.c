@@ -94,6 +94,20 @@ Test(errors, syntax_error_has_position_and_caret)
 
 	expect_diag(r.err, sched, 3, 7, "expected 'until' after thread list, found 'untl'",
 		    "run A untl return(work)");
+	/* the caret line ends the message: no blank line after it */
+	cr_expect(r.err[strlen(r.err) - 1] == '\n' && !strstr(r.err, "^\n\n"), "%s", r.err);
+	h_result_free(&r);
+}
+
+/* A UTF-8 byte order mark, which some editors write first, is no error
+ * ("unexpected byte 0xef" before). */
+Test(errors, a_byte_order_mark_is_skipped)
+{
+	char *sched = h_temp_sched("bom.sched", "\xef\xbb\xbfthread A = wait any enter(withdraw)\n"
+						"release all\n");
+	struct h_result r = H_RUN(h_cctrace(), "run", "-q", sched, "--", BANK);
+
+	cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
 	h_result_free(&r);
 }
 
@@ -634,7 +648,7 @@ Test(errors, command_line_mistakes)
 
 	r = H_RUN(h_cctrace(), "run", "--timeout", "5x", sched, "--", ERRFIX, "wait");
 	cr_expect_eq(r.code, 3);
-	cr_expect_str_eq(r.err, "cctrace run: bad --timeout '5x': use e.g. 500ms or 2s\n"
+	cr_expect_str_eq(r.err, "cctrace run: bad --timeout '5x': use e.g. 500ms, 2s or 5m\n"
 				"Try 'cctrace run --help' for more information.\n");
 	cr_expect_str_eq(r.out, "");
 	h_result_free(&r);
@@ -669,13 +683,13 @@ Test(errors, decimal_durations_in_schedule_and_cli)
 	struct h_result r =
 	    H_RUN(h_cctrace(), "run", "--timeout", "0.5ms", plain, "--", ERRFIX, "wait");
 	cr_expect_eq(r.code, 3);
-	cr_expect_str_eq(r.err, "cctrace run: bad --timeout '0.5ms': use e.g. 500ms or 2s\n"
+	cr_expect_str_eq(r.err, "cctrace run: bad --timeout '0.5ms': finer than a millisecond\n"
 				"Try 'cctrace run --help' for more information.\n");
 	cr_expect_str_eq(r.out, "", "errfix ran:\n%s", r.out);
 	h_result_free(&r);
 	r = H_RUN(h_cctrace(), "explore", plain, "--time", "1.5x", "--", ERRFIX, "wait");
 	cr_expect_eq(r.code, 3);
-	cr_expect_str_eq(r.err, "cctrace explore: bad --time '1.5x'\n"
+	cr_expect_str_eq(r.err, "cctrace explore: bad --time '1.5x': use e.g. 500ms, 2s or 5m\n"
 				"Try 'cctrace explore --help' for more information.\n");
 	h_result_free(&r);
 	char *bad = h_temp_sched("bad.sched", "timeout 0.0001s\n");
