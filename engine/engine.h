@@ -368,6 +368,14 @@ struct engine_serial {
 	 * no point is planted there (malloc'd, grown over runs) */
 	uint64_t *not_spins;
 	size_t nnot_spins;
+	/* out (profile; malloc'd, grown over runs): unlocked read-modify-write
+	 * instructions on memory another thread writes, which serialized runs
+	 * cannot split (a race the search cannot see: said to the user) */
+	struct engine_torn {
+		uint64_t pc;
+		char where[160]; /* "counter.c:12 (worker+0x8)" */
+	} * torn;
+	size_t ntorn;
 };
 
 /* One event the profile taps (run_hooks.tap; engine/tap.c): a call, a

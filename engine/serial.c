@@ -194,6 +194,7 @@ struct profile_hit {
 	bool write;
 	bool sync; /* a synchronisation function's object, not an access point */
 	int key;   /* its variable (serialvars.c), -1: none */
+	bool rmw;  /* read and written by one instruction with no lock prefix */
 };
 
 struct serial {
@@ -882,7 +883,9 @@ static void profile_hit(struct serial *s, struct tr_thread *th, uint64_t pc)
 
 		add_hit(s, (struct profile_hit){start, start + span, pc, thread_index(s, th),
 						(acc[k].rw & DIS_WRITE) != 0, false,
-						svars_key(s->vars, acc[k].addr)});
+						svars_key(s->vars, acc[k].addr),
+						acc[k].rw == (DIS_READ | DIS_WRITE) &&
+						    !(insn.flags & DIS_F_LOCKED)});
 	}
 }
 
@@ -951,6 +954,53 @@ static int add_shared(struct engine_serial *cfg, uint64_t pc)
 	return 0;
 }
 
+/*
+ * An unlocked read-modify-write (`addl $1, counter`, clang's counter++)
+ * of memory another thread writes: on a multi-core machine the other's
+ * write can fall between its read and its write, and one is lost.  One
+ * thread runs at a time here, and no point can split an instruction, so
+ * that race is never searched: the search says so (engine_serial.torn)
+ * rather than let its "0 bugs" cover it.
+ */
+static void note_torn(struct serial *s, const struct profile_hit *from,
+		      const struct profile_hit *to)
+{
+	struct proc_ctx *pc = run_proc(s->r, run_main_process(s->r));
+	const struct profile_hit *h, *o;
+	struct engine_torn *grown;
+	struct sym_loc loc = {0};
+	size_t i;
+
+	for (h = from; h < to; h++) {
+		bool other_writes = false;
+
+		for (o = from; h->rmw && o < to && !other_writes; o++)
+			other_writes = o->write && !o->sync && o->thread != h->thread;
+		if (!other_writes)
+			continue;
+		for (i = 0; i < s->cfg->ntorn && s->cfg->torn[i].pc != h->pc; i++)
+			;
+		if (i < s->cfg->ntorn)
+			continue; /* a few instructions: grown one at a time */
+		grown = realloc(s->cfg->torn, sizeof(*grown) * (s->cfg->ntorn + 1));
+		if (!grown)
+			continue;
+		s->cfg->torn = grown;
+		if (pc && pc->syms)
+			sym_describe(pc->syms, h->pc, &loc);
+		s->cfg->torn[s->cfg->ntorn] = (struct engine_torn){h->pc};
+		if (loc.func && loc.file)
+			snprintf(s->cfg->torn[s->cfg->ntorn].where, sizeof(s->cfg->torn[0].where),
+				 "%s:%d (%s+0x%lx)", loc.file, loc.line,
+				 loc.pretty ? loc.pretty : loc.func,
+				 (unsigned long)loc.func_offset);
+		else
+			snprintf(s->cfg->torn[s->cfg->ntorn].where, sizeof(s->cfg->torn[0].where),
+				 "%#lx", (unsigned long)h->pc);
+		s->cfg->ntorn++;
+	}
+}
+
 /* The points whose bytes two threads touched, one writing.  Accesses are
  * grouped by overlap, not by their first byte: a struct copied in one
  * 8-byte store conflicts with a read of its second int. */
@@ -976,6 +1026,8 @@ static void profile_finish(struct serial *s)
 			if (s->hits[k].key >= 0)
 				svars_add_shared(s->vars, s->hits[k].key, s->hits[k].pc);
 		}
+		if (two && write)
+			note_torn(s, &s->hits[i], &s->hits[j]);
 		i = j;
 	}
 }

@@ -55,6 +55,20 @@ static void print_profile(const struct explore_options *eo, const struct engine_
 			search_command_of(eo));
 }
 
+/* Said even with -q: races its "0 bugs" does not cover. */
+static void print_torn(const struct explore_options *eo, const struct engine_serial *cfg)
+{
+	size_t i;
+
+	for (i = 0; i < cfg->ntorn; i++)
+		fprintf(stderr,
+			"cctrace %s: warning: %s reads and writes memory another thread writes "
+			"in one instruction with no lock prefix: on a multi-core machine a write "
+			"between the two is lost, but one thread runs at a time here and no "
+			"schedule can split the instruction, so that race is not searched for\n",
+			search_command_of(eo), cfg->torn[i].where);
+}
+
 static void free_job_args(struct engine_options *quiet, const struct engine_options *opt,
 			  char **job_argv, char *const argv[])
 {
@@ -107,6 +121,7 @@ static int profile(struct policy *pol, char *const argv[], const struct engine_o
 			free(prof.vars);
 			free(prof.var_points);
 			free(prof.not_spins);
+			free(prof.torn);
 			free_job_args(&quiet, opt, job_argv, argv);
 			return -1;
 		}
@@ -132,8 +147,11 @@ static int profile(struct policy *pol, char *const argv[], const struct engine_o
 	cfg->nvar_points = prof.nvar_points;
 	cfg->not_spins = prof.not_spins; /* loops that compute: probed once */
 	cfg->nnot_spins = prof.nnot_spins;
+	cfg->torn = prof.torn;
+	cfg->ntorn = prof.ntorn;
 	if (eo->progress)
 		print_profile(eo, cfg);
+	print_torn(eo, cfg);
 	return 0;
 }
 
@@ -312,6 +330,7 @@ out:
 	free(cfg.vars);
 	free(cfg.var_points);
 	free(cfg.not_spins);
+	free(cfg.torn);
 	engine_free(pol);
 	return rc;
 }

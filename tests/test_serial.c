@@ -1318,6 +1318,32 @@ Test(serial, spin_without_a_point_ends)
 	expect_found("tests/fixtures/serspinlocal", 30, "ABRT");
 }
 
+/* An unlocked read-modify-write of a counter two threads add to (clang's
+ * counter++) is a race no serialized schedule can show: the search says
+ * so, with -q too, and names the instruction; "0 bugs" said nothing of it.
+ * The locked add is no race, and gets no warning. */
+Test(serial, an_unlocked_read_modify_write_is_said_to_be_unsearched)
+{
+	char *dir = h_temp_dir();
+	struct h_result r = H_RUN(h_cctrace(), "test", "-q", "--seed", "1", "--runs", "10", "--out",
+				  dir, "--", "tests/fixtures/serrmw");
+
+	cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, "cctrace test: warning: serrmw.c:") && strstr(r.err, "(adder+0x") &&
+		      strstr(r.err, "no schedule can split the instruction"),
+		  "%s", r.err);
+	cr_expect_eq(h_count_lines(r.err, "warning:"), 1, "%s", r.err);
+	h_result_free(&r);
+	h_remove_tree(dir);
+	dir = h_temp_dir();
+	r = H_RUN(h_cctrace(), "test", "-q", "--seed", "1", "--runs", "10", "--out", dir, "--",
+		  "tests/fixtures/serrmw", "locked");
+	cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+	cr_expect(!strstr(r.err, "warning"), "%s", r.err);
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
+
 /* A stripped program's code has no function to name a point by: its bug
  * schedule names them at(MODULE+0xOFFSET) and replays 10 of 10.  Before,
  * every such step was written "until exit", and no replay followed it. */
