@@ -24,6 +24,9 @@
 #define ERRFIX	    "tests/fixtures/errfix"
 #define QUICK_S	    10
 
+/* A test that fails midway leaves no cctrace it started running. */
+TestSuite(cli, .fini = h_cleanup);
+
 /* `cctrace CMD ...` (NULL: no command) refused with message. */
 #define EXPECT_USAGE_ERROR(cmd, message, ...)                                                      \
 	do {                                                                                       \

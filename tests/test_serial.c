@@ -21,6 +21,9 @@
 #define SERIAL_SAFETY_S 240 /* a whole search with minimisation */
 #define REPLAYS		10
 
+/* A test that fails midway leaves no cctrace it started running. */
+TestSuite(serial, .fini = h_cleanup);
+
 static bool exists(const char *path)
 {
 	struct stat st;
