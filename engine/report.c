@@ -421,13 +421,14 @@ void report_stack(struct run *r, struct tr_thread *th)
 
 /* A report shows this many frames of a stack, and says how many more
  * there are (a recursion thousands deep). */
-#define FRAMES_SHOWN 256
+#define FRAMES_SHOWN  256
+#define INLINED_SHOWN 16 /* inlined calls shown in one frame, innermost first */
 
 void report_stack_to(struct run *r, struct tr_thread *th, FILE *f)
 {
 	struct proc_ctx *pc = run_proc(r, tracer_thread_process(th));
 	struct sym_frame *frames = NULL;
-	int n, i;
+	int n, i, shown = 0;
 
 	if (!f || !pc || !pc->syms || !tracer_thread_held(th) || r->opt->brief)
 		return;
@@ -436,6 +437,8 @@ void report_stack_to(struct run *r, struct tr_thread *th, FILE *f)
 	for (i = 0; i < n && i < FRAMES_SHOWN; i++) {
 		struct sym_loc line, *l = &frames[i].loc;
 		uint64_t described = frames[i].pc - (frames[i].exact ? 0 : 1);
+		struct sym_inline_frame inl[INLINED_SHOWN];
+		int ninl, k;
 		char where[512];
 
 		/* Frames name functions only; the line is the call's.  The
@@ -444,9 +447,25 @@ void report_stack_to(struct run *r, struct tr_thread *th, FILE *f)
 			l->file = line.file;
 			l->line = line.line;
 		}
+		/* an optimised build's inlined calls, as gdb shows them: each
+		 * at the line of the next one in, the frame at its call */
+		ninl = sym_inlined_frames(pc->syms, described, inl, INLINED_SHOWN);
+		for (k = 0; k < ninl; k++) {
+			fprintf(f, "    #%-2d %#014lx %s (inlined)", shown++,
+				(unsigned long)frames[i].pc, inl[k].func);
+			if (k == 0 && l->file)
+				fprintf(f, " (%s:%d)", l->file, l->line);
+			else if (k > 0 && inl[k - 1].call_file)
+				fprintf(f, " (%s:%d)", inl[k - 1].call_file, inl[k - 1].call_line);
+			fputc('\n', f);
+		}
+		if (ninl > 0 && inl[ninl - 1].call_file) {
+			l->file = inl[ninl - 1].call_file;
+			l->line = inl[ninl - 1].call_line;
+		}
 		where_text(pc->syms, frames[i].pc, l, frames[i].pc - described, where,
 			   sizeof(where));
-		fprintf(f, "    #%-2d %#014lx %s", i, (unsigned long)frames[i].pc, where);
+		fprintf(f, "    #%-2d %#014lx %s", shown++, (unsigned long)frames[i].pc, where);
 		if (l->file)
 			fprintf(f, " (%s:%d)", l->file, l->line);
 		else if (l->module && l->pretty)

@@ -22,6 +22,7 @@
 
 #include <assert.h>
 #include <dwarf.h>
+#include <stdlib.h>
 #include <string.h>
 
 struct inline_search {
@@ -181,4 +182,54 @@ size_t sym_inline_sites(struct sym_space *s, const char *name, uint64_t *sites, 
 	if (sites)
 		memcpy(sites, e->sites, (e->n < max ? e->n : max) * sizeof(*sites));
 	return e->n;
+}
+
+/* --- the inlined calls a pc is in, for stacks --- */
+
+/* The file a DW_AT_call_file of cu names, by its basename; NULL if none. */
+static const char *call_file(Dwarf_Die *cu, Dwarf_Die *copy)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Files *files;
+	Dwarf_Word index;
+	size_t n;
+	const char *path;
+
+	if (dwarf_formudata(dwarf_attr(copy, DW_AT_call_file, &attr), &index) != 0 ||
+	    dwarf_getsrcfiles(cu, &files, &n) != 0 || index >= n)
+		return NULL;
+	path = dwarf_filesrc(files, index, NULL, NULL);
+	return path && strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+}
+
+int sym_inlined_frames(struct sym_space *s, uint64_t pc, struct sym_inline_frame *out, int max)
+{
+	Dwfl_Module *mod = s->pid ? dwfl_addrmodule(s->dwfl, pc) : NULL;
+	Dwarf_Die *cu, *scopes = NULL;
+	Dwarf_Attribute attr;
+	Dwarf_Word line;
+	Dwarf_Addr bias;
+	size_t i;
+	int n, k = 0;
+
+	for (i = 0; mod && i < s->nmods && s->mods[i].mod != mod; i++)
+		;
+	if (!mod || i == s->nmods || symi_mod_is_system(&s->mods[i]) ||
+	    !(cu = symi_addrdie(mod, pc, &bias)))
+		return 0;
+	n = dwarf_getscopes(cu, pc - bias, &scopes);
+	for (i = 0; n > 0 && i < (size_t)n && k < max; i++) {
+		if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
+			continue;
+		out[k].func = dwarf_diename(&scopes[i]);
+		out[k].call_file = call_file(cu, &scopes[i]);
+		out[k].call_line =
+		    dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &attr), &line) == 0
+			? (int)line
+			: 0;
+		if (out[k].func)
+			k++;
+	}
+	free(scopes);
+	return k;
 }

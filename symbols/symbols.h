@@ -131,6 +131,17 @@ const char *sym_schedule_name(struct sym_space *space, const struct sym_loc *loc
  * enter(F) stops there too; no return or call of F is seen there. */
 size_t sym_inline_sites(struct sym_space *space, const char *name, uint64_t *sites, size_t max);
 
+/* The inlined calls a live pc is in, innermost first: each copy's
+ * function, and where its caller called it (the caller's line: for the
+ * next copy out, or the real frame's function).  At most max; returns
+ * how many.  The program's own modules only, as sym_inline_sites. */
+struct sym_inline_frame {
+	const char *func;
+	const char *call_file; /* basename; NULL if unknown */
+	int call_line;
+};
+int sym_inlined_frames(struct sym_space *space, uint64_t pc, struct sym_inline_frame *out, int max);
+
 /* The function a PLT stub at addr jumps to ("foo" for foo@plt); the name
  * is owned by the space.  -1 if addr is not a PLT stub. */
 int sym_plt_function(struct sym_space *space, uint64_t addr, const char **name);

@@ -835,11 +835,16 @@ Test(shell, break_on_an_inlined_function_stops_at_its_copy)
 	struct result *r;
 
 	check_built();
-	r = shell("tests/fixtures/optinline", "--exit-on-error", "break bump\ncontinue\n");
+	r = shell("tests/fixtures/optinline", "--exit-on-error", "break bump\ncontinue\nbt\n");
 	cr_assert_eq(r->code, 0, "exit %d\n%s\n%s", r->code, r->out, r->err);
 	cr_expect(strstr(r->out, "breakpoint 1 at bump"), "%s", r->out);
 	cr_expect(strstr(r->out, "enter(bump)") && strstr(r->out, "worker"), "%s\n%s", r->out,
 		  r->err);
+	/* the stack shows the inlined call as a frame of its own, as gdb
+	 * does, and worker at the line of the call */
+	cr_expect(strstr(r->out, "    #0  ") && strstr(r->out, " bump (inlined) (optinline.c:") &&
+		      strstr(r->out, "    #1  ") && strstr(r->out, " worker+0 (optinline.c:"),
+		  "%s", r->out);
 }
 
 /* next on a line that never ends (a loop on one line, over a call of a
