@@ -788,6 +788,48 @@ static bool past_its_sequence(Dwfl_Line *l, Dwarf_Addr a)
 	return cu && dwfl_dwarf_line(l, &bias) && dwarf_haspc(cu, a - bias) == 0;
 }
 
+/*
+ * Several rows at l's address (optimised code: a zero-length row for the
+ * statement that begins there, then the line whose instruction it is):
+ * the last that begins a statement, not one that only continues a line.
+ * `at(f.c:16)` was said to stop at line 17.  src and *line are l's, or
+ * that row's.
+ */
+static const char *statement_row(Dwfl_Line *l, const char *src, int *line)
+{
+	Dwarf_Addr bias, addr, at;
+	Dwarf_Line *dl = dwfl_dwarf_line(l, &bias), *row;
+	Dwarf_Die *cu = dwfl_linecu(l);
+	Dwarf_Lines *lines;
+	size_t n, lo = 0, hi;
+	bool stmt, end;
+	int lineno;
+
+	if (!dl || !cu || dwarf_lineaddr(dl, &addr) != 0 || dwarf_getsrclines(cu, &lines, &n) != 0)
+		return src;
+	hi = n;
+	while (lo < hi) { /* the first row at addr: rows are in address order */
+		size_t mid = lo + (hi - lo) / 2;
+
+		row = dwarf_onesrcline(lines, mid);
+		if (row && dwarf_lineaddr(row, &at) == 0 && at < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < n && (row = dwarf_onesrcline(lines, lo)) && dwarf_lineaddr(row, &at) == 0 &&
+	       at == addr;
+	     lo++) {
+		if (dwarf_linebeginstatement(row, &stmt) != 0 || !stmt ||
+		    dwarf_lineendsequence(row, &end) != 0 || end ||
+		    dwarf_lineno(row, &lineno) != 0 || !dwarf_linesrc(row, NULL, NULL))
+			continue;
+		*line = lineno; /* the last such row: the statement the code is */
+		src = dwarf_linesrc(row, NULL, NULL);
+	}
+	return src;
+}
+
 static int describe_uncached(struct sym_space *s, uint64_t addr, struct sym_loc *out)
 {
 	Dwarf_Addr a, symbias;
@@ -815,6 +857,8 @@ static int describe_uncached(struct sym_space *s, uint64_t addr, struct sym_loc 
 	l = dwfl_module_getsrc(mod, a);
 	src = l && !past_its_sequence(l, a) ? dwfl_lineinfo(l, NULL, &out->line, NULL, NULL, NULL)
 					    : NULL;
+	if (src)
+		src = statement_row(l, src, &out->line);
 	if (!src)
 		src = line_by_cu_ranges(mod, a, &out->line);
 	if (src) {

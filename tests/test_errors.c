@@ -240,6 +240,26 @@ Test(errors, an_inlined_function_is_entered_at_its_copies)
 	h_result_free(&r);
 }
 
+/* -O2 (tests/fixtures/optlines): the read's address has two rows, the
+ * read's line, which begins a statement there, and the next line's, which
+ * does not.  at(LINE) was said to stop at LINE + 1. */
+Test(errors, a_stop_is_at_the_statement_its_address_begins)
+{
+	int line = h_marker_line("tests/fixtures/optlines.c", "read");
+	char *sched = h_temp_sched("read.sched", h_fmt("thread A = wait any at(optlines.c:%d)\n"
+						       "release all\n",
+						       line));
+	struct h_result r = H_RUN(h_cctrace(), "run", sched, "--", "tests/fixtures/optlines");
+	const char *event = strstr(r.err, h_fmt("at(optlines.c:%d)", line));
+
+	cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+	cr_assert(event, "%s", r.err);
+	cr_expect(
+	    strstr(h_fmt("%.*s", (int)strcspn(event, "\n"), event), h_fmt(" optlines.c:%d", line)),
+	    "%s", r.err);
+	h_result_free(&r);
+}
+
 Test(errors, unknown_variable)
 {
 	char *s1 = h_temp_sched("balanse.sched", "thread A = wait any write(balanse)\n");
