@@ -101,33 +101,61 @@ static bool nested_function(Dwarf_Die *parent, Dwarf_Addr pc, int depth, Dwarf_D
 	return false;
 }
 
+/* The scopes of an inlined subroutine, chain[k], and of its blocks
+ * chain[0..k): then those that enclose its abstract origin, as
+ * dwarf_getscopes gives them.  libdw 0.188 (Debian 12) looks for the origin
+ * only in the pc's CU and finds no scopes at all when it is in another:
+ * with -flto, the early-debug unit of the source file. */
+static int inlined_scopes(Dwarf_Die *chain, int k, Dwarf_Die **scopes)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Die origin, *outer = NULL, *all;
+	int m;
+
+	if (!dwarf_formref_die(dwarf_attr(&chain[k], DW_AT_abstract_origin, &attr), &origin) ||
+	    (m = dwarf_getscopes_die(&origin, &outer)) < 2 ||
+	    !(all = realloc(chain, (size_t)(k + m) * sizeof(*all)))) {
+		free(outer);
+		free(chain);
+		return 0;
+	}
+	memcpy(&all[k + 1], &outer[1], (size_t)(m - 1) * sizeof(*all));
+	free(outer);
+	*scopes = all;
+	return k + m;
+}
+
 /* The scopes of pc in such a function: its blocks that hold the pc,
  * innermost first, then the function and its CU.  Not the function it is
  * defined in: main's locals are not the lambda's, and read through the
- * lambda's frame they were garbage. */
+ * lambda's frame they were garbage.  An inlined subroutine that holds
+ * the pc ends its scopes as in dwarf_getscopes (inlined_scopes). */
 static int nested_scopes(Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die **scopes)
 {
 	Dwarf_Die func, inner, kid, *chain = NULL;
 	bool deeper = true;
-	int n, i;
+	int n, i, tag;
 
 	if (!nested_function(cu, pc, 0, &func))
 		return 0;
-	/* the innermost of its blocks that holds the pc */
+	/* the innermost of its blocks and inlined subroutines that holds the pc */
 	for (inner = func; deeper && dwarf_child(&inner, &kid) == 0;) {
 		deeper = false;
-		do
-			if (dwarf_tag(&kid) == DW_TAG_lexical_block && dwarf_haspc(&kid, pc) > 0) {
+		do {
+			tag = dwarf_tag(&kid);
+			if ((tag == DW_TAG_lexical_block || tag == DW_TAG_inlined_subroutine) &&
+			    dwarf_haspc(&kid, pc) > 0) {
 				inner = kid;
 				deeper = true;
 				break;
 			}
-		while (dwarf_siblingof(&kid, &kid) == 0);
+		} while (dwarf_siblingof(&kid, &kid) == 0);
 	}
 	/* inner ... func, then what encloses func, the CU last */
 	n = dwarf_getscopes_die(&inner, &chain);
 	for (i = 0; i < n && dwarf_dieoffset(&chain[i]) != dwarf_dieoffset(&func); i++)
-		;
+		if (dwarf_tag(&chain[i]) == DW_TAG_inlined_subroutine)
+			return inlined_scopes(chain, i, scopes);
 	if (i + 1 >= n) {
 		free(chain);
 		return 0;

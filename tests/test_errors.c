@@ -240,6 +240,24 @@ Test(errors, an_inlined_function_is_entered_at_its_copies)
 	h_result_free(&r);
 }
 
+/* -O2 -flto (tests/fixtures/optlto): withdraw's copy in customer is in
+ * another unit than withdraw's own DWARF, and libdw finds no scope for its
+ * pc: its parameters were "not in scope" (gdb read them).  They are read
+ * from the copy's scopes, found by hand. */
+Test(errors, an_inlined_copy_s_parameters_are_read_under_lto)
+{
+	char *sched = h_temp_sched("lto.sched", "thread A, B = wait 2 distinct enter(withdraw)\n"
+						"run A until enter(pthread_mutex_unlock)\n"
+						"finish A\n"
+						"assert A.amount == 10 || A.amount == 20\n"
+						"assert A.a->balance == 100\n"
+						"release all\n");
+	struct h_result r = H_RUN(h_cctrace(), "run", sched, "--", "tests/fixtures/optlto");
+
+	cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+	h_result_free(&r);
+}
+
 /* -O2 (tests/fixtures/optlines): the read's address has two rows, the
  * read's line, which begins a statement there, and the next line's, which
  * does not.  at(LINE) was said to stop at LINE + 1. */
