@@ -466,14 +466,87 @@ static int cmd_bt(struct shell *sh, const char *args, const char *line)
 	return 0;
 }
 
+static bool is_stable_name(const char *text, size_t len);
+static int exec_text(struct shell *sh, const char *text);
+
+/* The variable p1_t3 for thread p1.t3, bound first if the thread has no
+ * such name: as long as the stable name, so that what is checked has the
+ * columns of what was typed. */
+static int same_length_variable(struct shell *sh, const char *stable, char *var, size_t len)
+{
+	struct session_thread *t;
+	char text[128], *names;
+	int n, i, named = 0;
+
+	snprintf(var, len, "%s", stable);
+	var[strcspn(var, ".")] = '_';
+	t = all_threads(sh, &n);
+	for (i = 0; i < n && strcmp(t[i].name, stable) != 0; i++)
+		;
+	if (i < n) /* "A,p1_t3": every name the thread was given */
+		for (names = t[i].var; *names && !named;
+		     names += strcspn(names, ",") + !!names[strcspn(names, ",")])
+			named = strncmp(names, var, strlen(var)) == 0 &&
+				(names[strlen(var)] == ',' || !names[strlen(var)]);
+	free(t);
+	if (i == n)
+		return fail(sh, "no thread %s; threads lists them", stable);
+	if (named)
+		return 0;
+	snprintf(text, sizeof(text), "thread %s = %s", var, stable);
+	return exec_text(sh, text);
+}
+
+/* expr with each stable name before a '.' (p1.t3.x) made the thread's
+ * variable (bound first if it has none), as the language reads T.x;
+ * malloc'd, NULL after saying why. */
+static char *variables_for_stable_names(struct shell *sh, const char *expr)
+{
+	size_t len = strlen(expr), used = 0, i = 0, word;
+	char *out = malloc(len * 4 + 64), var[64], stable[32];
+
+	if (!out) {
+		fail(sh, "out of memory");
+		return NULL;
+	}
+	while (i < len) {
+		bool starts = i == 0 || !(isalnum((unsigned char)expr[i - 1]) ||
+					  expr[i - 1] == '_' || expr[i - 1] == '.');
+
+		word = strspn(expr + i, "pt.0123456789");
+		while (word > 0 && expr[i + word - 1] == '.')
+			word--; /* p1.t3 of p1.t3.x */
+		if (starts && word < sizeof(stable) && expr[i + word] == '.' &&
+		    is_stable_name(expr + i, word)) {
+			snprintf(stable, sizeof(stable), "%.*s", (int)word, expr + i);
+			if (same_length_variable(sh, stable, var, sizeof(var)) < 0) {
+				free(out);
+				return NULL;
+			}
+			used += (size_t)snprintf(out + used, len * 4 + 64 - used, "%s", var);
+			i += word;
+			continue;
+		}
+		out[used++] = expr[i++];
+	}
+	out[used] = '\0';
+	return out;
+}
+
 static int cmd_print(struct shell *sh, const char *args, const char *line)
 {
-	char err[ERRLEN] = "";
+	char err[ERRLEN] = "", *expr;
+	int rc;
 
 	(void)line;
 	if (need_arg(sh, args, "print EXPR") < 0)
 		return -1;
-	if (engine_session_print(sh->s, args, stdout, err, sizeof(err)) < 0)
+	expr = variables_for_stable_names(sh, args);
+	if (!expr)
+		return -1;
+	rc = engine_session_print(sh->s, expr, args, stdout, err, sizeof(err));
+	free(expr);
+	if (rc < 0)
 		return fail(sh, "%s", err);
 	return 0;
 }

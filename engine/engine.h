@@ -211,9 +211,10 @@ int engine_session_current_thread(struct engine_session *s, char *name, size_t l
 /* T may be a schedule variable or a stable name (p1.t3). */
 int engine_session_backtrace(struct engine_session *s, const char *thread, FILE *out, char *err,
 			     size_t errlen);
-/* Evaluate an expression in the target and print "EXPR = VALUE". */
-int engine_session_print(struct engine_session *s, const char *expr, FILE *out, char *err,
-			 size_t errlen);
+/* Evaluate an expression in the target and print "SHOWN = VALUE" (shown:
+ * the text the user typed, expr's columns; NULL: expr). */
+int engine_session_print(struct engine_session *s, const char *expr, const char *shown, FILE *out,
+			 char *err, size_t errlen);
 /* Where a held thread is: the source path as DWARF names it, and line. */
 int engine_session_where(struct engine_session *s, const char *thread, char *path, size_t pathlen,
 			 int *line, char *err, size_t errlen);

@@ -514,8 +514,8 @@ static void as_typed(char *err, size_t errlen, int checked_at, const char *typed
 	free(said);
 }
 
-int engine_session_print(struct engine_session *s, const char *expr, FILE *out, char *err,
-			 size_t errlen)
+int engine_session_print(struct engine_session *s, const char *expr, const char *shown, FILE *out,
+			 char *err, size_t errlen)
 {
 	const int typed_at = (int)strlen("print ") + 1;
 	int rc = -1, checked_at = (int)strlen("assert ") + 1;
@@ -524,9 +524,11 @@ int engine_session_print(struct engine_session *s, const char *expr, FILE *out, 
 	struct schedule *sched;
 	struct eval_ctx c;
 	size_t len = 0;
-	FILE *shown;
+	FILE *mem;
 
-	if (asprintf(&typed, "print %s", expr) < 0 || asprintf(&text, "assert %s\n", expr) < 0)
+	if (!shown)
+		shown = expr;
+	if (asprintf(&typed, "print %s", shown) < 0 || asprintf(&text, "assert %s\n", expr) < 0)
 		goto out;
 	sched = prepare(s, text, err, errlen);
 	free(text);
@@ -546,15 +548,15 @@ int engine_session_print(struct engine_session *s, const char *expr, FILE *out, 
 	s->run->sched = sched;
 	c = points_eval_ctx(s->run, run_main_process(s->run), err, errlen);
 	/* shown whole first, then written: an error leaves no half line */
-	shown = open_memstream(&text_out, &len);
-	if (!shown) {
+	mem = open_memstream(&text_out, &len);
+	if (!mem) {
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
-	rc = eval_show(&c, whole ? whole : sched->body->cond, shown);
-	fclose(shown);
+	rc = eval_show(&c, whole ? whole : sched->body->cond, mem);
+	fclose(mem);
 	if (rc == 0)
-		fprintf(out, "%s = %s\n", expr, text_out);
+		fprintf(out, "%s = %s\n", shown, text_out);
 said:
 	if (rc < 0)
 		as_typed(err, errlen, checked_at, typed, typed_at);

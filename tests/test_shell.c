@@ -828,6 +828,20 @@ Test(shell, a_missing_thread_is_the_current_one)
 		  r->out);
 }
 
+/* print takes a thread by its stable name, p1.t3.amount, as the moving
+ * commands do ("no variable 'p1'" before); errors keep what was typed. */
+Test(shell, print_takes_a_stable_thread_name)
+{
+	struct result *r;
+
+	check_built();
+	r = shell(BANK, NULL, "print p1.t1.balance\nprint p1.t1.balanse\n");
+	cr_expect(strstr(r->out, "p1.t1.balance = 100 (0x64)\n"), "%s\n%s", r->out, r->err);
+	cr_expect(strstr(r->err, "shell:1:7: error: no variable 'balanse'") &&
+		      strstr(r->err, "    print p1.t1.balanse\n"),
+		  "%s", r->err);
+}
+
 /* break on a function an -O2 build inlined everywhere stops at its copy,
  * as gdb's does (before: "no function 'bump'"). */
 Test(shell, break_on_an_inlined_function_stops_at_its_copy)
