@@ -161,7 +161,8 @@ struct sthread {
 	/* in_futex, in a wait that libc's synchronisation functions did not
 	 * make: a wake may leave its word as it is (futex_waiter_held) */
 	bool raw_wait;
-	uint64_t site; /* where its creator called pthread_create (0: main) */
+	int locks_held; /* profile: locks it took and has not let go (locks_taken) */
+	uint64_t site;	/* where its creator called pthread_create (0: main) */
 	/* where the function it is held at the entry of returns to, read once
 	 * per stop (every choice asks for every option's kind) */
 	uint64_t entry_return;
@@ -867,7 +868,8 @@ static void profile_hit(struct serial *s, struct tr_thread *th, uint64_t pc)
 	uint8_t code[DIS_MAX_INSN];
 	struct dis_insn insn;
 	struct dis_access acc[DIS_MAX_ACCESSES];
-	int n, k;
+	int n, k, i = thread_index(s, th);
+	bool unlocked = i < 0 || s->threads[i].locks_held == 0;
 
 	if (count_hot(s, p, pc) == PROFILE_HOT_HITS)
 		points_disarm_breakpoint(s->r, p, pc); /* this one is recorded */
@@ -884,7 +886,7 @@ static void profile_hit(struct serial *s, struct tr_thread *th, uint64_t pc)
 		add_hit(s, (struct profile_hit){start, start + span, pc, thread_index(s, th),
 						(acc[k].rw & DIS_WRITE) != 0, false,
 						svars_key(s->vars, acc[k].addr),
-						acc[k].rw == (DIS_READ | DIS_WRITE) &&
+						unlocked && acc[k].rw == (DIS_READ | DIS_WRITE) &&
 						    !(insn.flags & DIS_F_LOCKED)});
 	}
 }
@@ -918,11 +920,33 @@ static bool another_alive(struct serial *s, struct tr_thread *th)
 	return false;
 }
 
+/* +1 for a call that takes a lock (a try or a timed one counted as taken),
+ * -1 for one that lets it go, 0 for any other: an unlocked read-modify-
+ * write made under a lock is no race (note_torn), however it compiles. */
+static int locks_taken(int sync)
+{
+	const char *name = sync_fns[sync].name;
+
+	if (strstr(name, "unlock"))
+		return -1;
+	if (!strncmp(name, "pthread_mutex_", 14) || !strncmp(name, "pthread_rwlock_", 15) ||
+	    !strncmp(name, "pthread_spin_", 13))
+		return strstr(name, "lock") ? 1 : 0;
+	return 0;
+}
+
 /* A synchronisation function's object, as a write: a lock two threads
  * take is a shared variable (vb, pctvb), but not an access point. */
 static void profile_sync_hit(struct serial *s, struct tr_thread *th, uint64_t pc, int sync)
 {
 	uint64_t obj = tracer_regs(th)->rdi;
+	int i = thread_index(s, th);
+
+	if (i >= 0) {
+		s->threads[i].locks_held += locks_taken(sync);
+		if (s->threads[i].locks_held < 0) /* taken before the profile saw it */
+			s->threads[i].locks_held = 0;
+	}
 
 	if (is_exit(sync) && another_alive(s, th))
 		svars_exit(s->vars, true);

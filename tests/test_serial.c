@@ -1324,7 +1324,7 @@ Test(serial, spin_without_a_point_ends)
 /* An unlocked read-modify-write of a counter two threads add to (clang's
  * counter++) is a race no serialized schedule can show: the search says
  * so, with -q too, and names the instruction; "0 bugs" said nothing of it.
- * The locked add is no race, and gets no warning. */
+ * The locked add is no race, nor one under a mutex: no warning. */
 Test(serial, an_unlocked_read_modify_write_is_said_to_be_unsearched)
 {
 	char *dir = h_temp_dir();
@@ -1343,6 +1343,14 @@ Test(serial, an_unlocked_read_modify_write_is_said_to_be_unsearched)
 		  "tests/fixtures/serrmw", "locked");
 	cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
 	cr_expect(!strstr(r.err, "warning"), "%s", r.err);
+	h_result_free(&r);
+	h_remove_tree(dir);
+	/* ...nor is one made under a mutex (it was warned of) */
+	dir = h_temp_dir();
+	r = H_RUN(h_cctrace(), "test", "-q", "--seed", "1", "--runs", "10", "--out", dir, "--",
+		  "tests/fixtures/serrmw", "mutex");
+	cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+	cr_expect(!strstr(r.err, "warning"), "mutex:\n%s", r.err);
 	h_result_free(&r);
 	h_remove_tree(dir);
 }
