@@ -528,6 +528,51 @@ static bool is_an_input(const struct cli_args *a, const char *path)
 	return a->program && a->program[0] && same_file(a->program[0], path);
 }
 
+/* Could path be written: an existing file we may write, or a new one in
+ * a directory we may write to?  errno says why not. */
+static bool writable(const char *path)
+{
+	char *dir = strdup(path), *slash;
+	struct stat st;
+	bool ok;
+
+	if (stat(path, &st) == 0) {
+		if (S_ISDIR(st.st_mode)) {
+			free(dir);
+			errno = EISDIR;
+			return false;
+		}
+		free(dir);
+		return access(path, W_OK) == 0;
+	}
+	if (!dir)
+		return false;
+	slash = strrchr(dir, '/');
+	if (slash)
+		*(slash == dir ? slash + 1 : slash) = '\0';
+	ok = access(slash ? dir : ".", W_OK | X_OK) == 0;
+	free(dir);
+	return ok;
+}
+
+/* Is path a file named bug-* in directory dir? */
+static bool in_dir_as_bug_file(const char *dir, const char *path)
+{
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	char *parent = strndup(path, (size_t)(base - path));
+	struct stat a, b;
+	bool same;
+
+	if (!parent || strncmp(base, "bug-", 4) != 0) {
+		free(parent);
+		return false;
+	}
+	same = stat(dir, &a) == 0 && stat(*parent ? parent : ".", &b) == 0 &&
+	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+	free(parent);
+	return same;
+}
+
 int cli_check_outputs(const struct cli_args *a)
 {
 	const bool dir_out = a->bit & (CLI_EXPLORE | CLI_TEST | CLI_TYPESTATE);
@@ -539,7 +584,6 @@ int cli_check_outputs(const struct cli_args *a)
 	    {"--json-file", a->json_path},	  {"--schedules", a->schedules_path},
 	};
 	size_t i, j, n = sizeof(outs) / sizeof(outs[0]);
-	int fd;
 
 	for (i = 0; i < n; i++) {
 		if (!outs[i].path || strcmp(outs[i].path, "-") == 0)
@@ -562,16 +606,23 @@ int cli_check_outputs(const struct cli_args *a)
 			}
 	}
 	/* written once the run or search is over: a bad path must not wait
-	 * for it, and hide its outcome behind "cannot write" */
-	if (a->junit_path && strcmp(a->junit_path, "-") != 0) {
-		fd = open(a->junit_path, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
-		if (fd < 0) {
-			fprintf(stderr, "cctrace %s: cannot write %s: %s\n", a->command,
-				a->junit_path, strerror(errno));
+	 * for it, and hide its outcome behind "cannot write" (nor is the file
+	 * made now: a refused command leaves none behind) */
+	if (a->junit_path && strcmp(a->junit_path, "-") != 0 && !writable(a->junit_path)) {
+		fprintf(stderr, "cctrace %s: cannot write %s: %s\n", a->command, a->junit_path,
+			strerror(errno));
+		return -1;
+	}
+	/* a search's bug files are its own: --junit bug-1.sched in -o's
+	 * directory replaced the bug's schedule */
+	for (i = 0; dir_out && a->out_path && i < n; i++)
+		if (outs[i].path && in_dir_as_bug_file(a->out_path, outs[i].path)) {
+			fprintf(stderr,
+				"cctrace %s: error: %s %s would be written over by the search's "
+				"bug files in %s (bug-N.*)\n",
+				a->command, outs[i].option, outs[i].path, a->out_path);
 			return -1;
 		}
-		close(fd);
-	}
 	return 0;
 }
 

@@ -862,9 +862,15 @@ static int cmd_save(struct shell *sh, const char *args, const char *line)
 {
 	char err[ERRLEN] = "";
 
+	struct stat st;
+
 	(void)line;
 	if (need_arg(sh, args, "save FILE") < 0)
 		return -1;
+	/* `save prog` replaced the program with the schedule */
+	if (stat(args, &st) == 0 && (!S_ISREG(st.st_mode) || (st.st_mode & 0111)))
+		return fail(sh, "%s is %s, not a schedule to write over", args,
+			    S_ISDIR(st.st_mode) ? "a directory" : "an executable file or a device");
 	if (engine_session_save(sh->s, args, err, sizeof(err)) < 0)
 		return fail(sh, "%s", err);
 	printf("saved %s\n", args);

@@ -299,6 +299,14 @@ Test(cli, an_output_that_is_an_input_is_refused)
 	cr_expect(strstr(r.err, "cannot write /nonexistent/x.xml") && !strstr(r.err, "bug"), "%s",
 		  r.err);
 	h_result_free(&r);
+	/* a search's own bug files are no outputs of the options', and a
+	 * refused command makes no file (--junit's check made it empty) */
+	r = H_RUN(h_cctrace(), "test", "-q", "-o", dir, "--junit", h_fmt("%s/bug-1.sched", dir),
+		  "--", prog);
+	cr_expect_eq(r.code, 3, "%s", r.err);
+	cr_expect(strstr(r.err, "would be written over by the search's bug files"), "%s", r.err);
+	cr_expect(stat(h_fmt("%s/bug-1.sched", dir), &st) < 0, "a file was left");
+	h_result_free(&r);
 	h_free(before);
 	h_free(after);
 	remove_tree(dir);

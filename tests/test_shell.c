@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -826,6 +827,27 @@ Test(shell, a_missing_thread_is_the_current_one)
 	cr_expect(strstr(r->out, "=>   31  "), "%s", r->out);
 	cr_expect(strstr(r->out, "return(withdraw)") && strstr(r->out, " held in customer "), "%s",
 		  r->out);
+}
+
+/* save writes a schedule, never over the program or a directory (`save
+ * prog` replaced the program with the schedule). */
+Test(shell, save_refuses_an_executable)
+{
+	char *dir = own(strdup("/tmp/cctrace-save-XXXXXX")), *prog;
+	struct result *r;
+	struct stat st;
+
+	check_built();
+	cr_assert(mkdtemp(dir));
+	prog = own(strdup(h_fmt("%s/bank", dir)));
+	cr_assert_eq(system(h_fmt("cp %s %s", BANK, prog)), 0);
+	r = shell(prog, NULL, h_fmt("save %s\nsave %s\nsave %s/s.sched\n", prog, dir, dir));
+	cr_expect(strstr(r->err, "is an executable file or a device, not a schedule"), "%s",
+		  r->err);
+	cr_expect(strstr(r->err, "is a directory, not a schedule"), "%s", r->err);
+	cr_expect(strstr(r->out, h_fmt("saved %s/s.sched", dir)), "%s", r->out);
+	cr_expect(stat(prog, &st) == 0 && st.st_size > 1000, "the program was written over");
+	h_remove_tree(dir);
 }
 
 /* print takes a thread by its stable name, p1.t3.amount, as the moving
