@@ -159,19 +159,44 @@ static int function_symbol(struct checker *k, const struct expr *e, const char *
 	return 0;
 }
 
-/* "the first in customer at atomicity.c:23" */
-static void first_copy(struct checker *k, const char *name, char *buf, size_t len)
+static int by_address(const void *a, const void *b)
 {
-	struct sym_loc loc = {0};
-	uint64_t first;
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
-	if (sym_inline_sites(k->syms, name, &first, 1) == 0 ||
-	    sym_describe(k->syms, first, &loc) < 0 || !loc.func)
-		snprintf(buf, len, "the first at %#lx", (unsigned long)first);
-	else if (loc.file)
-		snprintf(buf, len, "the first in %s at %s:%d", loc.func, loc.file, loc.line);
-	else
-		snprintf(buf, len, "the first in %s", loc.func);
+	return x < y ? -1 : x > y;
+}
+
+/* "2 copies: in a5 and heavy.constprop.0": the functions the copies of
+ * name are in, in address order, at most three named. */
+static void copies_text(struct checker *k, const char *name, char *buf, size_t len)
+{
+	size_t n = sym_inline_sites(k->syms, name, NULL, 0), i, named = 0, used;
+	uint64_t *sites = calloc(n ? n : 1, sizeof(*sites));
+	const char *shown[3];
+	struct sym_loc loc;
+
+	used = (size_t)snprintf(buf, len, "%zu cop%s", n, n == 1 ? "y" : "ies");
+	if (!sites)
+		return;
+	sym_inline_sites(k->syms, name, sites, n);
+	qsort(sites, n, sizeof(*sites), by_address);
+	for (i = 0; i < n && named < 3; i++) {
+		size_t j;
+
+		if (sym_describe_function(k->syms, sites[i], &loc) < 0 || !loc.func)
+			continue;
+		for (j = 0; j < named && strcmp(shown[j], loc.pretty ? loc.pretty : loc.func); j++)
+			;
+		if (j == named)
+			shown[named++] = loc.pretty ? loc.pretty : loc.func;
+	}
+	for (i = 0; i < named && used < len; i++)
+		used += (size_t)snprintf(buf + used, len - used, "%s%s",
+					 i == 0		  ? ": in "
+					 : i + 1 == named ? " and "
+							  : ", ",
+					 shown[i]);
+	free(sites);
 }
 
 /* F has a symbol, and is inlined too: only enter(F) sees the copies. */
@@ -182,27 +207,27 @@ static void also_inlined(struct checker *k, const struct expr *e, const char *na
 
 	if (!n || (e->kind == E_EVENT && strcmp(e->atom->name, "enter") == 0))
 		return;
-	first_copy(k, name, where, sizeof(where));
+	copies_text(k, name, where, sizeof(where));
 	warn(k, e->loc,
-	     "'%s' is also inlined (%zu cop%s, %s), where no call or return of it is seen; "
-	     "enter(%s) stops there too",
-	     name, n, n == 1 ? "y" : "ies", where, name);
+	     "'%s' is also inlined or copied by the compiler (%s), where no call or return of "
+	     "it is seen; enter(%s) stops there too",
+	     name, where, name);
 }
 
 /* F, with no symbol of its own, is inlined wherever it is called: enter(F)
  * stops at its copies; nothing else about F can be seen. */
 static int inlined_only(struct checker *k, const struct expr *e, const char *name)
 {
-	size_t n = sym_inline_sites(k->syms, name, NULL, 0);
 	char where[512];
 
 	if (e->kind == E_EVENT && strcmp(e->atom->name, "enter") == 0)
 		return intern(&k->pol->funcs, &k->pol->nfuncs, name);
-	first_copy(k, name, where, sizeof(where));
+	copies_text(k, name, where, sizeof(where));
 	return fail(k, e->loc,
-		    "'%s' is inlined wherever it is called (%zu cop%s, %s), so no call or return "
-		    "of it is seen: enter(%s) stops at its copies, at(FILE:LINE) at a line of it",
-		    name, n, n == 1 ? "y" : "ies", where, name);
+		    "'%s' has no symbol of its own: the compiler inlined it, or copied it under "
+		    "other names (%s), and no call or return of it is seen there: enter(%s) stops "
+		    "at its copies, at(FILE:LINE) at a line of it",
+		    name, where, name);
 }
 
 static int resolve_function(struct checker *k, const struct expr *e, const char *name)

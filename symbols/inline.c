@@ -35,15 +35,22 @@ struct inline_search {
 	bool abstract_seen; /* name defined with no code here: inlined somewhere */
 };
 
-static bool named(Dwarf_Die *die, const char *name)
+/* Is die name's: its symbol, its shown C++ name (ns::Acc::dep, the name
+ * a schedule gives a C++ function that has no symbol of its own), or in
+ * C, its name. */
+static bool named(struct sym_space *s, Dwarf_Die *die, const char *name)
 {
 	Dwarf_Attribute attr;
 	const char *linkage =
 	    dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
-	const char *plain = dwarf_diename(die);
+	const char *plain = dwarf_diename(die), *shown;
 
-	return (linkage && strcmp(linkage, name) == 0) ||
-	       (!linkage && plain && !strcmp(plain, name));
+	if (!linkage)
+		return plain && !strcmp(plain, name);
+	if (strcmp(linkage, name) == 0)
+		return true;
+	shown = symi_pretty_name(s, linkage);
+	return shown && strcmp(shown, name) == 0;
 }
 
 /* Where an inlined copy begins: DW_AT_entry_pc, else its lowest address. */
@@ -75,8 +82,19 @@ static int each_function(Dwarf_Die *fn, void *arg)
 {
 	struct inline_search *c = arg;
 
-	if (!named(fn, c->name))
+	Dwarf_Addr low;
+	uint64_t own;
+
+	if (!named(c->s, fn, c->name))
 		return DWARF_CB_OK;
+	/* an out-of-line copy the compiler made (F.constprop.0, F.isra.0,
+	 * F.part.0): its code is F's too, under a symbol of another name */
+	if (dwarf_hasattr(fn, DW_AT_abstract_origin) && dwarf_lowpc(fn, &low) == 0 &&
+	    !(sym_function(c->s, c->name, &own) == 0 &&
+	      own == symi_space_out_addr(c->s, c->m, low + c->bias))) {
+		each_copy(fn, arg);
+		return DWARF_CB_OK;
+	}
 	if (dwarf_func_inline(fn) == 1) {
 		c->abstract_seen = true;
 		dwarf_func_inline_instances(fn, each_copy, arg);
@@ -100,7 +118,7 @@ static void walk_copies(struct inline_search *c, Dwarf_Die *die)
 	do {
 		if (dwarf_tag(&child) == DW_TAG_inlined_subroutine &&
 		    dwarf_formref_die(dwarf_attr(&child, DW_AT_abstract_origin, &attr), &origin) &&
-		    named(&origin, c->name))
+		    named(c->s, &origin, c->name))
 			each_copy(&child, c);
 		walk_copies(c, &child);
 	} while (dwarf_siblingof(&child, &child) == 0);

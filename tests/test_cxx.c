@@ -282,3 +282,19 @@ Test(cxx, code_past_a_unit_has_no_line_of_the_unit)
 		  r.err);
 	h_result_free(&r);
 }
+
+/* A method an -O2 build inlined everywhere has no symbol, only DWARF that
+ * names it by its mangled name: enter() takes it as shown, and stops at
+ * its copies ("no function 'bank::Account::balance'" before). */
+Test(cxx, a_method_inlined_everywhere_is_entered_by_its_shown_name)
+{
+	char *sched =
+	    h_temp_sched("bal.sched", "thread A = wait any enter(bank::Account::balance)\n"
+				      "release all\n");
+	struct h_result r =
+	    H_RUN(h_cctrace(), "run", sched, "--", "tests/fixtures/sercxx-opt", "--fixed");
+
+	cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, "enter(bank::Account::balance)"), "%s", r.err);
+	h_result_free(&r);
+}

@@ -225,18 +225,43 @@ Test(errors, an_inlined_function_is_entered_at_its_copies)
 	h_result_free(&r);
 	r = H_RUN(h_cctrace(), "run", ret, "--", prog);
 	cr_expect_eq(r.code, 3, "exit %d:\n%s", r.code, r.err);
-	cr_expect(strstr(r.err, ":1:21: error: 'bump' is inlined wherever it is called (1 copy, "
-				"the first in worker at optinline.c:"),
+	cr_expect(strstr(r.err, ":1:21: error: 'bump' has no symbol of its own: the compiler "
+				"inlined it, or copied it under other names (1 copy: in worker)"),
 		  "%s", r.err);
 	h_result_free(&r);
 	r = H_RUN(h_cctrace(), "run", add, "--", prog);
 	cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
-	cr_expect(strstr(r.err, ":1:21: warning: 'add' is also inlined (1 copy, the first in "
-				"worker at optinline.c:"),
+	cr_expect(strstr(r.err, ":1:21: warning: 'add' is also inlined or copied by the compiler "
+				"(1 copy: in worker)"),
 		  "%s", r.err);
 	h_result_free(&r);
 	r = H_RUN(h_cctrace(), "run", "-q", add, "--", prog);
 	cr_expect(!strstr(r.err, "warning"), "-q:\n%s", r.err);
+	h_result_free(&r);
+}
+
+/* -O2 (tests/fixtures/optclone): gcc copied heavy as heavy.constprop.0,
+ * which a1..a4 call, and inlined it in a5; no symbol is heavy.
+ * enter(heavy) stops at both, five times in all (once before: the
+ * constprop copy was not seen), and return(heavy) says why it cannot be. */
+Test(errors, a_function_the_compiler_copied_is_entered_in_every_copy)
+{
+	const char *prog = "tests/fixtures/optclone";
+	char *five = h_temp_sched("five.sched", "let n = 0\n"
+						"while (n < 5) {\n"
+						"  thread A = wait any enter(heavy)\n"
+						"  let n = n + 1\n"
+						"  release all\n"
+						"}\n"),
+	     *ret = h_temp_sched("ret.sched", "thread A = wait any return(heavy)\n");
+	struct h_result r = H_RUN(h_cctrace(), "run", five, "--", prog);
+
+	cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+	cr_expect_eq(h_count_lines(r.err, "enter(heavy) "), 5, "%s", r.err);
+	h_result_free(&r);
+	r = H_RUN(h_cctrace(), "run", ret, "--", prog);
+	cr_expect_eq(r.code, 3, "exit %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, "(2 copies: in heavy.constprop.0 and a5)"), "%s", r.err);
 	h_result_free(&r);
 }
 
