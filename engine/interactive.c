@@ -439,6 +439,10 @@ static void fill_thread(struct engine_session *s, struct tr_thread *th, struct s
 				: "",
 		     !loc.pretty && plt ? "@plt" : "") >= (int)sizeof(t->func))
 		memcpy(t->func + sizeof(t->func) - 4, "...", 4); /* not cut silently */
+	/* code no function covers (a stripped program): MODULE+0xOFF */
+	if (!t->func[0] && pcaddr && !tracer_thread_exited(th))
+		report_code_name(s->run, tracer_thread_process(th), pcaddr, &loc, t->func,
+				 sizeof(t->func));
 	snprintf(t->file, sizeof(t->file), "%s", loc.file ? loc.file : "");
 	t->line = loc.line;
 	snprintf(t->last_event, sizeof(t->last_event), "%.63s", run_thread(s->run, th)->last_event);

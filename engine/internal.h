@@ -547,6 +547,10 @@ int run_backtrace(struct run *r, struct tr_thread *th, struct sym_frame *frames,
 int run_backtrace_all(struct run *r, struct tr_thread *th, struct sym_frame **frames);
 struct eval_ctx points_eval_ctx(struct run *r, struct tr_process *p, char *err, size_t errlen);
 struct tr_process *run_main_process(struct run *r);
+/* The function pc of p is in (loc: sym_describe's of it), or, in code no
+ * function covers (a stripped program), MODULE+0xOFF as at() names it. */
+void report_code_name(struct run *r, struct tr_process *p, uint64_t pc, const struct sym_loc *loc,
+		      char *buf, size_t len);
 
 /* report.c */
 void report_event(struct run *r, const struct current_event *cur);

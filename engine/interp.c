@@ -93,20 +93,21 @@ void run_crash(struct run *r, const struct tr_event *ev)
 {
 	struct proc_ctx *pc = run_proc(r, tracer_thread_process(ev->thread));
 	struct sym_loc loc = {0};
+	char where[512], line[256] = "";
 
 	if (pc && pc->syms && r->opt->brief)
 		sym_describe_function(pc->syms, ev->pc, &loc); /* no debug info to read */
 	else if (pc && pc->syms)
 		sym_describe(pc->syms, ev->pc, &loc);
+	report_code_name(r, tracer_thread_process(ev->thread), ev->pc, &loc, where, sizeof(where));
+	if (loc.file)
+		snprintf(line, sizeof(line), " at %s:%d", loc.file, loc.line);
 	if (r->finished && r->opt->report)
 		fprintf(r->opt->report, "cctrace: then %s received %s in %s\n",
-			tracer_thread_name(ev->thread), sigabbrev_np(ev->signo),
-			loc.pretty ? loc.pretty : "??");
-	report_outcome(r, OUTCOME_BUG, "%s (tid %d) received %s (%s) in %s%s%s:%d",
+			tracer_thread_name(ev->thread), sigabbrev_np(ev->signo), where);
+	report_outcome(r, OUTCOME_BUG, "%s (tid %d) received %s (%s) in %s%s",
 		       tracer_thread_name(ev->thread), tracer_thread_tid(ev->thread),
-		       sigabbrev_np(ev->signo), strsignal(ev->signo),
-		       loc.pretty ? loc.pretty : "??", loc.file ? " at " : "",
-		       loc.file ? loc.file : "", loc.line);
+		       sigabbrev_np(ev->signo), strsignal(ev->signo), where, line);
 	report_stack(r, ev->thread);
 }
 

@@ -59,17 +59,24 @@ static void where_text(struct sym_space *syms, uint64_t pc, const struct sym_loc
 		snprintf(buf, len, "%#lx", (unsigned long)pc);
 }
 
+void report_code_name(struct run *r, struct tr_process *p, uint64_t pc, const struct sym_loc *loc,
+		      char *buf, size_t len)
+{
+	struct proc_ctx *pc_ctx = run_proc(r, p);
+
+	if (loc->pretty)
+		snprintf(buf, len, "%s", loc->pretty);
+	else
+		where_text(pc_ctx ? pc_ctx->syms : NULL, pc, loc, 0, buf, len);
+}
+
 /* "[  12.345 ms] p1.t2    enter(F)    F    file.c:12": one trace line. */
 static void put_trace_line(struct run *r, FILE *f, double ms, struct tr_thread *th,
 			   const char *what, uint64_t pc, const struct sym_loc *loc)
 {
-	struct proc_ctx *pc_ctx = run_proc(r, tracer_thread_process(th));
 	char func[512], where[160] = "";
 
-	if (loc->pretty)
-		snprintf(func, sizeof(func), "%s", loc->pretty);
-	else
-		where_text(pc_ctx ? pc_ctx->syms : NULL, pc, loc, 0, func, sizeof(func));
+	report_code_name(r, tracer_thread_process(th), pc, loc, func, sizeof(func));
 	if (loc->file)
 		snprintf(where, sizeof(where), "%s:%d", loc->file, loc->line);
 	fprintf(f, "[%9.3f ms] %-8s %-28s %-24s %s\n", ms, tracer_thread_name(th), what, func,

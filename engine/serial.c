@@ -1018,9 +1018,10 @@ static void note_torn(struct serial *s, const struct profile_hit *from,
 				 "%s:%d (%s+0x%lx)", loc.file, loc.line,
 				 loc.pretty ? loc.pretty : loc.func,
 				 (unsigned long)loc.func_offset);
-		else
-			snprintf(s->cfg->torn[s->cfg->ntorn].where, sizeof(s->cfg->torn[0].where),
-				 "%#lx", (unsigned long)h->pc);
+		else /* a stripped program: MODULE+0xOFF */
+			report_code_name(s->r, run_main_process(s->r), h->pc, &loc,
+					 s->cfg->torn[s->cfg->ntorn].where,
+					 sizeof(s->cfg->torn[0].where));
 		s->cfg->ntorn++;
 	}
 }

@@ -1006,12 +1006,24 @@ static char *decl_name(Dwarf_Die *die, bool has, unsigned dim, const char *inner
 	}
 }
 
-/* "int *"; "int (*)[4]" for an array's, as C spells it. */
+/* "int *"; "int **"; "int (*)[4]" for an array's, "void (**)(void)" for
+ * a function pointer's, as C spells them. */
 static char *pointer_name(const char *target)
 {
-	const char *bracket = strchr(target, '[');
+	const char *bracket = strchr(target, '['), *fn = strstr(target, "(*");
 	char *out = NULL;
 	int len = bracket ? (int)(bracket - target) : (int)strlen(target);
+
+	if (fn) { /* "void (*)(void)": one more star inside its parentheses */
+		if (asprintf(&out, "%.*s*%s", (int)(fn - target + 2), target, fn + 2) < 0)
+			return NULL;
+		return out;
+	}
+	if (!bracket && len > 0 && target[len - 1] == '*') {
+		if (asprintf(&out, "%s*", target) < 0)
+			return NULL;
+		return out;
+	}
 
 	while (len > 0 && target[len - 1] == ' ')
 		len--;

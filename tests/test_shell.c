@@ -850,6 +850,34 @@ Test(shell, save_refuses_an_executable)
 	h_remove_tree(dir);
 }
 
+/* '&' of a pointer and of a function pointer is typed as C spells it
+ * ("struct account * *" and "int (*)(int) *" before). */
+Test(shell, address_types_are_spelt_as_in_c)
+{
+	struct result *r;
+
+	check_built();
+	r = shell("tests/fixtures/symfix", "--exit-on-error",
+		  "thread A = wait any enter(worker)\nprint &bank_ptr\nprint &fnptr\n");
+	cr_assert_eq(r->code, 0, "exit %d\n%s\n%s", r->code, r->out, r->err);
+	cr_expect(strstr(r->out, "&bank_ptr = (struct account **) 0x"), "%s", r->out);
+	cr_expect(strstr(r->out, "&fnptr = (int (**)(int)) 0x"), "%s", r->out);
+}
+
+/* In a stripped program a thread is said to be where at() would name it,
+ * MODULE+0xOFF ("held in ? at -" before). */
+Test(shell, a_stripped_program_s_threads_are_named_by_module)
+{
+	struct result *r;
+
+	check_built();
+	r = shell("tests/fixtures/sercounter-stripped", NULL,
+		  "thread A = wait any start\nthreads\n");
+	cr_expect(strstr(r->out, "A (p1.t1) held in sercounter-stripped+0x"), "%s", r->out);
+	cr_expect(strstr(r->out, "  held   ") && strstr(r->out, " sercounter-stripped+0x"), "%s",
+		  r->out);
+}
+
 /* print takes a thread by its stable name, p1.t3.amount, as the moving
  * commands do ("no variable 'p1'" before); errors keep what was typed. */
 Test(shell, print_takes_a_stable_thread_name)
