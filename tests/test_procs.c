@@ -128,6 +128,32 @@ Test(procs, vfork_then_exec_reloads_symbols)
 	h_result_free(&r);
 }
 
+/* A breakpoint planted while a vfork child lives, its parent asleep in
+ * vfork: the scratch page is mapped through the child, which shares the
+ * memory (the parent's thread was asked, could make no call until the
+ * child's exec, and every such schedule failed after 10 s with "cannot
+ * map a scratch page").  The same with the parent let go first. */
+Test(procs, a_breakpoint_planted_in_a_vfork_child_s_life)
+{
+	const char *const scheds[] = {
+	    "timeout 5s\nthread M = wait any fork\nthread V = wait any enter(execve)\n"
+	    "run V until exec\nrelease all\n",
+	    "timeout 5s\nthread M = wait any fork\nrelease M\nthread V = wait any enter(execve)\n"
+	    "run V until exec\nrelease all\n"};
+	size_t i;
+
+	for (i = 0; i < sizeof(scheds) / sizeof(scheds[0]); i++) {
+		char *sched = h_temp_sched("vf.sched", scheds[i]);
+		struct h_result r =
+		    H_RUN(h_cctrace(), "run", sched, "--", "tests/fixtures/vforkone");
+
+		cr_expect_eq(r.code, 0, "schedule %zu: exit %d:\n%s", i, r.code, r.err);
+		cr_expect(strstr(r.err, "enter(execve)") && strstr(r.out, "child exited 0"),
+			  "schedule %zu:\n%s%s", i, r.out, r.err);
+		h_result_free(&r);
+	}
+}
+
 /* clone() without CLONE_THREAD makes a process: p2, not p1.t2. */
 Test(procs, clone_of_a_process_is_a_process)
 {

@@ -263,12 +263,31 @@ static const char *mmap_failure(struct tr_thread *th, bool ok, long addr)
 	return "system call injection failed";
 }
 
+/*
+ * The thread to make p's mmap: one of p's, unless a thread of p is in
+ * vfork (posix_spawn, system, popen): that one runs nothing until its
+ * child executes a program, and the child runs in p's memory, so the
+ * child's thread maps the page there.  Asking p's thread made the call
+ * wait out its time and fail, and every breakpoint planted while a vfork
+ * child lived with it.
+ */
+static struct tr_thread *mapping_thread(struct tr_process *p, bool *borrowed)
+{
+	struct tr_thread *th;
+
+	for (th = p->tracer->threads; th; th = th->next)
+		if (th->proc == p && tracer_thread_waits_for_vfork(th) &&
+		    th->vfork_child->shares_mm)
+			return tr_borrow_thread(th->vfork_child, borrowed);
+	return tr_borrow_thread(p, borrowed);
+}
+
 static struct tr_scratch *map_scratch_page(struct tr_process *p, uint64_t near, char *err,
 					   size_t errlen)
 {
 	unsigned execs = p->execs;
 	bool borrowed;
-	struct tr_thread *th = tr_borrow_thread(p, &borrowed);
+	struct tr_thread *th = mapping_thread(p, &borrowed);
 	struct tr_scratch *s = NULL;
 	long args[6] = {
 	    0,	PAGE, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
