@@ -152,6 +152,32 @@ static struct tr_thread *thread_with_tid(struct run *r, struct tr_thread *th, ui
 }
 
 /* The thread th sleeps waiting for, if its futex tells; NULL otherwise. */
+/*
+ * A thread in wait4 or waitid waits for a child to end: a held thread of
+ * one it may wait for (pid, or any child) is what holds it up, and is
+ * named ("p1.t1 is blocked in wait4" left the user to guess which of the
+ * held children).  waitid's P_PID is 1, P_ALL 0 (process groups: any).
+ */
+static struct tr_thread *held_child(struct run *r, struct tr_thread *th, long nr, const uint64_t *a)
+{
+	pid_t self = tracer_process_pid(tracer_thread_process(th)), want = -1;
+	struct tr_thread *o;
+
+	if (nr == TR_SYS_wait4 && (long)a[0] > 0)
+		want = (pid_t)a[0];
+	else if (nr == TR_SYS_waitid && a[0] == 1)
+		want = (pid_t)a[1];
+	tr_for_each_thread(o, r->t) {
+		struct tr_process *q = tracer_thread_process(o);
+
+		if (tracer_process_parent_pid(q) == self && tracer_process_pid(q) != self &&
+		    (want < 0 || tracer_process_pid(q) == want) && tracer_thread_held(o) &&
+		    !tracer_thread_exited(o))
+			return o;
+	}
+	return NULL;
+}
+
 static struct tr_thread *awaited(struct run *r, struct tr_thread *th)
 {
 	uint64_t a[TRACER_SYSCALL_ARGS];
@@ -217,12 +243,17 @@ static bool free_and_waiting_outside(struct run *r, struct tr_thread *o, long *n
 static void describe_wait(struct run *r, struct tr_thread *th, char *buf, size_t len)
 {
 	struct tr_thread *o = tracer_thread_exited(th) ? NULL : awaited(r, th);
-	const char *var = o ? var_name(r, o) : NULL;
+	const char *var;
 	const char *how;
 	char outside[96];
+	uint64_t a[TRACER_SYSCALL_ARGS];
 	long nr;
 
 	buf[0] = 0;
+	if (!o && !tracer_thread_exited(th) &&
+	    ((nr = tracer_syscall_args(th, a)) == TR_SYS_wait4 || nr == TR_SYS_waitid))
+		o = held_child(r, th, nr, a);
+	var = o ? var_name(r, o) : NULL;
 	if (!o)
 		return;
 	if (held_at_exit(o))

@@ -154,6 +154,22 @@ Test(procs, a_breakpoint_planted_in_a_vfork_child_s_life)
 	}
 }
 
+/* A parent in wait4 for a child the schedule holds: the message names the
+ * held child ("p1.t1 is blocked in wait4; a held thread must go first"
+ * left the user to guess which). */
+Test(procs, a_wait_for_a_held_child_names_it)
+{
+	struct h_result r = run_forker("thread C = wait any enter(child_work)\n"
+				       "thread P = p1.t1\n"
+				       "run P until exit\n",
+				       "fork", "1", 2);
+
+	cr_expect(strstr(r.err, "p1.t1 is blocked in wait4 (wait4), waiting for C (p2.t1), which "
+				"the schedule holds"),
+		  "%s", r.err);
+	h_result_free(&r);
+}
+
 /* clone() without CLONE_THREAD makes a process: p2, not p1.t2. */
 Test(procs, clone_of_a_process_is_a_process)
 {

@@ -287,6 +287,11 @@ struct tr_process *tracer_process_next(struct tr_process *p)
 	return p->next;
 }
 
+pid_t tracer_process_parent_pid(const struct tr_process *p)
+{
+	return p->parent_pid;
+}
+
 pid_t tracer_process_pid(const struct tr_process *p)
 {
 	return p->pid;

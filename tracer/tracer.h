@@ -367,6 +367,8 @@ struct tr_thread *tracer_thread_by_tid(struct tracer *t, pid_t tid);
 struct tr_process *tracer_processes(struct tracer *t);
 struct tr_process *tracer_process_next(struct tr_process *p);
 pid_t tracer_process_pid(const struct tr_process *p);
+/* The pid of the process that made p (its parent, as wait4 knows it). */
+pid_t tracer_process_parent_pid(const struct tr_process *p);
 int tracer_process_index(const struct tr_process *p); /* 1 for p1 */
 bool tracer_process_alive(const struct tr_process *p);
 /* p was made by vfork (posix_spawn, system) and has neither executed a
