@@ -107,7 +107,8 @@ tests/fixtures/serstatic-nodebug: tests/fixtures/sercounter.c
 tests/fixtures/serstatic-stripped: tests/fixtures/sercounter.c
 	$(CC) $(filter-out -g,$(SAMPLE_CFLAGS)) -static -s -o $@ $<
 # Optimised: functions inlined into their callers (enter(F) at the copies).
-tests/fixtures/optinline tests/fixtures/optlines tests/fixtures/optclone: SAMPLE_CFLAGS += -O2
+tests/fixtures/optinline tests/fixtures/optlines tests/fixtures/optclone \
+	tests/fixtures/optnest: SAMPLE_CFLAGS += -O2
 tests/fixtures/optlto: SAMPLE_CFLAGS += -O2 -flto
 # sercxx at -O2: _start lies just past a unit's last function, and no line
 # of that unit is _start's.

@@ -48,11 +48,16 @@ struct ret_frame {
 
 /* Per traced thread. */
 struct thread_ctx {
-	int bound;		  /* a thread variable bound to it, -1 if unbound */
-	int primary;		  /* the variable a wait or bind first gave it, for replays */
-	bool candidate;		  /* may satisfy the current wait */
-	bool matched;		  /* satisfied it (and is held) */
-	int returned_func;	  /* the func whose return this stop is, -1 if none */
+	int bound;	   /* a thread variable bound to it, -1 if unbound */
+	int primary;	   /* the variable a wait or bind first gave it, for replays */
+	bool candidate;	   /* may satisfy the current wait */
+	bool matched;	   /* satisfied it (and is held) */
+	int returned_func; /* the func whose return this stop is, -1 if none */
+	/* the func whose inlined copy this stop is the entry of (enter(F) at a
+	 * copy), -1 if none, and where: its variables are that copy's, not
+	 * those of a copy inlined into it at the same pc */
+	int entered_copy;
+	uint64_t entered_copy_pc;
 	struct ret_frame *frames; /* grows: a recursion has no fixed depth */
 	int nframes, frames_cap;
 	char kernel_state[128]; /* captured for reports before threads are stopped */

@@ -333,6 +333,13 @@ static void matched_here(struct run *r, struct tr_thread *th, const struct curre
 
 	assert(tc->candidate && !tc->matched);
 	tc->matched = true;
+	tc->entered_copy = -1;
+	if (atom && atom->atom->arg == ATOM_ARG_FUNCTION && !strcmp(atom->atom->name, "enter") &&
+	    cur->ev->kind == TR_EV_BREAK &&
+	    cur->ev->addr != points_func_addr(r, tracer_thread_process(th), atom->slot)) {
+		tc->entered_copy = atom->slot;
+		tc->entered_copy_pc = cur->ev->addr;
+	}
 	tc->last_var = atom && atom->atom->arg == ATOM_ARG_LVALUE && atom->lhs ? atom->slot : -1;
 	blocked_forget(r, NULL);
 	matched[(*nmatched)++] = th;

@@ -229,6 +229,7 @@ struct thread_ctx *run_thread(struct run *r, struct tr_thread *th)
 	tc->primary = -1;
 	tc->last_var = -1;
 	tc->returned_func = -1;
+	tc->entered_copy = -1;
 	tracer_thread_set_user(th, tc);
 	return tc;
 }
@@ -1087,8 +1088,13 @@ static int thread_view(void *hook, void *thread, struct sym_thread_view *view, c
 	(void)hook;
 	if (!tracer_thread_held(th))
 		return -1;
+	struct thread_ctx *tc = run_thread(hook, th);
+
 	*view = (struct sym_thread_view){tracer_thread_tid(th), tracer_regs(th), peek_word,
 					 tracer_thread_process(th)};
+	/* still at the entry of F's inlined copy that enter(F) stopped at */
+	if (tc->entered_copy >= 0 && tracer_regs(th)->rip == tc->entered_copy_pc)
+		view->inlined = ((struct run *)hook)->pol->funcs[tc->entered_copy];
 	*name = tracer_thread_name(th);
 	return 0;
 }

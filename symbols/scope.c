@@ -165,13 +165,73 @@ static int nested_scopes(Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die **scopes)
 	return i + 2;
 }
 
+static bool is_copy_of(Dwarf_Die *die, const char *func);
+
+/* Where the scopes of the pc begin for a thread stopped at the entry of
+ * func's inlined copy (sym_thread_view.inlined): the copy's own scope,
+ * skipping a copy inlined into it that begins at the same pc (leaf in
+ * mid: enter(mid) read leaf's v).  0 when func is NULL or not there. */
+static int copy_scope(Dwarf_Die *scopes, int n, const char *func)
+{
+	int i;
+
+	for (i = 0; func && i < n; i++)
+		if (is_copy_of(&scopes[i], func))
+			return i;
+	return 0;
+}
+
+/* Is die a copy of func inlined (its symbol, or its name in C)? */
+static bool is_copy_of(Dwarf_Die *die, const char *func)
+{
+	Dwarf_Attribute attr;
+	const char *linkage, *name;
+
+	if (dwarf_tag(die) != DW_TAG_inlined_subroutine)
+		return false;
+	linkage = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
+	name = dwarf_diename(die);
+	return (linkage && !strcmp(linkage, func)) || (name && !strcmp(name, func));
+}
+
+/* The scopes of func's copy that holds pc, found by descending from the
+ * function that holds it: dwarf_getscopes ends at the innermost copy (a
+ * leaf inlined into func at func's first instruction) and never names
+ * func's.  Its count, 0 if there is no such copy. */
+static int copy_scopes(Dwarf_Die *cu, Dwarf_Addr pc, const char *func, Dwarf_Die **scopes)
+{
+	Dwarf_Die inner, kid, *chain = NULL;
+	bool deeper = true, found = false;
+	int n;
+
+	if (!nested_function(cu, pc, 0, &inner))
+		return 0;
+	while (deeper && !found && dwarf_child(&inner, &kid) == 0) {
+		deeper = false;
+		do {
+			int tag = dwarf_tag(&kid);
+
+			if ((tag == DW_TAG_lexical_block || tag == DW_TAG_inlined_subroutine) &&
+			    dwarf_haspc(&kid, pc) > 0) {
+				inner = kid;
+				deeper = true;
+				found = is_copy_of(&kid, func);
+				break;
+			}
+		} while (dwarf_siblingof(&kid, &kid) == 0);
+	}
+	if (!found || (n = dwarf_getscopes_die(&inner, &chain)) <= 0)
+		return 0;
+	return inlined_scopes(chain, 0, scopes);
+}
+
 /* 1: found in the pc's scopes (*out filled), 0: not there, -1: found, no address. */
 static int from_scopes(struct symi_eval *c, struct sym_var *out)
 {
 	uint64_t pc = c->view->regs->rip;
 	Dwfl_Module *mod = dwfl_addrmodule(c->s->dwfl, pc);
 	Dwarf_Die *cu, *scopes = NULL, var, func;
-	int n, idx, rc = 0;
+	int n, idx, rc = 0, skip;
 
 	if (!mod || !(c->m = mod_of(c->s, mod)) || symi_mod_is_system(c->m) ||
 	    !(cu = symi_addrdie(mod, pc, &c->bias)))
@@ -184,7 +244,20 @@ static int from_scopes(struct symi_eval *c, struct sym_var *out)
 	}
 	if (n <= 0)
 		return 0;
-	idx = dwarf_getscopevar(scopes, n, c->name, 0, NULL, 0, 0, &var);
+	skip = copy_scope(scopes, n, c->view->inlined);
+	if (c->view->inlined && !skip) { /* libdw gave the innermost copy's scopes alone */
+		Dwarf_Die *own = NULL;
+		int m = copy_scopes(cu, pc - c->bias, c->view->inlined, &own);
+
+		if (m > 0) {
+			free(scopes);
+			scopes = own;
+			n = m;
+		}
+	}
+	idx = dwarf_getscopevar(scopes + skip, n - skip, c->name, 0, NULL, 0, 0, &var);
+	if (idx >= 0)
+		idx += skip;
 	if (idx < 0 || is_declaration(&var))
 		goto out;
 	c->func = enclosing_function(scopes, n, cu, pc - c->bias, &func) ? &func : NULL;

@@ -215,6 +215,10 @@ struct sym_thread_view {
 	/* Read 8 bytes of target memory at addr (any alignment); 0 or -1. */
 	int (*peek)(void *ctx, uint64_t addr, uint64_t *value);
 	void *ctx;
+	/* NULL, or the function whose inlined copy begins at the pc and is the
+	 * innermost scope to look in: where copies nest (leaf inlined into mid
+	 * at mid's first instruction), enter(mid) reads mid's variables */
+	const char *inlined;
 };
 
 /* Resolve NAME as the thread sees it at regs->rip (a live view only), in C

@@ -283,6 +283,19 @@ Test(errors, an_inlined_copy_s_parameters_are_read_under_lto)
 	h_result_free(&r);
 }
 
+/* -O2 (tests/fixtures/optnest): leaf's copy is inlined into mid's, and
+ * both begin at one pc.  enter(mid) reads mid's v there (leaf's before). */
+Test(errors, a_nested_inlined_copy_s_variables_are_its_own)
+{
+	char *sched = h_temp_sched("mid.sched", "thread A = wait any enter(mid)\n"
+						"assert A.v == 6\n"
+						"release all\n");
+	struct h_result r = H_RUN(h_cctrace(), "run", sched, "--", "tests/fixtures/optnest");
+
+	cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+	h_result_free(&r);
+}
+
 /* -O2 (tests/fixtures/optlines): the read's address has two rows, the
  * read's line, which begins a statement there, and the next line's, which
  * does not.  at(LINE) was said to stop at LINE + 1. */
