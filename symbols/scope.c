@@ -225,6 +225,36 @@ static int copy_scopes(Dwarf_Die *cu, Dwarf_Addr pc, const char *func, Dwarf_Die
 	return inlined_scopes(chain, 0, scopes);
 }
 
+/* Is pc in an inlined copy whose abstract origin is in another unit (the
+ * copies of a link-time-optimised build)? */
+static bool origin_elsewhere(Dwarf_Die *cu, Dwarf_Addr pc)
+{
+	Dwarf_Die inner, kid;
+	Dwarf_Attribute attr;
+	bool deeper = true;
+
+	if (!nested_function(cu, pc, 0, &inner))
+		return false;
+	while (deeper && dwarf_child(&inner, &kid) == 0) {
+		deeper = false;
+		do {
+			int tag = dwarf_tag(&kid);
+
+			if ((tag != DW_TAG_lexical_block && tag != DW_TAG_inlined_subroutine) ||
+			    dwarf_haspc(&kid, pc) <= 0)
+				continue;
+			if (tag == DW_TAG_inlined_subroutine &&
+			    dwarf_attr(&kid, DW_AT_abstract_origin, &attr) &&
+			    dwarf_whatform(&attr) == DW_FORM_ref_addr)
+				return true;
+			inner = kid;
+			deeper = true;
+			break;
+		} while (dwarf_siblingof(&kid, &kid) == 0);
+	}
+	return false;
+}
+
 /* 1: found in the pc's scopes (*out filled), 0: not there, -1: found, no address. */
 static int from_scopes(struct symi_eval *c, struct sym_var *out)
 {
@@ -236,7 +266,9 @@ static int from_scopes(struct symi_eval *c, struct sym_var *out)
 	if (!mod || !(c->m = mod_of(c->s, mod)) || symi_mod_is_system(c->m) ||
 	    !(cu = symi_addrdie(mod, pc, &c->bias)))
 		return 0;
-	n = dwarf_getscopes(cu, pc - c->bias, &scopes);
+	/* libdw 0.188 finds no scope for a pc in a copy whose origin is in
+	 * another unit, and leaks what it allocated looking: not asked */
+	n = origin_elsewhere(cu, pc - c->bias) ? 0 : dwarf_getscopes(cu, pc - c->bias, &scopes);
 	if (n <= 0 || (n == 1 && dwarf_tag(&scopes[0]) == DW_TAG_compile_unit)) {
 		free(scopes);
 		scopes = NULL;
