@@ -101,6 +101,26 @@ static bool nested_function(Dwarf_Die *parent, Dwarf_Addr pc, int depth, Dwarf_D
 	return false;
 }
 
+/* The lexical block or inlined subroutine of parent that holds pc, in out:
+ * one step of a descent from a function to the innermost scope of pc. */
+static bool child_holding(Dwarf_Die *parent, Dwarf_Addr pc, Dwarf_Die *out)
+{
+	Dwarf_Die kid;
+	int tag;
+
+	if (dwarf_child(parent, &kid) != 0)
+		return false;
+	do {
+		tag = dwarf_tag(&kid);
+		if ((tag == DW_TAG_lexical_block || tag == DW_TAG_inlined_subroutine) &&
+		    dwarf_haspc(&kid, pc) > 0) {
+			*out = kid;
+			return true;
+		}
+	} while (dwarf_siblingof(&kid, &kid) == 0);
+	return false;
+}
+
 /* The scopes of an inlined subroutine, chain[k], and of its blocks
  * chain[0..k): then those that enclose its abstract origin, as
  * dwarf_getscopes gives them.  libdw 0.188 (Debian 12) looks for the origin
@@ -132,25 +152,14 @@ static int inlined_scopes(Dwarf_Die *chain, int k, Dwarf_Die **scopes)
  * the pc ends its scopes as in dwarf_getscopes (inlined_scopes). */
 static int nested_scopes(Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die **scopes)
 {
-	Dwarf_Die func, inner, kid, *chain = NULL;
-	bool deeper = true;
-	int n, i, tag;
+	Dwarf_Die func, inner, *chain = NULL;
+	int n, i;
 
 	if (!nested_function(cu, pc, 0, &func))
 		return 0;
 	/* the innermost of its blocks and inlined subroutines that holds the pc */
-	for (inner = func; deeper && dwarf_child(&inner, &kid) == 0;) {
-		deeper = false;
-		do {
-			tag = dwarf_tag(&kid);
-			if ((tag == DW_TAG_lexical_block || tag == DW_TAG_inlined_subroutine) &&
-			    dwarf_haspc(&kid, pc) > 0) {
-				inner = kid;
-				deeper = true;
-				break;
-			}
-		} while (dwarf_siblingof(&kid, &kid) == 0);
-	}
+	for (inner = func; child_holding(&inner, pc, &inner);)
+		;
 	/* inner ... func, then what encloses func, the CU last */
 	n = dwarf_getscopes_die(&inner, &chain);
 	for (i = 0; i < n && dwarf_dieoffset(&chain[i]) != dwarf_dieoffset(&func); i++)
@@ -200,26 +209,14 @@ static bool is_copy_of(Dwarf_Die *die, const char *func)
  * func's.  Its count, 0 if there is no such copy. */
 static int copy_scopes(Dwarf_Die *cu, Dwarf_Addr pc, const char *func, Dwarf_Die **scopes)
 {
-	Dwarf_Die inner, kid, *chain = NULL;
-	bool deeper = true, found = false;
+	Dwarf_Die inner, *chain = NULL;
+	bool found = false;
 	int n;
 
 	if (!nested_function(cu, pc, 0, &inner))
 		return 0;
-	while (deeper && !found && dwarf_child(&inner, &kid) == 0) {
-		deeper = false;
-		do {
-			int tag = dwarf_tag(&kid);
-
-			if ((tag == DW_TAG_lexical_block || tag == DW_TAG_inlined_subroutine) &&
-			    dwarf_haspc(&kid, pc) > 0) {
-				inner = kid;
-				deeper = true;
-				found = is_copy_of(&kid, func);
-				break;
-			}
-		} while (dwarf_siblingof(&kid, &kid) == 0);
-	}
+	while (!found && child_holding(&inner, pc, &inner))
+		found = is_copy_of(&inner, func);
 	if (!found || (n = dwarf_getscopes_die(&inner, &chain)) <= 0)
 		return 0;
 	return inlined_scopes(chain, 0, scopes);
@@ -229,29 +226,16 @@ static int copy_scopes(Dwarf_Die *cu, Dwarf_Addr pc, const char *func, Dwarf_Die
  * copies of a link-time-optimised build)? */
 static bool origin_elsewhere(Dwarf_Die *cu, Dwarf_Addr pc)
 {
-	Dwarf_Die inner, kid;
+	Dwarf_Die inner;
 	Dwarf_Attribute attr;
-	bool deeper = true;
 
 	if (!nested_function(cu, pc, 0, &inner))
 		return false;
-	while (deeper && dwarf_child(&inner, &kid) == 0) {
-		deeper = false;
-		do {
-			int tag = dwarf_tag(&kid);
-
-			if ((tag != DW_TAG_lexical_block && tag != DW_TAG_inlined_subroutine) ||
-			    dwarf_haspc(&kid, pc) <= 0)
-				continue;
-			if (tag == DW_TAG_inlined_subroutine &&
-			    dwarf_attr(&kid, DW_AT_abstract_origin, &attr) &&
-			    dwarf_whatform(&attr) == DW_FORM_ref_addr)
-				return true;
-			inner = kid;
-			deeper = true;
-			break;
-		} while (dwarf_siblingof(&kid, &kid) == 0);
-	}
+	while (child_holding(&inner, pc, &inner))
+		if (dwarf_tag(&inner) == DW_TAG_inlined_subroutine &&
+		    dwarf_attr(&inner, DW_AT_abstract_origin, &attr) &&
+		    dwarf_whatform(&attr) == DW_FORM_ref_addr)
+			return true;
 	return false;
 }
 
