@@ -63,8 +63,17 @@ static int arm_entry(struct run *r, struct tr_process *p, const struct expr *e, 
 static int arm_location(struct run *r, struct tr_process *p, const struct expr *e, int pass)
 {
 	struct loc_addrs *la = pass == 0 ? points_loc_addrs(r, p, e->slot) : NULL;
+	char what[320];
 	size_t i;
 
+	/* at(F+0xOFF) is written by hand too: an offset inside an
+	 * instruction would plant a byte in the middle of it */
+	if (la && la->n && e->ival == 0 && !la->checked) {
+		snprintf(what, sizeof(what), "at(%s)", e->name);
+		if (points_check_insn_start(r, p, la->addrs[0], what) < 0)
+			return -1;
+		la->checked = true;
+	}
 	for (i = 0; la && i < la->n; i++)
 		if (points_arm_breakpoint(r, p, la->addrs[i]) < 0)
 			return -1;

@@ -33,6 +33,7 @@ struct proc_ctx {
 	bool syms_borrowed;  /* from the search's symbol cache: not ours to close */
 	struct loc_addrs {
 		bool resolved;
+		bool checked; /* at(F+0xOFF): its address is an instruction's first byte */
 		size_t n;
 		uint64_t *addrs; /* [n]: every copy of the line (inlined, unrolled) */
 	} * locs,		 /* [nlocs] */
@@ -501,6 +502,10 @@ bool atom_matches(struct run *r, const struct expr *e, const struct current_even
 /* points.c */
 /* The mechanisms atoms.c arms and matches with. */
 uint64_t points_func_addr(struct run *r, struct tr_process *p, int func); /* 0 if unknown */
+/* Is addr the first byte of an instruction of p, decoded from its
+ * function's (or section's) start?  0, or -1 after reporting the error,
+ * naming the location as what ("at(w+0x5)"). */
+int points_check_insn_start(struct run *r, struct tr_process *p, uint64_t addr, const char *what);
 /* The entries of func's inlined copies in p (sym_inline_sites); NULL when
  * memory is exhausted. */
 struct loc_addrs *points_func_inlined(struct run *r, struct tr_process *p, int func);

@@ -18,6 +18,10 @@
 #include "engine/internal.h"
 
 #include <assert.h>
+
+/* Code decoded to check that an at(F+0xOFF) is an instruction's first byte:
+ * a function (or section) longer than this is not checked. */
+#define DECODE_CHECK_MAX (16u << 20)
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -396,6 +400,61 @@ int points_arm_breakpoint(struct run *r, struct tr_process *p, uint64_t addr)
 	}
 	r->armed[r->narmed++] = (struct armed_bp){p, addr};
 	return 0;
+}
+
+/* Where a linear decode of p's code must start to reach addr in step: its
+ * function's first byte, else its section's (a stripped program); 0 if
+ * neither is known. */
+static uint64_t decode_start(struct proc_ctx *pc, uint64_t addr)
+{
+	const struct sym_range *sec;
+	struct sym_loc loc;
+	size_t n, i;
+
+	if (sym_describe_function(pc->syms, addr, &loc) == 0 && loc.func)
+		return addr - loc.func_offset;
+	if (sym_code_sections(pc->syms, &sec, &n) < 0)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (addr >= sec[i].lo && addr < sec[i].hi)
+			return sec[i].lo;
+	return 0;
+}
+
+int points_check_insn_start(struct run *r, struct tr_process *p, uint64_t addr, const char *what)
+{
+	struct proc_ctx *pc = run_proc(r, p);
+	uint64_t lo = pc && pc->syms ? decode_start(pc, addr) : 0, at, prev = 0;
+	struct dis_insn insn;
+	uint8_t *code;
+	size_t len;
+
+	if (!lo || addr - lo > DECODE_CHECK_MAX)
+		return 0; /* nothing to decode from: left to the user */
+	len = (size_t)(addr - lo);
+	code = malloc(len + DIS_MAX_INSN);
+	if (!code || tracer_read_code(p, lo, code, len + DIS_MAX_INSN) < 0) {
+		free(code);
+		return 0;
+	}
+	for (at = lo; at < addr;) {
+		if (dis_decode(code + (at - lo), len + DIS_MAX_INSN - (size_t)(at - lo), at,
+			       &insn) < 0 ||
+		    insn.len == 0) {
+			at++;
+			continue;
+		}
+		prev = at;
+		at += insn.len;
+	}
+	free(code);
+	if (at == addr)
+		return 0;
+	report_outcome(r, OUTCOME_ERROR,
+		       "%s is in the middle of an instruction (the instruction begins %lu byte%s "
+		       "before): a breakpoint there would change what the program does",
+		       what, (unsigned long)(addr - prev), addr - prev == 1 ? "" : "s");
+	return -1;
 }
 
 void points_disarm_breakpoint(struct run *r, struct tr_process *p, uint64_t addr)

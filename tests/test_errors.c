@@ -316,6 +316,21 @@ Test(errors, a_stop_is_at_the_statement_its_address_begins)
 	h_result_free(&r);
 }
 
+/* at(F+0xOFF) inside an instruction is refused before a byte is planted:
+ * the program crashed, or went on doing something else.  withdraw begins
+ * with a 1-byte push or a 4-byte endbr64: +0x2 is inside either. */
+Test(errors, at_inside_an_instruction_is_refused)
+{
+	char *sched =
+	    h_temp_sched("mid.sched", "thread A = wait any at(withdraw+0x2)\nrelease all\n");
+	struct h_result r = H_RUN(h_cctrace(), "run", sched, "--", BANK);
+
+	cr_expect_eq(r.code, 3, "exit %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, "at(withdraw+0x2) is in the middle of an instruction"), "%s",
+		  r.err);
+	h_result_free(&r);
+}
+
 Test(errors, unknown_variable)
 {
 	char *s1 = h_temp_sched("balanse.sched", "thread A = wait any write(balanse)\n");
