@@ -608,6 +608,17 @@ static bool is_line_spec(const char *spec)
 
 /* An error in `break SPEC` or `watch SPEC`, checked as `wait any ATOM`,
  * said of what the user typed. */
+/* err with its first from replaced by to (the rest kept, within errlen). */
+static void replace_words(char *err, size_t errlen, const char *from, const char *to)
+{
+	char *at = strstr(err, from), *said = NULL;
+
+	if (!at || asprintf(&said, "%.*s%s%s", (int)(at - err), err, to, at + strlen(from)) < 0)
+		return;
+	snprintf(err, errlen, "%s", said);
+	free(said);
+}
+
 static void said_of_point(char *err, size_t errlen, bool watch, const char *atom, const char *spec)
 {
 	const char *word = watch ? "watch " : "break ";
@@ -620,6 +631,9 @@ static void said_of_point(char *err, size_t errlen, bool watch, const char *atom
 		return;
 	as_typed(err, errlen, checked_at, typed, (int)strlen(word) + 1);
 	free(typed);
+	/* the words of the message too: the user typed no write(...) */
+	replace_words(err, errlen, "write(...) needs", "watch needs");
+	replace_words(err, errlen, "location inside at(...)", "location after break");
 }
 
 static int add_point(struct engine_session *s, bool watch, const char *spec, char *err,

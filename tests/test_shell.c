@@ -427,6 +427,7 @@ Test(shell, errors_carry_on)
 		  "print balance\n"
 		  "break withdarw\n"
 		  "watch balance +\n"
+		  "watch balance == 1\n"
 		  "print &balanse.x\n"
 		  "echo --- still here\n");
 	cr_assert_eq(r->code, 0, "exit %d\n%s", r->code, r->err);
@@ -439,6 +440,8 @@ Test(shell, errors_carry_on)
 				 "    watch balance +\n                   ^\n"),
 		  "%s", r->err);
 	cr_expect(strstr(r->err, "shell:1:8: error: no variable 'balanse'"), "%s", r->err);
+	/* ...in the words of the command typed, not write(...)'s */
+	cr_expect(strstr(r->err, "shell:1:7: error: watch needs a variable"), "%s", r->err);
 	cr_assert(strstr(r->err, "error: unknown command 'bogus'"), "%s", r->err);
 	cr_assert(strstr(r->err, "no_such_variable"), "%s", r->err);
 	/* said of what was typed: print, not the assert it is checked as */
