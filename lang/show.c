@@ -129,6 +129,33 @@ static void show_string(struct show *sh, uint64_t addr, uint64_t n)
 		fputs("...", sh->out);
 }
 
+/* " \"text\"": what a char pointer points to, up to its NUL, read a piece
+ * at a time (a string near the end of a mapping is not unreadable), at
+ * most SHOW_ELEMENTS characters; nothing if it cannot be read. */
+static void show_c_string(struct show *sh, uint64_t addr)
+{
+	char text[SHOW_ELEMENTS + 1];
+	size_t len = 0, i;
+	bool ended = false;
+
+	while (len < SHOW_ELEMENTS && !ended) {
+		char piece[16];
+
+		if (read_target(sh, addr + len, piece, sizeof(piece)) < 0)
+			break;
+		for (i = 0; i < sizeof(piece) && len < SHOW_ELEMENTS && !ended; i++)
+			ended = (text[len++] = piece[i]) == '\0';
+	}
+	if (!len)
+		return;
+	fputs(" \"", sh->out);
+	for (i = 0; i < len && text[i]; i++)
+		show_char(sh->out, text[i]);
+	fputc('"', sh->out);
+	if (!ended)
+		fputs("...", sh->out);
+}
+
 static void show_array(struct show *sh, const struct sym_type *t, uint64_t addr)
 {
 	const struct sym_type *elem = sym_type_target(t);
@@ -258,9 +285,17 @@ int eval_show(struct eval_ctx *c, const struct expr *e, FILE *out)
 			fputs(sym_type_enumerator_name(v.type, i), out);
 			return 0;
 		}
-		/* a pointer with its type, as gdb shows it */
+		/* a pointer with its type, as gdb shows it; a char's, with the
+		 * string it points to */
 		if (v.type && sym_type_kind(v.type) == SYM_T_POINTER) {
+			const struct sym_type *to = sym_type_target(v.type);
+
 			fprintf(out, "(%s) %#lx", sym_type_name(v.type), (unsigned long)i);
+			if (i && to && sym_type_size(to) == 1 && sym_type_is_integer(to) &&
+			    sym_type_kind(to) != SYM_T_BOOL) {
+				sh.target = v.target ? v.target : c->target;
+				show_c_string(&sh, (uint64_t)i);
+			}
 			return 0;
 		}
 		fprintf(out, "%ld", (long)i);

@@ -865,6 +865,13 @@ Test(shell, address_types_are_spelt_as_in_c)
 	cr_assert_eq(r->code, 0, "exit %d\n%s\n%s", r->code, r->out, r->err);
 	cr_expect(strstr(r->out, "&bank_ptr = (struct account **) 0x"), "%s", r->out);
 	cr_expect(strstr(r->out, "&fnptr = (int (**)(int)) 0x"), "%s", r->out);
+	/* a char pointer with the string it points to, as gdb shows it */
+	r = shell("tests/fixtures/symfix", "--exit-on-error",
+		  "thread A = wait any enter(main)\nnext A\nprint A.argv[0]\n");
+	cr_assert_eq(r->code, 0, "exit %d\n%s\n%s", r->code, r->out, r->err);
+	cr_expect(strstr(r->out, "A.argv[0] = (char *) 0x") &&
+		      strstr(r->out, " \"tests/fixtures/symfix\"\n"),
+		  "%s", r->out);
 }
 
 /* In a stripped program a thread is said to be where at() would name it,
