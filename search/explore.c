@@ -569,7 +569,9 @@ static void progress_line(struct explore_progress *p, const struct explore_summa
 	space += p->before.space_estimate;
 	/* An estimate of 10^90 schedules is read as a magnitude, not digits;
 	 * a small one as a whole number ("~531.906" read as thousands). */
-	if (isfinite(space) && space < 1e6)
+	if (space < 0.5) /* no run has told yet */
+		snprintf(estimate, sizeof(estimate), "an unknown number of");
+	else if (isfinite(space) && space < 1e6)
 		snprintf(estimate, sizeof(estimate), "~%.0f", space);
 	else if (isfinite(space))
 		snprintf(estimate, sizeof(estimate), "~%.2g", space);
@@ -581,7 +583,8 @@ static void progress_line(struct explore_progress *p, const struct explore_summa
 		p->tty ? "\r" : "", p->command, all.runs, plural_s(all.runs),
 		s > 0 ? all.runs / s : 0.0, s, all.bugs, plural_s(all.bugs), all.distinct,
 		plural_s(all.distinct), all.infeasible, all.diverged, estimate,
-		isfinite(space) && space < 1.5 ? "" : "s", p->tty ? "\033[K" : "\n");
+		isfinite(space) && space >= 0.5 && space < 1.5 ? "" : "s",
+		p->tty ? "\033[K" : "\n");
 	p->line_shown = p->tty;
 }
 
