@@ -1387,6 +1387,14 @@ static bool parse_timeout(struct parser *p, struct stmt *s)
 		/* the number as written, with a fraction the lexer left as 1 '.' 5 */
 		int n = (int)(p->tok.len + strspn(p->tok.text + p->tok.len, ".0123456789"));
 		const char *t = p->tok.text;
+
+		if (t[n - 1] == '.') { /* "1.s": its unit is there, its fraction is not */
+			perr(p, p->tok.loc,
+			     "bad duration '%.*s%.*s': a point needs a digit after it, e.g. "
+			     "'%.*s5s'",
+			     n, t, (int)strspn(t + n, "mshMSH"), t + n, n, t);
+			return false;
+		}
 		perr(p, p->tok.loc, "'timeout' needs a unit: '%.*sms', '%.*ss', '%.*sm' or '%.*sh'",
 		     n, t, n, t, n, t, n, t);
 		return false;

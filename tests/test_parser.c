@@ -224,6 +224,10 @@ Test(parser, timeout_hours_and_decimals)
 	fails("timeout 1.5\n",
 	      "t.sched:1:9: error: 'timeout' needs a unit: '1.5ms', '1.5s', '1.5m' or '1.5h'");
 	fails("timeout 1.5x\n", "t.sched:1:9: error: bad duration '1.5x': use ms, s, m or h");
+	/* its unit is there, its fraction not: no "add a unit, '1.s'" */
+	fails(
+	    "timeout 1.s\n",
+	    "t.sched:1:9: error: bad duration '1.s': a point needs a digit after it, e.g. '1.5s'");
 	fails("timeout 0.5ms\n",
 	      "t.sched:1:9: error: bad duration '0.5ms': finer than a millisecond");
 	fails("timeout 0.0001s\n",
