@@ -173,6 +173,17 @@ static bool decimal_duration_at(const char *s)
 	return is_ident_char((unsigned char)*s);
 }
 
+/* Is the word before start `timeout`? */
+static bool after_timeout(const char *s, size_t start)
+{
+	size_t end = start;
+
+	while (end > 0 && (s[end - 1] == ' ' || s[end - 1] == '\t'))
+		end--;
+	return end >= 7 && strncmp(s + end - 7, "timeout", 7) == 0 &&
+	       (end == 7 || !is_ident_char((unsigned char)s[end - 8]));
+}
+
 /* DIGITS ['.' DIGITS] UNIT from start; lx->pos is past the integer part.
  * The grammar is lang_parse_duration's. */
 static struct token lex_duration(struct lexer *lx, size_t start)
@@ -184,8 +195,15 @@ static struct token lex_duration(struct lexer *lx, size_t start)
 	if (s[lx->pos] == '.')
 		for (lx->pos++; isdigit((unsigned char)s[lx->pos]);)
 			lx->pos++;
+	size_t unit = lx->pos;
+
 	while (is_ident_char((unsigned char)s[lx->pos]))
 		lx->pos++;
+	/* 12abc is no duration gone wrong, whose unit would begin m, s or h,
+	 * unless it follows `timeout`, where only a duration goes */
+	if (!strchr("msh", s[unit]) && !after_timeout(s, start))
+		return lex_error(lx, start, "bad number '%.*s' (a name cannot begin with a digit)",
+				 (int)(lx->pos - start), s + start);
 	if (lang_parse_duration(s + start, lx->pos - start, NULL, &ms, err, sizeof(err)) < 0)
 		return lex_error(lx, start, "%s", err);
 	struct token t = make(lx, T_DURATION, start);

@@ -224,6 +224,9 @@ Test(parser, timeout_hours_and_decimals)
 	fails("timeout 1.5\n",
 	      "t.sched:1:9: error: 'timeout' needs a unit: '1.5ms', '1.5s', '1.5m' or '1.5h'");
 	fails("timeout 1.5x\n", "t.sched:1:9: error: bad duration '1.5x': use ms, s, m or h");
+	/* a number run into a name is no duration, outside a timeout */
+	fails("assert 12abc == 0\n",
+	      "t.sched:1:8: error: bad number '12abc' (a name cannot begin with a digit)");
 	/* its unit is there, its fraction not: no "add a unit, '1.s'" */
 	fails(
 	    "timeout 1.s\n",
