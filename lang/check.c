@@ -50,28 +50,22 @@ static void warn(struct checker *k, struct src_loc loc, const char *fmt, ...)
 
 static void warn(struct checker *k, struct src_loc loc, const char *fmt, ...)
 {
-	char msg[512], diag[1024], *word, *grown;
-	size_t had = k->pol->warnings ? strlen(k->pol->warnings) : 0;
+	static const char error[] = ": error: ";
+	char msg[512], diag[1024], *word, *said = NULL;
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	schedule_diag(k->pol->sched, loc, diag, sizeof(diag), "%s", msg);
-	word = strstr(diag, ": error: ");
-	if (word) /* ": error:" and ": warning:" are told apart by their word alone */
-		memmove(word + strlen(": warning: "), word + strlen(": error: "),
-			strlen(word + strlen(": error: ")) + 1 <=
-				sizeof(diag) - (size_t)(word - diag) - strlen(": warning: ")
-			    ? strlen(word + strlen(": error: ")) + 1
-			    : 0);
-	if (word)
-		memcpy(word, ": warning: ", strlen(": warning: "));
-	grown = realloc(k->pol->warnings, had + strlen(diag) + 1);
-	if (!grown)
+	word = strstr(diag, error);
+	/* the diagnostic as an error says it, its word changed */
+	if (!word ||
+	    asprintf(&said, "%s%.*s: warning: %s", k->pol->warnings ? k->pol->warnings : "",
+		     (int)(word - diag), diag, word + strlen(error)) < 0)
 		return; /* a warning lost to a lack of memory harms nothing */
-	memcpy(grown + had, diag, strlen(diag) + 1);
-	k->pol->warnings = grown;
+	free(k->pol->warnings);
+	k->pol->warnings = said;
 }
 
 static int intern(char ***names, int *n, const char *name)
@@ -202,10 +196,11 @@ static void copies_text(struct checker *k, const char *name, char *buf, size_t l
 /* F has a symbol, and is inlined too: only enter(F) sees the copies. */
 static void also_inlined(struct checker *k, const struct expr *e, const char *name)
 {
-	size_t n = sym_inline_sites(k->syms, name, NULL, 0);
 	char where[512];
 
-	if (!n || (e->kind == E_EVENT && strcmp(e->atom->name, "enter") == 0))
+	/* enter(F) stops at the copies: only the others are asked about */
+	if ((e->kind == E_EVENT && strcmp(e->atom->name, "enter") == 0) ||
+	    sym_inline_sites(k->syms, name, NULL, 0) == 0)
 		return;
 	copies_text(k, name, where, sizeof(where));
 	warn(k, e->loc,
