@@ -469,28 +469,46 @@ static int cmd_bt(struct shell *sh, const char *args, const char *line)
 static bool is_stable_name(const char *text, size_t len);
 static int exec_text(struct shell *sh, const char *text);
 
-/* The variable p1_t3 for thread p1.t3, bound first if the thread has no
- * such name: as long as the stable name, so that what is checked has the
- * columns of what was typed. */
-static int same_length_variable(struct shell *sh, const char *stable, char *var, size_t len)
+/* Is name one of names, "A,p1_t3" (every name a thread was given)? */
+static bool among_names(const char *names, const char *name)
+{
+	size_t len = strlen(name);
+
+	for (; *names; names += strcspn(names, ",") + (names[strcspn(names, ",")] == ','))
+		if (strncmp(names, name, len) == 0 && (names[len] == ',' || !names[len]))
+			return true;
+	return false;
+}
+
+/*
+ * The schedule variable of the thread named `stable` (p1.t3), into var:
+ * its first one, or (own_name) p1_t3, which is as long as the stable name,
+ * so that what is checked has the columns of what was typed.  A thread
+ * without it is bound first (`thread p1_t3 = p1.t3` holds it where it is,
+ * and is recorded, so that `save` writes a schedule the language reads).
+ */
+static int bind_stable(struct shell *sh, const char *stable, bool own_name, char *var, size_t len)
 {
 	struct session_thread *t;
-	char text[128], *names;
-	int n, i, named = 0;
+	char text[128], own[64];
+	bool named;
+	int n, i;
 
-	snprintf(var, len, "%s", stable);
-	var[strcspn(var, ".")] = '_';
+	snprintf(own, sizeof(own), "%s", stable);
+	own[strcspn(own, ".")] = '_';
 	t = all_threads(sh, &n);
 	for (i = 0; i < n && strcmp(t[i].name, stable) != 0; i++)
 		;
-	if (i < n) /* "A,p1_t3": every name the thread was given */
-		for (names = t[i].var; *names && !named;
-		     names += strcspn(names, ",") + !!names[strcspn(names, ",")])
-			named = strncmp(names, var, strlen(var)) == 0 &&
-				(names[strlen(var)] == ',' || !names[strlen(var)]);
-	free(t);
-	if (i == n)
+	if (i == n) {
+		free(t);
 		return fail(sh, "no thread %s; threads lists them", stable);
+	}
+	named = own_name ? among_names(t[i].var, own) : t[i].var[0] != '\0';
+	if (named && !own_name)
+		snprintf(var, len, "%.*s", (int)strcspn(t[i].var, ","), t[i].var);
+	else
+		snprintf(var, len, "%s", own);
+	free(t);
 	if (named)
 		return 0;
 	snprintf(text, sizeof(text), "thread %s = %s", var, stable);
@@ -519,7 +537,7 @@ static char *variables_for_stable_names(struct shell *sh, const char *expr)
 		if (starts && word < sizeof(stable) && expr[i + word] == '.' &&
 		    is_stable_name(expr + i, word)) {
 			snprintf(stable, sizeof(stable), "%.*s", (int)word, expr + i);
-			if (same_length_variable(sh, stable, var, sizeof(var)) < 0) {
+			if (bind_stable(sh, stable, true, var, sizeof(var)) < 0) {
 				free(out);
 				return NULL;
 			}
@@ -690,32 +708,6 @@ static bool is_stable_name(const char *text, size_t len)
 	return i == len && isdigit((unsigned char)text[len - 1]);
 }
 
-/* The schedule variable of the thread named `stable`: its first one, or a
- * new one bound to it (`thread p1_t3 = p1.t3` holds it where it is, and
- * is recorded, so that `save` writes a schedule the language reads). */
-static int variable_of(struct shell *sh, const char *stable, char *var, size_t len)
-{
-	struct session_thread *t;
-	char text[128];
-	int n, i;
-
-	t = all_threads(sh, &n);
-	for (i = 0; i < n && strcmp(t[i].name, stable) != 0; i++)
-		;
-	if (i < n && t[i].var[0]) {
-		snprintf(var, len, "%.*s", (int)strcspn(t[i].var, ","), t[i].var);
-		free(t);
-		return 0;
-	}
-	free(t);
-	if (i == n)
-		return fail(sh, "no thread %s; threads lists them", stable);
-	snprintf(var, len, "%s", stable);
-	var[strcspn(var, ".")] = '_';
-	snprintf(text, sizeof(text), "thread %s = %s", var, stable);
-	return exec_text(sh, text);
-}
-
 /* step, next and finish move one thread: with none named, the current. */
 static bool is_one_thread_move(const char *word)
 {
@@ -767,7 +759,7 @@ static int cmd_move(struct shell *sh, const char *args, const char *line)
 			char stable[32];
 
 			snprintf(stable, sizeof(stable), "%.*s", (int)word, at);
-			if (variable_of(sh, stable, var, sizeof(var)) < 0)
+			if (bind_stable(sh, stable, false, var, sizeof(var)) < 0)
 				return -1;
 			used += (size_t)snprintf(text + used, sizeof(text) - used, "%s", var);
 		} else {
@@ -861,7 +853,6 @@ static int cmd_delete(struct shell *sh, const char *args, const char *line)
 static int cmd_save(struct shell *sh, const char *args, const char *line)
 {
 	char err[ERRLEN] = "";
-
 	struct stat st;
 
 	(void)line;

@@ -151,7 +151,6 @@ static struct tr_thread *thread_with_tid(struct run *r, struct tr_thread *th, ui
 	return o && o != th && !tracer_thread_exited(o) ? o : NULL;
 }
 
-/* The thread th sleeps waiting for, if its futex tells; NULL otherwise. */
 /*
  * A thread in wait4 or waitid waits for a child to end: a held thread of
  * one it may wait for (pid, or any child) is what holds it up, and is
@@ -178,6 +177,7 @@ static struct tr_thread *held_child(struct run *r, struct tr_thread *th, long nr
 	return NULL;
 }
 
+/* The thread th sleeps waiting for, if its futex tells; NULL otherwise. */
 static struct tr_thread *awaited(struct run *r, struct tr_thread *th)
 {
 	uint64_t a[TRACER_SYSCALL_ARGS];

@@ -18,14 +18,14 @@
 #include "engine/internal.h"
 
 #include <assert.h>
-
-/* Code decoded to check that an at(F+0xOFF) is an instruction's first byte:
- * a function (or section) longer than this is not checked. */
-#define DECODE_CHECK_MAX (16u << 20)
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/* Code decoded to check that an at(F+0xOFF) is an instruction's first byte:
+ * a function (or section) longer than this is not checked. */
+#define DECODE_CHECK_MAX (16u << 20)
 
 /* The file-backed mappings of pid, hashed: equal hashes, same layout. */
 static uint64_t maps_hash(pid_t pid)
@@ -1142,18 +1142,18 @@ static int peek_word(void *proc, uint64_t addr, uint64_t *value)
 
 static int thread_view(void *hook, void *thread, struct sym_thread_view *view, const char **name)
 {
+	struct run *r = hook;
 	struct tr_thread *th = thread;
+	struct thread_ctx *tc;
 
-	(void)hook;
 	if (!tracer_thread_held(th))
 		return -1;
-	struct thread_ctx *tc = run_thread(hook, th);
-
+	tc = run_thread(r, th);
 	*view = (struct sym_thread_view){tracer_thread_tid(th), tracer_regs(th), peek_word,
 					 tracer_thread_process(th)};
 	/* still at the entry of F's inlined copy that enter(F) stopped at */
 	if (tc->entered_copy >= 0 && tracer_regs(th)->rip == tc->entered_copy_pc)
-		view->inlined = ((struct run *)hook)->pol->funcs[tc->entered_copy];
+		view->inlined = r->pol->funcs[tc->entered_copy];
 	*name = tracer_thread_name(th);
 	return 0;
 }

@@ -883,7 +883,7 @@ static void profile_hit(struct serial *s, struct tr_thread *th, uint64_t pc)
 		    (uint64_t)(acc[k].size ? acc[k].size : 1) * (acc[k].count ? acc[k].count : 1);
 		uint64_t start = acc[k].descending ? acc[k].addr + acc[k].size - span : acc[k].addr;
 
-		add_hit(s, (struct profile_hit){start, start + span, pc, thread_index(s, th),
+		add_hit(s, (struct profile_hit){start, start + span, pc, i,
 						(acc[k].rw & DIS_WRITE) != 0, false,
 						svars_key(s->vars, acc[k].addr),
 						unlocked && acc[k].rw == (DIS_READ | DIS_WRITE) &&
@@ -1479,15 +1479,17 @@ static enum loop_verdict spin_found(struct serial *s, struct tr_thread *th)
 	struct sym_frame frames[SPIN_FRAMES];
 	struct tr_process *p = tracer_thread_process(th);
 	uint64_t pc = 0;
+	bool named;
 	int n, k;
 
 	s->interrupting = false;
 	s->probing = false;
 	s->step_t0 = tracer_now_ms();
 	n = (long)tracer_regs(th)->orig_rax >= 0 ? 0 : run_backtrace(s->r, th, frames, SPIN_FRAMES);
+	named = has_function_frame(s, frames, n);
 	for (k = 0; k < n && !pc; k++)
 		if (in_ranges(s->exe_text, s->nexe_text, frames[k].pc) &&
-		    (frames[k].loc.func || !has_function_frame(s, frames, n)))
+		    (frames[k].loc.func || !named))
 			pc = frames[k].pc;
 	if (pc && tracer_now_ms() - s->step_began < SPIN_PROOF_MS && !tracer_break_at(p, pc)) {
 		/* not a point yet: watched, unless it computes or is watched

@@ -35,10 +35,7 @@ struct inline_search {
 	bool abstract_seen; /* name defined with no code here: inlined somewhere */
 };
 
-/* Is die name's: its symbol, its shown C++ name (ns::Acc::dep, the name
- * a schedule gives a C++ function that has no symbol of its own), or in
- * C, its name. */
-static bool named(struct sym_space *s, Dwarf_Die *die, const char *name)
+bool symi_die_named(struct sym_space *s, Dwarf_Die *die, const char *name)
 {
 	Dwarf_Attribute attr;
 	const char *linkage =
@@ -85,7 +82,7 @@ static int each_function(Dwarf_Die *fn, void *arg)
 	Dwarf_Addr low;
 	uint64_t own;
 
-	if (!named(c->s, fn, c->name))
+	if (!symi_die_named(c->s, fn, c->name))
 		return DWARF_CB_OK;
 	/* an out-of-line copy the compiler made (F.constprop.0, F.isra.0,
 	 * F.part.0): its code is F's too, under a symbol of another name */
@@ -118,7 +115,7 @@ static void walk_copies(struct inline_search *c, Dwarf_Die *die)
 	do {
 		if (dwarf_tag(&child) == DW_TAG_inlined_subroutine &&
 		    dwarf_formref_die(dwarf_attr(&child, DW_AT_abstract_origin, &attr), &origin) &&
-		    named(c->s, &origin, c->name))
+		    symi_die_named(c->s, &origin, c->name))
 			each_copy(&child, c);
 		walk_copies(c, &child);
 	} while (dwarf_siblingof(&child, &child) == 0);
@@ -223,6 +220,7 @@ static const char *call_file(Dwarf_Die *cu, Dwarf_Die *copy)
 int sym_inlined_frames(struct sym_space *s, uint64_t pc, struct sym_inline_frame *out, int max)
 {
 	Dwfl_Module *mod = s->pid ? dwfl_addrmodule(s->dwfl, pc) : NULL;
+	struct sym_mod *m = mod ? symi_mod_of(s, mod) : NULL;
 	Dwarf_Die *cu, *scopes = NULL;
 	Dwarf_Attribute attr;
 	Dwarf_Word line;
@@ -230,10 +228,7 @@ int sym_inlined_frames(struct sym_space *s, uint64_t pc, struct sym_inline_frame
 	size_t i;
 	int n, k = 0;
 
-	for (i = 0; mod && i < s->nmods && s->mods[i].mod != mod; i++)
-		;
-	if (!mod || i == s->nmods || symi_mod_is_system(&s->mods[i]) ||
-	    !(cu = symi_addrdie(mod, pc, &bias)))
+	if (!m || symi_mod_is_system(m) || !(cu = symi_addrdie(mod, pc, &bias)))
 		return 0;
 	n = dwarf_getscopes(cu, pc - bias, &scopes);
 	for (i = 0; n > 0 && i < (size_t)n && k < max; i++) {

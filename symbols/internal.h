@@ -187,6 +187,13 @@ int symi_check_elf_kind(const char *path, const char *shown, char *err, size_t e
 /* space.c */
 int symi_space_load_modules(struct sym_space *s);
 Dwarf_Addr symi_mod_elf_bias(const struct sym_mod *m);
+/* Is die (a function, or a copy of one through its abstract origin) the
+ * function a schedule names name: its symbol, its shown C++ name (the name
+ * of a C++ function with no symbol of its own), or in C its name?
+ * (inline.c) */
+bool symi_die_named(struct sym_space *s, Dwarf_Die *die, const char *name);
+/* The module of s that is mod; NULL if none. */
+struct sym_mod *symi_mod_of(struct sym_space *s, Dwfl_Module *mod);
 bool symi_mod_is_system(const struct sym_mod *m);
 uint64_t symi_space_out_addr(const struct sym_space *s, const struct sym_mod *m, Dwarf_Addr a);
 void symi_space_reset_caches(struct sym_space *s);

@@ -780,7 +780,7 @@ Dwarf_Die *symi_addrdie(Dwfl_Module *mod, Dwarf_Addr addr, Dwarf_Addr *bias)
 /* Is a, for which row l was found, outside the code of l's compile unit
  * (crt1's _start, just after a unit's last function)?  libdw gives the
  * nearest row below it, whose line (that function's last) is not a's. */
-static bool past_its_sequence(Dwfl_Line *l, Dwarf_Addr a)
+static bool outside_its_unit(Dwfl_Line *l, Dwarf_Addr a)
 {
 	Dwarf_Addr bias = 0;
 	Dwarf_Die *cu = dwfl_linecu(l);
@@ -855,8 +855,8 @@ static int describe_uncached(struct sym_space *s, uint64_t addr, struct sym_loc 
 		out->func_size = sym.st_size;
 	}
 	l = dwfl_module_getsrc(mod, a);
-	src = l && !past_its_sequence(l, a) ? dwfl_lineinfo(l, NULL, &out->line, NULL, NULL, NULL)
-					    : NULL;
+	src = l && !outside_its_unit(l, a) ? dwfl_lineinfo(l, NULL, &out->line, NULL, NULL, NULL)
+					   : NULL;
 	if (src)
 		src = statement_row(l, src, &out->line);
 	if (!src)

@@ -25,16 +25,6 @@
 
 #include "symbols/internal.h"
 
-static struct sym_mod *mod_of(struct sym_space *s, Dwfl_Module *mod)
-{
-	size_t i;
-
-	for (i = 0; i < s->nmods; i++)
-		if (s->mods[i].mod == mod)
-			return &s->mods[i];
-	return NULL;
-}
-
 static bool is_declaration(Dwarf_Die *die)
 {
 	return dwarf_hasattr(die, DW_AT_declaration) && !dwarf_hasattr(die, DW_AT_location);
@@ -174,40 +164,13 @@ static int nested_scopes(Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die **scopes)
 	return i + 2;
 }
 
-static bool is_copy_of(Dwarf_Die *die, const char *func);
-
-/* Where the scopes of the pc begin for a thread stopped at the entry of
- * func's inlined copy (sym_thread_view.inlined): the copy's own scope,
- * skipping a copy inlined into it that begins at the same pc (leaf in
- * mid: enter(mid) read leaf's v).  0 when func is NULL or not there. */
-static int copy_scope(Dwarf_Die *scopes, int n, const char *func)
-{
-	int i;
-
-	for (i = 0; func && i < n; i++)
-		if (is_copy_of(&scopes[i], func))
-			return i;
-	return 0;
-}
-
-/* Is die a copy of func inlined (its symbol, or its name in C)? */
-static bool is_copy_of(Dwarf_Die *die, const char *func)
-{
-	Dwarf_Attribute attr;
-	const char *linkage, *name;
-
-	if (dwarf_tag(die) != DW_TAG_inlined_subroutine)
-		return false;
-	linkage = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
-	name = dwarf_diename(die);
-	return (linkage && !strcmp(linkage, func)) || (name && !strcmp(name, func));
-}
-
-/* The scopes of func's copy that holds pc, found by descending from the
- * function that holds it: dwarf_getscopes ends at the innermost copy (a
- * leaf inlined into func at func's first instruction) and never names
- * func's.  Its count, 0 if there is no such copy. */
-static int copy_scopes(Dwarf_Die *cu, Dwarf_Addr pc, const char *func, Dwarf_Die **scopes)
+/* The scopes of func's copy that holds pc, for a thread stopped at its
+ * entry (sym_thread_view.inlined), found by descending from the function
+ * that holds it: dwarf_getscopes ends at the innermost copy (a leaf
+ * inlined into func at func's first instruction: enter(func) read leaf's
+ * v) and never names func's.  Its count, 0 if there is no such copy. */
+static int copy_scopes(struct sym_space *s, Dwarf_Die *cu, Dwarf_Addr pc, const char *func,
+		       Dwarf_Die **scopes)
 {
 	Dwarf_Die inner, *chain = NULL;
 	bool found = false;
@@ -216,7 +179,8 @@ static int copy_scopes(Dwarf_Die *cu, Dwarf_Addr pc, const char *func, Dwarf_Die
 	if (!nested_function(cu, pc, 0, &inner))
 		return 0;
 	while (!found && child_holding(&inner, pc, &inner))
-		found = is_copy_of(&inner, func);
+		found = dwarf_tag(&inner) == DW_TAG_inlined_subroutine &&
+			symi_die_named(s, &inner, func);
 	if (!found || (n = dwarf_getscopes_die(&inner, &chain)) <= 0)
 		return 0;
 	return inlined_scopes(chain, 0, scopes);
@@ -245,14 +209,17 @@ static int from_scopes(struct symi_eval *c, struct sym_var *out)
 	uint64_t pc = c->view->regs->rip;
 	Dwfl_Module *mod = dwfl_addrmodule(c->s->dwfl, pc);
 	Dwarf_Die *cu, *scopes = NULL, var, func;
-	int n, idx, rc = 0, skip;
+	int n = 0, idx, rc = 0;
 
-	if (!mod || !(c->m = mod_of(c->s, mod)) || symi_mod_is_system(c->m) ||
+	if (!mod || !(c->m = symi_mod_of(c->s, mod)) || symi_mod_is_system(c->m) ||
 	    !(cu = symi_addrdie(mod, pc, &c->bias)))
 		return 0;
+	if (c->view->inlined)
+		n = copy_scopes(c->s, cu, pc - c->bias, c->view->inlined, &scopes);
 	/* libdw 0.188 finds no scope for a pc in a copy whose origin is in
 	 * another unit, and leaks what it allocated looking: not asked */
-	n = origin_elsewhere(cu, pc - c->bias) ? 0 : dwarf_getscopes(cu, pc - c->bias, &scopes);
+	if (n <= 0 && !origin_elsewhere(cu, pc - c->bias))
+		n = dwarf_getscopes(cu, pc - c->bias, &scopes);
 	if (n <= 0 || (n == 1 && dwarf_tag(&scopes[0]) == DW_TAG_compile_unit)) {
 		free(scopes);
 		scopes = NULL;
@@ -260,20 +227,7 @@ static int from_scopes(struct symi_eval *c, struct sym_var *out)
 	}
 	if (n <= 0)
 		return 0;
-	skip = copy_scope(scopes, n, c->view->inlined);
-	if (c->view->inlined && !skip) { /* libdw gave the innermost copy's scopes alone */
-		Dwarf_Die *own = NULL;
-		int m = copy_scopes(cu, pc - c->bias, c->view->inlined, &own);
-
-		if (m > 0) {
-			free(scopes);
-			scopes = own;
-			n = m;
-		}
-	}
-	idx = dwarf_getscopevar(scopes + skip, n - skip, c->name, 0, NULL, 0, 0, &var);
-	if (idx >= 0)
-		idx += skip;
+	idx = dwarf_getscopevar(scopes, n, c->name, 0, NULL, 0, 0, &var);
 	if (idx < 0 || is_declaration(&var))
 		goto out;
 	c->func = enclosing_function(scopes, n, cu, pc - c->bias, &func) ? &func : NULL;

@@ -171,6 +171,16 @@ fail:
 	return -1;
 }
 
+struct sym_mod *symi_mod_of(struct sym_space *s, Dwfl_Module *mod)
+{
+	size_t i;
+
+	for (i = 0; i < s->nmods; i++)
+		if (s->mods[i].mod == mod)
+			return &s->mods[i];
+	return NULL;
+}
+
 /* A library of the system directories (libc, ld.so...), not the program's. */
 bool symi_mod_is_system(const struct sym_mod *m)
 {

@@ -1630,6 +1630,7 @@ bool tr_guard_is(const struct tracer *t, pid_t pid)
 void tr_guard_died(struct tracer *t, int status)
 {
 	struct tr_guard *g = t->guard;
+	const char *how = WIFSIGNALED(status) ? strsignal(WTERMSIG(status)) : "exited";
 	pid_t old = g->pid;
 
 	if (g->pipe < 0)
@@ -1641,16 +1642,14 @@ void tr_guard_died(struct tracer *t, int status)
 			"cctrace: warning: the guardian (pid %d) died (%s), and no new one could "
 			"be started (%s): if cctrace is killed now, the program keeps our "
 			"breakpoints\n",
-			(int)old, WIFSIGNALED(status) ? strsignal(WTERMSIG(status)) : "exited",
-			strerror(errno));
+			(int)old, how, strerror(errno));
 		g->pid = 0;
 		return;
 	}
 	fprintf(stderr,
-		"cctrace: warning: the guardian (pid %d) died (%s); pid %d guards the program "
-		"now\n",
-		(int)old, WIFSIGNALED(status) ? strsignal(WTERMSIG(status)) : "exited",
-		(int)g->pid);
+		"cctrace: warning: the guardian (pid %d) died (%s); pid %d guards the "
+		"program now\n",
+		(int)old, how, (int)g->pid);
 }
 
 void tr_guard_done(struct tracer *t)
