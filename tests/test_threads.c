@@ -8,14 +8,17 @@
  * own checks must pass and the held thread must be the last to finish.
  * tests/fixtures/chain creates its threads one after another; the same
  * schedule run three times must give the same thread names, by creation
- * order.
+ * order.  tests/fixtures/lateorder's second worker always reaches the
+ * waited-for function first: the names of a `wait 2 distinct` still go by
+ * creation, not arrival.
  */
 #include "harness.h"
 
 TestSuite(threads, .fini = h_cleanup, .timeout = 60);
 
-#define WAVES "tests/fixtures/waves"
-#define CHAIN "tests/fixtures/chain"
+#define WAVES	  "tests/fixtures/waves"
+#define CHAIN	  "tests/fixtures/chain"
+#define LATEORDER "tests/fixtures/lateorder"
 
 #define QUICK_S 10
 
@@ -135,6 +138,23 @@ Test(threads, thread_names_are_stable_across_runs)
 
 /* A named thread that exits before its predicate: unrealizable, and the
  * program (still running, blocked on the held threads' progress) is killed. */
+Test(threads, names_of_one_wait_go_by_creation_not_arrival)
+{
+	char *sched =
+	    h_temp_sched("lateorder.sched", "thread A, B = wait 2 distinct enter(arrive)\n"
+					    "assert A.id == 1\n"
+					    "assert B.id == 2\n");
+	struct h_result r = H_RUN(h_cctrace(), "run", sched, "--", LATEORDER);
+
+	cr_assert_eq(r.code, 0, "exit %d\n%s", r.code, r.err);
+	/* the race the names no longer depend on did happen */
+	cr_assert(strstr(r.err, "p1.t3    enter(arrive)") <
+			  strstr(r.err, "p1.t2    enter(arrive)") &&
+		      strstr(r.err, "p1.t3    enter(arrive)"),
+		  "%s", r.err);
+	h_result_free(&r);
+}
+
 Test(threads, named_thread_exits_before_predicate)
 {
 	char *sched = h_temp_sched("exits.sched", "timeout 5s\n"
