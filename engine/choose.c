@@ -302,6 +302,26 @@ static bool recorded(enum stmt_kind k)
 	}
 }
 
+/* `thread A, B = wait 2 distinct P` names the threads in the order they
+ * reached P, which is a race unless the program orders them: the replay
+ * binds each name again to the thread this run gave it (by its stable
+ * name, held where the wait stopped it), or A and B could change places. */
+static void record_pins(struct run *r, const struct stmt *s)
+{
+	struct tr_thread *th;
+	int i;
+
+	if (s->kind != S_WAIT || s->n_names < 2)
+		return;
+	for (i = 0; i < s->n_names; i++) {
+		th = run_binding(r, s->names[i]);
+		if (th)
+			fprintf(r->record, "thread %s = %s%s\n", s->names[i],
+				tracer_thread_name(th),
+				i ? "" : "   # the threads this run bound, whichever comes first");
+	}
+}
+
 /* The line ends after the statement: a run that ended on blocked threads
  * says so, so that the replay accepts the same ending. */
 void run_record_end(struct run *r, const struct stmt *s)
@@ -311,4 +331,5 @@ void run_record_end(struct run *r, const struct stmt *s)
 	if (r->ended_blocked && s->kind == S_RUN)
 		fprintf(r->record, " || blocked");
 	fputc('\n', r->record);
+	record_pins(r, s);
 }

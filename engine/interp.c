@@ -6,8 +6,7 @@
  * other stop is resumed at once, and each stop of a candidate is checked
  * against the predicate; a thread that satisfies it stays held.  `wait N
  * distinct P` has every unbound thread (including threads born during the
- * wait) as candidates and binds the first N to match, in creation order
- * (not arrival's, which timing decides); `run A, B until P`
+ * wait) as candidates and binds the first N to match; `run A, B until P`
  * has A and B and returns when each has matched.
  *
  * A run ends with one outcome, recorded once by report_outcome(): the
@@ -743,19 +742,6 @@ static struct tr_thread **thread_array(struct run *r, const struct stmt *s, int6
 	return a;
 }
 
-/* Stable names order threads as their creation does within a process
- * (p1.t2 before p1.t10), whatever the timing of the run. */
-static int by_stable_name(const void *a, const void *b)
-{
-	const struct tr_thread *x = *(struct tr_thread *const *)a,
-			       *y = *(struct tr_thread *const *)b;
-	int xp = 0, xt = 0, yp = 0, yt = 0;
-
-	sscanf(tracer_thread_name(x), "p%d.t%d", &xp, &xt);
-	sscanf(tracer_thread_name(y), "p%d.t%d", &yp, &yt);
-	return xp != yp ? (xp > yp) - (xp < yp) : (xt > yt) - (xt < yt);
-}
-
 static enum flow exec_wait(struct run *r, const struct stmt *s)
 {
 	struct tr_thread **matched = thread_array(r, s, s->count);
@@ -767,10 +753,6 @@ static enum flow exec_wait(struct run *r, const struct stmt *s)
 		free(matched);
 		return FLOW_STOP;
 	}
-	/* Which of the N reached P first is the race cctrace takes out of
-	 * a run: the names go to them in creation order, so that a replay
-	 * binds A and B as the run it repeats did. */
-	qsort(matched, (size_t)need, sizeof(*matched), by_stable_name);
 	for (i = 0; i < s->n_names && i < need; i++) {
 		int var = run_var(r, s->names[i]);
 

@@ -150,6 +150,31 @@ static bool var_used(const struct lines *l, int skip, const char *var, size_t le
 	return false;
 }
 
+/* One of the bindings the engine writes after `thread A, B = wait 2
+ * distinct P` (choose.c, record_pins), which give each name the thread
+ * the found run gave it: without them, which thread is A is the race of
+ * which reached P first, and a replay that few trials test may lose it. */
+static bool wait_pin(const struct lines *l, int i)
+{
+	const char *name, *eq, *wait, *wait_eq, *at;
+	size_t len;
+	int k = i;
+
+	if (!simple_binding(l->v[i], &name, &eq))
+		return false;
+	len = (size_t)(eq - name);
+	while (k > 0 && simple_binding(l->v[k - 1], &at, &wait_eq))
+		k--;
+	wait = k > 0 ? l->v[k - 1] : NULL;
+	if (!wait || strncmp(wait, "thread ", 7) != 0 || !(wait_eq = strstr(wait, " = wait ")))
+		return false;
+	for (at = wait + 7; at + len <= wait_eq; at++) /* the wait's names, as words */
+		if (strncmp(at, name, len) == 0 && (at[-1] == ' ' || at[-1] == ',') &&
+		    (at[len] == ',' || at[len] == ' '))
+			return true;
+	return false;
+}
+
 /* A step, or a binding no other line uses: once a thread's steps are
  * gone, its binding only pins when the thread must exist. */
 static bool droppable(const struct lines *l, int i)
@@ -158,16 +183,18 @@ static bool droppable(const struct lines *l, int i)
 
 	if (is_step(l->v[i]))
 		return true;
-	return simple_binding(l->v[i], &name, &eq) && !var_used(l, i, name, (size_t)(eq - name));
+	return simple_binding(l->v[i], &name, &eq) && !var_used(l, i, name, (size_t)(eq - name)) &&
+	       !wait_pin(l, i);
 }
 
 /* In a chunk dropped at once, every step and binding may go (a binding
- * still used makes the trial fail to load, at no cost). */
+ * still used makes the trial fail to load, at no cost), but a wait's
+ * pins, which a few lucky replays do not miss. */
 static bool chunk_droppable(const struct lines *l, int i)
 {
 	const char *name, *eq;
 
-	return is_step(l->v[i]) || simple_binding(l->v[i], &name, &eq);
+	return is_step(l->v[i]) || (simple_binding(l->v[i], &name, &eq) && !wait_pin(l, i));
 }
 
 /* A step line as (count, statement, comment): "repeat 3 { S }  # c" or
