@@ -113,6 +113,11 @@ struct engine_options {
 	 * malloc'd copy of the outcome's why (what follows "cctrace: OUTCOME:
 	 * "), or NULL; the caller frees it (--junit) */
 	char **outcome_message;
+	/* engine_run_program: not NULL, set to whether the outcome owes
+	 * nothing to the race of threads let go at once at the schedule's
+	 * end: it came while the schedule ran (a bug of its steps), or the
+	 * end ran the threads one at a time (end_order, `serial`) */
+	bool *before_release;
 };
 
 struct policy;

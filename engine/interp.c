@@ -1391,14 +1391,19 @@ static void finish_serially(struct run *r, int end_order)
 	free(order);
 }
 
+/* A serial schedule ends as it ran, one thread at a time (binding order),
+ * so that its replay does not depend on how released threads race. */
+static int end_order_of(const struct run *r)
+{
+	return r->opt->end_order ? r->opt->end_order : r->serial ? 1 : 0;
+}
+
 /* Leave the program: a launched one runs to its end, still watched for
  * crashes and, with --fail-on-exit, a bad exit status; an attached one is
  * detached.  Reports "completed" unless something else was reported. */
 void run_finish(struct run *r)
 {
-	/* A serial schedule ends as it ran, one thread at a time (binding
-	 * order), so its replay does not depend on how released threads race. */
-	int end_order = r->opt->end_order ? r->opt->end_order : r->serial ? 1 : 0;
+	int end_order = end_order_of(r);
 
 	if (r->launched) {
 		if (!r->finished && end_order)
@@ -1473,6 +1478,8 @@ enum engine_outcome interp_execute(struct policy *pol, struct tracer *t,
 	r->program_stderr = program_stderr;
 	driver = run_start_driver(r, opt->driver, false);
 	run_statements(r, pol->sched);
+	if (opt->before_release)
+		*opt->before_release = r->finished || end_order_of(r) != 0;
 	run_finish(r);
 	run_stop_driver(driver);
 	o = r->outcome;

@@ -9,7 +9,9 @@
  * A dropped step lets its thread go earlier, free to race the others, so
  * the replays end the schedule three ways in turn: every thread released
  * at once, and the bound ones run one at a time to their end in binding
- * order and in reverse.  A bug that only some orders show keeps its step.
+ * order and in reverse.  A bug that only some orders show keeps its step,
+ * and so does one the found schedule's steps made (a crash in a `run`):
+ * it must come before the schedule's end, whose race few replays sample.
  * Dropping a run of one thread between two of another also removes a
  * preemption, so fewer steps and fewer preemptions come together.
  * Before the line-by-line passes, chunks (halves, quarters, ...) are tried
@@ -43,6 +45,7 @@ struct trials {
 	const struct engine_options *opt;
 	int replays;
 	char want[512];		      /* the bug's signature, from the first replay */
+	bool want_before_release;     /* and owed nothing to the end's race */
 	int64_t deadline_ms;	      /* 0: none */
 	int64_t hang_ms;	      /* a trial's waits' limit; 0: the default, 10 s */
 	struct symbol_cache *symbols; /* every replay's: one program, one layout */
@@ -324,7 +327,7 @@ static bool reproduces_as(struct trials *t, const char *path, int replays)
 	struct engine_options quiet = *opt;
 	char err[4096], sig[512];
 	struct policy *pol;
-	bool all = true;
+	bool all = true, before_release = false;
 	int i;
 
 	quiet.trace = NULL;
@@ -332,6 +335,7 @@ static bool reproduces_as(struct trials *t, const char *path, int replays)
 	quiet.brief = true;
 	quiet.quiet_program = true; /* its output was shown once, by the search */
 	quiet.symbol_cache = t->symbols;
+	quiet.before_release = &before_release;
 	/* a dropped step may leave it hung for real, in a wait or after the
 	 * schedule: neither waits longer than the bug took to show, ten times */
 	if (!quiet.timeout_ms)
@@ -358,9 +362,15 @@ static bool reproduces_as(struct trials *t, const char *path, int replays)
 		if (quiet.report)
 			fclose(quiet.report);
 		signature(buf, sig, sizeof(sig));
-		if (!t->want[0])
+		if (!t->want[0]) {
 			snprintf(t->want, sizeof(t->want), "%s", sig);
-		all = all && strcmp(sig, t->want) == 0;
+			t->want_before_release = before_release;
+		}
+		/* A bug the found schedule's steps made is not left to the
+		 * race of the threads its end lets go, which few replays
+		 * sample (bbuf: either worker could take the NULL). */
+		all =
+		    all && strcmp(sig, t->want) == 0 && (before_release || !t->want_before_release);
 		free(buf);
 	}
 	engine_free(pol);
