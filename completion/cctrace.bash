@@ -9,7 +9,7 @@
 # not repeat, and fall out of step with, the option tables of cli/: an
 # option listed with an upper-case word after it (`--timeout DURATION`)
 # takes an argument.  What an argument is (a file, a directory, an outcome,
-# a strategy) is the one thing known here.  After `-- PROGRAM`, a word
+# a strategy, a typestate model) is the one thing known here.  After `-- PROGRAM`, a word
 # completes as a file or as one of the program's functions (read with nm),
 # the names a schedule for it is written with.
 
@@ -65,26 +65,42 @@ _cctrace_pids()
     COMPREPLY=($(compgen -W "${pids[*]#/proc/}" -- "$cur"))
 }
 
-# Completes the argument of option $1.
+# Completes the argument of option $1 of command $3.
 _cctrace_option_argument()
 {
-    local cur=$2
+    local cur=$2 cmd=$3
     case $1 in
     --expect)
         COMPREPLY=($(compgen -W 'bug completed unrealizable error infeasible' -- "$cur")) ;;
     --watchpoints)
         COMPREPLY=($(compgen -W 'auto hw sw' -- "$cur")) ;;
     --strategy)
-        COMPREPLY=($(compgen -W 'dfs bfs random pct: cb: vb: pctvb:' -- "$cur"))
-        [[ ${COMPREPLY-} == *: ]] && compopt -o nospace
+        # As `cctrace explore --help` lists them: dfs, bfs, random[:C],
+        # pct:D[:C], cb:N, vb:V[:T], pctvb:D[:V], ipb, idb, ib:K.
+        COMPREPLY=($(compgen -W 'dfs bfs random random: pct: cb: vb: pctvb: ipb idb ib:' -- "$cur"))
+        [[ ${#COMPREPLY[@]} -eq 1 && ${COMPREPLY[0]} == *: ]] && compopt -o nospace
         __ltrim_colon_completions "$cur" ;;
     --points)
         COMPREPLY=($(compgen -W 'shared sync all' -- "$cur")) ;;
+    --model)
+        # Built-in models and model files (FILE.ts), separated by commas.
+        local prefix=
+        [[ $cur == *,* ]] && prefix=${cur%,*},
+        COMPREPLY=($(compgen -P "$prefix" -W 'file lock memory' -- "${cur##*,}"))
+        local files=($(compgen -f -- "$cur"))
+        COMPREPLY+=("${files[@]}")
+        compopt -o filenames -o nospace 2>/dev/null ;;
     --out | -o)
-        _filedir -d ;;
+        # run and attach write the trace to a FILE; explore, test and
+        # typestate write their files into a DIR.
+        if [[ $cmd == @(run|attach) ]]; then
+            _filedir
+        else
+            _filedir -d
+        fi ;;
     --driver)
         COMPREPLY=($(compgen -c -- "$cur")) ;;
-    --timeout | --time | --runs | --instances | --seed | --shard | --jobs | -j | --minimize | --max-steps | --ok-exit) ;;
+    --timeout | --time | --runs | --instances | --seed | --shard | --jobs | -j | --minimize | --minimize-time | --max-steps | --ok-exit) ;;
     *)
         _filedir ;;
     esac
@@ -146,7 +162,7 @@ _cctrace()
         return
     fi
     if [[ $prev == -* ]] && grep -qx -- "$prev 1" <<<"$table"; then
-        _cctrace_option_argument "$prev" "$cur"
+        _cctrace_option_argument "$prev" "$cur" "$cmd"
         return
     fi
     if [[ $cur == -* ]]; then
