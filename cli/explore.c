@@ -278,6 +278,13 @@ int explore_main(struct cli_args *a)
 	if (a->to.points != TEST_POINTS_SHARED || a->to.max_steps)
 		return cli_usage_error("explore", "--points and --max-steps are for a search "
 						  "without a schedule (cctrace test)");
+	if (a->eo.strategy && search_serialized_only(a->eo.strategy))
+		return cli_usage_error(
+		    "explore",
+		    "strategy '%s' is for a search without a schedule (cctrace "
+		    "test): it bounds the reads that see another thread's write, "
+		    "which only serialized runs tell",
+		    a->eo.strategy);
 	if (!a->eo.max_runs && a->eo.strategy &&
 	    (strncmp(a->eo.strategy, "random", 6) == 0 || strncmp(a->eo.strategy, "pct", 3) == 0))
 		a->eo.max_runs = 100;

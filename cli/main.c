@@ -230,8 +230,10 @@ static int help(int argc, char **argv)
 		cli_global_help(stdout);
 		return 0;
 	}
-	if (argc > 3 || !cli_is_command(argv[2]))
-		return cli_usage_error("help", "no command '%s'", argv[2]);
+	if (argc > 3)
+		return cli_usage_error(NULL, "help takes one command, not %d", argc - 2);
+	if (!cli_is_command(argv[2]))
+		return cli_unknown_command(argv[2]);
 	cli_help(argv[2], stdout);
 	return 0;
 }
@@ -265,5 +267,5 @@ int main(int argc, char **argv)
 			return rc > 0 ? 0 : EXIT_ERROR;
 		return commands[i].fn(&a);
 	}
-	return cli_usage_error(NULL, "unknown command '%s'", argv[1]);
+	return cli_unknown_command(argv[1]);
 }

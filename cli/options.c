@@ -11,6 +11,7 @@
  */
 #include "cli/options.h"
 #include "lang/lang.h"
+#include "symbols/symbols.h"
 
 #include <assert.h>
 #include <ctype.h>
@@ -285,7 +286,8 @@ static const struct cli_option table[] = {
      "otherwise",
      CHECK(set_expect)},
     {"ok-exit", 0, "N", ALL_RUNS | CLI_TEST,
-     "with --fail-on-exit (and in test), exit status N is not a bug (repeatable)",
+     "with --fail-on-exit, and always in test, exit status N is not a bug\n"
+     "(repeatable)",
      CHECK(set_ok_exit)},
     {"fail-on-sanitizer", 0, NULL, CLI_RUN | CLI_EXPLORE,
      "a sanitizer's report (ASan, TSan, UBSan) in the program's stderr is a bug\n"
@@ -384,11 +386,13 @@ static const struct cli_option table[] = {
      "--driver is the job's number, 1..J (a port per job)",
      CHECK(set_jobs)},
     {"max-steps", 0, "N", CLI_TEST | CLI_EXPLORE,
-     "end a run after N scheduling steps as a livelock candidate (default 100000)",
+     "end a run after N scheduling steps as a livelock candidate (default 100000;\n"
+     "explore: only without a schedule, as test)",
      CHECK(set_max_steps)},
     {"points", 0, "MODE", CLI_TEST | CLI_EXPLORE,
      "scheduling points besides synchronisation: shared (default; the accesses a\n"
-     "profiling phase found shared), sync (none), all (every non-stack access)",
+     "profiling phase found shared), sync (none), all (every non-stack access;\n"
+     "explore: only without a schedule, as test)",
      CHECK(set_points)},
     {"model", 0, "MODELS", CLI_TYPESTATE,
      "the typestate models, separated by commas: built-in ones (file, lock,\n"
@@ -430,7 +434,8 @@ static const struct cli_command_info {
     {"run", CLI_RUN, "[OPTIONS] SCHEDULE -- PROGRAM [ARGS...]",
      "Launch PROGRAM and drive its threads along the schedule file.",
      "exit codes: 0 completed, 1 bug, 2 unrealizable, 3 error, 4 unexpected outcome\n"
-     "(--expect), 128+N interrupted by signal N (130: Ctrl-C), after detaching\n"},
+     "(--expect), 5 infeasible (an assume was false), 128+N interrupted by signal N\n"
+     "(130: Ctrl-C), after detaching\n"},
     {"attach", CLI_ATTACH, "[OPTIONS] PID SCHEDULE",
      "Attach to a running process, drive its threads along the schedule file, and\n"
      "detach, leaving it running as it was.",
@@ -439,7 +444,8 @@ static const struct cli_command_info {
      "Restart PROGRAM until the schedule's choices are used up, saving each bug\n"
      "as DIR/bug-N.sched (replay it with cctrace run) and DIR/bug-N.txt.",
      "exit codes: 0 no bug found, 1 bug found, 3 error (or no run could follow the\n"
-     "schedule), 4 unexpected outcome (--expect), 130 interrupted\n"
+     "schedule), 4 unexpected outcome (--expect), 128+N interrupted by signal N\n"
+     "(130: Ctrl-C)\n"
      "See docs/search.md.\n"},
     {"test", CLI_TEST, "[OPTIONS] -- PROGRAM [ARGS...]",
      "Test PROGRAM for concurrency bugs without a schedule: run it serialized,\n"
@@ -448,7 +454,7 @@ static const struct cli_command_info {
      "`serial` schedule that cctrace run replays) and DIR/bug-N.txt.\n"
      "A fatal signal, a failed assert, a non-zero exit and a deadlock are bugs.",
      "exit codes: 0 no bug found, 1 bug found, 3 error (or no run could run),\n"
-     "4 unexpected outcome (--expect), 130 interrupted\n"
+     "4 unexpected outcome (--expect), 128+N interrupted by signal N (130: Ctrl-C)\n"
      "See docs/test.md.\n"},
     {"shell", CLI_SHELL, "[OPTIONS] PID | -- PROGRAM [ARGS...]",
      "Hold the threads of a program and schedule them by hand; `save FILE`\n"
@@ -461,7 +467,8 @@ static const struct cli_command_info {
      "while another thread uses it) from a profile of one ordinary run, and\n"
      "manifest each by re-executing PROGRAM under a generated schedule (2ndStrike).",
      "exit codes: 0 no bug manifested, 1 bug manifested (DIR/bug-N.sched replays it\n"
-     "with cctrace run --expect bug), 3 error\n"
+     "with cctrace run --expect bug), 3 error, 128+N interrupted by signal N\n"
+     "(130: Ctrl-C)\n"
      "See docs/typestate.md.\n"},
     {"watchpoints", CLI_WATCHPOINTS, "",
      "Say whether debug-register watchpoints trap on this host (exit 0) or\n"
@@ -483,6 +490,39 @@ static const struct cli_command_info *command_info(const char *name)
 bool cli_is_command(const char *cmd)
 {
 	return command_info(cmd) != NULL;
+}
+
+const char *cli_closest_command(const char *word)
+{
+	const char *best = NULL;
+	unsigned d, best_d = 3;
+	size_t i;
+
+	for (i = 0; i < NCOMMANDS; i++) {
+		d = sym_edit_distance(word, strlen(word), commands[i].name,
+				      strlen(commands[i].name));
+		if (d < best_d) {
+			best_d = d;
+			best = commands[i].name;
+		}
+	}
+	return best;
+}
+
+int cli_unknown_command(const char *word)
+{
+	const char *near = cli_closest_command(word);
+
+	if (word[0] == '-' && sym_edit_distance(word, strlen(word), "--version", 9) < 3)
+		return cli_usage_error(NULL, "unknown option '%s'; did you mean '--version'?",
+				       word);
+	if (word[0] == '-') /* --help is too near everything short to guess */
+		return cli_usage_error(NULL, "unknown option '%s' (a command's options follow it)",
+				       word);
+	if (near)
+		return cli_usage_error(NULL, "unknown command '%s'; did you mean '%s'?", word,
+				       near);
+	return cli_usage_error(NULL, "unknown command '%s'", word);
 }
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
@@ -835,6 +875,13 @@ static struct option *long_options(char *shorts, size_t len)
 	return l;
 }
 
+/* What test does without being asked: refused there, as said. */
+static bool always_in_test(const char *name)
+{
+	return name &&
+	       (strcmp(name, "fail-on-exit") == 0 || strcmp(name, "fail-on-sanitizer") == 0);
+}
+
 /* What getopt returned for one option: stored, or a mistake reported. */
 static int one_option(struct cli_args *a, int ch, char **argv)
 {
@@ -867,6 +914,12 @@ static int one_option(struct cli_args *a, int ch, char **argv)
 		for (i = 0; i < NOPTIONS; i++)
 			if (name ? strcmp(table[i].name, name) == 0 : table[i].short_name == ch)
 				bits |= table[i].commands, name = table[i].name;
+		if (a->bit == CLI_TEST && always_in_test(name))
+			return cli_usage_error(a->command, "--%s is always on in test%s", name,
+					       strcmp(name, "fail-on-exit") == 0
+						   ? " (--ok-exit N allows a status)"
+						   : ""),
+			       -1;
 		command_names(bits, where, sizeof(where));
 		return cli_usage_error(a->command, "--%s is for %s", name, where), -1;
 	}

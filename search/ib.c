@@ -322,6 +322,7 @@ static int ib_choose(struct search *s, const struct search_point *p)
 
 const struct strategy_ops search_ib = {
     .name = "ib",
+    .serialized_only = true,
     .synopsis = "ib:K",
     .nparams = 1,
     .nrequired = 1,

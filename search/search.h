@@ -127,6 +127,9 @@ struct strategy_ops {
 	 * option (engine_serial.every_step): the strategy may have to stop
 	 * the run at any step (ib's moves). */
 	bool every_step;
+	/* It needs what only a serialized run tells (the access each option
+	 * makes first): refused for a search over a schedule (ib). */
+	bool serialized_only;
 };
 
 /* "dfs", "pct:3", "vb:1:2", "pctvb:2:1", ... into cfg (its ops and params;
@@ -140,6 +143,9 @@ const struct strategy_ops *search_strategy(int i);
  * asked at every step of a serialized run (strategy_ops.every_step)?
  * false if it does not parse. */
 bool search_asks_every_step(const char *text);
+/* Does it need a serialized run (strategy_ops.serialized_only)?  false if
+ * it does not parse. */
+bool search_serialized_only(const char *text);
 
 /* A search over a schedule that watches nvars variables (vb, pctvb use
  * them); NULL when out of memory. */

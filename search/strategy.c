@@ -128,3 +128,11 @@ bool search_asks_every_step(const char *text)
 
 	return search_parse(text, &cfg, err, sizeof(err)) == 0 && cfg.ops->every_step;
 }
+
+bool search_serialized_only(const char *text)
+{
+	struct search_config cfg = {0};
+	char err[160];
+
+	return search_parse(text, &cfg, err, sizeof(err)) == 0 && cfg.ops->serialized_only;
+}

@@ -146,8 +146,26 @@ Test(cli, mistakes_say_try_help)
 			   BANK);
 	EXPECT_USAGE_ERROR("explore", "expected SCHEDULE -- PROGRAM [ARGS...]", "explore",
 			   BANK_SEARCH);
-	EXPECT_USAGE_ERROR("help", "no command 'frob'", "help", "frob");
+	EXPECT_USAGE_ERROR(NULL, "unknown command 'frob'", "help", "frob");
 	EXPECT_USAGE_ERROR(NULL, "unknown command 'frob'", "frob");
+	/* ib counts what only serialized runs tell: over a schedule it made
+	 * one run and said every schedule of ib:1 was run */
+	EXPECT_USAGE_ERROR("explore",
+			   "strategy 'ib:1' is for a search without a schedule (cctrace test): it "
+			   "bounds the reads that see another thread's write, which only "
+			   "serialized runs tell",
+			   "explore", "--strategy", "ib:1", BANK_SEARCH, "--", BANK);
+	/* test does what these ask already */
+	EXPECT_USAGE_ERROR("test",
+			   "--fail-on-exit is always on in test (--ok-exit N allows a status)",
+			   "test", "--fail-on-exit", "--", BANK);
+	/* a slip of the fingers is named, as a schedule's misspelt function is */
+	EXPECT_USAGE_ERROR(NULL, "unknown command 'rnu'; did you mean 'run'?", "rnu");
+	EXPECT_USAGE_ERROR(NULL, "unknown command 'tets'; did you mean 'test'?", "help", "tets");
+	EXPECT_USAGE_ERROR(NULL, "unknown option '--verison'; did you mean '--version'?",
+			   "--verison");
+	EXPECT_USAGE_ERROR(NULL, "unknown option '--timeout' (a command's options follow it)",
+			   "--timeout", "2s");
 	/* 0 is no time at all, not the default; a seed is not negative */
 	EXPECT_USAGE_ERROR("run", "bad --timeout '0': give a duration above 0, e.g. 500ms or 2s",
 			   "run", "--timeout", "0", BANK_SCHED, "--", BANK);
