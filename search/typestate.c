@@ -401,6 +401,63 @@ static int merge_ops(struct fn *to, const struct fn *from)
  * program has no operator new), and fold each other name of a function
  * into its first: a call entered as open may return as open64, which
  * paired nothing, and the descriptor's creation was lost. */
+/* Is the function of that name (an entry of ts->fns) in the program? */
+static bool named_present(const struct ts *ts, const bool *present, const char *name)
+{
+	int i;
+
+	for (i = 0; i < ts->nfns; i++)
+		if (present[i] && strcmp(ts->fns[i].name, name) == 0)
+			return true;
+	return false;
+}
+
+/* Does an op before k name the same function (a transit and a limit)? */
+static bool named_before(const struct ts_model *model, int k)
+{
+	int i;
+
+	for (i = 0; i < k; i++)
+		if (strcmp(model->ops[i].func, model->ops[k].func) == 0)
+			return true;
+	return false;
+}
+
+/* A model none of whose functions the program has finds nothing: said for
+ * one a file gave (a misspelt name, another program's model), and an
+ * error when no model is left, as a search that tests nothing is not one
+ * that found no bug. */
+static int check_models_present(struct ts *ts, const char *program, const bool *present)
+{
+	char names[512];
+	int m, k, usable = 0;
+
+	for (m = 0; m < ts->models.n; m++) {
+		const struct ts_model *model = &ts->models.m[m];
+		bool any = false;
+		size_t len = 0;
+
+		names[0] = 0;
+		for (k = 0; k < model->nops && !any; k++) {
+			any = named_present(ts, present, model->ops[k].func);
+			if (len < sizeof(names) && !named_before(model, k))
+				len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s",
+							k ? ", " : "", model->ops[k].func);
+		}
+		usable += any;
+		if (!any && strcmp(model->source, "built-in") != 0)
+			fprintf(ts->o->report,
+				"typestate: warning: model %s (%s) names no function of %s or its "
+				"libraries (%s): it can find nothing\n",
+				model->name, model->source, program, names);
+	}
+	if (usable)
+		return 0;
+	snprintf(ts->err, sizeof(ts->err),
+		 "no model names a function of %s or its libraries: nothing to test", program);
+	return -1;
+}
+
 static int keep_present(struct ts *ts, const char *program)
 {
 	const char **names = calloc((size_t)ts->nfns, sizeof(*names));
@@ -413,7 +470,8 @@ static int keep_present(struct ts *ts, const char *program)
 	for (i = 0; i < ts->nfns; i++) /* the deref op is no function: asked for as "" */
 		names[i] = strcmp(ts->fns[i].name, TS_DEREF_FUNC) == 0 ? "" : ts->fns[i].name;
 	if (engine_functions_present(program, names, ts->nfns, present, addrs, ts->err,
-				     sizeof(ts->err)) < 0)
+				     sizeof(ts->err)) < 0 ||
+	    check_models_present(ts, program, present) < 0)
 		goto out;
 	for (i = 0; i < ts->nfns; i++) {
 		bool deref = strcmp(ts->fns[i].name, TS_DEREF_FUNC) == 0;

@@ -688,6 +688,44 @@ Test(typestate, time_that_ends_the_profile_is_an_error_not_0_bugs)
 	h_remove_tree(dir);
 }
 
+/* A model whose functions the program does not have finds nothing: a
+ * warning names them, and with no other model it is an error, not a
+ * search that reports 0 candidates and exits 0. */
+Test(typestate, model_of_functions_the_program_lacks)
+{
+	char *dir = h_temp_dir();
+	char *model = h_fmt("%s/conn.ts", dir);
+	const char *alone[] = {"--model", model};
+	const char *with_file[] = {"--model", h_fmt("file,%s", model), "--timeout", "2s"};
+	const char *prog[] = {"samples/fdclose/fdclose", NULL};
+	struct h_result r;
+
+	h_write_file(model, "model conn\n"
+			    "states ALIVE RELEASED\n"
+			    "initial ALIVE\n"
+			    "object pointer\n"
+			    "transit conn_release(arg1) -> RELEASED\n"
+			    "limit conn_send(arg1) in ALIVE\n"
+			    "limit conn_release(arg1) in ALIVE\n");
+	r = typestate(dir, alone, 2, prog);
+	cr_expect_eq(r.code, 3, "exit %d\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, h_fmt("typestate: warning: model conn (%s) names no function of "
+				      "samples/fdclose/fdclose or its libraries (conn_release, "
+				      "conn_send): it can find nothing\n",
+				      model)) &&
+		      strstr(r.err, "no model names a function of samples/fdclose/fdclose or its "
+				    "libraries: nothing to test"),
+		  "%s", r.err);
+	cr_expect(!strstr(r.err, "candidate"), "%s", r.err);
+	h_result_free(&r);
+	/* beside a model that applies, the search goes on */
+	r = typestate(dir, with_file, 4, prog);
+	cr_expect_eq(r.code, 1, "exit %d\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, "typestate: warning: model conn"), "%s", r.err);
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
+
 /* Ctrl-C ends typestate as it ends every command: 130 and "interrupted by
  * INT" (it said "interrupted" and exited 3).  shellfix never ends, so the
  * profile is still running when the signal comes. */
