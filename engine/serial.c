@@ -2115,6 +2115,48 @@ static bool ending_pending(struct serial *s)
 	return false;
 }
 
+/* Is the ending process the child of a live process of the program (one
+ * that may wait4 for it)?  Not the first process, whose end ends the run,
+ * seen by the loop. */
+static bool ending_has_parent(struct serial *s)
+{
+	struct tr_process *p;
+
+	tr_for_each_process(p, s->r->t)
+		if (tracer_process_alive(p) &&
+		    tracer_process_pid(p) == tracer_process_parent_pid(s->ending))
+			return true;
+	return false;
+}
+
+/* Wait for the threads of an ending child process, past their exit events,
+ * to be gone, the leader last (the kernel reports it only after the
+ * others).  A traced child's zombie is its tracer's until cctrace reaps
+ * it: only then is its parent told, so the parent's wait4 returned, or was
+ * found ready (ready.c: the child shows 'Z' before), in some runs and not
+ * in others, and the same seed did not make the same schedule. */
+static void bury_ending(struct serial *s)
+{
+	int64_t deadline = tracer_now_ms() + GONE_MS;
+	int i, leader = -1;
+
+	if (!s->ending || !ending_has_parent(s))
+		return;
+	for (i = 0; i < s->nthreads; i++) {
+		struct tr_thread *th = s->threads[i].th;
+
+		if (tracer_thread_process(th) != s->ending || tracer_thread_exited(th) ||
+		    tracer_thread_last_event(th) != TR_EV_EXIT)
+			continue;
+		if (tracer_thread_tid(th) == tracer_process_pid(s->ending))
+			leader = i;
+		else
+			tracer_await_gone(th, deadline);
+	}
+	if (leader >= 0)
+		tracer_await_gone(s->threads[leader].th, deadline);
+}
+
 /* The non-stack access thread i makes first when it goes on: the access
  * point it is held at, decoded with its registers (what ib needs to tell
  * which reads see another thread's write).  None (addr 0) when it is held
@@ -2211,6 +2253,7 @@ static int pick(struct serial *s)
 	while ((start_pending(s) || ending_pending(s)) && tries++ < SETTLE_TRIES)
 		if (settle(s, POLL_MS) == FLOW_STOP)
 			return -1;
+	bury_ending(s);
 	tries = 0;
 	for (;;) {
 		if (grow_options(s) < 0) {
