@@ -906,7 +906,8 @@ static void print_variables(struct run *r, const struct expr *e)
 	if (!e || !r->opt->report)
 		return;
 	if (e->kind == E_NAME || e->kind == E_MEMBER || e->kind == E_ARROW || e->kind == E_INDEX) {
-		if (e->kind == E_NAME && e->ref != REF_VAR)
+		/* a call's field too: a typestate schedule's assert on retval */
+		if (e->kind == E_NAME && e->ref != REF_VAR && e->ref != REF_FIELD)
 			return;
 		c = points_eval_ctx(r, run_main_process(r), err, sizeof(err));
 		expr_format(e, text, sizeof(text));

@@ -193,6 +193,7 @@ Test(typestate, lock_destroyed_while_held)
 	expect_bug(dir, &r, "pthread_mutex_destroy", "pthread_mutex_unlock", "HELD");
 	txt = h_read_file(h_fmt("%s/bug-1.txt", dir), NULL);
 	cr_assert(strstr(txt, "!= 16"), "%s", txt); /* EBUSY failed the model's ok */
+	cr_assert(strstr(txt, "\n  retval = 16\n"), "%s", txt); /* and the value says so */
 	cr_assert(strstr(txt, "held by p1.t2"), "%s", txt);
 	h_free(txt);
 	h_result_free(&r);
