@@ -57,6 +57,11 @@ static void say_why_it_ended(const struct cli_args *a, const struct explore_summ
 			"run (an access no profiling run made is no point: --points all takes "
 			"every access)\n",
 			a->command, sum->strategy[0] ? sum->strategy : "the strategy");
+	else if (!sum->space_left && a->eo.nshards > 1)
+		fprintf(stderr, "cctrace %s: every schedule of %s in shard %d/%d was run%s\n",
+			a->command, sum->strategy[0] ? sum->strategy : "the strategy", a->eo.shard,
+			a->eo.nshards,
+			sum->runs ? "" : " (it had none: the search has fewer parts)");
 	else if (!sum->space_left)
 		fprintf(stderr, "cctrace %s: every schedule of %s was run\n", a->command,
 			sum->strategy[0] ? sum->strategy : "the strategy");

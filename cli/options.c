@@ -197,7 +197,7 @@ static int set_shard(struct cli_args *a, const char *v)
 
 	if (sscanf(v, "%d/%d%c", &a->eo.shard, &a->eo.nshards, &extra) != 2 || a->eo.shard < 1 ||
 	    a->eo.shard > a->eo.nshards)
-		return bad_value(a, "shard (use I/N with 1 <= I <= N)", v, NULL);
+		return bad_value(a, "shard", v, "use I/N with 1 <= I <= N, e.g. 2/4");
 	return 0;
 }
 

@@ -841,6 +841,21 @@ Test(explore_t, unknown_strategy_is_an_error)
 	h_result_free(&r);
 }
 
+/* withdraw.search's first choice has two options: a third shard has no
+ * schedule, and says so rather than "every schedule of dfs was run". */
+Test(explore_t, empty_shard_says_it_had_none)
+{
+	const char *dir = workdir();
+	struct h_result r =
+	    CCTRACE("explore", BANK_SEARCH, "--shard", "3/3", "--out", dir, "--", BANK_PROG);
+
+	cr_assert_eq(r.code, 0, "exit %d\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, "every schedule of dfs in shard 3/3 was run (it had none: the "
+				"search has fewer parts)"),
+		  "%s", r.err);
+	h_result_free(&r);
+}
+
 Test(explore_t, shard_beyond_the_count_is_an_error)
 {
 	const char *dir = workdir();
