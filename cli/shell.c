@@ -447,10 +447,18 @@ static const char *thread_arg(struct shell *sh, const char *args, char *buf, siz
 {
 	if (*args)
 		return args;
-	if (engine_session_current_thread(sh->s, buf, len) == 0)
+	switch (engine_session_current_thread(sh->s, buf, len)) {
+	case 0:
 		return buf;
-	fail(sh, "usage: %s (no thread has stopped at an event yet to be the current one)", usage);
-	return NULL;
+	case 1:
+		fail(sh, "usage: %s (the current thread, %s, has exited: name another)", usage,
+		     buf);
+		return NULL;
+	default:
+		fail(sh, "usage: %s (no thread has stopped at an event yet to be the current one)",
+		     usage);
+		return NULL;
+	}
 }
 
 static int cmd_bt(struct shell *sh, const char *args, const char *line)

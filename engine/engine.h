@@ -210,8 +210,8 @@ int engine_session_threads(struct engine_session *s, struct session_thread *out,
  * its threads can be looked at? */
 bool engine_session_program_alive(struct engine_session *s);
 /* The thread the last event that ended a wait, run or step happened in,
- * as gdb's current thread: its stable name (p1.t3) in name; -1 if there is
- * none yet, or it has exited. */
+ * as gdb's current thread: its stable name (p1.t3) in name, and 0; 1 if
+ * it has exited since (its name still given); -1 if there is none yet. */
 int engine_session_current_thread(struct engine_session *s, char *name, size_t len);
 /* T may be a schedule variable or a stable name (p1.t3). */
 int engine_session_backtrace(struct engine_session *s, const char *thread, FILE *out, char *err,

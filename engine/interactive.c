@@ -468,10 +468,10 @@ int engine_session_current_thread(struct engine_session *s, char *name, size_t l
 {
 	struct tr_thread *th = s->run->has_last_event ? s->run->last_event.ev->thread : NULL;
 
-	if (!th || tracer_thread_exited(th))
+	if (!th)
 		return -1;
 	snprintf(name, len, "%s", tracer_thread_name(th));
-	return 0;
+	return tracer_thread_exited(th) ? 1 : 0;
 }
 
 int engine_session_backtrace(struct engine_session *s, const char *thread, FILE *out, char *err,

@@ -37,11 +37,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#define SAFETY_MS 20000 /* any single command; reaching it fails the test */
-#define BANK	  "samples/bank/bank"
-#define CXX	  "tests/fixtures/sercxx"
-#define SHELLFIX  "tests/fixtures/shellfix"
-#define TTYREAD	  "tests/fixtures/ttyread"
+#define SAFETY_MS   20000 /* any single command; reaching it fails the test */
+#define BANK	    "samples/bank/bank"
+#define WORKEREXITS "tests/fixtures/workerexits"
+#define CXX	    "tests/fixtures/sercxx"
+#define SHELLFIX    "tests/fixtures/shellfix"
+#define TTYREAD	    "tests/fixtures/ttyread"
 
 static char tmux_socket[64]; /* "" when no tmux server was started */
 static int tmux_sessions;    /* started by this process, for socket names */
@@ -830,6 +831,19 @@ Test(shell, a_missing_thread_is_the_current_one)
 	cr_expect(strstr(r->out, "=>   31  "), "%s", r->out);
 	cr_expect(strstr(r->out, "return(withdraw)") && strstr(r->out, " held in customer "), "%s",
 		  r->out);
+}
+
+/* Once the current thread has exited, a command without a thread says
+ * so, and names it (it said no thread had stopped at an event yet). */
+Test(shell, the_current_thread_that_exited_is_named)
+{
+	struct result *r;
+
+	check_built();
+	r = shell(WORKEREXITS, NULL, "break job\ncontinue\nstep p1.t2 100000\nbt\n");
+	cr_expect(strstr(r->err, "usage: bt [THREAD] (the current thread, p1.t2, has exited: name "
+				 "another)"),
+		  "%s", r->err);
 }
 
 /* save writes a schedule, never over the program or a directory (`save
