@@ -440,7 +440,9 @@ void report_stack_to(struct run *r, struct tr_thread *th, FILE *f)
 	if (!f || !pc || !pc->syms || !tracer_thread_held(th) || r->opt->brief)
 		return;
 	n = run_backtrace_all(r, th, &frames);
-	fprintf(f, "  stack of %s (tid %d):\n", tracer_thread_name(th), tracer_thread_tid(th));
+	/* a thread let go after a bug may be gone by the time it is read */
+	fprintf(f, "  stack of %s (tid %d):%s\n", tracer_thread_name(th), tracer_thread_tid(th),
+		n > 0 ? "" : tracer_thread_exited(th) ? " gone, it exited meanwhile" : " unreadable");
 	for (i = 0; i < n && i < FRAMES_SHOWN; i++) {
 		struct sym_loc line, *l = &frames[i].loc;
 		uint64_t described = frames[i].pc - (frames[i].exact ? 0 : 1);
