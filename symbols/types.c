@@ -950,13 +950,21 @@ static const char *short_base_name(const char *name)
 	return name;
 }
 
-/* Skip qualifiers and typedefs, except a typedef of an anonymous type. */
-static bool name_strip(Dwarf_Die *die, const char **tdname)
+#define QUAL_CONST    1u
+#define QUAL_VOLATILE 2u
+
+/* Skip qualifiers and typedefs, except a typedef of an anonymous type;
+ * the qualifiers seen on the way into *quals. */
+static bool name_strip(Dwarf_Die *die, const char **tdname, unsigned *quals)
 {
 	Dwarf_Die next, real;
 
 	*tdname = NULL;
 	for (int i = 0; i < MAX_DEPTH && is_transparent(dwarf_tag(die)); i++) {
+		if (dwarf_tag(die) == DW_TAG_const_type)
+			*quals |= QUAL_CONST;
+		else if (dwarf_tag(die) == DW_TAG_volatile_type)
+			*quals |= QUAL_VOLATILE;
 		if (!die_type(die, &next))
 			return false;
 		if (dwarf_tag(die) == DW_TAG_typedef && strip(&next, &real) &&
@@ -970,20 +978,38 @@ static bool name_strip(Dwarf_Die *die, const char **tdname)
 	return dwarf_tag(die) != DW_TAG_unspecified_type;
 }
 
-/* C declaration of type DIE (void if !HAS) around declarator INNER. */
+/* name, which begins with its type's name, with the qualifiers written
+ * before it ("const char *"); name is freed. */
+static char *qualified(char *name, unsigned quals)
+{
+	char *out = NULL;
+
+	if (!name || !quals)
+		return name;
+	if (asprintf(&out, "%s%s%s", quals & QUAL_CONST ? "const " : "",
+		     quals & QUAL_VOLATILE ? "volatile " : "", name) < 0)
+		out = NULL;
+	free(name);
+	return out;
+}
+
+/* C declaration of type DIE (void if !HAS) around declarator INNER.  A
+ * qualifier of a pointer itself (char *const) is left out, as the value
+ * shown is the same. */
 static char *decl_name(Dwarf_Die *die, bool has, unsigned dim, const char *inner, int depth)
 {
 	Dwarf_Die d, target;
 	const char *tdname, *name;
+	unsigned quals = 0;
 	char *in, *out;
 
 	d = has ? *die : (Dwarf_Die){0};
 	if (depth > MAX_DEPTH)
 		return strdup("?");
-	if (!has || !name_strip(&d, &tdname))
-		return join("void", inner);
+	if (!has || !name_strip(&d, &tdname, &quals))
+		return qualified(join("void", inner), quals);
 	if (tdname)
-		return join(tdname, inner);
+		return qualified(join(tdname, inner), quals);
 	switch (dwarf_tag(&d)) {
 	case DW_TAG_pointer_type:
 	case DW_TAG_reference_type:
@@ -1000,9 +1026,9 @@ static char *decl_name(Dwarf_Die *die, bool has, unsigned dim, const char *inner
 		return function_name(&d, inner, depth);
 	case DW_TAG_base_type:
 		name = die_name(&d);
-		return join(name ? short_base_name(name) : "?", inner);
+		return qualified(join(name ? short_base_name(name) : "?", inner), quals);
 	default:
-		return aggregate_name(&d, inner);
+		return qualified(aggregate_name(&d, inner), quals);
 	}
 }
 

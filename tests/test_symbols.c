@@ -281,7 +281,7 @@ Test(symbols, scalar_variables)
 	cr_assert_eq(sym_variable(s, "flags", &v), 0);
 	cr_assert_eq(sym_type_kind(v.type), SYM_T_ARRAY);
 	cr_assert_eq(sym_type_count(v.type), 16);
-	cr_assert_str_eq(sym_type_name(v.type), "unsigned char [16]");
+	cr_assert_str_eq(sym_type_name(v.type), "volatile unsigned char [16]");
 	cr_assert_eq(sym_type_kind(sym_type_target(v.type)), SYM_T_UNSIGNED);
 
 	cr_assert_eq(sym_variable(s, "fnptr", &v), 0);
@@ -356,7 +356,7 @@ Test(symbols, struct_layout)
 	cr_assert_eq(sym_type_size(v.type), 8);
 	cr_assert_eq(sym_type_target(v.type), t);
 	cr_assert_eq(sym_variable(s, "const_bank", &v), 0); /* const account_t * */
-	cr_assert_str_eq(sym_type_name(v.type), "struct account *");
+	cr_assert_str_eq(sym_type_name(v.type), "const struct account *");
 	cr_assert_eq(sym_type_kind(sym_type_target(v.type)), SYM_T_STRUCT);
 	cr_assert_eq(sym_type_size(sym_type_target(v.type)), layout("sizeof_account"));
 	cr_assert_not_null(sym_type_member(sym_type_target(v.type), "grid", NULL));
