@@ -161,6 +161,9 @@ struct sthread {
 	/* in_futex, in a wait that libc's synchronisation functions did not
 	 * make: a wake may leave its word as it is (futex_waiter_held) */
 	bool raw_wait;
+	/* raw_wait, made by the program's own futex call (libc's syscall(), or
+	 * its syscall instruction): only a wake ends it (futex_sleeps) */
+	bool own_wait;
 	int locks_held; /* profile: locks it took and has not let go (locks_taken) */
 	uint64_t site;	/* where its creator called pthread_create (0: main) */
 	/* where the function it is held at the entry of returns to, read once
@@ -1100,10 +1103,25 @@ static int read_words(struct serial *s, struct tr_process *p, uint64_t addr, uin
 	return w->len < 0 ? -1 : 0;
 }
 
+/*
+ * Does st, held blocked in a futex wait no wake reached, still sleep?  It
+ * was held at the call's entry with its word equal to the value, where the
+ * kernel would have queued it: from there only a wake (or a timeout or a
+ * signal) ends the wait, never a later change of the word.  A wait the
+ * program's own futex call made (own_wait) is kept so: a waker that wakes
+ * before it stores (futex_bad, serwakefirst) leaves it asleep for ever.
+ * Other waits are let go on a changed word instead: libc's wakes are not
+ * watched (futex_waiter_held), and libc changes the word before each, and
+ * its waits recheck it; and a wait made elsewhere may be ended by the
+ * kernel with no wake to see (a join's on a thread's exit, inside
+ * ThreadSanitizer's interceptor: held for good, sertsan's search hung).
+ */
 static bool futex_sleeps(struct serial *s, struct sthread *st)
 {
 	uint32_t word;
 
+	if (st->own_wait)
+		return true;
 	if (read_words(s, tracer_thread_process(st->th), st->futex, &word, sizeof(word)) < 0)
 		return false;
 	return word == st->value;
@@ -1535,7 +1553,7 @@ static bool libc_waits_at(struct serial *s, uint64_t pc)
  * asleep while a correct wake came was reported as a deadlock
  * (serfutexasm, run 1).  A wait libc's synchronisation functions made
  * needs none of this: libc changes the word before it wakes, and a
- * changed word ends the wait (futex_sleeps); watching every step for them
+ * changed word lets it go (futex_sleeps); watching every step for them
  * cost sercontrol, whose watcher waits on a condition variable, an eighth
  * of its runs per second.
  */
@@ -1555,9 +1573,9 @@ static bool futex_waiter_held(const struct serial *s)
  * of p: the threads held blocked in a wait on that word, first blocked
  * first, are woken, as the kernel would have woken them had they been
  * asleep in it.  Held, they are not in its queue, and the wake would be
- * lost: harmless when the waker changed the word first (glibc always
- * does, and a changed word ends the wait anyway: futex_sleeps), a false
- * deadlock when a program's own futex calls wake without a change.  A
+ * lost: harmless for libc's waits (glibc changes the word first, and
+ * futex_sleeps lets them go on a changed word), a false deadlock for a
+ * program's own, which only a wake ends (futex_sleeps).  A
  * woken thread's wait returns 0 when it runs (wake_returns).  Returns how
  * many it woke, which the wake's own return value counts.
  */
@@ -1810,9 +1828,24 @@ static enum loop_verdict step_deadline(struct run *r, struct loop_request *req)
 	return LOOP_AGAIN;
 }
 
-/* The step thread st made from a point (libc_wait: a synchronisation
- * function of libc's that waits) ended blocked. */
-static void note_blocked(struct serial *s, struct sthread *st, bool libc_wait)
+/* Where a step that may block starts: at a synchronisation function of
+ * libc's that waits, at a futex call of the program's own, or elsewhere. */
+enum wait_from { FROM_LIBC, FROM_OWN_FUTEX, FROM_ELSEWHERE };
+
+static enum wait_from wait_from(struct serial *s, struct tr_thread *th)
+{
+	uint64_t pc = tracer_thread_pc(th);
+
+	if (libc_waits_at(s, pc))
+		return FROM_LIBC;
+	if ((sync_is(s, pc, "syscall") && tracer_regs(th)->rdi == TR_SYS_futex) ||
+	    (syscall_insn_at(s, th, pc) && tracer_regs(th)->rax == TR_SYS_futex))
+		return FROM_OWN_FUTEX;
+	return FROM_ELSEWHERE;
+}
+
+/* The step thread st made from a point (from: wait_from) ended blocked. */
+static void note_blocked(struct serial *s, struct sthread *st, enum wait_from from)
 {
 	bool again = st->was_blocked; /* back into the same wait */
 
@@ -1828,7 +1861,8 @@ static void note_blocked(struct serial *s, struct sthread *st, bool libc_wait)
 	st->futex = args[0];
 	st->value = (uint32_t)args[2];
 	st->sleep_nr = nr;
-	st->raw_wait = st->in_futex && (again ? st->raw_wait : !libc_wait);
+	st->raw_wait = st->in_futex && (again ? st->raw_wait : from != FROM_LIBC);
+	st->own_wait = st->in_futex && (again ? st->own_wait : from == FROM_OWN_FUTEX);
 }
 
 /*
@@ -1882,7 +1916,7 @@ static enum flow run_step(struct serial *s, int i)
 				   .ctx = s};
 	struct sthread *st;
 	enum flow flow;
-	bool libc_wait = libc_waits_at(s, tracer_thread_pc(s->threads[i].th));
+	enum wait_from from = wait_from(s, s->threads[i].th);
 
 	s->running = i;
 	s->stop = STOP_NONE;
@@ -1919,7 +1953,7 @@ static enum flow run_step(struct serial *s, int i)
 	if (s->stop != STOP_BLOCKED)
 		s->progress++;
 	if (s->stop == STOP_BLOCKED)
-		note_blocked(s, st, libc_wait);
+		note_blocked(s, st, from);
 	st->was_blocked = s->stop == STOP_BLOCKED;
 	st->internal = s->stop == STOP_POINT && no_choice_at(s, st, s->stop_pc);
 	if (s->stop == STOP_POINT && !st->internal && sync_is(s, s->stop_pc, "pthread_create"))

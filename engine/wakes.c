@@ -195,7 +195,10 @@ static long wake_held(struct run *r, struct tr_process *p, uint64_t uaddr, uint6
  * longer val: a changed word means the thread would go on, it is not
  * blocked any more.  Without this, a producer that waits in
  * pthread_cond_signal for a consumer we hold to leave its old wait looked
- * like a deadlock.
+ * like a deadlock.  Not so a wait of the program's own (held_in_wait):
+ * the kernel had queued it, and only a wake ends it (wake_held); a waker
+ * that wakes before it stores leaves it asleep for ever, and the search
+ * finds that deadlock (serial.c's futex_sleeps), which must replay.
  */
 bool wakes_wait_ends(struct run *r, struct tr_thread *th)
 {
@@ -204,6 +207,8 @@ bool wakes_wait_ends(struct run *r, struct tr_thread *th)
 
 	if (run_thread(r, th)->woken)
 		return true;
+	if (held_in_wait(r, th))
+		return false;
 	if (regs->orig_rax != TR_SYS_futex || !futex_op_waits(regs->rsi))
 		return false;
 	if (tracer_read(tracer_thread_process(th), regs->rdi, &word, sizeof(word)) < 0)
@@ -230,6 +235,27 @@ bool wakes_times_out_now(struct run *r, struct tr_thread *th)
 	       (interrupted_in_syscall(th) || (long)regs->rax == -TR_ENOSYS);
 }
 
+/*
+ * th, held in a wait of the program's own that no wake reached, runs
+ * again: its call restarts and, its word changed meanwhile, would return
+ * EAGAIN, where the kernel keeps a queued waiter asleep.  The restart is
+ * made to compare with the word as it is now, so it sleeps on.  (A timed
+ * wait restarts through restart_syscall with the value it saved: not
+ * mended.)
+ */
+static void wait_sleeps_on(struct run *r, struct tr_thread *th)
+{
+	struct user_regs_struct regs = *tracer_regs(th);
+	uint32_t word;
+
+	if (!held_in_wait(r, th) || (long)regs.rax == -TR_ERESTART_RESTARTBLOCK ||
+	    tracer_read(tracer_thread_process(th), regs.rdi, &word, sizeof(word)) < 0 ||
+	    word == (uint32_t)regs.rdx)
+		return;
+	regs.rdx = word;
+	tracer_set_regs(th, &regs);
+}
+
 void wakes_before_resume(struct run *r, struct tr_thread *th)
 {
 	struct thread_ctx *tc = run_thread(r, th);
@@ -237,6 +263,8 @@ void wakes_before_resume(struct run *r, struct tr_thread *th)
 	sleeps_before_resume(r, th);
 	if (wakes_times_out_now(r, th))
 		futex_wait_times_out(th);
+	else
+		wait_sleeps_on(r, th);
 	tc->watching_wakes = false;
 	tc->woken = false; /* its call returns at once: see wake_held */
 }

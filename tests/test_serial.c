@@ -1268,6 +1268,36 @@ Test(serial, a_futex_control_has_no_bug)
 	expect_no_bug("tests/fixtures/serfutex", 30);
 }
 
+/* A wait of the program's own that has begun sleeping ends only by a
+ * wake, never by its word changing later: serwakefirst's waker wakes
+ * before it stores, and a waiter that sleeps between the two sleeps for
+ * ever.  The waiter held blocked was let go once the word changed (its
+ * wait returned EAGAIN, in the search and in a replay), and dfs's every
+ * schedule completed. */
+Test(serial, a_wait_asleep_is_not_ended_by_a_later_store)
+{
+	expect_found("tests/fixtures/serwakefirst", 30, "deadlock");
+}
+
+/* ... and with the store before the wake, no schedule of dfs's has a
+ * bug: a waiter that slept before the store is woken by the wake after
+ * it, and one that comes later sees the flag. */
+Test(serial, a_store_before_the_wake_has_no_bug)
+{
+	char *dir;
+	struct h_result r;
+
+	g_arg = "--fixed";
+	g_strategy = "dfs";
+	r = search("tests/fixtures/serwakefirst", 100, &dir);
+	cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, " 0 bugs, "), "%s", r.err);
+	cr_expect(strstr(r.err, "every schedule of dfs"), "%s", r.err);
+	cr_expect(!exists(h_fmt("%s/bug-1.sched", dir)));
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
+
 Test(serial, control_has_no_bug)
 {
 	expect_no_bug("tests/fixtures/sercontrol", 30);
