@@ -118,6 +118,13 @@ static const struct sync_fn {
     {"pthread_tryjoin_np", false},
     {"pthread_once", false, false, true},
     {"pthread_create", false},
+    /* a new process: a copy of every lock another thread holds at that
+     * moment (a child that locks one the parent's other thread held
+     * waits for ever), so the others get their turn just before it, as
+     * before a thread's creation; clone only without CLONE_VM (no_choice_at) */
+    {"fork", false},
+    {"vfork", false},
+    {"clone", false},
     /* the process's end: the other threads get a chance first (a main
      * that returns without joining ends them all) */
     {"exit", false, true},
@@ -1228,14 +1235,17 @@ static bool syscall_insn_at(struct serial *s, struct tr_thread *th, uint64_t pc)
 }
 
 /* Stopped at a synchronisation function that is no choice: syscall()
- * making another call than futex, or a function libc itself called (not
- * an end: main's return calls exit from libc, and that is a point). */
+ * making another call than futex, clone() making a thread, or a function
+ * libc itself called (not an end: main's return calls exit from libc, and
+ * that is a point). */
 static bool no_choice_at(struct serial *s, struct sthread *st, uint64_t pc)
 {
 	int sync = sync_of(s, pc);
 
 	if (sync_named(sync, "syscall") && tracer_regs(st->th)->rdi != TR_SYS_futex)
 		return true;
+	if (sync_named(sync, "clone") && (tracer_regs(st->th)->rdx & TR_CLONE_VM))
+		return true; /* clone(fn, stack, flags, ...) making a thread */
 	if (syscall_insn_at(s, st->th, pc))
 		return tracer_regs(st->th)->rax != TR_SYS_futex;
 	if (sync < 0 || sync_fns[sync].ends)

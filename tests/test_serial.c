@@ -274,6 +274,38 @@ Test(serial, a_parent_asleep_in_waitpid_waits_for_its_child)
 	expect_found("tests/fixtures/serfork", 30, NULL);
 }
 
+/* fork is a point, as pthread_create is: serforklock's worker can hold
+ * the mutex when main forks, and the child's lock of its copy then waits
+ * for ever.  Before, main went from pthread_create's return to the fork
+ * in one step, the worker never held the mutex there, and 30 runs found
+ * nothing (found in run 15 now, and the schedule, `run t1 until
+ * enter(fork)`, replays). */
+Test(serial, a_fork_while_another_thread_holds_a_lock)
+{
+	char *dir;
+	struct h_result r = search("tests/fixtures/serforklock", 30, &dir);
+	char *text, *txt;
+
+	cr_assert_eq(r.code, 1, "no bug in 30 runs (exit %d):\n%s", r.code, r.err);
+	text = h_read_file(h_fmt("%s/bug-1.sched", dir), NULL);
+	txt = h_read_file(h_fmt("%s/bug-1.txt", dir), NULL);
+	cr_expect(strstr(text, "until enter(fork)"), "no fork point:\n%s", text);
+	cr_expect(strstr(txt, "p2.t1: waits for a mutex in pthread_mutex_lock"), "%s", txt);
+	expect_replays(h_fmt("%s/bug-1.sched", dir), "tests/fixtures/serforklock");
+	h_free(text);
+	h_free(txt);
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
+
+/* ... and with pthread_atfork's handlers taking the mutex around the
+ * fork, the child's copy is never held: no false bug. */
+Test(serial, a_fork_with_atfork_handlers_has_no_bug)
+{
+	g_arg = "--atfork";
+	expect_no_bug("tests/fixtures/serforklock", 30);
+}
+
 /* sercounter's lost update inside a library of the program's own
  * (tests/fixtures/libsercount.so, through the rpath): the profile covers
  * it as it covers the executable, so the load and the store are points,

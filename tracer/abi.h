@@ -47,6 +47,10 @@ enum tr_futex_cmd {
  * locked, 2 locked with waiters), the owner's tid __owner at offset 8. */
 enum { TR_MUTEX_LOCKED = 1, TR_MUTEX_CONTENDED = 2, TR_MUTEX_OWNER_OFFSET = 8 };
 
+/* clone(2)'s flag for a child that shares its parent's memory: a thread
+ * (or a vfork), not a new process with a copy of it. */
+#define TR_CLONE_VM 0x100u
+
 /* The kernel's own restart codes, negated in rax of a thread stopped
  * inside a system call that it will restart when resumed. */
 enum {
