@@ -71,8 +71,12 @@
  * journaled) inherits our bytes, pages and handler: it is restored by its
  * parent's records (restore_children).
  *
- * Not covered: a death during the injected calls that install the
- * handler (once per process, before any breakpoint exists).
+ * Not covered: a death during the one injected call that maps the
+ * handler's page (once per process, before any breakpoint exists), which
+ * goes through the program's own `syscall` with a trap flag while SIGTRAP
+ * still kills.  The calls that read and set the actions go through the
+ * handler's code without one, and a death then leaves the thread parked
+ * there (tr_inject_syscall_parked).
  */
 #include "tracer/internal.h"
 
@@ -431,12 +435,15 @@ void tr_guard_exec(struct tr_process *p)
 
 /* ------------------------------------------------- the rescue handler */
 
-static int inject(struct tr_thread *th, long nr, long a0, long a1, long a2, long a3)
+/* A call through th; park: through the handler's page, while it is being
+ * installed (tr_inject_syscall_parked says why), else 0. */
+static int inject(struct tr_thread *th, uint64_t park, long nr, long a0, long a1, long a2, long a3)
 {
 	long args[6] = {a0, a1, a2, a3, 0, 0}, ret;
 	bool ok;
 
-	ret = tr_inject_syscall(th, nr, args, &ok);
+	ret = park ? tr_inject_syscall_parked(th, park, nr, args, &ok)
+		   : tr_inject_syscall(th, nr, args, &ok);
 	if (!ok) {
 		errno = EIO;
 		return -1;
@@ -457,23 +464,24 @@ static uint64_t scratch_stack(const struct tr_thread *th)
 	return (th->regs.rsp - 1024) & ~15ul;
 }
 
-static int read_action(struct tr_process *p, struct tr_thread *th, int sig, struct k_sigaction *act)
+static int read_action(struct tr_process *p, struct tr_thread *th, uint64_t park, int sig,
+		       struct k_sigaction *act)
 {
 	uint64_t sp = scratch_stack(th);
 
-	if (inject(th, TR_SYS_rt_sigaction, sig, 0, (long)sp, 8) < 0)
+	if (inject(th, park, TR_SYS_rt_sigaction, sig, 0, (long)sp, 8) < 0)
 		return -1;
 	return tracer_read(p, sp, act, sizeof(*act));
 }
 
-static int set_action(struct tr_process *p, struct tr_thread *th, int sig,
+static int set_action(struct tr_process *p, struct tr_thread *th, uint64_t park, int sig,
 		      const struct k_sigaction *act)
 {
 	uint64_t sp = scratch_stack(th);
 
 	if (tracer_write(p, sp, act, sizeof(*act)) < 0)
 		return -1;
-	return inject(th, TR_SYS_rt_sigaction, sig, (long)sp, 0, 8);
+	return inject(th, park, TR_SYS_rt_sigaction, sig, (long)sp, 0, 8);
 }
 
 static int install_rescue(struct tr_process *p, struct tr_thread *th, char *err, size_t errlen)
@@ -484,13 +492,17 @@ static int install_rescue(struct tr_process *p, struct tr_thread *th, char *err,
 	uint64_t code;
 	int i;
 
+	/* Only this call, through the program's own code, is made with a
+	 * trap flag while SIGTRAP kills: should cctrace die during it, the
+	 * process dies too.  The others park the thread in the handler's
+	 * code instead (tr_inject_syscall_parked). */
 	code = tr_scratch_alloc(p, th->regs.rip, sizeof(rescue_code), err, errlen);
 	if (!code)
 		return -1;
 	if (tracer_write(p, code, rescue_code, sizeof(rescue_code)) < 0)
 		goto fail;
 	for (i = 0; i < 2; i++)
-		if (read_action(p, th, rescued[i], &old[i]) < 0)
+		if (read_action(p, th, code + RESCUE_SYSCALL, rescued[i], &old[i]) < 0)
 			goto fail;
 	/* Journaled before either action changes. */
 	r = rec_at(g, p->gj);
@@ -502,8 +514,9 @@ static int install_rescue(struct tr_process *p, struct tr_thread *th, char *err,
 	act = (struct k_sigaction){.handler = code,
 				   .flags = SA_SIGINFO | SA_RESTORER | SA_NODEFER | SA_RESTART,
 				   .restorer = code + RESCUE_RESTORER};
-	for (i = 0; i < 2; i++)
-		if (set_action(p, th, rescued[i], &act) < 0)
+	/* SIGTRAP's first: from then on a trap flag is caught */
+	for (i = 1; i >= 0; i--)
+		if (set_action(p, th, code + RESCUE_SYSCALL, rescued[i], &act) < 0)
 			goto fail;
 	set_rescue_state(p, TR_RESCUE_INSTALLED);
 	return 0;
@@ -563,7 +576,7 @@ static int uninstall(struct tr_process *p, struct tr_thread *th, int then)
 		return -1;
 	for (i = 0; i < 2; i++) {
 		memcpy(&old, p->rescue_old[i], sizeof(old));
-		if (set_action(p, th, rescued[i], &old) < 0)
+		if (set_action(p, th, 0, rescued[i], &old) < 0)
 			return -1;
 	}
 	set_rescue_state(p, then);

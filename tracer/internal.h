@@ -356,6 +356,12 @@ void tr_scratch_release_all(struct tr_process *p, struct tr_thread *held);
 bool tr_unblock_trap(pid_t tid, uint64_t *mask);
 void tr_put_back_mask(pid_t tid, uint64_t mask);
 long tr_inject_syscall(struct tr_thread *th, long nr, const long args[6], bool *ok);
+/* The same through gadget, whose next instructions park the thread,
+ * followed by the call's system-call stops rather than a trap flag: while
+ * SIGTRAP has the program's action (guardian.c installs ours), a flag a
+ * dying cctrace left set would kill the process. */
+long tr_inject_syscall_parked(struct tr_thread *th, uint64_t gadget, long nr, const long args[6],
+			      bool *ok);
 struct tr_thread *tr_any_held_thread(struct tr_process *p);
 
 /* watch.c */

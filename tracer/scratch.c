@@ -139,25 +139,96 @@ static int injected_step_done(struct tr_thread *th, int status, uint64_t gadget,
 	return 0;
 }
 
-long tr_inject_syscall(struct tr_thread *th, long nr, const long args[6], bool *ok)
+/* The trap-free call's next system-call stop: 1 at its exit, 0 to go on
+ * (its entry, a signal kept for later, the exit of a call the thread was
+ * stopped in, which stepped_out_of_syscall notes), -1 as
+ * injected_step_done. */
+static int injected_syscall_stop(struct tr_thread *th, int status, uint64_t gadget,
+				 struct user_regs_struct *saved,
+				 const struct user_regs_struct *regs)
+{
+	struct __ptrace_syscall_info info;
+	int event = status >> 16;
+
+	if (!WIFSTOPPED(status) || event == PTRACE_EVENT_EXEC || event == PTRACE_EVENT_EXIT)
+		return injected_step_done(th, status, gadget, saved, regs);
+	if (WSTOPSIG(status) != (SIGTRAP | 0x80)) {
+		if (event == 0)
+			th->pending_signal = WSTOPSIG(status);
+		return 0;
+	}
+	if (ptrace(PTRACE_GET_SYSCALL_INFO, th->tid, sizeof(info), &info) <= 0)
+		return -1;
+	if (info.op != PTRACE_SYSCALL_INFO_EXIT)
+		return 0;
+	if (stepped_out_of_syscall(th, gadget, saved))
+		return ptrace(PTRACE_SETREGS, th->tid, 0, regs) < 0 ? -1 : 0;
+	return 1;
+}
+
+/*
+ * A trap-free call ends in its system-call exit stop, where registers set
+ * are the ones the thread returns to user mode with: a system call the
+ * thread was interrupted in would not be restarted (its wrapper would see
+ * -ERESTARTSYS), and no signal could be given it on its way.  So it goes
+ * on into the handler's pause() and is interrupted there, stopping in the
+ * kernel's signal path as the attach's interrupt left it; a signal that
+ * stops it first does as well, and is kept for later.  0; -1 as
+ * injected_step_done; -2 if it did not stop in time (it is left parked,
+ * where the guardian would give it its registers back).
+ */
+static int settle_in_signal_path(struct tr_thread *th, uint64_t gadget,
+				 struct user_regs_struct *saved,
+				 const struct user_regs_struct *regs, int64_t deadline)
+{
+	int status, rc, event;
+
+	if (ptrace(PTRACE_CONT, th->tid, 0, 0) < 0 || ptrace(PTRACE_INTERRUPT, th->tid, 0, 0) < 0)
+		return -1;
+	for (;;) {
+		rc = tr_wait_task(th->proc->pid, th->tid, deadline, false, &status);
+		if (rc == TR_TASK_DEADLINE) { /* parked, our registers journaled */
+			tr_mark_running(th);
+			return -2;
+		}
+		if (rc != TR_TASK_STATUS) {
+			tr_thread_vanished(th, rc);
+			return -1;
+		}
+		event = status >> 16;
+		if (!WIFSTOPPED(status) || event == PTRACE_EVENT_EXEC || event == PTRACE_EVENT_EXIT)
+			return injected_step_done(th, status, gadget, saved, regs) < 0 ? -1 : 0;
+		if (event == PTRACE_EVENT_STOP)
+			return 0;
+		if (event == 0 && WSTOPSIG(status) != (SIGTRAP | 0x80)) {
+			th->pending_signal = WSTOPSIG(status);
+			return 0;
+		}
+		if (ptrace(PTRACE_CONT, th->tid, 0, 0) < 0)
+			return -1;
+	}
+}
+
+/*
+ * Through a gadget, stepped over (a trap flag) or, trap_free, followed by
+ * its system-call stops.  The second is for the calls that install the
+ * rescue handler (guardian.c): SIGTRAP has the program's action until
+ * then, and a trap flag that a dying cctrace leaves set would kill the
+ * process at the call's end.  Its gadget is the handler's page's, whose
+ * next instructions park the thread in pause(), where the guardian gives
+ * it its registers back.
+ */
+static long inject_through(struct tr_thread *th, uint64_t gadget, bool trap_free, long nr,
+			   const long args[6], bool *ok)
 {
 	struct user_regs_struct saved = th->regs, regs = th->regs;
-	uint64_t gadget = tr_guard_gadget(th->proc), mask = 0;
+	uint64_t mask = 0;
 	bool unblocked = false;
 	int64_t deadline = tracer_now_ms() + TR_STOP_TIMEOUT_MS;
 	int status, rc, done;
 	long ret = -ENOSYS;
 
 	*ok = false;
-	if (th->proc->unclaimed > 0) /* it runs: the gadget could be under one */
-		tr_break_drop_unclaimed(th->proc);
-	if (!gadget)
-		gadget = find_syscall_gadget(th->proc);
-	if (gadget && (tr_break_find(th->proc, gadget) || tr_break_find(th->proc, gadget + 1))) {
-		/* A breakpoint now sits on it: it would fault, not call. */
-		th->proc->syscall_gadget = 0;
-		gadget = find_syscall_gadget(th->proc);
-	}
 	if (!gadget || th->state != TR_HELD)
 		return ret;
 	regs.rax = (unsigned long)nr;
@@ -174,9 +245,10 @@ long tr_inject_syscall(struct tr_thread *th, long nr, const long args[6], bool *
 	tr_guard_inject(th, &saved);
 	if (ptrace(PTRACE_SETREGS, th->tid, 0, &regs) < 0)
 		goto restore;
-	unblocked = tr_unblock_trap(th->tid, &mask); /* tr_unblock_trap says why */
+	if (!trap_free)
+		unblocked = tr_unblock_trap(th->tid, &mask); /* tr_unblock_trap says why */
 	for (done = 0; !done;) {
-		if (ptrace(PTRACE_SINGLESTEP, th->tid, 0, 0) < 0)
+		if (ptrace(trap_free ? PTRACE_SYSCALL : PTRACE_SINGLESTEP, th->tid, 0, 0) < 0)
 			goto restore;
 		/* Bounded, and not cut short by Ctrl-C: the thread must not
 		 * be left inside our call with our registers. */
@@ -196,7 +268,8 @@ long tr_inject_syscall(struct tr_thread *th, long nr, const long args[6], bool *
 				tr_guard_inject(th, NULL);
 			return ret;
 		}
-		done = injected_step_done(th, status, gadget, &saved, &regs);
+		done = trap_free ? injected_syscall_stop(th, status, gadget, &saved, &regs)
+				 : injected_step_done(th, status, gadget, &saved, &regs);
 		if (done < 0) {
 			if (unblocked && th->state == TR_HELD)
 				tr_put_back_mask(th->tid, mask);
@@ -208,6 +281,13 @@ long tr_inject_syscall(struct tr_thread *th, long nr, const long args[6], bool *
 		ret = (long)regs.rax;
 		*ok = true;
 	}
+	rc = trap_free ? settle_in_signal_path(th, gadget, &saved, &regs, deadline) : 0;
+	if (rc < 0) {
+		*ok = false;
+		if (rc == -1)
+			tr_guard_inject(th, NULL);
+		return -ENOSYS;
+	}
 restore:
 	if (unblocked)
 		tr_put_back_mask(th->tid, mask);
@@ -216,6 +296,29 @@ restore:
 	th->regs = saved;
 	tr_clear(th, TF_REGS_DIRTY);
 	return ret;
+}
+
+long tr_inject_syscall(struct tr_thread *th, long nr, const long args[6], bool *ok)
+{
+	uint64_t gadget = tr_guard_gadget(th->proc);
+
+	*ok = false;
+	if (th->proc->unclaimed > 0) /* it runs: the gadget could be under one */
+		tr_break_drop_unclaimed(th->proc);
+	if (!gadget)
+		gadget = find_syscall_gadget(th->proc);
+	if (gadget && (tr_break_find(th->proc, gadget) || tr_break_find(th->proc, gadget + 1))) {
+		/* A breakpoint now sits on it: it would fault, not call. */
+		th->proc->syscall_gadget = 0;
+		gadget = find_syscall_gadget(th->proc);
+	}
+	return inject_through(th, gadget, false, nr, args, ok);
+}
+
+long tr_inject_syscall_parked(struct tr_thread *th, uint64_t gadget, long nr, const long args[6],
+			      bool *ok)
+{
+	return inject_through(th, gadget, true, nr, args, ok);
 }
 
 /* The free hole nearest to `near` that leaves a page between it and any
