@@ -251,7 +251,9 @@ Test(package, completion_offers_commands_and_their_options)
 	c = complete(COMP, h_fmt("%s run --expect b", me));
 	cr_assert_str_eq(c, "bug\n");
 	c = complete(COMP, h_fmt("%s explore --strategy r", me));
-	cr_assert_str_eq(c, "random\n");
+	cr_assert_str_eq(c, "random\nrandom:\n"); /* random[:C] */
+	c = complete(COMP, h_fmt("%s explore --strategy i", me));
+	cr_assert_str_eq(c, "ipb\nidb\nib:\n");
 }
 
 Test(package, completion_offers_files_pids_and_functions)
