@@ -528,6 +528,7 @@ void tr_break_adopt(const struct tr_process *tmpl, struct tr_process *child)
 		link_breakpoint(child, &btail, copy);
 	}
 	child->syscall_gadget = tmpl->syscall_gadget;
+	child->exit_loop = tmpl->exit_loop;
 }
 
 void tr_break_drop_unclaimed(struct tr_process *p)

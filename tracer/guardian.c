@@ -71,12 +71,15 @@
  * journaled) inherits our bytes, pages and handler: it is restored by its
  * parent's records (restore_children).
  *
- * Not covered: a death during the one injected call that maps the
- * handler's page (once per process, before any breakpoint exists), which
- * goes through the program's own `syscall` with a trap flag while SIGTRAP
- * still kills.  The calls that read and set the actions go through the
- * handler's code without one, and a death then leaves the thread parked
- * there (tr_inject_syscall_parked).
+ * The calls that install the handler are made before SIGTRAP is ours: a
+ * single step's trap flag, which a dying tracer leaves set, would kill the
+ * process as the call returns.  They are made without one
+ * (tr_inject_syscall_parked), the mmap of the handler's page through
+ * glibc's loop that ends a thread (scratch.c, map_through), the others
+ * through the handler's code; a death leaves the thread there, busy in
+ * place, for the guardian.  Not covered: a libc without that loop, whose
+ * mmap is still made with a trap flag (once per process, before any
+ * breakpoint exists).
  */
 #include "tracer/internal.h"
 
@@ -492,10 +495,9 @@ static int install_rescue(struct tr_process *p, struct tr_thread *th, char *err,
 	uint64_t code;
 	int i;
 
-	/* Only this call, through the program's own code, is made with a
-	 * trap flag while SIGTRAP kills: should cctrace die during it, the
-	 * process dies too.  The others park the thread in the handler's
-	 * code instead (tr_inject_syscall_parked). */
+	/* No call here is made with a trap flag while SIGTRAP kills: the
+	 * mmap goes through libc's exit loop (map_through), the others
+	 * through the handler's code (tr_inject_syscall_parked). */
 	code = tr_scratch_alloc(p, th->regs.rip, sizeof(rescue_code), err, errlen);
 	if (!code)
 		return -1;
@@ -587,6 +589,11 @@ static int uninstall(struct tr_process *p, struct tr_thread *th, int then)
 uint64_t tr_guard_gadget(const struct tr_process *p)
 {
 	return installed(p) && p->rescue ? p->rescue + RESCUE_SYSCALL : 0;
+}
+
+bool tr_guard_trap_kills(const struct tr_process *p)
+{
+	return guard_of(p) && p->rescue_state != TR_RESCUE_INSTALLED;
 }
 
 int tr_guard_unprepare(struct tr_process *p, struct tr_thread *held)

@@ -192,6 +192,7 @@ struct tr_process {
 				  * it executes a program */
 	unsigned execs;		 /* programs it has executed since we met it */
 	uint64_t syscall_gadget; /* address of a 0f 05 pair in its text, 0 = not found yet */
+	uint64_t exit_loop;	 /* libc's loop that ends a thread (scratch.c); 1: none */
 	struct tr_breakpoint *breakpoints;
 	/* The same breakpoints by address (breakpoint.c): a stop looks its
 	 * pc up, and a choice decodes every held thread's next instruction. */
@@ -415,6 +416,9 @@ void tr_guard_after_stop(struct tr_thread *th);
  * thread then parks in the handler instead of running on with the
  * injected registers. */
 uint64_t tr_guard_gadget(const struct tr_process *p);
+/* A guardian watches p and SIGTRAP has the program's action, not the
+ * rescue handler's: a trap flag a dying cctrace left set would kill it. */
+bool tr_guard_trap_kills(const struct tr_process *p);
 /* While our handler is in place, whether the program catches sig (SIGILL
  * or SIGTRAP); false if the kernel's answer is the right one. */
 bool tr_guard_signal_action(const struct tr_process *p, int sig, bool *caught);

@@ -40,48 +40,95 @@ struct tr_thread *tr_any_held_thread(struct tr_process *p)
 	return NULL;
 }
 
-static uint64_t scan_for_syscall(struct tr_process *p, uint64_t start, uint64_t end)
+static uint64_t scan_for(struct tr_process *p, uint64_t start, uint64_t end, const void *bytes,
+			 size_t len)
 {
 	uint8_t buf[65536];
 	uint64_t at;
 
-	for (at = start; at < end; at += sizeof(buf) - 1) {
+	for (at = start; at < end; at += sizeof(buf) - (len - 1)) {
 		size_t n = end - at < sizeof(buf) ? end - at : sizeof(buf);
 		uint8_t *hit;
 
 		if (tracer_read(p, at, buf, n) < 0)
 			return 0;
-		hit = memmem(buf, n, "\x0f\x05", 2);
+		hit = memmem(buf, n, bytes, len);
 		if (hit)
 			return at + (uint64_t)(hit - buf);
 	}
 	return 0;
 }
 
-static uint64_t find_syscall_gadget(struct tr_process *p)
+static bool is_scratch(const struct tr_process *p, uint64_t lo, uint64_t hi)
+{
+	const struct tr_scratch *s;
+
+	for (s = p->scratch; s; s = s->next)
+		if (s->addr < hi && s->addr + PAGE > lo)
+			return true;
+	return false;
+}
+
+/* The first place in p's own code that holds these bytes, 0 if none: not
+ * in a page of ours, which goes at detach while the place is still used. */
+static uint64_t find_in_code(struct tr_process *p, const void *bytes, size_t len)
 {
 	char path[64], line[512];
 	FILE *f;
-	uint64_t gadget = 0;
+	uint64_t found = 0;
 
-	if (p->syscall_gadget)
-		return p->syscall_gadget;
 	f = tr_open_maps(p, path, sizeof(path));
 	if (!f)
 		return 0;
-	while (!gadget && fgets(line, sizeof(line), f)) {
+	while (!found && fgets(line, sizeof(line), f)) {
 		unsigned long lo, hi;
 		char perms[5];
 
 		if (sscanf(line, "%lx-%lx %4s", &lo, &hi, perms) != 3 || perms[2] != 'x')
 			continue;
-		if (strstr(line, "[vsyscall]"))
+		if (strstr(line, "[vsyscall]") || is_scratch(p, lo, hi))
 			continue;
-		gadget = scan_for_syscall(p, lo, hi);
+		found = scan_for(p, lo, hi, bytes, len);
 	}
 	fclose(f);
-	p->syscall_gadget = gadget;
-	return gadget;
+	return found;
+}
+
+static uint64_t find_syscall_gadget(struct tr_process *p)
+{
+	if (!p->syscall_gadget)
+		p->syscall_gadget = find_in_code(p, "\x0f\x05", 2);
+	return p->syscall_gadget;
+}
+
+/*
+ * glibc's loop that ends a thread (start_thread's, __libc_start_call_main's):
+ *
+ *	1: xor %edi, %edi; mov %edx, %eax; syscall; jmp 1b
+ *
+ * A call made through its syscall goes on, should cctrace die during it,
+ * to make the call numbered rdx, with fd 0, again and again: harmless for
+ * the mmap of a scratch page, whose rdx is PROT_READ | PROT_EXEC (5,
+ * fstat(0, (void *)4096), which fails with EFAULT), until the guardian
+ * takes the thread.  A single step's trap flag would have killed it.
+ * Executed from our entry, the bytes are that loop wherever they lie.
+ */
+static const uint8_t exit_loop[] = {0x31, 0xff, 0x89, 0xd0, 0x0f, 0x05, 0xeb, 0xf8};
+enum { EXIT_LOOP_SYSCALL = 4 };
+
+static uint64_t find_exit_loop(struct tr_process *p)
+{
+	if (!p->exit_loop) {
+		p->exit_loop = find_in_code(p, exit_loop, sizeof(exit_loop));
+		if (!p->exit_loop)
+			p->exit_loop = 1;
+	}
+	if (p->exit_loop <= 1)
+		return 0;
+	for (size_t i = 0; i < sizeof(exit_loop); i++) /* a breakpoint would fault there */
+		if (tr_break_find(p, p->exit_loop + i))
+			return 0;
+	return p->exit_loop + EXIT_LOOP_SYSCALL;
 }
 
 /*
@@ -385,6 +432,18 @@ static struct tr_thread *mapping_thread(struct tr_process *p, bool *borrowed)
 	return tr_borrow_thread(p, borrowed);
 }
 
+/* The mmap of a scratch page; before the rescue handler catches SIGTRAP
+ * (the first page is the handler's), through libc's exit loop. */
+static long map_through(struct tr_thread *th, const long args[6], bool *ok)
+{
+	uint64_t loop = tr_guard_trap_kills(th->proc) ? find_exit_loop(th->proc) : 0;
+
+	assert(args[2] == (PROT_READ | PROT_EXEC)); /* exit_loop's fstat */
+	if (loop)
+		return tr_inject_syscall_parked(th, loop, TR_SYS_mmap, args, ok);
+	return tr_inject_syscall(th, TR_SYS_mmap, args, ok);
+}
+
 static struct tr_scratch *map_scratch_page(struct tr_process *p, uint64_t near, char *err,
 					   size_t errlen)
 {
@@ -433,7 +492,7 @@ static struct tr_scratch *map_scratch_page(struct tr_process *p, uint64_t near, 
 				 strerror(errno));
 			goto forget;
 		}
-		addr = tr_inject_syscall(th, TR_SYS_mmap, args, &ok);
+		addr = map_through(th, args, &ok);
 	}
 	if (!args[0] || !ok || addr != args[0]) {
 		/* A process being killed has no maps left to read, and no

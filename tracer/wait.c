@@ -276,6 +276,7 @@ static void process_exec(struct tracer *t, struct tr_thread *th)
 	memset(p->watch, 0, sizeof(p->watch));
 	p->dr_generation++;
 	p->syscall_gadget = 0;
+	p->exit_loop = 0;
 	p->shares_mm = false;
 	p->execs++;
 	/* The old descriptor still reaches the old program's memory, or
