@@ -61,11 +61,12 @@
  * reads the clock, or counts, changes its registers as a loop that
  * computes does; it no longer runs for ever) */
 #define SPIN_PROOF_MS	  2000
-#define SPIN_FRAMES	  32  /* frames searched for the executable's spin point */
-#define SPIN_WINDOW	  8   /* access points of one turn compared for a spin */
-#define POLL_MS		  5   /* how often a running thread is sampled for sleep */
-#define GONE_MS		  100 /* a joined thread past its exit: how long it may take to go */
-#define POLL_YOUNG_MS	  1   /* ... in the first POLL_YOUNG_FOR_MS of its step */
+#define SPIN_FRAMES	  32   /* frames searched for the executable's spin point */
+#define SPIN_WINDOW	  8    /* access points of one turn compared for a spin */
+#define POLL_MS		  5    /* how often a running thread is sampled for sleep */
+#define GONE_MS		  100  /* a joined thread past its exit: how long it may take to go */
+#define BURY_MS		  2000 /* an ending child, for its parent's wait4: a loaded host's reap */
+#define POLL_YOUNG_MS	  1    /* ... in the first POLL_YOUNG_FOR_MS of its step */
 #define POLL_YOUNG_FOR_MS 10
 #define SETTLE_TRIES	  40 /* polls to wait for dying threads before a deadlock */
 /* A profile's access point hit this often in one run (a loop over a
@@ -232,7 +233,8 @@ struct serial {
 	/* a process whose thread called exit_group: its other threads die
 	 * with it, they are not steps to choose (nor to write) */
 	struct tr_process *ending;
-	uint64_t create_site; /* the return address of the last pthread_create */
+	struct tr_process *buried; /* the ending process bury_ending waited for, once */
+	uint64_t create_site;	   /* the return address of the last pthread_create */
 	long steps;
 	/* steps that did not end asleep: a thread asleep in a call other than
 	 * a futex wait is tried again only after one of them (two such
@@ -2181,11 +2183,13 @@ static bool ending_has_parent(struct serial *s)
  * in others, and the same seed did not make the same schedule. */
 static void bury_ending(struct serial *s)
 {
-	int64_t deadline = tracer_now_ms() + GONE_MS;
+	int64_t deadline = tracer_now_ms() + BURY_MS;
 	int i, leader = -1;
 
-	if (!s->ending || !ending_has_parent(s))
+	/* once: a thread that does not go in time would cost every pick */
+	if (!s->ending || s->buried == s->ending || !ending_has_parent(s))
 		return;
+	s->buried = s->ending;
 	for (i = 0; i < s->nthreads; i++) {
 		struct tr_thread *th = s->threads[i].th;
 

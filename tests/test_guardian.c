@@ -929,9 +929,6 @@ static pid_t kill_after_nth_injected_resume(pid_t cctrace, int nth)
 		if (!in_call)
 			continue;
 		cr_assert(ptrace(PTRACE_GETREGS, cctrace, NULL, &regs) == 0);
-		if (regs.orig_rax == SYS_ptrace && getenv("DBG"))
-			fprintf(stderr, "ptrace(%lld, %lld)\n", (long long)regs.rdi,
-				(long long)regs.rsi);
 		if (regs.orig_rax == SYS_ptrace &&
 		    (regs.rdi == PTRACE_SINGLESTEP || regs.rdi == PTRACE_SYSCALL))
 			armed = ++seen == nth;
@@ -970,8 +967,9 @@ static void kill_in_install(int nth, const char *when)
 /*
  * A SIGKILL of cctrace while it installs the rescue handler: in the mmap
  * of the handler's page (the first resume), and in the call that reads
- * SIGILL's action (the second).  SIGTRAP still has the program's own
- * action then, and the trap flag of a single step, which a dying tracer
+ * SIGILL's action (the third: the mmap's entry and exit come first).
+ * SIGTRAP still has the program's own action then, and the trap flag of a
+ * single step, which a dying tracer
  * leaves set, killed the process as the call returned (found by a
  * helper's kill -9 at random moments: 7 deaths in 230 kills in an
  * attach's first 30 ms).  These calls are made without a trap flag now,
@@ -982,6 +980,7 @@ static void kill_in_install(int nth, const char *when)
 Test(guardian, sigkill_while_the_handler_is_installed_leaves_the_target_as_it_was)
 {
 	become_subreaper();
+	/* each call: a resume to its entry stop, one to its exit stop */
 	kill_in_install(1, "killed in the mmap of the handler's page");
-	kill_in_install(2, "killed reading SIGILL's action");
+	kill_in_install(3, "killed reading SIGILL's action");
 }

@@ -75,7 +75,7 @@
  * single step's trap flag, which a dying tracer leaves set, would kill the
  * process as the call returns.  They are made without one
  * (tr_inject_syscall_parked), the mmap of the handler's page through
- * glibc's loop that ends a thread (scratch.c, map_through), the others
+ * glibc's loop that ends a thread (scratch.c, exit_loop), the others
  * through the handler's code; a death leaves the thread there, busy in
  * place, for the guardian.  Not covered: a libc without that loop, whose
  * mmap is still made with a trap flag (once per process, before any
@@ -578,7 +578,9 @@ static int uninstall(struct tr_process *p, struct tr_thread *th, int then)
 		return -1;
 	for (i = 0; i < 2; i++) {
 		memcpy(&old, p->rescue_old[i], sizeof(old));
-		if (set_action(p, th, 0, rescued[i], &old) < 0)
+		/* no trap flag once SIGTRAP's own action may be back */
+		if (set_action(p, th, p->rescue ? p->rescue + RESCUE_SYSCALL : 0, rescued[i],
+			       &old) < 0)
 			return -1;
 	}
 	set_rescue_state(p, then);

@@ -20,7 +20,9 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #define PAGE  4096ul
 #define REACH (1ul << 30) /* well inside the +-2 GiB a rel32 reaches */
@@ -107,23 +109,27 @@ static uint64_t find_syscall_gadget(struct tr_process *p)
  *	1: xor %edi, %edi; mov %edx, %eax; syscall; jmp 1b
  *
  * A call made through its syscall goes on, should cctrace die during it,
- * to make the call numbered rdx, with fd 0, again and again: harmless for
- * the mmap of a scratch page, whose rdx is PROT_READ | PROT_EXEC (5,
- * fstat(0, (void *)4096), which fails with EFAULT), until the guardian
- * takes the thread.  A single step's trap flag would have killed it.
- * Executed from our entry, the bytes are that loop wherever they lie.
+ * to make the call numbered rdx, with fd 0 and the same rsi, again and
+ * again, until the guardian takes the thread.  For the calls made while
+ * SIGTRAP may kill (before the rescue handler is in place, after it is
+ * gone) that is harmless: an mmap's rdx (PROT_READ | PROT_EXEC, 5) makes
+ * fstat(0, (void *)4096), which fails with EFAULT, and a munmap's (0)
+ * read(0, (void *)4096, 0), which reads nothing; 4096 is below any
+ * mmap_min_addr.  A single step's trap flag, which a dying tracer leaves
+ * set, would have killed the process.  Executed from our entry, the bytes
+ * are that loop wherever they lie.
  */
 static const uint8_t exit_loop[] = {0x31, 0xff, 0x89, 0xd0, 0x0f, 0x05, 0xeb, 0xf8};
-enum { EXIT_LOOP_SYSCALL = 4 };
+enum { EXIT_LOOP_SYSCALL = 4, EXIT_LOOP_NONE = 1 /* p->exit_loop: looked for, not found */ };
 
 static uint64_t find_exit_loop(struct tr_process *p)
 {
 	if (!p->exit_loop) {
 		p->exit_loop = find_in_code(p, exit_loop, sizeof(exit_loop));
 		if (!p->exit_loop)
-			p->exit_loop = 1;
+			p->exit_loop = EXIT_LOOP_NONE;
 	}
-	if (p->exit_loop <= 1)
+	if (p->exit_loop == EXIT_LOOP_NONE)
 		return 0;
 	for (size_t i = 0; i < sizeof(exit_loop); i++) /* a breakpoint would fault there */
 		if (tr_break_find(p, p->exit_loop + i))
@@ -218,11 +224,12 @@ static int injected_syscall_stop(struct tr_thread *th, int status, uint64_t gadg
  * are the ones the thread returns to user mode with: a system call the
  * thread was interrupted in would not be restarted (its wrapper would see
  * -ERESTARTSYS), and no signal could be given it on its way.  So it goes
- * on into the handler's pause() and is interrupted there, stopping in the
- * kernel's signal path as the attach's interrupt left it; a signal that
- * stops it first does as well, and is kept for later.  0; -1 as
- * injected_step_done; -2 if it did not stop in time (it is left parked,
- * where the guardian would give it its registers back).
+ * on into the code after the call, which keeps it busy in place, and is
+ * interrupted there, stopping in the kernel's signal path as the attach's
+ * interrupt left it; a signal that stops it first does as well, and is
+ * kept for later.  0; -1 as injected_step_done; -2 if it could not be
+ * stopped or did not stop in time: it is left running in our code, its
+ * registers journaled for the guardian (restored only if cctrace dies).
  */
 static int settle_in_signal_path(struct tr_thread *th, uint64_t gadget,
 				 struct user_regs_struct *saved,
@@ -230,8 +237,12 @@ static int settle_in_signal_path(struct tr_thread *th, uint64_t gadget,
 {
 	int status, rc, event;
 
-	if (ptrace(PTRACE_CONT, th->tid, 0, 0) < 0 || ptrace(PTRACE_INTERRUPT, th->tid, 0, 0) < 0)
+	if (ptrace(PTRACE_CONT, th->tid, 0, 0) < 0)
 		return -1;
+	if (ptrace(PTRACE_INTERRUPT, th->tid, 0, 0) < 0) {
+		tr_mark_running(th); /* busy in our code: the guardian's, should we die */
+		return -2;
+	}
 	for (;;) {
 		rc = tr_wait_task(th->proc->pid, th->tid, deadline, false, &status);
 		if (rc == TR_TASK_DEADLINE) { /* parked, our registers journaled */
@@ -278,6 +289,11 @@ static long inject_through(struct tr_thread *th, uint64_t gadget, bool trap_free
 	*ok = false;
 	if (!gadget || th->state != TR_HELD)
 		return ret;
+	/* A signal kept for later is given when the thread is resumed from a
+	 * signal-delivery stop, where a step ends and an interrupt does not:
+	 * such a thread is stepped (a rare window for a dying cctrace). */
+	if (th->pending_signal)
+		trap_free = false;
 	regs.rax = (unsigned long)nr;
 	regs.orig_rax = (unsigned long)-1; /* no syscall restart for the stop we are in */
 	regs.rdi = (unsigned long)args[0];
@@ -342,6 +358,12 @@ restore:
 	tr_guard_inject(th, NULL);
 	th->regs = saved;
 	tr_clear(th, TF_REGS_DIRTY);
+	if (trap_free && th->pending_signal) {
+		/* it came during the call; from the interrupt's stop it would
+		 * be dropped: queued again, it comes as if a little later */
+		syscall(SYS_tgkill, th->proc->pid, th->tid, th->pending_signal);
+		th->pending_signal = 0;
+	}
 	return ret;
 }
 
@@ -432,16 +454,18 @@ static struct tr_thread *mapping_thread(struct tr_process *p, bool *borrowed)
 	return tr_borrow_thread(p, borrowed);
 }
 
-/* The mmap of a scratch page; before the rescue handler catches SIGTRAP
- * (the first page is the handler's), through libc's exit loop. */
-static long map_through(struct tr_thread *th, const long args[6], bool *ok)
+/* A call of ours while SIGTRAP may kill p (no rescue handler in place):
+ * through libc's exit loop, without a trap flag, if the loop is there. */
+static long inject_while_trap_kills(struct tr_thread *th, long nr, const long args[6], bool *ok)
 {
 	uint64_t loop = tr_guard_trap_kills(th->proc) ? find_exit_loop(th->proc) : 0;
 
-	assert(args[2] == (PROT_READ | PROT_EXEC)); /* exit_loop's fstat */
+	/* the calls whose rdx the loop may repeat harmlessly (exit_loop) */
+	assert((nr == TR_SYS_mmap && args[2] == (PROT_READ | PROT_EXEC)) ||
+	       (nr == TR_SYS_munmap && args[2] == 0));
 	if (loop)
-		return tr_inject_syscall_parked(th, loop, TR_SYS_mmap, args, ok);
-	return tr_inject_syscall(th, TR_SYS_mmap, args, ok);
+		return tr_inject_syscall_parked(th, loop, nr, args, ok);
+	return tr_inject_syscall(th, nr, args, ok);
 }
 
 static struct tr_scratch *map_scratch_page(struct tr_process *p, uint64_t near, char *err,
@@ -492,7 +516,7 @@ static struct tr_scratch *map_scratch_page(struct tr_process *p, uint64_t near, 
 				 strerror(errno));
 			goto forget;
 		}
-		addr = map_through(th, args, &ok);
+		addr = inject_while_trap_kills(th, TR_SYS_mmap, args, &ok);
 	}
 	if (!args[0] || !ok || addr != args[0]) {
 		/* A process being killed has no maps left to read, and no
@@ -558,7 +582,7 @@ void tr_scratch_release_all(struct tr_process *p, struct tr_thread *held)
 
 		if (held && p->alive) {
 			args[0] = (long)s->addr;
-			tr_inject_syscall(held, TR_SYS_munmap, args, &ok);
+			inject_while_trap_kills(held, TR_SYS_munmap, args, &ok);
 		}
 		if (s->gj)
 			tr_guard_scratch(p, s, TR_GUARD_GONE);
