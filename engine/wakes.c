@@ -228,7 +228,7 @@ bool wakes_times_out_now(struct run *r, struct tr_thread *th)
 {
 	const struct user_regs_struct *regs = tracer_regs(th);
 
-	/* (wakes_wait_ends: woken, or its word changed) */
+	/* (wakes_wait_ends: woken, or, for glibc's waits, its word changed) */
 	return r->serial && !run_searching_serially(r) && tracer_thread_held(th) &&
 	       regs->orig_rax == TR_SYS_futex && futex_op_waits(regs->rsi) && regs->r10 != 0 &&
 	       !wakes_wait_ends(r, th) &&
@@ -241,7 +241,8 @@ bool wakes_times_out_now(struct run *r, struct tr_thread *th)
  * EAGAIN, where the kernel keeps a queued waiter asleep.  The restart is
  * made to compare with the word as it is now, so it sleeps on.  (A timed
  * wait restarts through restart_syscall with the value it saved: not
- * mended.)
+ * mended.  rdx is left so after the call: code that keeps the value it
+ * compared in edx across its own syscall instruction sees the new one.)
  */
 static void wait_sleeps_on(struct run *r, struct tr_thread *th)
 {
