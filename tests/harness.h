@@ -284,11 +284,24 @@ static inline char *h_run_line(const char *path)
 /* How many of n replays of `cctrace run -q --expect bug ARGS` exit 0. */
 static inline int h_bug_replays(const char *args, int n)
 {
-	int i, ok = 0;
+	char out[] = "/tmp/cctrace-replay-XXXXXX", *text;
+	int i, ok = 0, fd = mkstemp(out), good;
 
-	for (i = 0; i < n; i++)
-		ok += system(h_fmt("%s run -q --expect bug %s >/dev/null 2>&1", h_cctrace(),
-				   args)) == 0;
+	if (fd >= 0)
+		close(fd);
+	for (i = 0; i < n; i++) {
+		good = system(h_fmt("%s run -q --expect bug %s >%s 2>&1", h_cctrace(), args,
+				    fd >= 0 ? out : "/dev/null")) == 0;
+		ok += good;
+		/* the first replay that did not show the bug says why, in the log */
+		if (!good && ok == i && fd >= 0 && (text = h_read_file(out, NULL)) != NULL) {
+			fprintf(stderr, "replay %d of %s did not show the bug:\n%s\n", i + 1, args,
+				text);
+			free(text);
+		}
+	}
+	if (fd >= 0)
+		unlink(out);
 	return ok;
 }
 
