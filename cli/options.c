@@ -492,26 +492,30 @@ bool cli_is_command(const char *cmd)
 	return command_info(cmd) != NULL;
 }
 
-const char *cli_closest_command(const char *word)
+const char *cli_nearest_name(const char *word, size_t n, const char *(*name_at)(size_t i))
 {
 	const char *best = NULL;
 	unsigned d, best_d = 3;
 	size_t i;
 
-	for (i = 0; i < NCOMMANDS; i++) {
-		d = sym_edit_distance(word, strlen(word), commands[i].name,
-				      strlen(commands[i].name));
+	for (i = 0; i < n; i++) {
+		d = sym_edit_distance(word, strlen(word), name_at(i), strlen(name_at(i)));
 		if (d < best_d) {
 			best_d = d;
-			best = commands[i].name;
+			best = name_at(i);
 		}
 	}
 	return best;
 }
 
+static const char *command_name_at(size_t i)
+{
+	return commands[i].name;
+}
+
 int cli_unknown_command(const char *word)
 {
-	const char *near = cli_closest_command(word);
+	const char *near = cli_nearest_name(word, NCOMMANDS, command_name_at);
 
 	if (word[0] == '-' && sym_edit_distance(word, strlen(word), "--version", 9) < 3)
 		return cli_usage_error(NULL, "unknown option '%s'; did you mean '--version'?",

@@ -96,8 +96,9 @@ void cli_print_error(const char *err);
 void cli_global_help(FILE *f);
 /* Does the table know cmd (run, attach, explore, shell)? */
 bool cli_is_command(const char *cmd);
-/* The command name nearest word, within two edits; NULL if none. */
-const char *cli_closest_command(const char *word);
+/* Of the n names name_at(i) gives, the one nearest word, within two
+ * edits; NULL if none (a command's, the shell's commands). */
+const char *cli_nearest_name(const char *word, size_t n, const char *(*name_at)(size_t i));
 /* "unknown command 'rnu'; did you mean 'run'?" (or an option before any
  * command) and the "Try" line; EXIT_ERROR. */
 int cli_unknown_command(const char *word);

@@ -1037,21 +1037,14 @@ static const struct command *find_command(const char *name)
 	return NULL;
 }
 
+static const char *command_name_at(size_t i)
+{
+	return commands[i].name;
+}
+
 static const char *closest_command(const char *word)
 {
-	const char *best = NULL;
-	size_t i;
-	unsigned d, best_d = 3;
-
-	for (i = 0; i < ncommands; i++) {
-		d = sym_edit_distance(word, strlen(word), commands[i].name,
-				      strlen(commands[i].name));
-		if (d < best_d) {
-			best_d = d;
-			best = commands[i].name;
-		}
-	}
-	return best;
+	return cli_nearest_name(word, ncommands, command_name_at);
 }
 
 static void help_all(struct shell *sh)
