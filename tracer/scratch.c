@@ -269,12 +269,13 @@ static int settle_in_signal_path(struct tr_thread *th, uint64_t gadget,
 
 /*
  * Through a gadget, stepped over (a trap flag) or, trap_free, followed by
- * its system-call stops.  The second is for the calls that install the
- * rescue handler (guardian.c): SIGTRAP has the program's action until
- * then, and a trap flag that a dying cctrace leaves set would kill the
- * process at the call's end.  Its gadget is the handler's page's, whose
- * next instructions park the thread in pause(), where the guardian gives
- * it its registers back.
+ * its system-call stops.  The second is for the calls made while SIGTRAP
+ * has the program's action (before the rescue handler is in place, after
+ * it is gone; guardian.c), when a trap flag that a dying cctrace leaves
+ * set would kill the process at the call's end.  Its gadget is one whose
+ * next instructions keep the thread busy in place (the handler's park
+ * loop, libc's exit loop), where the guardian gives it its registers
+ * back.
  */
 static long inject_through(struct tr_thread *th, uint64_t gadget, bool trap_free, long nr,
 			   const long args[6], bool *ok)
