@@ -341,6 +341,10 @@ int call_would_return(struct tr_thread *th, long nr, const uint64_t args[TRACER_
 /* wakes.c: futex wakes that reach a thread held in its wait. */
 bool futex_op_waits(uint64_t op);
 bool futex_op_wakes(uint64_t op); /* wakes waiters on its first word */
+/* A futex word that held the tid value of a thread of p and reads word:
+ * was it cleared by that thread's exit (CLONE_CHILD_CLEARTID), which
+ * wakes its waiters with no FUTEX_WAKE of the program's to see? */
+bool futex_cleared_at_exit(struct run *r, struct tr_process *p, uint32_t word, uint32_t value);
 /* th, held in a futex wait or at its entry, returns 0 from it when it runs. */
 void futex_wait_returns_woken(struct tr_thread *th);
 /* ...or returns ETIMEDOUT, as a timed wait whose time ran out */

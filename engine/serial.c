@@ -1129,10 +1129,12 @@ static bool futex_sleeps(struct serial *s, struct sthread *st)
 {
 	uint32_t word;
 
-	if (st->own_wait)
-		return true;
 	if (read_words(s, tracer_thread_process(st->th), st->futex, &word, sizeof(word)) < 0)
 		return false;
+	/* the kernel's wake as a raw clone's thread exits (rawjoin: a false
+	 * deadlock) is the one wake without a FUTEX_WAKE to see */
+	if (st->own_wait)
+		return !futex_cleared_at_exit(s->r, tracer_thread_process(st->th), word, st->value);
 	return word == st->value;
 }
 

@@ -200,6 +200,19 @@ static long wake_held(struct run *r, struct tr_process *p, uint64_t uaddr, uint6
  * that wakes before it stores leaves it asleep for ever, and the search
  * finds that deadlock (serial.c's futex_sleeps), which must replay.
  */
+bool futex_cleared_at_exit(struct run *r, struct tr_process *p, uint32_t word, uint32_t value)
+{
+	struct tr_thread *t;
+
+	if (word != 0 || value == 0)
+		return false;
+	tr_for_each_thread(t, r->t)
+		if (tracer_thread_exited(t) && (uint32_t)tracer_thread_tid(t) == value &&
+		    tracer_thread_process(t) == p)
+			return true;
+	return false;
+}
+
 bool wakes_wait_ends(struct run *r, struct tr_thread *th)
 {
 	const struct user_regs_struct *regs = tracer_regs(th);
@@ -207,12 +220,13 @@ bool wakes_wait_ends(struct run *r, struct tr_thread *th)
 
 	if (run_thread(r, th)->woken)
 		return true;
-	if (held_in_wait(r, th))
-		return false;
 	if (regs->orig_rax != TR_SYS_futex || !futex_op_waits(regs->rsi))
 		return false;
 	if (tracer_read(tracer_thread_process(th), regs->rdi, &word, sizeof(word)) < 0)
 		return false;
+	if (held_in_wait(r, th)) /* the kernel's wake at a thread's exit ends it too */
+		return futex_cleared_at_exit(r, tracer_thread_process(th), word,
+					     (uint32_t)regs->rdx);
 	return word != (uint32_t)regs->rdx;
 }
 

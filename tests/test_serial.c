@@ -1330,6 +1330,25 @@ Test(serial, a_store_before_the_wake_has_no_bug)
 	h_remove_tree(dir);
 }
 
+/* A raw clone's thread joined by the program's own futex wait on its tid
+ * word, which the kernel clears and wakes as the thread exits: no
+ * FUTEX_WAKE to see, and a wait of the program's own ends only by a wake.
+ * The exit's clear is that wake (it was a false deadlock in run 2). */
+Test(serial, a_raw_clone_joined_on_its_tid_word_has_no_bug)
+{
+	char *dir;
+	struct h_result r;
+
+	g_strategy = "dfs";
+	r = search("tests/fixtures/rawjoin", 100, &dir);
+	cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, " 0 bugs, "), "%s", r.err);
+	cr_expect(strstr(r.err, "every schedule of dfs"), "%s", r.err);
+	cr_expect(!exists(h_fmt("%s/bug-1.sched", dir)));
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
+
 Test(serial, control_has_no_bug)
 {
 	expect_no_bug("tests/fixtures/sercontrol", 30);
