@@ -189,17 +189,6 @@ static long wake_held(struct run *r, struct tr_process *p, uint64_t uaddr, uint6
 	return woken;
 }
 
-/*
- * A held thread stopped asleep in futex(FUTEX_WAIT, uaddr, val) redoes the
- * call when it runs again, and the call returns at once if *uaddr is no
- * longer val: a changed word means the thread would go on, it is not
- * blocked any more.  Without this, a producer that waits in
- * pthread_cond_signal for a consumer we hold to leave its old wait looked
- * like a deadlock.  Not so a wait of the program's own (held_in_wait):
- * the kernel had queued it, and only a wake ends it (wake_held); a waker
- * that wakes before it stores leaves it asleep for ever, and the search
- * finds that deadlock (serial.c's futex_sleeps), which must replay.
- */
 bool futex_cleared_at_exit(struct run *r, struct tr_process *p, uint32_t word, uint32_t value)
 {
 	struct tr_thread *t;
@@ -213,6 +202,17 @@ bool futex_cleared_at_exit(struct run *r, struct tr_process *p, uint32_t word, u
 	return false;
 }
 
+/*
+ * A held thread stopped asleep in futex(FUTEX_WAIT, uaddr, val) redoes the
+ * call when it runs again, and the call returns at once if *uaddr is no
+ * longer val: a changed word means the thread would go on, it is not
+ * blocked any more.  Without this, a producer that waits in
+ * pthread_cond_signal for a consumer we hold to leave its old wait looked
+ * like a deadlock.  Not so a wait of the program's own (held_in_wait):
+ * the kernel had queued it, and only a wake ends it (wake_held); a waker
+ * that wakes before it stores leaves it asleep for ever, and the search
+ * finds that deadlock (serial.c's futex_sleeps), which must replay.
+ */
 bool wakes_wait_ends(struct run *r, struct tr_thread *th)
 {
 	const struct user_regs_struct *regs = tracer_regs(th);
@@ -265,8 +265,9 @@ static void wait_sleeps_on(struct run *r, struct tr_thread *th)
 
 	if (!held_in_wait(r, th) || (long)regs.rax == -TR_ERESTART_RESTARTBLOCK ||
 	    tracer_read(tracer_thread_process(th), regs.rdi, &word, sizeof(word)) < 0 ||
-	    word == (uint32_t)regs.rdx)
-		return;
+	    word == (uint32_t)regs.rdx ||
+	    futex_cleared_at_exit(r, tracer_thread_process(th), word, (uint32_t)regs.rdx))
+		return; /* the last: woken by the kernel, as wakes_wait_ends says */
 	regs.rdx = word;
 	tracer_set_regs(th, &regs);
 }
