@@ -77,9 +77,11 @@
  * (tr_inject_syscall_parked), the mmap of the handler's page through
  * glibc's loop that ends a thread (scratch.c, exit_loop), the others
  * through the handler's code; a death leaves the thread there, busy in
- * place, for the guardian.  Not covered: a libc without that loop, whose
- * mmap is still made with a trap flag (once per process, before any
- * breakpoint exists).
+ * place, for the guardian; so are those of the detach, once SIGTRAP's
+ * own action may be back (putting the actions back, the munmaps).  Not
+ * covered: a libc without that loop, whose mmap and munmaps are still made
+ * with a trap flag, and a thread with a signal kept for later, which only
+ * a step can give it (scratch.c, inject_through).
  */
 #include "tracer/internal.h"
 
@@ -438,8 +440,9 @@ void tr_guard_exec(struct tr_process *p)
 
 /* ------------------------------------------------- the rescue handler */
 
-/* A call through th; park: through the handler's page, while it is being
- * installed (tr_inject_syscall_parked says why), else 0. */
+/* A call through th; park: the handler's syscall, for the calls made
+ * while SIGTRAP may have the program's action, as the handler is installed
+ * and taken out (tr_inject_syscall_parked says why), else 0. */
 static int inject(struct tr_thread *th, uint64_t park, long nr, long a0, long a1, long a2, long a3)
 {
 	long args[6] = {a0, a1, a2, a3, 0, 0}, ret;
@@ -496,8 +499,9 @@ static int install_rescue(struct tr_process *p, struct tr_thread *th, char *err,
 	int i;
 
 	/* No call here is made with a trap flag while SIGTRAP kills: the
-	 * mmap goes through libc's exit loop (map_through), the others
-	 * through the handler's code (tr_inject_syscall_parked). */
+	 * mmap goes through libc's exit loop (scratch.c,
+	 * inject_while_trap_kills), the others through the handler's code
+	 * (tr_inject_syscall_parked). */
 	code = tr_scratch_alloc(p, th->regs.rip, sizeof(rescue_code), err, errlen);
 	if (!code)
 		return -1;
@@ -579,8 +583,7 @@ static int uninstall(struct tr_process *p, struct tr_thread *th, int then)
 	for (i = 0; i < 2; i++) {
 		memcpy(&old, p->rescue_old[i], sizeof(old));
 		/* no trap flag once SIGTRAP's own action may be back */
-		if (set_action(p, th, p->rescue ? p->rescue + RESCUE_SYSCALL : 0, rescued[i],
-			       &old) < 0)
+		if (set_action(p, th, tr_guard_gadget(p), rescued[i], &old) < 0)
 			return -1;
 	}
 	set_rescue_state(p, then);

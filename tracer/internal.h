@@ -356,6 +356,8 @@ void tr_scratch_release_all(struct tr_process *p, struct tr_thread *held);
  * By tid: the guardian steps threads it has no struct tr_thread for. */
 bool tr_unblock_trap(pid_t tid, uint64_t *mask);
 void tr_put_back_mask(pid_t tid, uint64_t mask);
+/* Does [lo, hi) meet one of p's scratch pages? */
+bool tr_in_scratch(const struct tr_process *p, uint64_t lo, uint64_t hi);
 long tr_inject_syscall(struct tr_thread *th, long nr, const long args[6], bool *ok);
 /* The same through gadget, whose next instructions park the thread,
  * followed by the call's system-call stops rather than a trap flag: while

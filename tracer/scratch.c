@@ -61,7 +61,7 @@ static uint64_t scan_for(struct tr_process *p, uint64_t start, uint64_t end, con
 	return 0;
 }
 
-static bool is_scratch(const struct tr_process *p, uint64_t lo, uint64_t hi)
+bool tr_in_scratch(const struct tr_process *p, uint64_t lo, uint64_t hi)
 {
 	const struct tr_scratch *s;
 
@@ -88,7 +88,7 @@ static uint64_t find_in_code(struct tr_process *p, const void *bytes, size_t len
 
 		if (sscanf(line, "%lx-%lx %4s", &lo, &hi, perms) != 3 || perms[2] != 'x')
 			continue;
-		if (strstr(line, "[vsyscall]") || is_scratch(p, lo, hi))
+		if (strstr(line, "[vsyscall]") || tr_in_scratch(p, lo, hi))
 			continue;
 		found = scan_for(p, lo, hi, bytes, len);
 	}
