@@ -606,8 +606,6 @@ static bool is_line_spec(const char *spec)
 	return false;
 }
 
-/* An error in `break SPEC` or `watch SPEC`, checked as `wait any ATOM`,
- * said of what the user typed. */
 /* err with its first from replaced by to (the rest kept, within errlen). */
 static void replace_words(char *err, size_t errlen, const char *from, const char *to)
 {
@@ -619,6 +617,8 @@ static void replace_words(char *err, size_t errlen, const char *from, const char
 	free(said);
 }
 
+/* An error in `break SPEC` or `watch SPEC`, checked as `wait any ATOM`,
+ * said of what the user typed. */
 static void said_of_point(char *err, size_t errlen, bool watch, const char *atom, const char *spec)
 {
 	const char *word = watch ? "watch " : "break ";

@@ -121,18 +121,25 @@ const char *search_name(const struct search_config *cfg, char *buf, size_t len)
 	return buf;
 }
 
-bool search_asks_every_step(const char *text)
+/* The row of the strategy text names, NULL if it does not parse. */
+static const struct strategy_ops *ops_named(const char *text)
 {
 	struct search_config cfg = {0};
 	char err[160];
 
-	return search_parse(text, &cfg, err, sizeof(err)) == 0 && cfg.ops->every_step;
+	return search_parse(text, &cfg, err, sizeof(err)) == 0 ? cfg.ops : NULL;
+}
+
+bool search_asks_every_step(const char *text)
+{
+	const struct strategy_ops *ops = ops_named(text);
+
+	return ops && ops->every_step;
 }
 
 bool search_serialized_only(const char *text)
 {
-	struct search_config cfg = {0};
-	char err[160];
+	const struct strategy_ops *ops = ops_named(text);
 
-	return search_parse(text, &cfg, err, sizeof(err)) == 0 && cfg.ops->serialized_only;
+	return ops && ops->serialized_only;
 }

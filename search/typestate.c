@@ -397,21 +397,6 @@ static int merge_ops(struct fn *to, const struct fn *from)
 	return 0;
 }
 
-/* Drop the functions the program and its libraries do not have (a C
- * program has no operator new), and fold each other name of a function
- * into its first: a call entered as open may return as open64, which
- * paired nothing, and the descriptor's creation was lost. */
-/* Is the function of that name (an entry of ts->fns) in the program? */
-static bool named_present(const struct ts *ts, const bool *present, const char *name)
-{
-	int i;
-
-	for (i = 0; i < ts->nfns; i++)
-		if (present[i] && strcmp(ts->fns[i].name, name) == 0)
-			return true;
-	return false;
-}
-
 /* Does an op before k name the same function (a transit and a limit)? */
 static bool named_before(const struct ts_model *model, int k)
 {
@@ -439,7 +424,9 @@ static int check_models_present(struct ts *ts, const char *program, const bool *
 
 		names[0] = 0;
 		for (k = 0; k < model->nops && !any; k++) {
-			any = named_present(ts, present, model->ops[k].func);
+			int fn = fn_index(ts, model->ops[k].func);
+
+			any = fn >= 0 && present[fn];
 			if (len < sizeof(names) && !named_before(model, k))
 				len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s",
 							k ? ", " : "", model->ops[k].func);
@@ -458,6 +445,10 @@ static int check_models_present(struct ts *ts, const char *program, const bool *
 	return -1;
 }
 
+/* Drop the functions the program and its libraries do not have (a C
+ * program has no operator new), and fold each other name of a function
+ * into its first: a call entered as open may return as open64, which
+ * paired nothing, and the descriptor's creation was lost. */
 static int keep_present(struct ts *ts, const char *program)
 {
 	const char **names = calloc((size_t)ts->nfns, sizeof(*names));
