@@ -753,6 +753,20 @@ Test(explore_t, minimising_keeps_the_failed_asserts_values)
 	h_result_free(&r);
 }
 
+/* explore finds the bug of sched on prog, with out dir; the text of its
+ * (minimised) bug-1.sched, to h_free. */
+static char *explored_bug(const char *dir, const char *sched, const char *prog)
+{
+	struct h_result r = CCTRACE("explore", sched, "--out", dir, "--", prog);
+	char *text;
+
+	cr_assert_eq(r.code, 1, "exit %d\n%s", r.code, r.err);
+	h_result_free(&r);
+	text = h_read_file(h_fmt("%s/bug-1.sched", dir), NULL);
+	cr_assert_not_null(text, "no bug-1.sched in %s", dir);
+	return text;
+}
+
 /* tests/fixtures/lateorder's second worker (p1.t3) always reaches
  * arrive() first, so the wait names it A.  The bug schedule binds A and B
  * again to the threads the found run gave them, and the minimiser keeps
@@ -764,17 +778,14 @@ Test(explore_t, bug_schedule_binds_a_waits_names_as_the_run_did)
 	    h_temp_sched("late.sched", "thread A, B = wait 2 distinct enter(arrive)\n"
 				       "run B until return(arrive)\n"
 				       "assert A.id == 1\n");
-	struct h_result r = CCTRACE("explore", sched, "--out", dir, "--", LATEORDER_PROG);
-	char *text;
+	char *text = explored_bug(dir, sched, LATEORDER_PROG);
+	struct h_result r;
 
-	cr_assert_eq(r.code, 1, "exit %d\n%s", r.code, r.err);
-	h_result_free(&r);
-	text = h_read_file(h_fmt("%s/bug-1.sched", dir), NULL);
-	cr_assert(text && strstr(text, "\nthread A, B = wait 2 distinct enter(arrive)\n"
-				       "thread A = p1.t3   # the threads this run bound, whichever "
-				       "comes first\nthread B = p1.t2\n"),
+	cr_assert(strstr(text, "\nthread A, B = wait 2 distinct enter(arrive)\n"
+			       "thread A = p1.t3   # the threads this run bound, whichever "
+			       "comes first\nthread B = p1.t2\n"),
 		  "%s", text);
-	free(text);
+	h_free(text);
 	r = CCTRACE("run", h_fmt("%s/bug-1.sched", dir), "--", LATEORDER_PROG);
 	cr_expect_eq(r.code, 1, "exit %d\n%s", r.code, r.err);
 	cr_expect(strstr(r.err, "  A.id = 2\n"), "%s", r.err);
@@ -793,14 +804,10 @@ Test(explore_t, minimising_keeps_the_step_that_made_the_bug)
 	const char *sched = h_temp_sched("crash.sched", "thread A = wait any enter(prepare)\n"
 							"run A until return(prepare)\n"
 							"run A until exit\n");
-	struct h_result r = CCTRACE("explore", sched, "--out", dir, "--", CRASHSTEP_PROG);
-	char *text;
+	char *text = explored_bug(dir, sched, CRASHSTEP_PROG);
 
-	cr_assert_eq(r.code, 1, "exit %d\n%s", r.code, r.err);
-	h_result_free(&r);
-	text = h_read_file(h_fmt("%s/bug-1.sched", dir), NULL);
-	cr_assert(text && strstr(text, "\nrun A until exit\n") && !strstr(text, "return(prepare)"),
-		  "%s", text);
+	cr_assert(strstr(text, "\nrun A until exit\n") && !strstr(text, "return(prepare)"), "%s",
+		  text);
 	h_free(text);
 }
 

@@ -114,6 +114,22 @@ static void expect_no_bug(const char *prog, int runs)
 	h_remove_tree(dir);
 }
 
+/* dfs runs every schedule of prog, within runs runs, and none is a bug. */
+static void expect_no_bug_in_every_schedule(const char *prog, int runs)
+{
+	char *dir;
+	struct h_result r;
+
+	g_strategy = "dfs";
+	r = search(prog, runs, &dir);
+	cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, " 0 bugs, "), "%s", r.err);
+	cr_expect(strstr(r.err, "every schedule of dfs"), "%s", r.err);
+	cr_expect(!exists(h_fmt("%s/bug-1.sched", dir)));
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
+
 /* cctrace test finds a bug in prog within runs runs, writes it as a
  * serial schedule that replays 10/10, and says so with exit code 1. */
 static void expect_found(const char *prog, int runs, const char *what)
@@ -1316,18 +1332,8 @@ Test(serial, a_wait_asleep_is_not_ended_by_a_later_store)
  * it, and one that comes later sees the flag. */
 Test(serial, a_store_before_the_wake_has_no_bug)
 {
-	char *dir;
-	struct h_result r;
-
 	g_arg = "--fixed";
-	g_strategy = "dfs";
-	r = search("tests/fixtures/serwakefirst", 100, &dir);
-	cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
-	cr_expect(strstr(r.err, " 0 bugs, "), "%s", r.err);
-	cr_expect(strstr(r.err, "every schedule of dfs"), "%s", r.err);
-	cr_expect(!exists(h_fmt("%s/bug-1.sched", dir)));
-	h_result_free(&r);
-	h_remove_tree(dir);
+	expect_no_bug_in_every_schedule("tests/fixtures/serwakefirst", 100);
 }
 
 /* A raw clone's thread joined by the program's own futex wait on its tid
@@ -1336,17 +1342,7 @@ Test(serial, a_store_before_the_wake_has_no_bug)
  * The exit's clear is that wake (it was a false deadlock in run 2). */
 Test(serial, a_raw_clone_joined_on_its_tid_word_has_no_bug)
 {
-	char *dir;
-	struct h_result r;
-
-	g_strategy = "dfs";
-	r = search("tests/fixtures/rawjoin", 100, &dir);
-	cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
-	cr_expect(strstr(r.err, " 0 bugs, "), "%s", r.err);
-	cr_expect(strstr(r.err, "every schedule of dfs"), "%s", r.err);
-	cr_expect(!exists(h_fmt("%s/bug-1.sched", dir)));
-	h_result_free(&r);
-	h_remove_tree(dir);
+	expect_no_bug_in_every_schedule("tests/fixtures/rawjoin", 100);
 }
 
 Test(serial, control_has_no_bug)
@@ -1448,6 +1444,8 @@ Test(serial, an_unlocked_read_modify_write_is_said_to_be_unsearched)
 	char *dir = h_temp_dir();
 	struct h_result r = H_RUN(h_cctrace(), "test", "-q", "--seed", "1", "--runs", "10", "--out",
 				  dir, "--", "tests/fixtures/serrmw");
+	static const char *const quiet[] = {"locked", "mutex"};
+	int i;
 
 	cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
 	cr_expect(strstr(r.err, "cctrace test: warning: serrmw.c:") && strstr(r.err, "(adder+0x") &&
@@ -1456,21 +1454,16 @@ Test(serial, an_unlocked_read_modify_write_is_said_to_be_unsearched)
 	cr_expect_eq(h_count_lines(r.err, "warning:"), 1, "%s", r.err);
 	h_result_free(&r);
 	h_remove_tree(dir);
-	dir = h_temp_dir();
-	r = H_RUN(h_cctrace(), "test", "-q", "--seed", "1", "--runs", "10", "--out", dir, "--",
-		  "tests/fixtures/serrmw", "locked");
-	cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
-	cr_expect(!strstr(r.err, "warning"), "%s", r.err);
-	h_result_free(&r);
-	h_remove_tree(dir);
 	/* ...nor is one made under a mutex (it was warned of) */
-	dir = h_temp_dir();
-	r = H_RUN(h_cctrace(), "test", "-q", "--seed", "1", "--runs", "10", "--out", dir, "--",
-		  "tests/fixtures/serrmw", "mutex");
-	cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
-	cr_expect(!strstr(r.err, "warning"), "mutex:\n%s", r.err);
-	h_result_free(&r);
-	h_remove_tree(dir);
+	for (i = 0; i < 2; i++) {
+		dir = h_temp_dir();
+		r = H_RUN(h_cctrace(), "test", "-q", "--seed", "1", "--runs", "10", "--out", dir,
+			  "--", "tests/fixtures/serrmw", quiet[i]);
+		cr_expect_eq(r.code, 0, "%s: exit %d:\n%s", quiet[i], r.code, r.err);
+		cr_expect(!strstr(r.err, "warning"), "%s:\n%s", quiet[i], r.err);
+		h_result_free(&r);
+		h_remove_tree(dir);
+	}
 }
 
 /* A stripped program's code has no function to name a point by: its bug
