@@ -2362,7 +2362,7 @@ static char *attempt_schedule(struct ts *ts, const struct candidate *c, char *co
 		free(path_of_bug);
 		return NULL;
 	}
-	fputs("# run: cctrace run --expect bug", f);
+	fputs("# run: cctrace run", f); /* exit 1 while the bug shows, as explore's */
 	search_put_replay_tail(f, path_of_bug, argv);
 	fprintf(f, "\n# typestate (%s): in the profile, ", ts->flat[pre->flat].m->name);
 	describe_event(ts, pre, f);
@@ -2474,8 +2474,7 @@ static void write_bug(struct ts *ts, const struct candidate *c, int n, const cha
 	describe_states(ts, sub, f);
 	fprintf(f, "\ncandidate: seen %d time%s, %ld calls apart\n", c->count,
 		c->count == 1 ? "" : "s", c->distance);
-	fprintf(f, "replay: cctrace run --expect bug bug-%d.sched -- ...\n\nthe re-execution:\n%s",
-		n, log);
+	fprintf(f, "replay: cctrace run bug-%d.sched -- ...\n\nthe re-execution:\n%s", n, log);
 	fclose(f);
 	free(path);
 }
