@@ -572,6 +572,8 @@ struct engine_trace_outcome {
 	enum engine_outcome outcome;
 	const char *message; /* what "cctrace: OUTCOME: ..." said; NULL: none */
 	long run;	     /* explore: the run's number from 1; 0: not a search */
+	long search_run;     /* the same, counted from the search's start (a portfolio's
+				rounds count their runs from 1 each) */
 	const char *choices; /* explore: the run's choice trace ("0.1.0") */
 	bool abandoned;	     /* explore: the run lay outside the search (a shard) */
 };

@@ -158,6 +158,8 @@ void engine_trace_json_outcome(FILE *f, const struct engine_trace_outcome *o)
 	json_object_set_new(rec, "message", string_or_null(o->message));
 	if (o->run > 0 || o->abandoned) {
 		json_object_set_new(rec, "run", o->abandoned ? json_null() : json_integer(o->run));
+		json_object_set_new(rec, "search_run",
+				    o->abandoned ? json_null() : json_integer(o->search_run));
 		json_object_set_new(rec, "choices", json_string(o->choices ? o->choices : ""));
 		json_object_set_new(rec, "abandoned", json_boolean(o->abandoned));
 	}
@@ -442,7 +444,9 @@ void report_stack_to(struct run *r, struct tr_thread *th, FILE *f)
 	n = run_backtrace_all(r, th, &frames);
 	/* a thread let go after a bug may be gone by the time it is read */
 	fprintf(f, "  stack of %s (tid %d):%s\n", tracer_thread_name(th), tracer_thread_tid(th),
-		n > 0 ? "" : tracer_thread_exited(th) ? " gone, it exited meanwhile" : " unreadable");
+		n > 0			   ? ""
+		: tracer_thread_exited(th) ? " gone, it exited meanwhile"
+					   : " unreadable");
 	for (i = 0; i < n && i < FRAMES_SHOWN; i++) {
 		struct sym_loc line, *l = &frames[i].loc;
 		uint64_t described = frames[i].pc - (frames[i].exact ? 0 : 1);

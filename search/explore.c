@@ -727,9 +727,9 @@ void search_summary_json(FILE *f, const struct explore_options *eo,
 	json_decref(rec);
 }
 
-/* After a run's JSON trace: its outcome record, with the run's number and
- * choices (an abandoned run, outside this shard, is not counted). */
-/* The outcome record of run number `run` (0: abandoned). */
+/* After a run's JSON trace: its outcome record, with the run's number
+ * (0: abandoned, outside this shard, not counted), in its round and in
+ * the search, and its choices. */
 static void trace_json_end(const struct explore_options *eo, long run, const struct one_run *o)
 {
 	const char *at = o->report ? strstr(o->report, "cctrace: ") : NULL;
@@ -744,6 +744,7 @@ static void trace_json_end(const struct explore_options *eo, long run, const str
 						      .outcome = o->outcome,
 						      .message = message,
 						      .run = run,
+						      .search_run = eo->run_offset + run,
 						      .choices = o->choices,
 						      .abandoned = o->abandoned,
 						  });

@@ -193,6 +193,7 @@ Test(json, explore_trace)
 		} else if (strcmp(type, "outcome") == 0) {
 			cr_assert(in_run, "an outcome without a header");
 			cr_expect_eq(integer(rec, "run"), ++outcomes);
+			cr_expect_eq(integer(rec, "search_run"), outcomes);
 			cr_expect(json_is_string(json_object_get(rec, "choices")));
 			cr_expect(json_is_false(json_object_get(rec, "abandoned")));
 			bugs += strcmp(str(rec, "outcome"), "bug") == 0;
@@ -306,6 +307,46 @@ Test(json, test_summary_on_stdout_is_json_alone)
 	cr_expect_eq(integer(s, "runs"), 3);
 	cr_expect(strstr(r.err, "thread 0 line 0"), "the program's output is gone:\n%s", r.err);
 	json_decref(s);
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
+
+/* Under test's portfolio each round of 10 runs has a header with its own
+ * strategy, and its runs count from 1 (as the `# found by` line of a bug
+ * found in it does); search_run counts from the search's start, as the
+ * summary and "bug N in run M" do.  Only the round's number was there. */
+Test(json, portfolio_runs_count_in_their_round_and_in_the_search)
+{
+	char *dir = h_temp_dir(), *path = h_fmt("%s/t.json", dir);
+	struct h_result r =
+	    H_RUN(h_cctrace(), "test", "-q", "--seed", "1", "--runs", "12", "-o",
+		  h_fmt("%s/bugs", dir), "--trace-json", path, "--", "tests/fixtures/serprint");
+	json_t *recs, *rec;
+	size_t i;
+	long outcomes = 0;
+	const char *strategy = NULL, *first = NULL;
+
+	cr_assert_eq(r.code, 0, "%s", r.err);
+	recs = parse_lines(h_read_file(path, NULL));
+	json_array_foreach(recs, i, rec)
+	{
+		const char *type = str(rec, "type");
+
+		if (strcmp(type, "header") == 0) {
+			strategy = str(rec, "strategy");
+			first = first ? first : strategy;
+		} else if (strcmp(type, "outcome") == 0) {
+			outcomes++;
+			cr_expect_eq(integer(rec, "search_run"), outcomes);
+			cr_expect_eq(integer(rec, "run"),
+				     outcomes <= 10 ? outcomes : outcomes - 10);
+			cr_expect_str_eq(strategy, outcomes <= 10 ? first : "pct:3", "run %ld",
+					 outcomes);
+		}
+	}
+	cr_expect_eq(outcomes, 12);
+	cr_expect_str_eq(first, "pct:3:1");
+	json_decref(recs);
 	h_result_free(&r);
 	h_remove_tree(dir);
 }
