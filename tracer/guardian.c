@@ -1131,36 +1131,27 @@ static void restore_affinity(struct g_proc *gp)
 	}
 }
 
+/* A file's code: our pages (the handler's, the displaced instructions')
+ * are anonymous, and go at the detach while the gadget is still used. */
+static bool file_backed(const char *line, unsigned long lo, unsigned long hi, void *ctx)
+{
+	(void)lo, (void)hi, (void)ctx;
+	return strchr(line, '/') != NULL;
+}
+
 /* The first `syscall` (0f 05) in the program's own code. */
 static uint64_t find_gadget(struct g_proc *gp)
 {
-	char path[64], line[512];
-	uint8_t buf[65536];
-	uint64_t found = 0;
+	char path[64];
+	uint64_t found;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", gp->pid);
 	f = fopen(path, "r");
-	while (f && !found && fgets(line, sizeof(line), f)) {
-		unsigned long lo, hi, at;
-		char perms[5];
-
-		if (sscanf(line, "%lx-%lx %4s", &lo, &hi, perms) != 3 || perms[2] != 'x' ||
-		    !strchr(line, '/'))
-			continue;
-		for (at = lo; !found && at < hi; at += sizeof(buf) - 1) {
-			size_t n = hi - at < sizeof(buf) ? hi - at : sizeof(buf);
-			uint8_t *hit;
-
-			if (pread(gp->mem, buf, n, (off_t)at) != (ssize_t)n)
-				break;
-			hit = memmem(buf, n, "\x0f\x05", 2);
-			if (hit)
-				found = at + (uint64_t)(hit - buf);
-		}
-	}
-	if (f)
-		fclose(f);
+	if (!f)
+		return 0;
+	found = tr_find_in_code(f, gp->mem, file_backed, NULL, "\x0f\x05", 2);
+	fclose(f);
 	return found;
 }
 

@@ -312,6 +312,15 @@ int tr_continue(struct tr_thread *th, int request);
 bool tr_shares_mm(pid_t child, pid_t pid);
 /* The process's maps (through a live thread's if its leader has ended). */
 FILE *tr_open_maps(struct tr_process *p, char *path, size_t len);
+/* Can p's memory descriptor reach p's memory (tracer_read would try)? */
+bool tr_mem_usable(struct tr_process *p);
+/* Is the executable mapping [lo, hi), maps line `line`, one to search? */
+typedef bool (*tr_keep_mapping_fn)(const char *line, unsigned long lo, unsigned long hi, void *ctx);
+/* The first copy of bytes in the executable mappings of maps (an open
+ * /proc/PID/maps) that keep accepts, read through mem (its /proc/PID/mem);
+ * 0 if none.  Shared with the guardian, which has no tracer. */
+uint64_t tr_find_in_code(FILE *maps, int mem, tr_keep_mapping_fn keep, void *ctx, const void *bytes,
+			 size_t len);
 int tr_mem_open(struct tr_process *p);
 int tr_peek_fn(void *proc, uint64_t addr, uint64_t *value);
 int tr_poke_fn(void *proc, uint64_t addr, uint64_t value);

@@ -15,9 +15,11 @@
  */
 #include "tracer/internal.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -102,6 +104,11 @@ static bool exec_pending(struct tr_process *p)
 	return true;
 }
 
+bool tr_mem_usable(struct tr_process *p)
+{
+	return p->mem_fd >= 0 && !exec_pending(p);
+}
+
 /* errno for a transfer of n bytes out of len, so that a caller's message
  * names the cause rather than whatever errno held before. */
 static int transfer_result(ssize_t n, size_t len)
@@ -145,4 +152,42 @@ int tr_peek_fn(void *proc, uint64_t addr, uint64_t *value)
 int tr_poke_fn(void *proc, uint64_t addr, uint64_t value)
 {
 	return tracer_write(proc, addr, &value, sizeof(value));
+}
+
+/* The first copy of bytes in [lo, hi) read through mem, 0 if none. */
+static uint64_t scan_range(int mem, uint64_t lo, uint64_t hi, const void *bytes, size_t len)
+{
+	uint8_t buf[65536];
+	uint64_t at;
+
+	for (at = lo; at < hi; at += sizeof(buf) - (len - 1)) {
+		size_t n = hi - at < sizeof(buf) ? hi - at : sizeof(buf);
+		uint8_t *hit;
+
+		if (pread(mem, buf, n, (off_t)at) != (ssize_t)n)
+			return 0;
+		hit = memmem(buf, n, bytes, len);
+		if (hit)
+			return at + (uint64_t)(hit - buf);
+	}
+	return 0;
+}
+
+uint64_t tr_find_in_code(FILE *maps, int mem, tr_keep_mapping_fn keep, void *ctx, const void *bytes,
+			 size_t len)
+{
+	char line[512];
+	uint64_t found = 0;
+
+	assert(len > 0 && len < 65536);
+	while (!found && fgets(line, sizeof(line), maps)) {
+		unsigned long lo, hi;
+		char perms[5];
+
+		if (sscanf(line, "%lx-%lx %4s", &lo, &hi, perms) != 3 || perms[2] != 'x')
+			continue;
+		if (keep(line, lo, hi, ctx))
+			found = scan_range(mem, lo, hi, bytes, len);
+	}
+	return found;
 }

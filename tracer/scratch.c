@@ -42,25 +42,6 @@ struct tr_thread *tr_any_held_thread(struct tr_process *p)
 	return NULL;
 }
 
-static uint64_t scan_for(struct tr_process *p, uint64_t start, uint64_t end, const void *bytes,
-			 size_t len)
-{
-	uint8_t buf[65536];
-	uint64_t at;
-
-	for (at = start; at < end; at += sizeof(buf) - (len - 1)) {
-		size_t n = end - at < sizeof(buf) ? end - at : sizeof(buf);
-		uint8_t *hit;
-
-		if (tracer_read(p, at, buf, n) < 0)
-			return 0;
-		hit = memmem(buf, n, bytes, len);
-		if (hit)
-			return at + (uint64_t)(hit - buf);
-	}
-	return 0;
-}
-
 bool tr_in_scratch(const struct tr_process *p, uint64_t lo, uint64_t hi)
 {
 	const struct tr_scratch *s;
@@ -71,27 +52,22 @@ bool tr_in_scratch(const struct tr_process *p, uint64_t lo, uint64_t hi)
 	return false;
 }
 
-/* The first place in p's own code that holds these bytes, 0 if none: not
- * in a page of ours, which goes at detach while the place is still used. */
+/* Not a page of ours, which goes at detach while the place is still used. */
+static bool not_scratch(const char *line, unsigned long lo, unsigned long hi, void *p)
+{
+	return !strstr(line, "[vsyscall]") && !tr_in_scratch(p, lo, hi);
+}
+
+/* The first place in p's own code that holds these bytes, 0 if none. */
 static uint64_t find_in_code(struct tr_process *p, const void *bytes, size_t len)
 {
-	char path[64], line[512];
-	FILE *f;
-	uint64_t found = 0;
+	char path[64];
+	FILE *f = tr_open_maps(p, path, sizeof(path));
+	uint64_t found;
 
-	f = tr_open_maps(p, path, sizeof(path));
 	if (!f)
 		return 0;
-	while (!found && fgets(line, sizeof(line), f)) {
-		unsigned long lo, hi;
-		char perms[5];
-
-		if (sscanf(line, "%lx-%lx %4s", &lo, &hi, perms) != 3 || perms[2] != 'x')
-			continue;
-		if (strstr(line, "[vsyscall]") || tr_in_scratch(p, lo, hi))
-			continue;
-		found = scan_for(p, lo, hi, bytes, len);
-	}
+	found = tr_mem_usable(p) ? tr_find_in_code(f, p->mem_fd, not_scratch, p, bytes, len) : 0;
 	fclose(f);
 	return found;
 }
