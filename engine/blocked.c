@@ -817,6 +817,22 @@ static enum loop_verdict interrupted_target(struct run *r, const struct tr_event
 	return --*pending > 0 ? LOOP_AGAIN : LOOP_DONE;
 }
 
+/* A target that did not stop within the second blocked_end gives it is
+ * no blocked thread to judge: its registers are from its last stop, and
+ * it runs free.  Said as what it is, not as the schedule's failure. */
+static enum flow unanswered_interrupt(struct run *r, struct tr_thread **targets, int n)
+{
+	int i;
+
+	for (i = 0;
+	     i < n && !(run_thread(r, targets[i])->blocked && tracer_thread_running(targets[i]));
+	     i++)
+		;
+	report_outcome(r, OUTCOME_ERROR, "%s did not stop within a second of cctrace's interrupt",
+		       i < n ? tracer_thread_name(targets[i]) : "a thread");
+	return FLOW_STOP;
+}
+
 /* Stop the blocked targets where they sleep, and decide what it means.
  * *again: a free thread woke them meanwhile; resume them and wait on. */
 enum flow blocked_end(struct run *r, const struct stmt *s, struct tr_thread **targets, int n,
@@ -846,6 +862,8 @@ enum flow blocked_end(struct run *r, const struct stmt *s, struct tr_thread **ta
 	}
 	if (pending > 0 && loop_run(r, &req) == FLOW_STOP)
 		return FLOW_STOP;
+	if (pending > 0)
+		return unanswered_interrupt(r, targets, n);
 	/* Named once they are stopped: naming reads symbols, which takes time. */
 	for (i = 0; i < n; i++) {
 		struct thread_ctx *tc = run_thread(r, targets[i]);

@@ -610,3 +610,79 @@ Test(tracer, an_interrupt_answered_by_a_system_call_stop_is_not_left_pending)
 	tracer_kill_launched(t);
 	tracer_free(t);
 }
+
+/* The next event of th; other threads' events are refused. */
+static struct tr_event event_of(struct tracer *t, struct tr_thread *th, int ms, const char *what)
+{
+	struct tr_event ev;
+
+	cr_assert_eq(tracer_wait(t, &ev, tracer_now_ms() + ms, NULL), TR_WAIT_EVENT, "%s: no stop",
+		     what);
+	cr_assert_eq(ev.thread, th, "%s: a stop of %s", what, tracer_thread_name(ev.thread));
+	return ev;
+}
+
+/*
+ * A newborn thread's first stop is a trap the kernel set at its birth; an
+ * interrupt sent before the newborn reached it sets the same trap, and no
+ * stop of its own follows.  The first stop must answer it: kept waiting
+ * for, the interrupt was never sent again, and the thread's next
+ * interrupt (a wait that found it asleep) went unanswered.  A replay of
+ * `thread B = p1.t2` right after B's creation, on a busy machine, ended
+ * "unrealizable" after a second's wait so.  Each of newborns' threads is
+ * interrupted as soon as its creator is back, often before its first
+ * stop, then resumed into its sleep and interrupted again.
+ */
+Test(tracer, an_interrupt_of_a_newborn_is_answered_by_its_first_stop)
+{
+	char *argv[] = {"tests/fixtures/newborns", NULL};
+	struct tracer *t = tracer_new(&(struct tracer_options){0});
+	struct tr_process *p;
+	struct sym_space *syms;
+	struct tr_thread *main_thread, *nb;
+	struct tr_event ev;
+	uint64_t created;
+	char err[256];
+	int i, early = 0;
+
+	cr_assert_eq(tracer_launch(t, argv, err, sizeof(err)), 0, "%s", err);
+	p = tracer_processes(t);
+	syms = sym_open_pid(tracer_process_pid(p), err, sizeof(err));
+	cr_assert_not_null(syms, "%s", err);
+	cr_assert_eq(sym_function(syms, "created", &created), 0);
+	cr_assert_eq(tracer_break_insert(p, created, err, sizeof(err)), 0, "%s", err);
+	main_thread = tracer_thread_by_name(t, "p1.t1");
+	/* the spinner, p1.t2, spins on */
+	cr_assert_eq(tracer_resume(main_thread), 0);
+	cr_assert_eq(tracer_wait(t, &ev, tracer_now_ms() + DEADLINE_MS, NULL), TR_WAIT_EVENT);
+	cr_assert(ev.kind == TR_EV_START && strcmp(tracer_thread_name(ev.thread), "p1.t2") == 0,
+		  "event %d of %s", ev.kind, tracer_thread_name(ev.thread));
+	cr_assert_eq(tracer_resume(ev.thread), 0);
+	main_thread = NULL;
+	for (i = 0; i < 1000; i++) {
+		if (main_thread)
+			cr_assert_eq(tracer_resume(main_thread), 0);
+		/* the newborn's first stop may come first: it stays held */
+		do
+			cr_assert_eq(tracer_wait(t, &ev, tracer_now_ms() + DEADLINE_MS, NULL),
+				     TR_WAIT_EVENT);
+		while (ev.kind == TR_EV_START);
+		cr_assert_eq(ev.kind, TR_EV_BREAK);
+		main_thread = ev.thread;
+		nb = tracer_thread_by_name(t, h_fmt("p1.t%d", i + 3));
+		cr_assert_not_null(nb, "thread %d", i + 3);
+		if (tracer_thread_running(nb)) {
+			early++;
+			cr_assert_eq(tracer_interrupt(nb), 0);
+			ev = event_of(t, nb, DEADLINE_MS, "the first stop");
+		}
+		cr_assert_eq(tracer_resume(nb), 0);
+		cr_assert_eq(tracer_interrupt(nb), 0);
+		ev = event_of(t, nb, 5000, h_fmt("the second interrupt of p1.t%d", i + 3));
+		cr_expect_eq(ev.kind, TR_EV_INTERRUPT, "p1.t%d: event %d", i + 3, ev.kind);
+	}
+	cr_log_info("%d of 1000 newborns were interrupted before their first stop was seen", early);
+	tracer_kill_launched(t);
+	sym_close(syms);
+	tracer_free(t);
+}

@@ -506,7 +506,16 @@ static void restart_interrupted_wait(struct tr_thread *th)
 static enum decoded decode_event_stop(struct tr_thread *th, int sig, struct tr_event *ev)
 {
 	if (!tr_has(th, TF_STARTED)) {
+		/* A newborn's first stop is a trap the kernel set at its
+		 * birth; an interrupt sent before the newborn reached it set
+		 * the same trap, and no stop of its own follows.  So the
+		 * first stop answers an interrupt too (one sent while the
+		 * newborn sat in it makes a spare stop later, resumed as news
+		 * of nothing).  Kept waiting for, the interrupt was never
+		 * sent again: `thread B = p1.t2` of a thread not started yet
+		 * held it, and a later wait for it to block timed out. */
 		tr_set(th, TF_STARTED);
+		tr_clear(th, TF_INTERRUPTING | TF_REPORT_INTERRUPT);
 		if (let_go_at_birth(th))
 			return ALREADY_HANDLED;
 		ev->kind = TR_EV_START;
