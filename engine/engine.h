@@ -118,7 +118,14 @@ struct engine_options {
 	 * end: it came while the schedule ran (a bug of its steps), or the
 	 * end ran the threads one at a time (end_order, `serial`) */
 	bool *before_release;
+	/* engine_run_program: not NULL, it gets a malloc'd copy of the end
+	 * (PROGRAM_STDERR_KEPT bytes, from a line's start) of what the
+	 * launched program wrote to its stderr, when that was captured
+	 * (sanitizer_bugs), or NULL: a failed assert's own words, an uncaught
+	 * exception's what(), for a bug's report */
+	char **program_stderr;
 };
+#define PROGRAM_STDERR_KEPT 4096
 
 struct policy;
 

@@ -609,6 +609,9 @@ void stderr_capture_end(int saved);
 bool stderr_sanitizer_report(int fd, char *line, size_t len);
 /* The file to cctrace's stderr, and closed. */
 void stderr_forward(int fd);
+/* Its last max bytes or fewer, from a line's start (malloc'd), or NULL
+ * when it is empty. */
+char *stderr_tail(int fd, size_t max);
 
 /* snapshot.c: t's p1 forked from s's template (made by the first call),
  * held at its entry as after tracer_launch, and *program_stderr the run's

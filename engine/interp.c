@@ -1442,6 +1442,8 @@ void run_free(struct run *r)
 {
 	if (!r)
 		return;
+	if (r->opt->program_stderr)
+		*r->opt->program_stderr = stderr_tail(r->program_stderr, PROGRAM_STDERR_KEPT);
 	if (r->opt->quiet_program && r->program_stderr >= 0) {
 		close(r->program_stderr); /* read for a sanitizer's report only */
 		r->program_stderr = -1;

@@ -139,3 +139,23 @@ void stderr_forward(int fd)
 	free(text);
 	close(fd);
 }
+
+char *stderr_tail(int fd, size_t max)
+{
+	char *text = fd >= 0 ? slurp(fd) : NULL, *from, *tail;
+	size_t len = text ? strlen(text) : 0;
+
+	if (!len) {
+		free(text);
+		return NULL;
+	}
+	from = text + (len > max ? len - max : 0);
+	if (from > text) { /* the first whole line of the last max bytes */
+		char *nl = strchr(from, '\n');
+
+		from = nl && nl[1] ? nl + 1 : from;
+	}
+	tail = strdup(from);
+	free(text);
+	return tail;
+}

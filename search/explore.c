@@ -32,6 +32,7 @@ struct one_run {
 	bool no_choice;			 /* it met no choice: the search's only schedule */
 	bool out_of_time;		 /* cut short by --time: no verdict, not counted */
 	char *schedule, *report, *trace; /* memstream buffers */
+	char *program_stderr;		 /* the end of what the program said there */
 	size_t schedule_len, report_len, trace_len;
 	char *choices;		 /* the choice trace, "0.1.0": no length limit (a long run
 				  * makes thousands of choices, and a cut trace would
@@ -64,6 +65,7 @@ static void free_run(struct one_run *o)
 {
 	free(o->schedule);
 	free(o->report);
+	free(o->program_stderr);
 	free(o->trace);
 	free(o->choices);
 	picture_free(&o->picture);
@@ -114,6 +116,7 @@ static int execute_once(struct policy *pol, char *const argv[], const struct eng
 	local.symbol_cache = reuse->symbols;
 	local.end_by_ms = reuse->end_by_ms;
 	local.report = open_memstream(&out->report, &out->report_len);
+	local.program_stderr = &out->program_stderr;
 	local.trace = open_memstream(&out->trace, &out->trace_len);
 	local.trace_json = eo->trace_json;
 	if (!record || !local.report || !local.trace) {
@@ -339,6 +342,10 @@ static int save_bug(const struct explore_options *eo, const struct engine_option
 		FILE *f = fopen(path, "a");
 
 		if (f) {
+			if (o->program_stderr)
+				fprintf(
+				    f, "\n--- the program's stderr (its last %d bytes at most)\n%s",
+				    PROGRAM_STDERR_KEPT, o->program_stderr);
 			fprintf(f, "\n--- trace of the run\n%s", o->trace ? o->trace : "");
 			fclose(f);
 		}

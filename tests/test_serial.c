@@ -158,6 +158,17 @@ Test(serial, lost_update)
 	expect_found("tests/fixtures/sercounter", 30, "ABRT");
 }
 
+/* bug-1.txt has what the program said on its stderr in the found run:
+ * the failed assert's own words (an uncaught exception's what() too),
+ * which the report's ABRT and stack only imply. */
+Test(serial, the_bug_report_has_the_programs_stderr)
+{
+	expect_found("tests/fixtures/sercounter", 30,
+		     "--- the program's stderr (its last 4096 bytes at most)\n"
+		     "sercounter: tests/fixtures/sercounter.c:24: main: Assertion `counter == 2' "
+		     "failed.\n");
+}
+
 /* A read of a struct's second int, torn by a copy of the whole struct in
  * one store: accesses conflict by their bytes, not by their first one. */
 Test(serial, a_store_conflicts_with_a_load_inside_it)
