@@ -270,8 +270,9 @@ static const struct cli_option table[] = {
     {"out", 'o', "FILE", CLI_RUN | CLI_ATTACH, "the trace to FILE instead of stderr (- for stdout)",
      STORE_STRING, FIELD(out_path)},
     {"out", 'o', "DIR", CLI_EXPLORE | CLI_TEST,
-     "where bug-N.sched, bug-N.txt and bug-N.html go (default cctrace-bugs);\n"
-     "a search refuses a DIR holding bug files of an earlier one",
+     "where bug-N.sched, bug-N.txt and bug-N.html go (default cctrace-bugs;\n"
+     "made with its parents); a search refuses a DIR holding bug files of an\n"
+     "earlier one",
      STORE_STRING, FIELD(out_path)},
     {"clean", 0, NULL, CLI_EXPLORE | CLI_TEST,
      "remove the bug files of an earlier search from DIR first", STORE_TRUE, FIELD(eo.clean)},
@@ -407,7 +408,7 @@ static const struct cli_option table[] = {
      CHECK(set_instances)},
     {"out", 'o', "DIR", CLI_TYPESTATE,
      "where profile.sched, candidates.txt, bug-N.sched, bug-N.txt and the\n"
-     "history go (default typestate-out)",
+     "history go (default typestate-out; made with its parents)",
      STORE_STRING, FIELD(out_path)},
     {"timeout", 0, "DURATION", CLI_TYPESTATE,
      "limit of every wait of one re-execution (default 5s)", CHECK(set_timeout)},

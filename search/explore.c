@@ -510,10 +510,8 @@ int search_fresh_out_dir(const struct explore_options *eo, char *err, size_t err
 
 	if (eo->out_dir_ready) /* a later round of the same search */
 		return 0;
-	if (mkdir(eo->out_dir, 0777) < 0 && errno != EEXIST) {
-		snprintf(err, errlen, "cannot create %s: %s", eo->out_dir, strerror(errno));
+	if (search_make_dir(eo->out_dir, err, errlen) < 0)
 		return -1;
-	}
 	d = opendir(eo->out_dir);
 	if (!d) {
 		snprintf(err, errlen, "cannot read %s: %s", eo->out_dir, strerror(errno));
@@ -827,10 +825,8 @@ int search_explore(struct policy *pol, char *const argv[], const struct engine_o
 	cfg.shard = eo->nshards > 0 ? eo->shard - 1 : 0;
 	cfg.nshards = eo->nshards > 0 ? eo->nshards : 1;
 	search_name(&cfg, sum->strategy, sizeof(sum->strategy));
-	if (mkdir(eo->out_dir, 0777) < 0 && errno != EEXIST) {
-		snprintf(err, errlen, "cannot create %s: %s", eo->out_dir, strerror(errno));
+	if (search_make_dir(eo->out_dir, err, errlen) < 0)
 		return -1;
-	}
 	oracle = search_new(&cfg, eo->serial ? (int)eo->serial->nvars : engine_watched_count(pol));
 	if (!eo->symbols)
 		own_symbols = engine_symbol_cache_new();

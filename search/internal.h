@@ -34,6 +34,8 @@
 /* The whole text of the file at path (to free): "" if it cannot be read
  * through, NULL if it cannot be opened (errno says why). */
 char *search_read_text(const char *path);
+/* path and the directories above it made as needed (mkdir -p); -1 with err. */
+int search_make_dir(const char *path, char *err, size_t errlen);
 
 /* --- jobs.c --- */
 

@@ -381,8 +381,7 @@ static int fan_out(struct policy *pol, char *const argv[], const struct engine_o
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	if (mkdir(eo->out_dir, 0777) < 0 && errno != EEXIST) {
-		snprintf(err, errlen, "cannot create %s: %s", eo->out_dir, strerror(errno));
+	if (search_make_dir(eo->out_dir, err, errlen) < 0) {
 		free(w);
 		return -1;
 	}

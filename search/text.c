@@ -1,13 +1,16 @@
 /*
- * text.c: a file's whole text, as the search reads its own files back
- * (a worker's bug-N.txt, a profile's log, a typestate model file).  One
- * reader, where typestate.c, tsmodel.c and jobs.c each had their own.
+ * text.c: the search's own files: a file's whole text, as the search reads
+ * them back (a worker's bug-N.txt, a profile's log, a typestate model
+ * file), and the output directory they go in.  One reader, where
+ * typestate.c, tsmodel.c and jobs.c each had their own.
  */
 #include "search/internal.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 char *search_read_text(const char *path)
 {
@@ -23,4 +26,29 @@ char *search_read_text(const char *path)
 	}
 	fclose(f);
 	return text;
+}
+
+/* mkdir -p: `--out results/today` in a fresh tree is made whole, as the
+ * bug files' place, not refused for want of results/. */
+int search_make_dir(const char *path, char *err, size_t errlen)
+{
+	char *copy = strdup(path), *slash;
+	int rc = 0;
+
+	if (!copy) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (slash = strchr(copy + 1, '/'); slash && rc == 0; slash = strchr(slash + 1, '/')) {
+		*slash = 0;
+		if (mkdir(copy, 0777) < 0 && errno != EEXIST)
+			rc = -1;
+		*slash = '/';
+	}
+	if (rc == 0 && mkdir(copy, 0777) < 0 && errno != EEXIST)
+		rc = -1;
+	if (rc < 0)
+		snprintf(err, errlen, "cannot create %s: %s", copy, strerror(errno));
+	free(copy);
+	return rc;
 }

@@ -2763,11 +2763,12 @@ int typestate_run(char *const argv[], const struct typestate_options *o, char *e
 			   sizeof(ts.err)) < 0)
 		goto fail;
 	ts.dir = strdup(o->out_dir ? o->out_dir : "typestate-out");
-	if (!ts.dir || (mkdir(ts.dir, 0777) < 0 && errno != EEXIST)) {
-		snprintf(err, errlen, "cannot make the output directory '%s': %s",
-			 o->out_dir ? o->out_dir : "typestate-out", strerror(errno));
+	if (!ts.dir) {
+		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
+	if (search_make_dir(ts.dir, err, errlen) < 0)
+		goto out;
 	/* before anything runs: a file of that name is no directory */
 	if (stat(ts.dir, &st) < 0) {
 		snprintf(err, errlen, "cannot use the output directory '%s': %s", ts.dir,

@@ -379,7 +379,8 @@ Test(cli, explore_options)
 		  "-q leaves the bug's announcement and the summary only:\n%s", r.err);
 	text = h_read_file(json, NULL);
 	cr_assert_not_null(text, "no %s", json);
-	cr_expect(strstr(text, "\"run\":1,\"choices\":\"") && strstr(text, "\"outcome\":\"bug\","),
+	cr_expect(strstr(text, "\"run\":1,\"search_run\":1,\"choices\":\"") &&
+		      strstr(text, "\"outcome\":\"bug\","),
 		  "%s", text);
 	cr_expect(strstr(text, "\"event\":\"enter(withdraw)\""), "%s", text);
 	h_free(text);

@@ -1735,3 +1735,25 @@ Test(serial, spinlocks_are_waited_for_as_locks)
 		  "%s", r.err);
 	h_result_free(&r);
 }
+
+/* --out in a tree that does not exist yet is made whole (mkdir -p); a
+ * file in the way is named in the error, before anything runs. */
+Test(serial, the_output_directory_is_made_with_its_parents)
+{
+	char *dir = h_temp_dir(), *out = h_fmt("%s/results/today", dir);
+	struct h_result r = H_RUN(h_cctrace(), "test", "-q", "--seed", "1", "--runs", "3", "--out",
+				  out, "--", "tests/fixtures/serprint");
+	struct stat st;
+
+	cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+	cr_expect(stat(out, &st) == 0 && S_ISDIR(st.st_mode), "no %s:\n%s", out, r.err);
+	h_result_free(&r);
+	h_write_file(h_fmt("%s/afile", dir), "");
+	r = H_RUN(h_cctrace(), "test", "-q", "--runs", "3", "--out", h_fmt("%s/afile/x", dir), "--",
+		  "tests/fixtures/serprint");
+	cr_expect_eq(r.code, 3, "exit %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, "afile/x: Not a directory") && !strstr(r.err, "profil"), "%s",
+		  r.err);
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
