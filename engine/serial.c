@@ -131,8 +131,9 @@ static const struct sync_fn {
     {"exit", false, true},
     {"_exit", false, true},
     {"pthread_exit", false, true},
-    /* a program's own futex calls (syscall(SYS_futex, ...)): a point
-     * when the call is a futex's, not a choice otherwise (no_choice_at) */
+    /* a program's own futex calls (syscall(SYS_futex, ...)) and forks
+     * (SYS_fork, SYS_clone without CLONE_VM...): a choice then, not
+     * otherwise (own_call_chooses) */
     {"syscall", false, false, true},
     {"sched_yield", true},
     {"nanosleep", true},
@@ -1238,20 +1239,52 @@ static bool syscall_insn_at(struct serial *s, struct tr_thread *th, uint64_t pc)
 	       insn.kind == DIS_SYSCALL;
 }
 
-/* Stopped at a synchronisation function that is no choice: syscall()
- * making another call than futex, clone() making a thread, or a function
- * libc itself called (not an end: main's return calls exit from libc, and
- * that is a point). */
+/*
+ * Is system call nr, with its first argument arg0, one whose entry is a
+ * choice when the program makes it itself (libc's syscall(), its own
+ * syscall instruction)?  A futex call (its wait depends on a check made
+ * before), and a call that makes a process: the child copies every lock
+ * another thread holds at that moment, so the others get their turn just
+ * before it, as at glibc's fork (serrawfork).  The raw call is already a
+ * point (syscall() is a breakpoint, the program's syscall instructions are
+ * planted): deciding here costs no stop.  clone makes a thread with
+ * CLONE_VM (no choice, as glibc's clone); clone3's flags are read from its
+ * struct clone_args (arg0 points at it, flags first).
+ */
+static bool own_call_chooses(struct tr_thread *th, uint64_t nr, uint64_t arg0)
+{
+	uint64_t flags = 0;
+
+	switch (nr) {
+	case TR_SYS_futex:
+	case TR_SYS_fork:
+	case TR_SYS_vfork:
+		return true;
+	case TR_SYS_clone:
+		return !(arg0 & TR_CLONE_VM);
+	case TR_SYS_clone3:
+		return tracer_read(tracer_thread_process(th), arg0, &flags, sizeof(flags)) == 0 &&
+		       !(flags & TR_CLONE_VM);
+	default:
+		return false;
+	}
+}
+
+/* Stopped at a synchronisation function that is no choice: syscall() or
+ * the program's syscall instruction making a call own_call_chooses leaves
+ * out, clone() making a thread, or a function libc itself called (not an
+ * end: main's return calls exit from libc, and that is a point). */
 static bool no_choice_at(struct serial *s, struct sthread *st, uint64_t pc)
 {
+	const struct user_regs_struct *regs = tracer_regs(st->th);
 	int sync = sync_of(s, pc);
 
-	if (sync_named(sync, "syscall") && tracer_regs(st->th)->rdi != TR_SYS_futex)
-		return true;
-	if (sync_named(sync, "clone") && (tracer_regs(st->th)->rdx & TR_CLONE_VM))
+	if (sync_named(sync, "syscall") && !own_call_chooses(st->th, regs->rdi, regs->rsi))
+		return true; /* syscall(nr, arg0, ...) */
+	if (sync_named(sync, "clone") && (regs->rdx & TR_CLONE_VM))
 		return true; /* clone(fn, stack, flags, ...) making a thread */
 	if (syscall_insn_at(s, st->th, pc))
-		return tracer_regs(st->th)->rax != TR_SYS_futex;
+		return !own_call_chooses(st->th, regs->rax, regs->rdi);
 	if (sync < 0 || sync_fns[sync].ends)
 		return false;
 	return in_ranges(s->lib_text, s->nlib_text, return_address(st));
