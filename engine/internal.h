@@ -48,6 +48,9 @@ struct ret_frame {
 };
 
 /* Per traced thread. */
+/* Who made a futex wait (futex_wait_maker). */
+enum wait_maker { WAIT_LIBC, WAIT_OWN, WAIT_ELSEWHERE };
+
 struct thread_ctx {
 	int bound;	   /* a thread variable bound to it, -1 if unbound */
 	int primary;	   /* the variable a wait or bind first gave it, for replays */
@@ -71,8 +74,8 @@ struct thread_ctx {
 	bool woken;
 	bool watching_wakes;
 	long sleeps_skipped; /* in a serialized replay (sleeps.c) */
-	uint64_t wait_pc;    /* where that wait was last classified... */
-	bool wait_in_libc;   /* ...as one of libc's own synchronisation's */
+	uint64_t wait_pc;	      /* where its futex wait was last classified... */
+	enum wait_maker wait_maker; /* ...and as whose (futex_wait_maker) */
 	int last_var;	     /* watched variable of its last event, -1 if none */
 	bool sampled;
 	struct tr_kernel_sample sample;
@@ -352,6 +355,17 @@ void futex_wait_times_out(struct tr_thread *th);
 /* Stopped by an interrupt inside a system call: one it would restart,
  * or one the interrupt ended with EINTR. */
 bool interrupted_in_syscall(struct tr_thread *th);
+/* Who made the futex wait th stands in or at (just past its syscall
+ * instruction), one definition for the search and the replays: libc's
+ * own synchronisation (a lock, a condition variable, a join: libc changes
+ * the word before each wake, and a changed word ends the wait); the
+ * program's own futex call (libc's syscall(), or a syscall instruction in
+ * its text, program_text: only a wake ends it); or another library
+ * (ThreadSanitizer's runtime, libgomp: its wakes are watched, and a
+ * changed word ends it too, as the kernel may end it with no wake to
+ * see).  Looked up once per thread and place. */
+bool program_text(const char *file, const char *exe);
+enum wait_maker futex_wait_maker(struct run *r, struct tr_thread *th);
 /* th was just stopped asleep in a system call (the order wakes go in). */
 void wakes_note_held(struct run *r, struct tr_thread *th);
 /* th, held in a futex wait, would return from it: woken, or its word changed. */

@@ -469,7 +469,7 @@ struct planting {
  * through their synchronisation functions.  Without the libraries, a race
  * in a project's own libfoo.so had no point and was never found.
  */
-static bool program_text(const char *file, const char *exe)
+bool program_text(const char *file, const char *exe)
 {
 	static const char *const system_dirs[] = {
 	    "/lib/",	 "/lib32/",	"/lib64/",     "/libx32/",
@@ -1582,15 +1582,6 @@ static enum loop_verdict spin_found(struct serial *s, struct tr_thread *th)
 	return stop_at_spin(s, th, pc);
 }
 
-/* A synchronisation function of libc's that waits, at pc?  libc changes
- * the word before each of its wakes, so its waits need no wake model. */
-static bool libc_waits_at(struct serial *s, uint64_t pc)
-{
-	int sync = sync_of(s, pc);
-
-	return sync >= 0 && sync_fns[sync].waits && !sync_named(sync, "syscall");
-}
-
 /*
  * Is a thread held blocked in a futex wait of its own (raw_wait) that no
  * wake reached yet?  Then every step watches its system calls: a wake
@@ -1875,29 +1866,14 @@ static enum loop_verdict step_deadline(struct run *r, struct loop_request *req)
 	return LOOP_AGAIN;
 }
 
-/* Where a step that may block starts: at a synchronisation function of
- * libc's that waits, at a futex call of the program's own, or elsewhere. */
-enum wait_from { FROM_LIBC, FROM_OWN_FUTEX, FROM_ELSEWHERE };
-
-static enum wait_from wait_from(struct serial *s, struct tr_thread *th)
+/* The step thread st made ended blocked.  Whose futex wait it sleeps in
+ * is told by where it sleeps (futex_wait_maker), as a replay tells it: a
+ * step that began at a lock of libc's may sleep in another wait after. */
+static void note_blocked(struct serial *s, struct sthread *st)
 {
-	uint64_t pc = tracer_thread_pc(th);
-
-	if (libc_waits_at(s, pc))
-		return FROM_LIBC;
-	if ((sync_is(s, pc, "syscall") && tracer_regs(th)->rdi == TR_SYS_futex) ||
-	    (syscall_insn_at(s, th, pc) && tracer_regs(th)->rax == TR_SYS_futex))
-		return FROM_OWN_FUTEX;
-	return FROM_ELSEWHERE;
-}
-
-/* The step thread st made from a point (from: wait_from) ended blocked. */
-static void note_blocked(struct serial *s, struct sthread *st, enum wait_from from)
-{
-	bool again = st->was_blocked; /* back into the same wait */
-
 	uint64_t *args = st->sleep_args;
 	long nr = tracer_syscall_args(st->th, args);
+	enum wait_maker maker = WAIT_LIBC;
 
 	st->state = SS_BLOCKED;
 	st->blocked_at = s->progress;
@@ -1908,8 +1884,10 @@ static void note_blocked(struct serial *s, struct sthread *st, enum wait_from fr
 	st->futex = args[0];
 	st->value = (uint32_t)args[2];
 	st->sleep_nr = nr;
-	st->raw_wait = st->in_futex && (again ? st->raw_wait : from != FROM_LIBC);
-	st->own_wait = st->in_futex && (again ? st->own_wait : from == FROM_OWN_FUTEX);
+	if (st->in_futex)
+		maker = futex_wait_maker(s->r, st->th);
+	st->raw_wait = st->in_futex && maker != WAIT_LIBC;
+	st->own_wait = st->in_futex && maker == WAIT_OWN;
 }
 
 /*
@@ -1963,7 +1941,6 @@ static enum flow run_step(struct serial *s, int i)
 				   .ctx = s};
 	struct sthread *st;
 	enum flow flow;
-	enum wait_from from = wait_from(s, s->threads[i].th);
 
 	s->running = i;
 	s->stop = STOP_NONE;
@@ -2000,7 +1977,7 @@ static enum flow run_step(struct serial *s, int i)
 	if (s->stop != STOP_BLOCKED)
 		s->progress++;
 	if (s->stop == STOP_BLOCKED)
-		note_blocked(s, st, from);
+		note_blocked(s, st);
 	st->was_blocked = s->stop == STOP_BLOCKED;
 	st->internal = s->stop == STOP_POINT && no_choice_at(s, st, s->stop_pc);
 	if (s->stop == STOP_POINT && !st->internal && sync_is(s, s->stop_pc, "pthread_create"))

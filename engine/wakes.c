@@ -21,12 +21,15 @@
  * let go at its end or at a detach, or left by a cctrace that was killed;
  * and the wake's own return value counts it (a waker that wakes until
  * someone was woken would otherwise never stop).
- * The watching costs nothing while no thread is held in a wait of the
- * program's own: a wait inside libc's own synchronisation (a lock, a
- * condition variable, a join: not libc's syscall()) needs none of this,
+ * The watching costs nothing while no thread is held in a wait libc's
+ * own synchronisation did not make: a wait inside a lock, a condition
+ * variable, a join of libc's (not libc's syscall()) needs none of this,
  * as libc changes the word before it wakes, and a changed word ends the
- * wait (wakes_wait_ends); the search draws the same line (serial.c's
- * raw_wait).
+ * wait (wakes_wait_ends).  Who made a wait is told by where it sleeps
+ * (futex_wait_maker), one definition that the search uses too (serial.c's
+ * raw_wait and own_wait): libc's own, the program's own futex call (only a
+ * wake ends it), or another library's (watched, but a changed word ends it,
+ * as the kernel may end it with no wake to see).
  *
  * The serialized search keeps its own table of blocked threads and wakes
  * them itself; this file serves the schedules cctrace replays and runs.
@@ -97,32 +100,86 @@ bool run_searching_serially(const struct run *r)
 	return r->oracle && r->oracle->serial;
 }
 
-/* Is th's futex wait one of libc's own synchronisation functions' (its
- * pc in libc, not in libc's syscall())?  Unknown: no, and it is watched. */
-static bool libc_protocol_wait(struct run *r, struct tr_thread *th)
+/* Is at inside the code of a statically linked executable's own compile
+ * units?  -1: the executable is not static (or its units are unknown). */
+static int in_static_own_code(struct proc_ctx *pc, uint64_t at)
 {
-	struct proc_ctx *pc = run_proc(r, tracer_thread_process(th));
-	struct sym_loc loc = {0};
-	uint64_t pc_at = tracer_thread_pc(th);
 	const struct sym_range *own;
 	size_t n, i;
-	bool libc;
 
-	if (!pc || !pc->syms || sym_describe_function(pc->syms, pc_at, &loc) < 0)
-		return false;
-	libc = loc.module && strncmp(loc.module, "libc.so", 7) == 0;
-	if (!libc && sym_static_own_code(pc->syms, &own, &n) == 0) {
-		/* the libc linked into a static executable: outside its own code */
-		for (i = 0; i < n && !(pc_at >= own[i].lo && pc_at < own[i].hi); i++)
-			;
-		libc = i == n;
-	}
-	return libc && loc.func && strcmp(loc.func, "syscall") != 0;
+	if (!pc || !pc->syms || sym_static_own_code(pc->syms, &own, &n) < 0)
+		return -1;
+	for (i = 0; i < n; i++)
+		if (at >= own[i].lo && at < own[i].hi)
+			return 1;
+	return 0;
 }
 
-/* th, held, was stopped asleep in a futex wait of the program's own, and
- * no wake has reached it since. */
-static bool held_in_wait(struct run *r, struct tr_thread *th)
+/* The file mapped at `at` in p: libc (libc.so, or the executable of a
+ * static program outside its own code), the program's text (program_text),
+ * or another library. */
+static enum wait_maker mapped_maker(struct run *r, struct tr_process *p, uint64_t at,
+				    int static_own)
+{
+	struct text_maps mine;
+	const struct text_maps *m = text_maps_of(r, p, &mine);
+	enum wait_maker maker = WAIT_ELSEWHERE;
+	const char *base;
+	int i;
+
+	for (i = 0; m && i < m->n; i++) {
+		if (at < m->maps[i].lo || at >= m->maps[i].hi)
+			continue;
+		base = strrchr(m->maps[i].file, '/');
+		base = base ? base + 1 : m->maps[i].file;
+		if (strncmp(base, "libc.so", 7) == 0 ||
+		    (static_own == 0 && strcmp(m->maps[i].file, m->exe) == 0))
+			maker = WAIT_LIBC;
+		else if (program_text(m->maps[i].file, m->exe))
+			maker = WAIT_OWN;
+		break;
+	}
+	text_maps_free(&mine);
+	return maker;
+}
+
+/* (futex_wait_maker, looked up) */
+static enum wait_maker wait_maker_at(struct run *r, struct tr_thread *th, uint64_t at)
+{
+	struct tr_process *p = tracer_thread_process(th);
+	struct proc_ctx *pc = run_proc(r, p);
+	struct sym_loc loc = {0};
+	int static_own = in_static_own_code(pc, at);
+	enum wait_maker maker;
+
+	if (static_own == 1)
+		return WAIT_OWN;
+	maker = mapped_maker(r, p, at, static_own);
+	if (maker != WAIT_LIBC)
+		return maker;
+	/* libc's syscall() makes the program's own calls */
+	if (pc && pc->syms && sym_describe_function(pc->syms, at, &loc) == 0 && loc.func &&
+	    strcmp(loc.func, "syscall") == 0)
+		return WAIT_OWN;
+	return WAIT_LIBC;
+}
+
+enum wait_maker futex_wait_maker(struct run *r, struct tr_thread *th)
+{
+	struct thread_ctx *tc = run_thread(r, th);
+	uint64_t rip = tracer_regs(th)->rip;
+
+	if (tc->wait_pc != rip) { /* looked up once per place it waits at */
+		tc->wait_pc = rip;
+		tc->wait_maker = wait_maker_at(r, th, rip - TR_SYSCALL_INSN_LEN);
+	}
+	return tc->wait_maker;
+}
+
+/* th, held, was stopped asleep in a futex wait that libc's own
+ * synchronisation did not make (futex_wait_maker), and no wake has reached
+ * it since: wakes on its word are watched for.  *maker: who made it. */
+static bool held_in_wait_by(struct run *r, struct tr_thread *th, enum wait_maker *maker)
 {
 	struct thread_ctx *tc = run_thread(r, th);
 	const struct user_regs_struct *regs;
@@ -133,11 +190,23 @@ static bool held_in_wait(struct run *r, struct tr_thread *th)
 	if (regs->orig_rax != TR_SYS_futex || !futex_op_waits(regs->rsi) ||
 	    !interrupted_in_syscall(th))
 		return false;
-	if (tc->wait_pc != regs->rip) { /* looked up once per place it waits at */
-		tc->wait_pc = regs->rip;
-		tc->wait_in_libc = libc_protocol_wait(r, th);
-	}
-	return !tc->wait_in_libc;
+	*maker = futex_wait_maker(r, th);
+	return *maker != WAIT_LIBC;
+}
+
+static bool held_in_wait(struct run *r, struct tr_thread *th)
+{
+	enum wait_maker maker;
+
+	return held_in_wait_by(r, th, &maker);
+}
+
+/* ...made by the program's own futex call: only a wake ends it. */
+static bool held_in_own_wait(struct run *r, struct tr_thread *th)
+{
+	enum wait_maker maker;
+
+	return held_in_wait_by(r, th, &maker) && maker == WAIT_OWN;
 }
 
 static bool anyone_held_in_wait(struct run *r)
@@ -224,7 +293,7 @@ bool wakes_wait_ends(struct run *r, struct tr_thread *th)
 		return false;
 	if (tracer_read(tracer_thread_process(th), regs->rdi, &word, sizeof(word)) < 0)
 		return false;
-	if (held_in_wait(r, th)) /* the kernel's wake at a thread's exit ends it too */
+	if (held_in_own_wait(r, th)) /* the kernel's wake at a thread's exit ends it too */
 		return futex_cleared_at_exit(r, tracer_thread_process(th), word,
 					     (uint32_t)regs->rdx);
 	return word != (uint32_t)regs->rdx;
@@ -263,7 +332,7 @@ static void wait_sleeps_on(struct run *r, struct tr_thread *th)
 	struct user_regs_struct regs = *tracer_regs(th);
 	uint32_t word;
 
-	if (!held_in_wait(r, th) || (long)regs.rax == -TR_ERESTART_RESTARTBLOCK ||
+	if (!held_in_own_wait(r, th) || (long)regs.rax == -TR_ERESTART_RESTARTBLOCK ||
 	    tracer_read(tracer_thread_process(th), regs.rdi, &word, sizeof(word)) < 0 ||
 	    word == (uint32_t)regs.rdx ||
 	    futex_cleared_at_exit(r, tracer_thread_process(th), word, (uint32_t)regs.rdx))

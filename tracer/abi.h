@@ -51,6 +51,10 @@ enum { TR_MUTEX_LOCKED = 1, TR_MUTEX_CONTENDED = 2, TR_MUTEX_OWNER_OFFSET = 8 };
  * (or a vfork), not a new process with a copy of it. */
 #define TR_CLONE_VM 0x100u
 
+/* The length of a `syscall` instruction (0f 05): a thread stopped in or at
+ * a system call stands just past it. */
+#define TR_SYSCALL_INSN_LEN 2
+
 /* The kernel's own restart codes, negated in rax of a thread stopped
  * inside a system call that it will restart when resumed. */
 enum {
