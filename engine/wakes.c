@@ -322,21 +322,30 @@ bool wakes_times_out_now(struct run *r, struct tr_thread *th)
  * th, held in a wait of the program's own that no wake reached, runs
  * again: its call restarts and, its word changed meanwhile, would return
  * EAGAIN, where the kernel keeps a queued waiter asleep.  The restart is
- * made to compare with the word as it is now, so it sleeps on.  (A timed
- * wait restarts through restart_syscall with the value it saved: not
- * mended.  rdx is left so after the call: code that keeps the value it
- * compared in edx across its own syscall instruction sees the new one.)
+ * made to compare with the word as it is now (rdx), so it sleeps on, and
+ * rdx is put back at the call's exit (tracer_put_back_rdx: an entry and an
+ * exit stop, only for such a wait): code that keeps the value it compared
+ * in edx across its own syscall instruction sees its own.
+ * A timed wait, stopped, restarts through restart_syscall with the value
+ * the kernel saved (its restart block, which no register reaches): it is
+ * made to redo its futex call instead (ERESTARTNOINTR: the kernel makes
+ * orig_rax's call again, with the registers as they are).  FUTEX_WAIT's
+ * timeout is relative and starts again, so the wait may last longer than
+ * it would have, never shorter; FUTEX_WAIT_BITSET's is a deadline, kept.
  */
 static void wait_sleeps_on(struct run *r, struct tr_thread *th)
 {
 	struct user_regs_struct regs = *tracer_regs(th);
 	uint32_t word;
 
-	if (!held_in_own_wait(r, th) || (long)regs.rax == -TR_ERESTART_RESTARTBLOCK ||
+	if (!held_in_own_wait(r, th) ||
 	    tracer_read(tracer_thread_process(th), regs.rdi, &word, sizeof(word)) < 0 ||
 	    word == (uint32_t)regs.rdx ||
 	    futex_cleared_at_exit(r, tracer_thread_process(th), word, (uint32_t)regs.rdx))
 		return; /* the last: woken by the kernel, as wakes_wait_ends says */
+	tracer_put_back_rdx(th, regs.rdx);
+	if ((long)regs.rax == -TR_ERESTART_RESTARTBLOCK)
+		regs.rax = (unsigned long long)-TR_ERESTARTNOINTR;
 	regs.rdx = word;
 	tracer_set_regs(th, &regs);
 }

@@ -1387,6 +1387,40 @@ Test(serial, a_store_before_the_wake_has_no_bug)
 	expect_no_bug_in_every_schedule("tests/fixtures/serwakefirst", 100);
 }
 
+/* A wait of the program's own that a schedule held asleep, its word
+ * changed meanwhile with no wake, sleeps on when let go, and the wake that
+ * follows wakes it, as the kernel would have (sertimedown: main's wait
+ * prints "woken").  Held with a timeout (FUTEX_WAIT's relative one, or
+ * FUTEX_WAIT_BITSET's deadline), it restarted through restart_syscall with
+ * the value the kernel saved, and returned EAGAIN; without one, it slept
+ * on, but with rdx left as the word's new value after the call, which the
+ * fixture's own syscall instruction keeps in edx ("rdx changed"). */
+static void expect_held_wait_sleeps_on(const char *arg)
+{
+	char *sched = h_temp_sched("held.sched", "timeout 20s\n"
+						 "thread M = wait any enter(start_helper)\n"
+						 "run M until enter(waiter_sleep)\n"
+						 "thread H = wait any enter(poll_main)\n"
+						 "run M until blocked\n"
+						 "run H until enter(wake_word)\n"
+						 "run M until blocked\n"
+						 "run H until exit\n"
+						 "release all\n");
+	struct h_result r = H_RUN(h_cctrace(), "run", "-q", sched, "--",
+				  "tests/fixtures/sertimedown", arg);
+
+	cr_expect_eq(r.code, 0, "%s: exit %d:\n%s", arg, r.code, r.err);
+	cr_expect(strstr(r.out, "woken, rdx kept"), "%s: %s\n%s", arg, r.out, r.err);
+	h_result_free(&r);
+}
+
+Test(serial, a_held_wait_of_the_programs_own_sleeps_on_after_a_store)
+{
+	expect_held_wait_sleeps_on("--untimed");
+	expect_held_wait_sleeps_on("--timed");
+	expect_held_wait_sleeps_on("--bitset");
+}
+
 /* A raw clone's thread joined by the program's own futex wait on its tid
  * word, which the kernel clears and wakes as the thread exits: no
  * FUTEX_WAKE to see, and a wait of the program's own ends only by a wake.

@@ -56,11 +56,13 @@ enum tr_thread_flag {
 					* held until the prompt is done (terminal.c) */
 	TF_OWN_SIGNAL = 1u << 15,      /* stepped into the program's own SIGILL or SIGTRAP
 					* handler: its stop puts the rescue handler back */
+	TF_PUT_BACK_RDX = 1u << 16,    /* its call's exit stop writes put_back_rdx to rdx
+					* (resumed, it stops there) */
 };
 #define TF_HELD_ONLY (TF_AT_BREAK | TF_IN_SYSCALL_STOP | TF_GROUP_STOP | TF_REGS_DIRTY)
 #define TF_LIVE_ONLY                                                                               \
 	(TF_HELD_ONLY | TF_STEPPING | TF_TRACE_SYSCALLS | TF_INTERRUPTING | TF_REPORT_INTERRUPT |  \
-	 TF_LISTENING)
+	 TF_LISTENING | TF_PUT_BACK_RDX)
 
 /* The stepper's news about one thread (stepper.c). */
 #define TR_STEP_MAX_PENDING 4
@@ -97,6 +99,8 @@ struct tr_thread {
 	/* Added to the return value of the system call it is in, at its exit
 	 * stop, if the call succeeded (tracer_add_to_return). */
 	long return_bonus;
+	/* rdx as the program had it, for TF_PUT_BACK_RDX (tracer_put_back_rdx). */
+	uint64_t put_back_rdx;
 	/* The process it made by vfork, until its vfork-done stop: resumed
 	 * before that process executes a program or exits, it waits for it. */
 	struct tr_process *vfork_child;

@@ -536,8 +536,10 @@ int tr_continue(struct tr_thread *th, int request)
 		tr_set(th, TF_LISTENING);
 		return 0;
 	}
-	if (request == PTRACE_CONT && tr_has(th, TF_TRACE_SYSCALLS))
+	if (request == PTRACE_CONT && tr_has(th, TF_TRACE_SYSCALLS | TF_PUT_BACK_RDX))
 		request = PTRACE_SYSCALL;
+	if (request != PTRACE_SYSCALL)
+		tr_clear(th, TF_PUT_BACK_RDX); /* a step sees no exit stop: rdx stays */
 	/* The program's own SIGILL or SIGTRAP goes to the program's own action;
 	 * a single step makes the kernel choose it now and stop in the
 	 * handler, where ours goes back (wait.c): its SIGILL and SIGTRAP
@@ -604,6 +606,13 @@ void tracer_add_to_return(struct tr_thread *th, long n)
 {
 	assert(th->state == TR_HELD && tr_has(th, TF_IN_SYSCALL_STOP));
 	th->return_bonus += n;
+}
+
+void tracer_put_back_rdx(struct tr_thread *th, uint64_t rdx)
+{
+	assert(th->state == TR_HELD);
+	th->put_back_rdx = rdx;
+	tr_set(th, TF_PUT_BACK_RDX);
 }
 
 int tracer_resume_syscalls(struct tr_thread *th)

@@ -239,6 +239,12 @@ int tracer_resume(struct tr_thread *th);
  * succeeds.  A futex wake that cctrace delivered to threads it holds
  * counts them, as the kernel would have, had they slept in its queue. */
 void tracer_add_to_return(struct tr_thread *th, long n);
+/* th, held, has rdx changed for the system call it makes (or restarts)
+ * when resumed: at that call's exit rdx is written back to rdx, as the
+ * program had it.  Costs the thread an entry and an exit stop, both
+ * resumed in the tracer; a single step (no exit stop) or a detach before
+ * the call returns leaves the changed rdx. */
+void tracer_put_back_rdx(struct tr_thread *th, uint64_t rdx);
 /* Resume until the thread is about to make a system call (TR_EV_SYSCALL),
  * or any other event.  tracer_resume() goes back to plain running. */
 int tracer_resume_syscalls(struct tr_thread *th);

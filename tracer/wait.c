@@ -404,17 +404,33 @@ static enum decoded decode_trap(struct tr_thread *th, struct tr_event *ev)
 	return REPORT;
 }
 
+/* A call's exit stop that tracer_put_back_rdx asked for: rdx as it was. */
+static void put_back_rdx(struct tr_thread *th)
+{
+	if (!tr_has(th, TF_PUT_BACK_RDX))
+		return;
+	th->regs.rdx = th->put_back_rdx;
+	tr_set(th, TF_REGS_DIRTY);
+	tr_clear(th, TF_PUT_BACK_RDX);
+}
+
 /* PTRACE_O_TRACESYSGOOD stop.  Only entries are news, and only for a
  * thread that asked for them; an exit stop (after an entry the caller let
  * run on with syscall tracing still on) just continues, with the return
- * value tracer_add_to_return asked for. */
+ * value tracer_add_to_return asked for and the rdx tracer_put_back_rdx
+ * kept.  A thread resumed only for that exit stops at the entry too: it
+ * goes on, and its resume stops at the exit (tr_continue). */
 static enum decoded decode_syscall_stop(struct tr_thread *th, struct tr_event *ev)
 {
 	struct __ptrace_syscall_info info;
 
-	if (!tr_has(th, TF_TRACE_SYSCALLS))
+	if (!tr_has(th, TF_TRACE_SYSCALLS | TF_PUT_BACK_RDX))
 		return SILENT_RESUME;
 	if (ptrace(PTRACE_GET_SYSCALL_INFO, th->tid, sizeof(info), &info) <= 0)
+		return SILENT_RESUME;
+	if (info.op == PTRACE_SYSCALL_INFO_EXIT)
+		put_back_rdx(th);
+	if (!tr_has(th, TF_TRACE_SYSCALLS))
 		return SILENT_RESUME;
 	if (info.op == PTRACE_SYSCALL_INFO_EXIT && th->return_bonus) {
 		if ((long)th->regs.rax >= 0) {
