@@ -251,6 +251,8 @@ struct serial {
 	bool outside_ok; /* the step may wait for the outside: no other thread could run */
 	int64_t step_t0;
 	int64_t step_began; /* step_t0 moves on at each probe; this does not */
+	int64_t step_cpu;   /* the running thread's CPU time at its step's first
+			     * probe (ms), -1 before it */
 	/* a pc where the running thread ran SPIN_MS without a point, armed
 	 * for the step: a spin if the thread comes back to it with nothing
 	 * changed (spin_found) */
@@ -1536,9 +1538,25 @@ static bool has_function_frame(const struct serial *s, const struct sym_frame *f
  * becomes a point, now and for the rest of the search, if that shows a
  * spin; the step ends there as at any point, and the same-point rule then
  * sees the spin.  A step that has run SPIN_PROOF_MS is taken for a spin
- * at once.  Inside a system call, or with no frame in the executable, it
- * just goes on.
+ * at once (spin_proven).  Inside a system call, or with no frame in the
+ * executable, it just goes on.
  */
+/* Has the running thread's step run SPIN_PROOF_MS?  Counted in the CPU
+ * time it used since the step's first probe (SPIN_MS into it), not in
+ * wall time: on a busy host a loop that computes for half a second took
+ * several, was taken for a spin, and each of its turns became a step until
+ * --max-steps ended every run.  Wall time where /proc cannot say. */
+static bool spin_proven(struct serial *s, struct tr_thread *th)
+{
+	int64_t cpu = tracer_thread_cpu_ms(th);
+
+	if (cpu < 0)
+		return tracer_now_ms() - s->step_began >= SPIN_PROOF_MS;
+	if (s->step_cpu < 0)
+		s->step_cpu = cpu;
+	return cpu - s->step_cpu >= SPIN_PROOF_MS - SPIN_MS;
+}
+
 static enum loop_verdict spin_found(struct serial *s, struct tr_thread *th)
 {
 	struct sym_frame frames[SPIN_FRAMES];
@@ -1556,7 +1574,7 @@ static enum loop_verdict spin_found(struct serial *s, struct tr_thread *th)
 		if (in_ranges(s->exe_text, s->nexe_text, frames[k].pc) &&
 		    (frames[k].loc.func || !named))
 			pc = frames[k].pc;
-	if (pc && tracer_now_ms() - s->step_began < SPIN_PROOF_MS && !tracer_break_at(p, pc)) {
+	if (pc && !spin_proven(s, th) && !tracer_break_at(p, pc)) {
 		/* not a point yet: watched, unless it computes or is watched
 		 * already; at pc now, it arrives there as it is resumed */
 		if (!known_not_spin(s->cfg, pc) && !(s->cand.armed && s->cand.pc == pc)) {
@@ -1948,6 +1966,7 @@ static enum flow run_step(struct serial *s, int i)
 	s->interrupting = false;
 	s->probing = false;
 	s->step_t0 = s->step_began = tracer_now_ms();
+	s->step_cpu = -1;
 	s->threads[i].entry_return_known = false; /* it moves */
 	if (s->threads[i].woken)
 		wake_returns(&s->threads[i]);

@@ -783,6 +783,22 @@ int tr_task_stat(pid_t pid, pid_t tid, char *state, unsigned long *flags)
 	return rc;
 }
 
+int64_t tracer_thread_cpu_ms(const struct tr_thread *th)
+{
+	char path[64];
+	unsigned long long ns;
+	FILE *f;
+	int got;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", th->proc->pid, th->tid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	got = fscanf(f, "%llu", &ns);
+	fclose(f);
+	return got == 1 ? (int64_t)(ns / 1000000) : -1;
+}
+
 char tracer_process_state(pid_t pid)
 {
 	char state = 0;

@@ -321,6 +321,9 @@ struct tr_kernel_sample {
 	uint64_t futex_addr;	/* its word */
 };
 int tracer_kernel_sample(struct tr_thread *th, struct tr_kernel_sample *s);
+/* The time th has run on a CPU, in ms (/proc's schedstat), -1 if unknown:
+ * what a step's length means on a busy host, where wall time stretches. */
+int64_t tracer_thread_cpu_ms(const struct tr_thread *th);
 /* Is s, a sample of a thread of process pid, a sleep only another thread
  * of pid can end: a futex wait with no timeout, on memory no other
  * process shares (MAP_SHARED, shm: one cctrace does not trace may wake
