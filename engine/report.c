@@ -550,6 +550,13 @@ void report_threads(struct run *r)
 			 : var				    ? "held"
 			 : run_thread(r, th)->matched	    ? "matched, held"
 							    : "free");
+		if (!tracer_thread_held(th)) {
+			/* one that could not be stopped (exiting, in vfork, in
+			 * a job-control stop): no registers to say where */
+			fprintf(f, "    %-8s %-4s %s, not stopped\n", tracer_thread_name(th),
+				var ? var : "", state);
+			continue;
+		}
 		describe_pc(r, th, tracer_code_pc(th), &loc);
 		syms = run_proc(r, tracer_thread_process(th));
 		where_text(syms ? syms->syms : NULL, tracer_code_pc(th), &loc, 0, where,

@@ -154,6 +154,26 @@ Test(procs, a_breakpoint_planted_in_a_vfork_child_s_life)
 	}
 }
 
+/* A wait that times out while a thread sleeps in vfork for a child the
+ * schedule holds: the report's list of threads says where each is, the
+ * parent "blocked in vfork, not stopped" (no ptrace stop can reach it).
+ * cctrace aborted there (an assertion on a thread it took for stopped),
+ * and a hung server's report is made the same way. */
+Test(procs, a_timed_out_wait_reports_a_thread_in_vfork)
+{
+	char *sched = h_temp_sched(
+	    "vft.sched",
+	    "timeout 300ms\nthread C = wait any enter(execl)\nwait any enter(printf)\n");
+	struct h_result r = H_RUN(h_cctrace(), "run", sched, "--", "tests/fixtures/vforkone");
+
+	cr_expect_eq(r.code, 2, "exit %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.err, "no thread reached 'enter(printf)'") &&
+		      strstr(r.err, "p1.t1         blocked in vfork, not stopped") &&
+		      strstr(r.err, "p2.t1    C    held               at execl"),
+		  "%s", r.err);
+	h_result_free(&r);
+}
+
 /* A parent in wait4 for a child the schedule holds: the message names the
  * held child ("p1.t1 is blocked in wait4; a held thread must go first"
  * left the user to guess which). */
