@@ -191,11 +191,16 @@ struct run {
 	struct symbol_cache *symbol_cache; /* explore: tables kept across runs */
 	/* the template p1 was forked from (snapshot.c), NULL: launched afresh */
 	struct engine_snapshot *snapshot;
+	/* An event kept raw (report.c's defer_event): its text is made from
+	 * these only if the trace is read, as report_event would have made it */
 	struct deferred_event {
 		double ms;
-		struct tr_thread *thread;
-		uint64_t pc;
-		char what[160];
+		uint64_t pc;		     /* where in the code (event_code_pc) */
+		struct tr_event ev;	     /* its thread is valid until the run's end */
+		struct tr_step_event fine;   /* if has_fine */
+		const struct expr *atom;     /* the schedule's, which outlives the run */
+		bool has_fine, has_label;
+		char label[160];	     /* a copy: labels are often on the stack */
 		struct tr_thread *preempted; /* engine_trace_event.preempted */
 	} * deferred;
 	struct tr_thread *preempted; /* a choose preempted it; for the next event */

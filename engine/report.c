@@ -298,13 +298,25 @@ static void fine_event_text(struct run *r, struct tr_thread *th, const struct tr
 /*
  * A search makes many runs and keeps the trace of few (the bugs).  Finding
  * the source line of a pc in a library can mean decompressing its debug
- * information, which costs more than the run, so a deferred trace keeps
- * the raw events and names them only if report_deferred_trace is called.
+ * information, which costs more than the run, and even the event's text
+ * (an atom formatted, a callee named, three copies of a string) was a
+ * fifth of cctrace's own instructions on a short program.  So a deferred
+ * trace keeps each event's ingredients, and makes its text and names its
+ * place only if report_deferred_trace is called: the same text, since it
+ * depends on nothing that changes during the run (the schedule's atoms,
+ * the threads and the symbol tables all last until the run's end).
  */
-static void defer_event(struct run *r, const struct current_event *cur, const char *what)
+static void keep_label(struct deferred_event *d, const char *label)
 {
-	const struct tr_event *ev = cur->ev;
+	size_t n = label ? strnlen(label, sizeof(d->label) - 1) : 0;
 
+	d->has_label = label != NULL;
+	memcpy(d->label, label ? label : "", n); /* event_text cuts it there too */
+	d->label[n] = '\0';
+}
+
+static void defer_event(struct run *r, const struct current_event *cur)
+{
 	struct deferred_event *d;
 
 	if (r->ndeferred == r->deferred_cap) {
@@ -318,11 +330,26 @@ static void defer_event(struct run *r, const struct current_event *cur, const ch
 	}
 	d = &r->deferred[r->ndeferred++];
 	d->ms = run_elapsed_ms(r);
-	d->thread = ev->thread;
 	d->pc = event_code_pc(cur);
-	snprintf(d->what, sizeof(d->what), "%s", what);
+	d->ev = *cur->ev;
+	d->has_fine = cur->fine != NULL;
+	if (cur->fine)
+		d->fine = *cur->fine;
+	d->atom = cur->matched;
+	keep_label(d, cur->label);
 	d->preempted = r->preempted;
 	r->preempted = NULL;
+}
+
+/* A kept event's text, as report_event would have made it then. */
+static void deferred_text(struct run *r, const struct deferred_event *d, char *buf, size_t len)
+{
+	const struct current_event cur = {.ev = &d->ev,
+					  .fine = d->has_fine ? &d->fine : NULL,
+					  .label = d->has_label ? d->label : NULL,
+					  .matched = d->atom};
+
+	event_text(r, &cur, buf, len);
 }
 
 /* Name the kept events: as trace lines on f, as data to hooks->trace_event
@@ -330,22 +357,25 @@ static void defer_event(struct run *r, const struct current_event *cur, const ch
 void report_deferred_trace(struct run *r, FILE *f, const struct run_hooks *hooks)
 {
 	struct sym_loc loc;
+	char what[160];
 	int i;
 
 	for (i = 0; i < r->ndeferred; i++) {
 		struct deferred_event *d = &r->deferred[i];
+		struct tr_thread *th = d->ev.thread;
 
-		describe_pc(r, d->thread, d->pc, &loc);
+		deferred_text(r, d, what, sizeof(what));
+		describe_pc(r, th, d->pc, &loc);
 		if (f)
-			put_trace_line(r, f, d->ms, d->thread, d->what, d->pc, &loc);
+			put_trace_line(r, f, d->ms, th, what, d->pc, &loc);
 		if (hooks && hooks->trace_event)
 			hooks->trace_event(
 			    hooks->trace_ctx,
 			    &(struct engine_trace_event){
 				.ms = d->ms,
-				.thread = tracer_thread_name(d->thread),
-				.var = run_var_of(r, d->thread),
-				.event = d->what,
+				.thread = tracer_thread_name(th),
+				.var = run_var_of(r, th),
+				.event = what,
 				.func = loc.pretty,
 				.file = loc.file,
 				.line = loc.line,
@@ -363,11 +393,17 @@ void report_event(struct run *r, const struct current_event *cur)
 	if (!r->opt->trace && !r->opt->trace_json && !r->opt->trace_chrome && !r->interactive &&
 	    !r->deferred_trace)
 		return;
+	/* a search's run: no text yet (a shell, which shows each thread's
+	 * last event, never defers) */
+	if (r->deferred_trace && !r->interactive) {
+		defer_event(r, cur);
+		return;
+	}
 	event_text(r, cur, what, sizeof(what));
 	snprintf(run_thread(r, ev->thread)->last_event,
 		 sizeof(run_thread(r, ev->thread)->last_event), "%s", what);
 	if (r->deferred_trace) {
-		defer_event(r, cur, what);
+		defer_event(r, cur);
 		return;
 	}
 	describe_pc(r, ev->thread, event_code_pc(cur), &loc);
