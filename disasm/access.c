@@ -12,7 +12,15 @@
  * The same function serves classification (regs NULL: what could this
  * touch?) and execution (regs given: where exactly, and does a rep op run
  * at all?), so dis_decode's flags and dis_accesses() always agree.
+ *
+ * An instruction asked about at every stop (a breakpoint's: a serialized
+ * search's access point, at every choice) can keep its whole decoding
+ * (dis_keep): the thread's decode cache has a few slots, and a search's
+ * points, more of them than that, evicted each other, so each question
+ * was a decode with detail, the cost of a ptrace round trip.
  */
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "disasm/internal.h"
@@ -331,6 +339,52 @@ int dis_accesses(const struct dis_insn *insn, const uint8_t *code,
 	if (!ci)
 		return -1;
 	return dis_cs_accesses(ci, regs, out, max);
+}
+
+/* A whole decoding, detail and all: a copy of what the thread's cache held. */
+struct dis_kept {
+	_Atomic int refs;
+	cs_insn insn; /* insn.detail is &detail */
+	cs_detail detail;
+};
+
+struct dis_kept *dis_keep(const struct dis_insn *insn, const uint8_t *code)
+{
+	const cs_insn *ci;
+	struct dis_kept *k;
+
+	if (insn->kind == DIS_INVALID)
+		return NULL;
+	/* just decoded by dis_decode, as a rule: found in the cache */
+	ci = dis_cs_decode(code, insn->len, insn->addr);
+	if (!ci || !(k = malloc(sizeof(*k))))
+		return NULL;
+	atomic_init(&k->refs, 1);
+	k->insn = *ci;
+	k->detail = *ci->detail;
+	k->insn.detail = &k->detail;
+	return k;
+}
+
+struct dis_kept *dis_kept_share(struct dis_kept *k)
+{
+	if (k)
+		atomic_fetch_add(&k->refs, 1);
+	return k;
+}
+
+void dis_kept_drop(struct dis_kept *k)
+{
+	if (k && atomic_fetch_sub(&k->refs, 1) == 1)
+		free(k);
+}
+
+int dis_kept_accesses(const struct dis_kept *k, const struct user_regs_struct *regs,
+		      struct dis_access *out, int max)
+{
+	if (!regs)
+		return -1;
+	return dis_cs_accesses(&k->insn, regs, out, max);
 }
 
 /* [*first, *end) of all elements of a, saturated at the ends of the

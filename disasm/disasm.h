@@ -172,6 +172,19 @@ struct dis_access {
 int dis_accesses(const struct dis_insn *insn, const uint8_t *code,
 		 const struct user_regs_struct *regs, struct dis_access *out, int max);
 
+/* A decoding kept whole (capstone's detail with it), for an instruction
+ * asked about again and again at one address: dis_kept_accesses answers as
+ * dis_accesses would, without decoding.  Shared by reference count (a
+ * breakpoint copied into a forked process shares its instruction's): the
+ * last dis_kept_drop frees it.  dis_keep gives NULL for bytes that do not
+ * decode, or out of memory; the caller then decodes as before. */
+struct dis_kept;
+struct dis_kept *dis_keep(const struct dis_insn *insn, const uint8_t *code);
+struct dis_kept *dis_kept_share(struct dis_kept *k); /* k, one more holder (NULL: NULL) */
+void dis_kept_drop(struct dis_kept *k);		     /* NULL: nothing */
+int dis_kept_accesses(const struct dis_kept *k, const struct user_regs_struct *regs,
+		      struct dis_access *out, int max);
+
 /* Does access a, all a->count elements of it (below addr when descending),
  * touch any of the len bytes at lo?  For matching read(EXPR)/write(EXPR)
  * by decoding, when there are more lvalues than debug registers. */

@@ -4,7 +4,8 @@
  * Every file decodes through dis_cs_decode(), which owns one capstone handle
  * and a small cache of cs_insn buffers per thread, so the module is
  * thread-safe without locks and decodes without allocating.  The returned
- * cs_insn stays valid until the same thread decodes again.
+ * cs_insn stays valid until the same thread decodes again; one asked about
+ * at every stop is copied out of the cache instead (access.c's dis_keep).
  */
 #ifndef CCTRACE_DISASM_INTERNAL_H
 #define CCTRACE_DISASM_INTERNAL_H

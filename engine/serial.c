@@ -1385,14 +1385,13 @@ static void keep_spin_point(struct engine_serial *cfg, uint64_t pc)
  * the instruction at pc (its registers give the address); false: none. */
 static bool first_access(struct tr_thread *th, uint64_t pc, struct dis_access *out)
 {
-	uint8_t code[DIS_MAX_INSN];
-	struct dis_insn insn;
 	struct dis_access acc[DIS_MAX_ACCESSES];
 	int n, k;
 
-	if (tracer_decode_at(tracer_thread_process(th), pc, code, &insn) < 0)
-		return false;
-	n = dis_accesses(&insn, code, tracer_regs(th), acc, DIS_MAX_ACCESSES);
+	/* an access point's breakpoint keeps its decoding: asked at every
+	 * choice, for every held thread, it is not decoded again */
+	n = tracer_accesses_at(tracer_thread_process(th), pc, tracer_regs(th), acc,
+			       DIS_MAX_ACCESSES);
 	for (k = 0; k < n; k++)
 		if (!acc[k].stack) {
 			*out = acc[k];

@@ -23,7 +23,10 @@
  * instruction that is itself an int3 gets 0xce, so that a byte of ours
  * is never the program's.
  *
- * Planting a breakpoint decodes the instruction under it once.  If the
+ * Planting a breakpoint decodes the instruction under it once, and keeps
+ * that decoding (and, for one that touches memory, capstone's whole
+ * detail, dis_keep: a scheduler asks a point's accesses at every choice;
+ * copies of a breakpoint share it).  If the
  * instruction's meaning depends on where it sits (relative jmp/call, ret)
  * it will be emulated on the registers of the thread that resumes over it;
  * otherwise a copy, with any rip-relative displacement rebased, is written
@@ -91,6 +94,13 @@ struct tr_breakpoint *tr_break_find_any(struct tr_process *p, uint64_t addr)
 		if (bp->addr == addr)
 			return bp;
 	return NULL;
+}
+
+static void free_breakpoint(struct tr_breakpoint *bp)
+{
+	if (bp)
+		dis_kept_drop(bp->kept);
+	free(bp);
 }
 
 static void index_put(struct tr_process *p, struct tr_breakpoint *bp)
@@ -263,6 +273,9 @@ int tracer_break_insert(struct tr_process *p, uint64_t addr, char *err, size_t e
 		snprintf(err, errlen, "cannot decode the instruction at %#lx", (unsigned long)addr);
 		goto fail;
 	}
+	/* NULL out of memory: its accesses are decoded when asked, as before */
+	if (bp->insn.flags & DIS_F_MEM)
+		bp->kept = dis_keep(&bp->insn, bp->code);
 	if (prepare_displacement(p, bp, err, errlen) < 0) {
 		if (image_gone())
 			goto gone;
@@ -294,12 +307,12 @@ int tracer_break_insert(struct tr_process *p, uint64_t addr, char *err, size_t e
 	p->bp_count++;
 	return 0;
 gone:
-	free(bp);
+	free_breakpoint(bp);
 	return 0;
 oom:
 	snprintf(err, errlen, "out of memory");
 fail:
-	free(bp);
+	free_breakpoint(bp);
 	return -1;
 }
 
@@ -339,6 +352,20 @@ int tracer_decode_at(struct tr_process *p, uint64_t addr, uint8_t code[DIS_MAX_I
 	return dis_decode(code, DIS_MAX_INSN, addr, insn);
 }
 
+int tracer_accesses_at(struct tr_process *p, uint64_t addr, const struct user_regs_struct *regs,
+		       struct dis_access *out, int max)
+{
+	const struct tr_breakpoint *bp = tr_break_find_any(p, addr);
+	uint8_t code[DIS_MAX_INSN];
+	struct dis_insn insn;
+
+	if (bp && bp->kept)
+		return dis_kept_accesses(bp->kept, regs, out, max);
+	if (tracer_decode_at(p, addr, code, &insn) < 0)
+		return -1;
+	return dis_accesses(&insn, code, regs, out, max);
+}
+
 void tracer_break_remove(struct tr_process *p, uint64_t addr)
 {
 	struct tr_breakpoint *bp = memory_owner(p) == p ? tr_break_find(p, addr) : NULL;
@@ -363,7 +390,7 @@ void tr_break_remove_all(struct tr_process *p, bool restore_bytes)
 		if (bp->gj)
 			tr_guard_break(p, bp, TR_GUARD_GONE);
 		p->breakpoints = bp->next;
-		free(bp);
+		free_breakpoint(bp);
 	}
 	free(p->bp_slots);
 	p->bp_slots = NULL;
@@ -497,6 +524,7 @@ void tr_break_inherit(struct tr_process *parent, struct tr_process *child)
 		if (!copy)
 			return;
 		*copy = *bp;
+		copy->kept = dis_kept_share(bp->kept);
 		copy->next = NULL;
 		copy->gj = 0;
 		/* Journaled first: syncing may write a breakpoint into the child. */
@@ -504,7 +532,7 @@ void tr_break_inherit(struct tr_process *parent, struct tr_process *child)
 		if (!sync_inherited(parent, child, copy)) {
 			if (copy->gj)
 				tr_guard_break(child, copy, TR_GUARD_GONE);
-			free(copy);
+			free_breakpoint(copy);
 			continue;
 		}
 		if (copy->gj && copy->refs == 0)
@@ -526,6 +554,7 @@ void tr_break_adopt(const struct tr_process *tmpl, struct tr_process *child)
 			continue;
 		}
 		*copy = *bp;
+		copy->kept = dis_kept_share(bp->kept);
 		copy->next = NULL;
 		copy->gj = 0;
 		copy->unclaimed = bp->refs > 0;

@@ -150,6 +150,9 @@ struct tr_breakpoint {
 	uint8_t byte;		    /* ours: TRACER_INT3 or TRACER_BREAK_BYTE */
 	uint8_t code[DIS_MAX_INSN]; /* original bytes of the instruction */
 	struct dis_insn insn;
+	/* insn's whole decoding, for its accesses (tracer_accesses_at), if it
+	 * touches memory; shared with the copies of a fork or an adoption */
+	struct dis_kept *kept;
 	uint64_t slot;
 	size_t gj; /* its record in the guardian's journal, 0 if none */
 	/* Planted by the template this process was forked from (refs 0, its

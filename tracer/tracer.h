@@ -412,6 +412,11 @@ int tracer_read_code(struct tr_process *p, uint64_t addr, void *buf, size_t len)
  * point's, at every stop: no read), else read and decoded.  0 or -1. */
 int tracer_decode_at(struct tr_process *p, uint64_t addr, uint8_t code[DIS_MAX_INSN],
 		     struct dis_insn *insn);
+/* The memory accesses the instruction at addr makes run with regs, as
+ * dis_accesses gives them: from the whole decoding a breakpoint there
+ * keeps (a point's, asked at every choice: no decoding), else decoded. */
+int tracer_accesses_at(struct tr_process *p, uint64_t addr, const struct user_regs_struct *regs,
+		       struct dis_access *out, int max);
 
 /* Software breakpoints, reference counted per address. */
 int tracer_break_insert(struct tr_process *p, uint64_t addr, char *err, size_t errlen);
