@@ -249,6 +249,13 @@ static int set_points(struct cli_args *a, const char *v)
 	return bad_value(a, "points", v, "use shared, sync or all");
 }
 
+static int set_early_timeouts(struct cli_args *a, const char *v)
+{
+	(void)v;
+	a->to.early_timeouts = true;
+	return 0;
+}
+
 static int set_no_minimize(struct cli_args *a, const char *v)
 {
 	(void)v;
@@ -395,6 +402,12 @@ static const struct cli_option table[] = {
      "profiling phase found shared), sync (none), all (every non-stack access;\n"
      "explore: only without a schedule, as test)",
      CHECK(set_points)},
+    {"early-timeouts", 0, NULL, CLI_TEST | CLI_EXPLORE,
+     "a thread in a timed wait (pthread_mutex_timedlock, try_lock_for, a\n"
+     "condition's or semaphore's timed wait) may time out at any choice, as if\n"
+     "its time were up, not only when no other thread can run: finds code that\n"
+     "gives up too soon (explore: only without a schedule, as test)",
+     CHECK(set_early_timeouts)},
     {"model", 0, "MODELS", CLI_TYPESTATE,
      "the typestate models, separated by commas: built-in ones (file, lock,\n"
      "memory; the default is all three) and model files FILE.ts\n"

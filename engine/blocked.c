@@ -833,19 +833,19 @@ static enum flow unanswered_interrupt(struct run *r, struct tr_thread **targets,
 	return FLOW_STOP;
 }
 
+static enum flow blocked_judge(struct run *r, const struct stmt *s, struct tr_thread **targets,
+			       int n, bool *again);
+
 /* Stop the blocked targets where they sleep, and decide what it means.
  * *again: a free thread woke them meanwhile; resume them and wait on. */
 enum flow blocked_end(struct run *r, const struct stmt *s, struct tr_thread **targets, int n,
 		      bool *again)
 {
-	char what[128], where[256], waits[160] = "";
-	enum flow flow = FLOW_NEXT;
 	int i, pending = 0;
 	struct loop_request req = {.deadline_ms = tracer_now_ms() + 1000,
 				   .on_event = interrupted_target,
 				   .during = while_blocked,
 				   .ctx = &pending};
-	bool accepts;
 
 	*again = false;
 	for (i = 0; i < n; i++) {
@@ -864,6 +864,29 @@ enum flow blocked_end(struct run *r, const struct stmt *s, struct tr_thread **ta
 		return FLOW_STOP;
 	if (pending > 0)
 		return unanswered_interrupt(r, targets, n);
+	return blocked_judge(r, s, targets, n, again);
+}
+
+enum flow blocked_at_entry(struct run *r, const struct stmt *s, struct tr_thread *th, bool *again)
+{
+	struct thread_ctx *tc = run_thread(r, th);
+
+	*again = false;
+	tc->blocked = true;
+	tc->candidate = false;
+	return blocked_judge(r, s, &th, 1, again);
+}
+
+/* The targets are stopped, the blocked ones where they sleep: what it
+ * means (the rest of blocked_end). */
+static enum flow blocked_judge(struct run *r, const struct stmt *s, struct tr_thread **targets,
+			       int n, bool *again)
+{
+	char what[128], where[256], waits[160] = "";
+	enum flow flow = FLOW_NEXT;
+	bool accepts;
+	int i;
+
 	/* Named once they are stopped: naming reads symbols, which takes time. */
 	for (i = 0; i < n; i++) {
 		struct thread_ctx *tc = run_thread(r, targets[i]);

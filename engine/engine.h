@@ -350,8 +350,13 @@ struct engine_serial {
 	const uint64_t *points; /* instructions that are scheduling points */
 	size_t npoints;
 	bool all_points; /* also every non-stack access in the executable's text */
-	bool profile;	 /* record which points touch memory two threads share */
-	long max_steps;	 /* a run taking more is a livelock candidate; 0: the default, */
+	/* a thread held in a timed wait (a timed lock, a condition's or a
+	 * semaphore's timed wait, a futex wait with a timeout) is a choice
+	 * at every choice, to time out there; false: only when no thread can
+	 * run otherwise */
+	bool early_timeouts;
+	bool profile;	/* record which points touch memory two threads share */
+	long max_steps; /* a run taking more is a livelock candidate; 0: the default, */
 #define ENGINE_SERIAL_MAX_STEPS 100000 /* ...this */
 	/* out: the points found shared (profile; malloc'd, grows over runs) */
 	uint64_t *shared;

@@ -73,10 +73,10 @@ struct thread_ctx {
 	unsigned long held_seq;
 	bool woken;
 	bool watching_wakes;
-	long sleeps_skipped; /* in a serialized replay (sleeps.c) */
-	uint64_t wait_pc;	      /* where its futex wait was last classified... */
+	long sleeps_skipped;	    /* in a serialized replay (sleeps.c) */
+	uint64_t wait_pc;	    /* where its futex wait was last classified... */
 	enum wait_maker wait_maker; /* ...and as whose (futex_wait_maker) */
-	int last_var;	     /* watched variable of its last event, -1 if none */
+	int last_var;		    /* watched variable of its last event, -1 if none */
 	bool sampled;
 	struct tr_kernel_sample sample;
 	/* the stepper (fine.c, tracer/stepper.c) */
@@ -195,10 +195,10 @@ struct run {
 	 * these only if the trace is read, as report_event would have made it */
 	struct deferred_event {
 		double ms;
-		uint64_t pc;		     /* where in the code (event_code_pc) */
-		struct tr_event ev;	     /* its thread is valid until the run's end */
-		struct tr_step_event fine;   /* if has_fine */
-		const struct expr *atom;     /* the schedule's, which outlives the run */
+		uint64_t pc;		   /* where in the code (event_code_pc) */
+		struct tr_event ev;	   /* its thread is valid until the run's end */
+		struct tr_step_event fine; /* if has_fine */
+		const struct expr *atom;   /* the schedule's, which outlives the run */
 		bool has_fine, has_label;
 		char label[160];	     /* a copy: labels are often on the stack */
 		struct tr_thread *preempted; /* engine_trace_event.preempted */
@@ -240,6 +240,11 @@ struct run {
 	uint64_t stops;		/* events seen; keys per-stop caches */
 	unsigned fine_want;	/* DIS_WANT_* the stepper decodes for; 0: none */
 	bool fine_syscalls;	/* resume candidates to system call entries */
+	/* a serialized replay's `run T until ... blocked`: T runs with its
+	 * system calls watched, and a futex wait that would sleep ends the
+	 * step blocked at its entry (interp.c's entry_stop), as the search's
+	 * step did (serial.c's syscall_entered) */
+	bool entry_blocks;
 	struct decoded_lvalue { /* read(X)/write(X) matched by decoding */
 		const struct expr *atom;
 		struct tr_process *proc;
@@ -326,6 +331,9 @@ bool blocked_targets(struct run *r, struct tr_thread **targets, int n);
 bool syscall_sleeps_for_time(long nr);
 enum flow blocked_end(struct run *r, const struct stmt *s, struct tr_thread **targets, int n,
 		      bool *again);
+/* blocked_end for a target already held where it would sleep (a futex
+ * wait's entry, entry_blocks): what its block means, as blocked_end says. */
+enum flow blocked_at_entry(struct run *r, const struct stmt *s, struct tr_thread *th, bool *again);
 void blocked_forget(struct run *r, struct tr_thread *except);
 void report_deadlock(struct run *r, const struct stmt *s);
 /* After the schedule, every thread let go: true once every live thread has
@@ -357,6 +365,10 @@ bool futex_cleared_at_exit(struct run *r, struct tr_process *p, uint32_t word, u
 void futex_wait_returns_woken(struct tr_thread *th);
 /* ...or returns ETIMEDOUT, as a timed wait whose time ran out */
 void futex_wait_times_out(struct tr_thread *th);
+/* th, at a system call's entry stop, is about to make a futex wait on a
+ * word that holds the value it waits for: it would sleep, as no other
+ * thread runs (a serialized step, the search's or a replay's). */
+bool futex_entry_sleeps(struct tr_thread *th);
 /* Stopped by an interrupt inside a system call: one it would restart,
  * or one the interrupt ended with EINTR. */
 bool interrupted_in_syscall(struct tr_thread *th);

@@ -50,6 +50,10 @@ int run_move_candidate(struct run *r, struct tr_thread *th)
 	/* A profile decodes only the threads its tap asked for (tap.c). */
 	if (r->fine_want && (!r->tap || tap_decodes(r, th)))
 		return fine_advance(r, th);
+	if (r->entry_blocks && !r->fine_want && !r->fine_syscalls) {
+		tracer_resume_syscalls(th); /* a futex wait is seen at its entry */
+		return 0;
+	}
 	if (r->fine_want) { /* undecoded, but still stopped at system calls */
 		if (r->fine_want & DIS_WANT_SYSCALL)
 			tracer_resume_syscalls(th);
@@ -422,6 +426,65 @@ static enum loop_verdict exited_early(struct run *r, const struct tr_thread *th,
 	return LOOP_STOP;
 }
 
+/*
+ * A serialized replay's target at a system call's entry (entry_blocks): a
+ * timed futex wait of libc's that would sleep ends the step blocked there,
+ * held at the entry as the search's step ended (serial.c's
+ * syscall_entered), and times out when it runs again (wakes_times_out_now).
+ * Let into the call, a wait of a millisecond timed out by itself before
+ * two samples of its state saw it asleep, and the thread ran on past the
+ * step: the schedules of --early-timeouts did not replay.  Other futex
+ * calls are watched on; a wait of the program's own goes into its call,
+ * where the replay's wakes reach it (wakes.c), and so does an untimed one,
+ * which sleeps until woken; a call that may sleep ends the watching, as
+ * in the search's step (an interrupt answered at its exit would end an
+ * epoll_wait with EINTR), and calls that return at once, which a thread
+ * makes as it starts, keep it.
+ */
+/* A call that returns at once, with no sleep an interrupt could end with
+ * EINTR: a thread's start (robust list, rseq, signal mask), memory. */
+static bool returns_at_once(long nr)
+{
+	static const long quick[] = {TR_SYS_rt_sigprocmask, TR_SYS_set_robust_list,
+				     TR_SYS_rseq,	    TR_SYS_mmap,
+				     TR_SYS_munmap,	    TR_SYS_mprotect,
+				     TR_SYS_madvise,	    TR_SYS_brk,
+				     TR_SYS_gettid,	    TR_SYS_getpid,
+				     TR_SYS_sigaltstack,    TR_SYS_clock_gettime};
+	size_t i;
+
+	for (i = 0; i < sizeof(quick) / sizeof(quick[0]); i++)
+		if (quick[i] == nr)
+			return true;
+	return false;
+}
+
+static enum loop_verdict entry_stop(struct run *r, struct tr_thread *th, struct wait_state *ws)
+{
+	const struct user_regs_struct *regs = tracer_regs(th);
+	enum flow flow;
+	bool again;
+
+	if (regs->orig_rax != TR_SYS_futex) {
+		if (returns_at_once((long)regs->orig_rax))
+			tracer_resume_syscalls(th);
+		else
+			tracer_resume(th);
+		return LOOP_AGAIN;
+	}
+	if (!futex_entry_sleeps(th) || regs->r10 == 0 || futex_wait_maker(r, th) != WAIT_LIBC) {
+		if (futex_entry_sleeps(th))
+			tracer_resume(th);
+		else
+			tracer_resume_syscalls(th);
+		return LOOP_AGAIN;
+	}
+	flow = blocked_at_entry(r, ws->s, th, &again);
+	if (flow == FLOW_STOP)
+		return LOOP_STOP;
+	return again ? LOOP_AGAIN : LOOP_DONE;
+}
+
 /* Judge one stop against the predicate being waited for. */
 static enum loop_verdict judge_stop(struct run *r, const struct tr_event *ev, struct wait_state *ws)
 {
@@ -445,6 +508,8 @@ static enum loop_verdict judge_stop(struct run *r, const struct tr_event *ev, st
 		tracer_resume_syscalls(th);
 		return LOOP_AGAIN;
 	}
+	if (ev->kind == TR_EV_SYSCALL && r->entry_blocks && !r->fine_want && !r->fine_syscalls)
+		return entry_stop(r, th, ws);
 	if (r->fine_want) {
 		rc = fine_settle(r, th);
 		if (rc)
@@ -713,6 +778,8 @@ enum flow run_wait_for(struct run *r, const struct stmt *s, struct tr_thread **t
 				   .ctx = &ws};
 	enum flow flow = FLOW_STOP;
 
+	r->entry_blocks =
+	    r->serial && !run_searching_serially(r) && ntargets == 1 && takes_blocked(s->pred);
 	if (prepare_wait(r, &ws) < 0 || start_wait(r, &ws) < 0)
 		goto out;
 	flow = FLOW_NEXT;
@@ -721,6 +788,7 @@ enum flow run_wait_for(struct run *r, const struct stmt *s, struct tr_thread **t
 		flow = loop_run(r, &req);
 	}
 out:
+	r->entry_blocks = false;
 	points_disarm(r);
 	clear_wait_marks(r);
 	r->targets = NULL;

@@ -1697,7 +1697,6 @@ static bool waits_for_input(const struct sthread *st)
 static enum loop_verdict syscall_entered(struct serial *s, struct tr_thread *th)
 {
 	const struct user_regs_struct *regs = tracer_regs(th);
-	uint32_t word;
 
 	if (regs->orig_rax != TR_SYS_futex) {
 		if (futex_waiter_held(s))
@@ -1706,9 +1705,7 @@ static enum loop_verdict syscall_entered(struct serial *s, struct tr_thread *th)
 			tracer_resume(th);
 		return LOOP_AGAIN;
 	}
-	if (futex_op_waits(regs->rsi) &&
-	    tracer_read(tracer_thread_process(th), regs->rdi, &word, sizeof(word)) == 0 &&
-	    word == (uint32_t)regs->rdx) {
+	if (futex_entry_sleeps(th)) {
 		s->stop = STOP_BLOCKED;
 		return LOOP_DONE;
 	}
@@ -2088,6 +2085,27 @@ static bool anyone_running(struct serial *s)
 	return false;
 }
 
+static bool times_out(const struct sthread *st);
+
+/* --early-timeouts: the threads held in a timed wait, after the n enabled
+ * ones, as threads that may run: run, their wait times out (step).  Only
+ * beside an enabled thread; with none, blocked_options makes them the
+ * choices anyway.  CHESS's view of a timeout: the thread that holds the
+ * lock may always be slower than the time a waiter gives it. */
+static int add_early_timeouts(struct serial *s, int n)
+{
+	int i;
+
+	for (i = 0; n > 0 && s->cfg->early_timeouts && i < s->nthreads; i++) {
+		struct sthread *st = &s->threads[i];
+
+		if (st->state == SS_BLOCKED && times_out(st) && !tracer_thread_exited(st->th) &&
+		    tracer_thread_held(st->th))
+			s->options[n++] = i;
+	}
+	return n;
+}
+
 /* The enabled threads into s->options (their ids in s->ids); how many. */
 static int collect_options(struct serial *s)
 {
@@ -2099,6 +2117,7 @@ static int collect_options(struct serial *s)
 		if (enabled(s, &s->threads[i]))
 			s->options[n++] = i;
 	s->memo_on = false;
+	n = add_early_timeouts(s, n);
 	/* a yielding or spinning thread gives way to the others (not when
 	 * following a schedule: its lines say who runs) */
 	for (i = 0; i < n && !s->cfg->describe; i++)

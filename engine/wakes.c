@@ -80,6 +80,16 @@ void futex_wait_times_out(struct tr_thread *th)
 	tracer_set_regs(th, &regs);
 }
 
+bool futex_entry_sleeps(struct tr_thread *th)
+{
+	const struct user_regs_struct *regs = tracer_regs(th);
+	uint32_t word;
+
+	return regs->orig_rax == TR_SYS_futex && futex_op_waits(regs->rsi) &&
+	       tracer_read(tracer_thread_process(th), regs->rdi, &word, sizeof(word)) == 0 &&
+	       word == (uint32_t)regs->rdx;
+}
+
 /* EINTR counts too: a call the kernel does not restart after a stop,
  * which tracer/wait.c has not turned into a restart (it turns the ones it
  * knows), ended by the interrupt itself.  Taken for a call that returned,

@@ -292,8 +292,9 @@ enum test_points { TEST_POINTS_SHARED, TEST_POINTS_SYNC, TEST_POINTS_ALL };
 
 struct test_options {
 	enum test_points points;
-	long max_steps;	  /* 0: the engine's default */
-	int profile_runs; /* --points shared: profiling runs (0: 3) */
+	long max_steps;	     /* 0: the engine's default */
+	int profile_runs;    /* --points shared: profiling runs (0: 3) */
+	bool early_timeouts; /* a timed wait may time out at any choice */
 };
 
 /* Serialized runs of argv with no schedule, the search's strategy choosing

@@ -266,6 +266,7 @@ int search_test(char *const argv[], const struct engine_options *opt,
 		struct explore_summary *sum, char *err, size_t errlen)
 {
 	struct engine_serial cfg = {.max_steps = to->max_steps,
+				    .early_timeouts = to->early_timeouts,
 				    .all_points = to->points == TEST_POINTS_ALL};
 	struct explore_options local = *eo;
 	struct engine_options run_opt = *opt;

@@ -37,6 +37,7 @@ static const char *g_strategy; /* --strategy, or NULL: the portfolio */
 static const char *g_points;   /* --points, or NULL: the default (shared) */
 static const char *g_arg;      /* the program's one argument, or NULL */
 static bool g_all;	       /* --all --no-minimize: every bug, as found */
+static bool g_early;	       /* --early-timeouts */
 
 static struct h_result search(const char *prog, int runs, char **dir)
 {
@@ -59,6 +60,8 @@ static struct h_result search(const char *prog, int runs, char **dir)
 		argv[n++] = "--all";
 		argv[n++] = "--no-minimize";
 	}
+	if (g_early)
+		argv[n++] = "--early-timeouts";
 	argv[n++] = "--seed";
 	argv[n++] = "1";
 	argv[n++] = "--timeout";
@@ -1406,8 +1409,8 @@ static void expect_held_wait_sleeps_on(const char *arg)
 						 "run M until blocked\n"
 						 "run H until exit\n"
 						 "release all\n");
-	struct h_result r = H_RUN(h_cctrace(), "run", "-q", sched, "--",
-				  "tests/fixtures/sertimedown", arg);
+	struct h_result r =
+	    H_RUN(h_cctrace(), "run", "-q", sched, "--", "tests/fixtures/sertimedown", arg);
 
 	cr_expect_eq(r.code, 0, "%s: exit %d:\n%s", arg, r.code, r.err);
 	cr_expect(strstr(r.out, "woken, rdx kept"), "%s: %s\n%s", arg, r.out, r.err);
@@ -1830,4 +1833,22 @@ Test(serial, the_output_directory_is_made_with_its_parents)
 		  r.err);
 	h_result_free(&r);
 	h_remove_tree(dir);
+}
+
+/* A worker that gives up on a lock after a millisecond's timed wait
+ * (tests/fixtures/sertimedlock) loses its count only if its wait times out
+ * while the other worker, which holds the lock, could still run: by
+ * default a timed wait times out only when no thread can run, and 100 runs
+ * find nothing; --early-timeouts makes the timeout a choice at every step
+ * and finds it, and its schedule replays 10 of 10 (the replay holds the
+ * waiter at its futex call's entry, as the search did: let into the call,
+ * the millisecond ran out before the replay saw it asleep).  --fixed,
+ * which retries, has no bug either way. */
+Test(serial, early_timeouts_find_a_worker_that_gives_up_too_soon)
+{
+	expect_no_bug("tests/fixtures/sertimedlock", 100);
+	g_early = true;
+	expect_found("tests/fixtures/sertimedlock", 30, "ABRT");
+	g_arg = "--fixed";
+	expect_no_bug("tests/fixtures/sertimedlock", 100);
 }
