@@ -280,9 +280,10 @@ int explore_main(struct cli_args *a)
 		return test_main(a);
 	if (a->noperands != 1 || !a->program || !a->program[0])
 		return cli_usage_error("explore", "expected SCHEDULE -- PROGRAM [ARGS...]");
-	if (a->to.points != TEST_POINTS_SHARED || a->to.max_steps)
-		return cli_usage_error("explore", "--points and --max-steps are for a search "
-						  "without a schedule (cctrace test)");
+	if (a->to.points != TEST_POINTS_SHARED || a->to.max_steps || a->to.early_timeouts)
+		return cli_usage_error(
+		    "explore", "--points, --max-steps and --early-timeouts are for a search "
+			       "without a schedule (cctrace test)");
 	if (a->eo.strategy && search_serialized_only(a->eo.strategy))
 		return cli_usage_error(
 		    "explore",

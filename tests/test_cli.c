@@ -155,6 +155,11 @@ Test(cli, mistakes_say_try_help)
 			   "bounds the reads that see another thread's write, which only "
 			   "serialized runs tell",
 			   "explore", "--strategy", "ib:1", BANK_SEARCH, "--", BANK);
+	/* a schedule's search has no serialized runs for them to shape */
+	EXPECT_USAGE_ERROR("explore",
+			   "--points, --max-steps and --early-timeouts are for a search without a "
+			   "schedule (cctrace test)",
+			   "explore", "--early-timeouts", BANK_SEARCH, "--", BANK);
 	/* test does what these ask already */
 	EXPECT_USAGE_ERROR("test",
 			   "--fail-on-exit is always on in test (--ok-exit N allows a status)",
