@@ -69,7 +69,7 @@ static int arm_location(struct run *r, struct tr_process *p, const struct expr *
 	/* at(F+0xOFF) is written by hand too: an offset inside an
 	 * instruction would plant a byte in the middle of it */
 	if (la && la->n && e->ival == 0 && !la->checked) {
-		snprintf(what, sizeof(what), "at(%s)", e->name);
+		lang_at_text(what, sizeof(what), e->name);
 		if (points_check_insn_start(r, p, la->addrs[0], what) < 0)
 			return -1;
 		la->checked = true;

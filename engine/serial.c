@@ -695,6 +695,21 @@ static void seg_note(struct segment *g, uint64_t pc)
 	g->counts[g->n++] = 1;
 }
 
+/* at(NAME+0xOFFSET), NAME quoted where no identifier spells it (a
+ * template, a lambda), as the printer writes a parsed one back: replays
+ * compare the two texts. */
+static void at_offset_text(char *buf, size_t len, const char *name, uint64_t offset)
+{
+	char *text;
+
+	if (asprintf(&text, "%s+0x%" PRIx64, name, offset) < 0) {
+		snprintf(buf, len, "at(%s+0x%" PRIx64 ")", name, offset);
+		return;
+	}
+	lang_at_text(buf, len, text);
+	free(text);
+}
+
 static void point_text(struct serial *s, char *buf, size_t len, char *note, size_t notelen)
 {
 	struct segment *g = &s->seg;
@@ -735,8 +750,8 @@ static void point_text(struct serial *s, char *buf, size_t len, char *note, size
 		return;
 	}
 	name = sym_schedule_name(pc->syms, &loc);
-	snprintf(buf, len, "at(%s+0x%" PRIx64 ")", name, loc.func_offset);
-	/* a symbol kept mangled (an overload, a template) is said as shown */
+	at_offset_text(buf, len, name, loc.func_offset);
+	/* a symbol kept mangled (an overload) is said as shown */
 	if (loc.file && strcmp(name, loc.pretty) != 0)
 		snprintf(note, notelen, "  # %s, %s:%d", loc.pretty, loc.file, loc.line);
 	else if (loc.file)

@@ -128,9 +128,57 @@ static int overloaded(struct checker *k, const struct expr *e, const char *name,
 		    name, n, list, n > OVERLOADS_SHOWN ? ", ..." : "");
 }
 
-/* The symbol of the function name stands for: itself, or the one a C++
- * name as shown stands for (sym_qualified).  0 and *symbol; 1 when it
- * names nothing; -1 after an error that says why not. */
+/* How many names a list in a message gives at most: "did you mean one
+ * of", "names N functions". */
+#define NAMES_SHOWN 8
+
+/* names[0..shown) as a schedule writes them ("worker<int>" quoted),
+ * joined by ", ", and how many more there are (of total), into buf. */
+static void name_list(char *buf, size_t len, const char *const *names, size_t shown, size_t total)
+{
+	size_t i;
+
+	buf[0] = '\0';
+	for (i = 0; i < shown; i++)
+		snprintf(buf + strlen(buf), len - strlen(buf),
+			 lang_is_plain_name(names[i]) ? "%s%s" : "%s\"%s\"", i ? ", " : "",
+			 names[i]);
+	if (total > shown)
+		snprintf(buf + strlen(buf), len - strlen(buf), ", and %zu more", total - shown);
+}
+
+static int function_symbol(struct checker *k, const struct expr *e, const char *name,
+			   const char **symbol);
+
+/* name given without its outer scopes (Account::withdraw for
+ * bank::Account::withdraw), as gdb's `break` takes it: the one function
+ * whose shown name ends so, or an error that lists them.  1 when none
+ * does, or name is a function inlined everywhere under that very name. */
+static int suffix_symbol(struct checker *k, const struct expr *e, const char *name,
+			 const char **symbol)
+{
+	const char *shown[NAMES_SHOWN];
+	char list[1024];
+	size_t n;
+
+	if (sym_inline_sites(k->syms, name, NULL, 0) > 0)
+		return 1;
+	n = sym_qualified_suffix(k->syms, name, shown, NAMES_SHOWN);
+	if (n == 1)
+		return function_symbol(k, e, shown[0], symbol);
+	if (n == 0)
+		return 1;
+	name_list(list, sizeof(list), shown, n < NAMES_SHOWN ? n : NAMES_SHOWN, n);
+	return fail(k, e->loc,
+		    "'%s' names %zu functions, in other scopes: %s; give the one you "
+		    "mean with its scopes",
+		    name, n, list);
+}
+
+/* The symbol of the function name stands for: itself, the one a C++
+ * name as shown stands for (sym_qualified), or the one it ends the shown
+ * name of (suffix_symbol).  0 and *symbol; 1 when it names nothing; -1
+ * after an error that says why not. */
 static int function_symbol(struct checker *k, const struct expr *e, const char *name,
 			   const char **symbol)
 {
@@ -147,8 +195,10 @@ static int function_symbol(struct checker *k, const struct expr *e, const char *
 	n = sym_qualified(k->syms, name, symbols, signatures, OVERLOADS_SHOWN);
 	if (n > 1)
 		return overloaded(k, e, name, n, symbols, signatures);
+	if (n == 0 && sym_function(k->syms, name, &addr) == 0)
+		return 0;
 	if (n == 0)
-		return sym_function(k->syms, name, &addr) == 0 ? 0 : 1;
+		return suffix_symbol(k, e, name, symbol);
 	*symbol = symbols[0];
 	return 0;
 }
@@ -225,6 +275,25 @@ static int inlined_only(struct checker *k, const struct expr *e, const char *nam
 		    name, where, name);
 }
 
+/* A template named without its arguments (worker for worker<int> and
+ * worker<double>): every instance suggested, up to NAMES_SHOWN of them.
+ * True when it was so, after the error. */
+static bool template_instances(struct checker *k, const struct expr *e, const char *name)
+{
+	const char *shown[NAMES_SHOWN];
+	char list[1024];
+	size_t n = sym_template_instances(k->syms, name, shown, NAMES_SHOWN);
+
+	if (n == 0)
+		return false;
+	name_list(list, sizeof(list), shown, n < NAMES_SHOWN ? n : NAMES_SHOWN, n);
+	if (n == 1)
+		fail(k, e->loc, "no function '%s'; did you mean %s (quoted)?", name, list);
+	else
+		fail(k, e->loc, "no function '%s'; did you mean one of %s (quoted)?", name, list);
+	return true;
+}
+
 static int resolve_function(struct checker *k, const struct expr *e, const char *name)
 {
 	const char *near, *symbol;
@@ -247,6 +316,8 @@ static int resolve_function(struct checker *k, const struct expr *e, const char 
 	if (sym_exe_problem(k->syms, why, sizeof(why)) == 0)
 		return fail(k, e->loc, "no function '%s' in the program or its libraries: %s", name,
 			    why);
+	if (template_instances(k, e, name))
+		return -1;
 	near = sym_suggest_function(k->syms, name);
 	if (near && !lang_is_plain_name(near))
 		return fail(k, e->loc, "no function '%s'; did you mean \"%s\" (quoted)?", name,
@@ -258,19 +329,20 @@ static int resolve_function(struct checker *k, const struct expr *e, const char 
 
 int lang_func_offset(struct sym_space *syms, const char *text, uint64_t *addr)
 {
-	size_t n = strcspn(text, "+");
+	size_t n;
+	uint64_t offset;
 	char func[1024];
 
-	if (n >= sizeof(func) || !text[n])
+	if (!lang_at_offset(text, &n, &offset) || n >= sizeof(func))
 		return -1;
 	memcpy(func, text, n);
 	func[n] = '\0';
 	if (sym_function_named(syms, func, addr) == 0 && *addr) {
-		*addr += strtoull(text + n + 1, NULL, 16);
+		*addr += offset;
 		return 0;
 	}
 	/* at(MODULE+0xOFFSET): code no function covers */
-	return sym_module_named(syms, func, strtoull(text + n + 1, NULL, 16), addr);
+	return sym_module_named(syms, func, offset, addr);
 }
 
 /* at(FILE:LINE) with no code: is FILE unknown, or which lines near LINE
@@ -295,37 +367,67 @@ static int no_code_at(struct checker *k, const struct expr *e)
 		    (long)e->ival, after);
 }
 
+/* What the engine finds at(FUNC+0xOFFSET) by: "SYMBOL+0xOFFSET", the
+ * symbol of the function FUNC stands for (as it gets enter(F)'s), or the
+ * text itself for a module's offset.  NULL after an error. */
+static char *offset_key(struct checker *k, const struct expr *e)
+{
+	size_t n;
+	uint64_t offset;
+	const char *symbol;
+	char *func, *key = NULL;
+	int found;
+
+	if (!lang_at_offset(e->name, &n, &offset) || !(func = strndup(e->name, n)))
+		return NULL;
+	found = function_symbol(k, e, func, &symbol);
+	if (found == 0 && asprintf(&key, "%s%s", symbol, e->name + n) < 0)
+		key = NULL;
+	else if (found > 0)
+		key = strdup(e->name);
+	free(func);
+	return key;
+}
+
 static int resolve_location(struct checker *k, struct expr *e)
 {
 	uint64_t addr;
 	size_t n = 0;
+	char *key;
 	struct at_loc *grown;
 	int i;
 
 	if (e->ival == 0) { /* at(FUNC+0xOFFSET) */
-		char *func = strndup(e->name, strcspn(e->name, "+"));
-		const char *symbol;
-		int found = func ? function_symbol(k, e, func, &symbol) : 1;
-
-		free(func);
-		if (found < 0)
+		key = offset_key(k, e);
+		if (!key)
 			return -1;
-		if (lang_func_offset(k->syms, e->name, &addr) < 0)
+		if (lang_func_offset(k->syms, key, &addr) < 0) {
+			uint64_t offset;
+
+			free(key);
+			lang_at_offset(e->name, &n, &offset);
 			return fail(k, e->loc,
 				    "no function or module '%.*s' in the program or its libraries "
 				    "(or the offset is outside it)",
-				    (int)strcspn(e->name, "+"), e->name);
+				    (int)n, e->name);
+		}
 	} else if (sym_line(k->syms, e->name, (int)e->ival, &addr, 1, &n) < 0 || n == 0) {
 		return no_code_at(k, e);
+	} else if (!(key = strdup(e->name))) {
+		return -1;
 	}
 	for (i = 0; i < k->pol->nlocs; i++)
-		if (strcmp(k->pol->locs[i].file, e->name) == 0 && k->pol->locs[i].line == e->ival)
+		if (strcmp(k->pol->locs[i].file, key) == 0 && k->pol->locs[i].line == e->ival) {
+			free(key);
 			return i;
+		}
 	grown = realloc(k->pol->locs, sizeof(*grown) * (size_t)(k->pol->nlocs + 1));
-	if (!grown)
+	if (!grown) {
+		free(key);
 		return -1;
+	}
 	k->pol->locs = grown;
-	grown[k->pol->nlocs] = (struct at_loc){strdup(e->name), (int)e->ival};
+	grown[k->pol->nlocs] = (struct at_loc){key, (int)e->ival};
 	return k->pol->nlocs++;
 }
 

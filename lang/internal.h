@@ -33,7 +33,7 @@ struct lexer {
 	int line;
 	size_t line_start; /* offset of the first byte of the current line */
 	int depth;	   /* open '(' and '[': newlines inside them are skipped */
-	char msg[160];	   /* the message of the last T_ERROR */
+	char msg[512];	   /* the message of the last T_ERROR */
 };
 
 void lexer_init(struct lexer *lx, const char *src);
@@ -44,6 +44,8 @@ struct token lexer_next(struct lexer *lx);
  * reads "FILE:LINE" up to the next ')' or blank.  On success fills *file
  * (text = the file name) and *line (ival = the line) and returns true; on
  * error fills lx->msg, sets *file's loc to the error position, returns false.
+ * at(FUNC+0xOFFSET) and at("NAME"+0xOFFSET): *file is the function (the
+ * text between the quotes), *line the "+0xOFFSET" text with ival 0.
  */
 bool lexer_location(struct lexer *lx, struct token *file, struct token *line);
 

@@ -146,6 +146,14 @@ size_t expr_format(const struct expr *e, char *buf, size_t len);
  * Other names (C++ templates, lambdas, operators: "worker<long>") are
  * written in double quotes: enter("worker<long>"). */
 bool lang_is_plain_name(const char *name);
+/* at(FUNC+0xOFFSET)'s text "FUNC+0xOFFSET" (expr.name, at_loc.file with
+ * line 0): the length of FUNC and the offset; false for a FILE:LINE's
+ * file.  FUNC may have a '+' of its own (libstdc++.so.6, operator+). */
+bool lang_at_offset(const char *text, size_t *funclen, uint64_t *offset);
+/* "at(FUNC+0xOFFSET)" for that text as a schedule writes it, into
+ * buf[len]: FUNC quoted, at("NAME"+0xOFFSET), unless it is an
+ * identifier or a file's name (a module); the length, as expr_format. */
+size_t lang_at_text(char *buf, size_t len, const char *text);
 /* The same, with the values of the schedule's let and for variables
  * (locals[], as the evaluator has them) written in place of their names:
  * an exact schedule has no let or for left to bind them. */

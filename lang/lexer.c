@@ -19,6 +19,12 @@
  * and a number stops at a '.' unless digits and a unit follow, so `1..4` is
  * 1 .. 4 and `p1.t3` is still p1 '.' t3.
  *
+ * at(...) is read raw (lexer_location): FILE:LINE, FUNC+0xOFFSET, and
+ * "NAME"+0xOFFSET for a C++ name no identifier spells, quoted as enter()
+ * takes it.  How such a name is written back (lang_is_plain_name,
+ * lang_at_text) is decided here too, by what this lexer reads: the
+ * printer and the writer of bug schedules ask, and agree with it.
+ *
  * Errors are returned as a T_ERROR token carrying the position; the message
  * is left in lx->msg for the parser to turn into a diagnostic.  The lexer
  * knows nothing about keywords: they are identifiers to it.
@@ -29,6 +35,7 @@
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 void lexer_init(struct lexer *lx, const char *src)
@@ -398,6 +405,106 @@ struct token lexer_next(struct lexer *lx)
 	return lex_punct(lx, start);
 }
 
+/* Where the offset of at(FUNC+0xOFFSET) begins in text[0..len): the last
+ * "+0x" that only hex digits follow, to the end (a module's name may have
+ * a '+' of its own, libstdc++.so.6); len when there is none. */
+static size_t offset_start(const char *text, size_t len)
+{
+	static const char hex[] = "0123456789abcdefABCDEF";
+	size_t i;
+
+	for (i = len; i-- > 0;) {
+		if (text[i] != '+' || i + 3 >= len || text[i + 1] != '0' ||
+		    tolower((unsigned char)text[i + 2]) != 'x')
+			continue;
+		/* the last "+0x" is the offset's if only hex digits follow */
+		return strspn(text + i + 3, hex) >= len - i - 3 ? i : len;
+	}
+	return len;
+}
+
+bool lang_at_offset(const char *text, size_t *funclen, uint64_t *offset)
+{
+	size_t len = strlen(text), n = offset_start(text, len);
+
+	if (n == 0 || n == len)
+		return false;
+	*funclen = n;
+	*offset = strtoull(text + n + 3, NULL, 16);
+	return true;
+}
+
+/* Can at(...) read name raw: an identifier, or a file's name (a module,
+ * libstdc++.so.6)?  Anything else (a blank, a bracket, a colon) is
+ * quoted. */
+static bool raw_function(const char *name, size_t len)
+{
+	char *copy = strndup(name, len);
+	bool plain = copy && lang_is_plain_name(copy);
+
+	free(copy);
+	if (plain)
+		return true;
+	for (size_t i = 0; i < len; i++)
+		if (!isalnum((unsigned char)name[i]) && !strchr("_.+-$", name[i]))
+			return false;
+	return len > 0;
+}
+
+size_t lang_at_text(char *buf, size_t len, const char *text)
+{
+	size_t n = offset_start(text, strlen(text));
+	int w;
+
+	if (n == 0 || !text[n] || raw_function(text, n))
+		w = snprintf(buf, len, "at(%s)", text);
+	else
+		w = snprintf(buf, len, "at(\"%.*s\"%s)", (int)n, text, text + n);
+	return w < 0 ? 0 : (size_t)w < len ? (size_t)w : len ? len - 1 : 0;
+}
+
+/* The text of at(...)'s argument from start, as far as its brackets go
+ * (`main::{lambda()#1}::operator()+0x4`, `std::vector<int, A>::size+0xc`):
+ * its length, for a hint to quote it. */
+static size_t balanced_text(const char *s, size_t start)
+{
+	size_t end = start;
+	int depth = 0;
+
+	while (s[end] && s[end] != '\n' && (s[end] != ')' || depth > 0)) {
+		if (s[end] == '(')
+			depth++;
+		else if (s[end] == ')')
+			depth--;
+		end++;
+	}
+	while (end > start && (s[end - 1] == ' ' || s[end - 1] == '\t'))
+		end--;
+	return end - start;
+}
+
+#define QUOTE_HINT                                                                                 \
+	"; a name no identifier spells (a template, a lambda, an operator) is written in double "  \
+	"quotes: "
+
+/* "; ... written in double quotes: at("NAME"+0xOFF)" after the message,
+ * when the raw text at start is a C++ name no identifier spells. */
+static void quote_hint(struct lexer *lx, size_t start, size_t raw_len)
+{
+	const char *s = lx->src + start;
+	size_t len = balanced_text(lx->src, start), n = offset_start(s, len);
+	size_t used = strlen(lx->msg);
+
+	if (!memchr(s, '<', raw_len) && !memchr(s, '{', raw_len) && !memchr(s, '(', raw_len))
+		return;
+	if (n < len)
+		snprintf(lx->msg + used, sizeof(lx->msg) - used, QUOTE_HINT "at(\"%.*s\"%.*s)",
+			 (int)n, s, (int)(len - n), s + n);
+	else /* no offset was given: say where it goes */
+		snprintf(lx->msg + used, sizeof(lx->msg) - used, QUOTE_HINT "at(\"%.*s\"+0xOFFSET)",
+			 (int)len, s);
+}
+
 static bool location_error(struct lexer *lx, struct token *file, size_t at, const char *what,
 			   size_t len)
 {
@@ -408,7 +515,93 @@ static bool location_error(struct lexer *lx, struct token *file, size_t at, cons
 			 what);
 	else
 		snprintf(lx->msg, sizeof(lx->msg), "expected a file:line location inside at(...)");
+	if (len)
+		quote_hint(lx, at, len);
 	return false;
+}
+
+/* at(FUNC+0xOFFSET): *file the function (or module), *line the offset's
+ * text, with ival 0; the lexer goes on at end. */
+static bool offset_tokens(struct lexer *lx, struct token *file, struct token *line, size_t func,
+			  size_t funclen, size_t plus, size_t end)
+{
+	const char *s = lx->src;
+
+	*file = (struct token){.kind = T_IDENT, .loc = loc_at(lx, func), .text = s + func};
+	file->len = funclen;
+	*line = (struct token){.kind = T_INT, .loc = loc_at(lx, plus), .text = s + plus};
+	line->len = end - plus;
+	line->ival = 0;
+	lx->pos = end;
+	return true;
+}
+
+/* An error of at("NAME"...) at start, the opening quote. */
+static bool quoted_error(struct lexer *lx, struct token *file, size_t at, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static bool quoted_error(struct lexer *lx, struct token *file, size_t at, const char *fmt, ...)
+{
+	va_list ap;
+
+	file->loc = loc_at(lx, at);
+	va_start(ap, fmt);
+	vsnprintf(lx->msg, sizeof(lx->msg), fmt, ap);
+	va_end(ap);
+	return false;
+}
+
+/* at("NAME"+0xOFFSET): a function's name as a trace shows it, which no
+ * identifier spells, quoted as enter("NAME") has it; the offset follows
+ * the closing quote. */
+static bool location_quoted(struct lexer *lx, struct token *file, struct token *line)
+{
+	const char *s = lx->src;
+	size_t start = lx->pos, close = start + 1, end, n;
+
+	while (s[close] && s[close] != '"' && s[close] != '\n')
+		close++;
+	if (s[close] != '"')
+		return quoted_error(lx, file, start, "unterminated quoted name");
+	n = offset_start(s + start + 1, close - start - 1);
+	if (close == start + 1)
+		return quoted_error(lx, file, start, "empty quoted name");
+	if (n > 0 && n < close - start - 1)
+		return quoted_error(lx, file, start + 1 + n,
+				    "the offset goes after the closing quote: at(\"%.*s\"%.*s)",
+				    (int)n, s + start + 1, (int)(close - start - 1 - n),
+				    s + start + 1 + n);
+	end = close + 1;
+	while (s[end] && !strchr(")\n \t\r", s[end]))
+		end++;
+	if (end == close + 1 || offset_start(s + close + 1, end - close - 1) != 0)
+		return quoted_error(
+		    lx, file, close + 1,
+		    "a quoted name in at(...) takes an offset, at(\"%.*s\"+0xOFFSET); "
+		    "enter(\"%.*s\") is its first instruction",
+		    (int)(close - start - 1), s + start + 1, (int)(close - start - 1),
+		    s + start + 1);
+	return offset_tokens(lx, file, line, start + 1, close - start - 1, close + 1, end);
+}
+
+/* FILE:LINE's line number, s[from..end): 0 and *v; 1 when it is no
+ * number; -1 when it is too large (the error made). */
+static int line_number(struct lexer *lx, struct token *file, size_t from, size_t end, int64_t *v)
+{
+	const char *s = lx->src;
+
+	*v = 0;
+	for (size_t i = from; i < end; i++) {
+		if (!isdigit((unsigned char)s[i]))
+			return 1;
+		*v = *v * 10 + (s[i] - '0');
+		if (*v > 1000000000) {
+			file->loc = loc_at(lx, from);
+			snprintf(lx->msg, sizeof(lx->msg), "line number too large");
+			return -1;
+		}
+	}
+	return 0;
 }
 
 bool lexer_location(struct lexer *lx, struct token *file, struct token *line)
@@ -416,7 +609,9 @@ bool lexer_location(struct lexer *lx, struct token *file, struct token *line)
 	const char *s = lx->src;
 	while (s[lx->pos] == ' ' || s[lx->pos] == '\t')
 		lx->pos++;
-	size_t start = lx->pos, end = start, colon = 0;
+	if (s[lx->pos] == '"')
+		return location_quoted(lx, file, line);
+	size_t start = lx->pos, end = start, colon = 0, plus;
 	while (s[end] && !strchr(")\n \t\r", s[end])) {
 		if (end > start && qualifier_at(s + end)) { /* bank::Account::deposit+0x2e */
 			end += qualifier_at(s + end);
@@ -428,32 +623,15 @@ bool lexer_location(struct lexer *lx, struct token *file, struct token *line)
 	size_t len = end - start;
 	/* at(FUNC+0xOFFSET): one instruction, for the steps `cctrace test`
 	 * writes (an access in the middle of a line) */
-	const char *plus = memchr(s + start, '+', len);
-	if (!colon && plus && plus > s + start && plus[1] == '0' && plus[2] == 'x' &&
-	    strspn(plus + 3, "0123456789abcdefABCDEF") == (size_t)(s + end - plus - 3) &&
-	    s + end > plus + 3) {
-		*file =
-		    (struct token){.kind = T_IDENT, .loc = loc_at(lx, start), .text = s + start};
-		file->len = len;
-		*line = (struct token){.kind = T_INT, .loc = loc_at(lx, start), .text = s + start};
-		line->len = len;
-		line->ival = 0;
-		lx->pos = end;
-		return true;
-	}
+	plus = start + offset_start(s + start, len);
+	if (!colon && plus > start && plus < end)
+		return offset_tokens(lx, file, line, start, plus - start, plus, end);
 	if (colon <= start || colon + 1 == end)
 		return location_error(lx, file, start, s + start, len);
-	int64_t v = 0;
-	for (size_t i = colon + 1; i < end; i++) {
-		if (!isdigit((unsigned char)s[i]))
-			return location_error(lx, file, start, s + start, len);
-		v = v * 10 + (s[i] - '0');
-		if (v > 1000000000) {
-			file->loc = loc_at(lx, colon + 1);
-			snprintf(lx->msg, sizeof(lx->msg), "line number too large");
-			return false;
-		}
-	}
+	int64_t v;
+	int bad = line_number(lx, file, colon + 1, end, &v);
+	if (bad)
+		return bad < 0 ? false : location_error(lx, file, start, s + start, len);
 	if (v == 0) {
 		file->loc = loc_at(lx, colon + 1);
 		snprintf(lx->msg, sizeof(lx->msg), "line numbers start at 1");

@@ -164,6 +164,50 @@ static bool expect_close(struct parser *p, int kind, struct src_loc open)
 	return false;
 }
 
+/* The text of a C++ name that the lexer read only the start of, from
+ * start up to the ')' that closes its atom (`worker<int>`,
+ * `std::vector<int, std::allocator<int> >::push_back`, `Acc::operator()`):
+ * its length, 0 past a line or MAX_QUOTED characters. */
+#define MAX_QUOTED 200
+static size_t name_text(const char *start)
+{
+	size_t n = 0;
+	int depth = 0;
+
+	while (start[n] && start[n] != '\n' && n < MAX_QUOTED && (start[n] != ')' || depth > 0)) {
+		depth += start[n] == '(' ? 1 : start[n] == ')' ? -1 : 0;
+		n++;
+	}
+	while (n > 0 && (start[n - 1] == ' ' || start[n - 1] == '\t'))
+		n--;
+	return start[n] == '\0' || start[n] == '\n' || n >= MAX_QUOTED ? 0 : n;
+}
+
+/* After a function's name in WORD(NAME or in(T, NAME: does the name go
+ * on with a template's arguments, an operator's or a lambda's brackets?
+ * It was meant as a C++ name as shown, and the error says how to quote
+ * it.  name: where it starts in the text. */
+static bool name_goes_on(struct parser *p, struct src_loc open, const char *word,
+			 const char *thread, const char *name)
+{
+	int k = p->tok.kind;
+	size_t n;
+
+	/* a lambda's scope follows a "::" (main::{lambda()#1}) */
+	bool scope = k == ':' && p->tok.text[1] == ':' && strchr("<({[", p->tok.text[2]);
+
+	/* a quoted name said what it is: what follows is no part of it */
+	if (k <= 0 || k >= 128 || !(strchr("<({[", k) || scope) || name[-1] == '"' ||
+	    !(n = name_text(name)))
+		return false;
+	perr(p, p->tok.loc,
+	     "expected ')' to close '(' at %d:%d, found %s; a name no identifier spells (a "
+	     "template, a lambda, an operator) is written in double quotes: %s(%s%s\"%.*s\")",
+	     open.line, open.col, found(p), word, thread ? thread : "", thread ? ", " : "", (int)n,
+	     name);
+	return true;
+}
+
 /* ---- expressions ------------------------------------------------------ */
 
 static struct expr *parse_expr(struct parser *p);
@@ -290,7 +334,9 @@ static bool is_lvalue(const struct expr *e)
 	       e->kind == E_INDEX || (e->kind == E_UNARY && e->op == '*');
 }
 
-/* at(FILE:LINE), read in raw mode by the lexer. */
+/* at(FILE:LINE), read in raw mode by the lexer; at(FUNC+0xOFFSET) and
+ * at("NAME"+0xOFFSET) keep "FUNC+0xOFFSET" in e->name, the quotes left
+ * out (lang_at_text puts them back). */
 static bool parse_at_arg(struct parser *p, struct expr *e)
 {
 	struct token file, line;
@@ -299,7 +345,13 @@ static bool parse_at_arg(struct parser *p, struct expr *e)
 		return false;
 	}
 	e->ival = line.ival;
-	e->name = tok_strdup(p, &file);
+	if (line.ival == 0 && asprintf(&e->name, "%.*s%.*s", (int)file.len, file.text,
+				       (int)line.len, line.text) < 0) {
+		e->name = NULL;
+		perr(p, file.loc, "out of memory");
+	} else if (line.ival != 0) {
+		e->name = tok_strdup(p, &file);
+	}
 	advance(p);
 	return e->name != NULL;
 }
@@ -318,11 +370,13 @@ static bool parse_access_arg(struct parser *p, struct expr *e, const char *what)
 	return true;
 }
 
-/* in(T, F) */
-static bool parse_in_args(struct parser *p, struct expr *e)
+/* in(T, F); open: where its '(' is. */
+static bool parse_in_args(struct parser *p, struct expr *e, struct src_loc open)
 {
+	const char *name = p->tok.text;
+
 	e->name = expect_word(p, "in(...) expects a thread or function name", true);
-	if (!e->name)
+	if (!e->name || name_goes_on(p, open, "in", NULL, name))
 		return false;
 	if (p->tok.kind == ')') { /* in(F): the thread of the event */
 		e->func = e->name;
@@ -336,8 +390,9 @@ static bool parse_in_args(struct parser *p, struct expr *e)
 		return false;
 	}
 	advance(p);
+	name = p->tok.text;
 	e->func = expect_word(p, "in(...) expects a function name after ','", true);
-	return e->func != NULL;
+	return e->func != NULL && !name_goes_on(p, open, "in", e->name, name);
 }
 
 /* syscall(NAME): the row of the atom resolves NAME (a system call of x86-64
@@ -466,6 +521,7 @@ static struct expr *parse_atom(struct parser *p, const struct atom_syntax *a,
 {
 	struct expr *e = new_expr(p, E_EVENT, word->loc);
 	struct src_loc open = p->tok.loc;
+	const char *name;
 
 	if (!e)
 		return NULL;
@@ -480,7 +536,10 @@ static struct expr *parse_atom(struct parser *p, const struct atom_syntax *a,
 		return e;
 	if (a->arg != ATOM_ARG_LOCATION)
 		advance(p);
-	if (parse_atom_arg(p, e) && expect_close(p, ')', open))
+	name = p->tok.text;
+	if (parse_atom_arg(p, e) &&
+	    !(a->arg == ATOM_ARG_FUNCTION && name_goes_on(p, open, a->name, NULL, name)) &&
+	    expect_close(p, ')', open))
 		return e;
 	expr_free(e);
 	return NULL;
@@ -544,7 +603,7 @@ static struct expr *parse_call(struct parser *p, const struct token *word)
 	else if (e->kind == E_PROC)
 		ok = (e->name = expect_word(p, "proc(...) expects a thread name", false));
 	else
-		ok = parse_in_args(p, e);
+		ok = parse_in_args(p, e, open);
 	if (!ok || !expect_close(p, ')', open))
 		goto fail;
 	return e;

@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- diagnostics ------------------------------------------------------ */
@@ -174,6 +175,19 @@ static void fmt_function(struct outbuf *o, const char *name)
 	out_printf(o, lang_is_plain_name(name) ? "%s" : "\"%s\"", name);
 }
 
+/* The argument of at(FUNC+0xOFFSET), as lang_at_text writes it. */
+static void fmt_at_offset(struct outbuf *o, const char *text)
+{
+	size_t len = strlen(text) + 16;
+	char *buf = malloc(len);
+
+	if (!buf)
+		return;
+	lang_at_text(buf, len, text);
+	out_printf(o, "%s", buf + 2); /* after "at" */
+	free(buf);
+}
+
 /* An atom prints as written; bare, when its argument is optional and absent. */
 static void fmt_atom(struct outbuf *o, const struct expr *e)
 {
@@ -193,8 +207,8 @@ static void fmt_atom(struct outbuf *o, const struct expr *e)
 			out_printf(o, "(%s)", e->name);
 		break;
 	case ATOM_ARG_LOCATION:
-		if (e->ival == 0) /* at(0xADDR) */
-			out_printf(o, "(%s)", e->name);
+		if (e->ival == 0) /* at(FUNC+0xOFFSET), quoted as need be */
+			fmt_at_offset(o, e->name);
 		else
 			out_printf(o, "(%s:%lld)", e->name, (long long)e->ival);
 		break;

@@ -48,7 +48,7 @@
 struct line {
 	char **threads; /* stable names ("p1.t3") of the threads it runs */
 	int nthreads;
-	char where[256]; /* "at(worker+0x1c)", "enter(F)", "exit", "blocked" */
+	char where[1024]; /* "at(worker+0x1c)", "enter(F)", "exit", "blocked" */
 	long count;
 };
 

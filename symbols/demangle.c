@@ -9,6 +9,14 @@
  * has no room for `(std::vector<int, std::allocator<int> > const&)`; an
  * overload is then told apart by its file and line, printed beside it.
  *
+ * A schedule names a function as shown, quoted when no identifier spells
+ * it (a template, a lambda, an operator): sym_schedule_name gives the
+ * shown name whenever it stands for that one function.  A name given in
+ * part is found as gdb finds it: a suffix at a scope's boundary
+ * (`Account::withdraw` for `bank::Account::withdraw`), and a template's
+ * name without its arguments gets its instances listed, both answered
+ * from the index of shown names that sym_qualified keeps.
+ *
  * The demangler is libstdc++'s (`__cxa_demangle`, the one gdb and
  * elfutils' tools use): the C++ ABI's grammar is not ours to write.  Each
  * answer is kept in the space, as describing a pc is done at every stop
@@ -372,10 +380,144 @@ const char *sym_schedule_name(struct sym_space *s, const struct sym_loc *loc)
 	uint64_t named, ours;
 
 	/* the one function the name stands for is this one (under any of
-	 * its symbols: a constructor's C1 and C2 are one) */
-	if (!loc->func || !loc->pretty || loc->pretty == loc->func || !writable_name(loc->pretty) ||
+	 * its symbols: a constructor's C1 and C2 are one); a name no
+	 * identifier spells is written quoted, by the schedule's writer */
+	if (!loc->func || !loc->pretty || loc->pretty == loc->func ||
 	    sym_function_named(s, loc->pretty, &named) < 0 ||
 	    sym_function(s, loc->func, &ours) < 0 || named != ours)
 		return loc->func;
 	return loc->pretty;
+}
+
+/* --- names given in part: a suffix at a scope, a template's name --- */
+
+/* Does full end with name at a scope's boundary (`bank::Account::
+ * withdraw` for `Account::withdraw`), or is it name? */
+static bool ends_at_scope(const char *full, const char *name)
+{
+	size_t lf = strlen(full), ln = strlen(name);
+
+	if (lf == ln)
+		return strcmp(full, name) == 0;
+	return lf > ln + 2 && strcmp(full + lf - ln, name) == 0 &&
+	       strncmp(full + lf - ln - 2, "::", 2) == 0;
+}
+
+/* key without its template arguments (`tally::Counter<long>::add` ->
+ * `tally::Counter::add`) into out (as long as key); an operator's `<`
+ * is no bracket.  False when key has none. */
+static bool drop_template_args(const char *key, char *out)
+{
+	const char *in = key;
+	int depth = 0;
+	bool any = false;
+
+	while (*in) {
+		if (operator_at(key, in)) {
+			const char *end = operator_end(in + 8);
+
+			if (depth == 0) {
+				memcpy(out, in, (size_t)(end - in));
+				out += end - in;
+			}
+			in = end;
+			continue;
+		}
+		if (*in == '<')
+			depth++, any = true;
+		else if (*in == '>' && depth > 0)
+			depth--;
+		else if (depth == 0)
+			*out++ = *in;
+		in++;
+	}
+	*out = '\0';
+	return any;
+}
+
+/* Is key, a shown name, one that name gives in part? */
+static bool partial_match(const char *key, const char *name, bool templates)
+{
+	char *bare;
+	bool yes;
+
+	if (!templates)
+		return strcmp(key, name) != 0 && ends_at_scope(key, name);
+	if (!strchr(key, '<') || !(bare = malloc(strlen(key) + 1)))
+		return false;
+	yes = drop_template_args(key, bare) && ends_at_scope(bare, name);
+	free(bare);
+	return yes;
+}
+
+struct match {
+	const char *shown;
+	uint64_t addr; /* the first function it stands for */
+};
+
+/* By function, the shortest name first: of a function in an anonymous
+ * namespace, its name without the namespace, which a schedule writes. */
+static int by_function(const void *a, const void *b)
+{
+	const struct match *x = a, *y = b;
+	size_t lx = strlen(x->shown), ly = strlen(y->shown);
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return lx < ly ? -1 : lx > ly ? 1 : strcmp(x->shown, y->shown);
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(((const struct match *)a)->shown, ((const struct match *)b)->shown);
+}
+
+/* The shown names of the index that name gives in part, one per
+ * function, into m (room for the index's every key); how many. */
+static size_t collect_matches(struct sym_space *s, const char *name, bool templates,
+			      struct match *m)
+{
+	size_t i, n = 0, kept = 0;
+
+	for (i = 0; i < s->qualified.cap; i++) {
+		const char *key = s->qualified.slots[i].key, *symbol;
+
+		if (key && partial_match(key, name, templates) &&
+		    sym_qualified(s, key, &symbol, NULL, 1) > 0 &&
+		    sym_function(s, symbol, &m[n].addr) == 0)
+			m[n++].shown = key;
+	}
+	qsort(m, n, sizeof(*m), by_function);
+	for (i = 0; i < n; i++)
+		if (kept == 0 || m[kept - 1].addr != m[i].addr)
+			m[kept++] = m[i];
+	qsort(m, kept, sizeof(*m), by_name);
+	return kept;
+}
+
+/* sym_qualified_suffix and sym_template_instances. */
+static size_t partial_names(struct sym_space *s, const char *name, bool templates,
+			    const char **shown, size_t max)
+{
+	struct match *m;
+	size_t n, i;
+
+	if (index_qualified(s) < 0 ||
+	    !(m = calloc(s->qualified.len ? s->qualified.len : 1, sizeof(*m))))
+		return 0;
+	n = collect_matches(s, name, templates, m);
+	for (i = 0; i < n && i < max; i++)
+		shown[i] = m[i].shown;
+	free(m);
+	return n;
+}
+
+size_t sym_qualified_suffix(struct sym_space *s, const char *name, const char **shown, size_t max)
+{
+	return partial_names(s, name, false, shown, max);
+}
+
+size_t sym_template_instances(struct sym_space *s, const char *name, const char **shown, size_t max)
+{
+	return partial_names(s, name, true, shown, max);
 }

@@ -70,6 +70,20 @@ bool sym_function_is_library_static(struct sym_space *space, const char *name);
 int sym_qualified(struct sym_space *space, const char *qualified, const char **symbols,
 		  const char **signatures, size_t max);
 
+/* The shown names that end with name at a scope's boundary, name itself
+ * left out (`bank::Account::withdraw` for `Account::withdraw`, as gdb's
+ * `break Account::withdraw` finds it): one per function, sorted, up to max
+ * into shown[]; returns how many there are. */
+size_t sym_qualified_suffix(struct sym_space *space, const char *name, const char **shown,
+			    size_t max);
+
+/* The shown names of a template's instances that name gives without
+ * their template arguments (`worker` for `worker<int>` and
+ * `worker<double>`, `Counter::add` for `tally::Counter<long>::add`): as
+ * sym_qualified_suffix. */
+size_t sym_template_instances(struct sym_space *space, const char *name, const char **shown,
+			      size_t max);
+
 /* sym_function, or else the one function a C++ name as shown stands for
  * (sym_qualified): how a schedule's names are found.  -1: none, or
  * overloads. */
@@ -122,7 +136,8 @@ int sym_describe(struct sym_space *space, uint64_t addr, struct sym_loc *out);
 int sym_describe_function(struct sym_space *space, uint64_t addr, struct sym_loc *out);
 
 /* The name a schedule gives the function loc is in: its shown name when
- * that is writable and stands for this function alone, else its symbol. */
+ * that stands for this function alone (a template's or a lambda's too,
+ * which the schedule quotes), else its symbol. */
 const char *sym_schedule_name(struct sym_space *space, const struct sym_loc *loc);
 
 /* Where the program's own code has function name (its symbol, or its

@@ -1102,6 +1102,84 @@ Test(parser, qualified_cxx_names)
 					 "found '~'");
 }
 
+/* A name no identifier spells (a template, a lambda, an operator) in
+ * at(...) is quoted as in enter(...), the offset after the closing
+ * quote; the printer writes it back so, and leaves an identifier or a
+ * module's file name (libstdc++.so.6, with a '+' of its own) raw. */
+Test(parser, quoted_names_in_at)
+{
+	struct schedule *s = parse_ok("run B until at(\"main::{lambda()#1}::operator()\"+0x61)\n");
+	size_t n;
+	uint64_t offset;
+
+	cr_assert_str_eq(s->body->pred->name, "main::{lambda()#1}::operator()+0x61");
+	cr_assert_eq(s->body->pred->ival, 0);
+	cr_assert(lang_at_offset(s->body->pred->name, &n, &offset));
+	cr_expect_eq(n, strlen("main::{lambda()#1}::operator()"));
+	cr_expect_eq(offset, 0x61);
+	schedule_free(s);
+	dumps_as("run B until at(\"main::{lambda()#1}::operator()\"+0x61)\n",
+		 "run B until at(\"main::{lambda()#1}::operator()\"+0x61)\n");
+	dumps_as("run B until at( \"std::vector<int, std::allocator<int> >::size\"+0xc )\n",
+		 "run B until at(\"std::vector<int, std::allocator<int> >::size\"+0xc)\n");
+	dumps_as("run B until at(\"bank::operator+\"+0x4) || at(\"worker\"+0x8)\n",
+		 "run B until at(\"bank::operator+\"+0x4) || at(worker+0x8)\n");
+	dumps_as("run B until at(libstdc++.so.6+0x9a0b0)\n",
+		 "run B until at(libstdc++.so.6+0x9a0b0)\n");
+	dumps_as("run B until at(worker<int>+0x1c)\n", "run B until at(\"worker<int>\"+0x1c)\n");
+}
+
+Test(parser_errors, quoted_names_in_at)
+{
+	fails("run B until at(\"worker<int>+0x1c\")\n",
+	      "t.sched:1:28: error: the offset goes after the closing quote: "
+	      "at(\"worker<int>\"+0x1c)");
+	fails("run B until at(\"worker<int>\")\n",
+	      "t.sched:1:29: error: a quoted name in at(...) takes an offset, "
+	      "at(\"worker<int>\"+0xOFFSET); enter(\"worker<int>\") is its first instruction");
+	fails("run B until at(\"worker<int>\"+0xg)\n",
+	      "t.sched:1:29: error: a quoted name in at(...) takes an offset, "
+	      "at(\"worker<int>\"+0xOFFSET); enter(\"worker<int>\") is its first instruction");
+	fails("run B until at(\"worker<int>+0x1c)\n",
+	      "t.sched:1:16: error: unterminated quoted name");
+	fails("run B until at(\"\"+0x1c)\n", "t.sched:1:16: error: empty quoted name");
+	/* unquoted, it is read up to a blank or the first ')' */
+	fails("run B until at(std::vector<int, std::allocator<int> >::size+0xc)\n",
+	      "t.sched:1:16: error: expected a file:line location inside at(...), found "
+	      "'std::vector<int,'; a name no identifier spells (a template, a lambda, an operator) "
+	      "is written in double quotes: at(\"std::vector<int, std::allocator<int> "
+	      ">::size\"+0xc)");
+	fails("run B until at(main::{lambda()#1}::operator())\n",
+	      "t.sched:1:16: error: expected a file:line location inside at(...), found "
+	      "'main::{lambda('; a name no identifier spells (a template, a lambda, an operator) "
+	      "is written in double quotes: at(\"main::{lambda()#1}::operator()\"+0xOFFSET)");
+}
+
+/* A template's name unquoted is cut at its '<': the error says how to
+ * quote it, in enter(...) as in in(T, F). */
+Test(parser_errors, unquoted_cxx_names)
+{
+	fails("thread A = wait any enter(worker<int>)\n",
+	      "t.sched:1:33: error: expected ')' to close '(' at 1:26, found '<'; a name no "
+	      "identifier spells (a template, a lambda, an operator) is written in double quotes: "
+	      "enter(\"worker<int>\")");
+	fails("run A until return(std::vector<int, std::allocator<int> >::push_back)\n",
+	      "t.sched:1:31: error: expected ')' to close '(' at 1:19, found '<'; a name no "
+	      "identifier spells (a template, a lambda, an operator) is written in double quotes: "
+	      "return(\"std::vector<int, std::allocator<int> >::push_back\")");
+	fails("assert in(A, main::{lambda()#1}::operator())\n",
+	      "t.sched:1:18: error: expected ')' to close '(' at 1:10, found ':'; a name no "
+	      "identifier spells (a template, a lambda, an operator) is written in double quotes: "
+	      "in(A, \"main::{lambda()#1}::operator()\")");
+	fails("assert in(worker<int>)\n",
+	      "t.sched:1:17: error: expected ')' to close '(' at 1:10, found '<'; a name no "
+	      "identifier spells (a template, a lambda, an operator) is written in double quotes: "
+	      "in(\"worker<int>\")");
+	/* a quoted name is whole: what follows it is another mistake */
+	fails("thread A = wait any enter(\"worker\"<int>)\n",
+	      "t.sched:1:35: error: expected ')' to close '(' at 1:26, found '<'");
+}
+
 Test(parser, choose_is_a_name_unless_called)
 {
 	struct schedule *s = parse_ok("assert choose + 1 == 2\n"
