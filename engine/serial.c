@@ -1344,6 +1344,24 @@ static const char *waiting_function(const struct sym_frame *frames, int n, bool 
 	return NULL;
 }
 
+/* "waits for a mutex ..., held by p1.t3": the owner glibc wrote in the
+ * mutex (its __owner), as a replay's report names the thread waited for. */
+static void describe_mutex_wait(struct serial *s, struct sthread *st, char *buf, size_t len)
+{
+	uint32_t lock[3];
+	struct tr_thread *owner = NULL;
+
+	if (read_words(s, tracer_thread_process(st->th), tracer_regs(st->th)->rdi, lock,
+		       sizeof(lock)) == 0)
+		owner = tracer_thread_by_tid(s->r->t, (pid_t)lock[2]);
+	if (owner)
+		snprintf(buf, len, "waits for a mutex in pthread_mutex_lock, held by %s%s",
+			 tracer_thread_name(owner),
+			 tracer_thread_exited(owner) ? ", which has exited" : "");
+	else
+		snprintf(buf, len, "waits for a mutex in pthread_mutex_lock");
+}
+
 /* What a deadlocked thread waits for, as its report says it: the lock or
  * thread at whose entry it is held, the synchronisation function whose
  * futex it sleeps in (found on its stack), else the kernel's state. */
@@ -1354,7 +1372,7 @@ static void describe_wait(struct serial *s, struct sthread *st, char *buf, size_
 	int n;
 
 	if (waits_for_mutex(s, st)) {
-		snprintf(buf, len, "waits for a mutex in pthread_mutex_lock");
+		describe_mutex_wait(s, st, buf, len);
 		return;
 	}
 	if (waits_for_spinlock(s, st)) {

@@ -195,6 +195,15 @@ Test(serial, lock_order_deadlock)
 	expect_found("tests/fixtures/serdeadlock", 60, "deadlock");
 }
 
+/* The deadlock's report names the thread that holds each mutex waited for
+ * (the owner glibc keeps in it), as a replay's report names the thread a
+ * waiter waits for; it said only "waits for a mutex". */
+Test(serial, a_deadlock_names_each_mutexs_holder)
+{
+	expect_found("tests/fixtures/serdeadlock", 60,
+		     "waits for a mutex in pthread_mutex_lock, held by p1.t");
+}
+
 Test(serial, check_then_act)
 {
 	expect_found("tests/fixtures/seratomic", 30, "ABRT");
