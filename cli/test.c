@@ -5,7 +5,7 @@
  *   cctrace explore [OPTIONS] -- PROG ARGS     (no schedule: the same)
  *
  * The options are the shared table's (cli/options.c): explore's search
- * options plus --points and --max-steps.  The search itself is
+ * options plus --points, --max-steps and --early-timeouts.  The search is
  * search_test (search/test.c); the summary and exit code are explore's
  * (1 bug, 0 none, 3 error or no run could run, 4 --expect not met).
  * Default: a portfolio of pct:1..3 and random (search/test.c says why),

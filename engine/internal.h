@@ -47,10 +47,10 @@ struct ret_frame {
 	uint64_t sp_after; /* rsp once it has returned */
 };
 
-/* Per traced thread. */
 /* Who made a futex wait (futex_wait_maker). */
 enum wait_maker { WAIT_LIBC, WAIT_OWN, WAIT_ELSEWHERE };
 
+/* Per traced thread. */
 struct thread_ctx {
 	int bound;	   /* a thread variable bound to it, -1 if unbound */
 	int primary;	   /* the variable a wait or bind first gave it, for replays */
@@ -381,15 +381,17 @@ bool interrupted_in_syscall(struct tr_thread *th);
  * (ThreadSanitizer's runtime, libgomp: its wakes are watched, and a
  * changed word ends it too, as the kernel may end it with no wake to
  * see).  Looked up once per thread and place. */
-bool program_text(const char *file, const char *exe);
 enum wait_maker futex_wait_maker(struct run *r, struct tr_thread *th);
+/* Is the mapped file `file` the program's own text: the executable exe,
+ * or a library beside it rather than the system's (serial.c)? */
+bool program_text(const char *file, const char *exe);
 /* th was just stopped asleep in a system call (the order wakes go in). */
 void wakes_note_held(struct run *r, struct tr_thread *th);
 /* th, held in a futex wait, would return from it: woken, or its word changed. */
 bool wakes_wait_ends(struct run *r, struct tr_thread *th);
 /* A serialized replay's th, held in a timed wait nothing ended, would time
  * out at once when it runs (the search times a wait out only when no other
- * thread can run). */
+ * thread can run, or at any choice with --early-timeouts). */
 bool wakes_times_out_now(struct run *r, struct tr_thread *th);
 /* Every resume of a schedule's thread (its state of the last stop is over). */
 void wakes_before_resume(struct run *r, struct tr_thread *th);
@@ -408,6 +410,10 @@ int sleeps_arm(struct run *r, struct tr_process *p);
 void sleeps_before_resume(struct run *r, struct tr_thread *th);
 /* Resume th, watching its system calls while another is held in a wait. */
 int wakes_resume(struct run *r, struct tr_thread *th);
+/* wakes_resume's resume alone, for a thread stopped at a system call's
+ * entry, which goes into that call (wakes_before_resume there would time
+ * out a timed wait at once): watched while a wake may be owed. */
+int wakes_resume_on(struct run *r, struct tr_thread *th);
 /* A system call's entry: its wakes delivered; true if the stop was only
  * wakes_resume's, and th is resumed. */
 bool wakes_syscall_entry(struct run *r, const struct tr_event *ev);

@@ -426,21 +426,6 @@ static enum loop_verdict exited_early(struct run *r, const struct tr_thread *th,
 	return LOOP_STOP;
 }
 
-/*
- * A serialized replay's target at a system call's entry (entry_blocks): a
- * timed futex wait of libc's that would sleep ends the step blocked there,
- * held at the entry as the search's step ended (serial.c's
- * syscall_entered), and times out when it runs again (wakes_times_out_now).
- * Let into the call, a wait of a millisecond timed out by itself before
- * two samples of its state saw it asleep, and the thread ran on past the
- * step: the schedules of --early-timeouts did not replay.  Other futex
- * calls are watched on; a wait of the program's own goes into its call,
- * where the replay's wakes reach it (wakes.c), and so does an untimed one,
- * which sleeps until woken; a call that may sleep ends the watching, as
- * in the search's step (an interrupt answered at its exit would end an
- * epoll_wait with EINTR), and calls that return at once, which a thread
- * makes as it starts, keep it.
- */
 /* A call that returns at once, with no sleep an interrupt could end with
  * EINTR: a thread's start (robust list, rseq, signal mask), memory. */
 static bool returns_at_once(long nr)
@@ -459,6 +444,23 @@ static bool returns_at_once(long nr)
 	return false;
 }
 
+/*
+ * A serialized replay's target at a system call's entry (entry_blocks): a
+ * timed futex wait of libc's that would sleep ends the step blocked there,
+ * held at the entry as the search's step ended (serial.c's
+ * syscall_entered), and times out when it runs again (wakes_times_out_now).
+ * Let into the call, a wait of a millisecond timed out by itself before
+ * two samples of its state saw it asleep, and the thread ran on past the
+ * step: the schedules of --early-timeouts did not replay.  Other futex
+ * calls are watched on; a wait of the program's own goes into its call,
+ * where the replay's wakes reach it (wakes.c; a timed one may then race
+ * its timeout, a limit docs/test.md states), and so does an untimed one,
+ * which sleeps until woken; a call that may sleep ends the watching, as
+ * in the search's step (an interrupt answered at its exit would end an
+ * epoll_wait with EINTR), unless a wake may be owed to a held waiter
+ * (wakes_resume_on), and calls that return at once, which a thread makes
+ * as it starts, keep it.
+ */
 static enum loop_verdict entry_stop(struct run *r, struct tr_thread *th, struct wait_state *ws)
 {
 	const struct user_regs_struct *regs = tracer_regs(th);
@@ -469,12 +471,12 @@ static enum loop_verdict entry_stop(struct run *r, struct tr_thread *th, struct 
 		if (returns_at_once((long)regs->orig_rax))
 			tracer_resume_syscalls(th);
 		else
-			tracer_resume(th);
+			wakes_resume_on(r, th);
 		return LOOP_AGAIN;
 	}
 	if (!futex_entry_sleeps(th) || regs->r10 == 0 || futex_wait_maker(r, th) != WAIT_LIBC) {
 		if (futex_entry_sleeps(th))
-			tracer_resume(th);
+			wakes_resume_on(r, th);
 		else
 			tracer_resume_syscalls(th);
 		return LOOP_AGAIN;

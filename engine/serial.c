@@ -27,7 +27,7 @@
  * word has not changed since (blocked.c's two-sample test finds the sleep; the thread is then
  * stopped and its futex word watched).  No enabled thread while some are left is a deadlock: a bug,
  * with every stack; unless some sleep in a futex wait with a timeout, which then times out
- * (blocked_options).
+ * (blocked_options), or at any choice with --early-timeouts (add_early_timeouts).
  *   - Liveness: at most max_steps steps a run ("livelock candidate", an
  *     infeasible run, when exceeded); a thread that calls sched_yield,
  *     nanosleep, usleep or pause, or stops at the same point several times
@@ -171,7 +171,8 @@ struct sthread {
 	 * make: a wake may leave its word as it is (futex_waiter_held) */
 	bool raw_wait;
 	/* raw_wait, made by the program's own futex call (libc's syscall(), or
-	 * its syscall instruction): only a wake ends it (futex_sleeps) */
+	 * an instruction of the program's text: futex_wait_maker): only a
+	 * wake ends it (futex_sleeps) */
 	bool own_wait;
 	int locks_held; /* profile: locks it took and has not let go (locks_taken) */
 	uint64_t site;	/* where its creator called pthread_create (0: main) */
@@ -1561,18 +1562,6 @@ static bool has_function_frame(const struct serial *s, const struct sym_frame *f
 	return false;
 }
 
-/*
- * The running thread made no point for SPIN_MS: it spins in a loop with no
- * point in it (a local, or memory read inside libc), which fair scheduling
- * cannot see, or it computes.  It was interrupted: the innermost pc of its
- * stack in the executable's text (the loop, or the return into it) is
- * watched for the thread's next arrival there (spin_candidate_hit), and
- * becomes a point, now and for the rest of the search, if that shows a
- * spin; the step ends there as at any point, and the same-point rule then
- * sees the spin.  A step that has run SPIN_PROOF_MS is taken for a spin
- * at once (spin_proven).  Inside a system call, or with no frame in the
- * executable, it just goes on.
- */
 /* Has the running thread's step run SPIN_PROOF_MS?  Counted in the CPU
  * time it used since the step's first probe (SPIN_MS into it), not in
  * wall time: on a busy host a loop that computes for half a second took
@@ -1589,6 +1578,18 @@ static bool spin_proven(struct serial *s, struct tr_thread *th)
 	return cpu - s->step_cpu >= SPIN_PROOF_MS - SPIN_MS;
 }
 
+/*
+ * The running thread made no point for SPIN_MS: it spins in a loop with no
+ * point in it (a local, or memory read inside libc), which fair scheduling
+ * cannot see, or it computes.  It was interrupted: the innermost pc of its
+ * stack in the executable's text (the loop, or the return into it) is
+ * watched for the thread's next arrival there (spin_candidate_hit), and
+ * becomes a point, now and for the rest of the search, if that shows a
+ * spin; the step ends there as at any point, and the same-point rule then
+ * sees the spin.  A step that has run SPIN_PROOF_MS is taken for a spin
+ * at once (spin_proven).  Inside a system call, or with no frame in the
+ * executable, it just goes on.
+ */
 static enum loop_verdict spin_found(struct serial *s, struct tr_thread *th)
 {
 	struct sym_frame frames[SPIN_FRAMES];

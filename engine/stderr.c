@@ -142,20 +142,32 @@ void stderr_forward(int fd)
 
 char *stderr_tail(int fd, size_t max)
 {
-	char *text = fd >= 0 ? slurp(fd) : NULL, *from, *tail;
-	size_t len = text ? strlen(text) : 0;
+	off_t size = fd >= 0 ? lseek(fd, 0, SEEK_END) : -1;
+	off_t from = size > (off_t)max ? size - (off_t)max : 0;
+	char *text, *start;
+	ssize_t got;
 
-	if (!len) {
+	/* the end alone: a search reads it after every run */
+	if (size <= 0 || !(text = malloc((size_t)(size - from) + 1)))
+		return NULL;
+	got = pread(fd, text, (size_t)(size - from), from);
+	text[got > 0 ? got : 0] = '\0';
+	start = text;
+	/* cut inside a line: from the next one (one byte before says) */
+	if (from > 0) {
+		char before = 0;
+
+		if (pread(fd, &before, 1, from - 1) == 1 && before != '\n') {
+			char *nl = strchr(text, '\n');
+
+			start = nl && nl[1] ? nl + 1 : text;
+		}
+	}
+	if (start != text)
+		memmove(text, start, strlen(start) + 1);
+	if (!*text) {
 		free(text);
 		return NULL;
 	}
-	from = text + (len > max ? len - max : 0);
-	if (from > text) { /* the first whole line of the last max bytes */
-		char *nl = strchr(from, '\n');
-
-		from = nl && nl[1] ? nl + 1 : from;
-	}
-	tail = strdup(from);
-	free(text);
-	return tail;
+	return text;
 }

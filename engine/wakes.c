@@ -376,6 +376,11 @@ void wakes_before_resume(struct run *r, struct tr_thread *th)
 int wakes_resume(struct run *r, struct tr_thread *th)
 {
 	wakes_before_resume(r, th);
+	return wakes_resume_on(r, th);
+}
+
+int wakes_resume_on(struct run *r, struct tr_thread *th)
+{
 	if (run_searching_serially(r) || !anyone_held_in_wait(r))
 		return tracer_resume(th);
 	run_thread(r, th)->watching_wakes = true;

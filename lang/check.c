@@ -35,7 +35,7 @@ static int fail(struct checker *k, struct src_loc loc, const char *fmt, ...)
 
 static int fail(struct checker *k, struct src_loc loc, const char *fmt, ...)
 {
-	char msg[512];
+	char msg[1536]; /* a list of a name's matches (name_list) is up to 1024 */
 	va_list ap;
 
 	va_start(ap, fmt);

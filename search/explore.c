@@ -218,6 +218,24 @@ void search_put_replay_tail(FILE *f, const char *path, char *const argv[])
 	}
 }
 
+/* The options of cctrace test, beyond strategy and seed, that decide which
+ * runs it makes: the `# found by` line repeats them, or it finds another
+ * search (--early-timeouts decides whether a bug exists at all). */
+static const char *serial_options_of(const struct explore_options *eo)
+{
+	static char text[96];
+	const struct engine_serial *cfg = eo->serial;
+	int n;
+
+	if (!cfg)
+		return "";
+	n = snprintf(text, sizeof(text), "%s%s", cfg->all_points ? " --points all" : "",
+		     cfg->early_timeouts ? " --early-timeouts" : "");
+	if (cfg->max_steps && n >= 0 && (size_t)n < sizeof(text))
+		snprintf(text + n, sizeof(text) - (size_t)n, " --max-steps %ld", cfg->max_steps);
+	return text;
+}
+
 /* The first lines of DIR/bug-N.sched: how to replay it, and how it was
  * found.  Built in memory: argv and the choice trace have no length limit. */
 static char *bug_head(const struct explore_options *eo, const struct engine_options *opt,
@@ -253,9 +271,9 @@ static char *bug_head(const struct explore_options *eo, const struct engine_opti
 			search_put_shell_word(f, input);
 		free(input);
 	}
-	fprintf(f, "\n# found by cctrace %s --strategy %s --seed %lu%s, run %ld, choices [%s]\n",
-		search_command_of(eo), strategy, (unsigned long)eo->seed, shard_of(eo), run,
-		o->choices);
+	fprintf(f, "\n# found by cctrace %s --strategy %s --seed %lu%s%s, run %ld, choices [%s]\n",
+		search_command_of(eo), strategy, (unsigned long)eo->seed, serial_options_of(eo),
+		shard_of(eo), run, o->choices);
 	if (fclose(f) != 0) {
 		free(head);
 		return NULL;
@@ -327,11 +345,13 @@ static int save_bug(const struct explore_options *eo, const struct engine_option
 	}
 	rc = write_file(eo->out_dir, "bug", n, "sched", head, o->schedule, err, errlen);
 	free(head);
-	if (rc < 0 || asprintf(&head,
-			       "outcome: bug\nfound by cctrace %s\nstrategy: %s\nseed: %lu\n%srun: "
-			       "%ld\nchoices: %s\n%s\n--- report\n",
-			       search_command_of(eo), strategy, (unsigned long)eo->seed, shard_line,
-			       run, o->choices, eo->serial ? serial_counts(o) : "") < 0)
+	if (rc < 0 ||
+	    asprintf(&head,
+		     "outcome: bug\nfound by cctrace %s%s\nstrategy: %s\nseed: %lu\n%srun: "
+		     "%ld\nchoices: %s\n%s\n--- report\n",
+		     search_command_of(eo), serial_options_of(eo), strategy,
+		     (unsigned long)eo->seed, shard_line, run, o->choices,
+		     eo->serial ? serial_counts(o) : "") < 0)
 		return -1;
 	rc = write_file(eo->out_dir, "bug", n, "txt", head, o->report, err, errlen);
 	free(head);

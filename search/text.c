@@ -32,23 +32,31 @@ char *search_read_text(const char *path)
  * bug files' place, not refused for want of results/. */
 int search_make_dir(const char *path, char *err, size_t errlen)
 {
-	char *copy = strdup(path), *slash;
+	char *copy, *slash;
 	int rc = 0;
 
+	if (!*path) {
+		snprintf(err, errlen, "cannot create an output directory with no name");
+		return -1;
+	}
+	copy = strdup(path);
 	if (!copy) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
+	/* each parent in turn, cut at its slash; the one that fails is named */
 	for (slash = strchr(copy + 1, '/'); slash && rc == 0; slash = strchr(slash + 1, '/')) {
 		*slash = 0;
-		if (mkdir(copy, 0777) < 0 && errno != EEXIST)
+		if (mkdir(copy, 0777) < 0 && errno != EEXIST) {
+			snprintf(err, errlen, "cannot create %s: %s", copy, strerror(errno));
 			rc = -1;
+		}
 		*slash = '/';
 	}
-	if (rc == 0 && mkdir(copy, 0777) < 0 && errno != EEXIST)
-		rc = -1;
-	if (rc < 0)
+	if (rc == 0 && mkdir(copy, 0777) < 0 && errno != EEXIST) {
 		snprintf(err, errlen, "cannot create %s: %s", copy, strerror(errno));
+		rc = -1;
+	}
 	free(copy);
 	return rc;
 }

@@ -611,7 +611,8 @@ void tracer_add_to_return(struct tr_thread *th, long n)
 void tracer_put_back_rdx(struct tr_thread *th, uint64_t rdx)
 {
 	assert(th->state == TR_HELD);
-	th->put_back_rdx = rdx;
+	if (!tr_has(th, TF_PUT_BACK_RDX)) /* the program's, not one of ours */
+		th->put_back_rdx = rdx;
 	tr_set(th, TF_PUT_BACK_RDX);
 }
 

@@ -37,7 +37,7 @@
  * Each such thread (seen in /proc/PID/task/TID/syscall) is interrupted
  * (PTRACE_INTERRUPT, resumed silently at the next wait): its read is
  * restarted, finds itself in the background, and stops with SIGTTIN
- * until the next command gives the terminal back; one on a CPU, which
+ * until the next command gives the terminal back; one runnable, which
  * may be on its way into such a sleep, is watched until it sleeps, for a
  * moment (interrupt_readers).  Threads in other system calls are left
  * alone, as an interrupt can make some of them (epoll_wait) fail with
@@ -173,10 +173,11 @@ static dev_t controlling_terminal(void)
 	return makedev((tty >> 8) & 0xfff, (tty & 0xff) | ((tty >> 12) & 0xfff00));
 }
 
-enum tty_reader { NOT_READING, READING, ON_CPU };
+enum tty_reader { NOT_READING, READING, RUNNABLE };
 
-/* Is thread tid of pid asleep in a read of the terminal tty, or on a CPU
- * (where /proc cannot say which system call, if any, it is in)? */
+/* Is thread tid of pid asleep in a read of the terminal tty, or runnable
+ * (on a CPU or waiting for one: /proc cannot say which system call, if
+ * any, it is in)? */
 static enum tty_reader tty_reader_state(pid_t pid, pid_t tid, dev_t tty)
 {
 	char path[64], word[16];
@@ -192,7 +193,7 @@ static enum tty_reader tty_reader_state(pid_t pid, pid_t tid, dev_t tty)
 		return NOT_READING;
 	if (fscanf(f, "%15s", word) == 1 && strcmp(word, "running") == 0) {
 		fclose(f);
-		return ON_CPU;
+		return RUNNABLE;
 	}
 	in_read = sscanf(word, "%ld", &nr) == 1 && fscanf(f, " %llx", &fd) == 1 &&
 		  (nr == TR_SYS_read || nr == TR_SYS_readv || nr == TR_SYS_pread64 ||
@@ -207,15 +208,15 @@ static enum tty_reader tty_reader_state(pid_t pid, pid_t tid, dev_t tty)
 		   : NOT_READING;
 }
 
-/* How long a thread on a CPU is watched for falling asleep in a read. */
+/* How long a runnable thread is watched for falling asleep in a read. */
 #define READER_SETTLE_MS 50
 
 /* Interrupts the program's threads asleep in a read of tty; true if one
- * is on a CPU and might be on its way into such a sleep. */
+ * is runnable and might be on its way into such a sleep. */
 static bool interrupt_sleeping_readers(struct tracer *t, pid_t pgrp, dev_t tty)
 {
 	struct tr_thread *th;
-	bool on_cpu = false;
+	bool runnable = false;
 
 	for (th = t->threads; th; th = th->next) {
 		if (th->state != TR_RUNNING || tr_has(th, TF_LISTENING) ||
@@ -229,27 +230,29 @@ static bool interrupt_sleeping_readers(struct tracer *t, pid_t pgrp, dev_t tty)
 				tr_clear(th, TF_REPORT_INTERRUPT);
 			}
 			break;
-		case ON_CPU:
-			on_cpu = true;
+		case RUNNABLE:
+			runnable = true;
 			break;
 		case NOT_READING:
 			break;
 		}
 	}
-	return on_cpu;
+	return runnable;
 }
 
 /*
  * Stop the program's reads of the terminal that started while it had it.
- * A thread on a CPU may be inside a read that passed the kernel's
+ * A runnable thread may be inside a read that passed the kernel's
  * foreground check before the terminal was taken and has not gone to
  * sleep yet (a thread just resumed into the read it asked the terminal
  * for): asleep a moment later, it would read the prompt's line from the
- * background (the shell's terminal test lost its `quit` so, 1 run in 10).
- * Such threads are looked at again until they sleep or READER_SETTLE_MS
- * pass; one still on a CPU then is computing, and a read it starts later
- * meets the background and stops with SIGTTIN.  The wait is paid only
- * when the program had the terminal and a thread of it is on a CPU.
+ * background (the shell's terminal test lost its `quit` so, 3 runs in
+ * about 50).  Such threads are looked at again until they sleep or
+ * READER_SETTLE_MS pass; one still runnable then is most likely
+ * computing, and a read it starts later meets the background and stops
+ * with SIGTTIN.  Best effort: a reader kept from a CPU for longer on a
+ * busy host still slips through.  The wait is paid only when the program
+ * had the terminal and a thread of it is runnable.
  */
 static void interrupt_readers(struct tracer *t, pid_t pgrp)
 {
