@@ -1864,3 +1864,23 @@ Test(serial, early_timeouts_find_a_worker_that_gives_up_too_soon)
 	g_early = false;
 	expect_no_bug("tests/fixtures/sertimedlock", 100);
 }
+
+/* A serialized replay holds a waiter asleep in a futex wait of the
+ * program's own and runs the waker until it blocks: the waker writes a
+ * line (a call that may sleep) before its wake, and the wake must still
+ * reach the held waiter.  The replay's watch for a futex wait's entry
+ * (--early-timeouts' replays) let the waker go unwatched after its write:
+ * the wake was unseen, and the replay ended in a false deadlock. */
+Test(serial, a_replay_sees_a_wake_made_after_a_call_that_may_sleep)
+{
+	char *sched = h_temp_sched("ww.sched", "serial\ntimeout 5s\nthread M = p1.t1\n"
+					       "run M until return(pthread_create)\n"
+					       "thread W = p1.t2\nrun W until blocked\n"
+					       "run M until blocked\nrun W until exit\n"
+					       "run M until exit\n");
+	struct h_result r = H_RUN(h_cctrace(), "run", sched, "--", "tests/fixtures/serwakewrite");
+
+	cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
+	cr_expect(strstr(r.out, "waking\ndone\n"), "%s%s", r.out, r.err);
+	h_result_free(&r);
+}
