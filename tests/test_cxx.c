@@ -432,53 +432,45 @@ static struct h_result run_names(const char *name, const char *wait)
 	return r;
 }
 
+/* One schedule line's run: its exit code, and what its stderr says. */
+static void expect_names(const char *file, const char *line, int code, const char *said)
+{
+	struct h_result r = run_names(file, line);
+
+	cr_expect_eq(r.code, code, "%s: exit %d:\n%s", file, r.code, r.err);
+	cr_expect(!said || strstr(r.err, said), "%s: no '%s' in\n%s", file, said, r.err);
+	h_result_free(&r);
+}
+
 /* Names given in part, as gdb takes them: without outer scopes when one
  * function ends so; an error that lists them when more do, and every
  * instance of a template named without its arguments; an unquoted
  * template says how to quote it.  Errors at the name, with a caret. */
 Test(cxx, names_given_in_part)
 {
-	struct h_result r =
-	    run_names("scope.sched", "thread A = wait any enter(Account::withdraw)");
-
-	cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
-	cr_expect(strstr(r.err, "enter(Account::withdraw) ") &&
-		      strstr(r.err, " bank::Account::withdraw "),
-		  "%s", r.err);
-	h_result_free(&r);
-	r = run_names("two.sched", "thread A = wait any enter(withdraw)");
-	cr_expect_eq(r.code, 3, "exit %d:\n%s", r.code, r.err);
-	cr_expect(strstr(r.err, "two.sched:1:21: error: 'withdraw' names 2 functions, in other "
-				"scopes: audit::Ledger::withdraw, bank::Account::withdraw; give "
-				"the one you mean with its scopes\n"
-				"    thread A = wait any enter(withdraw)\n"
-				"                        ^\n"),
-		  "%s", r.err);
-	h_result_free(&r);
-	r = run_names("worker.sched", "thread A = wait any enter(worker)");
-	cr_expect_eq(r.code, 3, "exit %d:\n%s", r.code, r.err);
-	cr_expect(strstr(r.err, "worker.sched:1:21: error: no function 'worker'; did you mean one "
-				"of \"worker<double>\", \"worker<int>\" (quoted)?\n"),
-		  "%s", r.err);
-	h_result_free(&r);
-	r = run_names("angle.sched", "thread A = wait any enter(worker<int>)");
-	cr_expect_eq(r.code, 3, "exit %d:\n%s", r.code, r.err);
-	cr_expect(strstr(r.err, "angle.sched:1:33: error: expected ')' to close '(' at 1:26, "
-				"found '<'; a name no identifier spells (a template, a lambda, an "
-				"operator) is written in double quotes: enter(\"worker<int>\")\n"
-				"    thread A = wait any enter(worker<int>)\n"
-				"                                    ^\n"),
-		  "%s", r.err);
-	h_result_free(&r);
+	expect_names("scope.sched", "thread A = wait any enter(Account::withdraw)", 0,
+		     "enter(Account::withdraw) ");
+	expect_names("scope.sched", "thread A = wait any enter(Account::withdraw)", 0,
+		     " bank::Account::withdraw ");
+	expect_names("two.sched", "thread A = wait any enter(withdraw)", 3,
+		     "two.sched:1:21: error: 'withdraw' names 2 functions, in other "
+		     "scopes: audit::Ledger::withdraw, bank::Account::withdraw; give "
+		     "the one you mean with its scopes\n"
+		     "    thread A = wait any enter(withdraw)\n"
+		     "                        ^\n");
+	expect_names("worker.sched", "thread A = wait any enter(worker)", 3,
+		     "worker.sched:1:21: error: no function 'worker'; did you mean one "
+		     "of \"worker<double>\", \"worker<int>\" (quoted)?\n");
+	expect_names("angle.sched", "thread A = wait any enter(worker<int>)", 3,
+		     "angle.sched:1:33: error: expected ')' to close '(' at 1:26, "
+		     "found '<'; a name no identifier spells (a template, a lambda, an "
+		     "operator) is written in double quotes: enter(\"worker<int>\")\n"
+		     "    thread A = wait any enter(worker<int>)\n"
+		     "                                    ^\n");
 	/* quoted, it is found; and a template's method given without its
 	 * scope and arguments is suggested with both */
-	r = run_names("quoted.sched", "thread A = wait any enter(\"worker<int>\")");
-	cr_expect_eq(r.code, 0, "exit %d:\n%s", r.code, r.err);
-	h_result_free(&r);
-	r = run_names("add.sched", "thread A = wait any enter(Counter::add)");
-	cr_expect_eq(r.code, 3, "exit %d:\n%s", r.code, r.err);
-	cr_expect(strstr(r.err, "add.sched:1:21: error: no function 'Counter::add'; did you mean "
-				"\"tally::Counter<long>::add\" (quoted)?"),
-		  "%s", r.err);
-	h_result_free(&r);
+	expect_names("quoted.sched", "thread A = wait any enter(\"worker<int>\")", 0, NULL);
+	expect_names("add.sched", "thread A = wait any enter(Counter::add)", 3,
+		     "add.sched:1:21: error: no function 'Counter::add'; did you mean "
+		     "\"tally::Counter<long>::add\" (quoted)?");
 }
