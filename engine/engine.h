@@ -578,6 +578,7 @@ struct engine_trace_header {
 	const char *strategy;		     /* explore: the canonical strategy; NULL otherwise */
 	uint64_t seed;			     /* explore: the seed */
 	enum engine_watchpoints watchpoints; /* as resolved: HW or SW */
+	bool early_timeouts;		     /* test: --early-timeouts, which decides the runs */
 };
 
 struct engine_trace_outcome {

@@ -145,6 +145,8 @@ void engine_trace_json_header(FILE *f, const struct engine_trace_header *h)
 			    h->strategy ? json_integer((json_int_t)h->seed) : json_null());
 	json_object_set_new(rec, "watchpoints",
 			    json_string(h->watchpoints == WATCHPOINTS_HW ? "hw" : "sw"));
+	json_object_set_new(rec, "early_timeouts",
+			    h->strategy ? json_boolean(h->early_timeouts) : json_null());
 	put_record(f, rec);
 }
 

@@ -124,14 +124,16 @@ static int execute_once(struct policy *pol, char *const argv[], const struct eng
 		goto out;
 	}
 	if (eo->trace_json)
-		engine_trace_json_header(eo->trace_json, &(struct engine_trace_header){
-							     .command = search_command_of(eo),
-							     .schedule = eo->schedule,
-							     .argv = argv,
-							     .strategy = sum->strategy,
-							     .seed = eo->seed,
-							     .watchpoints = opt->watchpoints,
-							 });
+		engine_trace_json_header(
+		    eo->trace_json, &(struct engine_trace_header){
+					.command = search_command_of(eo),
+					.schedule = eo->schedule,
+					.argv = argv,
+					.strategy = sum->strategy,
+					.seed = eo->seed,
+					.watchpoints = opt->watchpoints,
+					.early_timeouts = eo->serial && eo->serial->early_timeouts,
+				    });
 	if (engine_run_once(pol, argv, &local, &hooks, &res, err, errlen) < 0)
 		goto out;
 	sum->launch_ms += res.launch_ms;

@@ -335,6 +335,7 @@ Test(json, portfolio_runs_count_in_their_round_and_in_the_search)
 		if (strcmp(type, "header") == 0) {
 			strategy = str(rec, "strategy");
 			first = first ? first : strategy;
+			cr_expect(json_is_false(json_object_get(rec, "early_timeouts")));
 		} else if (strcmp(type, "outcome") == 0) {
 			outcomes++;
 			cr_expect_eq(integer(rec, "search_run"), outcomes);
@@ -346,6 +347,30 @@ Test(json, portfolio_runs_count_in_their_round_and_in_the_search)
 	}
 	cr_expect_eq(outcomes, 12);
 	cr_expect_str_eq(first, "pct:3:1");
+	json_decref(recs);
+	h_result_free(&r);
+	h_remove_tree(dir);
+}
+
+/* A header says whether the search let timed waits time out at any
+ * choice (--early-timeouts), which decides the runs it makes; a run's
+ * header says null. */
+Test(json, a_header_says_whether_timeouts_came_early)
+{
+	char *dir = h_temp_dir(), *path = h_fmt("%s/t.json", dir);
+	struct h_result r =
+	    H_RUN(h_cctrace(), "test", "-q", "--seed", "1", "--runs", "2", "--early-timeouts", "-o",
+		  h_fmt("%s/bugs", dir), "--trace-json", path, "--", "tests/fixtures/serprint");
+	json_t *recs;
+
+	cr_assert_eq(r.code, 0, "%s", r.err);
+	recs = parse_lines(h_read_file(path, NULL));
+	cr_expect(json_is_true(json_object_get(json_array_get(recs, 0), "early_timeouts")));
+	json_decref(recs);
+	h_result_free(&r);
+	r = H_RUN(h_cctrace(), "run", "-q", "--trace-json", path, BANK_SCHED, "--", BANK);
+	recs = parse_lines(h_read_file(path, NULL));
+	cr_expect(json_is_null(json_object_get(json_array_get(recs, 0), "early_timeouts")));
 	json_decref(recs);
 	h_result_free(&r);
 	h_remove_tree(dir);
