@@ -121,8 +121,9 @@ struct engine_options {
 	/* engine_run_program: not NULL, it gets a malloc'd copy of the end
 	 * (PROGRAM_STDERR_KEPT bytes, from a line's start) of what the
 	 * launched program wrote to its stderr, when that was captured
-	 * (sanitizer_bugs), or NULL: a failed assert's own words, an uncaught
-	 * exception's what(), for a bug's report */
+	 * (sanitizer_bugs) and the run ended in a bug, or NULL (left as it
+	 * is): a failed assert's own words, an uncaught exception's what(),
+	 * for the bug's report */
 	char **program_stderr;
 };
 #define PROGRAM_STDERR_KEPT 4096

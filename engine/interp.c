@@ -474,11 +474,12 @@ static enum loop_verdict entry_stop(struct run *r, struct tr_thread *th, struct 
 			wakes_resume_on(r, th);
 		return LOOP_AGAIN;
 	}
-	if (!futex_entry_sleeps(th) || regs->r10 == 0 || futex_wait_maker(r, th) != WAIT_LIBC) {
-		if (futex_entry_sleeps(th))
-			wakes_resume_on(r, th);
-		else
-			tracer_resume_syscalls(th);
+	if (!futex_entry_sleeps(th)) {
+		tracer_resume_syscalls(th);
+		return LOOP_AGAIN;
+	}
+	if (regs->r10 == 0 || futex_wait_maker(r, th) != WAIT_LIBC) {
+		wakes_resume_on(r, th);
 		return LOOP_AGAIN;
 	}
 	flow = blocked_at_entry(r, ws->s, th, &again);
@@ -1512,7 +1513,8 @@ void run_free(struct run *r)
 {
 	if (!r)
 		return;
-	if (r->opt->program_stderr)
+	/* read for a bug's report alone: not after each of a search's runs */
+	if (r->opt->program_stderr && r->outcome == OUTCOME_BUG)
 		*r->opt->program_stderr = stderr_tail(r->program_stderr, PROGRAM_STDERR_KEPT);
 	if (r->opt->quiet_program && r->program_stderr >= 0) {
 		close(r->program_stderr); /* read for a sanitizer's report only */

@@ -396,18 +396,14 @@ void report_event(struct run *r, const struct current_event *cur)
 	    !r->deferred_trace)
 		return;
 	/* a search's run: no text yet (a shell, which shows each thread's
-	 * last event, never defers) */
-	if (r->deferred_trace && !r->interactive) {
+	 * last event, never defers: only engine_run_once's runs do) */
+	if (r->deferred_trace) {
 		defer_event(r, cur);
 		return;
 	}
 	event_text(r, cur, what, sizeof(what));
 	snprintf(run_thread(r, ev->thread)->last_event,
 		 sizeof(run_thread(r, ev->thread)->last_event), "%s", what);
-	if (r->deferred_trace) {
-		defer_event(r, cur);
-		return;
-	}
 	describe_pc(r, ev->thread, event_code_pc(cur), &loc);
 	if (r->opt->trace)
 		put_trace_line(r, r->opt->trace, run_elapsed_ms(r), ev->thread, what,

@@ -153,7 +153,8 @@ static enum wait_maker mapped_maker(struct run *r, struct tr_process *p, uint64_
 	return maker;
 }
 
-/* (futex_wait_maker, looked up) */
+/* Who made the futex wait whose syscall instruction is at `at`: the
+ * lookup futex_wait_maker keeps per thread and place. */
 static enum wait_maker wait_maker_at(struct run *r, struct tr_thread *th, uint64_t at)
 {
 	struct tr_process *p = tracer_thread_process(th);
