@@ -311,23 +311,39 @@ Test(json, test_summary_on_stdout_is_json_alone)
 	h_remove_tree(dir);
 }
 
+/* The records of the JSON trace of `cctrace test -q --seed 1 --runs runs`
+ * on serprint (no bug), with --early-timeouts or not. */
+static json_t *serprint_trace(const char *dir, const char *runs, bool early)
+{
+	char *path = h_fmt("%s/t.json", dir);
+	const char *argv[16] = {
+	    h_cctrace(),	   "test",	   "-q", "--seed", "1", "--runs", runs, "-o",
+	    h_fmt("%s/bugs", dir), "--trace-json", path};
+	int n = 11;
+	struct h_result r;
+
+	if (early)
+		argv[n++] = "--early-timeouts";
+	argv[n++] = "--";
+	argv[n++] = "tests/fixtures/serprint";
+	r = h_run(argv, H_SAFETY_S);
+	cr_assert_eq(r.code, 0, "%s", r.err);
+	h_result_free(&r);
+	return parse_lines(h_read_file(path, NULL));
+}
+
 /* Under test's portfolio each round of 10 runs has a header with its own
  * strategy, and its runs count from 1 (as the `# found by` line of a bug
  * found in it does); search_run counts from the search's start, as the
  * summary and "bug N in run M" do.  Only the round's number was there. */
 Test(json, portfolio_runs_count_in_their_round_and_in_the_search)
 {
-	char *dir = h_temp_dir(), *path = h_fmt("%s/t.json", dir);
-	struct h_result r =
-	    H_RUN(h_cctrace(), "test", "-q", "--seed", "1", "--runs", "12", "-o",
-		  h_fmt("%s/bugs", dir), "--trace-json", path, "--", "tests/fixtures/serprint");
-	json_t *recs, *rec;
+	char *dir = h_temp_dir();
+	json_t *recs = serprint_trace(dir, "12", false), *rec;
 	size_t i;
 	long outcomes = 0;
 	const char *strategy = NULL, *first = NULL;
 
-	cr_assert_eq(r.code, 0, "%s", r.err);
-	recs = parse_lines(h_read_file(path, NULL));
 	json_array_foreach(recs, i, rec)
 	{
 		const char *type = str(rec, "type");
@@ -348,7 +364,6 @@ Test(json, portfolio_runs_count_in_their_round_and_in_the_search)
 	cr_expect_eq(outcomes, 12);
 	cr_expect_str_eq(first, "pct:3:1");
 	json_decref(recs);
-	h_result_free(&r);
 	h_remove_tree(dir);
 }
 
@@ -358,16 +373,11 @@ Test(json, portfolio_runs_count_in_their_round_and_in_the_search)
 Test(json, a_header_says_whether_timeouts_came_early)
 {
 	char *dir = h_temp_dir(), *path = h_fmt("%s/t.json", dir);
-	struct h_result r =
-	    H_RUN(h_cctrace(), "test", "-q", "--seed", "1", "--runs", "2", "--early-timeouts", "-o",
-		  h_fmt("%s/bugs", dir), "--trace-json", path, "--", "tests/fixtures/serprint");
-	json_t *recs;
+	json_t *recs = serprint_trace(dir, "2", true);
+	struct h_result r;
 
-	cr_assert_eq(r.code, 0, "%s", r.err);
-	recs = parse_lines(h_read_file(path, NULL));
 	cr_expect(json_is_true(json_object_get(json_array_get(recs, 0), "early_timeouts")));
 	json_decref(recs);
-	h_result_free(&r);
 	r = H_RUN(h_cctrace(), "run", "-q", "--trace-json", path, BANK_SCHED, "--", BANK);
 	recs = parse_lines(h_read_file(path, NULL));
 	cr_expect(json_is_null(json_object_get(json_array_get(recs, 0), "early_timeouts")));
